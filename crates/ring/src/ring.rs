@@ -1,0 +1,183 @@
+//! The ring: a tail (`start`) and a fill level over [`Storage`], with bounded growth.
+
+use std::sync::atomic::{compiler_fence, Ordering};
+
+use crate::config::{Backing, RingConfig};
+use crate::error::RingError;
+use crate::storage::Storage;
+
+/// A byte ring whose readable and writable spans are each one contiguous slice.
+///
+/// Writers call [`Ring::writable`] (or [`Ring::reserve`]), fill a prefix, then [`Ring::commit`]
+/// it; readers look at [`Ring::readable`] and [`Ring::consume`] what they are done with. A slice
+/// borrowed from the ring lives until the next `&mut` call, so the borrow checker rules out
+/// reading bytes after the tail moved past them.
+///
+/// On Linux the ring is mirrored (see the crate docs); elsewhere, under Miri, or when the kernel
+/// refuses another mapping, it lives on the heap and moves unread bytes to the front before
+/// handing out a writable span.
+#[derive(Debug)]
+pub struct Ring {
+    storage: Storage,
+    /// Offset of the first unread byte; always `< capacity`.
+    start: usize,
+    /// Unread bytes.
+    len: usize,
+    /// Growth bound (a power of two, `>= capacity`).
+    max: usize,
+}
+
+impl Ring {
+    /// Builds a ring as `config` says. With [`Backing::Auto`] this only fails for sizes the
+    /// address space cannot hold; a refused mapping falls back to the heap with a warning.
+    pub fn new(config: RingConfig) -> Result<Self, RingError> {
+        let (cap, max) = config.normalized();
+        let storage = match config.backing {
+            Backing::Heap => Storage::heap(cap),
+            Backing::Mirrored => Storage::mirror(cap).map_err(RingError::Os)?,
+            Backing::Auto if !crate::MIRROR_SUPPORTED => Storage::heap(cap),
+            Backing::Auto => Storage::mirror(cap).unwrap_or_else(|e| {
+                log::warn!(
+                    "ringwire: mirrored ring of {cap} bytes refused ({e}); using a heap ring, \
+                     which copies to compact (raise the fd limit or vm.max_map_count)"
+                );
+                Storage::heap(cap)
+            }),
+        };
+        Ok(Self {
+            storage,
+            start: 0,
+            len: 0,
+            max,
+        })
+    }
+
+    /// Bytes the ring holds without growing.
+    pub fn capacity(&self) -> usize {
+        self.storage.capacity()
+    }
+
+    /// The growth bound.
+    pub fn max_capacity(&self) -> usize {
+        self.max
+    }
+
+    /// Unread bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when nothing is unread.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Free bytes (the length of [`Ring::writable`]).
+    pub fn free(&self) -> usize {
+        self.capacity() - self.len
+    }
+
+    /// True for the double-mapped ring, false for the heap ring.
+    pub fn is_mirrored(&self) -> bool {
+        self.storage.is_mirrored()
+    }
+
+    /// All unread bytes as one slice, whatever the wrap.
+    pub fn readable(&self) -> &[u8] {
+        self.storage.span(self.start, self.len)
+    }
+
+    /// All free bytes as one slice, whatever the wrap. Write a prefix, then [`Ring::commit`] it.
+    pub fn writable(&mut self) -> &mut [u8] {
+        if self.start != 0 && !self.is_mirrored() {
+            self.start = self.storage.compact(self.start, self.len);
+        }
+        let (offset, free) = ((self.start + self.len) & (self.capacity() - 1), self.free());
+        self.storage.span_mut(offset, free)
+    }
+
+    /// A writable span of at least `n` bytes, growing the ring if it must.
+    pub fn reserve(&mut self, n: usize) -> Result<&mut [u8], RingError> {
+        let needed = self.len.checked_add(n).ok_or(RingError::TooLarge {
+            requested: usize::MAX,
+            max: self.max,
+        })?;
+        self.ensure_capacity(needed)?;
+        Ok(self.writable())
+    }
+
+    /// Makes the capacity at least `total` bytes (unread data included), growing to the next
+    /// power of two. Past the bound: [`RingError::TooLarge`] naming `total`; nothing changes.
+    pub fn ensure_capacity(&mut self, total: usize) -> Result<(), RingError> {
+        let cap = self.capacity();
+        if total <= cap {
+            return Ok(());
+        }
+        if total > self.max {
+            return Err(RingError::TooLarge {
+                requested: total,
+                max: self.max,
+            });
+        }
+        let new_cap = total.next_power_of_two().max(2 * cap);
+        self.start = self
+            .storage
+            .grow(new_cap, self.start, self.len)
+            .map_err(RingError::Os)?;
+        compiler_fence(Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// Marks the first `n` bytes of the last writable span as written.
+    ///
+    /// # Panics
+    /// If `n` exceeds [`Ring::free`]: that would expose bytes nobody wrote.
+    pub fn commit(&mut self, n: usize) {
+        assert!(
+            n <= self.free(),
+            "commit of {n} bytes with {} free",
+            self.free()
+        );
+        // The writer may have stored through the upper view bytes that the next reader loads
+        // through the lower one; keep the compiler from carrying values across.
+        compiler_fence(Ordering::SeqCst);
+        self.len += n;
+    }
+
+    /// Drops the first `n` unread bytes.
+    ///
+    /// # Panics
+    /// If `n` exceeds [`Ring::len`].
+    pub fn consume(&mut self, n: usize) {
+        assert!(
+            n <= self.len,
+            "consume of {n} bytes with {} unread",
+            self.len
+        );
+        compiler_fence(Ordering::SeqCst);
+        self.len -= n;
+        // Resetting an empty ring to offset 0 keeps the heap ring from compacting and keeps a
+        // quiet connection's writes on the same few pages.
+        self.start = if self.len == 0 {
+            0
+        } else {
+            (self.start + n) & (self.capacity() - 1)
+        };
+    }
+
+    /// Forgets every unread byte.
+    pub fn clear(&mut self) {
+        self.consume(self.len);
+    }
+
+    /// Gives an empty ring's touched pages back to the OS (the idle-connection case). Does
+    /// nothing and returns `false` while bytes are unread.
+    pub fn release_pages(&mut self) -> Result<bool, RingError> {
+        if !self.is_empty() {
+            return Ok(false);
+        }
+        self.storage.release_pages().map_err(RingError::Os)?;
+        self.start = 0;
+        Ok(true)
+    }
+}

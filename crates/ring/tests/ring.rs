@@ -1,0 +1,198 @@
+//! The ring against its contracts, on every backing this build has.
+
+use ringwire_ring::{Backing, Ring, RingConfig, RingError, MIRROR_SUPPORTED};
+
+fn backings() -> Vec<Backing> {
+    if MIRROR_SUPPORTED {
+        vec![Backing::Mirrored, Backing::Heap]
+    } else {
+        vec![Backing::Heap]
+    }
+}
+
+fn ring(backing: Backing, cap: usize, max: usize) -> Ring {
+    Ring::new(
+        RingConfig::with_capacity(cap)
+            .max_capacity(max)
+            .backing(backing),
+    )
+    .unwrap()
+}
+
+fn write_all(ring: &mut Ring, bytes: &[u8]) {
+    ring.reserve(bytes.len()).unwrap()[..bytes.len()].copy_from_slice(bytes);
+    ring.commit(bytes.len());
+}
+
+#[test]
+fn sizes_are_page_multiples_and_powers_of_two() {
+    for backing in backings() {
+        let r = ring(backing, 5000, 70_000);
+        assert!(r.capacity().is_power_of_two());
+        assert_eq!(r.capacity() % ringwire_ring::page_size(), 0);
+        assert!(r.capacity() >= 5000);
+        assert_eq!(r.max_capacity(), 128 * 1024);
+        assert_eq!(r.is_mirrored(), backing == Backing::Mirrored);
+        assert_eq!(r.free(), r.capacity());
+    }
+}
+
+/// Every start offset, every length: the readable span is the bytes written, in order.
+#[test]
+#[cfg_attr(
+    miri,
+    ignore = "4096 offsets x spans is too slow under Miri; the proptest covers it"
+)]
+fn wrap_at_every_offset() {
+    for backing in backings() {
+        let mut r = ring(backing, 4096, 4096);
+        let cap = r.capacity();
+        let data: Vec<u8> = (0..cap).map(|i| (i * 7 + 3) as u8).collect();
+        for offset in 0..cap {
+            r.clear();
+            // Move the tail to `offset` (the ring resets to 0 when emptied, so keep one byte).
+            write_all(&mut r, &vec![0; offset + 1]);
+            r.consume(offset);
+            let free = r.free();
+            write_all(&mut r, &data[..free]);
+            r.consume(1);
+            assert_eq!(
+                r.readable(),
+                &data[..free],
+                "offset {offset} on {backing:?}"
+            );
+            assert_eq!(r.writable().len(), 1);
+        }
+    }
+}
+
+/// The double mapping's hazard: a store through the upper view must be seen through the lower
+/// one even after the optimiser had the old value in hand. Run in release too (`.ci/run`).
+#[test]
+fn write_through_upper_view_reads_through_lower() {
+    for backing in backings() {
+        let mut r = ring(backing, 4096, 4096);
+        let cap = r.capacity();
+        write_all(&mut r, &vec![0xAA; cap - 8]);
+        r.consume(cap - 8); // empty: resets to 0
+        write_all(&mut r, &vec![0x11; cap - 8]);
+        r.consume(cap - 16);
+        // Tail at cap - 16 with 8 bytes unread; the next write crosses the wrap point.
+        let before = r.readable()[0];
+        write_all(&mut r, &[0x5A; 64]);
+        r.consume(16); // tail wraps to offset 0: these bytes were stored at offset cap..cap+48
+        let lower = r.readable();
+        assert_eq!(before, 0x11);
+        assert_eq!(lower.len(), 56);
+        assert!(
+            lower.iter().all(|&b| b == 0x5A),
+            "{backing:?}: {lower:02x?}"
+        );
+    }
+}
+
+/// A ring whose tail sits at `tail` and whose `unread` bytes may cross the wrap point.
+fn wrapped(backing: Backing, tail: usize, unread: usize) -> (Ring, Vec<u8>) {
+    let mut r = ring(backing, 4096, 1 << 20);
+    // Keep one byte unread so the ring does not reset its tail to 0 when emptied.
+    write_all(&mut r, &vec![0; tail + 1]);
+    r.consume(tail);
+    let data: Vec<u8> = (1..unread).map(|i| i as u8 ^ 0x3C).collect();
+    write_all(&mut r, &data);
+    (r, [&[0][..], &data].concat())
+}
+
+#[test]
+fn grows_keeping_wrapped_contents() {
+    for backing in backings() {
+        // Unwrapped, wrapped with the short part at either end, full.
+        for (tail, unread) in [(10, 50), (100, 4000), (4000, 4000), (4095, 4096), (0, 4096)] {
+            let (mut r, expect) = wrapped(backing, tail, unread);
+            let cap = r.capacity();
+            assert_eq!(r.readable(), &expect[..]);
+            r.ensure_capacity(3 * cap).unwrap();
+            assert_eq!(r.capacity(), 4 * cap);
+            assert_eq!(
+                r.readable(),
+                &expect[..],
+                "tail {tail}, unread {unread}, {backing:?}"
+            );
+            // The grown ring fills and wraps correctly too.
+            let more: Vec<u8> = (0..r.free()).map(|i| i as u8).collect();
+            write_all(&mut r, &more);
+            assert_eq!(r.readable(), &[&expect[..], &more].concat()[..]);
+            r.consume(expect.len() + 1);
+            assert_eq!(r.readable(), &more[1..]);
+        }
+    }
+}
+
+#[test]
+fn growth_past_the_bound_is_a_typed_error_and_changes_nothing() {
+    for backing in backings() {
+        let mut r = ring(backing, 4096, 16384);
+        write_all(&mut r, b"keep me");
+        match r.reserve(20_000) {
+            Err(RingError::TooLarge { requested, max }) => {
+                assert_eq!((requested, max), (20_007, 16384));
+            }
+            other => panic!("expected TooLarge, got {other:?}"),
+        }
+        assert_eq!(r.readable(), b"keep me");
+        assert_eq!(r.capacity(), 4096);
+        let msg = r.ensure_capacity(1 << 20).unwrap_err().to_string();
+        assert!(msg.contains("1048576") && msg.contains("16384"), "{msg}");
+        // Up to the bound is fine.
+        assert!(r.reserve(16384 - 7).is_ok());
+        assert_eq!(r.capacity(), 16384);
+    }
+}
+
+#[test]
+fn release_pages_only_when_empty() {
+    for backing in backings() {
+        let mut r = ring(backing, 1 << 16, 1 << 16);
+        write_all(&mut r, &[1; 1000]);
+        assert!(!r.release_pages().unwrap());
+        assert_eq!(r.readable(), &[1; 1000][..]);
+        r.clear();
+        assert!(r.release_pages().unwrap());
+        write_all(&mut r, b"after");
+        assert_eq!(r.readable(), b"after");
+    }
+}
+
+#[test]
+#[should_panic(expected = "commit of")]
+fn commit_past_free_panics() {
+    let mut r = ring(Backing::Heap, 4096, 4096);
+    r.commit(r.capacity() + 1);
+}
+
+#[test]
+#[should_panic(expected = "consume of")]
+fn consume_past_len_panics() {
+    let mut r = ring(Backing::Heap, 4096, 4096);
+    r.consume(1);
+}
+
+#[test]
+fn pool_reuses_and_drops_grown_rings() {
+    let pool = ringwire_ring::RingPool::new(RingConfig::with_capacity(4096), 2);
+    let a = pool.take().unwrap();
+    let mut b = pool.take().unwrap();
+    let c = pool.take().unwrap();
+    b.ensure_capacity(8192).unwrap();
+    pool.give(a);
+    pool.give(b);
+    assert_eq!(pool.idle(), 1, "a grown ring is not pooled");
+    pool.give(c);
+    let mut d = pool.take().unwrap();
+    assert!(d.is_empty());
+    write_all(&mut d, b"x");
+    pool.give(d);
+    pool.give(pool.take().unwrap());
+    assert_eq!(pool.idle(), 2);
+    pool.give(Ring::new(RingConfig::with_capacity(4096)).unwrap());
+    assert_eq!(pool.idle(), 2, "the pool keeps at most `keep`");
+}
