@@ -1,0 +1,236 @@
+//! Tokio driver: wait for readiness, then `try_read` straight into the ring's free span (and
+//! `try_write` from the send ring). Same rings, same semantics as the blocking transports.
+
+use std::future::Future;
+use std::io::{self, IoSlice};
+use std::net::Shutdown;
+use std::sync::Arc;
+
+use ringwire_ring::Ring;
+use ringwire_wire::AsyncSource;
+
+use crate::recv::fill_with;
+use crate::send::{send_once, Gather};
+use crate::{TransportConfig, TransportError};
+
+/// A readiness-based stream (tokio's `TcpStream` and `UnixStream`, or a reference to one).
+pub trait AsyncStream {
+    /// Resolves when a read may make progress.
+    fn readable(&self) -> impl Future<Output = io::Result<()>> + Send;
+    /// Nonblocking read; `WouldBlock` when nothing is ready.
+    fn try_read(&self, buf: &mut [u8]) -> io::Result<usize>;
+    /// Resolves when a write may make progress.
+    fn writable(&self) -> impl Future<Output = io::Result<()>> + Send;
+    /// Nonblocking write.
+    fn try_write(&self, buf: &[u8]) -> io::Result<usize>;
+    /// Nonblocking gathered write.
+    fn try_write_vectored(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize>;
+    /// Half-close: the peer sees end of stream.
+    fn shutdown_write(&self) -> io::Result<()>;
+}
+
+macro_rules! tokio_stream {
+    ($($t:ty),*) => {$(
+        impl AsyncStream for $t {
+            fn readable(&self) -> impl Future<Output = io::Result<()>> + Send {
+                <$t>::readable(self)
+            }
+            fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+                <$t>::try_read(self, buf)
+            }
+            fn writable(&self) -> impl Future<Output = io::Result<()>> + Send {
+                <$t>::writable(self)
+            }
+            fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+                <$t>::try_write(self, buf)
+            }
+            fn try_write_vectored(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+                <$t>::try_write_vectored(self, bufs)
+            }
+            fn shutdown_write(&self) -> io::Result<()> {
+                socket2::SockRef::from(self).shutdown(Shutdown::Write)
+            }
+        }
+    )*};
+}
+tokio_stream!(::tokio::net::TcpStream, ::tokio::net::UnixStream);
+
+macro_rules! delegate_stream {
+    ($($ptr:ty),*) => {$(
+        impl<T: AsyncStream + Sync> AsyncStream for $ptr {
+            fn readable(&self) -> impl Future<Output = io::Result<()>> + Send {
+                (**self).readable()
+            }
+            fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+                (**self).try_read(buf)
+            }
+            fn writable(&self) -> impl Future<Output = io::Result<()>> + Send {
+                (**self).writable()
+            }
+            fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+                (**self).try_write(buf)
+            }
+            fn try_write_vectored(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+                (**self).try_write_vectored(bufs)
+            }
+            fn shutdown_write(&self) -> io::Result<()> {
+                (**self).shutdown_write()
+            }
+        }
+    )*};
+}
+delegate_stream!(&T, Arc<T>);
+
+/// Receive ring over a tokio stream.
+#[derive(Debug)]
+pub struct AsyncRecvTransport<S> {
+    ring: Ring,
+    io: S,
+}
+
+impl<S: AsyncStream> AsyncRecvTransport<S> {
+    /// A transport with a fresh receive ring sized by `config.rx`.
+    pub fn new(config: TransportConfig, io: S) -> Result<Self, TransportError> {
+        Ok(Self::with_ring(config.rx_ring()?, io))
+    }
+
+    /// A transport over a ring the caller owns.
+    pub fn with_ring(ring: Ring, io: S) -> Self {
+        Self { ring, io }
+    }
+
+    /// Receives once into the free span (waiting for readiness if nothing is there), after
+    /// making room for `at_least` unread bytes in all. 0 is end of stream.
+    pub async fn fill(&mut self, at_least: usize) -> Result<usize, TransportError> {
+        loop {
+            match fill_with(&mut self.ring, at_least, |span| self.io.try_read(span)) {
+                Err(e) if e.is_would_block() => self.io.readable().await?,
+                done => return done,
+            }
+        }
+    }
+
+    /// Unread bytes, contiguous.
+    pub fn data(&self) -> &[u8] {
+        self.ring.readable()
+    }
+
+    /// Drops the first `n` unread bytes.
+    pub fn consume(&mut self, n: usize) {
+        self.ring.consume(n);
+    }
+
+    /// The ring and the stream.
+    pub fn into_parts(self) -> (Ring, S) {
+        (self.ring, self.io)
+    }
+}
+
+impl<S: AsyncStream> AsyncSource for AsyncRecvTransport<S> {
+    type Error = TransportError;
+
+    fn data(&self) -> &[u8] {
+        self.ring.readable()
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.ring.consume(n);
+    }
+
+    async fn fill(&mut self, at_least: usize) -> Result<usize, TransportError> {
+        AsyncRecvTransport::fill(self, at_least).await
+    }
+}
+
+/// Send ring over a tokio stream.
+#[derive(Debug)]
+pub struct AsyncSendTransport<S> {
+    ring: Ring,
+    io: S,
+}
+
+impl<S: AsyncStream> AsyncSendTransport<S> {
+    /// A transport with a fresh send ring sized by `config.tx`.
+    pub fn new(config: TransportConfig, io: S) -> Result<Self, TransportError> {
+        Ok(Self::with_ring(config.tx_ring()?, io))
+    }
+
+    /// A transport over a ring the caller owns.
+    pub fn with_ring(ring: Ring, io: S) -> Self {
+        Self { ring, io }
+    }
+
+    /// A writable span of at least `n` bytes; flushes first when the ring lacks room.
+    pub async fn reserve(&mut self, n: usize) -> Result<&mut [u8], TransportError> {
+        if self.ring.free() < n {
+            self.flush().await?;
+        }
+        Ok(self.ring.reserve(n)?)
+    }
+
+    /// Queues the first `n` bytes of the last reservation.
+    pub fn commit(&mut self, n: usize) {
+        self.ring.commit(n);
+    }
+
+    /// Queues a copy of `bytes`.
+    pub async fn write(&mut self, bytes: &[u8]) -> Result<(), TransportError> {
+        self.reserve(bytes.len()).await?[..bytes.len()].copy_from_slice(bytes);
+        self.commit(bytes.len());
+        Ok(())
+    }
+
+    /// Sends what is queued, then `slices`, without copying them.
+    pub async fn send_vectored(&mut self, slices: &[&[u8]]) -> Result<(), TransportError> {
+        let mut gather = Gather::new(self.ring.readable(), slices);
+        while !gather.is_done() {
+            match gather.write(|iov| self.io.try_write_vectored(iov)) {
+                Err(e) if e.is_would_block() => self.io.writable().await?,
+                sent => sent?,
+            }
+        }
+        self.ring.clear();
+        Ok(())
+    }
+
+    /// Sends everything queued.
+    pub async fn flush(&mut self) -> Result<(), TransportError> {
+        while !self.ring.is_empty() {
+            match send_once(&mut self.ring, |bytes| self.io.try_write(bytes)) {
+                Err(e) if e.is_would_block() => self.io.writable().await?,
+                sent => sent?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Flushes, then half-closes.
+    pub async fn shutdown_write(&mut self) -> Result<(), TransportError> {
+        self.flush().await?;
+        Ok(self.io.shutdown_write()?)
+    }
+
+    /// Bytes queued and not yet sent.
+    pub fn pending(&self) -> usize {
+        self.ring.len()
+    }
+}
+
+/// Both directions of one tokio stream the caller keeps owning.
+#[derive(Debug)]
+pub struct AsyncDuplex<'s, S> {
+    /// Receiving half.
+    pub rx: AsyncRecvTransport<&'s S>,
+    /// Sending half.
+    pub tx: AsyncSendTransport<&'s S>,
+}
+
+impl<'s, S: AsyncStream + Sync> AsyncDuplex<'s, S> {
+    /// Rings from `config` over `stream`.
+    pub fn new(config: TransportConfig, stream: &'s S) -> Result<Self, TransportError> {
+        Ok(Self {
+            rx: AsyncRecvTransport::new(config, stream)?,
+            tx: AsyncSendTransport::new(config, stream)?,
+        })
+    }
+}
