@@ -55,6 +55,11 @@ impl<R: Read> RecvTransport<R> {
         &self.io
     }
 
+    /// The underlying stream, mutably (to set socket options, or rewind a fixture).
+    pub fn get_mut(&mut self) -> &mut R {
+        &mut self.io
+    }
+
     /// The ring (to return to a pool) and the stream.
     pub fn into_parts(self) -> (Ring, R) {
         (self.ring, self.io)

@@ -85,6 +85,11 @@ impl<W: Write + ShutdownWrite> SendTransport<W> {
         &self.io
     }
 
+    /// The underlying stream, mutably (to set socket options, or rewind a fixture).
+    pub fn get_mut(&mut self) -> &mut W {
+        &mut self.io
+    }
+
     /// The ring and the stream; queued bytes stay in the ring.
     pub fn into_parts(self) -> (Ring, W) {
         (self.ring, self.io)
