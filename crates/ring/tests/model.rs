@@ -85,7 +85,12 @@ fn check(backing: Backing, ops: &[Op]) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 256 }))]
+    // Under Miri: few cases, and no failure files (Miri isolates the file system).
+    #![proptest_config(if cfg!(miri) {
+        ProptestConfig { cases: 4, failure_persistence: None, ..ProptestConfig::default() }
+    } else {
+        ProptestConfig::with_cases(256)
+    })]
 
     #[test]
     fn heap_ring_matches_model(ops in proptest::collection::vec(op(), 1..if cfg!(miri) { 12 } else { 60 })) {
