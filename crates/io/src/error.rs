@@ -45,6 +45,7 @@ impl From<RingError> for TransportError {
 
 impl TransportError {
     /// True for the nonblocking "try again after readiness" case.
+    #[cfg(feature = "tokio")]
     pub(crate) fn is_would_block(&self) -> bool {
         matches!(self, Self::Io(e) if e.kind() == io::ErrorKind::WouldBlock)
     }
