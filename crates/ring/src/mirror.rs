@@ -1,4 +1,5 @@
-//! The double mapping: one memfd mapped twice into adjacent virtual memory (Linux).
+//! The double mapping: one memfd mapped twice into adjacent virtual memory (Linux), and the
+//! other OS memory calls the ring makes.
 //!
 //! All `unsafe` of the mirrored ring lives in this file. The invariant that makes it sound:
 //! `base` points at `2 * cap` bytes of readable, writable memory for as long as the `Mirror`
@@ -56,11 +57,13 @@ impl Mirror {
     }
 
     /// Capacity of one view.
+    #[inline]
     pub(crate) fn capacity(&self) -> usize {
         self.cap
     }
 
     /// `len` bytes starting at `offset`, read through whichever view the range falls in.
+    #[inline]
     pub(crate) fn span(&self, offset: usize, len: usize) -> &[u8] {
         assert!(
             offset < self.cap && len <= self.cap,
@@ -73,6 +76,7 @@ impl Mirror {
     }
 
     /// Mutable twin of [`Mirror::span`].
+    #[inline]
     pub(crate) fn span_mut(&mut self, offset: usize, len: usize) -> &mut [u8] {
         assert!(
             offset < self.cap && len <= self.cap,
@@ -170,6 +174,22 @@ fn map_twice(fd: &OwnedFd, cap: usize) -> io::Result<NonNull<u8>> {
     check(unsafe { libc::madvise(region, total, libc::MADV_DONTFORK) })
         .inspect_err(|_| unmap(base, cap))?;
     Ok(base)
+}
+
+/// Gives the whole pages inside a heap buffer back to the OS; they read as zeros afterwards.
+///
+/// Reallocating instead would cost a page-by-page `memset` whenever the allocator reuses memory.
+pub(crate) fn discard_pages(buf: &mut [u8]) -> io::Result<()> {
+    let page = crate::page_size();
+    let start = (buf.as_mut_ptr() as usize).next_multiple_of(page);
+    let end = (buf.as_mut_ptr() as usize + buf.len()) / page * page;
+    if end <= start {
+        return Ok(());
+    }
+    // SAFETY: [start, end) lies inside `buf`, which we borrow exclusively; heap memory is private
+    // anonymous memory, for which MADV_DONTNEED only replaces the contents with zero pages —
+    // valid `u8`s, and the ring is empty, so no reader expects the old bytes.
+    check(unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED) })
 }
 
 /// Unmaps both views of a `cap`-byte mirror at `base`.

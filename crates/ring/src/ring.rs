@@ -53,6 +53,7 @@ impl Ring {
     }
 
     /// Bytes the ring holds without growing.
+    #[inline]
     pub fn capacity(&self) -> usize {
         self.storage.capacity()
     }
@@ -63,31 +64,37 @@ impl Ring {
     }
 
     /// Unread bytes.
+    #[inline]
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// True when nothing is unread.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// Free bytes (the length of [`Ring::writable`]).
+    #[inline]
     pub fn free(&self) -> usize {
         self.capacity() - self.len
     }
 
     /// True for the double-mapped ring, false for the heap ring.
+    #[inline]
     pub fn is_mirrored(&self) -> bool {
         self.storage.is_mirrored()
     }
 
     /// All unread bytes as one slice, whatever the wrap.
+    #[inline]
     pub fn readable(&self) -> &[u8] {
         self.storage.span(self.start, self.len)
     }
 
     /// All free bytes as one slice, whatever the wrap. Write a prefix, then [`Ring::commit`] it.
+    #[inline]
     pub fn writable(&mut self) -> &mut [u8] {
         if self.start != 0 && !self.is_mirrored() {
             self.start = self.storage.compact(self.start, self.len);
@@ -108,18 +115,24 @@ impl Ring {
 
     /// Makes the capacity at least `total` bytes (unread data included), growing to the next
     /// power of two. Past the bound: [`RingError::TooLarge`] naming `total`; nothing changes.
+    #[inline]
     pub fn ensure_capacity(&mut self, total: usize) -> Result<(), RingError> {
-        let cap = self.capacity();
-        if total <= cap {
+        if total <= self.capacity() {
             return Ok(());
         }
+        self.grow(total)
+    }
+
+    /// The rare half of [`Ring::ensure_capacity`], kept out of line so the check inlines.
+    #[cold]
+    fn grow(&mut self, total: usize) -> Result<(), RingError> {
         if total > self.max {
             return Err(RingError::TooLarge {
                 requested: total,
                 max: self.max,
             });
         }
-        let new_cap = total.next_power_of_two().max(2 * cap);
+        let new_cap = total.next_power_of_two().max(2 * self.capacity());
         self.start = self
             .storage
             .grow(new_cap, self.start, self.len)
@@ -132,6 +145,7 @@ impl Ring {
     ///
     /// # Panics
     /// If `n` exceeds [`Ring::free`]: that would expose bytes nobody wrote.
+    #[inline]
     pub fn commit(&mut self, n: usize) {
         assert!(
             n <= self.free(),
@@ -148,6 +162,7 @@ impl Ring {
     ///
     /// # Panics
     /// If `n` exceeds [`Ring::len`].
+    #[inline]
     pub fn consume(&mut self, n: usize) {
         assert!(
             n <= self.len,

@@ -23,15 +23,17 @@ impl Storage {
         Err(io::ErrorKind::Unsupported.into())
     }
 
-    /// Zeroed heap memory; large allocations come from fresh pages, so untouched ones cost no RSS.
+    /// Zeroed heap memory (resident from the start when the allocator reuses freed memory).
     pub(crate) fn heap(cap: usize) -> Self {
         Self::Heap(vec![0; cap].into_boxed_slice())
     }
 
+    #[inline]
     pub(crate) fn is_mirrored(&self) -> bool {
         !matches!(self, Self::Heap(_))
     }
 
+    #[inline]
     pub(crate) fn capacity(&self) -> usize {
         match self {
             #[cfg(all(target_os = "linux", not(miri)))]
@@ -41,6 +43,7 @@ impl Storage {
     }
 
     /// `len` bytes from `offset`; a heap caller keeps `offset + len <= capacity` by compacting.
+    #[inline]
     pub(crate) fn span(&self, offset: usize, len: usize) -> &[u8] {
         match self {
             #[cfg(all(target_os = "linux", not(miri)))]
@@ -49,6 +52,7 @@ impl Storage {
         }
     }
 
+    #[inline]
     pub(crate) fn span_mut(&mut self, offset: usize, len: usize) -> &mut [u8] {
         match self {
             #[cfg(all(target_os = "linux", not(miri)))]
@@ -59,6 +63,7 @@ impl Storage {
 
     /// Moves the `len` bytes at `start` to offset 0 (heap only: a mirror never needs it).
     /// Returns the new start.
+    #[inline]
     pub(crate) fn compact(&mut self, start: usize, len: usize) -> usize {
         if let Self::Heap(b) = self {
             b.copy_within(start..start + len, 0);
@@ -86,6 +91,10 @@ impl Storage {
         match self {
             #[cfg(all(target_os = "linux", not(miri)))]
             Self::Mirror(m) => m.release_pages(),
+            #[cfg(all(target_os = "linux", not(miri)))]
+            Self::Heap(b) => crate::mirror::discard_pages(b),
+            // Without an OS call to drop pages, swapping in a fresh buffer is the next best.
+            #[cfg(not(all(target_os = "linux", not(miri))))]
             Self::Heap(b) => {
                 *b = vec![0; b.len()].into_boxed_slice();
                 Ok(())

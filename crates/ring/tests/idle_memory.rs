@@ -4,11 +4,38 @@
 
 use ringwire_ring::{Backing, Ring, RingConfig};
 
+/// A `/proc/self/status` memory line, in KiB.
+fn status_kib(field: &str) -> usize {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with(field)).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
 /// Resident shared memory of this process (memfd pages are shared memory), in KiB.
 fn rss_shmem_kib() -> usize {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status.lines().find(|l| l.starts_with("RssShmem:")).unwrap();
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    status_kib("RssShmem:")
+}
+
+#[test]
+fn heap_ring_releases_its_pages_too() {
+    const TOUCH: usize = 32 << 20;
+    let mut ring = Ring::new(RingConfig::with_capacity(TOUCH).backing(Backing::Heap)).unwrap();
+    let span = ring.reserve(TOUCH).unwrap();
+    span.fill(1);
+    ring.commit(TOUCH);
+    let touched = status_kib("RssAnon:");
+    ring.clear();
+    assert!(ring.release_pages().unwrap());
+    let released = status_kib("RssAnon:");
+    assert!(
+        touched - released >= TOUCH / 1024 * 9 / 10,
+        "{touched} KiB -> {released} KiB"
+    );
+    // The ring works as before.
+    let span = ring.reserve(3).unwrap();
+    span[..3].copy_from_slice(b"new");
+    ring.commit(3);
+    assert_eq!(ring.readable(), b"new");
 }
 
 #[test]

@@ -75,6 +75,7 @@ pub struct Cursor<'a> {
 macro_rules! read_be {
     ($($(#[$doc:meta])* $name:ident -> $ty:ty;)*) => {$(
         $(#[$doc])*
+        #[inline]
         pub fn $name(&mut self) -> Result<$ty, Incomplete> {
             self.array().map(<$ty>::from_be_bytes)
         }
@@ -84,6 +85,7 @@ macro_rules! read_be {
 impl<'a> Cursor<'a> {
     /// Starts reading at the beginning of `buf`.
     #[must_use]
+    #[inline]
     pub fn new(buf: &'a [u8]) -> Self {
         Cursor { buf, pos: 0 }
     }
@@ -96,6 +98,7 @@ impl<'a> Cursor<'a> {
 
     /// The unread part of the span.
     #[must_use]
+    #[inline]
     pub fn remaining(&self) -> &'a [u8] {
         &self.buf[self.pos..]
     }
@@ -108,11 +111,13 @@ impl<'a> Cursor<'a> {
 
     /// Ends a successful parse: the value plus the bytes read so far.
     #[must_use]
+    #[inline]
     pub fn complete<T>(&self, value: T) -> Status<T> {
         Status::Complete(value, self.pos)
     }
 
     /// Borrows the next `n` bytes without copying.
+    #[inline]
     pub fn take(&mut self, n: usize) -> Result<&'a [u8], Incomplete> {
         let rest = self.remaining();
         if n > rest.len() {
@@ -132,6 +137,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// Reads the next `N` bytes as an array.
+    #[inline]
     fn array<const N: usize>(&mut self) -> Result<[u8; N], Incomplete> {
         let bytes = self.take(N)?;
         Ok(bytes.try_into().expect("take returned N bytes"))

@@ -44,6 +44,7 @@ impl Parse for LengthPrefixed {
     type Output<'a> = &'a [u8];
     type Error = FrameError;
 
+    #[inline]
     fn parse<'a>(&mut self, buf: &'a [u8]) -> Result<Status<&'a [u8]>, FrameError> {
         let mut cursor = Cursor::new(buf);
         let len = match cursor.u32_be() {

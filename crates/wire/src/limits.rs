@@ -19,6 +19,7 @@ impl Limit {
     }
 
     /// Accepts `len` if it is at most `max`.
+    #[inline]
     pub fn check(self, len: usize) -> Result<(), LimitExceeded> {
         if len > self.max {
             return Err(LimitExceeded {

@@ -46,6 +46,7 @@ impl<T> Status<T> {
 /// Lets parsers turn a cursor shortfall into `Partial` with `?`-like ease:
 /// `Err(e) => return Ok(e.into())`.
 impl<T> From<Incomplete> for Status<T> {
+    #[inline]
     fn from(incomplete: Incomplete) -> Self {
         Status::Partial {
             at_least: incomplete.at_least,
