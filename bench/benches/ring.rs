@@ -1,7 +1,8 @@
 //! What a ring costs to make and to keep: create+destroy of 1 MiB and 16 MiB rings, mirrored
 //! (memfd + ftruncate + three mmaps + madvise, then munmap + close) and heap (a zeroed
-//! allocation, which for these sizes is fresh pages from mmap), and a [`RingPool`] round trip
-//! (take, then give: clear + `release_pages`, a `fallocate` hole punch for the mirror).
+//! allocation, which glibc zero-fills from reused memory once the process has freed a block of
+//! that size), and a [`RingPool`] round trip (take, then give: clear + `release_pages`, a
+//! `fallocate` hole punch for the mirror, `madvise(MADV_DONTNEED)` for the heap).
 
 use std::hint::black_box;
 use std::time::Duration;

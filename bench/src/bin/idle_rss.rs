@@ -8,8 +8,9 @@
 //! 4. after `clear()` + `release_pages()` (expected: back to near zero).
 //!
 //! Usage: `idle_rss [COUNT] [MIB_PER_RING] [mirrored|heap]`. Linux only (it reads `/proc`).
-//! The heap backing is there for comparison: its "release" is a fresh zeroed allocation, which
-//! the allocator may satisfy from reused, already-resident memory (see docs/benchmarks.md).
+//! The heap backing is there for comparison: it releases with `madvise(MADV_DONTNEED)`, but a
+//! heap ring made after the process freed a large block may be resident from birth (see
+//! docs/benchmarks.md, finding 2).
 
 #![deny(unsafe_code)]
 
