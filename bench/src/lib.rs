@@ -91,11 +91,6 @@ impl RingPath {
         })
     }
 
-    /// True when the ring is the double-mapped one (the benchmark names say which it is).
-    pub fn is_mirrored(&mut self) -> bool {
-        self.transport.ring_mut().is_mirrored()
-    }
-
     /// Rewinds the source and parses the whole stream, calling `on_frame` with each body.
     /// Returns the number of frames.
     pub fn run(

@@ -229,11 +229,11 @@ fuzz_target!(|data: &[u8]| {
             input.chunk_sizes.len(),
             input.stream.len(),
             got_frames.len(),
-            transport.ring_mut().capacity(),
+            transport.ring().capacity(),
         );
     }
 
-    let ring = transport.ring_mut();
+    let ring = transport.ring();
     assert!(ring.capacity() <= RING_MAX && ring.capacity().is_power_of_two());
     if got == Outcome::Eof {
         assert!(ring.is_empty());

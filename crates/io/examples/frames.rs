@@ -47,7 +47,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut rx = RecvTransport::new(TransportConfig::default(), stream)?;
     println!(
         "streaming {body}-byte frames over {addr} through a {} ring for {seconds} s",
-        if rx.ring_mut().is_mirrored() {
+        if rx.ring().is_mirrored() {
             "mirrored"
         } else {
             "heap"

@@ -45,7 +45,12 @@ impl<R: Read> RecvTransport<R> {
         self.ring.consume(n);
     }
 
-    /// The ring, for callers that want its finer API (release_pages, capacity).
+    /// The ring, to inspect (capacity, backing).
+    pub fn ring(&self) -> &Ring {
+        &self.ring
+    }
+
+    /// The ring, for callers that want its finer API (release_pages when idle).
     pub fn ring_mut(&mut self) -> &mut Ring {
         &mut self.ring
     }

@@ -28,8 +28,8 @@ pub struct Ring {
 }
 
 impl Ring {
-    /// Builds a ring as `config` says. With [`Backing::Auto`] this only fails for sizes the
-    /// address space cannot hold; a refused mapping falls back to the heap with a warning.
+    /// Builds a ring as `config` says. Only [`Backing::Mirrored`] fails (when the OS refuses);
+    /// [`Backing::Auto`] falls back to the heap with a warning instead.
     pub fn new(config: RingConfig) -> Result<Self, RingError> {
         let (cap, max) = config.normalized();
         let storage = match config.backing {
