@@ -1,0 +1,369 @@
+//! Response heads (client role): status line, fields, and response framing.
+
+use std::fmt;
+
+use ringwire_wire::Status;
+
+use super::{
+    parse_fields, Fields, HeaderIndex, Headers, Known, Method, SectionScan, Span, Version,
+};
+use crate::chars::value_end;
+use crate::{BodyKind, Error, Limits};
+
+/// A parsed response head as offsets into the buffer it was parsed from.
+#[derive(Debug, Clone, Default)]
+pub struct ResponseHead {
+    version: Option<Version>,
+    status: u16,
+    reason: Span,
+    headers: Vec<HeaderIndex>,
+    known: Known,
+    body: Option<BodyKind>,
+    len: usize,
+}
+
+impl ResponseHead {
+    /// Views this head over `buf`, which must start with the bytes it was
+    /// parsed from.
+    #[must_use]
+    pub fn view<'a>(&'a self, buf: &'a [u8]) -> Response<'a> {
+        Response { buf, head: self }
+    }
+
+    /// Length of the head in bytes: where the body starts.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether no head has been parsed.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// A response head borrowed from the buffer it was parsed from.
+#[derive(Clone, Copy)]
+pub struct Response<'a> {
+    buf: &'a [u8],
+    head: &'a ResponseHead,
+}
+
+impl<'a> Response<'a> {
+    /// The protocol version.
+    #[must_use]
+    pub fn version(&self) -> Version {
+        self.head.version.unwrap_or(Version::Http11)
+    }
+
+    /// The status code, 100 to 999.
+    #[must_use]
+    pub fn status(&self) -> u16 {
+        self.head.status
+    }
+
+    /// The reason phrase (possibly empty; carries no meaning).
+    #[must_use]
+    pub fn reason(&self) -> &'a [u8] {
+        self.head.reason.of(self.buf)
+    }
+
+    /// The header fields in the order received.
+    #[must_use]
+    pub fn headers(&self) -> Headers<'a> {
+        Headers::new(self.buf, &self.head.headers)
+    }
+
+    /// The value of the first field named `name` (ASCII case-insensitive).
+    #[must_use]
+    pub fn header(&self, name: &str) -> Option<&'a [u8]> {
+        self.headers().get(name)
+    }
+
+    /// How the body is framed, given the request it answers.
+    #[must_use]
+    pub fn body(&self) -> BodyKind {
+        self.head.body.unwrap_or(BodyKind::Empty)
+    }
+
+    /// Whether this is an interim (1xx) response other than `101`: the
+    /// final response follows on the same connection.
+    #[must_use]
+    pub fn is_interim(&self) -> bool {
+        (100..200).contains(&self.status()) && self.status() != 101
+    }
+
+    /// The protocol the server switched to with `101 Switching Protocols`;
+    /// the bytes past [`head_len`](Response::head_len) belong to it.
+    #[must_use]
+    pub fn upgrade(&self) -> Option<&'a [u8]> {
+        match self.status() {
+            101 => Some(self.head.known.upgrade.map_or(&b""[..], |s| s.of(self.buf))),
+            _ => None,
+        }
+    }
+
+    /// Whether the connection may carry another request: not after a
+    /// close-delimited body, an HTTP/1.0 response without
+    /// `Connection: keep-alive`, `Connection: close`, or framing that
+    /// needed `Transfer-Encoding` to override `Content-Length`.
+    #[must_use]
+    pub fn keep_alive(&self) -> bool {
+        let known = &self.head.known;
+        let tokens = known.connection;
+        let persistent = match self.version() {
+            Version::Http11 => !tokens.close,
+            Version::Http10 => tokens.keep_alive && !tokens.close,
+        };
+        let suspect = known.codings.present
+            && (known.content_length.is_some() || self.version() == Version::Http10);
+        persistent && !suspect && self.body() != BodyKind::CloseDelimited
+    }
+
+    /// Length of the head in bytes: where the body starts.
+    #[must_use]
+    pub fn head_len(&self) -> usize {
+        self.head.len
+    }
+}
+
+impl fmt::Debug for Response<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Response")
+            .field("version", &self.version())
+            .field("status", &self.status())
+            .field("reason", &String::from_utf8_lossy(self.reason()))
+            .field("headers", &self.headers())
+            .field("body", &self.body())
+            .finish()
+    }
+}
+
+/// Parses response heads from the front of a buffer that grows between
+/// calls, with the same resumable search as
+/// [`RequestParser`](crate::RequestParser).
+///
+/// An interim `1xx` response (other than 101) parses as a message of its
+/// own: consume it and parse again for the final response.
+#[derive(Debug, Clone)]
+pub struct ResponseParser {
+    limits: Limits,
+    head: ResponseHead,
+    scan: Option<SectionScan>,
+}
+
+impl Default for ResponseParser {
+    fn default() -> Self {
+        ResponseParser::new(Limits::default())
+    }
+}
+
+impl ResponseParser {
+    /// A parser enforcing `limits`.
+    #[must_use]
+    pub fn new(limits: Limits) -> Self {
+        ResponseParser {
+            limits,
+            head: ResponseHead {
+                headers: Vec::with_capacity(limits.max_headers.min(32)),
+                ..ResponseHead::default()
+            },
+            scan: None,
+        }
+    }
+
+    /// The last head parsed completely.
+    #[must_use]
+    pub fn head(&self) -> &ResponseHead {
+        &self.head
+    }
+
+    /// Parses the head of the response to a `method` request from the
+    /// front of `buf`.
+    ///
+    /// # Errors
+    ///
+    /// Bytes that can never be a valid head, or a head over the limits.
+    #[inline]
+    pub fn parse<'a>(
+        &'a mut self,
+        buf: &'a [u8],
+        method: Method<'_>,
+    ) -> Result<Status<Response<'a>>, Error> {
+        let end = match &mut self.scan {
+            Some(scan) if buf.len() >= scan.searched() => scan.find_end(buf)?,
+            _ => {
+                self.scan = None;
+                Some(buf.len())
+            }
+        };
+        let attempt = match end {
+            Some(end) => self.parse_head(&buf[..end], method)?,
+            None => Fields::Partial(0),
+        };
+        match attempt {
+            Fields::End(len) => {
+                self.scan = None;
+                self.head.len = len;
+                Ok(Status::Complete(self.head.view(buf), len))
+            }
+            Fields::Partial(resume) => {
+                if buf.len() > self.limits.max_head_len {
+                    return Err(Error::HeadTooLarge {
+                        limit: self.limits.max_head_len,
+                    });
+                }
+                // Until the version and code are here, a fresh attempt (twelve
+                // bytes at most) judges them; then only new bytes are searched.
+                if self.scan.is_none() && (resume > 0 || buf.len() >= 12) {
+                    let mut scan = SectionScan::at(resume);
+                    // Arm the search with what is already here.
+                    if let Some(end) = scan.find_end(buf)? {
+                        debug_assert!(end > buf.len(), "a whole head parsed as partial");
+                    }
+                    self.scan = Some(scan);
+                }
+                Ok(Status::Partial {
+                    at_least: buf.len() + 1,
+                })
+            }
+        }
+    }
+
+    #[inline]
+    fn parse_head(&mut self, buf: &[u8], method: Method<'_>) -> Result<Fields, Error> {
+        let head = &mut self.head;
+        let Some(fields_at) = parse_status_line(buf, head)? else {
+            return Ok(Fields::Partial(0));
+        };
+        head.headers.clear();
+        head.known = Known::default();
+        let limit = self.limits.max_headers;
+        let fields = parse_fields(buf, fields_at, |h| {
+            if head.headers.len() == limit {
+                return Err(Error::TooManyHeaders { limit });
+            }
+            head.known
+                .observe(h.name.of(buf), h.value.of(buf), h.value)?;
+            head.headers.push(h);
+            Ok(())
+        })?;
+        if let Fields::End(len) = fields {
+            if len > self.limits.max_head_len {
+                return Err(Error::HeadTooLarge {
+                    limit: self.limits.max_head_len,
+                });
+            }
+            head.body = Some(response_body(head, method, &self.limits)?);
+        }
+        Ok(fields)
+    }
+}
+
+/// Parses `version SP status [SP reason] CRLF` into `head`; returns where
+/// the fields start, or `None` when the line is cut off.
+///
+/// The space and reason after the code may be missing: servers in the wild
+/// send `HTTP/1.1 200\r\n`, and the reason carries no meaning.
+#[inline]
+fn parse_status_line(buf: &[u8], head: &mut ResponseHead) -> Result<Option<usize>, Error> {
+    let Some(line) = buf.get(..12) else {
+        return status_prefix(buf).map(|()| None);
+    };
+    head.version = Some(Version::parse(&line[..8])?);
+    let code = &line[9..12];
+    if line[8] != b' ' || !code.iter().all(u8::is_ascii_digit) || code[0] == b'0' {
+        return Err(if line[8] == b' ' {
+            Error::InvalidStatus
+        } else {
+            Error::InvalidVersion
+        });
+    }
+    head.status = code.iter().fold(0, |n, &d| n * 10 + u16::from(d - b'0'));
+    let mut at = 12;
+    let reason_start = match buf.get(at) {
+        None => return Ok(None),
+        Some(b' ') => at + 1,
+        Some(b'\r') => at,
+        Some(b'\n') => return Err(Error::BareLf),
+        Some(_) => return Err(Error::InvalidStatus),
+    };
+    at = reason_start;
+    loop {
+        at = value_end(buf, at);
+        match buf.get(at) {
+            None => return Ok(None),
+            Some(b'\t') => at += 1,
+            Some(b'\r') => match buf.get(at + 1) {
+                None => return Ok(None),
+                Some(b'\n') => break,
+                Some(_) => return Err(Error::BareCr),
+            },
+            Some(b'\n') => return Err(Error::BareLf),
+            Some(_) => return Err(Error::InvalidReason),
+        }
+    }
+    head.reason = Span::new(reason_start, at);
+    Ok(Some(at + 2))
+}
+
+/// Checks the first bytes of `HTTP/d.d SP ddd` that have arrived.
+fn status_prefix(partial: &[u8]) -> Result<(), Error> {
+    for (k, &b) in partial.iter().enumerate() {
+        let ok = match k {
+            0..=4 => b == b"HTTP/"[k],
+            5 | 7 => b.is_ascii_digit(),
+            6 => b == b'.',
+            8 => b == b' ',
+            _ => b.is_ascii_digit() && (k > 9 || b != b'0'),
+        };
+        if !ok {
+            return Err(if k >= 9 {
+                Error::InvalidStatus
+            } else {
+                Error::InvalidVersion
+            });
+        }
+    }
+    match partial.get(..8) {
+        Some(version) => Version::parse(version).map(drop),
+        None => Ok(()),
+    }
+}
+
+/// Response framing (RFC 9112 section 6.3), in the RFC's order.
+fn response_body(
+    head: &ResponseHead,
+    method: Method<'_>,
+    limits: &Limits,
+) -> Result<BodyKind, Error> {
+    let status = head.status;
+    let known = &head.known;
+    if method == Method::Head || (100..200).contains(&status) || status == 204 || status == 304 {
+        return Ok(BodyKind::Empty);
+    }
+    if method == Method::Connect && (200..300).contains(&status) {
+        // A tunnel: the bytes after the head are the tunnelled stream.
+        return Ok(BodyKind::Empty);
+    }
+    if known.codings.present {
+        // Transfer-Encoding overrides Content-Length; keep_alive() refuses
+        // to reuse such a connection.
+        return Ok(
+            if known.codings.chunked_last && !known.codings.chunked_twice {
+                BodyKind::Chunked
+            } else {
+                BodyKind::CloseDelimited
+            },
+        );
+    }
+    match known.content_length {
+        None => Ok(BodyKind::CloseDelimited),
+        Some(0) => Ok(BodyKind::Empty),
+        Some(n) if n > limits.max_body_len => Err(Error::BodyTooLarge {
+            limit: limits.max_body_len,
+        }),
+        Some(n) => Ok(BodyKind::Length(n)),
+    }
+}
