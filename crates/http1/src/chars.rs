@@ -68,6 +68,31 @@ pub(crate) fn is_unreserved(b: u8) -> bool {
     UNRESERVED[b as usize]
 }
 
+/// The value of each hex digit; 16 for every other byte.
+static HEX: [u8; 256] = {
+    let mut table = [16; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = match b as u8 {
+            c @ b'0'..=b'9' => c - b'0',
+            c @ b'a'..=b'f' => c - b'a' + 10,
+            c @ b'A'..=b'F' => c - b'A' + 10,
+            _ => 16,
+        };
+        b += 1;
+    }
+    table
+};
+
+/// The value of a hex digit (either case), for chunk sizes and percent-escapes.
+#[inline]
+pub(crate) fn hex_digit(b: u8) -> Option<u8> {
+    match HEX[usize::from(b)] {
+        16 => None,
+        d => Some(d),
+    }
+}
+
 const LO: u64 = 0x0101_0101_0101_0101;
 const HI: u64 = 0x8080_8080_8080_8080;
 
@@ -146,6 +171,14 @@ mod tests {
         let unreserved = b"-._~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
         for b in 0u8..=255 {
             assert_eq!(is_unreserved(b), unreserved.contains(&b), "byte {b:#x}");
+        }
+    }
+
+    #[test]
+    fn hex_digits_match_to_digit() {
+        for b in 0u8..=255 {
+            let want = char::from(b).to_digit(16).map(|d| d as u8);
+            assert_eq!(hex_digit(b), want, "byte {b:#x}");
         }
     }
 

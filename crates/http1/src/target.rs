@@ -11,6 +11,8 @@ use std::iter::FusedIterator;
 
 use memchr::{memchr, memchr2};
 
+use crate::chars::hex_digit;
+
 /// The four shapes of a request target (RFC 9112 section 3.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TargetForm {
@@ -314,7 +316,7 @@ impl Iterator for DecodedBytes<'_> {
         match b {
             b'%' => {
                 if let [hi, lo, rest @ ..] = rest {
-                    if let (Some(hi), Some(lo)) = (hex(*hi), hex(*lo)) {
+                    if let (Some(hi), Some(lo)) = (hex_digit(*hi), hex_digit(*lo)) {
                         self.rest = rest;
                         return Some((hi << 4) | lo);
                     }
@@ -332,15 +334,6 @@ impl Iterator for DecodedBytes<'_> {
 }
 
 impl FusedIterator for DecodedBytes<'_> {}
-
-fn hex(b: u8) -> Option<u8> {
-    match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        b'A'..=b'F' => Some(b - b'A' + 10),
-        _ => None,
-    }
-}
 
 #[cfg(test)]
 mod tests {

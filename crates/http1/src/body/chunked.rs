@@ -8,28 +8,12 @@
 
 use super::trailers::Trailers;
 use super::Decoded;
-use crate::chars::{is_token, is_value_byte};
+use crate::chars::{hex_digit, is_token, is_value_byte};
 use crate::{Error, Headers, Limits};
 
 /// Sixteen hex digits fill 64 bits; the rest allows zero padding while still
 /// bounding the size.
 const MAX_SIZE_DIGITS: u8 = 32;
-
-/// The value of each hex digit; 16 for every other byte.
-static HEX: [u8; 256] = {
-    let mut table = [16; 256];
-    let mut b = 0;
-    while b < 256 {
-        table[b] = match b as u8 {
-            c @ b'0'..=b'9' => c - b'0',
-            c @ b'a'..=b'f' => c - b'a' + 10,
-            c @ b'A'..=b'F' => c - b'A' + 10,
-            _ => 16,
-        };
-        b += 1;
-    }
-    table
-};
 
 /// A place in the grammar:
 ///
@@ -150,16 +134,16 @@ impl Chunked {
                 State::DataCr if b == b'\r' => State::DataLf,
                 State::DataLf if b == b'\n' => State::SizeStart,
                 State::DataCr | State::DataLf => return Err(Error::InvalidChunkEnd),
-                State::SizeStart => match HEX[usize::from(b)] {
-                    16 => return Err(Error::InvalidChunkSize),
-                    d => {
+                State::SizeStart => match hex_digit(b) {
+                    None => return Err(Error::InvalidChunkSize),
+                    Some(d) => {
                         self.size = u64::from(d);
                         self.digits = 1;
                         State::Size
                     }
                 },
-                State::Size => match HEX[usize::from(b)] {
-                    16 => {
+                State::Size => match hex_digit(b) {
+                    None => {
                         self.announce()?;
                         if b == b'\r' {
                             State::LineLf
@@ -168,7 +152,7 @@ impl Chunked {
                             self.extension(State::ValueEnd, b)?
                         }
                     }
-                    d => {
+                    Some(d) => {
                         if self.digits == MAX_SIZE_DIGITS || self.size >> 60 != 0 {
                             return Err(Error::InvalidChunkSize);
                         }
@@ -213,10 +197,9 @@ impl Chunked {
         let mut end = at;
         let mut size = 0;
         while let Some(&b) = buf.get(end).filter(|_| end - at < 16) {
-            let d = HEX[usize::from(b)];
-            if d == 16 {
+            let Some(d) = hex_digit(b) else {
                 break;
-            }
+            };
             size = size << 4 | u64::from(d);
             end += 1;
         }
@@ -282,17 +265,4 @@ fn extension_step(state: State, b: u8) -> Result<State, Error> {
         (Bws | NameStart | NameBws | ValueStart, b' ' | b'\t') => state,
         _ => return Err(Error::InvalidChunkSize),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::HEX;
-
-    #[test]
-    fn hex_table_matches_to_digit() {
-        for b in 0u8..=255 {
-            let want = char::from(b).to_digit(16).unwrap_or(16);
-            assert_eq!(u32::from(HEX[usize::from(b)]), want, "byte {b:#x}");
-        }
-    }
 }
