@@ -4,7 +4,7 @@
 mod support;
 
 use ringwire_http1::{BodyKind, Error, Limits, RequestParser, Version};
-use support::{agree, drive};
+use support::{agree, drive, text};
 
 /// What a parsed request head says, owned so deliveries can be compared.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,10 +17,6 @@ struct Head {
     keep_alive: bool,
     expects_continue: bool,
     upgrade: Option<String>,
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 fn parse_with(limits: Limits, input: &[u8]) -> Result<Option<(Head, usize)>, Error> {

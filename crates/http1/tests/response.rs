@@ -4,7 +4,7 @@
 mod support;
 
 use ringwire_http1::{BodyKind, Error, Limits, Method, ResponseParser, Version};
-use support::{agree, drive};
+use support::{agree, drive, text};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Head {
@@ -16,10 +16,6 @@ struct Head {
     keep_alive: bool,
     interim: bool,
     upgrade: Option<String>,
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 fn parse_with(

@@ -13,6 +13,8 @@ pub use response::{Response, ResponseHead, ResponseParser};
 
 use std::fmt;
 
+use crate::{Error, Limits};
+
 /// A byte range of the buffer a head was parsed from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct Span {
@@ -43,6 +45,53 @@ impl Span {
 pub(crate) struct HeaderIndex {
     pub(crate) name: Span,
     pub(crate) value: Span,
+}
+
+/// The field section of a head: the index of its fields and what the codec
+/// itself needs from them. Reused across messages, so warm parsers do not
+/// allocate.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct HeadFields {
+    pub(crate) index: Vec<HeaderIndex>,
+    pub(crate) known: Known,
+}
+
+impl HeadFields {
+    pub(crate) fn with_capacity(limits: &Limits) -> Self {
+        HeadFields {
+            index: Vec::with_capacity(limits.max_headers.min(32)),
+            known: Known::default(),
+        }
+    }
+
+    /// Parses the field lines from `at` through the empty line, within
+    /// `limits`.
+    #[inline]
+    pub(crate) fn parse(
+        &mut self,
+        buf: &[u8],
+        at: usize,
+        limits: &Limits,
+    ) -> Result<Fields, Error> {
+        self.index.clear();
+        self.known = Known::default();
+        let limit = limits.max_headers;
+        let fields = parse_fields(buf, at, |h| {
+            if self.index.len() == limit {
+                return Err(Error::TooManyHeaders { limit });
+            }
+            self.known
+                .observe(h.name.of(buf), h.value.of(buf), h.value)?;
+            self.index.push(h);
+            Ok(())
+        })?;
+        match fields {
+            Fields::End(len) if len > limits.max_head_len => Err(Error::HeadTooLarge {
+                limit: limits.max_head_len,
+            }),
+            fields => Ok(fields),
+        }
+    }
 }
 
 /// The protocol version of a message.

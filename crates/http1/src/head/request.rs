@@ -4,7 +4,7 @@ use std::fmt;
 
 use ringwire_wire::Status;
 
-use super::{parse_fields, Fields, HeaderIndex, Headers, Known, SectionScan, Span, Version};
+use super::{Fields, HeadFields, Headers, Known, SectionScan, Span, Version};
 use crate::chars::{is_token, target_end};
 use crate::target::Target;
 use crate::{BodyKind, Error, Limits};
@@ -87,8 +87,7 @@ pub struct RequestHead {
     method: Span,
     target: Span,
     version: Option<Version>,
-    headers: Vec<HeaderIndex>,
-    known: Known,
+    fields: HeadFields,
     body: Option<BodyKind>,
     len: usize,
 }
@@ -144,7 +143,7 @@ impl<'a> Request<'a> {
     /// The header fields in the order received.
     #[must_use]
     pub fn headers(&self) -> Headers<'a> {
-        Headers::new(self.buf, &self.head.headers)
+        Headers::new(self.buf, &self.head.fields.index)
     }
 
     /// The value of the first field named `name` (ASCII case-insensitive).
@@ -164,7 +163,7 @@ impl<'a> Request<'a> {
     /// HTTP/1.0 only with `Connection: keep-alive`.
     #[must_use]
     pub fn keep_alive(&self) -> bool {
-        let tokens = self.head.known.connection;
+        let tokens = self.head.fields.known.connection;
         match self.version() {
             Version::Http11 => !tokens.close,
             Version::Http10 => tokens.keep_alive && !tokens.close,
@@ -176,7 +175,7 @@ impl<'a> Request<'a> {
     /// clients cannot know the interim response (RFC 9110 section 10.1.1).
     #[must_use]
     pub fn expects_continue(&self) -> bool {
-        self.head.known.expect_continue
+        self.head.fields.known.expect_continue
             && self.version() == Version::Http11
             && self.body() != BodyKind::Empty
     }
@@ -186,7 +185,7 @@ impl<'a> Request<'a> {
     /// bytes past [`head_len`](Request::head_len) belong to the new protocol.
     #[must_use]
     pub fn upgrade(&self) -> Option<&'a [u8]> {
-        let known = &self.head.known;
+        let known = &self.head.fields.known;
         match (known.connection.upgrade, known.upgrade) {
             (true, Some(span)) if self.version() == Version::Http11 => Some(span.of(self.buf)),
             _ => None,
@@ -259,7 +258,7 @@ impl RequestParser {
         RequestParser {
             limits,
             head: RequestHead {
-                headers: Vec::with_capacity(limits.max_headers.min(32)),
+                fields: HeadFields::with_capacity(&limits),
                 ..RequestHead::default()
             },
             resume: None,
@@ -344,18 +343,7 @@ impl RequestParser {
         };
         let head = &mut self.head;
         line.record(buf, head)?;
-        head.headers.clear();
-        head.known = Known::default();
-        let limit = self.limits.max_headers;
-        let fields = parse_fields(buf, fields_at, |h| {
-            if head.headers.len() == limit {
-                return Err(Error::TooManyHeaders { limit });
-            }
-            head.known
-                .observe(h.name.of(buf), h.value.of(buf), h.value)?;
-            head.headers.push(h);
-            Ok(())
-        })?;
+        let fields = head.fields.parse(buf, fields_at, &self.limits)?;
         let len = match fields {
             Fields::End(len) => len,
             Fields::Partial(resume) => {
@@ -363,16 +351,11 @@ impl RequestParser {
                 return Ok(None);
             }
         };
-        if len > self.limits.max_head_len {
-            return Err(Error::HeadTooLarge {
-                limit: self.limits.max_head_len,
-            });
-        }
         let version = head.version.unwrap_or(Version::Http11);
-        if version == Version::Http11 && head.known.hosts != 1 {
+        if version == Version::Http11 && head.fields.known.hosts != 1 {
             return Err(Error::InvalidHost);
         }
-        head.body = Some(request_body(version, &head.known, &self.limits)?);
+        head.body = Some(request_body(version, &head.fields.known, &self.limits)?);
         Ok(Some(len))
     }
 }

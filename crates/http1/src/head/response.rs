@@ -4,9 +4,7 @@ use std::fmt;
 
 use ringwire_wire::Status;
 
-use super::{
-    parse_fields, Fields, HeaderIndex, Headers, Known, Method, SectionScan, Span, Version,
-};
+use super::{Fields, HeadFields, Headers, Method, SectionScan, Span, Version};
 use crate::chars::value_end;
 use crate::{BodyKind, Error, Limits};
 
@@ -16,8 +14,7 @@ pub struct ResponseHead {
     version: Option<Version>,
     status: u16,
     reason: Span,
-    headers: Vec<HeaderIndex>,
-    known: Known,
+    fields: HeadFields,
     body: Option<BodyKind>,
     len: usize,
 }
@@ -72,7 +69,7 @@ impl<'a> Response<'a> {
     /// The header fields in the order received.
     #[must_use]
     pub fn headers(&self) -> Headers<'a> {
-        Headers::new(self.buf, &self.head.headers)
+        Headers::new(self.buf, &self.head.fields.index)
     }
 
     /// The value of the first field named `name` (ASCII case-insensitive).
@@ -99,7 +96,13 @@ impl<'a> Response<'a> {
     #[must_use]
     pub fn upgrade(&self) -> Option<&'a [u8]> {
         match self.status() {
-            101 => Some(self.head.known.upgrade.map_or(&b""[..], |s| s.of(self.buf))),
+            101 => Some(
+                self.head
+                    .fields
+                    .known
+                    .upgrade
+                    .map_or(&b""[..], |s| s.of(self.buf)),
+            ),
             _ => None,
         }
     }
@@ -110,7 +113,7 @@ impl<'a> Response<'a> {
     /// needed `Transfer-Encoding` to override `Content-Length`.
     #[must_use]
     pub fn keep_alive(&self) -> bool {
-        let known = &self.head.known;
+        let known = &self.head.fields.known;
         let tokens = known.connection;
         let persistent = match self.version() {
             Version::Http11 => !tokens.close,
@@ -166,7 +169,7 @@ impl ResponseParser {
         ResponseParser {
             limits,
             head: ResponseHead {
-                headers: Vec::with_capacity(limits.max_headers.min(32)),
+                fields: HeadFields::with_capacity(&limits),
                 ..ResponseHead::default()
             },
             scan: None,
@@ -237,24 +240,8 @@ impl ResponseParser {
         let Some(fields_at) = parse_status_line(buf, head)? else {
             return Ok(Fields::Partial(0));
         };
-        head.headers.clear();
-        head.known = Known::default();
-        let limit = self.limits.max_headers;
-        let fields = parse_fields(buf, fields_at, |h| {
-            if head.headers.len() == limit {
-                return Err(Error::TooManyHeaders { limit });
-            }
-            head.known
-                .observe(h.name.of(buf), h.value.of(buf), h.value)?;
-            head.headers.push(h);
-            Ok(())
-        })?;
-        if let Fields::End(len) = fields {
-            if len > self.limits.max_head_len {
-                return Err(Error::HeadTooLarge {
-                    limit: self.limits.max_head_len,
-                });
-            }
+        let fields = head.fields.parse(buf, fields_at, &self.limits)?;
+        if let Fields::End(_) = fields {
             head.body = Some(response_body(head, method, &self.limits)?);
         }
         Ok(fields)
@@ -339,7 +326,7 @@ fn response_body(
     limits: &Limits,
 ) -> Result<BodyKind, Error> {
     let status = head.status;
-    let known = &head.known;
+    let known = &head.fields.known;
     if method == Method::Head || (100..200).contains(&status) || status == 204 || status == 304 {
         return Ok(BodyKind::Empty);
     }

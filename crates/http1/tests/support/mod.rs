@@ -53,3 +53,8 @@ pub fn agree<T: PartialEq + std::fmt::Debug>(
     }
     whole
 }
+
+/// Bytes shown as text, for comparing parsed values.
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
