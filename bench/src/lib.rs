@@ -17,8 +17,18 @@
 //!
 //! Both are built once and reused across iterations, as a connection would reuse them: the
 //! benchmark measures the steady state, not setup.
+//!
+//! The [`http1`] module does the same for HTTP/1.1 request heads and chunked bodies, against
+//! httparse and picohttpparser.
+//!
+//! `unsafe` is denied crate-wide and allowed in one module, [`pico`]: the FFI call into
+//! picohttpparser (a C library) cannot be made without it. Everything else stays safe.
 
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
+
+pub mod http1;
+#[allow(unsafe_code)]
+pub mod pico;
 
 use std::io::Read;
 
