@@ -31,7 +31,7 @@ pub mod target;
 pub use body::{BodyDecoder, BodyKind, Decoded};
 pub use error::Error;
 pub use head::{
-    Header, HeaderIter, Headers, Method, Request, RequestHead, RequestParser, Response,
+    Header, HeaderIter, HeaderName, Headers, Method, Request, RequestHead, RequestParser, Response,
     ResponseHead, ResponseParser, Version,
 };
 pub use limits::Limits;

@@ -44,6 +44,7 @@ impl<'a> Target<'a> {
 
     /// The target exactly as received.
     #[must_use]
+    #[inline]
     pub fn as_bytes(&self) -> &'a [u8] {
         self.raw
     }
@@ -52,6 +53,7 @@ impl<'a> Target<'a> {
     /// origin form, exactly `*` is asterisk form, `scheme://…` is absolute
     /// form, and anything else is taken for authority form.
     #[must_use]
+    #[inline]
     pub fn form(&self) -> TargetForm {
         match self.raw {
             [b'/', ..] => TargetForm::Origin,
@@ -66,6 +68,7 @@ impl<'a> Target<'a> {
     /// path reads as `/`. Asterisk form gives `*`; authority form, which
     /// has no path, gives nothing.
     #[must_use]
+    #[inline]
     pub fn path(&self) -> &'a [u8] {
         self.split().0
     }
@@ -73,12 +76,14 @@ impl<'a> Target<'a> {
     /// The query, still percent-encoded, without its `?`; `None` when there
     /// is no `?`. A fragment (`#…`), which clients must not send, is cut off.
     #[must_use]
+    #[inline]
     pub fn query(&self) -> Option<&'a [u8]> {
         self.split().1
     }
 
     /// The path percent-decoded (a `+` stays a `+`).
     #[must_use]
+    #[inline]
     pub fn decoded_path(&self) -> PercentDecoded<'a> {
         PercentDecoded::new(self.path(), false)
     }
@@ -90,6 +95,7 @@ impl<'a> Target<'a> {
     /// come out as they are (see the [module docs](self)). A path not
     /// starting with `/` (asterisk and authority form) has no segments.
     #[must_use]
+    #[inline]
     pub fn segments(&self) -> Segments<'a> {
         Segments {
             rest: self.path().strip_prefix(b"/"),
@@ -100,10 +106,12 @@ impl<'a> Target<'a> {
     /// demand. A pair without `=` has an empty value; empty pairs (`a&&b`)
     /// are skipped.
     #[must_use]
+    #[inline]
     pub fn query_pairs(&self) -> QueryPairs<'a> {
         QueryPairs { rest: self.query() }
     }
 
+    #[inline]
     fn split(&self) -> (&'a [u8], Option<&'a [u8]>) {
         let raw = match memchr(b'#', self.raw) {
             Some(hash) => &self.raw[..hash],
@@ -139,6 +147,7 @@ impl fmt::Debug for Target<'_> {
 
 /// Where the authority starts after `scheme://`, if `raw` begins with one
 /// (RFC 3986 section 3.1: a letter, then letters, digits, `+`, `-`, `.`).
+#[inline]
 fn authority_start(raw: &[u8]) -> Option<usize> {
     let colon = memchr(b':', raw)?;
     let (scheme, rest) = raw.split_at(colon);
@@ -159,6 +168,7 @@ pub struct Segments<'a> {
 impl<'a> Iterator for Segments<'a> {
     type Item = PercentDecoded<'a>;
 
+    #[inline]
     fn next(&mut self) -> Option<PercentDecoded<'a>> {
         let rest = self.rest?;
         let (segment, next) = split_once(rest, b'/');
@@ -178,6 +188,7 @@ pub struct QueryPairs<'a> {
 impl<'a> Iterator for QueryPairs<'a> {
     type Item = (PercentDecoded<'a>, PercentDecoded<'a>);
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         loop {
             let (pair, next) = split_once(self.rest?, b'&');
@@ -197,6 +208,7 @@ impl<'a> Iterator for QueryPairs<'a> {
 impl FusedIterator for QueryPairs<'_> {}
 
 /// What comes before the first `sep`, and what after it if there is one.
+#[inline]
 fn split_once(bytes: &[u8], sep: u8) -> (&[u8], Option<&[u8]>) {
     match memchr(sep, bytes) {
         Some(i) => (&bytes[..i], Some(&bytes[i + 1..])),
@@ -223,6 +235,7 @@ impl<'a> PercentDecoded<'a> {
 
     /// The bytes as received, still encoded.
     #[must_use]
+    #[inline]
     pub fn raw(&self) -> &'a [u8] {
         self.raw
     }
@@ -231,6 +244,7 @@ impl<'a> PercentDecoded<'a> {
     /// where it means a space). When `false`, [`raw`](Self::raw) is the
     /// decoded form.
     #[must_use]
+    #[inline]
     pub fn is_encoded(&self) -> bool {
         if self.plus_as_space {
             memchr2(b'%', b'+', self.raw).is_some()
@@ -241,6 +255,7 @@ impl<'a> PercentDecoded<'a> {
 
     /// The decoded bytes, one at a time.
     #[must_use]
+    #[inline]
     pub fn bytes(&self) -> DecodedBytes<'a> {
         DecodedBytes {
             rest: self.raw,
@@ -250,12 +265,14 @@ impl<'a> PercentDecoded<'a> {
 
     /// Whether the decoded bytes are those of `s`, without allocating.
     #[must_use]
+    #[inline]
     pub fn eq_str(&self, s: &str) -> bool {
         self.bytes().eq(s.bytes())
     }
 
     /// The decoded bytes, borrowed when nothing is encoded.
     #[must_use]
+    #[inline]
     pub fn to_cow(&self) -> Cow<'a, [u8]> {
         if self.is_encoded() {
             Cow::Owned(self.bytes().collect())
@@ -269,6 +286,7 @@ impl<'a> PercentDecoded<'a> {
     /// # Errors
     ///
     /// The decoded bytes are not UTF-8.
+    #[inline]
     pub fn to_str(&self) -> Result<Cow<'a, str>, std::str::Utf8Error> {
         match self.to_cow() {
             Cow::Borrowed(bytes) => std::str::from_utf8(bytes).map(Cow::Borrowed),
@@ -310,6 +328,7 @@ pub struct DecodedBytes<'a> {
 impl Iterator for DecodedBytes<'_> {
     type Item = u8;
 
+    #[inline]
     fn next(&mut self) -> Option<u8> {
         let (&b, rest) = self.rest.split_first()?;
         self.rest = rest;
@@ -328,6 +347,7 @@ impl Iterator for DecodedBytes<'_> {
         }
     }
 
+    #[inline]
     fn size_hint(&self) -> (usize, Option<usize>) {
         (self.rest.len().div_ceil(3), Some(self.rest.len()))
     }

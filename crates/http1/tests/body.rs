@@ -51,7 +51,7 @@ fn feed(kind: BodyKind, limits: &Limits, input: &[u8], pieces: &[usize]) -> Outc
                 Ok(Decoded::Done { consumed, trailers }) => {
                     out.trailers = trailers
                         .iter()
-                        .map(|h| (h.name.to_owned(), h.value.to_vec()))
+                        .map(|h| (h.name.to_string(), h.value.to_vec()))
                         .collect();
                     buf.drain(..consumed);
                     assert!(decoder.is_done());

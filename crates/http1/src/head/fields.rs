@@ -1,7 +1,7 @@
 //! Field lines (RFC 9112 section 5): shared by request heads, response heads
 //! and chunked trailers.
 
-use crate::chars::{is_token, value_end};
+use crate::chars::{token_end, value_end};
 use crate::head::{HeaderIndex, Span};
 use crate::Error;
 
@@ -40,9 +40,7 @@ pub(crate) fn parse_fields(
             Some(_) => {}
         }
         let name_start = at;
-        while at < buf.len() && is_token(buf[at]) {
-            at += 1;
-        }
+        at = token_end(buf, at);
         match buf.get(at) {
             None => return Ok(Fields::Partial(line)),
             Some(b':') if at > name_start => {}
@@ -51,6 +49,10 @@ pub(crate) fn parse_fields(
         }
         let name = Span::new(name_start, at);
         at += 1;
+        // Usually one space, then the value.
+        if buf.get(at) == Some(&b' ') {
+            at += 1;
+        }
         while matches!(buf.get(at), Some(b' ' | b'\t')) {
             at += 1;
         }
@@ -69,10 +71,11 @@ pub(crate) fn parse_fields(
                 Some(_) => return Err(Error::InvalidHeaderValue),
             }
         };
-        let mut value_end = value_stop;
-        while value_end > value_start && matches!(buf[value_end - 1], b' ' | b'\t') {
-            value_end -= 1;
-        }
+        let value = &buf[value_start..value_stop];
+        let value_end = match value.last() {
+            Some(b' ' | b'\t') => value_start + value.trim_ascii_end().len(),
+            _ => value_stop,
+        };
         each(HeaderIndex {
             name,
             value: Span::new(value_start, value_end),

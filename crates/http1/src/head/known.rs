@@ -2,6 +2,7 @@
 //! management), noted once while the head is parsed so nothing rescans it.
 
 use super::Span;
+use crate::chars::eq_folded;
 use crate::Error;
 
 /// What `Transfer-Encoding` said, across all of its field lines.
@@ -40,22 +41,33 @@ impl Known {
     /// Notes one field; fails on values that break the framing rules.
     #[inline]
     pub(crate) fn observe(&mut self, name: &[u8], value: &[u8], span: Span) -> Result<(), Error> {
-        // Dispatch on length first: most fields match none of these.
+        // Dispatch on length and first letter: most fields match none of
+        // these, and most that share a length differ in the first letter.
+        let first = name.first().map_or(0, u8::to_ascii_lowercase);
+        match (name.len(), first) {
+            (4, b'h') | (6, b'e') | (7, b'u') | (10, b'c') | (14, b'c') | (17, b't') => {}
+            _ => return Ok(()),
+        }
         match name.len() {
-            4 if name.eq_ignore_ascii_case(b"host") => self.hosts += 1,
-            6 if name.eq_ignore_ascii_case(b"expect") => {
-                self.expect_continue |= value.eq_ignore_ascii_case(b"100-continue");
+            4 if eq_folded(name, b"host") => self.hosts += 1,
+            6 if eq_folded(name, b"expect") => {
+                self.expect_continue |= eq_folded(value, b"100-continue");
             }
-            7 if name.eq_ignore_ascii_case(b"upgrade") => self.upgrade = Some(span),
-            10 if name.eq_ignore_ascii_case(b"connection") => {
+            7 if eq_folded(name, b"upgrade") => self.upgrade = Some(span),
+            10 if eq_folded(name, b"connection") => {
+                if eq_folded(value, b"keep-alive") {
+                    // The common case, without splitting a list.
+                    self.connection.keep_alive = true;
+                    return Ok(());
+                }
                 for token in list(value) {
                     let t = &mut self.connection;
-                    t.close |= token.eq_ignore_ascii_case(b"close");
-                    t.keep_alive |= token.eq_ignore_ascii_case(b"keep-alive");
-                    t.upgrade |= token.eq_ignore_ascii_case(b"upgrade");
+                    t.close |= eq_folded(token, b"close");
+                    t.keep_alive |= eq_folded(token, b"keep-alive");
+                    t.upgrade |= eq_folded(token, b"upgrade");
                 }
             }
-            14 if name.eq_ignore_ascii_case(b"content-length") => {
+            14 if eq_folded(name, b"content-length") => {
                 // RFC 9110 section 8.6: a list of identical values may stand
                 // for one; anything else is unframeable.
                 for element in value.split(|&b| b == b',') {
@@ -66,13 +78,13 @@ impl Known {
                     }
                 }
             }
-            17 if name.eq_ignore_ascii_case(b"transfer-encoding") => {
+            17 if eq_folded(name, b"transfer-encoding") => {
                 let c = &mut self.codings;
                 c.present = true;
                 for coding in list(value) {
                     // Parameters (`;q=1`) do not change which coding it is.
                     let name = trim(coding.split(|&b| b == b';').next().unwrap_or_default());
-                    if name.eq_ignore_ascii_case(b"chunked") {
+                    if eq_folded(name, b"chunked") {
                         c.chunked_twice |= c.chunked_seen;
                         c.chunked_seen = true;
                         c.chunked_last = true;

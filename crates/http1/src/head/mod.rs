@@ -57,6 +57,7 @@ pub(crate) struct HeadFields {
 }
 
 impl HeadFields {
+    #[inline]
     pub(crate) fn with_capacity(limits: &Limits) -> Self {
         HeadFields {
             index: Vec::with_capacity(limits.max_headers.min(32)),
@@ -106,6 +107,7 @@ pub enum Version {
 impl Version {
     /// The version as it appears on the wire.
     #[must_use]
+    #[inline]
     pub fn as_str(self) -> &'static str {
         match self {
             Version::Http10 => "HTTP/1.0",
@@ -135,11 +137,53 @@ impl fmt::Display for Version {
     }
 }
 
+/// A field name as received. Names are tokens, so always ASCII; compare
+/// them with [`eq_ignore_ascii_case`](HeaderName::eq_ignore_ascii_case),
+/// as field names are case-insensitive.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct HeaderName<'a>(&'a [u8]);
+
+impl<'a> HeaderName<'a> {
+    /// The name's bytes.
+    #[inline]
+    #[must_use]
+    pub fn as_bytes(&self) -> &'a [u8] {
+        self.0
+    }
+
+    /// The name as a string (checked again here, as safe code must; the
+    /// parser itself never pays for it).
+    #[must_use]
+    #[inline]
+    pub fn as_str(&self) -> &'a str {
+        std::str::from_utf8(self.0).unwrap_or_default()
+    }
+
+    /// Whether this is the field `name`, ignoring ASCII case.
+    #[inline]
+    #[must_use]
+    pub fn eq_ignore_ascii_case(&self, name: &str) -> bool {
+        self.0.eq_ignore_ascii_case(name.as_bytes())
+    }
+}
+
+impl fmt::Display for HeaderName<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl fmt::Debug for HeaderName<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
 /// One header field, borrowed from the buffer it was parsed from.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Header<'a> {
-    /// The field name as sent (compare with `eq_ignore_ascii_case`).
-    pub name: &'a str,
+    /// The field name as sent.
+    pub name: HeaderName<'a>,
     /// The value without surrounding whitespace; may hold obs-text bytes.
     pub value: &'a [u8],
 }
@@ -168,29 +212,34 @@ impl<'a> Headers<'a> {
 
     /// Number of fields.
     #[must_use]
+    #[inline]
     pub fn len(&self) -> usize {
         self.index.len()
     }
 
     /// Whether there are no fields.
     #[must_use]
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.index.is_empty()
     }
 
     /// The field at position `i`.
     #[must_use]
+    #[inline]
     pub fn at(&self, i: usize) -> Option<Header<'a>> {
         self.index.get(i).map(|h| self.header(h))
     }
 
     /// The value of the first field named `name` (ASCII case-insensitive).
     #[must_use]
+    #[inline]
     pub fn get(&self, name: &str) -> Option<&'a [u8]> {
         self.get_all(name).next()
     }
 
     /// The values of every field named `name` (ASCII case-insensitive).
+    #[inline]
     pub fn get_all<'n>(&self, name: &'n str) -> impl Iterator<Item = &'a [u8]> + 'n
     where
         'a: 'n,
@@ -202,6 +251,7 @@ impl<'a> Headers<'a> {
 
     /// Every field, in order.
     #[must_use]
+    #[inline]
     pub fn iter(&self) -> HeaderIter<'a> {
         HeaderIter {
             buf: self.buf,
@@ -217,10 +267,8 @@ impl<'a> Headers<'a> {
 
 #[inline]
 fn header<'a>(buf: &'a [u8], h: &HeaderIndex) -> Header<'a> {
-    // Names were checked to be tokens, which are ASCII.
-    let name = std::str::from_utf8(h.name.of(buf)).unwrap_or_default();
     Header {
-        name,
+        name: HeaderName(h.name.of(buf)),
         value: h.value.of(buf),
     }
 }
@@ -240,6 +288,7 @@ impl<'a> Iterator for HeaderIter<'a> {
         self.index.next().map(|h| header(self.buf, h))
     }
 
+    #[inline]
     fn size_hint(&self) -> (usize, Option<usize>) {
         self.index.size_hint()
     }
@@ -256,6 +305,7 @@ impl fmt::Debug for Headers<'_> {
 impl<'a> IntoIterator for Headers<'a> {
     type Item = Header<'a>;
     type IntoIter = HeaderIter<'a>;
+    #[inline]
     fn into_iter(self) -> HeaderIter<'a> {
         self.iter()
     }

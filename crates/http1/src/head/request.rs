@@ -5,7 +5,7 @@ use std::fmt;
 use ringwire_wire::Status;
 
 use super::{Fields, HeadFields, Headers, Known, SectionScan, Span, Version};
-use crate::chars::{is_token, target_end};
+use crate::chars::{target_end, token_end};
 use crate::target::Target;
 use crate::{BodyKind, Error, Limits};
 
@@ -55,6 +55,7 @@ impl<'a> Method<'a> {
 
     /// The method as it appears on the wire.
     #[must_use]
+    #[inline]
     pub fn as_str(&self) -> &'a str {
         match self {
             Method::Get => "GET",
@@ -96,6 +97,7 @@ impl RequestHead {
     /// Views this head over `buf`, which must start with the bytes it was
     /// parsed from.
     #[must_use]
+    #[inline]
     pub fn view<'a>(&'a self, buf: &'a [u8]) -> Request<'a> {
         Request { buf, head: self }
     }
@@ -103,12 +105,14 @@ impl RequestHead {
     /// Length of the head in bytes, final CRLF (and any empty lines before
     /// the request line) included: where the body starts.
     #[must_use]
+    #[inline]
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// Whether no head has been parsed.
     #[must_use]
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -124,36 +128,42 @@ pub struct Request<'a> {
 impl<'a> Request<'a> {
     /// The method.
     #[must_use]
+    #[inline]
     pub fn method(&self) -> Method<'a> {
         Method::from_token(self.head.method.of(self.buf))
     }
 
     /// The request target, with lazy path and query decoding.
     #[must_use]
+    #[inline]
     pub fn target(&self) -> Target<'a> {
         Target::new(self.head.target.of(self.buf))
     }
 
     /// The protocol version.
     #[must_use]
+    #[inline]
     pub fn version(&self) -> Version {
         self.head.version.unwrap_or(Version::Http11)
     }
 
     /// The header fields in the order received.
     #[must_use]
+    #[inline]
     pub fn headers(&self) -> Headers<'a> {
         Headers::new(self.buf, &self.head.fields.index)
     }
 
     /// The value of the first field named `name` (ASCII case-insensitive).
     #[must_use]
+    #[inline]
     pub fn header(&self, name: &str) -> Option<&'a [u8]> {
         self.headers().get(name)
     }
 
     /// How the body is framed. Requests never run until close.
     #[must_use]
+    #[inline]
     pub fn body(&self) -> BodyKind {
         self.head.body.unwrap_or(BodyKind::Empty)
     }
@@ -162,6 +172,7 @@ impl<'a> Request<'a> {
     /// response (RFC 9112 section 9.3): HTTP/1.1 unless `Connection: close`,
     /// HTTP/1.0 only with `Connection: keep-alive`.
     #[must_use]
+    #[inline]
     pub fn keep_alive(&self) -> bool {
         let tokens = self.head.fields.known.connection;
         match self.version() {
@@ -174,6 +185,7 @@ impl<'a> Request<'a> {
     /// `100 Continue` before sending the body. Ignored for HTTP/1.0, whose
     /// clients cannot know the interim response (RFC 9110 section 10.1.1).
     #[must_use]
+    #[inline]
     pub fn expects_continue(&self) -> bool {
         self.head.fields.known.expect_continue
             && self.version() == Version::Http11
@@ -184,6 +196,7 @@ impl<'a> Request<'a> {
     /// `upgrade` among the `Connection` tokens). After a `101` response the
     /// bytes past [`head_len`](Request::head_len) belong to the new protocol.
     #[must_use]
+    #[inline]
     pub fn upgrade(&self) -> Option<&'a [u8]> {
         let known = &self.head.fields.known;
         match (known.connection.upgrade, known.upgrade) {
@@ -194,12 +207,14 @@ impl<'a> Request<'a> {
 
     /// Length of the head in bytes: where the body starts.
     #[must_use]
+    #[inline]
     pub fn head_len(&self) -> usize {
         self.head.len
     }
 
     /// The head's offsets, to keep and [`view`](RequestHead::view) later.
     #[must_use]
+    #[inline]
     pub fn head(&self) -> &'a RequestHead {
         self.head
     }
@@ -273,6 +288,7 @@ impl RequestParser {
 
     /// The last head parsed completely.
     #[must_use]
+    #[inline]
     pub fn head(&self) -> &RequestHead {
         &self.head
     }
@@ -308,6 +324,7 @@ impl RequestParser {
     }
 
     /// Continues a message that arrived in pieces, looking at new bytes only.
+    #[inline]
     fn resume(&mut self, buf: &[u8], resume: Resume) -> Result<Option<usize>, Error> {
         let mut scan = match resume {
             Resume::Line(mut line) => match line.parse(buf, &self.limits)? {
@@ -377,7 +394,7 @@ struct Line {
 impl Line {
     /// Validates the bytes that arrived since the last call; returns where
     /// the fields start once the line is whole.
-    #[inline]
+    #[inline(always)]
     fn parse(&mut self, buf: &[u8], limits: &Limits) -> Result<Option<usize>, Error> {
         if self.method_end.is_none() {
             if self.at == self.start {
@@ -387,9 +404,11 @@ impl Line {
                 }
                 self.at = self.start;
             }
-            while self.at < buf.len() && is_token(buf[self.at]) {
-                self.at += 1;
-            }
+            self.at = if buf.get(self.at..self.at + 4) == Some(b"GET ") {
+                self.at + 3
+            } else {
+                token_end(buf, self.at)
+            };
             match buf.get(self.at) {
                 None => return Ok(None),
                 Some(b'\r') if self.at == self.start && self.at + 1 == buf.len() => {
@@ -419,6 +438,15 @@ impl Line {
         }
         // The version and CRLF: ten bytes at most, judged as they arrive.
         let version = &buf[self.at..buf.len().min(self.at + 10)];
+        if let Some(word) = version.get(..8).and_then(|v| v.try_into().ok()) {
+            // The usual lines, compared as one word and a pair.
+            let word = u64::from_le_bytes(word);
+            let known = word == u64::from_le_bytes(*b"HTTP/1.1")
+                || word == u64::from_le_bytes(*b"HTTP/1.0");
+            if known && version.get(8..) == Some(b"\r\n") {
+                return Ok(Some(self.at + 10));
+            }
+        }
         for (k, &b) in version.iter().enumerate() {
             let ok = match k {
                 0..=4 => b == b"HTTP/"[k],
@@ -442,6 +470,7 @@ impl Line {
     }
 
     /// Stores the parts of a whole line into `head`.
+    #[inline]
     fn record(&self, buf: &[u8], head: &mut RequestHead) -> Result<(), Error> {
         let (Some(method_end), Some(target_end)) = (self.method_end, self.target_end) else {
             return Err(Error::InvalidVersion);
@@ -455,6 +484,7 @@ impl Line {
 
 /// Request framing (RFC 9112 section 6.3), strict where the RFC allows a
 /// choice: anything ambiguous is refused rather than guessed.
+#[inline]
 fn request_body(version: Version, known: &Known, limits: &Limits) -> Result<BodyKind, Error> {
     let codings = known.codings;
     if codings.present {

@@ -23,18 +23,21 @@ impl ResponseHead {
     /// Views this head over `buf`, which must start with the bytes it was
     /// parsed from.
     #[must_use]
+    #[inline]
     pub fn view<'a>(&'a self, buf: &'a [u8]) -> Response<'a> {
         Response { buf, head: self }
     }
 
     /// Length of the head in bytes: where the body starts.
     #[must_use]
+    #[inline]
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// Whether no head has been parsed.
     #[must_use]
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -50,36 +53,42 @@ pub struct Response<'a> {
 impl<'a> Response<'a> {
     /// The protocol version.
     #[must_use]
+    #[inline]
     pub fn version(&self) -> Version {
         self.head.version.unwrap_or(Version::Http11)
     }
 
     /// The status code, 100 to 999.
     #[must_use]
+    #[inline]
     pub fn status(&self) -> u16 {
         self.head.status
     }
 
     /// The reason phrase (possibly empty; carries no meaning).
     #[must_use]
+    #[inline]
     pub fn reason(&self) -> &'a [u8] {
         self.head.reason.of(self.buf)
     }
 
     /// The header fields in the order received.
     #[must_use]
+    #[inline]
     pub fn headers(&self) -> Headers<'a> {
         Headers::new(self.buf, &self.head.fields.index)
     }
 
     /// The value of the first field named `name` (ASCII case-insensitive).
     #[must_use]
+    #[inline]
     pub fn header(&self, name: &str) -> Option<&'a [u8]> {
         self.headers().get(name)
     }
 
     /// How the body is framed, given the request it answers.
     #[must_use]
+    #[inline]
     pub fn body(&self) -> BodyKind {
         self.head.body.unwrap_or(BodyKind::Empty)
     }
@@ -87,6 +96,7 @@ impl<'a> Response<'a> {
     /// Whether this is an interim (1xx) response other than `101`: the
     /// final response follows on the same connection.
     #[must_use]
+    #[inline]
     pub fn is_interim(&self) -> bool {
         (100..200).contains(&self.status()) && self.status() != 101
     }
@@ -94,6 +104,7 @@ impl<'a> Response<'a> {
     /// The protocol the server switched to with `101 Switching Protocols`;
     /// the bytes past [`head_len`](Response::head_len) belong to it.
     #[must_use]
+    #[inline]
     pub fn upgrade(&self) -> Option<&'a [u8]> {
         match self.status() {
             101 => Some(
@@ -112,6 +123,7 @@ impl<'a> Response<'a> {
     /// `Connection: keep-alive`, `Connection: close`, or framing that
     /// needed `Transfer-Encoding` to override `Content-Length`.
     #[must_use]
+    #[inline]
     pub fn keep_alive(&self) -> bool {
         let known = &self.head.fields.known;
         let tokens = known.connection;
@@ -126,6 +138,7 @@ impl<'a> Response<'a> {
 
     /// Length of the head in bytes: where the body starts.
     #[must_use]
+    #[inline]
     pub fn head_len(&self) -> usize {
         self.head.len
     }
@@ -178,6 +191,7 @@ impl ResponseParser {
 
     /// The last head parsed completely.
     #[must_use]
+    #[inline]
     pub fn head(&self) -> &ResponseHead {
         &self.head
     }
@@ -296,6 +310,7 @@ fn parse_status_line(buf: &[u8], head: &mut ResponseHead) -> Result<Option<usize
 }
 
 /// Checks the first bytes of `HTTP/d.d SP ddd` that have arrived.
+#[inline]
 fn status_prefix(partial: &[u8]) -> Result<(), Error> {
     for (k, &b) in partial.iter().enumerate() {
         let ok = match k {
@@ -320,6 +335,7 @@ fn status_prefix(partial: &[u8]) -> Result<(), Error> {
 }
 
 /// Response framing (RFC 9112 section 6.3), in the RFC's order.
+#[inline]
 fn response_body(
     head: &ResponseHead,
     method: Method<'_>,
