@@ -116,7 +116,7 @@ impl SectionScan {
     /// offset just past the empty line that ends the section, if present.
     #[inline]
     pub(crate) fn find_end(&mut self, buf: &[u8]) -> Result<Option<usize>, Error> {
-        while let Some(i) = memchr::memchr(b'\n', &buf[self.searched..]) {
+        while let Some(i) = find_lf(&buf[self.searched..]) {
             let lf = self.searched + i;
             if lf == 0 || buf[lf - 1] != b'\r' {
                 return Err(Error::BareLf);
@@ -129,5 +129,16 @@ impl SectionScan {
         }
         self.searched = buf.len();
         Ok(None)
+    }
+}
+
+/// The first LF in `bytes`: `memchr` for long spans; a plain loop for the
+/// few bytes a small read adds, where `memchr`'s setup costs more than it saves.
+#[inline]
+fn find_lf(bytes: &[u8]) -> Option<usize> {
+    if bytes.len() < 16 {
+        bytes.iter().position(|&b| b == b'\n')
+    } else {
+        memchr::memchr(b'\n', bytes)
     }
 }

@@ -302,7 +302,7 @@ impl RequestParser {
     pub fn parse<'a>(&'a mut self, buf: &'a [u8]) -> Result<Status<Request<'a>>, Error> {
         let complete = match self.resume {
             None => self.parse_head(buf)?,
-            Some(resume) => self.resume(buf, resume)?,
+            Some(_) => self.resume(buf)?,
         };
         match complete {
             Some(len) => {
@@ -325,27 +325,24 @@ impl RequestParser {
 
     /// Continues a message that arrived in pieces, looking at new bytes only.
     #[inline]
-    fn resume(&mut self, buf: &[u8], resume: Resume) -> Result<Option<usize>, Error> {
-        let mut scan = match resume {
-            Resume::Line(mut line) => match line.parse(buf, &self.limits)? {
-                None => {
-                    self.resume = Some(Resume::Line(line));
-                    return Ok(None);
-                }
-                Some(fields) => SectionScan::at(fields),
+    fn resume(&mut self, buf: &[u8]) -> Result<Option<usize>, Error> {
+        match &mut self.resume {
+            Some(Resume::Line(line)) => match line.parse(buf, &self.limits)? {
+                None => Ok(None),
+                // The line is whole: one pass over what is here, which
+                // finishes the head or arms the search at its last line.
+                Some(_) => self.parse_head(buf),
             },
-            Resume::Fields(scan) if buf.len() < scan.searched() => {
-                debug_assert!(false, "the buffer shrank between calls");
-                self.resume = None;
-                return self.parse_head(buf);
+            Some(Resume::Fields(scan)) if buf.len() >= scan.searched() => {
+                match scan.find_end(buf)? {
+                    None => Ok(None),
+                    Some(end) => self.parse_head(&buf[..end]),
+                }
             }
-            Resume::Fields(scan) => scan,
-        };
-        let found = scan.find_end(buf)?;
-        self.resume = Some(Resume::Fields(scan));
-        match found {
-            Some(end) => self.parse_head(&buf[..end]),
-            None => Ok(None),
+            _ => {
+                debug_assert!(false, "the buffer shrank between calls");
+                self.parse_head(buf)
+            }
         }
     }
 
