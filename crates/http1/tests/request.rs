@@ -233,6 +233,10 @@ fn malformed_requests() {
         ("GET / http/1.1\r\nHost: h\r\n\r\n".into(), Error::InvalidVersion, 400),
         ("GET / HTTP/2.0\r\nHost: h\r\n\r\n".into(), Error::UnsupportedVersion, 505),
         ("GET / HTTP/1.2\r\nHost: h\r\n\r\n".into(), Error::UnsupportedVersion, 505),
+        // Regression (fuzz/regressions/http1_request/version-order): the
+        // version is judged before the bytes after it, however they arrive.
+        ("GET / HTTP/2.0x\r\nHost: h\r\n\r\n".into(), Error::UnsupportedVersion, 505),
+        ("GET / HTTP/2.0\rx\r\n\r\n".into(), Error::UnsupportedVersion, 505),
         ("GET / HTTP/0.9\r\n\r\n".into(), Error::UnsupportedVersion, 505),
         ("GET / HTTP/1.1\r\n\r\n".into(), Error::InvalidHost, 400),
         (format!("GET / HTTP/1.1\r\n{h}{h}\r\n"), Error::InvalidHost, 400),

@@ -241,6 +241,9 @@ fn malformed_responses() {
         ("HTTP/2 200 OK\r\n\r\n".into(), Error::InvalidVersion),
         ("ICY 200 OK\r\n\r\n".into(), Error::InvalidVersion),
         ("HTTP/2.0 200 OK\r\n\r\n".into(), Error::UnsupportedVersion),
+        // Regression (fuzz/regressions/http1_response/version-order).
+        ("HTTP/1.21 200 OK\r\n\r\n".into(), Error::UnsupportedVersion),
+        ("HTTP/1.2 099 X\r\n\r\n".into(), Error::UnsupportedVersion),
         (
             "HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n".into(),
             Error::InvalidContentLength,

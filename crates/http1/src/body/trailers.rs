@@ -1,13 +1,13 @@
 //! The trailer section of a chunked body (RFC 9112 section 7.1.2).
 
-use crate::head::{parse_fields, HeaderIndex, SectionScan};
+use crate::head::{HeaderIndex, SectionScan};
 use crate::{Error, Headers, Limits};
 
 /// Finds and indexes a trailer section, bounded like a head.
 #[derive(Debug)]
 pub(super) struct Trailers {
-    /// The search for the empty line, in offsets from the section's start:
-    /// the section stays at the front of the caller's buffer until whole.
+    /// The section parsed line by line as it arrives, in offsets from its
+    /// start: it stays at the front of the caller's buffer until whole.
     scan: SectionScan,
     /// Allocated on the first trailer field, not for the common empty section.
     index: Vec<HeaderIndex>,
@@ -33,14 +33,23 @@ impl Trailers {
         buf: &'a [u8],
     ) -> Result<Option<(usize, Headers<'a>)>, Error> {
         if buf.len() < self.scan.searched() {
-            // The caller dropped bytes it was not told to: search afresh
+            // The caller dropped bytes it was not told to: start afresh
             // rather than index out of bounds.
             self.scan = SectionScan::at(0);
+            self.index.clear();
         }
         // A section must end within the limit, so searching further is waste
         // however much the caller has buffered.
         let window = &buf[..buf.len().min(self.max_len)];
-        let Some(len) = self.scan.find_end(window)? else {
+        let (index, limit) = (&mut self.index, self.max_fields);
+        let found = self.scan.advance(window, |field| {
+            if index.len() == limit {
+                return Err(Error::TooManyHeaders { limit });
+            }
+            index.push(field);
+            Ok(())
+        })?;
+        let Some(len) = found else {
             if buf.len() > self.max_len {
                 return Err(Error::HeadTooLarge {
                     limit: self.max_len,
@@ -49,16 +58,6 @@ impl Trailers {
             return Ok(None);
         };
         let section = &buf[..len];
-        let (index, limit) = (&mut self.index, self.max_fields);
-        index.clear();
-        // The section ends in its empty line, so this reads all of it.
-        parse_fields(section, 0, |field| {
-            if index.len() == limit {
-                return Err(Error::TooManyHeaders { limit });
-            }
-            index.push(field);
-            Ok(())
-        })?;
         Ok(Some((len, Headers::new(section, &self.index))))
     }
 }

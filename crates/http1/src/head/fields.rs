@@ -84,22 +84,20 @@ pub(crate) fn parse_fields(
     }
 }
 
-/// Resumable search for the end of a field section in bytes that arrive
-/// piecewise: each byte is looked at once, whatever the split.
-///
-/// Only line ends are examined (with SIMD `memchr`); a bare LF fails here at
-/// once, everything else is left to [`parse_fields`] when the section is
-/// whole.
+/// A field section parsed as it arrives: each line is validated as soon as
+/// its LF is in, by the same [`parse_fields`] a whole section goes through
+/// (so the errors do not depend on where reads end), and each byte is
+/// searched for that LF once, whatever the split.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct SectionScan {
     /// Bytes already searched.
     searched: usize,
-    /// Start of the line being searched.
+    /// Start of the line not yet complete.
     line: usize,
 }
 
 impl SectionScan {
-    /// A search whose first line starts at `from`.
+    /// A section whose next line starts at `from`.
     pub(crate) fn at(from: usize) -> Self {
         SectionScan {
             searched: from,
@@ -112,20 +110,23 @@ impl SectionScan {
         self.searched
     }
 
-    /// Searches the bytes that arrived since the last call; returns the
-    /// offset just past the empty line that ends the section, if present.
+    /// Parses the lines completed since the last call, handing each field to
+    /// `each`; returns the offset just past the empty line that ends the
+    /// section, once it is in.
     #[inline]
-    pub(crate) fn find_end(&mut self, buf: &[u8]) -> Result<Option<usize>, Error> {
+    pub(crate) fn advance(
+        &mut self,
+        buf: &[u8],
+        mut each: impl FnMut(HeaderIndex) -> Result<(), Error>,
+    ) -> Result<Option<usize>, Error> {
         while let Some(i) = find_lf(&buf[self.searched..]) {
-            let lf = self.searched + i;
-            if lf == 0 || buf[lf - 1] != b'\r' {
-                return Err(Error::BareLf);
+            let end = self.searched + i + 1;
+            let line = self.line;
+            self.searched = end;
+            self.line = end;
+            if let Fields::End(len) = parse_fields(&buf[..end], line, &mut each)? {
+                return Ok(Some(len));
             }
-            self.searched = lf + 1;
-            if lf - 1 == self.line {
-                return Ok(Some(lf + 1));
-            }
-            self.line = lf + 1;
         }
         self.searched = buf.len();
         Ok(None)
@@ -135,7 +136,7 @@ impl SectionScan {
 /// The first LF in `bytes`: `memchr` for long spans; a plain loop for the
 /// few bytes a small read adds, where `memchr`'s setup costs more than it saves.
 #[inline]
-fn find_lf(bytes: &[u8]) -> Option<usize> {
+pub(crate) fn find_lf(bytes: &[u8]) -> Option<usize> {
     if bytes.len() < 16 {
         bytes.iter().position(|&b| b == b'\n')
     } else {

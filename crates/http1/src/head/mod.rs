@@ -6,7 +6,7 @@ mod known;
 mod request;
 mod response;
 
-pub(crate) use fields::{parse_fields, Fields, SectionScan};
+pub(crate) use fields::{find_lf, parse_fields, Fields, SectionScan};
 pub(crate) use known::Known;
 pub use request::{Method, Request, RequestHead, RequestParser};
 pub use response::{Response, ResponseHead, ResponseParser};
@@ -66,7 +66,7 @@ impl HeadFields {
     }
 
     /// Parses the field lines from `at` through the empty line, within
-    /// `limits`.
+    /// `limits`, starting a fresh index.
     #[inline]
     pub(crate) fn parse(
         &mut self,
@@ -76,22 +76,47 @@ impl HeadFields {
     ) -> Result<Fields, Error> {
         self.index.clear();
         self.known = Known::default();
-        let limit = limits.max_headers;
-        let fields = parse_fields(buf, at, |h| {
-            if self.index.len() == limit {
-                return Err(Error::TooManyHeaders { limit });
-            }
-            self.known
-                .observe(h.name.of(buf), h.value.of(buf), h.value)?;
-            self.index.push(h);
-            Ok(())
-        })?;
+        let fields = parse_fields(buf, at, |h| self.record(buf, h, limits))?;
         match fields {
-            Fields::End(len) if len > limits.max_head_len => Err(Error::HeadTooLarge {
-                limit: limits.max_head_len,
-            }),
-            fields => Ok(fields),
+            Fields::End(len) => Self::bounded(len, limits).map(Fields::End),
+            partial => Ok(partial),
         }
+    }
+
+    /// Goes on with a section that arrives in pieces: indexes the lines
+    /// `scan` completes; the section's length once its empty line is in.
+    #[inline]
+    pub(crate) fn resume(
+        &mut self,
+        scan: &mut SectionScan,
+        buf: &[u8],
+        limits: &Limits,
+    ) -> Result<Option<usize>, Error> {
+        match scan.advance(buf, |h| self.record(buf, h, limits))? {
+            Some(len) => Self::bounded(len, limits).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    #[inline]
+    fn record(&mut self, buf: &[u8], h: HeaderIndex, limits: &Limits) -> Result<(), Error> {
+        let limit = limits.max_headers;
+        if self.index.len() == limit {
+            return Err(Error::TooManyHeaders { limit });
+        }
+        self.known
+            .observe(h.name.of(buf), h.value.of(buf), h.value)?;
+        self.index.push(h);
+        Ok(())
+    }
+
+    fn bounded(len: usize, limits: &Limits) -> Result<usize, Error> {
+        if len > limits.max_head_len {
+            return Err(Error::HeadTooLarge {
+                limit: limits.max_head_len,
+            });
+        }
+        Ok(len)
     }
 }
 
@@ -112,6 +137,27 @@ impl Version {
         match self {
             Version::Http10 => "HTTP/1.0",
             Version::Http11 => "HTTP/1.1",
+        }
+    }
+
+    /// Judges the first bytes of a version as they arrive: once all eight
+    /// are here, as [`parse`](Version::parse) does (so the error never
+    /// depends on where a read ended); before, only that they can still
+    /// become `HTTP/d.d`.
+    #[inline]
+    pub(crate) fn check_prefix(bytes: &[u8]) -> Result<(), crate::Error> {
+        if let Some(version) = bytes.get(..8) {
+            return Version::parse(version).map(drop);
+        }
+        let fits = bytes.iter().enumerate().all(|(k, &b)| match k {
+            0..=4 => b == b"HTTP/"[k],
+            6 => b == b'.',
+            _ => b.is_ascii_digit(),
+        });
+        if fits {
+            Ok(())
+        } else {
+            Err(crate::Error::InvalidVersion)
         }
     }
 

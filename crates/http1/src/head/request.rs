@@ -330,13 +330,13 @@ impl RequestParser {
             Some(Resume::Line(line)) => match line.parse(buf, &self.limits)? {
                 None => Ok(None),
                 // The line is whole: one pass over what is here, which
-                // finishes the head or arms the search at its last line.
+                // finishes the head or goes on line by line from its end.
                 Some(_) => self.parse_head(buf),
             },
             Some(Resume::Fields(scan)) if buf.len() >= scan.searched() => {
-                match scan.find_end(buf)? {
+                match self.head.fields.resume(scan, buf, &self.limits)? {
                     None => Ok(None),
-                    Some(end) => self.parse_head(&buf[..end]),
+                    Some(len) => self.finish(len).map(Some),
                 }
             }
             _ => {
@@ -355,22 +355,26 @@ impl RequestParser {
             self.resume = Some(Resume::Line(line));
             return Ok(None);
         };
-        let head = &mut self.head;
-        line.record(buf, head)?;
-        let fields = head.fields.parse(buf, fields_at, &self.limits)?;
-        let len = match fields {
-            Fields::End(len) => len,
+        line.record(buf, &mut self.head)?;
+        match self.head.fields.parse(buf, fields_at, &self.limits)? {
+            Fields::End(len) => self.finish(len).map(Some),
             Fields::Partial(resume) => {
                 self.resume = Some(Resume::Fields(SectionScan::at(resume)));
-                return Ok(None);
+                Ok(None)
             }
-        };
+        }
+    }
+
+    /// The checks that need the whole head: Host, and the body's framing.
+    #[inline]
+    fn finish(&mut self, len: usize) -> Result<usize, Error> {
+        let head = &mut self.head;
         let version = head.version.unwrap_or(Version::Http11);
         if version == Version::Http11 && head.fields.known.hosts != 1 {
             return Err(Error::InvalidHost);
         }
         head.body = Some(request_body(version, &head.fields.known, &self.limits)?);
-        Ok(Some(len))
+        Ok(len)
     }
 }
 
@@ -444,24 +448,12 @@ impl Line {
                 return Ok(Some(self.at + 10));
             }
         }
-        for (k, &b) in version.iter().enumerate() {
-            let ok = match k {
-                0..=4 => b == b"HTTP/"[k],
-                5 | 7 => b.is_ascii_digit(),
-                6 => b == b'.',
-                8 => b == b'\r',
-                _ => b == b'\n',
-            };
-            if !ok {
-                return Err(match (k, b) {
-                    (8, b'\n') => Error::BareLf,
-                    (9, _) => Error::BareCr,
-                    _ => Error::InvalidVersion,
-                });
-            }
-        }
-        if let Some(version) = version.get(..8) {
-            Version::parse(version)?;
+        Version::check_prefix(version)?;
+        match version.get(8..) {
+            None | Some(b"" | b"\r" | b"\r\n") => {}
+            Some([b'\n', ..]) => return Err(Error::BareLf),
+            Some([b'\r', _]) => return Err(Error::BareCr),
+            Some(_) => return Err(Error::InvalidVersion),
         }
         Ok((version.len() == 10).then_some(self.at + 10))
     }

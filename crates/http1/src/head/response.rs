@@ -4,7 +4,7 @@ use std::fmt;
 
 use ringwire_wire::Status;
 
-use super::{Fields, HeadFields, Headers, Method, SectionScan, Span, Version};
+use super::{find_lf, Fields, HeadFields, Headers, Method, SectionScan, Span, Version};
 use crate::chars::value_end;
 use crate::{BodyKind, Error, Limits};
 
@@ -166,7 +166,17 @@ impl fmt::Debug for Response<'_> {
 pub struct ResponseParser {
     limits: Limits,
     head: ResponseHead,
-    scan: Option<SectionScan>,
+    /// Progress on a message that arrives in pieces.
+    resume: Option<Resume>,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Resume {
+    /// Searching for the end of a status line whose version and code were
+    /// already judged.
+    Line { searched: usize },
+    /// Parsing field lines as they complete.
+    Fields(SectionScan),
 }
 
 impl Default for ResponseParser {
@@ -185,7 +195,7 @@ impl ResponseParser {
                 fields: HeadFields::with_capacity(&limits),
                 ..ResponseHead::default()
             },
-            scan: None,
+            resume: None,
         }
     }
 
@@ -208,38 +218,36 @@ impl ResponseParser {
         buf: &'a [u8],
         method: Method<'_>,
     ) -> Result<Status<Response<'a>>, Error> {
-        let end = match &mut self.scan {
-            Some(scan) if buf.len() >= scan.searched() => scan.find_end(buf)?,
-            _ => {
-                self.scan = None;
-                Some(buf.len())
+        let complete = match &mut self.resume {
+            Some(Resume::Line { searched }) if buf.len() >= *searched => {
+                match find_lf(&buf[*searched..]) {
+                    None => {
+                        *searched = buf.len();
+                        None
+                    }
+                    Some(_) => self.parse_head(buf, method)?,
+                }
             }
+            Some(Resume::Fields(scan)) if buf.len() >= scan.searched() => {
+                match self.head.fields.resume(scan, buf, &self.limits)? {
+                    None => None,
+                    Some(len) => Some(self.finish(len, method)?),
+                }
+            }
+            // A fresh message (or a buffer that shrank, which is misuse).
+            _ => self.parse_head(buf, method)?,
         };
-        let attempt = match end {
-            Some(end) => self.parse_head(&buf[..end], method)?,
-            None => Fields::Partial(0),
-        };
-        match attempt {
-            Fields::End(len) => {
-                self.scan = None;
+        match complete {
+            Some(len) => {
+                self.resume = None;
                 self.head.len = len;
                 Ok(Status::Complete(self.head.view(buf), len))
             }
-            Fields::Partial(resume) => {
+            None => {
                 if buf.len() > self.limits.max_head_len {
                     return Err(Error::HeadTooLarge {
                         limit: self.limits.max_head_len,
                     });
-                }
-                // Until the version and code are here, a fresh attempt (twelve
-                // bytes at most) judges them; then only new bytes are searched.
-                if self.scan.is_none() && (resume > 0 || buf.len() >= 12) {
-                    let mut scan = SectionScan::at(resume);
-                    // Arm the search with what is already here.
-                    if let Some(end) = scan.find_end(buf)? {
-                        debug_assert!(end > buf.len(), "a whole head parsed as partial");
-                    }
-                    self.scan = Some(scan);
                 }
                 Ok(Status::Partial {
                     at_least: buf.len() + 1,
@@ -248,17 +256,32 @@ impl ResponseParser {
         }
     }
 
+    /// One full pass over `buf`: the head's length when it is all there;
+    /// otherwise arms the resumable parse.
     #[inline]
-    fn parse_head(&mut self, buf: &[u8], method: Method<'_>) -> Result<Fields, Error> {
-        let head = &mut self.head;
-        let Some(fields_at) = parse_status_line(buf, head)? else {
-            return Ok(Fields::Partial(0));
+    fn parse_head(&mut self, buf: &[u8], method: Method<'_>) -> Result<Option<usize>, Error> {
+        let Some(fields_at) = parse_status_line(buf, &mut self.head)? else {
+            // Until the version and code are here, fresh attempts (twelve
+            // bytes at most) judge them; then only new bytes are searched.
+            self.resume = (buf.len() >= 12).then_some(Resume::Line {
+                searched: buf.len(),
+            });
+            return Ok(None);
         };
-        let fields = head.fields.parse(buf, fields_at, &self.limits)?;
-        if let Fields::End(_) = fields {
-            head.body = Some(response_body(head, method, &self.limits)?);
+        match self.head.fields.parse(buf, fields_at, &self.limits)? {
+            Fields::End(len) => self.finish(len, method).map(Some),
+            Fields::Partial(at) => {
+                self.resume = Some(Resume::Fields(SectionScan::at(at)));
+                Ok(None)
+            }
         }
-        Ok(fields)
+    }
+
+    /// Framing, which needs the whole head.
+    #[inline]
+    fn finish(&mut self, len: usize, method: Method<'_>) -> Result<usize, Error> {
+        self.head.body = Some(response_body(&self.head, method, &self.limits)?);
+        Ok(len)
     }
 }
 
@@ -312,26 +335,21 @@ fn parse_status_line(buf: &[u8], head: &mut ResponseHead) -> Result<Option<usize
 /// Checks the first bytes of `HTTP/d.d SP ddd` that have arrived.
 #[inline]
 fn status_prefix(partial: &[u8]) -> Result<(), Error> {
-    for (k, &b) in partial.iter().enumerate() {
+    Version::check_prefix(partial)?;
+    for (k, &b) in partial.iter().enumerate().skip(8) {
         let ok = match k {
-            0..=4 => b == b"HTTP/"[k],
-            5 | 7 => b.is_ascii_digit(),
-            6 => b == b'.',
             8 => b == b' ',
             _ => b.is_ascii_digit() && (k > 9 || b != b'0'),
         };
         if !ok {
-            return Err(if k >= 9 {
-                Error::InvalidStatus
-            } else {
+            return Err(if k == 8 {
                 Error::InvalidVersion
+            } else {
+                Error::InvalidStatus
             });
         }
     }
-    match partial.get(..8) {
-        Some(version) => Version::parse(version).map(drop),
-        None => Ok(()),
-    }
+    Ok(())
 }
 
 /// Response framing (RFC 9112 section 6.3), in the RFC's order.
