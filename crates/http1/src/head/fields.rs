@@ -110,6 +110,20 @@ impl SectionScan {
         self.searched
     }
 
+    /// Whether the bytes that arrived since the last call complete no line
+    /// (then they count as searched); `false` leaves the work to
+    /// [`advance`](Self::advance).
+    #[inline]
+    pub(crate) fn skip_partial_line(&mut self, buf: &[u8]) -> bool {
+        match buf.get(self.searched..) {
+            Some(new) if find_lf(new).is_none() => {
+                self.searched = buf.len();
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Parses the lines completed since the last call, handing each field to
     /// `each`; returns the offset just past the empty line that ends the
     /// section, once it is in.

@@ -300,27 +300,43 @@ impl RequestParser {
     /// Bytes that can never be a valid head, or a head over the limits.
     #[inline]
     pub fn parse<'a>(&'a mut self, buf: &'a [u8]) -> Result<Status<Request<'a>>, Error> {
-        let complete = match self.resume {
-            None => self.parse_head(buf)?,
-            Some(_) => self.resume(buf)?,
-        };
-        match complete {
+        // The common call while a head trickles in: no line ended in the new
+        // bytes. Answered here, without the full parser's frame.
+        if let Some(Resume::Fields(scan)) = &mut self.resume {
+            if scan.skip_partial_line(buf) {
+                return self.partial(buf);
+            }
+        }
+        match self.advance(buf)? {
             Some(len) => {
                 self.resume = None;
                 self.head.len = len;
                 Ok(Status::Complete(self.head.view(buf), len))
             }
-            None => {
-                if buf.len() > self.limits.max_head_len {
-                    return Err(Error::HeadTooLarge {
-                        limit: self.limits.max_head_len,
-                    });
-                }
-                Ok(Status::Partial {
-                    at_least: buf.len() + 1,
-                })
-            }
+            None => self.partial(buf),
         }
+    }
+
+    /// Everything but the trickle case, out of line so that case stays cheap.
+    #[inline(never)]
+    fn advance(&mut self, buf: &[u8]) -> Result<Option<usize>, Error> {
+        match self.resume {
+            None => self.parse_head(buf),
+            Some(_) => self.resume(buf),
+        }
+    }
+
+    /// `Partial`, unless the head already runs past its limit.
+    #[inline]
+    fn partial<'a>(&self, buf: &[u8]) -> Result<Status<Request<'a>>, Error> {
+        if buf.len() > self.limits.max_head_len {
+            return Err(Error::HeadTooLarge {
+                limit: self.limits.max_head_len,
+            });
+        }
+        Ok(Status::Partial {
+            at_least: buf.len() + 1,
+        })
     }
 
     /// Continues a message that arrived in pieces, looking at new bytes only.
