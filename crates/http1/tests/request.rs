@@ -372,3 +372,35 @@ fn the_parser_is_reused_across_messages() {
     }
     assert_eq!(seen, [("GET".to_string(), 2), ("POST".to_string(), 0)]);
 }
+
+/// A server that does not read a request's body drains it with the decoder
+/// before the next pipelined request, whichever way the body is framed.
+#[test]
+fn unread_bodies_are_drained_before_the_next_request() {
+    use ringwire_http1::{BodyDecoder, Decoded, Status};
+    let stream = b"POST /a HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhello\
+        POST /b HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\nT: 1\r\n\r\n\
+        GET /c HTTP/1.1\r\nHost: h\r\n\r\n";
+    let mut parser = RequestParser::default();
+    let (mut at, mut targets) = (0, Vec::new());
+    while at < stream.len() {
+        let Ok(Status::Complete(request, n)) = parser.parse(&stream[at..]) else {
+            panic!("request at {at}")
+        };
+        targets.push(text(request.target().as_bytes()));
+        let kind = request.body();
+        at += n;
+        // The application ignored the body: skip it, never looking past it.
+        let mut decoder = BodyDecoder::new(kind, &Limits::default());
+        loop {
+            match decoder.decode(&stream[at..]).expect("body") {
+                Decoded::Data { consumed, .. } | Decoded::Partial { consumed } => at += consumed,
+                Decoded::Done { consumed, .. } => {
+                    at += consumed;
+                    break;
+                }
+            }
+        }
+    }
+    assert_eq!(targets, ["/a", "/b", "/c"]);
+}
