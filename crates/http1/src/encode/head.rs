@@ -16,6 +16,65 @@ const END: usize = b"\r\n".len();
 /// `SP HTTP/1.x CRLF`, after the target of a request line.
 const REQUEST_LINE_END: usize = b" HTTP/1.1\r\n".len();
 
+/// The field-line methods both head writers share.
+macro_rules! field_methods {
+    () => {
+        /// Writes a field line.
+        ///
+        /// # Errors
+        ///
+        /// [`InvalidHeaderName`](EncodeError::InvalidHeaderName) unless `name`
+        /// is a token; [`InvalidHeaderValue`](EncodeError::InvalidHeaderValue)
+        /// for a control character other than HTAB in `value`, or whitespace at
+        /// either end of it; [`ConflictingFraming`](EncodeError::ConflictingFraming)
+        /// for `Content-Length` beside `Transfer-Encoding`;
+        /// [`BufferFull`](EncodeError::BufferFull).
+        pub fn header(
+            &mut self,
+            name: &str,
+            value: impl AsRef<[u8]>,
+        ) -> Result<&mut Self, EncodeError> {
+            self.head.field(name, value.as_ref())?;
+            Ok(self)
+        }
+
+        /// Writes `content-length: len`.
+        ///
+        /// # Errors
+        ///
+        /// [`ConflictingFraming`](EncodeError::ConflictingFraming) after
+        /// [`chunked`](Self::chunked); [`BufferFull`](EncodeError::BufferFull).
+        pub fn content_length(&mut self, len: u64) -> Result<&mut Self, EncodeError> {
+            let mut text = [0; 20];
+            self.head
+                .field("content-length", digits(len, 10, &mut text))?;
+            Ok(self)
+        }
+
+        /// Writes `transfer-encoding: chunked`; frame the body with
+        /// [`chunk_header`](super::chunk_header) and [`last_chunk`](super::last_chunk).
+        ///
+        /// # Errors
+        ///
+        /// [`ConflictingFraming`](EncodeError::ConflictingFraming) after
+        /// [`content_length`](Self::content_length);
+        /// [`BufferFull`](EncodeError::BufferFull).
+        pub fn chunked(&mut self) -> Result<&mut Self, EncodeError> {
+            self.head.field("transfer-encoding", b"chunked")?;
+            Ok(self)
+        }
+
+        /// Ends the head with an empty line; returns its length in bytes.
+        ///
+        /// # Errors
+        ///
+        /// [`BufferFull`](EncodeError::BufferFull).
+        pub fn finish(self) -> Result<usize, EncodeError> {
+            self.head.finish()
+        }
+    };
+}
+
 /// Writes a response head: status line, fields, empty line.
 ///
 /// ```
@@ -75,23 +134,6 @@ impl<'b> ResponseWriter<'b> {
         Ok(ResponseWriter { head })
     }
 
-    /// Writes a field line.
-    ///
-    /// # Errors
-    ///
-    /// [`InvalidHeaderName`](EncodeError::InvalidHeaderName) unless `name`
-    /// is a token; [`InvalidHeaderValue`](EncodeError::InvalidHeaderValue)
-    /// for a control character other than HTAB in `value`, or whitespace at
-    /// either end of it; [`BufferFull`](EncodeError::BufferFull).
-    pub fn header(
-        &mut self,
-        name: &str,
-        value: impl AsRef<[u8]>,
-    ) -> Result<&mut Self, EncodeError> {
-        self.head.field(name, value.as_ref())?;
-        Ok(self)
-    }
-
     /// Writes `date: ` and the cached IMF-fixdate.
     ///
     /// # Errors
@@ -102,35 +144,7 @@ impl<'b> ResponseWriter<'b> {
         Ok(self)
     }
 
-    /// Writes `content-length: len`.
-    ///
-    /// # Errors
-    ///
-    /// [`BufferFull`](EncodeError::BufferFull).
-    pub fn content_length(&mut self, len: u64) -> Result<&mut Self, EncodeError> {
-        content_length(&mut self.head, len)?;
-        Ok(self)
-    }
-
-    /// Writes `transfer-encoding: chunked`; frame the body with
-    /// [`chunk_header`](super::chunk_header) and [`last_chunk`](super::last_chunk).
-    ///
-    /// # Errors
-    ///
-    /// [`BufferFull`](EncodeError::BufferFull).
-    pub fn chunked(&mut self) -> Result<&mut Self, EncodeError> {
-        chunked(&mut self.head)?;
-        Ok(self)
-    }
-
-    /// Ends the head with an empty line; returns its length in bytes.
-    ///
-    /// # Errors
-    ///
-    /// [`BufferFull`](EncodeError::BufferFull).
-    pub fn finish(self) -> Result<usize, EncodeError> {
-        self.head.finish()
-    }
+    field_methods!();
 }
 
 /// Writes the request line up to the query, then hands over a [`QueryWriter`].
@@ -192,48 +206,7 @@ impl<'b> RequestWriter<'b> {
         Ok(QueryWriter { head, sep })
     }
 
-    /// Writes a field line.
-    ///
-    /// # Errors
-    ///
-    /// As [`ResponseWriter::header`].
-    pub fn header(
-        &mut self,
-        name: &str,
-        value: impl AsRef<[u8]>,
-    ) -> Result<&mut Self, EncodeError> {
-        self.head.field(name, value.as_ref())?;
-        Ok(self)
-    }
-
-    /// Writes `content-length: len`.
-    ///
-    /// # Errors
-    ///
-    /// [`BufferFull`](EncodeError::BufferFull).
-    pub fn content_length(&mut self, len: u64) -> Result<&mut Self, EncodeError> {
-        content_length(&mut self.head, len)?;
-        Ok(self)
-    }
-
-    /// Writes `transfer-encoding: chunked`.
-    ///
-    /// # Errors
-    ///
-    /// [`BufferFull`](EncodeError::BufferFull).
-    pub fn chunked(&mut self) -> Result<&mut Self, EncodeError> {
-        chunked(&mut self.head)?;
-        Ok(self)
-    }
-
-    /// Ends the head with an empty line; returns its length in bytes.
-    ///
-    /// # Errors
-    ///
-    /// [`BufferFull`](EncodeError::BufferFull).
-    pub fn finish(self) -> Result<usize, EncodeError> {
-        self.head.finish()
-    }
+    field_methods!();
 }
 
 /// Appends percent-encoded query parameters to the request target, then
@@ -277,15 +250,6 @@ impl<'b> QueryWriter<'b> {
             .put(&[b" ", version.as_str().as_bytes(), b"\r\n"])?;
         Ok(RequestWriter { head: self.head })
     }
-}
-
-fn content_length(head: &mut HeadBuf<'_>, len: u64) -> Result<(), EncodeError> {
-    let mut text = [0; 20];
-    head.field("content-length", digits(len, 10, &mut text))
-}
-
-fn chunked(head: &mut HeadBuf<'_>) -> Result<(), EncodeError> {
-    head.field("transfer-encoding", b"chunked")
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The fields whose meaning the codec itself needs (framing and connection
 //! management), noted once while the head is parsed so nothing rescans it.
 
-use super::Span;
+use super::{Span, Version};
 use crate::chars::eq_folded;
 use crate::Error;
 
@@ -25,6 +25,18 @@ pub(crate) struct Tokens {
     pub(crate) close: bool,
     pub(crate) keep_alive: bool,
     pub(crate) upgrade: bool,
+}
+
+impl Tokens {
+    /// Whether the connection persists after this message (RFC 9112
+    /// section 9.3): HTTP/1.1 unless `close`, HTTP/1.0 only with `keep-alive`.
+    #[inline]
+    pub(crate) fn persistent(&self, version: Version) -> bool {
+        match version {
+            Version::Http11 => !self.close,
+            Version::Http10 => self.keep_alive && !self.close,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default)]

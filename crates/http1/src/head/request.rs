@@ -174,11 +174,7 @@ impl<'a> Request<'a> {
     #[must_use]
     #[inline]
     pub fn keep_alive(&self) -> bool {
-        let tokens = self.head.fields.known.connection;
-        match self.version() {
-            Version::Http11 => !tokens.close,
-            Version::Http10 => tokens.keep_alive && !tokens.close,
-        }
+        self.head.fields.known.connection.persistent(self.version())
     }
 
     /// Whether the client sent `Expect: 100-continue` and waits for a

@@ -126,11 +126,7 @@ impl<'a> Response<'a> {
     #[inline]
     pub fn keep_alive(&self) -> bool {
         let known = &self.head.fields.known;
-        let tokens = known.connection;
-        let persistent = match self.version() {
-            Version::Http11 => !tokens.close,
-            Version::Http10 => tokens.keep_alive && !tokens.close,
-        };
+        let persistent = known.connection.persistent(self.version());
         let suspect = known.codings.present
             && (known.content_length.is_some() || self.version() == Version::Http10);
         persistent && !suspect && self.body() != BodyKind::CloseDelimited
