@@ -1,0 +1,131 @@
+//! `ringwire`: serve a directory, or the built-in demo site, over HTTP/1.1.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use ringwire_server::files::{EmbeddedSite, StaticFiles};
+use ringwire_server::{Handler, Server, ServerConfig};
+
+#[derive(Debug, Parser)]
+#[command(name = "ringwire", version, about = "HTTP/1.1 over a magic ring")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve DIR over HTTP/1.1, or the built-in demo site without one.
+    Serve {
+        /// Directory to serve.
+        dir: Option<PathBuf>,
+        /// Address to listen on (port 0 picks a free port).
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        addr: SocketAddr,
+        /// Worker threads (default: available parallelism).
+        #[arg(long)]
+        threads: Option<usize>,
+    },
+}
+
+const INDEX: &[u8] = include_bytes!("../site/index.html");
+
+fn demo_site() -> EmbeddedSite {
+    EmbeddedSite::new()
+        .page("/", "text/html; charset=utf-8", INDEX)
+        .page("/index.html", "text/html; charset=utf-8", INDEX)
+        .page(
+            "/hello",
+            "text/plain; charset=utf-8",
+            b"Hello from ringwire!\n",
+        )
+}
+
+fn main() -> ExitCode {
+    let Command::Serve { dir, addr, threads } = Cli::parse().command;
+    match serve(dir, addr, threads) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("ringwire: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn serve(dir: Option<PathBuf>, addr: SocketAddr, threads: Option<usize>) -> Result<(), String> {
+    let files = match &dir {
+        Some(dir) => Some(
+            StaticFiles::new(dir.clone())
+                .map_err(|e| format!("cannot serve {}: {}", dir.display(), describe(&e)))?,
+        ),
+        None => None,
+    };
+    let server = Server::bind(ServerConfig::new(addr))
+        .map_err(|e| format!("cannot listen on {addr}: {}", describe(&e)))?;
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    if let Some(threads) = threads {
+        runtime.worker_threads(threads.max(1));
+    }
+    let runtime = runtime
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    let what = match &files {
+        Some(files) => files.root().display().to_string(),
+        None => "the demo site".to_owned(),
+    };
+    eprintln!(
+        "ringwire: serving {what} on http://{}/",
+        server.local_addr()
+    );
+    let result = runtime.block_on(async {
+        match files {
+            Some(files) => run(server, files).await,
+            None => run(server, demo_site()).await,
+        }
+    });
+    result.map_err(|e| format!("server failed: {e}"))
+}
+
+async fn run<H: Handler>(server: Server, handler: H) -> std::io::Result<()> {
+    server.run_until(handler, shutdown_signal()).await
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+    eprintln!("ringwire: shutting down");
+}
+
+/// An I/O error as a short lowercase phrase, without the OS error number.
+fn describe(e: &std::io::Error) -> String {
+    use std::io::ErrorKind;
+    match e.kind() {
+        ErrorKind::AddrInUse => "address already in use".to_owned(),
+        ErrorKind::AddrNotAvailable => "address not available".to_owned(),
+        ErrorKind::PermissionDenied => "permission denied".to_owned(),
+        ErrorKind::NotFound => "no such directory".to_owned(),
+        ErrorKind::NotADirectory => "not a directory".to_owned(),
+        _ => e.to_string(),
+    }
+}

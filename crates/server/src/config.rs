@@ -1,0 +1,53 @@
+//! Server settings.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::time::Duration;
+
+use ringwire_http1::Limits;
+use ringwire_io::TransportConfig;
+
+/// How a [`Server`](crate::Server) listens, and the bounds it enforces.
+#[derive(Debug, Clone, Copy)]
+pub struct ServerConfig {
+    /// Where to listen. Port 0 picks a free port
+    /// ([`Server::local_addr`](crate::Server::local_addr) tells which).
+    pub addr: SocketAddr,
+    /// Head limits for the request parser.
+    pub limits: Limits,
+    /// Ring sizes per connection. The receive ring must be able to grow to
+    /// a head plus [`max_buffered_body`](Self::max_buffered_body).
+    pub transport: TransportConfig,
+    /// The largest request body buffered for a handler; larger ones are
+    /// answered with `413` and a close.
+    pub max_buffered_body: usize,
+    /// How long in-flight connections may take to finish after shutdown.
+    pub shutdown_grace: Duration,
+}
+
+impl ServerConfig {
+    /// Default [`max_buffered_body`](Self::max_buffered_body): 8 MiB.
+    pub const DEFAULT_MAX_BUFFERED_BODY: usize = 8 << 20;
+
+    /// The defaults, listening on `addr`.
+    pub fn new(addr: SocketAddr) -> Self {
+        let mut transport = TransportConfig::new(16 << 10, 1 << 20);
+        // Head and body must fit whole in the receive ring.
+        transport.rx.max_capacity =
+            Self::DEFAULT_MAX_BUFFERED_BODY + (Limits::default().max_head_len << 1);
+        ServerConfig {
+            addr,
+            limits: Limits::default(),
+            transport,
+            max_buffered_body: Self::DEFAULT_MAX_BUFFERED_BODY,
+            shutdown_grace: Duration::from_secs(5),
+        }
+    }
+}
+
+impl Default for ServerConfig {
+    /// 127.0.0.1:8080, 16 KiB rings growing to 1 MiB (send) and head + 8 MiB
+    /// (receive), default [`Limits`], a 5 s shutdown grace.
+    fn default() -> Self {
+        ServerConfig::new(SocketAddr::from((Ipv4Addr::LOCALHOST, 8080)))
+    }
+}

@@ -1,0 +1,310 @@
+//! One connection: parse, buffer the body, call the handler, answer; repeat.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ringwire_http1::encode::{EncodeError, ResponseWriter};
+use ringwire_http1::{BodyDecoder, BodyKind, Decoded, Method, RequestParser, Status, Version};
+use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport};
+use ringwire_io::TransportError;
+use tokio::net::TcpStream;
+use tokio::sync::watch;
+
+use crate::date::write_date;
+use crate::{Handler, Request, Response, ServerConfig};
+
+/// Bodies up to this size are copied into the send ring behind their head;
+/// larger ones go out in one gathered write straight from the response.
+const COPY_BODY_MAX: usize = 16 << 10;
+
+/// How long, and how much, a closing connection keeps reading what the
+/// client still sends, so the kernel does not reset the connection (and
+/// destroy the last response) while unread bytes are queued.
+const LINGER_TIME: Duration = Duration::from_secs(2);
+const LINGER_BYTES: usize = 16 << 20;
+
+type Tx<'s> = AsyncSendTransport<&'s TcpStream>;
+
+/// How the loop ended.
+enum Close {
+    /// The peer is gone or nothing more is expected: drop the socket.
+    Now,
+    /// Our write side is shut down; drain the peer's remaining bytes first.
+    Linger,
+}
+
+/// Serves one accepted connection until it closes. Never panics on input;
+/// I/O errors (a reset mid-request) end the connection quietly.
+pub(crate) async fn serve<H: Handler>(
+    stream: TcpStream,
+    handler: Arc<H>,
+    config: Arc<ServerConfig>,
+    shutdown: watch::Receiver<bool>,
+) {
+    if let Err(e) = stream.set_nodelay(true) {
+        log::debug!("set_nodelay: {e}");
+    }
+    match run(&stream, &*handler, &config, shutdown).await {
+        Ok(Close::Now) => {}
+        Ok(Close::Linger) => linger(&stream).await,
+        Err(e) => log::debug!("connection from {:?}: {e}", stream.peer_addr().ok()),
+    }
+}
+
+async fn run<H: Handler>(
+    stream: &TcpStream,
+    handler: &H,
+    config: &ServerConfig,
+    mut shutdown: watch::Receiver<bool>,
+) -> Result<Close, TransportError> {
+    let mut rx = AsyncRecvTransport::new(config.transport, stream)?;
+    let mut tx = AsyncSendTransport::new(config.transport, stream)?;
+    let mut parser = RequestParser::new(config.limits);
+    // Chunked bodies are decoded into this buffer, reused across requests.
+    let mut dechunked = Vec::new();
+    loop {
+        // The head, parsed in place in the receive ring.
+        let head_len = loop {
+            match parser.parse(rx.data()) {
+                Ok(Status::Complete(_, n)) => break n,
+                Ok(Status::Partial { at_least }) => {
+                    // One send per batch: answers to pipelined requests wait
+                    // here until every buffered request is answered.
+                    tx.flush().await?;
+                    let idle = rx.data().is_empty();
+                    let filled = if idle {
+                        if *shutdown.borrow() {
+                            return Ok(Close::Now);
+                        }
+                        tokio::select! {
+                            filled = rx.fill(at_least) => filled?,
+                            _ = shutdown.changed() => return Ok(Close::Now),
+                        }
+                    } else {
+                        rx.fill(at_least).await?
+                    };
+                    if filled == 0 {
+                        // End of stream, between requests or mid-head.
+                        return Ok(Close::Now);
+                    }
+                }
+                Err(e) => return fail(&mut tx, e.status(), e.reason()).await,
+            }
+        };
+        let request = parser.head().view(rx.data());
+        let kind = request.body();
+        let is_head = request.method() == Method::Head;
+        let http10 = request.version() == Version::Http10;
+        let expects_continue = request.expects_continue();
+        let mut keep_alive = request.keep_alive();
+
+        // The whole body: `total` is the head plus the body's framed bytes.
+        let (total, chunked) = match kind {
+            BodyKind::Empty => (head_len, false),
+            BodyKind::Length(n) => {
+                let Some(total) = usize::try_from(n)
+                    .ok()
+                    .filter(|&n| n <= config.max_buffered_body)
+                    .map(|n| head_len + n)
+                else {
+                    return fail(&mut tx, 413, "Content Too Large").await;
+                };
+                if rx.data().len() < total && expects_continue {
+                    continue_100(&mut tx).await?;
+                }
+                while rx.data().len() < total {
+                    match rx.fill(total).await {
+                        Ok(0) => return Ok(Close::Now),
+                        Ok(_) => {}
+                        Err(TransportError::Ring(_)) => {
+                            return fail(&mut tx, 413, "Content Too Large").await
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+                (total, false)
+            }
+            BodyKind::Chunked => {
+                if expects_continue {
+                    continue_100(&mut tx).await?;
+                }
+                dechunked.clear();
+                let mut decoder = BodyDecoder::new(kind, &config.limits);
+                // The head stays in the ring (the parsed view points into
+                // it), so the chunked bytes are read past it, not consumed.
+                let mut at = head_len;
+                loop {
+                    let (consumed, more) = match decoder.decode(&rx.data()[at..]) {
+                        Ok(Decoded::Data { data, consumed }) => {
+                            if dechunked.len() + data.len() > config.max_buffered_body {
+                                return fail(&mut tx, 413, "Content Too Large").await;
+                            }
+                            dechunked.extend_from_slice(data);
+                            (consumed, false)
+                        }
+                        Ok(Decoded::Partial { consumed }) => (consumed, true),
+                        Ok(Decoded::Done { consumed, .. }) => {
+                            at += consumed;
+                            break;
+                        }
+                        Err(e) => return fail(&mut tx, e.status(), e.reason()).await,
+                    };
+                    at += consumed;
+                    if more {
+                        match rx.fill(rx.data().len() + 1).await {
+                            Ok(0) => return Ok(Close::Now),
+                            Ok(_) => {}
+                            Err(TransportError::Ring(_)) => {
+                                return fail(&mut tx, 413, "Content Too Large").await
+                            }
+                            Err(e) => return Err(e),
+                        }
+                    }
+                }
+                (at, true)
+            }
+            // Requests are never close-delimited; the parser does not say so.
+            BodyKind::CloseDelimited => return fail(&mut tx, 400, "Bad Request").await,
+        };
+
+        let response = {
+            let data = rx.data();
+            let body = if chunked {
+                &dechunked[..]
+            } else {
+                &data[head_len..total]
+            };
+            let request = Request::new(parser.head().view(data), body);
+            handler.call(&request).await
+        };
+        // A shutdown that began while the handler ran closes after this answer.
+        keep_alive &= !*shutdown.borrow();
+        let framing = Framing {
+            keep_alive,
+            http10,
+            is_head,
+        };
+        write_response(&mut tx, &response, framing).await?;
+        rx.consume(total);
+        if !keep_alive {
+            tx.shutdown_write().await?;
+            return Ok(Close::Linger);
+        }
+    }
+}
+
+/// Connection facts that shape the response head.
+#[derive(Clone, Copy)]
+struct Framing {
+    keep_alive: bool,
+    http10: bool,
+    is_head: bool,
+}
+
+/// Queues `response` (and its body, or sends a large body at once).
+async fn write_response(
+    tx: &mut Tx<'_>,
+    response: &Response,
+    framing: Framing,
+) -> Result<(), TransportError> {
+    let status = response.status();
+    let bodiless = matches!(status, 100..=199 | 204 | 304);
+    let need = 160
+        + response
+            .headers()
+            .map(|(n, v)| n.len() + v.len() + 4)
+            .sum::<usize>();
+    let buf = tx.reserve(need).await?;
+    let (n, send_body) = match encode_head(buf, response, framing, bodiless) {
+        Ok(n) => (n, !bodiless && !framing.is_head),
+        Err(e) => {
+            log::warn!("handler's {status} response cannot be encoded: {e}");
+            let error = Response::new(500);
+            (
+                encode_head(buf, &error, framing, false).map_err(encode_bug)?,
+                false,
+            )
+        }
+    };
+    tx.commit(n);
+    let body = response.body_ref().as_slice();
+    if send_body && !body.is_empty() {
+        if body.len() <= COPY_BODY_MAX {
+            tx.write(body).await?;
+        } else {
+            tx.send_vectored(&[body]).await?;
+        }
+    }
+    Ok(())
+}
+
+fn encode_head(
+    buf: &mut [u8],
+    response: &Response,
+    framing: Framing,
+    bodiless: bool,
+) -> Result<usize, EncodeError> {
+    let mut head = ResponseWriter::new(buf, Version::Http11, response.status(), None)?;
+    write_date(&mut head)?;
+    for (name, value) in response.headers() {
+        head.header(name, value)?;
+    }
+    if !bodiless {
+        head.content_length(response.body_ref().len() as u64)?;
+    }
+    if !framing.keep_alive {
+        head.header("connection", "close")?;
+    } else if framing.http10 {
+        head.header("connection", "keep-alive")?;
+    }
+    head.finish()
+}
+
+/// A fixed response head failed to encode: a bug, reported as an I/O error.
+fn encode_bug(e: EncodeError) -> TransportError {
+    TransportError::Io(std::io::Error::other(e))
+}
+
+async fn continue_100(tx: &mut Tx<'_>) -> Result<(), TransportError> {
+    tx.write(b"HTTP/1.1 100 Continue\r\n\r\n").await?;
+    tx.flush().await
+}
+
+/// Answers an unreadable or refused request after any earlier pipelined
+/// answers, and closes.
+async fn fail(tx: &mut Tx<'_>, status: u16, reason: &str) -> Result<Close, TransportError> {
+    log::debug!("answering {status} {reason} and closing");
+    let buf = tx.reserve(160).await?;
+    let encode = |buf: &mut [u8]| {
+        let mut head = ResponseWriter::new(buf, Version::Http11, status, Some(reason))?;
+        write_date(&mut head)?;
+        head.header("connection", "close")?;
+        head.content_length(0)?;
+        head.finish()
+    };
+    let n = encode(buf).map_err(encode_bug)?;
+    tx.commit(n);
+    tx.shutdown_write().await?;
+    Ok(Close::Linger)
+}
+
+/// After shutting down our side, reads and drops what the peer still sends
+/// until it closes (bounded in time and bytes).
+async fn linger(stream: &TcpStream) {
+    let drain = async {
+        let mut scratch = [0; 8192];
+        let mut left = LINGER_BYTES;
+        while left > 0 {
+            if stream.readable().await.is_err() {
+                return;
+            }
+            match stream.try_read(&mut scratch) {
+                Ok(0) => return,
+                Ok(n) => left = left.saturating_sub(n),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(_) => return,
+            }
+        }
+    };
+    let _ = tokio::time::timeout(LINGER_TIME, drain).await;
+}

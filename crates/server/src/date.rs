@@ -1,0 +1,19 @@
+//! The `date` field: formatted at most once per second per worker thread.
+
+use std::cell::RefCell;
+use std::time::SystemTime;
+
+use ringwire_http1::encode::{DateCache, EncodeError, ResponseWriter};
+
+thread_local! {
+    static DATE: RefCell<DateCache> = RefCell::new(DateCache::new());
+}
+
+/// Writes the current `date` field.
+pub(crate) fn write_date(head: &mut ResponseWriter<'_>) -> Result<(), EncodeError> {
+    DATE.with(|date| {
+        let mut date = date.borrow_mut();
+        date.update(SystemTime::now());
+        head.date(&date).map(drop)
+    })
+}

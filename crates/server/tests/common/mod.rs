@@ -1,0 +1,99 @@
+//! Shared by the integration tests: a server on a loopback port, curl, and
+//! raw sockets.
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::io::{Read as _, Write as _};
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Command, Stdio};
+use std::thread;
+use std::time::Duration;
+
+use ringwire_server::{Handler, Request, Response, Server, ServerConfig};
+
+/// Starts `handler` on 127.0.0.1:0 in a runtime on a background thread.
+pub fn start<H: Handler>(mut config: ServerConfig, handler: H) -> SocketAddr {
+    config.addr = "127.0.0.1:0".parse().expect("addr");
+    let server = Server::bind(config).expect("bind");
+    let addr = server.local_addr();
+    thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        runtime.block_on(server.serve(handler)).expect("serve");
+    });
+    addr
+}
+
+/// Answers `METHOD target body=N` and a newline, then the body itself.
+#[derive(Debug)]
+pub struct Echo;
+
+impl Handler for Echo {
+    async fn call(&self, request: &Request<'_>) -> Response {
+        let mut out = format!(
+            "{} {} body={}\n",
+            request.method(),
+            String::from_utf8_lossy(request.target().as_bytes()),
+            request.body().len()
+        )
+        .into_bytes();
+        out.extend_from_slice(request.body());
+        Response::new(200)
+            .header("content-type", "text/plain")
+            .body(out)
+    }
+}
+
+/// Runs curl; returns stdout. Fails the test when curl fails.
+pub fn curl(args: &[&str], stdin: &[u8]) -> Vec<u8> {
+    let mut child = Command::new("curl")
+        .args(["--silent", "--show-error", "--max-time", "20"])
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("curl is installed");
+    let mut input = child.stdin.take().expect("stdin");
+    let stdin = stdin.to_vec();
+    let writer = thread::spawn(move || {
+        let _ = input.write_all(&stdin);
+    });
+    let out = child.wait_with_output().expect("curl");
+    writer.join().expect("stdin writer");
+    assert!(
+        out.status.success(),
+        "curl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// curl's stdout as text.
+pub fn curl_text(args: &[&str]) -> String {
+    String::from_utf8(curl(args, b"")).expect("utf-8")
+}
+
+/// Writes `request` in one write and reads until the server closes.
+pub fn raw(addr: SocketAddr, request: &[u8]) -> String {
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    stream.write_all(request).expect("write");
+    let mut out = Vec::new();
+    stream
+        .read_to_end(&mut out)
+        .expect("read to the server's close");
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The status codes of the responses in `text`, in order.
+pub fn statuses(text: &str) -> Vec<u16> {
+    text.match_indices("HTTP/1.1 ")
+        .filter_map(|(at, _)| text.get(at + 9..at + 12)?.parse().ok())
+        .collect()
+}

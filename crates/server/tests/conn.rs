@@ -1,0 +1,209 @@
+//! The connection loop against curl and raw sockets over loopback.
+
+mod common;
+
+use common::{curl, curl_text, raw, start, statuses, Echo};
+use ringwire_server::ServerConfig;
+
+#[test]
+fn keep_alive_serves_two_urls_on_one_connection() {
+    let addr = start(ServerConfig::default(), Echo);
+    let a = format!("http://{addr}/a?x=1");
+    let b = format!("http://{addr}/b");
+    let out = curl_text(&["-w", "%{num_connects}\n", &a, &b]);
+    assert_eq!(out, "GET /a?x=1 body=0\n1\nGET /b body=0\n0\n");
+}
+
+#[test]
+fn http10_gets_an_answer_and_a_close() {
+    let addr = start(ServerConfig::default(), Echo);
+    let url = format!("http://{addr}/old");
+    let out = curl_text(&["--http1.0", "-i", &url]);
+    assert!(out.starts_with("HTTP/1.1 200 OK\r\n"), "{out}");
+    assert!(out.contains("connection: close\r\n"), "{out}");
+    assert!(out.ends_with("\r\n\r\nGET /old body=0\n"), "{out}");
+    // HTTP/1.0 with keep-alive stays open: two requests, one connection.
+    let out = curl_text(&[
+        "--http1.0",
+        "-H",
+        "Connection: keep-alive",
+        "-w",
+        "%{num_connects}\n",
+        &url,
+        &url,
+    ]);
+    assert_eq!(out, "GET /old body=0\n1\nGET /old body=0\n0\n");
+}
+
+#[test]
+fn posts_with_length_and_chunked_bodies_are_echoed() {
+    let addr = start(ServerConfig::default(), Echo);
+    let url = format!("http://{addr}/up");
+    let body: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
+    let mut expected = b"POST /up body=100000\n".to_vec();
+    expected.extend_from_slice(&body);
+    let length = curl(&["--data-binary", "@-", &url], &body);
+    assert_eq!(length, expected);
+    let chunked = curl(
+        &[
+            "-H",
+            "Transfer-Encoding: chunked",
+            "--data-binary",
+            "@-",
+            &url,
+        ],
+        &body,
+    );
+    assert_eq!(chunked, expected);
+}
+
+#[test]
+fn large_body_waits_for_100_continue() {
+    let addr = start(ServerConfig::default(), Echo);
+    let url = format!("http://{addr}/big");
+    // curl sends `Expect: 100-continue` for bodies over 1 MiB.
+    let body = vec![b'y'; 2 << 20];
+    let out = curl(
+        &["--expect100-timeout", "30", "--data-binary", "@-", &url],
+        &body,
+    );
+    let head = format!("POST /big body={}\n", body.len());
+    assert_eq!(&out[..head.len()], head.as_bytes());
+    assert_eq!(out.len(), head.len() + body.len());
+    // The same with a chunked body.
+    let out = curl(
+        &[
+            "--expect100-timeout",
+            "30",
+            "-H",
+            "Transfer-Encoding: chunked",
+            "-H",
+            "Expect: 100-continue",
+            "--data-binary",
+            "@-",
+            &url,
+        ],
+        &body,
+    );
+    assert_eq!(out.len(), head.len() + body.len());
+}
+
+#[test]
+fn pipelined_requests_are_answered_in_order_then_close() {
+    let addr = start(ServerConfig::default(), Echo);
+    let out = raw(
+        addr,
+        b"GET /1 HTTP/1.1\r\nHost: a\r\n\r\n\
+          POST /2 HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello\
+          POST /3 HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n\
+          GET /4 HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n\
+          GET /5 HTTP/1.1\r\nHost: a\r\n\r\n",
+    );
+    assert_eq!(statuses(&out), [200, 200, 200, 200], "{out}");
+    let bodies: Vec<_> = [
+        "GET /1 body=0\n",
+        "POST /2 body=5\nhello",
+        "POST /3 body=5\nabcde",
+        "GET /4 body=0\n",
+    ]
+    .iter()
+    .map(|b| out.find(b).unwrap_or_else(|| panic!("{b:?} in {out}")))
+    .collect();
+    assert!(bodies.windows(2).all(|w| w[0] < w[1]), "{out}");
+    assert!(
+        !out.contains("/5"),
+        "nothing after Connection: close: {out}"
+    );
+    assert_eq!(out.matches("connection: close").count(), 1, "{out}");
+}
+
+#[test]
+fn malformed_requests_get_their_status_then_a_close() {
+    let addr = start(ServerConfig::default(), Echo);
+    let long_target = format!("GET /{} HTTP/1.1\r\nHost: a\r\n\r\n", "a".repeat(9000));
+    let long_head = format!(
+        "GET / HTTP/1.1\r\nHost: a\r\nX-Big: {}\r\n\r\n",
+        "b".repeat(70_000)
+    );
+    let cases: [(&[u8], u16); 6] = [
+        (b"GET / HTTP/1.1\r\nHost: a\r\nno colon here\r\n\r\n", 400),
+        (b"GET / HTTP/1.1\r\n\r\n", 400),
+        (b"GET / HTTP/2.0\r\nHost: a\r\n\r\n", 505),
+        (
+            b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+            501,
+        ),
+        (long_head.as_bytes(), 431),
+        (long_target.as_bytes(), 414),
+    ];
+    for (request, status) in cases {
+        let out = raw(addr, request);
+        assert_eq!(statuses(&out), [status], "{out}");
+        assert!(out.contains("connection: close\r\n"), "{out}");
+        assert!(out.ends_with("content-length: 0\r\n\r\n"), "{out}");
+    }
+}
+
+#[test]
+fn garbage_after_a_valid_request_is_answered_after_it() {
+    let addr = start(ServerConfig::default(), Echo);
+    let out = raw(
+        addr,
+        b"GET /ok HTTP/1.1\r\nHost: a\r\n\r\n\x01\x02garbage\r\n\r\n",
+    );
+    assert_eq!(statuses(&out), [200, 400], "{out}");
+    assert!(out.contains("GET /ok body=0\n"), "{out}");
+}
+
+#[test]
+fn bodies_over_the_buffer_bound_get_413() {
+    let config = ServerConfig {
+        max_buffered_body: 1024,
+        ..ServerConfig::default()
+    };
+    let addr = start(config, Echo);
+    let out = raw(
+        addr,
+        b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5000\r\n\r\n",
+    );
+    assert_eq!(statuses(&out), [413], "{out}");
+    let mut chunked = b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+    for _ in 0..3 {
+        chunked.extend_from_slice(b"200\r\n");
+        chunked.extend_from_slice(&[b'z'; 0x200]);
+        chunked.extend_from_slice(b"\r\n");
+    }
+    chunked.extend_from_slice(b"0\r\n\r\n");
+    let out = raw(addr, &chunked);
+    assert_eq!(statuses(&out), [413], "{out}");
+    // Within the bound is fine.
+    let out = raw(
+        addr,
+        b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc",
+    );
+    assert_eq!(statuses(&out), [200], "{out}");
+}
+
+#[test]
+fn curl_sees_413_for_a_large_upload() {
+    let config = ServerConfig {
+        max_buffered_body: 1 << 20,
+        ..ServerConfig::default()
+    };
+    let addr = start(config, Echo);
+    let url = format!("http://{addr}/big");
+    let body = vec![b'q'; 2 << 20];
+    let out = curl(
+        &[
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code}",
+            "--data-binary",
+            "@-",
+            &url,
+        ],
+        &body,
+    );
+    assert_eq!(out, b"413");
+}

@@ -1,0 +1,123 @@
+//! Static files and embedded pages over loopback, fetched by curl.
+
+mod common;
+
+use std::fs;
+use std::net::SocketAddr;
+
+use common::{curl_text, raw, start, statuses};
+use ringwire_server::files::{EmbeddedSite, StaticFiles};
+use ringwire_server::ServerConfig;
+
+/// A root with a file, a directory with an index, one without, and a
+/// symlink to a file outside the root.
+fn site() -> (tempfile::TempDir, SocketAddr) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("root");
+    fs::create_dir_all(root.join("site")).expect("mkdir");
+    fs::create_dir_all(root.join("list/sub")).expect("mkdir");
+    fs::write(root.join("a.txt"), "alpha\n").expect("write");
+    fs::write(root.join("style.css"), "body{}\n").expect("write");
+    fs::write(root.join("site/index.html"), "<p>index</p>\n").expect("write");
+    fs::write(root.join("list/<b>&.txt"), "x").expect("write");
+    fs::write(root.join("list/plain.json"), "{}").expect("write");
+    fs::write(dir.path().join("secret.txt"), "secret\n").expect("write");
+    std::os::unix::fs::symlink(dir.path().join("secret.txt"), root.join("out")).expect("symlink");
+    std::os::unix::fs::symlink(dir.path(), root.join("outdir")).expect("symlink");
+    let files = StaticFiles::new(root).expect("root");
+    let addr = start(ServerConfig::default(), files);
+    (dir, addr)
+}
+
+fn get(addr: SocketAddr, path: &str) -> String {
+    curl_text(&["-i", "--path-as-is", &format!("http://{addr}{path}")])
+}
+
+fn status(response: &str) -> u16 {
+    statuses(response).first().copied().unwrap_or(0)
+}
+
+#[test]
+fn get_and_head_a_file() {
+    let (_dir, addr) = site();
+    let out = get(addr, "/a.txt");
+    assert_eq!(status(&out), 200, "{out}");
+    assert!(
+        out.contains("content-type: text/plain; charset=utf-8\r\n"),
+        "{out}"
+    );
+    assert!(out.contains("content-length: 6\r\n"), "{out}");
+    assert!(out.ends_with("\r\n\r\nalpha\n"), "{out}");
+    let css = get(addr, "/style.css");
+    assert!(css.contains("content-type: text/css"), "{css}");
+    let head = curl_text(&["-I", &format!("http://{addr}/a.txt")]);
+    assert_eq!(status(&head), 200, "{head}");
+    assert!(head.contains("content-length: 6\r\n"), "{head}");
+    assert!(head.ends_with("\r\n\r\n"), "no body after HEAD: {head}");
+}
+
+#[test]
+fn directories_serve_their_index_or_a_listing() {
+    let (_dir, addr) = site();
+    let out = get(addr, "/site/");
+    assert!(out.contains("content-type: text/html"), "{out}");
+    assert!(out.ends_with("<p>index</p>\n"), "{out}");
+    let redirect = get(addr, "/site");
+    assert_eq!(status(&redirect), 301, "{redirect}");
+    assert!(redirect.contains("location: /site/\r\n"), "{redirect}");
+    let listing = get(addr, "/list/");
+    assert_eq!(status(&listing), 200, "{listing}");
+    assert!(listing.contains("&lt;b&gt;&amp;.txt</a>"), "{listing}");
+    assert!(listing.contains("href=\"%3Cb%3E%26.txt\""), "{listing}");
+    assert!(listing.contains(">plain.json</a>"), "{listing}");
+    assert!(listing.contains(">sub/</a>"), "{listing}");
+    assert!(!listing.contains("<b>"), "{listing}");
+}
+
+#[test]
+fn missing_escaping_and_wrong_methods_are_refused() {
+    let (_dir, addr) = site();
+    assert_eq!(status(&get(addr, "/missing.txt")), 404);
+    for path in [
+        "/../secret.txt",
+        "/../../../../etc/passwd",
+        "/%2e%2e/secret.txt",
+        "/%2E%2E/%2e%2e/etc/passwd",
+        "/a%2f..%2f..%2fsecret.txt",
+        "/..%5csecret.txt",
+        "/a%00.txt",
+        "/out",
+        "/outdir/secret.txt",
+    ] {
+        let out = get(addr, path);
+        assert!(
+            matches!(status(&out), 403 | 404),
+            "{path} must not be served: {out}"
+        );
+        assert!(!out.contains("secret\n"), "{path}: {out}");
+    }
+    let post = curl_text(&["-i", "-X", "POST", &format!("http://{addr}/a.txt")]);
+    assert_eq!(status(&post), 405, "{post}");
+    assert!(post.contains("allow: GET, HEAD\r\n"), "{post}");
+}
+
+#[test]
+fn embedded_pages() {
+    let site = EmbeddedSite::new()
+        .page("/", "text/html; charset=utf-8", b"<h1>hi</h1>")
+        .page("/x y", "text/plain", b"spaced");
+    let addr = start(ServerConfig::default(), site);
+    let out = get(addr, "/");
+    assert!(
+        out.contains("content-type: text/html; charset=utf-8\r\n"),
+        "{out}"
+    );
+    assert!(out.ends_with("<h1>hi</h1>"), "{out}");
+    assert!(get(addr, "/x%20y").ends_with("spaced"));
+    assert_eq!(status(&get(addr, "/nope")), 404);
+    let put = raw(
+        addr,
+        b"PUT / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+    );
+    assert_eq!(statuses(&put), [405], "{put}");
+}

@@ -1,0 +1,80 @@
+//! Graceful shutdown: stop accepting, close idle connections, finish
+//! requests in flight.
+
+use std::io::{Read as _, Write as _};
+use std::net::TcpStream;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use ringwire_server::{Handler, Request, Response, Server, ServerConfig};
+
+#[derive(Debug)]
+struct Slow;
+
+impl Handler for Slow {
+    async fn call(&self, request: &Request<'_>) -> Response {
+        if request.target().path() == b"/slow" {
+            tokio::time::sleep(Duration::from_millis(400)).await;
+        }
+        Response::text("done\n")
+    }
+}
+
+#[test]
+fn shutdown_closes_idle_connections_and_finishes_requests_in_flight() {
+    let config = ServerConfig::new("127.0.0.1:0".parse().expect("addr"));
+    let server = Server::bind(config).expect("bind");
+    let addr = server.local_addr();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        runtime
+            .block_on(server.run_until(Slow, async {
+                let _ = stopped.await;
+            }))
+            .expect("serve");
+    });
+
+    let connect = || {
+        let s = TcpStream::connect(addr).expect("connect");
+        s.set_read_timeout(Some(Duration::from_secs(10)))
+            .expect("timeout");
+        s
+    };
+    // An idle keep-alive connection, after one answered request.
+    let mut idle = connect();
+    idle.write_all(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+        .expect("write");
+    let mut buf = [0; 1024];
+    let n = idle.read(&mut buf).expect("read");
+    assert!(buf[..n].ends_with(b"done\n"));
+    // A request in flight.
+    let mut busy = connect();
+    busy.write_all(b"GET /slow HTTP/1.1\r\nHost: a\r\n\r\n")
+        .expect("write");
+    thread::sleep(Duration::from_millis(100));
+
+    let began = Instant::now();
+    stop.send(()).expect("stop");
+    let mut rest = Vec::new();
+    idle.read_to_end(&mut rest).expect("idle closes");
+    assert!(rest.is_empty());
+    let mut answer = String::new();
+    busy.read_to_string(&mut answer).expect("busy finishes");
+    assert!(answer.starts_with("HTTP/1.1 200 OK\r\n"), "{answer}");
+    assert!(answer.contains("connection: close\r\n"), "{answer}");
+    assert!(answer.ends_with("done\n"), "{answer}");
+    // Closing lets the server's lingering close end at once.
+    drop((idle, busy));
+    serving.join().expect("server thread");
+    assert!(
+        began.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        began.elapsed()
+    );
+    assert!(TcpStream::connect(addr).is_err(), "no longer accepting");
+}
