@@ -232,10 +232,10 @@ impl fmt::Debug for Request<'_> {
 ///
 /// The first call for a message tries a full one-pass parse. If the head is
 /// not all there, later calls pick up where the last one stopped: the request
-/// line is validated piece by piece (so garbage fails at once), then only the
-/// new bytes are searched for the end of the head (SIMD `memchr` over line
-/// ends). A head delivered in tiny pieces is never rescanned; the full parse
-/// runs once more when its end is in sight.
+/// line is validated piece by piece (so garbage fails at once), then the new
+/// bytes are searched for line ends and each field line is parsed, by the
+/// same code as a whole head, once its LF is in. A head delivered in tiny
+/// pieces is never rescanned, and its errors do not depend on the split.
 ///
 /// Between calls for one message the buffer must keep its bytes and may only
 /// grow. After `Complete(request, n)` the caller consumes `n` head bytes
@@ -252,7 +252,7 @@ pub struct RequestParser {
 enum Resume {
     /// Validating the request line.
     Line(Line),
-    /// Searching the field lines for the empty line that ends the head.
+    /// Parsing field lines as their LF arrives.
     Fields(SectionScan),
 }
 

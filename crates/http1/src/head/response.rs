@@ -153,8 +153,7 @@ impl fmt::Debug for Response<'_> {
 }
 
 /// Parses response heads from the front of a buffer that grows between
-/// calls, with the same resumable search as
-/// [`RequestParser`](crate::RequestParser).
+/// calls, resuming as [`RequestParser`](crate::RequestParser) does.
 ///
 /// An interim `1xx` response (other than 101) parses as a message of its
 /// own: consume it and parse again for the final response.
