@@ -3,10 +3,11 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use ringwire_server::files::{EmbeddedSite, StaticFiles};
-use ringwire_server::{Handler, Server, ServerConfig};
+use ringwire_server::{Handler, Server, ServerConfig, Timeouts};
 
 #[derive(Debug, Parser)]
 #[command(name = "ringwire", version, about = "HTTP/1.1 over a magic ring")]
@@ -27,6 +28,12 @@ enum Command {
         /// Worker threads (default: available parallelism).
         #[arg(long)]
         threads: Option<usize>,
+        /// Seconds a request head may take to arrive, from its first byte.
+        #[arg(long, value_name = "SECS", default_value_t = Timeouts::DEFAULT_HEAD.as_secs())]
+        head_timeout: u64,
+        /// Seconds a keep-alive connection may wait for its next request.
+        #[arg(long, value_name = "SECS", default_value_t = Timeouts::DEFAULT_IDLE.as_secs())]
+        idle_timeout: u64,
     },
 }
 
@@ -44,8 +51,17 @@ fn demo_site() -> EmbeddedSite {
 }
 
 fn main() -> ExitCode {
-    let Command::Serve { dir, addr, threads } = Cli::parse().command;
-    match serve(dir, addr, threads) {
+    let Command::Serve {
+        dir,
+        addr,
+        threads,
+        head_timeout,
+        idle_timeout,
+    } = Cli::parse().command;
+    let mut config = ServerConfig::new(addr);
+    config.timeouts.head = Duration::from_secs(head_timeout);
+    config.timeouts.idle = Duration::from_secs(idle_timeout);
+    match serve(dir, config, threads) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("ringwire: {message}");
@@ -54,7 +70,8 @@ fn main() -> ExitCode {
     }
 }
 
-fn serve(dir: Option<PathBuf>, addr: SocketAddr, threads: Option<usize>) -> Result<(), String> {
+fn serve(dir: Option<PathBuf>, config: ServerConfig, threads: Option<usize>) -> Result<(), String> {
+    let addr = config.addr;
     let files = match &dir {
         Some(dir) => Some(
             StaticFiles::new(dir.clone())
@@ -62,8 +79,8 @@ fn serve(dir: Option<PathBuf>, addr: SocketAddr, threads: Option<usize>) -> Resu
         ),
         None => None,
     };
-    let server = Server::bind(ServerConfig::new(addr))
-        .map_err(|e| format!("cannot listen on {addr}: {}", describe(&e)))?;
+    let server =
+        Server::bind(config).map_err(|e| format!("cannot listen on {addr}: {}", describe(&e)))?;
     let mut runtime = tokio::runtime::Builder::new_multi_thread();
     if let Some(threads) = threads {
         runtime.worker_threads(threads.max(1));

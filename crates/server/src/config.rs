@@ -6,6 +6,8 @@ use std::time::Duration;
 use ringwire_http1::Limits;
 use ringwire_io::TransportConfig;
 
+use crate::Timeouts;
+
 /// How a [`Server`](crate::Server) listens, and the bounds it enforces.
 #[derive(Debug, Clone, Copy)]
 pub struct ServerConfig {
@@ -22,6 +24,11 @@ pub struct ServerConfig {
     pub max_buffered_body: usize,
     /// How long in-flight connections may take to finish after shutdown.
     pub shutdown_grace: Duration,
+    /// Slowloris protection: how long a request head may take, how long a
+    /// keep-alive connection may idle, the slowest acceptable request body,
+    /// and how often one sweeper per server checks them all. See
+    /// [`Timeouts`] for each knob and its default.
+    pub timeouts: Timeouts,
 }
 
 impl ServerConfig {
@@ -40,13 +47,16 @@ impl ServerConfig {
             transport,
             max_buffered_body: Self::DEFAULT_MAX_BUFFERED_BODY,
             shutdown_grace: Duration::from_secs(5),
+            timeouts: Timeouts::default(),
         }
     }
 }
 
 impl Default for ServerConfig {
     /// 127.0.0.1:8080, 16 KiB rings growing to 1 MiB (send) and head + 8 MiB
-    /// (receive), default [`Limits`], a 5 s shutdown grace.
+    /// (receive), default [`Limits`], a 5 s shutdown grace, default
+    /// [`Timeouts`] (head 10 s, idle 60 s, body at least 1 KiB/s per 5 s,
+    /// swept every second).
     fn default() -> Self {
         ServerConfig::new(SocketAddr::from((Ipv4Addr::LOCALHOST, 8080)))
     }

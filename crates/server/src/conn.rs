@@ -1,4 +1,7 @@
 //! One connection: parse, buffer the body, call the handler, answer; repeat.
+//!
+//! Every receive races the connection's [`Timer`]: the sweeper
+//! (`timeout.rs`) fires it when the head, idle or body-rate limit passes.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,6 +14,7 @@ use tokio::net::TcpStream;
 use tokio::sync::watch;
 
 use crate::date::write_date;
+use crate::timeout::{Phase, Timer};
 use crate::{Handler, Request, Response, ServerConfig};
 
 /// Bodies up to this size are copied into the send ring behind their head;
@@ -37,6 +41,7 @@ enum Close {
 /// I/O errors (a reset mid-request) end the connection quietly.
 pub(crate) async fn serve<H: Handler>(
     stream: TcpStream,
+    mut timer: Timer,
     handler: Arc<H>,
     config: Arc<ServerConfig>,
     shutdown: watch::Receiver<bool>,
@@ -44,7 +49,7 @@ pub(crate) async fn serve<H: Handler>(
     if let Err(e) = stream.set_nodelay(true) {
         log::debug!("set_nodelay: {e}");
     }
-    match run(&stream, &*handler, &config, shutdown).await {
+    match run(&stream, &mut timer, &*handler, &config, shutdown).await {
         Ok(Close::Now) => {}
         Ok(Close::Linger) => linger(&stream).await,
         Err(e) => log::debug!("connection from {:?}: {e}", stream.peer_addr().ok()),
@@ -53,6 +58,7 @@ pub(crate) async fn serve<H: Handler>(
 
 async fn run<H: Handler>(
     stream: &TcpStream,
+    timer: &mut Timer,
     handler: &H,
     config: &ServerConfig,
     mut shutdown: watch::Receiver<bool>,
@@ -70,22 +76,39 @@ async fn run<H: Handler>(
                 Ok(Status::Partial { at_least }) => {
                     // One send per batch: answers to pipelined requests wait
                     // here until every buffered request is answered.
-                    tx.flush().await?;
+                    if tx.pending() > 0 {
+                        tx.flush().await?;
+                    }
                     let idle = rx.data().is_empty();
+                    if timer.phase() == Phase::Writing {
+                        // Answered: the next request's clock starts now.
+                        timer.enter(if idle { Phase::Idle } else { Phase::Head });
+                    }
                     let filled = if idle {
                         if *shutdown.borrow() {
                             return Ok(Close::Now);
                         }
                         tokio::select! {
                             filled = rx.fill(at_least) => filled?,
+                            _ = timer.expired() => {
+                                log::debug!("closing a connection that sent nothing in time");
+                                return Ok(Close::Now);
+                            }
                             _ = shutdown.changed() => return Ok(Close::Now),
                         }
                     } else {
-                        rx.fill(at_least).await?
+                        tokio::select! {
+                            filled = rx.fill(at_least) => filled?,
+                            _ = timer.expired() => return fail(&mut tx, 408, "Request Timeout").await,
+                        }
                     };
                     if filled == 0 {
                         // End of stream, between requests or mid-head.
                         return Ok(Close::Now);
+                    }
+                    if timer.phase() == Phase::Idle {
+                        // The head's absolute limit runs from its first byte.
+                        timer.enter(Phase::Head);
                     }
                 }
                 Err(e) => return fail(&mut tx, e.status(), e.reason()).await,
@@ -112,10 +135,14 @@ async fn run<H: Handler>(
                 if rx.data().len() < total && expects_continue {
                     continue_100(&mut tx).await?;
                 }
+                if rx.data().len() < total {
+                    timer.enter(Phase::Body);
+                }
                 while rx.data().len() < total {
-                    match rx.fill(total).await {
-                        Ok(0) => return Ok(Close::Now),
-                        Ok(_) => {}
+                    match fill_body(&mut rx, total, timer).await {
+                        Ok(Some(0)) => return Ok(Close::Now),
+                        Ok(Some(_)) => timer.progress(rx.data().len() - head_len),
+                        Ok(None) => return fail(&mut tx, 408, "Request Timeout").await,
                         Err(TransportError::Ring(_)) => {
                             return fail(&mut tx, 413, "Content Too Large").await
                         }
@@ -129,6 +156,7 @@ async fn run<H: Handler>(
                     continue_100(&mut tx).await?;
                 }
                 dechunked.clear();
+                timer.enter(Phase::Body);
                 let mut decoder = BodyDecoder::new(kind, &config.limits);
                 // The head stays in the ring (the parsed view points into
                 // it), so the chunked bytes are read past it, not consumed.
@@ -151,9 +179,11 @@ async fn run<H: Handler>(
                     };
                     at += consumed;
                     if more {
-                        match rx.fill(rx.data().len() + 1).await {
-                            Ok(0) => return Ok(Close::Now),
-                            Ok(_) => {}
+                        let want = rx.data().len() + 1;
+                        match fill_body(&mut rx, want, timer).await {
+                            Ok(Some(0)) => return Ok(Close::Now),
+                            Ok(Some(_)) => timer.progress(rx.data().len() - head_len),
+                            Ok(None) => return fail(&mut tx, 408, "Request Timeout").await,
                             Err(TransportError::Ring(_)) => {
                                 return fail(&mut tx, 413, "Content Too Large").await
                             }
@@ -167,6 +197,7 @@ async fn run<H: Handler>(
             BodyKind::CloseDelimited => return fail(&mut tx, 400, "Bad Request").await,
         };
 
+        timer.enter(Phase::Handler);
         let response = {
             let data = rx.data();
             let body = if chunked {
@@ -184,12 +215,25 @@ async fn run<H: Handler>(
             http10,
             is_head,
         };
+        timer.enter(Phase::Writing);
         write_response(&mut tx, &response, framing).await?;
         rx.consume(total);
         if !keep_alive {
             tx.shutdown_write().await?;
             return Ok(Close::Linger);
         }
+    }
+}
+
+/// Receives more of a body; `None` when the sweeper found it too slow.
+async fn fill_body(
+    rx: &mut AsyncRecvTransport<&TcpStream>,
+    at_least: usize,
+    timer: &Timer,
+) -> Result<Option<usize>, TransportError> {
+    tokio::select! {
+        filled = rx.fill(at_least) => filled.map(Some),
+        _ = timer.expired() => Ok(None),
     }
 }
 

@@ -16,6 +16,12 @@
 //! `Expect: 100-continue` and strict error answers (400, 413, 414, 431, 501,
 //! 505, each followed by a close) are handled by the loop.
 //!
+//! Slow clients are cut off by one sweeper task per server, not a timer per
+//! request ([`Timeouts`]): a request head must arrive whole within a fixed
+//! time, keep-alive connections idle out, and request bodies must keep a
+//! minimum rate; each limit answers `408` (or closes silently when nothing of
+//! a request arrived).
+//!
 //! Request bodies are buffered whole before the handler runs, up to
 //! [`ServerConfig::max_buffered_body`]: a `Content-Length` body is a slice of
 //! the receive ring right behind the head (no copy); a chunked body is decoded
@@ -30,7 +36,9 @@ mod date;
 pub mod files;
 mod handler;
 mod server;
+mod timeout;
 
 pub use config::ServerConfig;
 pub use handler::{Body, Handler, Request, Response};
 pub use server::Server;
+pub use timeout::Timeouts;

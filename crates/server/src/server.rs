@@ -9,6 +9,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
+use crate::timeout::Sweeper;
 use crate::{conn, Handler, ServerConfig};
 
 /// A bound listener, ready to serve.
@@ -89,6 +90,8 @@ impl Server {
         let listener = tokio::net::TcpListener::from_std(self.listener)?;
         let handler = Arc::new(handler);
         let (stop, stopped) = watch::channel(false);
+        // One sweeper for all connections; it stops when dropped on return.
+        let sweeper = Sweeper::start(self.config.timeouts);
         let mut conns = JoinSet::new();
         let mut shutdown = std::pin::pin!(shutdown);
         loop {
@@ -98,6 +101,7 @@ impl Server {
                     Ok((stream, _)) => {
                         conns.spawn(conn::serve(
                             stream,
+                            sweeper.register(),
                             Arc::clone(&handler),
                             Arc::clone(&self.config),
                             stopped.clone(),

@@ -1,0 +1,438 @@
+//! The timeout manager: Slowloris protection without a timer per request.
+//!
+//! One **sweeper** task per [`Server`](crate::Server) wakes every
+//! [`Timeouts::sweep`], advances a coarse millisecond clock and scans every
+//! live connection. A connection owns a [`Timer`]: a shared [`Watch`] of
+//! atomics that it updates on its hot path with plain relaxed/release stores,
+//! and a [`Notify`] the sweeper fires when a limit is exceeded. Nothing is
+//! armed, re-armed or cancelled per request or per chunk; the connection never
+//! reads the system clock (phase changes read the sweeper's clock, one atomic
+//! load).
+//!
+//! # What is timed
+//!
+//! A connection is always in one phase; the phase and the coarse time it
+//! began share one atomic word, so the sweeper reads both consistently.
+//!
+//! | phase | limit | on expiry |
+//! |---|---|---|
+//! | `Head` (from accept, or from the first byte of a later request) | [`Timeouts::head`], absolute: trickling bytes does not extend it | `408 Request Timeout` + close if any byte of the request arrived, else a silent close |
+//! | `Idle` (keep-alive, between requests, nothing received) | [`Timeouts::idle`] | silent close |
+//! | `Body` (reading a request body) | [`Timeouts::body_min_rate`] over each [`Timeouts::body_window`] | `408` + close |
+//! | `Handler`, `Writing` | none | — |
+//!
+//! The body rate is checked per window: in every window of
+//! `body_window` (the first one is the grace period, counted from the end of
+//! the head) the body must either complete or advance by at least
+//! `body_min_rate × body_window` bytes. Per chunk the connection stores its
+//! received byte count (one relaxed store: the "still active" mark); the
+//! sweeper keeps the mark of the previous window in its own list, so a client
+//! cannot bank credit with a fast start and then stall (a cumulative average
+//! would let an 8 MiB burst buy hours).
+//!
+//! A slow handler is the application's business, so `Handler` is untimed. A
+//! client that stops reading our answers (`Writing`, and the flush of a
+//! pipelined batch) is backpressure on the send ring; it is **not timed
+//! yet** — a send-progress limit would go in the same sweep.
+//!
+//! # Precision
+//!
+//! Phase starts are stamped with the sweeper's clock, which lags real time
+//! by less than one sweep, and expiry is noticed at the next sweep: a limit
+//! `L` ends a connection between `L − sweep` and `L + sweep` after its phase
+//! began (plus scheduling delay). The per-runtime cost is one wake-up per
+//! sweep and a scan of the live connections; new connections are handed to
+//! the sweeper through a short-locked inbox, so the scan itself holds no lock
+//! that `accept` needs. Finished connections are dropped from the scan when
+//! the sweeper holds the last reference to their watch.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
+use tokio::time::MissedTickBehavior;
+
+/// Per-connection time limits, enforced by one sweeper per server
+/// (see [`ServerConfig::timeouts`](crate::ServerConfig::timeouts)).
+///
+/// `Duration::MAX` switches a duration limit off; a `body_min_rate` of 0
+/// switches the body-rate limit off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// A whole request head must arrive within this, counted from the
+    /// accept (first request) or from the request's first byte (later
+    /// requests on a keep-alive connection). Absolute: a byte now and then
+    /// does not extend it. Default 10 s.
+    pub head: Duration,
+    /// How long a keep-alive connection may wait, with nothing received,
+    /// for its next request. Default 60 s.
+    pub idle: Duration,
+    /// The slowest acceptable request body, in bytes per second, measured
+    /// over each [`body_window`](Self::body_window). Default 1024.
+    pub body_min_rate: u64,
+    /// The window over which the body rate is measured; the first window,
+    /// from the end of the head, is also the grace period. Default 5 s.
+    pub body_window: Duration,
+    /// How often the sweeper checks every connection: the precision of all
+    /// the limits above. Default 1 s.
+    pub sweep: Duration,
+}
+
+impl Timeouts {
+    /// Default [`head`](Self::head): 10 s.
+    pub const DEFAULT_HEAD: Duration = Duration::from_secs(10);
+    /// Default [`idle`](Self::idle): 60 s.
+    pub const DEFAULT_IDLE: Duration = Duration::from_secs(60);
+    /// Default [`body_min_rate`](Self::body_min_rate): 1 KiB/s.
+    pub const DEFAULT_BODY_MIN_RATE: u64 = 1024;
+    /// Default [`body_window`](Self::body_window): 5 s.
+    pub const DEFAULT_BODY_WINDOW: Duration = Duration::from_secs(5);
+    /// Default [`sweep`](Self::sweep): 1 s.
+    pub const DEFAULT_SWEEP: Duration = Duration::from_secs(1);
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            head: Self::DEFAULT_HEAD,
+            idle: Self::DEFAULT_IDLE,
+            body_min_rate: Self::DEFAULT_BODY_MIN_RATE,
+            body_window: Self::DEFAULT_BODY_WINDOW,
+            sweep: Self::DEFAULT_SWEEP,
+        }
+    }
+}
+
+/// What a connection is doing, as far as the limits care.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Phase {
+    /// Waiting for (the rest of) a request head.
+    Head = 0,
+    /// Keep-alive: waiting for the next request, nothing received yet.
+    Idle = 1,
+    /// Reading a request body.
+    Body = 2,
+    /// The handler runs: untimed.
+    Handler = 3,
+    /// Answering: untimed (backpressure).
+    Writing = 4,
+}
+
+impl Phase {
+    fn from_bits(bits: u64) -> Phase {
+        match bits & PHASE_MASK {
+            0 => Phase::Head,
+            1 => Phase::Idle,
+            2 => Phase::Body,
+            3 => Phase::Handler,
+            _ => Phase::Writing,
+        }
+    }
+}
+
+// The state word: phase (bits 0..4), expired flag (bit 4), a per-connection
+// sequence number (bits 8..24) that tells two phases with the same start
+// apart, and the phase's start in clock milliseconds (bits 24..64: 34 years).
+const PHASE_MASK: u64 = 0xf;
+const EXPIRED: u64 = 1 << 4;
+const SEQ_SHIFT: u32 = 8;
+const START_SHIFT: u32 = 24;
+
+fn pack(phase: Phase, seq: u16, start_ms: u64) -> u64 {
+    (start_ms << START_SHIFT) | (u64::from(seq) << SEQ_SHIFT) | phase as u64
+}
+
+/// One connection's shared state: written by the connection, read (and
+/// marked expired) by the sweeper.
+#[derive(Debug)]
+struct Watch {
+    state: AtomicU64,
+    /// Body bytes received in the current `Body` phase.
+    progress: AtomicU64,
+    cancel: Notify,
+}
+
+/// State shared by the sweeper and every connection.
+#[derive(Debug)]
+struct Shared {
+    epoch: Instant,
+    /// Milliseconds since `epoch`, advanced by the sweeper.
+    now_ms: AtomicU64,
+    /// Connections accepted since the last sweep.
+    inbox: Mutex<Vec<Arc<Watch>>>,
+}
+
+impl Shared {
+    fn now(&self) -> u64 {
+        self.now_ms.load(Ordering::Relaxed)
+    }
+
+    fn tick(&self) -> u64 {
+        let now = u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX >> 24);
+        self.now_ms.store(now, Ordering::Relaxed);
+        now
+    }
+}
+
+/// The server's sweeper task; stops when dropped.
+#[derive(Debug)]
+pub(crate) struct Sweeper {
+    shared: Arc<Shared>,
+    task: JoinHandle<()>,
+}
+
+impl Sweeper {
+    /// Starts the sweeper on the current tokio runtime.
+    pub(crate) fn start(timeouts: Timeouts) -> Sweeper {
+        let shared = Arc::new(Shared {
+            epoch: Instant::now(),
+            now_ms: AtomicU64::new(0),
+            inbox: Mutex::new(Vec::new()),
+        });
+        let task = tokio::spawn(sweep(Arc::clone(&shared), Limits::new(&timeouts)));
+        Sweeper { shared, task }
+    }
+
+    /// A timer for a connection accepted now, in the `Head` phase.
+    pub(crate) fn register(&self) -> Timer {
+        let watch = Arc::new(Watch {
+            state: AtomicU64::new(pack(Phase::Head, 0, self.shared.now())),
+            progress: AtomicU64::new(0),
+            cancel: Notify::new(),
+        });
+        self.shared
+            .inbox
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(Arc::clone(&watch));
+        Timer {
+            watch,
+            shared: Arc::clone(&self.shared),
+            phase: Phase::Head,
+            seq: 0,
+        }
+    }
+}
+
+impl Drop for Sweeper {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// A connection's end of the watch.
+#[derive(Debug)]
+pub(crate) struct Timer {
+    watch: Arc<Watch>,
+    shared: Arc<Shared>,
+    phase: Phase,
+    seq: u16,
+}
+
+impl Timer {
+    /// The phase last entered.
+    pub(crate) fn phase(&self) -> Phase {
+        self.phase
+    }
+
+    /// Enters `phase` now, clearing any expiry of the previous one (and,
+    /// for `Body`, the progress mark).
+    pub(crate) fn enter(&mut self, phase: Phase) {
+        self.phase = phase;
+        self.seq = self.seq.wrapping_add(1);
+        if phase == Phase::Body {
+            self.watch.progress.store(0, Ordering::Relaxed);
+        }
+        // Release: the sweeper that sees the new phase sees the reset too.
+        let word = pack(phase, self.seq, self.shared.now());
+        self.watch.state.store(word, Ordering::Release);
+    }
+
+    /// The "still active" mark: body bytes received so far in this body.
+    #[inline]
+    pub(crate) fn progress(&self, body_bytes: usize) {
+        self.watch
+            .progress
+            .store(body_bytes as u64, Ordering::Relaxed);
+    }
+
+    /// Resolves when the sweeper has found the current phase over its
+    /// limit, with that phase. Cancel-safe.
+    pub(crate) async fn expired(&self) -> Phase {
+        loop {
+            let notified = self.watch.cancel.notified();
+            let state = self.watch.state.load(Ordering::Acquire);
+            if state & EXPIRED != 0 {
+                return Phase::from_bits(state);
+            }
+            // A wake-up for a phase since left (the connection moved on as
+            // the sweeper fired) finds the flag cleared and waits again.
+            notified.await;
+        }
+    }
+}
+
+/// The limits in clock milliseconds.
+#[derive(Debug, Clone, Copy)]
+struct Limits {
+    head: u64,
+    idle: u64,
+    rate: u64,
+    window: u64,
+    sweep: Duration,
+}
+
+impl Limits {
+    fn new(t: &Timeouts) -> Limits {
+        let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        Limits {
+            head: ms(t.head),
+            idle: ms(t.idle),
+            rate: t.body_min_rate,
+            window: ms(t.body_window).max(1),
+            sweep: t.sweep.max(Duration::from_millis(1)),
+        }
+    }
+}
+
+/// A connection as the sweeper tracks it.
+#[derive(Debug)]
+struct Entry {
+    watch: Arc<Watch>,
+    /// The body phase being measured (its state word), when the current
+    /// window began, and the progress then.
+    mark: Option<(u64, u64, u64)>,
+}
+
+impl Entry {
+    fn overdue(&mut self, state: u64, now: u64, limits: &Limits) -> bool {
+        let start = state >> START_SHIFT;
+        let age = now.saturating_sub(start);
+        match Phase::from_bits(state) {
+            Phase::Head => age >= limits.head,
+            Phase::Idle => age >= limits.idle,
+            Phase::Body if limits.rate > 0 => {
+                let progress = self.watch.progress.load(Ordering::Relaxed);
+                let (since, at) = match self.mark {
+                    Some((seen, since, at)) if seen == state => (since, at),
+                    _ => (start, 0),
+                };
+                let span = now.saturating_sub(since);
+                if span < limits.window {
+                    self.mark = Some((state, since, at));
+                    return false;
+                }
+                let got = u128::from(progress.saturating_sub(at)) * 1000;
+                if got < u128::from(limits.rate) * u128::from(span) {
+                    return true;
+                }
+                self.mark = Some((state, now, progress));
+                false
+            }
+            Phase::Body | Phase::Handler | Phase::Writing => false,
+        }
+    }
+}
+
+async fn sweep(shared: Arc<Shared>, limits: Limits) {
+    let mut live: Vec<Entry> = Vec::new();
+    let mut ticks = tokio::time::interval(limits.sweep);
+    ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    loop {
+        ticks.tick().await;
+        let now = shared.tick();
+        {
+            let mut inbox = shared.inbox.lock().unwrap_or_else(PoisonError::into_inner);
+            live.extend(inbox.drain(..).map(|watch| Entry { watch, mark: None }));
+        }
+        live.retain_mut(|entry| {
+            // Only the sweeper's reference left: the connection is gone.
+            if Arc::strong_count(&entry.watch) == 1 {
+                return false;
+            }
+            let state = entry.watch.state.load(Ordering::Acquire);
+            if state & EXPIRED == 0
+                && entry.overdue(state, now, &limits)
+                && entry
+                    .watch
+                    .state
+                    .compare_exchange(state, state | EXPIRED, Ordering::AcqRel, Ordering::Relaxed)
+                    .is_ok()
+            {
+                entry.watch.cancel.notify_one();
+            }
+            true
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(phase: Phase, start: u64) -> (Entry, u64) {
+        let state = pack(phase, 1, start);
+        let watch = Arc::new(Watch {
+            state: AtomicU64::new(state),
+            progress: AtomicU64::new(0),
+            cancel: Notify::new(),
+        });
+        (Entry { watch, mark: None }, state)
+    }
+
+    fn limits() -> Limits {
+        Limits::new(&Timeouts {
+            head: Duration::from_millis(1000),
+            idle: Duration::from_millis(5000),
+            body_min_rate: 1000,
+            body_window: Duration::from_millis(1000),
+            sweep: Duration::from_millis(100),
+        })
+    }
+
+    #[test]
+    fn head_and_idle_are_absolute_from_the_phase_start() {
+        let l = limits();
+        let (mut head, s) = entry(Phase::Head, 500);
+        assert!(!head.overdue(s, 1499, &l));
+        assert!(head.overdue(s, 1500, &l));
+        let (mut idle, s) = entry(Phase::Idle, 500);
+        assert!(!idle.overdue(s, 5499, &l));
+        assert!(idle.overdue(s, 5500, &l));
+        for phase in [Phase::Handler, Phase::Writing] {
+            let (mut busy, s) = entry(phase, 0);
+            assert!(!busy.overdue(s, u64::MAX >> 24, &l));
+        }
+    }
+
+    #[test]
+    fn body_rate_is_measured_per_window() {
+        let l = limits();
+        let (mut body, s) = entry(Phase::Body, 0);
+        // Grace: nothing needed within the first window.
+        assert!(!body.overdue(s, 900, &l));
+        // 1000 B/s over the first second: enough.
+        body.watch.progress.store(1000, Ordering::Relaxed);
+        assert!(!body.overdue(s, 1000, &l));
+        // A fast start buys nothing for the next window.
+        body.watch.progress.store(1500, Ordering::Relaxed);
+        assert!(!body.overdue(s, 1500, &l));
+        assert!(body.overdue(s, 2000, &l));
+        // A new body phase starts a new grace window.
+        let next = pack(Phase::Body, 2, 2000);
+        body.watch.progress.store(0, Ordering::Relaxed);
+        assert!(!body.overdue(next, 2500, &l));
+        assert!(body.overdue(next, 3000, &l));
+    }
+
+    #[test]
+    fn the_state_word_round_trips() {
+        let word = pack(Phase::Writing, u16::MAX, (1 << 40) - 1);
+        assert_eq!(Phase::from_bits(word), Phase::Writing);
+        assert_eq!(word >> START_SHIFT, (1 << 40) - 1);
+        assert_eq!(Phase::from_bits(word | EXPIRED), Phase::Writing);
+    }
+}
