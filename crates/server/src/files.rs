@@ -80,7 +80,13 @@ impl StaticFiles {
         if meta.is_dir() {
             let raw_path = target.path();
             if !raw_path.ends_with(b"/") {
-                let mut location = raw_path.to_vec();
+                // One leading slash only: `//host/dir` would redirect off-site.
+                let rest = raw_path
+                    .iter()
+                    .position(|&b| b != b'/')
+                    .unwrap_or(raw_path.len());
+                let mut location = b"/".to_vec();
+                location.extend_from_slice(&raw_path[rest..]);
                 location.push(b'/');
                 return Response::new(301).header("location", location);
             }

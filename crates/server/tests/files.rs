@@ -65,6 +65,9 @@ fn directories_serve_their_index_or_a_listing() {
     let redirect = get(addr, "/site");
     assert_eq!(status(&redirect), 301, "{redirect}");
     assert!(redirect.contains("location: /site/\r\n"), "{redirect}");
+    // Never a protocol-relative location (`//site/` would leave the host).
+    let doubled = get(addr, "//site");
+    assert!(doubled.contains("location: /site/\r\n"), "{doubled}");
     let listing = get(addr, "/list/");
     assert_eq!(status(&listing), 200, "{listing}");
     assert!(listing.contains("&lt;b&gt;&amp;.txt</a>"), "{listing}");
