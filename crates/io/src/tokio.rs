@@ -110,6 +110,18 @@ impl<S: AsyncStream> AsyncRecvTransport<S> {
         }
     }
 
+    /// Receives once if bytes (or the end of stream) are already there, without waiting:
+    /// `None` when nothing is ready. Like [`fill`](Self::fill), makes room for `at_least`
+    /// unread bytes first. A `None` clears the stream's cached readiness, so the next
+    /// `readable()` wait on the stream (with or without this transport) sleeps until the peer
+    /// sends: how a connection can hand its ring back while idle.
+    pub fn try_fill(&mut self, at_least: usize) -> Result<Option<usize>, TransportError> {
+        match fill_with(&mut self.ring, at_least, |span| self.io.try_read(span)) {
+            Err(e) if e.is_would_block() => Ok(None),
+            done => done.map(Some),
+        }
+    }
+
     /// Unread bytes, contiguous.
     pub fn data(&self) -> &[u8] {
         self.ring.readable()
@@ -213,6 +225,17 @@ impl<S: AsyncStream> AsyncSendTransport<S> {
     /// Bytes queued and not yet sent.
     pub fn pending(&self) -> usize {
         self.ring.len()
+    }
+
+    /// The ring (with any bytes still queued) and the stream.
+    pub fn into_parts(self) -> (Ring, S) {
+        (self.ring, self.io)
+    }
+
+    /// The underlying stream (to set socket options, or to send a file
+    /// from the kernel once the ring is flushed).
+    pub fn get_ref(&self) -> &S {
+        &self.io
     }
 }
 

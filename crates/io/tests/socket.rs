@@ -181,3 +181,50 @@ async fn tokio_duplex_streams_frames_and_grows() {
     assert_eq!(got.iter().map(Vec::len).collect::<Vec<_>>(), sizes);
     assert!(got[1] == (0..200_000).map(|j| (1 + j) as u8).collect::<Vec<_>>());
 }
+
+#[cfg(feature = "tokio")]
+#[tokio::test]
+async fn tokio_ring_goes_back_to_the_pool_while_idle() {
+    use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport};
+    use ringwire_io::{RingConfig, RingPool};
+    use tokio::io::AsyncWriteExt;
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let mut client = tokio::net::TcpStream::connect(listener.local_addr().unwrap())
+        .await
+        .unwrap();
+    let (stream, _) = listener.accept().await.unwrap();
+    let pool = RingPool::new(RingConfig::with_capacity(4096), 2);
+
+    client.write_all(b"one").await.unwrap();
+    stream.readable().await.unwrap();
+    let mut rx = AsyncRecvTransport::with_ring(pool.take().unwrap(), &stream);
+    assert_eq!(rx.try_fill(1).unwrap(), Some(3));
+    assert_eq!(rx.data(), b"one");
+    rx.consume(3);
+    // Nothing more: no wait, and the readiness is cleared.
+    assert_eq!(rx.try_fill(1).unwrap(), None);
+    let (ring, _) = rx.into_parts();
+    pool.give(ring);
+    assert_eq!(pool.idle(), 1);
+    let tx = AsyncSendTransport::with_ring(pool.take().unwrap(), &stream);
+    let (ring, _) = tx.into_parts();
+    pool.give(ring);
+
+    // Idle with no ring: the readable wait sleeps until the peer sends.
+    let waited = tokio::time::timeout(std::time::Duration::from_millis(50), stream.readable());
+    assert!(
+        waited.await.is_err(),
+        "stale readiness after try_fill said None"
+    );
+    client.write_all(b"two").await.unwrap();
+    stream.readable().await.unwrap();
+    let mut rx = AsyncRecvTransport::with_ring(pool.take().unwrap(), &stream);
+    assert_eq!(pool.idle(), 0);
+    assert_eq!(rx.try_fill(1).unwrap(), Some(3));
+    assert_eq!(rx.data(), b"two");
+    drop(client);
+    rx.consume(3);
+    stream.readable().await.unwrap();
+    assert_eq!(rx.try_fill(1).unwrap(), Some(0));
+}

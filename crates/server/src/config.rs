@@ -18,7 +18,17 @@ pub struct ServerConfig {
     pub limits: Limits,
     /// Ring sizes per connection. The receive ring must be able to grow to
     /// a head plus [`max_buffered_body`](Self::max_buffered_body).
+    ///
+    /// A connection holds its two rings only while it has unread bytes or
+    /// unsent output: between requests (and before the first one) they go
+    /// back to a server-wide pool with their pages released, and the
+    /// connection waits for the socket to become readable holding none.
     pub transport: TransportConfig,
+    /// Released rings each pool (receive and send) keeps for reuse, so a
+    /// connection that wakes takes one instead of creating it. A pooled ring
+    /// costs a descriptor and address space, no memory; rings beyond this are
+    /// closed. Default [`DEFAULT_POOLED_RINGS`](Self::DEFAULT_POOLED_RINGS).
+    pub pooled_rings: usize,
     /// The largest request body buffered for a handler; larger ones are
     /// answered with `413` and a close.
     pub max_buffered_body: usize,
@@ -34,6 +44,8 @@ pub struct ServerConfig {
 impl ServerConfig {
     /// Default [`max_buffered_body`](Self::max_buffered_body): 8 MiB.
     pub const DEFAULT_MAX_BUFFERED_BODY: usize = 8 << 20;
+    /// Default [`pooled_rings`](Self::pooled_rings): 256 per direction.
+    pub const DEFAULT_POOLED_RINGS: usize = 256;
 
     /// The defaults, listening on `addr`.
     pub fn new(addr: SocketAddr) -> Self {
@@ -45,6 +57,7 @@ impl ServerConfig {
             addr,
             limits: Limits::default(),
             transport,
+            pooled_rings: Self::DEFAULT_POOLED_RINGS,
             max_buffered_body: Self::DEFAULT_MAX_BUFFERED_BODY,
             shutdown_grace: Duration::from_secs(5),
             timeouts: Timeouts::default(),
@@ -54,7 +67,7 @@ impl ServerConfig {
 
 impl Default for ServerConfig {
     /// 127.0.0.1:8080, 16 KiB rings growing to 1 MiB (send) and head + 8 MiB
-    /// (receive), default [`Limits`], a 5 s shutdown grace, default
+    /// (receive), pooled, default [`Limits`], a 5 s shutdown grace, default
     /// [`Timeouts`] (head 10 s, idle 60 s, body at least 1 KiB/s per 5 s,
     /// swept every second).
     fn default() -> Self {

@@ -2,20 +2,30 @@
 //!
 //! Every receive races the connection's [`Timer`]: the sweeper
 //! (`timeout.rs`) fires it when the head, idle or body-rate limit passes.
+//!
+//! A connection holds rings only while it has unread bytes or unsent output.
+//! Before its first request and between requests it owns the socket, its
+//! timer and a few pointers: it waits for the socket to become readable with
+//! no ring, then takes a receive and a send ring from the server's pools
+//! ([`Shared`]), serves every request that arrived (pipelined ones included),
+//! flushes, and gives both rings back (their pages released) once nothing is
+//! unread. The request loop, with its parser and chunked-body buffer, lives
+//! in a boxed future that is freed while the connection idles.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use ringwire_http1::encode::{EncodeError, ResponseWriter};
 use ringwire_http1::{BodyDecoder, BodyKind, Decoded, Method, RequestParser, Status, Version};
 use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport};
-use ringwire_io::TransportError;
+use ringwire_io::{RingPool, TransportError};
 use tokio::net::TcpStream;
-use tokio::sync::watch;
+use tokio::sync::Notify;
 
 use crate::date::write_date;
 use crate::timeout::{Phase, Timer};
-use crate::{Handler, Request, Response, ServerConfig};
+use crate::{Body, Handler, Request, Response, ServerConfig};
 
 /// Bodies up to this size are copied into the send ring behind their head;
 /// larger ones go out in one gathered write straight from the response.
@@ -29,44 +39,140 @@ const LINGER_BYTES: usize = 16 << 20;
 
 type Tx<'s> = AsyncSendTransport<&'s TcpStream>;
 
-/// How the loop ended.
+/// How the request loop ended.
 enum Close {
     /// The peer is gone or nothing more is expected: drop the socket.
     Now,
     /// Our write side is shut down; drain the peer's remaining bytes first.
     Linger,
+    /// Nothing unread, nothing unsent: the rings go back to the pools until
+    /// the socket is readable again.
+    Idle,
+}
+
+/// What every connection of one server shares: the ring pools, one per
+/// direction, and the stop signal.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    rx: RingPool,
+    tx: RingPool,
+    stopped: AtomicBool,
+    stop: Notify,
+}
+
+impl Shared {
+    pub(crate) fn new(config: &ServerConfig) -> Shared {
+        Shared {
+            rx: RingPool::new(config.transport.rx, config.pooled_rings),
+            tx: RingPool::new(config.transport.tx, config.pooled_rings),
+            stopped: AtomicBool::new(false),
+            stop: Notify::new(),
+        }
+    }
+
+    /// Shutdown: idle connections close, busy ones after their answer.
+    pub(crate) fn stop(&self) {
+        self.stopped.store(true, Ordering::SeqCst);
+        self.stop.notify_waiters();
+    }
+
+    fn is_stopped(&self) -> bool {
+        self.stopped.load(Ordering::SeqCst)
+    }
+
+    /// Resolves once [`stop`](Self::stop) has been called. (A `Notify`
+    /// rather than a `watch`: its future is half the size, and every idle
+    /// connection holds one.)
+    async fn stopped(&self) {
+        // Created before the check, so a `stop` between the two still wakes it.
+        let notified = self.stop.notified();
+        if !self.is_stopped() {
+            notified.await;
+        }
+    }
 }
 
 /// Serves one accepted connection until it closes. Never panics on input;
 /// I/O errors (a reset mid-request) end the connection quietly.
+///
+/// Before the first request and between requests the connection waits,
+/// holding no ring, for the socket to become readable; then it serves what
+/// arrived on rings from the pools. What this loop keeps across that wait is
+/// an idle connection's whole task, so it is kept small (the loop is inlined
+/// here rather than behind references).
 pub(crate) async fn serve<H: Handler>(
     stream: TcpStream,
     mut timer: Timer,
     handler: Arc<H>,
     config: Arc<ServerConfig>,
-    shutdown: watch::Receiver<bool>,
+    shared: Arc<Shared>,
 ) {
     if let Err(e) = stream.set_nodelay(true) {
         log::debug!("set_nodelay: {e}");
     }
-    match run(&stream, &mut timer, &*handler, &config, shutdown).await {
-        Ok(Close::Now) => {}
-        Ok(Close::Linger) => linger(&stream).await,
+    let end = loop {
+        if shared.is_stopped() {
+            break Ok(Close::Now);
+        }
+        tokio::select! {
+            // `poll_read_ready` keeps one waker in the socket's registration
+            // rather than a waiter node in this future: a smaller idle task.
+            ready = std::future::poll_fn(|cx| stream.poll_read_ready(cx)) => {
+                if let Err(e) = ready {
+                    break Err(TransportError::from(e));
+                }
+            }
+            _ = timer.expired() => {
+                log::debug!("closing a connection that sent nothing in time");
+                break Ok(Close::Now);
+            }
+            () = shared.stopped() => break Ok(Close::Now),
+        }
+        // Boxed, so that the request loop's state is only allocated while
+        // the connection has something to do.
+        match Box::pin(lease(&stream, &mut timer, &*handler, &config, &shared)).await {
+            Ok(Close::Idle) => {}
+            end => break end,
+        }
+    };
+    match end {
+        // Boxed: its timer and buffer need not be part of every idle task.
+        Ok(Close::Linger) => Box::pin(linger(&stream)).await,
+        Ok(Close::Now | Close::Idle) => {}
         Err(e) => log::debug!("connection from {:?}: {e}", stream.peer_addr().ok()),
     }
 }
 
-async fn run<H: Handler>(
+/// Takes a ring per direction, serves requests until the connection idles
+/// or ends, and gives the rings back (emptied; their pages released).
+async fn lease<H: Handler>(
     stream: &TcpStream,
     timer: &mut Timer,
     handler: &H,
     config: &ServerConfig,
-    mut shutdown: watch::Receiver<bool>,
+    shared: &Shared,
 ) -> Result<Close, TransportError> {
-    let mut rx = AsyncRecvTransport::new(config.transport, stream)?;
-    let mut tx = AsyncSendTransport::new(config.transport, stream)?;
+    let mut rx = AsyncRecvTransport::with_ring(shared.rx.take()?, stream);
+    let mut tx = AsyncSendTransport::with_ring(shared.tx.take()?, stream);
+    let end = requests(&mut rx, &mut tx, timer, handler, config, shared).await;
+    shared.rx.give(rx.into_parts().0);
+    shared.tx.give(tx.into_parts().0);
+    end
+}
+
+/// Parses and answers requests until nothing is unread or unsent
+/// ([`Close::Idle`]) or the connection must end.
+async fn requests<H: Handler>(
+    rx: &mut AsyncRecvTransport<&TcpStream>,
+    tx: &mut Tx<'_>,
+    timer: &mut Timer,
+    handler: &H,
+    config: &ServerConfig,
+    shared: &Shared,
+) -> Result<Close, TransportError> {
     let mut parser = RequestParser::new(config.limits);
-    // Chunked bodies are decoded into this buffer, reused across requests.
+    // Chunked bodies are decoded into this buffer, reused across the
+    // requests of one lease (freed while the connection idles).
     let mut dechunked = Vec::new();
     loop {
         // The head, parsed in place in the receive ring.
@@ -85,21 +191,20 @@ async fn run<H: Handler>(
                         timer.enter(if idle { Phase::Idle } else { Phase::Head });
                     }
                     let filled = if idle {
-                        if *shutdown.borrow() {
+                        if shared.is_stopped() {
                             return Ok(Close::Now);
                         }
-                        tokio::select! {
-                            filled = rx.fill(at_least) => filled?,
-                            _ = timer.expired() => {
-                                log::debug!("closing a connection that sent nothing in time");
-                                return Ok(Close::Now);
-                            }
-                            _ = shutdown.changed() => return Ok(Close::Now),
+                        // Take what already arrived; if nothing did (which
+                        // clears the socket's readiness), hand the rings
+                        // back and wait in `run` without them.
+                        match rx.try_fill(at_least)? {
+                            Some(filled) => filled,
+                            None => return Ok(Close::Idle),
                         }
                     } else {
                         tokio::select! {
                             filled = rx.fill(at_least) => filled?,
-                            _ = timer.expired() => return fail(&mut tx, 408, "Request Timeout").await,
+                            _ = timer.expired() => return fail(tx, 408, "Request Timeout").await,
                         }
                     };
                     if filled == 0 {
@@ -111,7 +216,7 @@ async fn run<H: Handler>(
                         timer.enter(Phase::Head);
                     }
                 }
-                Err(e) => return fail(&mut tx, e.status(), e.reason()).await,
+                Err(e) => return fail(tx, e.status(), e.reason()).await,
             }
         };
         let request = parser.head().view(rx.data());
@@ -130,21 +235,21 @@ async fn run<H: Handler>(
                     .filter(|&n| n <= config.max_buffered_body)
                     .map(|n| head_len + n)
                 else {
-                    return fail(&mut tx, 413, "Content Too Large").await;
+                    return fail(tx, 413, "Content Too Large").await;
                 };
                 if rx.data().len() < total && expects_continue {
-                    continue_100(&mut tx).await?;
+                    continue_100(tx).await?;
                 }
                 if rx.data().len() < total {
                     timer.enter(Phase::Body);
                 }
                 while rx.data().len() < total {
-                    match fill_body(&mut rx, total, timer).await {
+                    match fill_body(rx, total, timer).await {
                         Ok(Some(0)) => return Ok(Close::Now),
                         Ok(Some(_)) => timer.progress(rx.data().len() - head_len),
-                        Ok(None) => return fail(&mut tx, 408, "Request Timeout").await,
+                        Ok(None) => return fail(tx, 408, "Request Timeout").await,
                         Err(TransportError::Ring(_)) => {
-                            return fail(&mut tx, 413, "Content Too Large").await
+                            return fail(tx, 413, "Content Too Large").await
                         }
                         Err(e) => return Err(e),
                     }
@@ -153,7 +258,7 @@ async fn run<H: Handler>(
             }
             BodyKind::Chunked => {
                 if expects_continue {
-                    continue_100(&mut tx).await?;
+                    continue_100(tx).await?;
                 }
                 dechunked.clear();
                 timer.enter(Phase::Body);
@@ -165,7 +270,7 @@ async fn run<H: Handler>(
                     let (consumed, more) = match decoder.decode(&rx.data()[at..]) {
                         Ok(Decoded::Data { data, consumed }) => {
                             if dechunked.len() + data.len() > config.max_buffered_body {
-                                return fail(&mut tx, 413, "Content Too Large").await;
+                                return fail(tx, 413, "Content Too Large").await;
                             }
                             dechunked.extend_from_slice(data);
                             (consumed, false)
@@ -175,17 +280,17 @@ async fn run<H: Handler>(
                             at += consumed;
                             break;
                         }
-                        Err(e) => return fail(&mut tx, e.status(), e.reason()).await,
+                        Err(e) => return fail(tx, e.status(), e.reason()).await,
                     };
                     at += consumed;
                     if more {
                         let want = rx.data().len() + 1;
-                        match fill_body(&mut rx, want, timer).await {
+                        match fill_body(rx, want, timer).await {
                             Ok(Some(0)) => return Ok(Close::Now),
                             Ok(Some(_)) => timer.progress(rx.data().len() - head_len),
-                            Ok(None) => return fail(&mut tx, 408, "Request Timeout").await,
+                            Ok(None) => return fail(tx, 408, "Request Timeout").await,
                             Err(TransportError::Ring(_)) => {
-                                return fail(&mut tx, 413, "Content Too Large").await
+                                return fail(tx, 413, "Content Too Large").await
                             }
                             Err(e) => return Err(e),
                         }
@@ -194,7 +299,7 @@ async fn run<H: Handler>(
                 (at, true)
             }
             // Requests are never close-delimited; the parser does not say so.
-            BodyKind::CloseDelimited => return fail(&mut tx, 400, "Bad Request").await,
+            BodyKind::CloseDelimited => return fail(tx, 400, "Bad Request").await,
         };
 
         timer.enter(Phase::Handler);
@@ -209,14 +314,14 @@ async fn run<H: Handler>(
             handler.call(&request).await
         };
         // A shutdown that began while the handler ran closes after this answer.
-        keep_alive &= !*shutdown.borrow();
+        keep_alive &= !shared.is_stopped();
         let framing = Framing {
             keep_alive,
             http10,
             is_head,
         };
         timer.enter(Phase::Writing);
-        write_response(&mut tx, &response, framing).await?;
+        write_response(tx, &response, framing).await?;
         rx.consume(total);
         if !keep_alive {
             tx.shutdown_write().await?;
@@ -271,12 +376,17 @@ async fn write_response(
         }
     };
     tx.commit(n);
-    let body = response.body_ref().as_slice();
-    if send_body && !body.is_empty() {
-        if body.len() <= COPY_BODY_MAX {
-            tx.write(body).await?;
-        } else {
-            tx.send_vectored(&[body]).await?;
+    match response.body_ref() {
+        _ if !send_body => {}
+        // The head and any pipelined answers before it, then `sendfile`.
+        Body::File(file) if !file.is_empty() => crate::sendfile::send_file(tx, file).await?,
+        body => {
+            let body = body.as_slice();
+            if body.len() > COPY_BODY_MAX {
+                tx.send_vectored(&[body]).await?;
+            } else if !body.is_empty() {
+                tx.write(body).await?;
+            }
         }
     }
     Ok(())
@@ -336,7 +446,9 @@ async fn fail(tx: &mut Tx<'_>, status: u16, reason: &str) -> Result<Close, Trans
 /// until it closes (bounded in time and bytes).
 async fn linger(stream: &TcpStream) {
     let drain = async {
-        let mut scratch = [0; 8192];
+        // On the heap: a buffer in the future would make every
+        // connection's task, idle ones included, 8 KiB larger.
+        let mut scratch = vec![0; 8192];
         let mut left = LINGER_BYTES;
         while left > 0 {
             if stream.readable().await.is_err() {

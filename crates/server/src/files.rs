@@ -1,20 +1,37 @@
 //! Serving files: a directory on disk ([`StaticFiles`]) or a fixed set of
 //! pages compiled into the program ([`EmbeddedSite`]).
 //!
-//! [`StaticFiles`] reads each file whole with `tokio::fs::read` into
-//! [`Bytes`] per request. Not yet here (later work): `sendfile`, an open-file
-//! and metadata cache, `ETag`/`Last-Modified` validators, `Range` requests
-//! and compression.
+//! [`StaticFiles`] answers with a [`Body::File`]: the connection sends the
+//! head, then the file's bytes with `sendfile`, never copied through user
+//! space. Open files and their metadata are cached for a moment (one second
+//! by default, [`StaticFiles::cache`]), so repeated requests for a path skip
+//! `canonicalize`, `open` and `stat`. Responses carry `ETag` (from length
+//! and modification time) and `Last-Modified`, and honour `If-None-Match`,
+//! `If-Modified-Since`, a single `Range` and `If-Range`. Not here yet:
+//! multipart answers to several ranges (those get the whole file, `200`) and
+//! compression.
+
+mod cache;
+mod http_date;
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
 
-use bytes::Bytes;
 use ringwire_http1::Method;
 
-use crate::{Handler, Request, Response};
+use self::cache::{Entry, FileCache};
+use crate::handler::FileBody;
+use crate::{Body, Handler, Request, Response};
+
+/// How long an open file and its metadata are reused by default.
+pub const DEFAULT_CACHE_TTL: Duration = Duration::from_secs(1);
+
+/// How many open files are kept by default (each is one descriptor).
+pub const DEFAULT_CACHE_ENTRIES: usize = 256;
 
 /// Serves the files under a root directory, for GET and HEAD.
 ///
@@ -23,9 +40,14 @@ use crate::{Handler, Request, Response};
 /// a path that resolves outside the root, through a symlink for instance,
 /// is refused too. A directory is answered with its `index.html`, else a
 /// listing; a directory path without its trailing slash is redirected to it.
+///
+/// A path once resolved to a file is kept, with the open file, for the
+/// cache's time to live: a file replaced (or a symlink changed) on disk is
+/// seen when the entry expires. Clones share the cache.
 #[derive(Debug, Clone)]
 pub struct StaticFiles {
     root: PathBuf,
+    cache: Arc<FileCache>,
 }
 
 impl StaticFiles {
@@ -42,7 +64,19 @@ impl StaticFiles {
                 "not a directory",
             ));
         }
-        Ok(StaticFiles { root })
+        Ok(StaticFiles {
+            root,
+            cache: Arc::new(FileCache::new(DEFAULT_CACHE_TTL, DEFAULT_CACHE_ENTRIES)),
+        })
+    }
+
+    /// Keeps at most `entries` open files, each reused for `ttl` after it
+    /// was opened; a zero for either opens and checks every file on every
+    /// request.
+    #[must_use]
+    pub fn cache(mut self, ttl: Duration, entries: usize) -> Self {
+        self.cache = Arc::new(FileCache::new(ttl, entries));
+        self
     }
 
     /// The canonical root directory.
@@ -52,6 +86,7 @@ impl StaticFiles {
 
     async fn serve(&self, request: &Request<'_>) -> Response {
         let target = request.target();
+        let raw_path = target.path();
         let mut path = self.root.clone();
         for segment in target.segments() {
             let decoded = segment.to_cow();
@@ -68,17 +103,27 @@ impl StaticFiles {
             };
             path.push(name);
         }
-        let Ok(path) = tokio::fs::canonicalize(&path).await else {
+        // `dir/` is its index, while `dir` is a redirect: only the first is
+        // cached, as the index (paths compare equal with or without a
+        // trailing slash).
+        let key = if raw_path.ends_with(b"/") {
+            path.join("index.html")
+        } else {
+            path.clone()
+        };
+        if let Some(entry) = self.cache.get(&key) {
+            return answer(&entry, request);
+        }
+        let Ok(resolved) = tokio::fs::canonicalize(&path).await else {
             return status(404);
         };
-        if !path.starts_with(&self.root) {
+        if !resolved.starts_with(&self.root) {
             return status(403);
         }
-        let Ok(meta) = tokio::fs::metadata(&path).await else {
+        let Ok(meta) = tokio::fs::metadata(&resolved).await else {
             return status(404);
         };
-        if meta.is_dir() {
-            let raw_path = target.path();
+        let opened = if meta.is_dir() {
             if !raw_path.ends_with(b"/") {
                 // One leading slash only: `//host/dir` would redirect off-site.
                 let rest = raw_path
@@ -90,13 +135,210 @@ impl StaticFiles {
                 location.push(b'/');
                 return Response::new(301).header("location", location);
             }
-            let index = path.join("index.html");
-            if tokio::fs::metadata(&index).await.is_ok_and(|m| m.is_file()) {
-                return file(&index).await;
+            // The index is held to the root like any other file: it is
+            // cached under the same key as `dir/index.html`.
+            match tokio::fs::canonicalize(resolved.join("index.html")).await {
+                Ok(index) if !index.starts_with(&self.root) => return status(403),
+                Ok(index) => match Entry::open(&index).await {
+                    Err(e) if e.kind() != io::ErrorKind::PermissionDenied => {
+                        return listing(&resolved, &String::from_utf8_lossy(raw_path)).await;
+                    }
+                    opened => opened,
+                },
+                Err(_) => return listing(&resolved, &String::from_utf8_lossy(raw_path)).await,
             }
-            return listing(&path, &String::from_utf8_lossy(raw_path)).await;
+        } else {
+            Entry::open(&resolved).await
+        };
+        match opened {
+            Ok(entry) => {
+                let entry = Arc::new(entry);
+                let response = answer(&entry, request);
+                // `file/` is served as `file` but not kept under the key
+                // of an index.
+                if meta.is_dir() == raw_path.ends_with(b"/") {
+                    self.cache.insert(key, entry);
+                }
+                response
+            }
+            Err(e) if e.kind() == io::ErrorKind::PermissionDenied => status(403),
+            Err(_) => status(404),
         }
-        file(&path).await
+    }
+}
+
+/// The answer to a GET or HEAD of `entry`: `304` when the client's copy is
+/// current, `206` or `416` for a range, else the whole file.
+fn answer(entry: &Entry, request: &Request<'_>) -> Response {
+    let headers = request.headers();
+    let mut if_none_match = headers.get_all("if-none-match").peekable();
+    // If-Modified-Since counts only without If-None-Match (RFC 9110 13.2.2).
+    let not_modified = if if_none_match.peek().is_some() {
+        if_none_match.any(|list| none_match_hits(list, &entry.etag))
+    } else {
+        request
+            .header("if-modified-since")
+            .and_then(http_date::parse)
+            .is_some_and(|since| entry.mtime <= since)
+    };
+    if not_modified {
+        return Response::new(304).header("etag", entry.etag.clone());
+    }
+    let whole = Response::new(200)
+        .header("content-type", entry.content_type)
+        .header("accept-ranges", "bytes")
+        .header("etag", entry.etag.clone())
+        .header("last-modified", entry.last_modified.clone());
+    // Range is defined for GET only; an If-Range that does not match asks
+    // for the whole (changed) file.
+    let range = match request.header("range") {
+        Some(range) if request.method() == Method::Get => range,
+        _ => return whole.body(file_body(entry, 0, entry.len)),
+    };
+    if request
+        .header("if-range")
+        .is_some_and(|v| !if_range_holds(v, entry))
+    {
+        return whole.body(file_body(entry, 0, entry.len));
+    }
+    match parse_range(range, entry.len) {
+        ByteRange::Whole => whole.body(file_body(entry, 0, entry.len)),
+        ByteRange::Part { first, last } => whole
+            .status_code(206)
+            .header(
+                "content-range",
+                format!("bytes {first}-{last}/{}", entry.len),
+            )
+            .body(file_body(entry, first, last - first + 1)),
+        ByteRange::Unsatisfiable => Response::new(416)
+            .header("accept-ranges", "bytes")
+            .header("content-range", format!("bytes */{}", entry.len)),
+    }
+}
+
+fn file_body(entry: &Entry, offset: u64, len: u64) -> Body {
+    Body::File(FileBody::new(Arc::clone(&entry.file), offset, len))
+}
+
+/// Whether an `If-None-Match` field value (`*` or a list of entity tags)
+/// matches `etag` by weak comparison: `W/` prefixes are ignored.
+fn none_match_hits(list: &[u8], etag: &[u8]) -> bool {
+    let etag = etag.strip_prefix(b"W/").unwrap_or(etag);
+    if list.trim_ascii() == b"*" {
+        return true;
+    }
+    let mut rest = list;
+    loop {
+        rest = rest.trim_ascii_start();
+        while let Some(after) = rest.strip_prefix(b",") {
+            rest = after.trim_ascii_start();
+        }
+        if rest.is_empty() {
+            return false;
+        }
+        rest = rest.strip_prefix(b"W/").unwrap_or(rest);
+        // An opaque tag: a quoted string without inner quotes.
+        let Some(close) = rest
+            .get(1..)
+            .and_then(|r| r.iter().position(|&b| b == b'"'))
+        else {
+            return false;
+        };
+        if rest[0] != b'"' {
+            return false;
+        }
+        let (tag, after) = rest.split_at(close + 2);
+        if tag == etag {
+            return true;
+        }
+        rest = after;
+    }
+}
+
+/// Whether `If-Range` still describes the file: the same strong entity tag
+/// or exactly the modification time.
+fn if_range_holds(value: &[u8], entry: &Entry) -> bool {
+    let value = value.trim_ascii();
+    if value.starts_with(b"\"") || value.starts_with(b"W/") {
+        // Strong comparison: a weak tag never matches.
+        value == &entry.etag[..]
+    } else {
+        http_date::parse(value) == Some(entry.mtime)
+    }
+}
+
+/// What a `Range` field asks of a file.
+#[derive(Debug, PartialEq, Eq)]
+enum ByteRange {
+    /// No range this server serves (another unit, several ranges, bad
+    /// syntax): the whole file, `200`.
+    Whole,
+    /// Bytes `first..=last`, within the file: `206`.
+    Part { first: u64, last: u64 },
+    /// A well-formed range that starts past the end: `416`.
+    Unsatisfiable,
+}
+
+/// Reads a single `bytes=a-b`, `bytes=a-` or `bytes=-n` against a file of
+/// `len` bytes (RFC 9110 section 14.1.2).
+fn parse_range(value: &[u8], len: u64) -> ByteRange {
+    let value = value.trim_ascii();
+    let Some(spec) = value
+        .get(..6)
+        .filter(|unit| unit.eq_ignore_ascii_case(b"bytes="))
+        .map(|_| value[6..].trim_ascii())
+    else {
+        return ByteRange::Whole;
+    };
+    // Several ranges would need a multipart answer: the whole file instead.
+    if spec.contains(&b',') {
+        return ByteRange::Whole;
+    }
+    let Some(dash) = spec.iter().position(|&b| b == b'-') else {
+        return ByteRange::Whole;
+    };
+    let (first, last) = (&spec[..dash], &spec[dash + 1..]);
+    let number = |digits: &[u8]| -> Option<u64> {
+        if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        // Past u64::MAX is past any file's end.
+        Some(
+            std::str::from_utf8(digits)
+                .ok()?
+                .parse()
+                .unwrap_or(u64::MAX),
+        )
+    };
+    if first.is_empty() {
+        // The last `n` bytes.
+        return match number(last) {
+            None => ByteRange::Whole,
+            Some(0) => ByteRange::Unsatisfiable,
+            Some(_) if len == 0 => ByteRange::Unsatisfiable,
+            Some(n) => ByteRange::Part {
+                first: len.saturating_sub(n),
+                last: len - 1,
+            },
+        };
+    }
+    let Some(first) = number(first) else {
+        return ByteRange::Whole;
+    };
+    let last = if last.is_empty() {
+        u64::MAX
+    } else {
+        match number(last) {
+            Some(last) if last >= first => last,
+            _ => return ByteRange::Whole,
+        }
+    };
+    if first >= len {
+        return ByteRange::Unsatisfiable;
+    }
+    ByteRange::Part {
+        first,
+        last: last.min(len - 1),
     }
 }
 
@@ -169,16 +411,6 @@ fn status(code: u16) -> Response {
     Response::new(code)
         .header("content-type", "text/plain; charset=utf-8")
         .body(text)
-}
-
-async fn file(path: &Path) -> Response {
-    match tokio::fs::read(path).await {
-        Ok(bytes) => Response::new(200)
-            .header("content-type", content_type(path))
-            .body(Bytes::from(bytes)),
-        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => status(403),
-        Err(_) => status(404),
-    }
 }
 
 async fn listing(dir: &Path, shown: &str) -> Response {
@@ -259,6 +491,15 @@ pub fn content_type(path: &Path) -> &'static str {
         "gif" => "image/gif",
         "webp" => "image/webp",
         "ico" => "image/x-icon",
+        "md" => "text/markdown; charset=utf-8",
+        "csv" => "text/csv; charset=utf-8",
+        "xml" => "application/xml",
+        "avif" => "image/avif",
+        "woff" => "font/woff",
+        "woff2" => "font/woff2",
+        "mp3" => "audio/mpeg",
+        "mp4" => "video/mp4",
+        "webm" => "video/webm",
         "wasm" => "application/wasm",
         "pdf" => "application/pdf",
         _ => "application/octet-stream",
@@ -282,5 +523,74 @@ mod tests {
             "&lt;a href=&#39;x&#39;&gt;&amp;&quot;"
         );
         assert_eq!(percent_encode("a b/%.txt"), "a%20b%2F%25.txt");
+        assert_eq!(
+            content_type(Path::new("n.md")),
+            "text/markdown; charset=utf-8"
+        );
+    }
+
+    #[test]
+    fn byte_ranges() {
+        use ByteRange::{Part, Unsatisfiable, Whole};
+        let r = |v: &str| parse_range(v.as_bytes(), 1000);
+        assert_eq!(r("bytes=0-99"), Part { first: 0, last: 99 });
+        assert_eq!(
+            r("BYTES= 10-"),
+            Part {
+                first: 10,
+                last: 999
+            }
+        );
+        assert_eq!(
+            r("bytes=-1"),
+            Part {
+                first: 999,
+                last: 999
+            }
+        );
+        assert_eq!(
+            r("bytes=-5000"),
+            Part {
+                first: 0,
+                last: 999
+            }
+        );
+        assert_eq!(
+            r("bytes=990-5000"),
+            Part {
+                first: 990,
+                last: 999
+            }
+        );
+        assert_eq!(r("bytes=1000-"), Unsatisfiable);
+        assert_eq!(r("bytes=99999999999999999999999-"), Unsatisfiable);
+        assert_eq!(r("bytes=-0"), Unsatisfiable);
+        assert_eq!(parse_range(b"bytes=0-", 0), Unsatisfiable);
+        assert_eq!(parse_range(b"bytes=-3", 0), Unsatisfiable);
+        for whole in [
+            "bytes=0-1,3-4",
+            "bytes=5-4",
+            "bytes=a-b",
+            "bytes=-",
+            "bytes=1",
+            "bytes=+1-2",
+            "items=0-1",
+            "",
+        ] {
+            assert_eq!(r(whole), Whole, "{whole}");
+        }
+    }
+
+    #[test]
+    fn entity_tag_lists() {
+        let tag = b"\"1f-2a\"";
+        assert!(none_match_hits(b"\"1f-2a\"", tag));
+        assert!(none_match_hits(b" * ", tag));
+        assert!(none_match_hits(b"W/\"1f-2a\"", tag));
+        assert!(none_match_hits(b"\"x\", ,W/\"y\",\"1f-2a\"", tag));
+        assert!(!none_match_hits(b"\"x\", \"1f-2b\"", tag));
+        assert!(!none_match_hits(b"1f-2a", tag), "unquoted");
+        assert!(!none_match_hits(b"\"1f-2a", tag), "unterminated");
+        assert!(!none_match_hits(b"", tag));
     }
 }

@@ -2,8 +2,10 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::fs::File;
 use std::future::Future;
 use std::ops::Deref;
+use std::sync::Arc;
 
 use bytes::Bytes;
 
@@ -68,21 +70,30 @@ pub enum Body {
     Static(&'static [u8]),
     /// Shared, reference-counted bytes.
     Bytes(Bytes),
+    /// A range of an open file, sent by the connection with `sendfile`
+    /// (the bytes never pass through user space).
+    File(FileBody),
 }
 
 impl Body {
-    /// The body's bytes.
+    /// The body's bytes in memory; empty for [`Body::File`], whose bytes
+    /// stay in the file.
     pub fn as_slice(&self) -> &[u8] {
         match self {
-            Body::Empty => &[],
+            Body::Empty | Body::File(_) => &[],
             Body::Static(bytes) => bytes,
             Body::Bytes(bytes) => bytes,
         }
     }
 
-    /// Length in bytes.
+    /// Length in bytes (for [`Body::File`], of its range).
     pub fn len(&self) -> usize {
-        self.as_slice().len()
+        match self {
+            // A file range larger than the address space: only on 32-bit
+            // targets, where such a body is refused when it is encoded.
+            Body::File(file) => usize::try_from(file.len()).unwrap_or(usize::MAX),
+            _ => self.as_slice().len(),
+        }
     }
 
     /// Whether the body has no bytes.
@@ -97,10 +108,66 @@ impl fmt::Debug for Body {
             Body::Empty => "Empty",
             Body::Static(_) => "Static",
             Body::Bytes(_) => "Bytes",
+            Body::File(_) => "File",
         };
         write!(f, "Body::{kind}({} bytes)", self.len())
     }
 }
+
+impl From<FileBody> for Body {
+    fn from(file: FileBody) -> Self {
+        Body::File(file)
+    }
+}
+
+/// `len` bytes of an open file from `offset`: a [`Body::File`].
+///
+/// The file is shared (`Arc`), so a cache can hand the same descriptor to
+/// many responses; it is closed when the last of them is dropped. The
+/// length is fixed when the response is made: a file that shrinks while it
+/// is being sent ends the connection (its `content-length` cannot be kept).
+#[derive(Debug, Clone)]
+pub struct FileBody {
+    file: Arc<File>,
+    offset: u64,
+    len: u64,
+}
+
+impl FileBody {
+    /// `len` bytes of `file` from `offset`.
+    pub fn new(file: Arc<File>, offset: u64, len: u64) -> Self {
+        FileBody { file, offset, len }
+    }
+
+    /// The open file.
+    pub fn file(&self) -> &Arc<File> {
+        &self.file
+    }
+
+    /// Where the range starts.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// The range's length in bytes.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether the range is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// The same open file (not merely equal contents) and range.
+impl PartialEq for FileBody {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.file, &other.file) && self.offset == other.offset && self.len == other.len
+    }
+}
+
+impl Eq for FileBody {}
 
 impl From<&'static [u8]> for Body {
     fn from(bytes: &'static [u8]) -> Self {

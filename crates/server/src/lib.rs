@@ -4,13 +4,16 @@
 //! are received straight into the connection's receive ring, the request head
 //! is parsed in place by [`ringwire_http1::RequestParser`], and the handler
 //! sees it as zero-copy views into the ring. Responses are encoded into the
-//! send ring; large bodies go out with one gathered write, uncopied.
+//! send ring; large bodies go out with one gathered write, uncopied, and
+//! file bodies ([`Body::File`]) with `sendfile`.
 //!
 //! - [`Server`] binds, accepts and shuts down gracefully
 //!   ([`Server::run_until`]).
 //! - [`Handler`] is the application: a [`Request`] in, a [`Response`] out.
 //! - [`files`] serves a directory ([`files::StaticFiles`]) or a fixed set
-//!   of embedded pages ([`files::EmbeddedSite`]).
+//!   of embedded pages ([`files::EmbeddedSite`]); files are sent with
+//!   `sendfile` from a short-lived open-file cache, with `ETag`,
+//!   `Last-Modified`, conditional requests and single byte ranges.
 //!
 //! Keep-alive, pipelining (one send per batch of buffered requests),
 //! `Expect: 100-continue` and strict error answers (400, 413, 414, 431, 501,
@@ -35,10 +38,11 @@ mod conn;
 mod date;
 pub mod files;
 mod handler;
+mod sendfile;
 mod server;
 mod timeout;
 
 pub use config::ServerConfig;
-pub use handler::{Body, Handler, Request, Response};
+pub use handler::{Body, FileBody, Handler, Request, Response};
 pub use server::Server;
 pub use timeout::Timeouts;

@@ -6,7 +6,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use crate::timeout::Sweeper;
@@ -89,9 +88,10 @@ impl Server {
     ) -> io::Result<()> {
         let listener = tokio::net::TcpListener::from_std(self.listener)?;
         let handler = Arc::new(handler);
-        let (stop, stopped) = watch::channel(false);
         // One sweeper for all connections; it stops when dropped on return.
         let sweeper = Sweeper::start(self.config.timeouts);
+        // Ring pools (idle connections hold no ring) and the stop signal.
+        let shared = Arc::new(conn::Shared::new(&self.config));
         let mut conns = JoinSet::new();
         let mut shutdown = std::pin::pin!(shutdown);
         loop {
@@ -104,7 +104,7 @@ impl Server {
                             sweeper.register(),
                             Arc::clone(&handler),
                             Arc::clone(&self.config),
-                            stopped.clone(),
+                            Arc::clone(&shared),
                         ));
                     }
                     Err(e) => {
@@ -117,7 +117,7 @@ impl Server {
             }
         }
         drop(listener);
-        stop.send_replace(true);
+        shared.stop();
         let drain = async {
             while let Some(done) = conns.join_next().await {
                 reap(done);

@@ -24,6 +24,9 @@ fn site() -> (tempfile::TempDir, SocketAddr) {
     fs::write(dir.path().join("secret.txt"), "secret\n").expect("write");
     std::os::unix::fs::symlink(dir.path().join("secret.txt"), root.join("out")).expect("symlink");
     std::os::unix::fs::symlink(dir.path(), root.join("outdir")).expect("symlink");
+    fs::create_dir_all(root.join("leak")).expect("mkdir");
+    std::os::unix::fs::symlink(dir.path().join("secret.txt"), root.join("leak/index.html"))
+        .expect("symlink");
     let files = StaticFiles::new(root).expect("root");
     let addr = start(ServerConfig::default(), files);
     (dir, addr)
@@ -91,6 +94,11 @@ fn missing_escaping_and_wrong_methods_are_refused() {
         "/a%00.txt",
         "/out",
         "/outdir/secret.txt",
+        // An index that leaves the root, asked for twice (the second time
+        // as the file itself, which shares the directory's cache entry).
+        "/leak/",
+        "/leak/index.html",
+        "/leak/",
     ] {
         let out = get(addr, path);
         assert!(

@@ -1,0 +1,184 @@
+//! Open files and their metadata, kept for a short time so that repeated
+//! requests for the same path skip `canonicalize`, `open` and `stat`.
+//!
+//! Entries are shared (`Arc`) with the responses that send them and are
+//! checked on use: one older than the time to live is dropped and loaded
+//! again, so a file replaced on disk is seen within that time. The map is
+//! bounded; inserting into a full map first drops the expired entries, then
+//! an arbitrary one. A dropped entry's descriptor closes when the last
+//! response still sending it is done, so nothing is counted by hand.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Instant, UNIX_EPOCH};
+
+use bytes::Bytes;
+use ringwire_http1::encode::DateCache;
+
+use super::content_type;
+
+/// One open regular file and what its responses say about it.
+#[derive(Debug)]
+pub(super) struct Entry {
+    pub(super) file: Arc<File>,
+    pub(super) len: u64,
+    /// Whole seconds since the epoch of the last modification (0 before it).
+    pub(super) mtime: u64,
+    /// `"<len-hex>-<mtime-nanoseconds-hex>"`, quotes included: strong.
+    pub(super) etag: Bytes,
+    /// `mtime` as an IMF-fixdate.
+    pub(super) last_modified: Bytes,
+    pub(super) content_type: &'static str,
+    loaded: Instant,
+}
+
+impl Entry {
+    /// Opens `path`; `NotFound` when it is not a regular file.
+    pub(super) async fn open(path: &Path) -> io::Result<Entry> {
+        let file = tokio::fs::File::open(path).await?;
+        // The metadata of the descriptor we keep, not of whatever the path
+        // names a moment later.
+        let meta = file.metadata().await?;
+        if !meta.is_file() {
+            return Err(io::ErrorKind::NotFound.into());
+        }
+        let file = file.into_std().await;
+        let modified = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+            .unwrap_or_default();
+        let len = meta.len();
+        let etag = format!("\"{len:x}-{:x}\"", modified.as_nanos());
+        let mut date = DateCache::new();
+        let last_modified = date.update(UNIX_EPOCH + modified).to_vec();
+        Ok(Entry {
+            file: Arc::new(file),
+            len,
+            mtime: modified.as_secs(),
+            etag: etag.into(),
+            last_modified: last_modified.into(),
+            content_type: content_type(path),
+            loaded: Instant::now(),
+        })
+    }
+}
+
+/// Entries by request path, bounded in number and age.
+pub(super) struct FileCache {
+    ttl: std::time::Duration,
+    capacity: usize,
+    entries: Mutex<HashMap<PathBuf, Arc<Entry>>>,
+}
+
+impl FileCache {
+    /// Keeps at most `capacity` entries, each for `ttl`. Either being zero
+    /// turns the cache off.
+    pub(super) fn new(ttl: std::time::Duration, capacity: usize) -> Self {
+        FileCache {
+            ttl,
+            capacity,
+            entries: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The fresh entry for `key`, dropping a stale one.
+    pub(super) fn get(&self, key: &Path) -> Option<Arc<Entry>> {
+        let mut entries = self.lock();
+        let entry = entries.get(key)?;
+        if entry.loaded.elapsed() < self.ttl {
+            return Some(Arc::clone(entry));
+        }
+        entries.remove(key);
+        None
+    }
+
+    /// Keeps `entry` under `key`, making room when the cache is full.
+    pub(super) fn insert(&self, key: PathBuf, entry: Arc<Entry>) {
+        if self.capacity == 0 || self.ttl.is_zero() {
+            return;
+        }
+        let mut entries = self.lock();
+        if entries.len() >= self.capacity && !entries.contains_key(&key) {
+            entries.retain(|_, e| e.loaded.elapsed() < self.ttl);
+            if entries.len() >= self.capacity {
+                if let Some(victim) = entries.keys().next().cloned() {
+                    entries.remove(&victim);
+                }
+            }
+        }
+        entries.insert(key, entry);
+    }
+
+    /// Entries held, fresh or not.
+    pub(super) fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Arc<Entry>>> {
+        // No code panics while holding the lock; a poisoned map is still a
+        // valid map.
+        self.entries.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl fmt::Debug for FileCache {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FileCache")
+            .field("ttl", &self.ttl)
+            .field("capacity", &self.capacity)
+            .field("len", &self.len())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn entry(dir: &Path, name: &str) -> Arc<Entry> {
+        let path = dir.join(name);
+        std::fs::write(&path, name).unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        Arc::new(runtime.block_on(Entry::open(&path)).unwrap())
+    }
+
+    #[test]
+    fn entries_expire_and_the_map_stays_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = entry(dir.path(), "a.txt");
+        assert_eq!(a.len, 5);
+        assert_eq!(a.content_type, "text/plain; charset=utf-8");
+        assert_eq!(a.etag.first(), Some(&b'"'));
+        assert_eq!(a.last_modified.len(), 29);
+        assert!(a.mtime > 0);
+
+        let cache = FileCache::new(Duration::from_millis(200), 2);
+        cache.insert("a".into(), Arc::clone(&a));
+        assert!(cache.get(Path::new("a")).is_some());
+        cache.insert("b".into(), entry(dir.path(), "b"));
+        cache.insert("c".into(), entry(dir.path(), "c"));
+        assert_eq!(cache.len(), 2, "bounded");
+        assert!(cache.get(Path::new("c")).is_some());
+
+        std::thread::sleep(Duration::from_millis(250));
+        assert!(cache.get(Path::new("c")).is_none(), "expired");
+        assert_eq!(cache.len(), 1, "the stale entry was dropped on use");
+        // Only the test's own handle keeps `a` now that it may be evicted.
+        cache.insert("d".into(), entry(dir.path(), "d"));
+        cache.insert("e".into(), entry(dir.path(), "e"));
+        assert_eq!(cache.len(), 2);
+        assert_eq!(Arc::strong_count(&a), 1, "evicted entries are released");
+
+        let off = FileCache::new(Duration::ZERO, 8);
+        off.insert("a".into(), a);
+        assert_eq!(off.len(), 0);
+    }
+}

@@ -1,0 +1,204 @@
+//! Idle keep-alive connections cost a socket and about a kilobyte: no rings,
+//! no descriptors besides the socket, no request-loop state.
+//!
+//! The server runs in this process; the clients run in a `python3` child, so
+//! `/proc/self` shows the server's memory and descriptors alone.
+
+mod common;
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::net::SocketAddr;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::thread;
+use std::time::Duration;
+
+use common::start;
+use ringwire_server::{Handler, Request, Response, ServerConfig};
+
+/// Opens `n` connections one after another, each answered once, reports
+/// `ready`, then on `again` sends a second request on each of them (waking
+/// every idle connection) and reports `done`; exits when stdin closes.
+const CLIENTS: &str = r#"
+import socket, sys
+n, port = int(sys.argv[1]), int(sys.argv[2])
+req = b"GET /idle HTTP/1.1\r\nHost: a\r\n\r\n"
+
+def ask(s):
+    s.sendall(req)
+    buf = b""
+    while True:
+        chunk = s.recv(4096)
+        if not chunk:
+            sys.exit("server closed a connection")
+        buf += chunk
+        head, sep, body = buf.partition(b"\r\n\r\n")
+        if sep:
+            lines = head.split(b"\r\n")
+            assert lines[0].startswith(b"HTTP/1.1 200"), lines[0]
+            length = [int(l.split(b":")[1]) for l in lines[1:]
+                      if l.lower().startswith(b"content-length:")][0]
+            if len(body) >= length:
+                assert body == b"ok", body
+                return
+
+conns = []
+for _ in range(n):
+    s = socket.create_connection(("127.0.0.1", port))
+    ask(s)
+    conns.append(s)
+print("ready", flush=True)
+for line in sys.stdin:
+    if line.strip() == "again":
+        for s in conns:
+            ask(s)
+        print("done", flush=True)
+"#;
+
+struct Ok2;
+
+impl Handler for Ok2 {
+    async fn call(&self, _request: &Request<'_>) -> Response {
+        Response::text("ok")
+    }
+}
+
+/// `n` client connections in a child process.
+struct Clients {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Clients {
+    fn open(addr: SocketAddr, n: usize) -> Clients {
+        let mut child = Command::new("python3")
+            .args(["-c", CLIENTS, &n.to_string(), &addr.port().to_string()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("python3 is installed");
+        let stdin = child.stdin.take();
+        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut clients = Clients {
+            child,
+            stdin,
+            stdout,
+        };
+        clients.expect("ready");
+        clients
+    }
+
+    fn expect(&mut self, word: &str) {
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).expect("clients' stdout");
+        assert_eq!(line.trim(), word, "the clients failed (see stderr)");
+    }
+
+    /// A second request on every connection, each of which had gone idle.
+    fn again(&mut self) {
+        let stdin = self.stdin.as_mut().expect("stdin");
+        stdin.write_all(b"again\n").expect("write to clients");
+        stdin.flush().expect("flush");
+        self.expect("done");
+    }
+
+    fn close(mut self) {
+        drop(self.stdin.take());
+        let status = self.child.wait().expect("clients exit");
+        assert!(status.success(), "clients: {status}");
+    }
+}
+
+/// Resident memory in bytes and open descriptors of this process.
+fn usage() -> (usize, usize) {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    let rss = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|kib| kib.parse::<usize>().ok())
+        .expect("VmRSS")
+        * 1024;
+    let fds = std::fs::read_dir("/proc/self/fd")
+        .expect("/proc/self/fd")
+        .count();
+    (rss, fds)
+}
+
+/// The soft limit on open files: the server needs one per connection.
+fn fd_limit() -> usize {
+    let limits = std::fs::read_to_string("/proc/self/limits").expect("/proc/self/limits");
+    limits
+        .lines()
+        .find_map(|line| line.strip_prefix("Max open files"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|soft| soft.parse().ok())
+        .unwrap_or(1024)
+}
+
+/// Opens `n` idle keep-alive connections; returns the growth in resident
+/// bytes and descriptors per connection.
+fn idle_cost(n: usize) -> (f64, f64) {
+    let addr = start(ServerConfig::default(), Ok2);
+    // Warm up: worker threads, allocator arenas, pools, the sweeper.
+    Clients::open(addr, 64).close();
+    thread::sleep(Duration::from_millis(300));
+    let (rss0, fds0) = usage();
+    let mut clients = Clients::open(addr, n);
+    // The last answers are out; let the connections hand their rings back.
+    thread::sleep(Duration::from_millis(300));
+    let (rss1, fds1) = usage();
+    // Every idle connection still works: each takes rings again, answers,
+    // and goes idle again.
+    clients.again();
+    thread::sleep(Duration::from_millis(300));
+    let (rss2, fds2) = usage();
+    clients.close();
+    let per = |grown: usize| grown as f64 / n as f64;
+    let rss = per(rss1.saturating_sub(rss0));
+    let fds = per(fds1.saturating_sub(fds0));
+    println!(
+        "{n} idle keep-alive connections: {:.0} bytes ({:.2} KiB) of RSS and {fds:.3} fds each; \
+         after a second request on each: {:.0} bytes and {:.3} fds each",
+        rss,
+        rss / 1024.0,
+        per(rss2.saturating_sub(rss0)),
+        per(fds2.saturating_sub(fds0)),
+    );
+    (rss, fds)
+}
+
+#[test]
+fn idle_connections_hold_no_rings() {
+    // The server and the clients each need a descriptor per connection.
+    let n = 2000.min(fd_limit().saturating_sub(200));
+    if n < 500 {
+        eprintln!("skipped: the open-file limit allows only {n} connections");
+        return;
+    }
+    let (rss, fds) = idle_cost(n);
+    assert!(rss < 4096.0, "{rss:.0} bytes of RSS per idle connection");
+    // One socket each (two rings each would be three descriptors), give or
+    // take the pools' few idle rings.
+    assert!(
+        (0.98..1.05).contains(&fds),
+        "{fds:.3} descriptors per idle connection"
+    );
+}
+
+/// The issue's measurement: `cargo test --release -p ringwire-server --test
+/// idle -- --ignored --nocapture` (needs an open-file limit above 10,200).
+#[test]
+#[ignore = "10,000 connections; run by hand for the figure"]
+fn ten_thousand_idle_connections() {
+    let n = 10_000;
+    assert!(
+        fd_limit() > n + 200,
+        "raise the open-file limit (ulimit -n)"
+    );
+    let (rss, fds) = idle_cost(n);
+    println!(
+        "RSS per idle connection at {n}: {:.2} KiB; fds per connection: {fds:.3}",
+        rss / 1024.0
+    );
+}
