@@ -6,8 +6,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::task::JoinSet;
-
 use crate::timeout::Sweeper;
 use crate::{conn, Handler, ServerConfig};
 
@@ -87,24 +85,24 @@ impl Server {
         shutdown: impl Future<Output = ()> + Send,
     ) -> io::Result<()> {
         let listener = tokio::net::TcpListener::from_std(self.listener)?;
-        let handler = Arc::new(handler);
         // One sweeper for all connections; it stops when dropped on return.
+        // It also passes shutdown on to every connection, through the timer
+        // each already waits on.
         let sweeper = Sweeper::start(self.config.timeouts);
-        // Ring pools (idle connections hold no ring) and the stop signal.
-        let shared = Arc::new(conn::Shared::new(&self.config));
-        let mut conns = JoinSet::new();
+        // The handler, the settings, the ring pools (idle connections hold
+        // no ring) and the count of live connections (a `JoinSet` would cost
+        // each connection an entry).
+        let shared = Arc::new(conn::Shared::new(handler, Arc::clone(&self.config)));
         let mut shutdown = std::pin::pin!(shutdown);
         loop {
             tokio::select! {
                 () = &mut shutdown => break,
                 accepted = listener.accept() => match accepted {
                     Ok((stream, _)) => {
-                        conns.spawn(conn::serve(
+                        tokio::spawn(conn::serve(
                             stream,
                             sweeper.register(),
-                            Arc::clone(&handler),
-                            Arc::clone(&self.config),
-                            Arc::clone(&shared),
+                            conn::Live::new(&shared),
                         ));
                     }
                     Err(e) => {
@@ -113,31 +111,21 @@ impl Server {
                         tokio::time::sleep(Duration::from_millis(50)).await;
                     }
                 },
-                Some(done) = conns.join_next(), if !conns.is_empty() => reap(done),
             }
         }
         drop(listener);
-        shared.stop();
-        let drain = async {
-            while let Some(done) = conns.join_next().await {
-                reap(done);
-            }
-        };
-        if tokio::time::timeout(self.config.shutdown_grace, drain)
+        sweeper.stop();
+        if tokio::time::timeout(self.config.shutdown_grace, shared.all_closed())
             .await
             .is_err()
         {
-            log::info!("shutdown grace over: aborting {} connections", conns.len());
-            conns.shutdown().await;
+            log::info!(
+                "shutdown grace over: aborting {} connections",
+                shared.live()
+            );
+            sweeper.abort();
+            shared.all_closed().await;
         }
         Ok(())
-    }
-}
-
-fn reap(done: Result<(), tokio::task::JoinError>) {
-    if let Err(e) = done {
-        if e.is_panic() {
-            log::error!("connection task panicked: {e}");
-        }
     }
 }

@@ -46,10 +46,12 @@
 //! that `accept` needs. Finished connections are dropped from the scan when
 //! the sweeper holds the last reference to their watch.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use tokio::sync::futures::Notified;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tokio::time::MissedTickBehavior;
@@ -153,6 +155,9 @@ struct Watch {
     /// Body bytes received in the current `Body` phase.
     progress: AtomicU64,
     cancel: Notify,
+    /// Here rather than in the [`Timer`]: one pointer less in every
+    /// connection's task (the watch's allocation has room for it).
+    shared: Arc<Shared>,
 }
 
 /// State shared by the sweeper and every connection.
@@ -163,6 +168,12 @@ struct Shared {
     now_ms: AtomicU64,
     /// Connections accepted since the last sweep.
     inbox: Mutex<Vec<Arc<Watch>>>,
+    /// Shutdown began: idle connections close, busy ones after their answer.
+    stopped: AtomicBool,
+    /// The shutdown grace is over: every connection ends at once.
+    aborted: AtomicBool,
+    /// Wakes the sweeper before its tick to pass on a stop or an abort.
+    wake: Notify,
 }
 
 impl Shared {
@@ -191,6 +202,9 @@ impl Sweeper {
             epoch: Instant::now(),
             now_ms: AtomicU64::new(0),
             inbox: Mutex::new(Vec::new()),
+            stopped: AtomicBool::new(false),
+            aborted: AtomicBool::new(false),
+            wake: Notify::new(),
         });
         let task = tokio::spawn(sweep(Arc::clone(&shared), Limits::new(&timeouts)));
         Sweeper { shared, task }
@@ -202,6 +216,7 @@ impl Sweeper {
             state: AtomicU64::new(pack(Phase::Head, 0, self.shared.now())),
             progress: AtomicU64::new(0),
             cancel: Notify::new(),
+            shared: Arc::clone(&self.shared),
         });
         self.shared
             .inbox
@@ -210,16 +225,38 @@ impl Sweeper {
             .push(Arc::clone(&watch));
         Timer {
             watch,
-            shared: Arc::clone(&self.shared),
             phase: Phase::Head,
             seq: 0,
         }
+    }
+
+    /// Shutdown: every connection's timer wakes (through the watch the
+    /// sweeper already holds, so an idle connection waits on one
+    /// notification, not two); idle connections close, busy ones after
+    /// their answer.
+    pub(crate) fn stop(&self) {
+        self.shared.stopped.store(true, Ordering::SeqCst);
+        self.shared.wake.notify_one();
+    }
+
+    /// The shutdown grace is over: every connection ends at its next await
+    /// (see [`Abort::run`]).
+    pub(crate) fn abort(&self) {
+        self.shared.stopped.store(true, Ordering::SeqCst);
+        self.shared.aborted.store(true, Ordering::SeqCst);
+        self.shared.wake.notify_one();
     }
 }
 
 impl Drop for Sweeper {
     fn drop(&mut self) {
         self.task.abort();
+        // Watches not yet swept point back at `shared`: break the cycle.
+        self.shared
+            .inbox
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
     }
 }
 
@@ -227,7 +264,6 @@ impl Drop for Sweeper {
 #[derive(Debug)]
 pub(crate) struct Timer {
     watch: Arc<Watch>,
-    shared: Arc<Shared>,
     phase: Phase,
     seq: u16,
 }
@@ -247,7 +283,7 @@ impl Timer {
             self.watch.progress.store(0, Ordering::Relaxed);
         }
         // Release: the sweeper that sees the new phase sees the reset too.
-        let word = pack(phase, self.seq, self.shared.now());
+        let word = pack(phase, self.seq, self.watch.shared.now());
         self.watch.state.store(word, Ordering::Release);
     }
 
@@ -259,18 +295,76 @@ impl Timer {
             .store(body_bytes as u64, Ordering::Relaxed);
     }
 
+    /// Whether shutdown has begun.
+    pub(crate) fn is_stopped(&self) -> bool {
+        self.watch.shared.stopped.load(Ordering::SeqCst)
+    }
+
     /// Resolves when the sweeper has found the current phase over its
     /// limit, with that phase. Cancel-safe.
     pub(crate) async fn expired(&self) -> Phase {
         loop {
+            // Created before the check: the sweeper's `notify_waiters` after
+            // it sets the flag wakes it even before its first poll.
             let notified = self.watch.cancel.notified();
             let state = self.watch.state.load(Ordering::Acquire);
             if state & EXPIRED != 0 {
                 return Phase::from_bits(state);
             }
             // A wake-up for a phase since left (the connection moved on as
-            // the sweeper fired) finds the flag cleared and waits again.
+            // the sweeper fired), or for a shutdown, finds the flag cleared
+            // and waits again.
             notified.await;
+        }
+    }
+
+    /// Whether the current phase expired or shutdown began: what ends an
+    /// idle connection. Check after creating a [`notified`](Self::notified)
+    /// future, which a later expiry or shutdown wakes.
+    pub(crate) fn is_over(&self) -> bool {
+        self.watch.state.load(Ordering::Acquire) & EXPIRED != 0 || self.is_stopped()
+    }
+
+    /// Wakes on an expiry, a shutdown or the end of the shutdown grace
+    /// (and spuriously when an expiry came as the phase changed), even if
+    /// it has not been polled yet.
+    pub(crate) fn notified(&self) -> Notified<'_> {
+        self.watch.cancel.notified()
+    }
+
+    /// The end of the shutdown grace, for [`Abort::run`].
+    pub(crate) fn abort_signal(&self) -> Abort {
+        Abort {
+            watch: Arc::clone(&self.watch),
+        }
+    }
+}
+
+/// Ends a connection's work when the shutdown grace runs out.
+#[derive(Debug)]
+pub(crate) struct Abort {
+    watch: Arc<Watch>,
+}
+
+impl Abort {
+    /// Runs `work` unless the shutdown grace runs out first (`None` then).
+    /// Box the returned future: the wait need not be part of an idle
+    /// connection's task.
+    pub(crate) async fn run<F: Future>(self, work: F) -> Option<F::Output> {
+        let aborted = async {
+            loop {
+                // Created before the check: the sweeper's `notify_waiters`
+                // after the flag is set wakes it even before its first poll.
+                let notified = self.watch.cancel.notified();
+                if self.watch.shared.aborted.load(Ordering::SeqCst) {
+                    return;
+                }
+                notified.await;
+            }
+        };
+        tokio::select! {
+            out = work => Some(out),
+            () = aborted => None,
         }
     }
 }
@@ -341,17 +435,31 @@ async fn sweep(shared: Arc<Shared>, limits: Limits) {
     let mut live: Vec<Entry> = Vec::new();
     let mut ticks = tokio::time::interval(limits.sweep);
     ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    // What has been passed on to every connection: stop, abort.
+    let mut told = (false, false);
     loop {
-        ticks.tick().await;
+        tokio::select! {
+            _ = ticks.tick() => {}
+            () = shared.wake.notified() => {}
+        }
         let now = shared.tick();
         {
             let mut inbox = shared.inbox.lock().unwrap_or_else(PoisonError::into_inner);
             live.extend(inbox.drain(..).map(|watch| Entry { watch, mark: None }));
         }
+        let flags = (
+            shared.stopped.load(Ordering::SeqCst),
+            shared.aborted.load(Ordering::SeqCst),
+        );
+        let tell = flags != told;
+        told = flags;
         live.retain_mut(|entry| {
             // Only the sweeper's reference left: the connection is gone.
             if Arc::strong_count(&entry.watch) == 1 {
                 return false;
+            }
+            if tell {
+                entry.watch.cancel.notify_waiters();
             }
             let state = entry.watch.state.load(Ordering::Acquire);
             if state & EXPIRED == 0
@@ -362,7 +470,9 @@ async fn sweep(shared: Arc<Shared>, limits: Limits) {
                     .compare_exchange(state, state | EXPIRED, Ordering::AcqRel, Ordering::Relaxed)
                     .is_ok()
             {
-                entry.watch.cancel.notify_one();
+                // Every waiter: a busy connection may wait on both its
+                // expiry and the shutdown abort.
+                entry.watch.cancel.notify_waiters();
             }
             true
         });
@@ -379,6 +489,14 @@ mod tests {
             state: AtomicU64::new(state),
             progress: AtomicU64::new(0),
             cancel: Notify::new(),
+            shared: Arc::new(Shared {
+                epoch: Instant::now(),
+                now_ms: AtomicU64::new(0),
+                inbox: Mutex::new(Vec::new()),
+                stopped: AtomicBool::new(false),
+                aborted: AtomicBool::new(false),
+                wake: Notify::new(),
+            }),
         });
         (Entry { watch, mark: None }, state)
     }

@@ -13,8 +13,10 @@ struct Slow;
 
 impl Handler for Slow {
     async fn call(&self, request: &Request<'_>) -> Response {
-        if request.target().path() == b"/slow" {
-            tokio::time::sleep(Duration::from_millis(400)).await;
+        match request.target().path() {
+            b"/slow" => tokio::time::sleep(Duration::from_millis(400)).await,
+            b"/forever" => tokio::time::sleep(Duration::from_secs(60)).await,
+            _ => {}
         }
         Response::text("done\n")
     }
@@ -77,4 +79,50 @@ fn shutdown_closes_idle_connections_and_finishes_requests_in_flight() {
         began.elapsed()
     );
     assert!(TcpStream::connect(addr).is_err(), "no longer accepting");
+}
+
+#[test]
+fn connections_still_busy_after_the_grace_are_dropped() {
+    let mut config = ServerConfig::new("127.0.0.1:0".parse().expect("addr"));
+    config.shutdown_grace = Duration::from_millis(300);
+    let server = Server::bind(config).expect("bind");
+    let addr = server.local_addr();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        runtime
+            .block_on(server.run_until(Slow, async {
+                let _ = stopped.await;
+            }))
+            .expect("serve");
+    });
+
+    let mut stuck = TcpStream::connect(addr).expect("connect");
+    stuck
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    stuck
+        .write_all(b"GET /forever HTTP/1.1\r\nHost: a\r\n\r\n")
+        .expect("write");
+    thread::sleep(Duration::from_millis(100));
+
+    let began = Instant::now();
+    stop.send(()).expect("stop");
+    // The server returns once the grace is over and the connection is gone.
+    serving.join().expect("server thread");
+    let took = began.elapsed();
+    assert!(
+        took >= Duration::from_millis(250) && took < Duration::from_secs(2),
+        "{took:?}"
+    );
+    // Dropped unanswered: the client sees the close (or a reset).
+    let mut rest = Vec::new();
+    match stuck.read_to_end(&mut rest) {
+        Ok(_) => assert!(rest.is_empty(), "{rest:?}"),
+        Err(e) => assert_ne!(e.kind(), std::io::ErrorKind::WouldBlock, "{e}"),
+    }
 }

