@@ -323,14 +323,8 @@ async fn requests<H: Handler>(
                     timer.enter(Phase::Body);
                 }
                 while rx.data().len() < total {
-                    match fill_body(rx, total, timer).await {
-                        Ok(Some(0)) => return Ok(Close::Now),
-                        Ok(Some(_)) => timer.progress(rx.data().len() - head_len),
-                        Ok(None) => return fail(tx, 408, "Request Timeout").await,
-                        Err(TransportError::Ring(_)) => {
-                            return fail(tx, 413, "Content Too Large").await
-                        }
-                        Err(e) => return Err(e),
+                    if let Err(stop) = more_body(rx, total, timer, head_len).await? {
+                        return stopped(tx, stop).await;
                     }
                 }
                 (total, false)
@@ -364,14 +358,8 @@ async fn requests<H: Handler>(
                     at += consumed;
                     if more {
                         let want = rx.data().len() + 1;
-                        match fill_body(rx, want, timer).await {
-                            Ok(Some(0)) => return Ok(Close::Now),
-                            Ok(Some(_)) => timer.progress(rx.data().len() - head_len),
-                            Ok(None) => return fail(tx, 408, "Request Timeout").await,
-                            Err(TransportError::Ring(_)) => {
-                                return fail(tx, 413, "Content Too Large").await
-                            }
-                            Err(e) => return Err(e),
+                        if let Err(stop) = more_body(rx, want, timer, head_len).await? {
+                            return stopped(tx, stop).await;
                         }
                     }
                 }
@@ -418,6 +406,43 @@ async fn fill_body(
     tokio::select! {
         filled = rx.fill(at_least) => filled.map(Some),
         _ = timer.expired() => Ok(None),
+    }
+}
+
+/// Why a body stopped arriving before its end.
+enum Stop {
+    /// The peer closed: nothing to answer.
+    Eof,
+    /// Answer this status, then close.
+    Status(u16, &'static str),
+}
+
+/// Receives more of a body (`at_least` bytes buffered in all), marking
+/// progress for the body-rate limit.
+async fn more_body(
+    rx: &mut AsyncRecvTransport<&TcpStream>,
+    at_least: usize,
+    timer: &Timer,
+    head_len: usize,
+) -> Result<Result<(), Stop>, TransportError> {
+    match fill_body(rx, at_least, timer).await {
+        Ok(Some(0)) => Ok(Err(Stop::Eof)),
+        Ok(Some(_)) => {
+            timer.progress(rx.data().len() - head_len);
+            Ok(Ok(()))
+        }
+        Ok(None) => Ok(Err(Stop::Status(408, "Request Timeout"))),
+        // The ring cannot grow far enough for this body.
+        Err(TransportError::Ring(_)) => Ok(Err(Stop::Status(413, "Content Too Large"))),
+        Err(e) => Err(e),
+    }
+}
+
+/// Ends a connection whose body stopped early.
+async fn stopped(tx: &mut Tx<'_>, stop: Stop) -> Result<Close, TransportError> {
+    match stop {
+        Stop::Eof => Ok(Close::Now),
+        Stop::Status(status, reason) => fail(tx, status, reason).await,
     }
 }
 
