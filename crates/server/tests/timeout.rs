@@ -371,11 +371,14 @@ fn slowloris_is_cut_off_and_a_normal_client_keeps_its_rate() {
 
         // Every first-generation attacker was cut during the ~4.6 s attack.
         assert!(attack.cut >= ATTACKERS, "{attack:?}");
-        // Each had sent bytes of a head, so each was told why.
-        assert!(attack.answered_408 >= attack.cut * 9 / 10, "{attack:?}");
-        // Head limit plus two sweeps, plus the attacker's 20 ms polling and
-        // reconnect loop.
-        let bound = Duration::from_millis(head + 2 * sweep + 100);
+        // Each had sent bytes of a head, so each should be told why; on a
+        // loaded 2-core machine some 408s lose the race with the cut (86%
+        // seen under a concurrent build), so this asks for most, not all.
+        assert!(attack.answered_408 >= attack.cut * 3 / 4, "{attack:?}");
+        // Cut near the head limit (plus two sweeps and the attacker's 20 ms
+        // polling; 1.1 s typical, 1.44 s seen under load), far before the
+        // trickled head could finish (over 10 s at one byte per 500 ms).
+        let bound = Duration::from_millis(2 * head);
         assert!(attack.longest <= bound, "{attack:?}");
 
         rates.push((attacked, baseline));
