@@ -22,9 +22,15 @@ impl Handler for Slow {
     }
 }
 
-#[test]
-fn shutdown_closes_idle_connections_and_finishes_requests_in_flight() {
-    let config = ServerConfig::new("127.0.0.1:0".parse().expect("addr"));
+/// Runs the `Slow` handler on its own runtime until `stop` is sent; the
+/// thread ends when the server has shut down.
+fn serve_until_stopped(
+    config: ServerConfig,
+) -> (
+    std::net::SocketAddr,
+    tokio::sync::oneshot::Sender<()>,
+    thread::JoinHandle<()>,
+) {
     let server = Server::bind(config).expect("bind");
     let addr = server.local_addr();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -40,6 +46,13 @@ fn shutdown_closes_idle_connections_and_finishes_requests_in_flight() {
             }))
             .expect("serve");
     });
+    (addr, stop, serving)
+}
+
+#[test]
+fn shutdown_closes_idle_connections_and_finishes_requests_in_flight() {
+    let config = ServerConfig::new("127.0.0.1:0".parse().expect("addr"));
+    let (addr, stop, serving) = serve_until_stopped(config);
 
     let connect = || {
         let s = TcpStream::connect(addr).expect("connect");
@@ -85,21 +98,7 @@ fn shutdown_closes_idle_connections_and_finishes_requests_in_flight() {
 fn connections_still_busy_after_the_grace_are_dropped() {
     let mut config = ServerConfig::new("127.0.0.1:0".parse().expect("addr"));
     config.shutdown_grace = Duration::from_millis(300);
-    let server = Server::bind(config).expect("bind");
-    let addr = server.local_addr();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let serving = thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .expect("runtime");
-        runtime
-            .block_on(server.run_until(Slow, async {
-                let _ = stopped.await;
-            }))
-            .expect("serve");
-    });
+    let (addr, stop, serving) = serve_until_stopped(config);
 
     let mut stuck = TcpStream::connect(addr).expect("connect");
     stuck
