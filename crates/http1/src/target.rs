@@ -233,6 +233,14 @@ impl<'a> PercentDecoded<'a> {
         PercentDecoded { raw, plus_as_space }
     }
 
+    /// Percent-encoded path bytes (a `+` stays a `+`), such as the part of a
+    /// path a router matched.
+    #[must_use]
+    #[inline]
+    pub fn path(raw: &'a [u8]) -> Self {
+        Self::new(raw, false)
+    }
+
     /// The bytes as received, still encoded.
     #[must_use]
     #[inline]

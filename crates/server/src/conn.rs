@@ -20,7 +20,9 @@ use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
 
-use ringwire_http1::encode::{EncodeError, ResponseWriter};
+use futures_core::Stream;
+
+use ringwire_http1::encode::{chunk_header, EncodeError, ResponseWriter, CHUNK_END};
 use ringwire_http1::{BodyDecoder, BodyKind, Decoded, Method, RequestParser, Status, Version};
 use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport};
 use ringwire_io::{RingPool, TransportError};
@@ -29,7 +31,7 @@ use tokio::sync::Notify;
 
 use crate::date::write_date;
 use crate::timeout::{Phase, Timer};
-use crate::{Body, Handler, Request, Response, ServerConfig};
+use crate::{Body, BodyStream, Handler, Request, Response, ServerConfig};
 
 /// Bodies up to this size are copied into the send ring behind their head;
 /// larger ones go out in one gathered write straight from the response.
@@ -234,7 +236,15 @@ async fn lease<H: Handler>(
 ) -> Result<Close, TransportError> {
     let mut rx = AsyncRecvTransport::with_ring(shared.rx.take()?, stream);
     let mut tx = AsyncSendTransport::with_ring(shared.tx.take()?, stream);
-    let end = requests(&mut rx, &mut tx, timer, &shared.handler, &shared.config).await;
+    let end = requests(
+        stream,
+        &mut rx,
+        &mut tx,
+        timer,
+        &shared.handler,
+        &shared.config,
+    )
+    .await;
     shared.rx.give(rx.into_parts().0);
     shared.tx.give(tx.into_parts().0);
     end
@@ -243,6 +253,7 @@ async fn lease<H: Handler>(
 /// Parses and answers requests until nothing is unread or unsent
 /// ([`Close::Idle`]) or the connection must end.
 async fn requests<H: Handler>(
+    stream: &TcpStream,
     rx: &mut AsyncRecvTransport<&TcpStream>,
     tx: &mut Tx<'_>,
     timer: &mut Timer,
@@ -377,7 +388,7 @@ async fn requests<H: Handler>(
             } else {
                 &data[head_len..total]
             };
-            let request = Request::new(parser.head().view(data), body);
+            let request = Request::new(parser.head().view(data), body).on(stream);
             handler.call(&request).await
         };
         // A shutdown that began while the handler ran closes after this answer.
@@ -388,7 +399,7 @@ async fn requests<H: Handler>(
             is_head,
         };
         timer.enter(Phase::Writing);
-        write_response(tx, &response, framing).await?;
+        let keep_alive = write_response(tx, response, framing).await?;
         rx.consume(total);
         if !keep_alive {
             tx.shutdown_write().await?;
@@ -455,20 +466,25 @@ struct Framing {
 }
 
 /// Queues `response` (and its body, or sends a large body at once).
+/// Returns whether the connection stays open: a streamed body to an
+/// HTTP/1.0 client ends with the connection.
 async fn write_response(
     tx: &mut Tx<'_>,
-    response: &Response,
-    framing: Framing,
-) -> Result<(), TransportError> {
+    mut response: Response,
+    mut framing: Framing,
+) -> Result<bool, TransportError> {
     let status = response.status();
     let bodiless = matches!(status, 100..=199 | 204 | 304);
+    if framing.http10 && !bodiless && response.body_ref().len().is_none() {
+        framing.keep_alive = false;
+    }
     let need = 160
         + response
             .headers()
             .map(|(n, v)| n.len() + v.len() + 4)
             .sum::<usize>();
     let buf = tx.reserve(need).await?;
-    let (n, send_body) = match encode_head(buf, response, framing, bodiless) {
+    let (n, send_body) = match encode_head(buf, &response, framing, bodiless) {
         Ok(n) => (n, !bodiless && !framing.is_head),
         Err(e) => {
             log::warn!("handler's {status} response cannot be encoded: {e}");
@@ -480,10 +496,11 @@ async fn write_response(
         }
     };
     tx.commit(n);
-    match response.body_ref() {
+    match response.take_body() {
         _ if !send_body => {}
         // The head and any pipelined answers before it, then `sendfile`.
-        Body::File(file) if !file.is_empty() => crate::sendfile::send_file(tx, file).await?,
+        Body::File(file) if !file.is_empty() => crate::sendfile::send_file(tx, &file).await?,
+        Body::Stream(stream) => send_stream(tx, stream, !framing.http10).await?,
         body => {
             let body = body.as_slice();
             if body.len() > COPY_BODY_MAX {
@@ -492,6 +509,56 @@ async fn write_response(
                 tx.write(body).await?;
             }
         }
+    }
+    Ok(framing.keep_alive)
+}
+
+/// Sends a streamed body as it is produced: chunked, or as it is (HTTP/1.0,
+/// delimited by the close). Queued bytes go out whenever the stream has to
+/// wait, so a slow producer's chunks are not held back.
+async fn send_stream(
+    tx: &mut Tx<'_>,
+    stream: BodyStream,
+    chunked: bool,
+) -> Result<(), TransportError> {
+    let mut stream = pin!(stream);
+    loop {
+        let next = match poll_fn(|cx| Poll::Ready(stream.as_mut().poll_next(cx))).await {
+            Poll::Ready(next) => next,
+            Poll::Pending => {
+                tx.flush().await?;
+                poll_fn(|cx| stream.as_mut().poll_next(cx)).await
+            }
+        };
+        let data = match next {
+            Some(Ok(data)) => data,
+            // Cut short: what was produced goes out, then the connection
+            // ends without the last chunk.
+            Some(Err(e)) => {
+                tx.flush().await?;
+                return Err(TransportError::Io(e));
+            }
+            None => break,
+        };
+        if data.is_empty() {
+            continue;
+        }
+        if chunked {
+            let buf = tx.reserve(20).await?;
+            let n = chunk_header(data.len(), buf).map_err(encode_bug)?;
+            tx.commit(n);
+        }
+        if data.len() > COPY_BODY_MAX {
+            tx.send_vectored(&[&data]).await?;
+        } else {
+            tx.write(&data).await?;
+        }
+        if chunked {
+            tx.write(CHUNK_END).await?;
+        }
+    }
+    if chunked {
+        tx.write(b"0\r\n\r\n").await?;
     }
     Ok(())
 }
@@ -508,7 +575,11 @@ fn encode_head(
         head.header(name, value)?;
     }
     if !bodiless {
-        head.content_length(response.body_ref().len() as u64)?;
+        match response.body_ref().len() {
+            Some(len) => head.content_length(len as u64)?,
+            None if framing.http10 => &mut head,
+            None => head.chunked()?,
+        };
     }
     if !framing.keep_alive {
         head.header("connection", "close")?;

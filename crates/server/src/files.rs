@@ -24,7 +24,7 @@ use std::time::Duration;
 use ringwire_http1::Method;
 
 use self::cache::{Entry, FileCache};
-use crate::handler::FileBody;
+use crate::FileBody;
 use crate::{Body, Handler, Request, Response};
 
 /// How long an open file and its metadata are reused by default.

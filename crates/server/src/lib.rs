@@ -38,11 +38,17 @@ mod conn;
 mod date;
 pub mod files;
 mod handler;
+mod request;
+mod response;
+pub mod router;
 mod sendfile;
 mod server;
 mod timeout;
 
 pub use config::ServerConfig;
-pub use handler::{Body, FileBody, Handler, Request, Response};
+pub use handler::{handler_fn, FnHandler, Handler, HandlerFn};
+pub use request::Request;
+pub use response::{Body, BodyClosed, BodySender, BodyStream, FileBody, Response};
+pub use router::Router;
 pub use server::Server;
 pub use timeout::Timeouts;

@@ -15,7 +15,7 @@ use ringwire_io::tokio::AsyncSendTransport;
 use ringwire_io::TransportError;
 use tokio::net::TcpStream;
 
-use crate::handler::FileBody;
+use crate::FileBody;
 
 /// Sends what `tx` has queued, then `body`.
 pub(crate) async fn send_file(

@@ -1,0 +1,109 @@
+//! A request as a handler sees it.
+
+use std::net::SocketAddr;
+use std::ops::Deref;
+
+use tokio::net::TcpStream;
+
+use crate::router::Params;
+
+/// A request as a handler sees it: the head, parsed in place in the receive
+/// ring, the whole body, the path parameters a [`Router`](crate::Router)
+/// matched, and the peer's address.
+///
+/// Derefs to [`ringwire_http1::Request`] for the method, target, version and
+/// headers. Note that [`Request::body`] here is the body's bytes, while
+/// `request.head().body()` is how it was framed.
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    head: ringwire_http1::Request<'a>,
+    body: &'a [u8],
+    params: &'a Params<'a>,
+    peer: Peer<'a>,
+}
+
+/// Where the peer's address comes from: asked of the socket only when a
+/// handler wants it (a system call most requests need not pay).
+#[derive(Debug, Clone, Copy)]
+enum Peer<'a> {
+    Unknown,
+    Addr(SocketAddr),
+    Socket(&'a TcpStream),
+}
+
+impl<'a> Request<'a> {
+    /// A request from a parsed head and its buffered body (for tests and
+    /// other drivers).
+    pub fn new(head: ringwire_http1::Request<'a>, body: &'a [u8]) -> Self {
+        Request {
+            head,
+            body,
+            params: Params::none(),
+            peer: Peer::Unknown,
+        }
+    }
+
+    /// The same request, from `peer`.
+    #[must_use]
+    pub fn with_peer(mut self, peer: SocketAddr) -> Self {
+        self.peer = Peer::Addr(peer);
+        self
+    }
+
+    /// The same request, received on `socket`.
+    pub(crate) fn on(mut self, socket: &'a TcpStream) -> Self {
+        self.peer = Peer::Socket(socket);
+        self
+    }
+
+    /// The same request, with the path parameters a route matched.
+    #[must_use]
+    pub fn with_params<'b>(&self, params: &'b Params<'b>) -> Request<'b>
+    where
+        'a: 'b,
+    {
+        Request { params, ..*self }
+    }
+
+    /// The parsed head (method, target, headers), zero-copy.
+    pub fn head(&self) -> &ringwire_http1::Request<'a> {
+        &self.head
+    }
+
+    /// The whole request body, dechunked; empty when there is none.
+    ///
+    /// A `Content-Length` body is a slice of the receive ring; a chunked one
+    /// was decoded into a buffer the connection reuses.
+    pub fn body(&self) -> &'a [u8] {
+        self.body
+    }
+
+    /// The path parameters of the route that matched (none outside a
+    /// [`Router`](crate::Router)).
+    pub fn params(&self) -> &'a Params<'a> {
+        self.params
+    }
+
+    /// The path parameter `name`, still percent-encoded; see
+    /// [`Params::decoded`] for the decoded form.
+    pub fn param(&self, name: &str) -> Option<&'a str> {
+        self.params.get(name)
+    }
+
+    /// The client's address, when the request came from a socket.
+    pub fn peer(&self) -> Option<SocketAddr> {
+        match self.peer {
+            Peer::Unknown => None,
+            Peer::Addr(addr) => Some(addr),
+            Peer::Socket(socket) => socket.peer_addr().ok(),
+        }
+    }
+}
+
+impl<'a> Deref for Request<'a> {
+    type Target = ringwire_http1::Request<'a>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.head
+    }
+}

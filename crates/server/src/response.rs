@@ -1,0 +1,336 @@
+//! Responses: status, header fields and a body.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::fs::File;
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use futures_core::Stream;
+use tokio::sync::mpsc;
+
+/// A response body.
+#[derive(Default)]
+pub enum Body {
+    /// No body (`content-length: 0`).
+    #[default]
+    Empty,
+    /// Bytes that live for the whole program, such as `include_bytes!`.
+    Static(&'static [u8]),
+    /// Shared, reference-counted bytes.
+    Bytes(Bytes),
+    /// A range of an open file, sent by the connection with `sendfile`
+    /// (the bytes never pass through user space).
+    File(FileBody),
+    /// Bytes produced while the response is sent, of a length not known in
+    /// advance: sent chunked (to HTTP/1.0 clients, delimited by the close).
+    Stream(BodyStream),
+}
+
+impl Body {
+    /// A body sent chunked as `stream` yields it; an error from the stream
+    /// ends the connection without the last chunk, so the client sees the
+    /// body is cut short.
+    pub fn stream<S>(stream: S) -> Body
+    where
+        S: Stream<Item = io::Result<Bytes>> + Send + 'static,
+    {
+        Body::Stream(BodyStream(Source::Boxed(Box::pin(stream))))
+    }
+
+    /// A streamed body fed through a channel holding up to `buffer`
+    /// chunks: the handler returns the body and a task sends into it. The
+    /// body ends when the sender is dropped.
+    pub fn channel(buffer: usize) -> (BodySender, Body) {
+        let (tx, rx) = mpsc::channel(buffer.max(1));
+        (
+            BodySender(tx),
+            Body::Stream(BodyStream(Source::Channel(rx))),
+        )
+    }
+
+    /// The body's bytes in memory; empty for [`Body::File`] and
+    /// [`Body::Stream`], whose bytes are not.
+    pub fn as_slice(&self) -> &[u8] {
+        match self {
+            Body::Empty | Body::File(_) | Body::Stream(_) => &[],
+            Body::Static(bytes) => bytes,
+            Body::Bytes(bytes) => bytes,
+        }
+    }
+
+    /// Length in bytes (for [`Body::File`], of its range); `None` for a
+    /// [`Body::Stream`].
+    pub fn len(&self) -> Option<usize> {
+        Some(match self {
+            Body::Stream(_) => return None,
+            // A file range larger than the address space: only on 32-bit
+            // targets, where such a body is refused when it is encoded.
+            Body::File(file) => usize::try_from(file.len()).unwrap_or(usize::MAX),
+            _ => self.as_slice().len(),
+        })
+    }
+
+    /// Whether the body is known to have no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len() == Some(0)
+    }
+}
+
+impl fmt::Debug for Body {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match self {
+            Body::Empty => "Empty",
+            Body::Static(_) => "Static",
+            Body::Bytes(_) => "Bytes",
+            Body::File(_) => "File",
+            Body::Stream(_) => return f.write_str("Body::Stream"),
+        };
+        write!(f, "Body::{kind}({} bytes)", self.len().unwrap_or_default())
+    }
+}
+
+impl From<FileBody> for Body {
+    fn from(file: FileBody) -> Self {
+        Body::File(file)
+    }
+}
+
+/// `len` bytes of an open file from `offset`: a [`Body::File`].
+///
+/// The file is shared (`Arc`), so a cache can hand the same descriptor to
+/// many responses; it is closed when the last of them is dropped. The
+/// length is fixed when the response is made: a file that shrinks while it
+/// is being sent ends the connection (its `content-length` cannot be kept).
+#[derive(Debug, Clone)]
+pub struct FileBody {
+    file: Arc<File>,
+    offset: u64,
+    len: u64,
+}
+
+impl FileBody {
+    /// `len` bytes of `file` from `offset`.
+    pub fn new(file: Arc<File>, offset: u64, len: u64) -> Self {
+        FileBody { file, offset, len }
+    }
+
+    /// The open file.
+    pub fn file(&self) -> &Arc<File> {
+        &self.file
+    }
+
+    /// Where the range starts.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// The range's length in bytes.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether the range is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// The same open file (not merely equal contents) and range.
+impl PartialEq for FileBody {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.file, &other.file) && self.offset == other.offset && self.len == other.len
+    }
+}
+
+impl Eq for FileBody {}
+
+impl From<&'static [u8]> for Body {
+    fn from(bytes: &'static [u8]) -> Self {
+        Body::Static(bytes)
+    }
+}
+
+impl From<&'static str> for Body {
+    fn from(text: &'static str) -> Self {
+        Body::Static(text.as_bytes())
+    }
+}
+
+impl From<Bytes> for Body {
+    fn from(bytes: Bytes) -> Self {
+        Body::Bytes(bytes)
+    }
+}
+
+impl From<Vec<u8>> for Body {
+    fn from(bytes: Vec<u8>) -> Self {
+        Body::Bytes(bytes.into())
+    }
+}
+
+impl From<String> for Body {
+    fn from(text: String) -> Self {
+        Body::Bytes(text.into())
+    }
+}
+
+/// A response: status, header fields and body.
+///
+/// The server adds `date`, `content-length` and, when it closes the
+/// connection, `connection: close`; handlers should not set those.
+///
+/// ```
+/// use ringwire_server::Response;
+///
+/// let r = Response::new(201).header("location", "/items/7").body("made\n");
+/// assert_eq!(r.status(), 201);
+/// ```
+#[derive(Debug)]
+pub struct Response {
+    status: u16,
+    headers: Vec<(Cow<'static, str>, Bytes)>,
+    body: Body,
+}
+
+impl Response {
+    /// An empty response with `status`.
+    pub fn new(status: u16) -> Self {
+        Response {
+            status,
+            headers: Vec::new(),
+            body: Body::Empty,
+        }
+    }
+
+    /// `200`, `text/plain; charset=utf-8`.
+    pub fn text(body: impl Into<Body>) -> Self {
+        Response::new(200)
+            .header("content-type", "text/plain; charset=utf-8")
+            .body(body)
+    }
+
+    /// `200`, `text/html; charset=utf-8`.
+    pub fn html(body: impl Into<Body>) -> Self {
+        Response::new(200)
+            .header("content-type", "text/html; charset=utf-8")
+            .body(body)
+    }
+
+    /// Sets the status.
+    #[must_use]
+    pub fn status_code(mut self, status: u16) -> Self {
+        self.status = status;
+        self
+    }
+
+    /// Adds a header field. Names and values are validated when the
+    /// response is encoded; an invalid one turns the response into a `500`.
+    #[must_use]
+    pub fn header(mut self, name: impl Into<Cow<'static, str>>, value: impl Into<Bytes>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Sets the body.
+    #[must_use]
+    pub fn body(mut self, body: impl Into<Body>) -> Self {
+        self.body = body.into();
+        self
+    }
+
+    /// The status code.
+    pub fn status(&self) -> u16 {
+        self.status
+    }
+
+    /// The header fields set by the handler.
+    pub fn headers(&self) -> impl Iterator<Item = (&str, &[u8])> {
+        self.headers.iter().map(|(n, v)| (n.as_ref(), v.as_ref()))
+    }
+
+    /// The first value of the field `name` (ASCII case-insensitive).
+    pub fn header_value(&self, name: &str) -> Option<&[u8]> {
+        self.headers()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v)
+    }
+
+    /// The body.
+    pub fn body_ref(&self) -> &Body {
+        &self.body
+    }
+
+    /// Takes the body out, leaving [`Body::Empty`] (middleware that
+    /// transforms bodies).
+    pub fn take_body(&mut self) -> Body {
+        std::mem::take(&mut self.body)
+    }
+
+    /// Removes every header field `name` (ASCII case-insensitive).
+    pub fn remove_header(&mut self, name: &str) {
+        self.headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+    }
+}
+
+/// The chunks of a [`Body::Stream`].
+pub struct BodyStream(Source);
+
+enum Source {
+    Channel(mpsc::Receiver<io::Result<Bytes>>),
+    Boxed(Pin<Box<dyn Stream<Item = io::Result<Bytes>> + Send>>),
+}
+
+impl Stream for BodyStream {
+    type Item = io::Result<Bytes>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        match &mut self.0 {
+            Source::Channel(rx) => rx.poll_recv(cx),
+            Source::Boxed(stream) => stream.as_mut().poll_next(cx),
+        }
+    }
+}
+
+impl fmt::Debug for BodyStream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("BodyStream")
+    }
+}
+
+/// Feeds a body made by [`Body::channel`].
+#[derive(Debug, Clone)]
+pub struct BodySender(mpsc::Sender<io::Result<Bytes>>);
+
+/// The response a [`BodySender`] fed is gone (the client left).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BodyClosed;
+
+impl fmt::Display for BodyClosed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the response body's connection is gone")
+    }
+}
+
+impl std::error::Error for BodyClosed {}
+
+impl BodySender {
+    /// Sends a chunk, waiting while the channel is full (backpressure from
+    /// the client).
+    ///
+    /// # Errors
+    ///
+    /// The connection is gone: stop producing.
+    pub async fn send(&self, chunk: impl Into<Bytes>) -> Result<(), BodyClosed> {
+        self.0.send(Ok(chunk.into())).await.map_err(|_| BodyClosed)
+    }
+
+    /// Ends the body as failed: the connection closes without the last
+    /// chunk, so the client knows the body is incomplete.
+    pub async fn fail(self, error: io::Error) {
+        let _ = self.0.send(Err(error)).await;
+    }
+}
