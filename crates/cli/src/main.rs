@@ -1,13 +1,16 @@
 //! `ringwire`: serve a directory, or the built-in demo site, over HTTP/1.1.
 
+mod logger;
+
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
 use ringwire_server::files::{EmbeddedSite, StaticFiles};
-use ringwire_server::{Handler, Server, ServerConfig, Timeouts};
+use ringwire_server::middleware::{AccessLog, Compress};
+use ringwire_server::{Handler, Server, ServerConfig, Threading, Timeouts};
 
 #[derive(Debug, Parser)]
 #[command(name = "ringwire", version, about = "HTTP/1.1 over a magic ring")]
@@ -22,12 +25,23 @@ enum Command {
     Serve {
         /// Directory to serve.
         dir: Option<PathBuf>,
+        /// Directory to serve (the same as DIR).
+        #[arg(long, value_name = "DIR", conflicts_with = "dir")]
+        root: Option<PathBuf>,
         /// Address to listen on (port 0 picks a free port).
         #[arg(long, default_value = "127.0.0.1:8080")]
         addr: SocketAddr,
         /// Worker threads (default: available parallelism).
         #[arg(long)]
         threads: Option<usize>,
+        /// How threads share the work: a runtime and a listening socket
+        /// per thread (per-core), or one runtime whose workers share one
+        /// listener (shared).
+        #[arg(long, value_enum, default_value_t = Runtime::PerCore)]
+        runtime: Runtime,
+        /// Print an access log line per request on stderr.
+        #[arg(long)]
+        log: bool,
         /// Seconds a request head may take to arrive, from its first byte.
         #[arg(long, value_name = "SECS", default_value_t = Timeouts::DEFAULT_HEAD.as_secs())]
         head_timeout: u64,
@@ -35,6 +49,12 @@ enum Command {
         #[arg(long, value_name = "SECS", default_value_t = Timeouts::DEFAULT_IDLE.as_secs())]
         idle_timeout: u64,
     },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Runtime {
+    PerCore,
+    Shared,
 }
 
 const INDEX: &[u8] = include_bytes!("../site/index.html");
@@ -53,15 +73,25 @@ fn demo_site() -> EmbeddedSite {
 fn main() -> ExitCode {
     let Command::Serve {
         dir,
+        root,
         addr,
         threads,
+        runtime,
+        log,
         head_timeout,
         idle_timeout,
     } = Cli::parse().command;
+    logger::init(log);
     let mut config = ServerConfig::new(addr);
     config.timeouts.head = Duration::from_secs(head_timeout);
     config.timeouts.idle = Duration::from_secs(idle_timeout);
-    match serve(dir, config, threads) {
+    let threads =
+        threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+    config.threading = match runtime {
+        Runtime::PerCore => Threading::PerCore(threads),
+        Runtime::Shared => Threading::Shared(threads),
+    };
+    match serve(dir.or(root), config) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("ringwire: {message}");
@@ -70,7 +100,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn serve(dir: Option<PathBuf>, config: ServerConfig, threads: Option<usize>) -> Result<(), String> {
+fn serve(dir: Option<PathBuf>, config: ServerConfig) -> Result<(), String> {
     let addr = config.addr;
     let files = match &dir {
         Some(dir) => Some(
@@ -81,14 +111,6 @@ fn serve(dir: Option<PathBuf>, config: ServerConfig, threads: Option<usize>) -> 
     };
     let server =
         Server::bind(config).map_err(|e| format!("cannot listen on {addr}: {}", describe(&e)))?;
-    let mut runtime = tokio::runtime::Builder::new_multi_thread();
-    if let Some(threads) = threads {
-        runtime.worker_threads(threads.max(1));
-    }
-    let runtime = runtime
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the runtime: {e}"))?;
     let what = match &files {
         Some(files) => files.root().display().to_string(),
         None => "the demo site".to_owned(),
@@ -97,17 +119,17 @@ fn serve(dir: Option<PathBuf>, config: ServerConfig, threads: Option<usize>) -> 
         "ringwire: serving {what} on http://{}/",
         server.local_addr()
     );
-    let result = runtime.block_on(async {
-        match files {
-            Some(files) => run(server, files).await,
-            None => run(server, demo_site()).await,
-        }
-    });
+    let result = match files {
+        Some(files) => run(server, files),
+        None => run(server, demo_site()),
+    };
     result.map_err(|e| format!("server failed: {e}"))
 }
 
-async fn run<H: Handler>(server: Server, handler: H) -> std::io::Result<()> {
-    server.run_until(handler, shutdown_signal()).await
+/// Serves `site` with compression and the access log (which costs nothing
+/// unless `--log` turned it on).
+fn run<H: Handler>(server: Server, site: H) -> std::io::Result<()> {
+    server.run(AccessLog::new(Compress::new(site)), shutdown_signal())
 }
 
 /// Resolves on Ctrl-C or SIGTERM.

@@ -6,7 +6,7 @@ use std::time::Duration;
 use ringwire_http1::Limits;
 use ringwire_io::TransportConfig;
 
-use crate::Timeouts;
+use crate::{Threading, Timeouts};
 
 /// How a [`Server`](crate::Server) listens, and the bounds it enforces.
 #[derive(Debug, Clone, Copy)]
@@ -39,6 +39,10 @@ pub struct ServerConfig {
     /// and how often one sweeper per server checks them all. See
     /// [`Timeouts`] for each knob and its default.
     pub timeouts: Timeouts,
+    /// How [`Server::run`](crate::Server::run) uses threads (and how many
+    /// listening sockets [`Server::bind`](crate::Server::bind) opens).
+    /// Default: a single-threaded runtime per core, `SO_REUSEPORT`.
+    pub threading: Threading,
 }
 
 impl ServerConfig {
@@ -61,6 +65,7 @@ impl ServerConfig {
             max_buffered_body: Self::DEFAULT_MAX_BUFFERED_BODY,
             shutdown_grace: Duration::from_secs(5),
             timeouts: Timeouts::default(),
+            threading: Threading::default(),
         }
     }
 }

@@ -1,15 +1,49 @@
-//! Listening, accepting and shutting down.
+//! Listening, accepting, threads, and shutting down.
 
-use std::future::Future;
+use std::future::{poll_fn, Future};
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
-use crate::timeout::Sweeper;
-use crate::{conn, Handler, ServerConfig};
+use tokio::net::TcpListener;
 
-/// A bound listener, ready to serve.
+use crate::timeout::Sweeper;
+use crate::{conn, listen, Handler, ServerConfig};
+
+/// How [`Server::run`] uses threads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Threading {
+    /// One multi-threaded tokio runtime with this many workers: one
+    /// listener, and connections move between workers (work stealing).
+    Shared(usize),
+    /// This many threads, each with a single-threaded runtime, its own
+    /// listening socket on the shared port (`SO_REUSEPORT`: the kernel
+    /// spreads connections), its own timeout sweeper and ring pools. A
+    /// connection never leaves its thread; nothing is shared between
+    /// threads on the request path.
+    PerCore(usize),
+}
+
+impl Threading {
+    fn threads(self) -> usize {
+        match self {
+            Threading::Shared(n) | Threading::PerCore(n) => n.max(1),
+        }
+    }
+}
+
+impl Default for Threading {
+    /// [`PerCore`](Threading::PerCore), a thread per available core:
+    /// measured faster (see `docs/benchmarks.md`).
+    fn default() -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        Threading::PerCore(cores)
+    }
+}
+
+/// Bound listeners, ready to serve.
 ///
 /// ```no_run
 /// use ringwire_server::{Response, Request, Handler, Server, ServerConfig};
@@ -28,24 +62,27 @@ use crate::{conn, Handler, ServerConfig};
 /// ```
 #[derive(Debug)]
 pub struct Server {
-    listener: std::net::TcpListener,
+    listeners: Vec<std::net::TcpListener>,
     local_addr: SocketAddr,
     config: Arc<ServerConfig>,
 }
 
 impl Server {
-    /// Binds `config.addr`. Works outside a runtime: the listener joins the
-    /// runtime when serving starts.
+    /// Binds `config.addr`: one listener, or with
+    /// [`Threading::PerCore`] one per thread. Works outside a runtime: the
+    /// listeners join a runtime when serving starts.
     ///
     /// # Errors
     ///
     /// The address cannot be bound (in use, not local, no permission).
     pub fn bind(config: ServerConfig) -> io::Result<Server> {
-        let listener = std::net::TcpListener::bind(config.addr)?;
-        listener.set_nonblocking(true)?;
+        let listeners = match config.threading {
+            Threading::PerCore(n) => listen::bind(config.addr, n.max(1))?,
+            Threading::Shared(_) => listen::bind(config.addr, 1)?,
+        };
         Ok(Server {
-            local_addr: listener.local_addr()?,
-            listener,
+            local_addr: listeners[0].local_addr()?,
+            listeners,
             config: Arc::new(config),
         })
     }
@@ -69,22 +106,92 @@ impl Server {
         self.run_until(handler, std::future::pending())
     }
 
-    /// Serves `handler` until `shutdown` resolves, then stops accepting,
-    /// asks idle keep-alive connections to close, lets requests in flight
-    /// finish (their responses say `connection: close`) and waits up to
-    /// [`ServerConfig::shutdown_grace`] before aborting the rest.
-    ///
-    /// Must run inside a tokio runtime.
+    /// Serves `handler` on threads of its own, as
+    /// [`ServerConfig::threading`] says, until `shutdown` resolves; then
+    /// shuts down as [`run_until`](Self::run_until) does. Blocks.
     ///
     /// # Errors
     ///
-    /// The listener cannot join the runtime.
+    /// A runtime or thread cannot be started.
+    pub fn run<H: Handler>(
+        self,
+        handler: H,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> io::Result<()> {
+        let threading = self.config.threading;
+        if let Threading::Shared(_) = threading {
+            return tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(threading.threads())
+                .enable_all()
+                .build()?
+                .block_on(self.run_until(handler, shutdown));
+        }
+        // Thread per core: the shutdown future runs on this thread and
+        // tells every server through a watch channel.
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        let handler = Arc::new(handler);
+        let config = self.config;
+        let threads = self
+            .listeners
+            .into_iter()
+            .enumerate()
+            .map(|(i, listener)| {
+                let server = Server {
+                    local_addr: self.local_addr,
+                    listeners: vec![listener],
+                    config: Arc::clone(&config),
+                };
+                let handler = Arc::clone(&handler);
+                let mut stopped = stopped.clone();
+                std::thread::Builder::new()
+                    .name(format!("ringwire-{i}"))
+                    .spawn(move || {
+                        tokio::runtime::Builder::new_current_thread()
+                            .enable_all()
+                            .build()?
+                            .block_on(server.run_until(handler, async move {
+                                let _ = stopped.wait_for(|&s| s).await;
+                            }))
+                    })
+            })
+            .collect::<io::Result<Vec<_>>>()?;
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?
+            .block_on(shutdown);
+        let _ = stop.send(true);
+        let mut result = Ok(());
+        for thread in threads {
+            match thread.join() {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => result = Err(e),
+                Err(_) => result = Err(io::Error::other("a server thread panicked")),
+            }
+        }
+        result
+    }
+
+    /// Serves `handler` on the current runtime until `shutdown` resolves,
+    /// then stops accepting, asks idle keep-alive connections to close,
+    /// lets requests in flight finish (their responses say `connection:
+    /// close`) and waits up to [`ServerConfig::shutdown_grace`] before
+    /// aborting the rest.
+    ///
+    /// Must run inside a tokio runtime. Every listener is served from it.
+    ///
+    /// # Errors
+    ///
+    /// A listener cannot join the runtime.
     pub async fn run_until<H: Handler>(
         self,
         handler: H,
         shutdown: impl Future<Output = ()> + Send,
     ) -> io::Result<()> {
-        let listener = tokio::net::TcpListener::from_std(self.listener)?;
+        let listeners = self
+            .listeners
+            .into_iter()
+            .map(TcpListener::from_std)
+            .collect::<io::Result<Vec<_>>>()?;
         // One sweeper for all connections; it stops when dropped on return.
         // It also passes shutdown on to every connection, through the timer
         // each already waits on.
@@ -94,10 +201,20 @@ impl Server {
         // each connection an entry).
         let shared = Arc::new(conn::Shared::new(handler, Arc::clone(&self.config)));
         let mut shutdown = std::pin::pin!(shutdown);
+        let accept = || {
+            poll_fn(|cx| {
+                for listener in &listeners {
+                    if let Poll::Ready(accepted) = listener.poll_accept(cx) {
+                        return Poll::Ready(accepted);
+                    }
+                }
+                Poll::Pending
+            })
+        };
         loop {
             tokio::select! {
                 () = &mut shutdown => break,
-                accepted = listener.accept() => match accepted {
+                accepted = accept() => match accepted {
                     Ok((stream, _)) => {
                         tokio::spawn(conn::serve(
                             stream,
@@ -113,7 +230,7 @@ impl Server {
                 },
             }
         }
-        drop(listener);
+        drop(listeners);
         sweeper.stop();
         if tokio::time::timeout(self.config.shutdown_grace, shared.all_closed())
             .await

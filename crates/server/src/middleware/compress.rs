@@ -1,0 +1,291 @@
+//! gzip and brotli for compressible response bodies.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::io::Write as _;
+use std::sync::{Mutex, PoisonError};
+
+use bytes::Bytes;
+
+use crate::{Body, Handler, Request, Response};
+
+/// A content coding [`Compress`] can apply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Encoding {
+    /// `gzip` (level 6, zlib's default).
+    Gzip,
+    /// `br` (quality 5: near gzip's speed, smaller output).
+    Brotli,
+}
+
+impl Encoding {
+    /// The token for `content-encoding`.
+    pub fn token(self) -> &'static str {
+        match self {
+            Encoding::Gzip => "gzip",
+            Encoding::Brotli => "br",
+        }
+    }
+
+    fn encode(self, data: &[u8]) -> Vec<u8> {
+        let out = Vec::with_capacity(data.len() / 2 + 64);
+        // Writing into a `Vec` cannot fail.
+        match self {
+            Encoding::Gzip => {
+                let mut gz = flate2::write::GzEncoder::new(out, flate2::Compression::new(6));
+                let _ = gz.write_all(data);
+                gz.finish().unwrap_or_default()
+            }
+            Encoding::Brotli => {
+                let mut br = brotli::CompressorWriter::new(out, 4096, 5, 22);
+                let _ = br.write_all(data);
+                br.into_inner()
+            }
+        }
+    }
+}
+
+/// Compresses the in-memory bodies of `200` responses whose type compresses
+/// well (text, JSON, JavaScript, XML, SVG, WebAssembly), with brotli or gzip
+/// as the request's `accept-encoding` prefers (brotli on a tie).
+///
+/// Left alone: bodies under [`min_size`](Self::min_size), responses that
+/// already have a `content-encoding`, file bodies (sent by `sendfile`;
+/// serve precompressed files for those), streamed bodies, and other
+/// statuses (a `206`'s range is of the uncompressed bytes). A compressed
+/// response gets `vary: accept-encoding` and its `etag` made weak.
+///
+/// Compressed forms of [`Body::Static`] bodies (embedded pages) are cached,
+/// so each is compressed once per encoding.
+pub struct Compress<H> {
+    inner: H,
+    min_size: usize,
+    cache: Mutex<HashMap<(usize, usize, Encoding), Bytes>>,
+}
+
+/// Static bodies whose compressed forms are kept.
+const CACHE_ENTRIES: usize = 256;
+
+impl<H: Handler> Compress<H> {
+    /// Compresses what `inner` answers; bodies of 256 bytes or more.
+    pub fn new(inner: H) -> Self {
+        Compress {
+            inner,
+            min_size: 256,
+            cache: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Leaves bodies shorter than `bytes` uncompressed.
+    #[must_use]
+    pub fn min_size(mut self, bytes: usize) -> Self {
+        self.min_size = bytes;
+        self
+    }
+
+    fn compressed(&self, body: &Body, encoding: Encoding) -> Bytes {
+        let Body::Static(data) = body else {
+            return encoding.encode(body.as_slice()).into();
+        };
+        let key = (data.as_ptr() as usize, data.len(), encoding);
+        let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(hit) = cache.get(&key) {
+            return hit.clone();
+        }
+        let out = Bytes::from(encoding.encode(data));
+        if cache.len() < CACHE_ENTRIES {
+            cache.insert(key, out.clone());
+        }
+        out
+    }
+}
+
+impl<H> fmt::Debug for Compress<H> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Compress")
+            .field("min_size", &self.min_size)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<H: Handler> Handler for Compress<H> {
+    async fn call(&self, request: &Request<'_>) -> Response {
+        let mut response = self.inner.call(request).await;
+        let compressible = response.status() == 200
+            && matches!(response.body_ref(), Body::Static(_) | Body::Bytes(_))
+            && response.body_ref().as_slice().len() >= self.min_size
+            && response.header_value("content-encoding").is_none()
+            && response
+                .header_value("content-type")
+                .is_some_and(compressible_type);
+        if !compressible {
+            return response;
+        }
+        let vary = match response.header_value("vary") {
+            Some(v) => [v, b", accept-encoding"].concat().into(),
+            None => Bytes::from_static(b"accept-encoding"),
+        };
+        response.remove_header("vary");
+        response = response.header("vary", vary);
+        let Some(encoding) = request
+            .header("accept-encoding")
+            .and_then(preferred_encoding)
+        else {
+            return response;
+        };
+        let body = response.take_body();
+        let packed = self.compressed(&body, encoding);
+        if packed.len() >= body.as_slice().len() {
+            return response.body(body);
+        }
+        if let Some(tag) = response
+            .header_value("etag")
+            .filter(|t| t.starts_with(b"\""))
+        {
+            let weak = Bytes::from([b"W/", tag].concat());
+            response.remove_header("etag");
+            response = response.header("etag", weak);
+        }
+        response
+            .header("content-encoding", encoding.token())
+            .body(packed)
+    }
+}
+
+/// Whether a `content-type` names a type worth compressing.
+fn compressible_type(value: &[u8]) -> bool {
+    let essence = value.split(|&b| b == b';').next().unwrap_or_default();
+    let essence = essence.trim_ascii().to_ascii_lowercase();
+    let Some(slash) = essence.iter().position(|&b| b == b'/') else {
+        return false;
+    };
+    let (kind, sub) = (&essence[..slash], &essence[slash + 1..]);
+    kind == b"text"
+        || sub.ends_with(b"+json")
+        || sub.ends_with(b"+xml")
+        || (kind == b"application"
+            && matches!(
+                sub,
+                b"json" | b"javascript" | b"xml" | b"wasm" | b"ecmascript"
+            ))
+}
+
+/// The coding `accept-encoding` prefers among those offered: the highest
+/// `q` (an explicit entry over `*`), brotli on a tie, none when both are
+/// refused (`q=0`) or not mentioned.
+fn preferred_encoding(accept: &[u8]) -> Option<Encoding> {
+    let (mut br, mut gzip, mut any) = (None, None, None);
+    for item in accept.split(|&b| b == b',') {
+        let mut parts = item.split(|&b| b == b';');
+        let name = parts.next().unwrap_or_default().trim_ascii();
+        let q = parts
+            .filter_map(|p| {
+                p.trim_ascii()
+                    .strip_prefix(b"q=")
+                    .or_else(|| p.trim_ascii().strip_prefix(b"Q="))
+            })
+            .map(parse_q)
+            .next()
+            .unwrap_or(Some(1000));
+        let Some(q) = q else { continue };
+        if name.eq_ignore_ascii_case(b"br") {
+            br = Some(q);
+        } else if name.eq_ignore_ascii_case(b"gzip") || name.eq_ignore_ascii_case(b"x-gzip") {
+            gzip = Some(q);
+        } else if name == b"*" {
+            any = Some(q);
+        }
+    }
+    let br = br.or(any).unwrap_or(0);
+    let gzip = gzip.or(any).unwrap_or(0);
+    match (br, gzip) {
+        (0, 0) => None,
+        (b, g) if b >= g => Some(Encoding::Brotli),
+        _ => Some(Encoding::Gzip),
+    }
+}
+
+/// A quality value (RFC 9110 section 12.4.2) in thousandths; `None` when
+/// malformed (the entry is ignored).
+fn parse_q(value: &[u8]) -> Option<u16> {
+    let (int, frac) = match value.iter().position(|&b| b == b'.') {
+        Some(dot) => (&value[..dot], &value[dot + 1..]),
+        None => (value, &b""[..]),
+    };
+    if frac.len() > 3 || !frac.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let mut thousandths = 0u16;
+    for i in 0..3 {
+        thousandths = thousandths * 10 + frac.get(i).map_or(0, |d| u16::from(d - b'0'));
+    }
+    match int {
+        b"0" => Some(thousandths),
+        b"1" if thousandths == 0 => Some(1000),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accept_encoding_preferences() {
+        let cases: &[(&str, Option<Encoding>)] = &[
+            ("gzip, deflate, br, zstd", Some(Encoding::Brotli)),
+            ("gzip", Some(Encoding::Gzip)),
+            ("br;q=0.5, gzip;q=0.8", Some(Encoding::Gzip)),
+            ("br;q=0, gzip;q=0", None),
+            ("identity", None),
+            ("", None),
+            ("*", Some(Encoding::Brotli)),
+            ("*;q=0.1, gzip", Some(Encoding::Gzip)),
+            ("br;q=0, *", Some(Encoding::Gzip)),
+            ("GZIP;Q=1.000", Some(Encoding::Gzip)),
+            ("br;q=2, gzip;q=0.001", Some(Encoding::Gzip)),
+            // A malformed q drops its entry.
+            ("br;q=0.0001", None),
+            ("br;q=0.5x, gzip;q=0.1", Some(Encoding::Gzip)),
+        ];
+        for (accept, expected) in cases {
+            assert_eq!(preferred_encoding(accept.as_bytes()), *expected, "{accept}");
+        }
+    }
+
+    #[test]
+    fn compressible_types() {
+        for t in [
+            "text/html; charset=utf-8",
+            "application/json",
+            "image/svg+xml",
+            "application/ld+json",
+            "TEXT/CSS",
+        ] {
+            assert!(compressible_type(t.as_bytes()), "{t}");
+        }
+        for t in [
+            "image/png",
+            "application/octet-stream",
+            "video/mp4",
+            "nonsense",
+        ] {
+            assert!(!compressible_type(t.as_bytes()), "{t}");
+        }
+    }
+
+    #[test]
+    fn both_codings_round_trip() {
+        let data = "the quick brown fox jumps over the lazy dog. ".repeat(100);
+        let gz = Encoding::Gzip.encode(data.as_bytes());
+        let mut out = String::new();
+        std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&gz[..]), &mut out)
+            .expect("gunzip");
+        assert_eq!(out, data);
+        let br = Encoding::Brotli.encode(data.as_bytes());
+        let mut out = Vec::new();
+        brotli::BrotliDecompress(&mut &br[..], &mut out).expect("unbrotli");
+        assert_eq!(out, data.as_bytes());
+        assert!(br.len() < data.len() / 10 && gz.len() < data.len() / 10);
+    }
+}

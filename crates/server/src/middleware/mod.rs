@@ -1,0 +1,16 @@
+//! Handlers that wrap handlers: an access log and response compression.
+//!
+//! ```
+//! use ringwire_server::middleware::{AccessLog, Compress};
+//! use ringwire_server::files::EmbeddedSite;
+//!
+//! let site = EmbeddedSite::new().page("/", "text/html", b"<h1>hi</h1>");
+//! let handler = AccessLog::new(Compress::new(site));
+//! # let _ = handler;
+//! ```
+
+mod access_log;
+mod compress;
+
+pub use access_log::AccessLog;
+pub use compress::{Compress, Encoding};

@@ -1,0 +1,110 @@
+//! The access log and compression middleware, against curl.
+
+mod common;
+
+use std::sync::{Mutex, OnceLock};
+
+use common::{curl, curl_text, start};
+use ringwire_server::files::EmbeddedSite;
+use ringwire_server::middleware::{AccessLog, Compress};
+use ringwire_server::ServerConfig;
+
+static PAGE: &str = include_str!("../../cli/site/index.html");
+
+fn site() -> EmbeddedSite {
+    EmbeddedSite::new()
+        .page("/", "text/html; charset=utf-8", PAGE.as_bytes())
+        .page("/tiny", "text/plain", b"tiny\n")
+        .page("/logo.png", "image/png", &[0x89; 4096])
+}
+
+#[test]
+fn bodies_are_compressed_as_the_client_prefers() {
+    assert!(PAGE.len() > 1024, "the demo page is big enough to compress");
+    let addr = start(ServerConfig::default(), Compress::new(site()));
+    let url = format!("http://{addr}/");
+    for (accept, coding) in [("br", "br"), ("gzip", "gzip"), ("gzip, br", "br")] {
+        let out = curl_text(&[
+            "-s",
+            "-o",
+            "/dev/null",
+            "-H",
+            &format!("accept-encoding: {accept}"),
+            "-w",
+            "%{content_type} %{header_json}",
+            &url,
+        ]);
+        assert!(
+            out.contains(&format!("\"content-encoding\":[\"{coding}\"]")),
+            "{accept}: {out}"
+        );
+        assert!(out.contains("\"vary\":[\"accept-encoding\"]"), "{out}");
+        // curl decodes it back to the page.
+        let decoded = curl(
+            &[
+                "--compressed",
+                "-H",
+                &format!("accept-encoding: {accept}"),
+                &url,
+            ],
+            b"",
+        );
+        assert_eq!(decoded, PAGE.as_bytes(), "{accept}");
+    }
+    // No accept-encoding, a tiny body, an image: sent as they are.
+    for (path, accept) in [("/", "identity"), ("/tiny", "gzip"), ("/logo.png", "gzip")] {
+        let out = curl_text(&[
+            "-s",
+            "-o",
+            "/dev/null",
+            "-H",
+            &format!("accept-encoding: {accept}"),
+            "-w",
+            "%{header_json}",
+            &format!("http://{addr}{path}"),
+        ]);
+        assert!(!out.contains("content-encoding"), "{path}: {out}");
+    }
+}
+
+/// Collects `ringwire::access` lines.
+struct Lines(Mutex<Vec<String>>);
+
+impl log::Log for Lines {
+    fn enabled(&self, metadata: &log::Metadata<'_>) -> bool {
+        metadata.target() == "ringwire::access"
+    }
+
+    fn log(&self, record: &log::Record<'_>) {
+        if self.enabled(record.metadata()) {
+            self.0
+                .lock()
+                .expect("lines")
+                .push(record.args().to_string());
+        }
+    }
+
+    fn flush(&self) {}
+}
+
+#[test]
+fn the_access_log_has_a_line_per_request() {
+    static LINES: OnceLock<&'static Lines> = OnceLock::new();
+    let lines = *LINES.get_or_init(|| Box::leak(Box::new(Lines(Mutex::new(Vec::new())))));
+    log::set_logger(lines).expect("first logger");
+    log::set_max_level(log::LevelFilter::Info);
+    let addr = start(ServerConfig::default(), AccessLog::new(site()));
+    curl_text(&[&format!("http://{addr}/tiny?a=1")]);
+    curl_text(&["-o", "/dev/null", &format!("http://{addr}/missing")]);
+    let lines = lines.0.lock().expect("lines").clone();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(lines[0].starts_with("127.0.0.1:"), "{lines:?}");
+    assert!(
+        lines[0].contains(" \"GET /tiny?a=1 HTTP/1.1\" 200 5 "),
+        "{lines:?}"
+    );
+    assert!(
+        lines[1].contains(" \"GET /missing HTTP/1.1\" 404 "),
+        "{lines:?}"
+    );
+}
