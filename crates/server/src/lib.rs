@@ -46,6 +46,8 @@ pub mod router;
 mod sendfile;
 mod server;
 mod timeout;
+#[cfg(feature = "tower")]
+mod tower;
 
 pub use config::ServerConfig;
 pub use handler::{handler_fn, FnHandler, Handler, HandlerFn};
@@ -54,3 +56,5 @@ pub use response::{Body, BodyClosed, BodySender, BodyStream, FileBody, Response}
 pub use router::Router;
 pub use server::{Server, Threading};
 pub use timeout::Timeouts;
+#[cfg(feature = "tower")]
+pub use tower::TowerHandler;

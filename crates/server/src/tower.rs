@@ -1,0 +1,171 @@
+//! Runs a `tower::Service` — an axum `Router`, say — as a [`Handler`].
+//!
+//! The bridge costs what the ecosystem types cost: the head is copied into
+//! an `http::Request` (a `HeaderMap` and its strings) and the body into its
+//! `Full<Bytes>`. The response's body is taken as it is when its size is
+//! known (one `Bytes`, usually uncopied), and streamed chunked when not.
+
+use std::fmt;
+use std::future::poll_fn;
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::{Bytes, BytesMut};
+use futures_core::Stream;
+use http_body::Body as HttpBody;
+use http_body_util::Full;
+use tower_service::Service;
+
+use crate::{Body, Handler, Request, Response};
+
+/// A [`Handler`] that forwards every request to a `tower::Service`:
+///
+/// ```no_run
+/// use axum::routing::get;
+/// use ringwire_server::{Server, ServerConfig, TowerHandler};
+///
+/// let app = axum::Router::new().route("/", get(|| async { "hello from axum\n" }));
+/// let server = Server::bind(ServerConfig::default())?;
+/// server.run(TowerHandler::new(app), std::future::pending())?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
+///
+/// The service is cloned per request, as hyper does; axum's `Router` is a
+/// pointer. A service error, or a request the `http` types cannot hold,
+/// is answered with `500`.
+#[derive(Debug, Clone)]
+pub struct TowerHandler<S> {
+    service: S,
+}
+
+impl<S> TowerHandler<S> {
+    /// Serves `service`.
+    pub fn new(service: S) -> Self {
+        TowerHandler { service }
+    }
+}
+
+impl<S, B> Handler for TowerHandler<S>
+where
+    S: Service<http::Request<Full<Bytes>>, Response = http::Response<B>>
+        + Clone
+        + Send
+        + Sync
+        + 'static,
+    S::Future: Send,
+    S::Error: fmt::Display,
+    B: HttpBody<Data = Bytes> + Send + 'static,
+    B::Error: fmt::Display,
+{
+    async fn call(&self, request: &Request<'_>) -> Response {
+        let head = match request.head().to_http() {
+            Ok(head) => head,
+            Err(e) => {
+                log::warn!("request not representable as http::Request: {e}");
+                return Response::new(500);
+            }
+        };
+        let request = head.map(|()| Full::new(Bytes::copy_from_slice(request.body())));
+        let mut service = self.service.clone();
+        if let Err(e) = poll_fn(|cx| service.poll_ready(cx)).await {
+            log::warn!("service not ready: {e}");
+            return Response::new(500);
+        }
+        let response = match service.call(request).await {
+            Ok(response) => response,
+            Err(e) => {
+                log::warn!("service failed: {e}");
+                return Response::new(500);
+            }
+        };
+        from_http(response).await
+    }
+}
+
+/// Fields the connection writes itself, from the body and its own state.
+fn set_by_connection(name: &http::HeaderName) -> bool {
+    use http::header::{CONNECTION, CONTENT_LENGTH, DATE, TRANSFER_ENCODING};
+    [CONTENT_LENGTH, TRANSFER_ENCODING, CONNECTION, DATE].contains(name)
+}
+
+async fn from_http<B>(response: http::Response<B>) -> Response
+where
+    B: HttpBody<Data = Bytes> + Send + 'static,
+    B::Error: fmt::Display,
+{
+    let (parts, body) = response.into_parts();
+    let mut out = Response::new(parts.status.as_u16());
+    for (name, value) in &parts.headers {
+        if !set_by_connection(name) {
+            out = out.header(
+                name.as_str().to_owned(),
+                Bytes::copy_from_slice(value.as_bytes()),
+            );
+        }
+    }
+    let body = match body.size_hint().exact() {
+        Some(0) => Body::Empty,
+        Some(_) => match collect(body).await {
+            Ok(bytes) => Body::Bytes(bytes),
+            Err(e) => {
+                log::warn!("response body failed: {e}");
+                return Response::new(500);
+            }
+        },
+        None => Body::stream(Frames(Box::pin(body))),
+    };
+    out.body(body)
+}
+
+/// The data of a body of known size: its one frame as it is, or the
+/// frames joined.
+async fn collect<B>(body: B) -> Result<Bytes, B::Error>
+where
+    B: HttpBody<Data = Bytes>,
+{
+    let mut body = std::pin::pin!(body);
+    let mut first: Option<Bytes> = None;
+    let mut joined = BytesMut::new();
+    while let Some(frame) = poll_fn(|cx| body.as_mut().poll_frame(cx)).await {
+        let Ok(data) = frame?.into_data() else {
+            continue; // trailers: HTTP/1.1 sends none for a sized body
+        };
+        match first.take() {
+            None if joined.is_empty() => first = Some(data),
+            None => joined.extend_from_slice(&data),
+            Some(earlier) => {
+                joined.extend_from_slice(&earlier);
+                joined.extend_from_slice(&data);
+            }
+        }
+    }
+    Ok(first.unwrap_or_else(|| joined.freeze()))
+}
+
+/// An `http_body::Body` as a stream of its data frames.
+struct Frames<B>(Pin<Box<B>>);
+
+impl<B> Stream for Frames<B>
+where
+    B: HttpBody<Data = Bytes>,
+    B::Error: fmt::Display,
+{
+    type Item = io::Result<Bytes>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        loop {
+            return match self.0.as_mut().poll_frame(cx) {
+                Poll::Ready(Some(Ok(frame))) => match frame.into_data() {
+                    Ok(data) => Poll::Ready(Some(Ok(data))),
+                    Err(_) => continue,
+                },
+                Poll::Ready(Some(Err(e))) => {
+                    Poll::Ready(Some(Err(io::Error::other(e.to_string()))))
+                }
+                Poll::Ready(None) => Poll::Ready(None),
+                Poll::Pending => Poll::Pending,
+            };
+        }
+    }
+}
