@@ -48,6 +48,11 @@ enum Command {
         /// Seconds a keep-alive connection may wait for its next request.
         #[arg(long, value_name = "SECS", default_value_t = Timeouts::DEFAULT_IDLE.as_secs())]
         idle_timeout: u64,
+        /// Milliseconds a connection keeps its buffers after an answer,
+        /// waiting for the next request, before idling without them (0:
+        /// at once; less memory per idle connection, more work per request).
+        #[arg(long, value_name = "MS", default_value_t = Timeouts::DEFAULT_WARM.as_millis() as u64)]
+        warm_ms: u64,
     },
 }
 
@@ -80,11 +85,13 @@ fn main() -> ExitCode {
         log,
         head_timeout,
         idle_timeout,
+        warm_ms,
     } = Cli::parse().command;
     logger::init(log);
     let mut config = ServerConfig::new(addr);
     config.timeouts.head = Duration::from_secs(head_timeout);
     config.timeouts.idle = Duration::from_secs(idle_timeout);
+    config.timeouts.warm = Duration::from_millis(warm_ms);
     let threads =
         threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
     config.threading = match runtime {

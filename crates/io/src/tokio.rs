@@ -5,6 +5,7 @@ use std::future::Future;
 use std::io::{self, IoSlice};
 use std::net::Shutdown;
 use std::sync::Arc;
+use std::time::Duration;
 
 use ringwire_ring::Ring;
 use ringwire_wire::AsyncSource;
@@ -25,6 +26,12 @@ pub trait AsyncStream {
     fn try_write(&self, buf: &[u8]) -> io::Result<usize>;
     /// Nonblocking gathered write.
     fn try_write_vectored(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize>;
+    /// Nonblocking write of bytes that more will follow at once (a head
+    /// before a `sendfile`): on Linux `MSG_MORE`, so they share packets
+    /// with what follows instead of going out alone.
+    fn try_write_more(&self, buf: &[u8]) -> io::Result<usize> {
+        self.try_write(buf)
+    }
     /// Half-close: the peer sees end of stream.
     fn shutdown_write(&self) -> io::Result<()>;
 }
@@ -46,6 +53,14 @@ macro_rules! tokio_stream {
             }
             fn try_write_vectored(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
                 <$t>::try_write_vectored(self, bufs)
+            }
+            #[cfg(target_os = "linux")]
+            fn try_write_more(&self, buf: &[u8]) -> io::Result<usize> {
+                // `try_io` clears the readiness on `WouldBlock`, as
+                // `try_write` does. (Unix sockets ignore the flag.)
+                self.try_io(::tokio::io::Interest::WRITABLE, || {
+                    socket2::SockRef::from(self).send_with_flags(buf, libc::MSG_MORE)
+                })
             }
             fn shutdown_write(&self) -> io::Result<()> {
                 socket2::SockRef::from(self).shutdown(Shutdown::Write)
@@ -72,6 +87,9 @@ macro_rules! delegate_stream {
             }
             fn try_write_vectored(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
                 (**self).try_write_vectored(bufs)
+            }
+            fn try_write_more(&self, buf: &[u8]) -> io::Result<usize> {
+                (**self).try_write_more(buf)
             }
             fn shutdown_write(&self) -> io::Result<()> {
                 (**self).shutdown_write()
@@ -159,6 +177,8 @@ impl<S: AsyncStream> AsyncSource for AsyncRecvTransport<S> {
 pub struct AsyncSendTransport<S> {
     ring: Ring,
     io: S,
+    /// How long a send may wait for the peer to take bytes.
+    stall: Option<Duration>,
 }
 
 impl<S: AsyncStream> AsyncSendTransport<S> {
@@ -169,7 +189,37 @@ impl<S: AsyncStream> AsyncSendTransport<S> {
 
     /// A transport over a ring the caller owns.
     pub fn with_ring(ring: Ring, io: S) -> Self {
-        Self { ring, io }
+        Self {
+            ring,
+            io,
+            stall: None,
+        }
+    }
+
+    /// Bounds how long any send waits for the peer to take bytes (a peer
+    /// that stops reading): past `limit` without progress, the send fails
+    /// with [`io::ErrorKind::TimedOut`]. `None` (the default) waits forever.
+    pub fn set_stall_limit(&mut self, limit: Option<Duration>) {
+        self.stall = limit;
+    }
+
+    /// Resolves when the stream can take more bytes, within the stall limit.
+    ///
+    /// # Errors
+    ///
+    /// The stall limit passed, or the stream failed.
+    pub async fn writable(&self) -> Result<(), TransportError> {
+        match self.stall {
+            None => Ok(self.io.writable().await?),
+            Some(limit) => match tokio::time::timeout(limit, self.io.writable()).await {
+                Ok(ready) => Ok(ready?),
+                Err(_) => Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "the peer took no bytes within the send stall limit",
+                )
+                .into()),
+            },
+        }
     }
 
     /// A writable span of at least `n` bytes; flushes first when the ring lacks room.
@@ -197,7 +247,7 @@ impl<S: AsyncStream> AsyncSendTransport<S> {
         let mut gather = Gather::new(self.ring.readable(), slices);
         while !gather.is_done() {
             match gather.write(|iov| self.io.try_write_vectored(iov)) {
-                Err(e) if e.is_would_block() => self.io.writable().await?,
+                Err(e) if e.is_would_block() => self.writable().await?,
                 sent => sent?,
             }
         }
@@ -207,9 +257,27 @@ impl<S: AsyncStream> AsyncSendTransport<S> {
 
     /// Sends everything queued.
     pub async fn flush(&mut self) -> Result<(), TransportError> {
+        self.drain(false).await
+    }
+
+    /// Sends everything queued, telling the kernel that more follows at
+    /// once ([`AsyncStream::try_write_more`]): before a `sendfile`.
+    pub async fn flush_more(&mut self) -> Result<(), TransportError> {
+        self.drain(true).await
+    }
+
+    async fn drain(&mut self, more: bool) -> Result<(), TransportError> {
         while !self.ring.is_empty() {
-            match send_once(&mut self.ring, |bytes| self.io.try_write(bytes)) {
-                Err(e) if e.is_would_block() => self.io.writable().await?,
+            let io = &self.io;
+            let sent = send_once(&mut self.ring, |bytes| {
+                if more {
+                    io.try_write_more(bytes)
+                } else {
+                    io.try_write(bytes)
+                }
+            });
+            match sent {
+                Err(e) if e.is_would_block() => self.writable().await?,
                 sent => sent?,
             }
         }

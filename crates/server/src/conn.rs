@@ -236,6 +236,8 @@ async fn lease<H: Handler>(
 ) -> Result<Close, TransportError> {
     let mut rx = AsyncRecvTransport::with_ring(shared.rx.take()?, stream);
     let mut tx = AsyncSendTransport::with_ring(shared.tx.take()?, stream);
+    let stall = shared.config.timeouts.send_stall;
+    tx.set_stall_limit((stall != Duration::MAX).then_some(stall));
     let end = requests(
         stream,
         &mut rx,
@@ -278,18 +280,33 @@ async fn requests<H: Handler>(
                     let idle = rx.data().is_empty();
                     if timer.phase() == Phase::Writing {
                         // Answered: the next request's clock starts now.
-                        timer.enter(if idle { Phase::Idle } else { Phase::Head });
+                        let again = timer.answered_again();
+                        timer.enter(if !idle {
+                            Phase::Head
+                        } else if again && !config.timeouts.warm.is_zero() {
+                            Phase::Warm
+                        } else {
+                            Phase::Idle
+                        });
                     }
                     let filled = if idle {
                         if timer.is_stopped() {
                             return Ok(Close::Now);
                         }
-                        // Take what already arrived; if nothing did (which
-                        // clears the socket's readiness), hand the rings
-                        // back and wait in `run` without them.
+                        // Take what already arrived. If nothing did, keep
+                        // the rings while `Warm` (a busy client's next
+                        // request costs no pool traffic), then hand them
+                        // back and wait in `serve` without them.
                         match rx.try_fill(at_least)? {
                             Some(filled) => filled,
-                            None => return Ok(Close::Idle),
+                            None if timer.phase() != Phase::Warm => return Ok(Close::Idle),
+                            None => tokio::select! {
+                                filled = rx.fill(at_least) => filled?,
+                                () = timer.over() => {
+                                    timer.enter(Phase::Idle);
+                                    return Ok(Close::Idle);
+                                }
+                            },
                         }
                     } else {
                         tokio::select! {
@@ -301,7 +318,7 @@ async fn requests<H: Handler>(
                         // End of stream, between requests or mid-head.
                         return Ok(Close::Now);
                     }
-                    if timer.phase() == Phase::Idle {
+                    if matches!(timer.phase(), Phase::Idle | Phase::Warm) {
                         // The head's absolute limit runs from its first byte.
                         timer.enter(Phase::Head);
                     }

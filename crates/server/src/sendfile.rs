@@ -2,12 +2,10 @@
 //! before it) and then the file's bytes by `sendfile`, from the page cache
 //! to the socket without a copy through user space.
 //!
-//! The head must not leave in a segment of its own ahead of the body. The
-//! send ring is drained by the transport's plain writes, so instead of
-//! `MSG_MORE` on each of those the socket is corked (`TCP_CORK`) around the
-//! flush and the `sendfile` calls, and uncorked after, which pushes the last
-//! partial segment out at once. That is two `setsockopt` calls per file
-//! response and no change to how the ring is flushed.
+//! The head must not leave in a segment of its own ahead of the body: the
+//! ring is flushed with `MSG_MORE`, so the kernel holds the partial segment
+//! for the file's first bytes, and `sendfile` pushes its last segment out
+//! itself. No extra system call per response (corking would cost two).
 
 use std::io;
 
@@ -17,43 +15,21 @@ use tokio::net::TcpStream;
 
 use crate::FileBody;
 
+type Tx<'s> = AsyncSendTransport<&'s TcpStream>;
+
 /// Sends what `tx` has queued, then `body`.
-pub(crate) async fn send_file(
-    tx: &mut AsyncSendTransport<&TcpStream>,
-    body: &FileBody,
-) -> Result<(), TransportError> {
-    let stream: &TcpStream = tx.get_ref();
-    let corked = cork(stream, true);
-    tx.flush().await?;
-    let sent = copy(stream, body).await;
-    if corked {
-        cork(stream, false);
-    }
-    sent
-}
-
-#[cfg(target_os = "linux")]
-fn cork(stream: &TcpStream, on: bool) -> bool {
-    match rustix::net::sockopt::set_tcp_cork(stream, on) {
-        Ok(()) => true,
-        Err(e) => {
-            log::debug!("TCP_CORK {on}: {e}");
-            false
-        }
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn cork(_: &TcpStream, _: bool) -> bool {
-    false
+pub(crate) async fn send_file(tx: &mut Tx<'_>, body: &FileBody) -> Result<(), TransportError> {
+    tx.flush_more().await?;
+    copy(tx, body).await
 }
 
 /// `sendfile` until the range is sent, waiting for the socket to drain
 /// whenever it is full.
 #[cfg(target_os = "linux")]
-async fn copy(stream: &TcpStream, body: &FileBody) -> Result<(), TransportError> {
+async fn copy(tx: &Tx<'_>, body: &FileBody) -> Result<(), TransportError> {
     use tokio::io::Interest;
 
+    let stream: &TcpStream = tx.get_ref();
     // Linux sends at most this much per call anyway.
     const MAX_CALL: u64 = 0x7fff_f000;
 
@@ -70,7 +46,7 @@ async fn copy(stream: &TcpStream, body: &FileBody) -> Result<(), TransportError>
         match sent {
             Ok(0) => return Err(shrank()),
             Ok(_) => {}
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => stream.writable().await?,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => tx.writable().await?,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e.into()),
         }
@@ -80,9 +56,10 @@ async fn copy(stream: &TcpStream, body: &FileBody) -> Result<(), TransportError>
 
 /// Elsewhere: read the range in pieces and write them (one copy).
 #[cfg(not(target_os = "linux"))]
-async fn copy(stream: &TcpStream, body: &FileBody) -> Result<(), TransportError> {
+async fn copy(tx: &Tx<'_>, body: &FileBody) -> Result<(), TransportError> {
     use std::io::{Read as _, Seek as _, SeekFrom};
 
+    let stream: &TcpStream = tx.get_ref();
     let mut file = &**body.file();
     file.seek(SeekFrom::Start(body.offset()))?;
     let mut left = body.len();
@@ -95,7 +72,7 @@ async fn copy(stream: &TcpStream, body: &FileBody) -> Result<(), TransportError>
         }
         let mut chunk = &buf[..n];
         while !chunk.is_empty() {
-            stream.writable().await?;
+            tx.writable().await?;
             match stream.try_write(chunk) {
                 Ok(w) => chunk = &chunk[w..],
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}

@@ -17,9 +17,11 @@
 //! | phase | limit | on expiry |
 //! |---|---|---|
 //! | `Head` (from accept, or from the first byte of a later request) | [`Timeouts::head`], absolute: trickling bytes does not extend it | `408 Request Timeout` + close if any byte of the request arrived, else a silent close |
-//! | `Idle` (keep-alive, between requests, nothing received) | [`Timeouts::idle`] | silent close |
+//! | `Warm` (just answered, nothing received, rings still held) | [`Timeouts::warm`] | the rings go back to the pools; `Idle` begins |
+//! | `Idle` (keep-alive, between requests, nothing received, no rings) | [`Timeouts::idle`] | silent close |
 //! | `Body` (reading a request body) | [`Timeouts::body_min_rate`] over each [`Timeouts::body_window`] | `408` + close |
-//! | `Handler`, `Writing` | none | — |
+//! | `Handler` | none | — |
+//! | `Writing` (and the flush of a pipelined batch) | [`Timeouts::send_stall`]: no byte taken by the client for that long | close |
 //!
 //! The body rate is checked per window: in every window of
 //! `body_window` (the first one is the grace period, counted from the end of
@@ -31,9 +33,11 @@
 //! would let an 8 MiB burst buy hours).
 //!
 //! A slow handler is the application's business, so `Handler` is untimed. A
-//! client that stops reading our answers (`Writing`, and the flush of a
-//! pipelined batch) is backpressure on the send ring; it is **not timed
-//! yet** — a send-progress limit would go in the same sweep.
+//! client that stops reading our answers is backpressure: the send ring
+//! fills, the connection stops reading requests, and memory stays bounded.
+//! That wait is bounded by [`Timeouts::send_stall`], enforced by the send
+//! transport itself: a timer is armed only while the socket is full, which
+//! a reading client rarely makes it, so the hot path arms nothing.
 //!
 //! # Precision
 //!
@@ -69,8 +73,15 @@ pub struct Timeouts {
     /// does not extend it. Default 10 s.
     pub head: Duration,
     /// How long a keep-alive connection may wait, with nothing received,
-    /// for its next request. Default 60 s.
+    /// for its next request (counted once [`warm`](Self::warm) is over).
+    /// Default 60 s.
     pub idle: Duration,
+    /// How long a connection keeps its rings after an answer, waiting for
+    /// the next request, before it gives them back to the pools and idles
+    /// holding none. A busy connection's next request then costs no pool
+    /// traffic and no allocation; an idle one costs under 1 KiB once this
+    /// is over. Zero gives the rings back at once. Default 1 s.
+    pub warm: Duration,
     /// The slowest acceptable request body, in bytes per second, measured
     /// over each [`body_window`](Self::body_window). Default 1024.
     pub body_min_rate: u64,
@@ -80,6 +91,9 @@ pub struct Timeouts {
     /// How often the sweeper checks every connection: the precision of all
     /// the limits above. Default 1 s.
     pub sweep: Duration,
+    /// How long a client may take no bytes of a response while the socket
+    /// is full before the connection is dropped. Default 30 s.
+    pub send_stall: Duration,
 }
 
 impl Timeouts {
@@ -87,12 +101,16 @@ impl Timeouts {
     pub const DEFAULT_HEAD: Duration = Duration::from_secs(10);
     /// Default [`idle`](Self::idle): 60 s.
     pub const DEFAULT_IDLE: Duration = Duration::from_secs(60);
+    /// Default [`warm`](Self::warm): 1 s.
+    pub const DEFAULT_WARM: Duration = Duration::from_secs(1);
     /// Default [`body_min_rate`](Self::body_min_rate): 1 KiB/s.
     pub const DEFAULT_BODY_MIN_RATE: u64 = 1024;
     /// Default [`body_window`](Self::body_window): 5 s.
     pub const DEFAULT_BODY_WINDOW: Duration = Duration::from_secs(5);
     /// Default [`sweep`](Self::sweep): 1 s.
     pub const DEFAULT_SWEEP: Duration = Duration::from_secs(1);
+    /// Default [`send_stall`](Self::send_stall): 30 s.
+    pub const DEFAULT_SEND_STALL: Duration = Duration::from_secs(30);
 }
 
 impl Default for Timeouts {
@@ -100,9 +118,11 @@ impl Default for Timeouts {
         Timeouts {
             head: Self::DEFAULT_HEAD,
             idle: Self::DEFAULT_IDLE,
+            warm: Self::DEFAULT_WARM,
             body_min_rate: Self::DEFAULT_BODY_MIN_RATE,
             body_window: Self::DEFAULT_BODY_WINDOW,
             sweep: Self::DEFAULT_SWEEP,
+            send_stall: Self::DEFAULT_SEND_STALL,
         }
     }
 }
@@ -119,8 +139,10 @@ pub(crate) enum Phase {
     Body = 2,
     /// The handler runs: untimed.
     Handler = 3,
-    /// Answering: untimed (backpressure).
+    /// Answering: bounded by the send stall limit (backpressure).
     Writing = 4,
+    /// Answered, rings held for the next request.
+    Warm = 5,
 }
 
 impl Phase {
@@ -130,7 +152,8 @@ impl Phase {
             1 => Phase::Idle,
             2 => Phase::Body,
             3 => Phase::Handler,
-            _ => Phase::Writing,
+            4 => Phase::Writing,
+            _ => Phase::Warm,
         }
     }
 }
@@ -227,6 +250,7 @@ impl Sweeper {
             watch,
             phase: Phase::Head,
             seq: 0,
+            answered: false,
         }
     }
 
@@ -266,12 +290,22 @@ pub(crate) struct Timer {
     watch: Arc<Watch>,
     phase: Phase,
     seq: u16,
+    /// A response went out on this connection.
+    answered: bool,
 }
 
 impl Timer {
     /// The phase last entered.
     pub(crate) fn phase(&self) -> Phase {
         self.phase
+    }
+
+    /// Notes that a response went out; returns whether one had before.
+    /// Only a connection that came back for another request is kept
+    /// [`Warm`](Phase::Warm): one that asked once and went quiet (a burst
+    /// of clients that then idle) gives its rings back at once.
+    pub(crate) fn answered_again(&mut self) -> bool {
+        std::mem::replace(&mut self.answered, true)
     }
 
     /// Enters `phase` now, clearing any expiry of the previous one (and,
@@ -314,6 +348,17 @@ impl Timer {
             // A wake-up for a phase since left (the connection moved on as
             // the sweeper fired), or for a shutdown, finds the flag cleared
             // and waits again.
+            notified.await;
+        }
+    }
+
+    /// Resolves when [`is_over`](Self::is_over) holds. Cancel-safe.
+    pub(crate) async fn over(&self) {
+        loop {
+            let notified = self.notified();
+            if self.is_over() {
+                return;
+            }
             notified.await;
         }
     }
@@ -374,6 +419,7 @@ impl Abort {
 struct Limits {
     head: u64,
     idle: u64,
+    warm: u64,
     rate: u64,
     window: u64,
     sweep: Duration,
@@ -385,6 +431,7 @@ impl Limits {
         Limits {
             head: ms(t.head),
             idle: ms(t.idle),
+            warm: ms(t.warm),
             rate: t.body_min_rate,
             window: ms(t.body_window).max(1),
             sweep: t.sweep.max(Duration::from_millis(1)),
@@ -408,6 +455,7 @@ impl Entry {
         match Phase::from_bits(state) {
             Phase::Head => age >= limits.head,
             Phase::Idle => age >= limits.idle,
+            Phase::Warm => age >= limits.warm,
             Phase::Body if limits.rate > 0 => {
                 let progress = self.watch.progress.load(Ordering::Relaxed);
                 let (since, at) = match self.mark {
@@ -505,9 +553,11 @@ mod tests {
         Limits::new(&Timeouts {
             head: Duration::from_millis(1000),
             idle: Duration::from_millis(5000),
+            warm: Duration::from_millis(200),
             body_min_rate: 1000,
             body_window: Duration::from_millis(1000),
             sweep: Duration::from_millis(100),
+            send_stall: Duration::MAX,
         })
     }
 
@@ -517,6 +567,9 @@ mod tests {
         let (mut head, s) = entry(Phase::Head, 500);
         assert!(!head.overdue(s, 1499, &l));
         assert!(head.overdue(s, 1500, &l));
+        let (mut warm, s) = entry(Phase::Warm, 500);
+        assert!(!warm.overdue(s, 699, &l));
+        assert!(warm.overdue(s, 700, &l));
         let (mut idle, s) = entry(Phase::Idle, 500);
         assert!(!idle.overdue(s, 5499, &l));
         assert!(idle.overdue(s, 5500, &l));

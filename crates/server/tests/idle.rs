@@ -139,19 +139,25 @@ fn fd_limit() -> usize {
 /// Opens `n` idle keep-alive connections; returns the growth in resident
 /// bytes and descriptors per connection.
 fn idle_cost(n: usize) -> (f64, f64) {
-    let addr = start(ServerConfig::default(), Ok2);
+    // Connections keep their rings for `warm` after an answer, noticed at
+    // the next sweep: short ones, so the test waits less.
+    let mut config = ServerConfig::default();
+    config.timeouts.warm = Duration::from_millis(100);
+    config.timeouts.sweep = Duration::from_millis(100);
+    let addr = start(config, Ok2);
     // Warm up: worker threads, allocator arenas, pools, the sweeper.
     Clients::open(addr, 64).close();
     thread::sleep(Duration::from_millis(300));
     let (rss0, fds0) = usage();
     let mut clients = Clients::open(addr, n);
-    // The last answers are out; let the connections hand their rings back.
-    thread::sleep(Duration::from_millis(300));
+    // The last answers are out; let the connections hand their rings back
+    // (warm, then a sweep).
+    thread::sleep(Duration::from_millis(500));
     let (rss1, fds1) = usage();
     // Every idle connection still works: each takes rings again, answers,
     // and goes idle again.
     clients.again();
-    thread::sleep(Duration::from_millis(300));
+    thread::sleep(Duration::from_millis(500));
     let (rss2, fds2) = usage();
     clients.close();
     let per = |grown: usize| grown as f64 / n as f64;
