@@ -10,6 +10,7 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use futures_core::Stream;
+use smallvec::SmallVec;
 use tokio::sync::mpsc;
 
 /// A response body.
@@ -192,7 +193,8 @@ impl From<String> for Body {
 #[derive(Debug)]
 pub struct Response {
     status: u16,
-    headers: Vec<(Cow<'static, str>, Bytes)>,
+    /// Inline up to four fields: a typical response allocates nothing.
+    headers: SmallVec<[(Cow<'static, str>, Bytes); 4]>,
     body: Body,
 }
 
@@ -201,7 +203,7 @@ impl Response {
     pub fn new(status: u16) -> Self {
         Response {
             status,
-            headers: Vec::new(),
+            headers: SmallVec::new(),
             body: Body::Empty,
         }
     }

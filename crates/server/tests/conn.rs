@@ -207,3 +207,46 @@ fn curl_sees_413_for_a_large_upload() {
     );
     assert_eq!(out, b"413");
 }
+
+/// Python's `http.client` on one keep-alive connection: GET, POST with a
+/// length, POST chunked, HEAD, then an HTTP/1.0-style close.
+const PYTHON_CLIENT: &str = r#"
+import http.client, sys
+c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=10)
+
+def ask(method, path, **kw):
+    c.request(method, path, **kw)
+    r = c.getresponse()
+    return r, r.read()
+
+r, body = ask("GET", "/a?x=1")
+assert (r.status, body) == (200, b"GET /a?x=1 body=0\n"), (r.status, body)
+assert r.getheader("content-type") == "text/plain"
+sock = c.sock
+r, body = ask("POST", "/p", body=b"hello")
+assert body == b"POST /p body=5\nhello", body
+r, body = ask("POST", "/c", body=iter([b"ab", b"", b"cd"]), encode_chunked=True)
+assert body == b"POST /c body=4\nabcd", body
+r, body = ask("HEAD", "/h")
+assert r.status == 200 and body == b"" and r.getheader("content-length") == "15", r.getheaders()
+assert c.sock is sock, "the connection was not kept alive"
+r, body = ask("GET", "/last", headers={"Connection": "close"})
+assert body == b"GET /last body=0\n" and r.getheader("connection") == "close"
+assert r.will_close
+print("ok")
+"#;
+
+#[test]
+fn python_http_client_keeps_alive_and_streams_bodies() {
+    let addr = start(ServerConfig::default(), Echo);
+    let out = std::process::Command::new("python3")
+        .args(["-c", PYTHON_CLIENT, &addr.port().to_string()])
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.stdout, b"ok\n");
+}

@@ -253,7 +253,7 @@ struct Attack {
 /// `n` connections, each sending one more header byte every `every`, each
 /// reconnecting when the server cuts it, until `stop`.
 fn slowloris(addr: SocketAddr, n: usize, every: Duration, stop: &AtomicBool) -> Attack {
-    const POLL: Duration = Duration::from_millis(20);
+    const POLL: Duration = Duration::from_millis(50);
     const HEAD: &[u8] = b"GET /slowloris HTTP/1.1\r\nHost: a\r\nX-Trickle: ";
     struct Slot {
         stream: TcpStream,
@@ -331,14 +331,14 @@ fn open_files_limit() -> u64 {
 #[test]
 fn slowloris_is_cut_off_and_a_normal_client_keeps_its_rate() {
     let _alone = SERIAL.write().unwrap_or_else(|e| e.into_inner());
-    const ATTACKERS: usize = 300;
+    const ATTACKERS: usize = 1000;
     // Each attacker costs two descriptors here (both ends live in this
     // process), more while the server lingers on a cut connection.
     assert!(
         open_files_limit() >= 4 * ATTACKERS as u64,
         "raise `ulimit -n` to run this test"
     );
-    let (head, sweep) = (1000, 100);
+    let (head, sweep) = (2000, 100);
     let addr = start(config(head, 10_000, 1024, 5000, sweep), Echo);
     // The attacked window spans about four generations of attackers being
     // cut and reconnecting, so the attack runs at full strength throughout.
@@ -359,10 +359,10 @@ fn slowloris_is_cut_off_and_a_normal_client_keeps_its_rate() {
         let stop = Arc::new(AtomicBool::new(false));
         let attacker = {
             let stop = Arc::clone(&stop);
-            thread::spawn(move || slowloris(addr, ATTACKERS, Duration::from_millis(500), &stop))
+            thread::spawn(move || slowloris(addr, ATTACKERS, Duration::from_millis(1000), &stop))
         };
         // Let every attacker connect and start trickling.
-        thread::sleep(Duration::from_millis(600));
+        thread::sleep(Duration::from_millis(1100));
         let attacked = normal_client(addr, window);
         stop.store(true, Ordering::Relaxed);
         let attack = attacker.join().expect("attacker");

@@ -1,0 +1,102 @@
+//! The hot path allocates nothing: a keep-alive connection answering one
+//! request after another (parse in the ring, handler, encode into the send
+//! ring) makes no heap allocation per request.
+//!
+//! A counting global allocator sees every thread of this process, the
+//! client's too, so the client reads and writes with buffers made before
+//! counting starts.
+
+mod common;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::io::{Read as _, Write as _};
+use std::net::TcpStream;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use common::start;
+use ringwire_server::{Body, Handler, Request, Response, ServerConfig};
+
+struct Counting;
+
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: forwards to the system allocator unchanged; only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from `System.alloc` with this layout.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: the caller upholds `GlobalAlloc::realloc`'s contract.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// A typical small answer: a header field and a static body.
+struct Hello;
+
+impl Handler for Hello {
+    async fn call(&self, request: &Request<'_>) -> Response {
+        let body: &'static [u8] = if request.target().path() == b"/hello" {
+            b"Hello, World!"
+        } else {
+            b"?"
+        };
+        Response::new(200)
+            .header("content-type", "text/plain")
+            .body(Body::Static(body))
+    }
+}
+
+const REQUEST: &[u8] =
+    b"GET /hello HTTP/1.1\r\nHost: localhost\r\nUser-Agent: test\r\nAccept: */*\r\n\r\n";
+
+/// Sends one request and reads its whole answer into `buf`.
+fn ask(stream: &mut TcpStream, buf: &mut [u8]) {
+    stream.write_all(REQUEST).expect("write");
+    let mut have = 0;
+    loop {
+        let n = stream.read(&mut buf[have..]).expect("read");
+        assert!(n > 0, "server closed");
+        have += n;
+        if buf[..have].ends_with(b"Hello, World!") {
+            return;
+        }
+    }
+}
+
+#[test]
+fn answering_a_request_allocates_nothing() {
+    let addr = start(ServerConfig::default(), Hello);
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream.set_nodelay(true).expect("nodelay");
+    let mut buf = vec![0; 4096];
+    // Warm up: the connection's rings, parser and caches, the runtime.
+    for _ in 0..200 {
+        ask(&mut stream, &mut buf);
+    }
+    let requests = 2000;
+    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    for _ in 0..requests {
+        ask(&mut stream, &mut buf);
+    }
+    let allocations = ALLOCATIONS.load(Ordering::Relaxed) - before;
+    println!("{allocations} allocations in {requests} requests");
+    // Not one per request; a few from the runtime's own bookkeeping (the
+    // timeout sweeper's tick) are allowed.
+    assert!(
+        allocations < requests / 100,
+        "{allocations} allocations in {requests} requests"
+    );
+}
