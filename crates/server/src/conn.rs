@@ -31,7 +31,8 @@ use tokio::sync::Notify;
 
 use crate::date::write_date;
 use crate::timeout::{Phase, Timer};
-use crate::{Body, BodyStream, Handler, Request, Response, ServerConfig};
+use crate::upgrade::OnUpgrade;
+use crate::{Body, BodyStream, Handler, Request, Response, ServerConfig, Upgraded};
 
 /// Bodies up to this size are copied into the send ring behind their head;
 /// larger ones go out in one gathered write straight from the response.
@@ -54,6 +55,8 @@ enum Close {
     /// Nothing unread, nothing unsent: the rings go back to the pools until
     /// the socket is readable again.
     Idle,
+    /// A `101` went out: the connection belongs to the upgrade callback.
+    Upgraded,
 }
 
 /// What every connection of one server shares: the handler, the settings,
@@ -221,7 +224,7 @@ pub(crate) fn serve<H: Handler>(
             Ok(Close::Linger) => {
                 let _ = Box::pin(timer.abort_signal().run(linger(&stream))).await;
             }
-            Ok(Close::Now | Close::Idle) => {}
+            Ok(Close::Now | Close::Idle | Close::Upgraded) => {}
             Err(e) => log::debug!("connection from {:?}: {e}", stream.peer_addr().ok()),
         }
     }
@@ -238,6 +241,7 @@ async fn lease<H: Handler>(
     let mut tx = AsyncSendTransport::with_ring(shared.tx.take()?, stream);
     let stall = shared.config.timeouts.send_stall;
     tx.set_stall_limit((stall != Duration::MAX).then_some(stall));
+    let mut upgrade = None;
     let end = requests(
         stream,
         &mut rx,
@@ -245,8 +249,15 @@ async fn lease<H: Handler>(
         timer,
         &shared.handler,
         &shared.config,
+        &mut upgrade,
     )
     .await;
+    if let (Ok(Close::Upgraded), Some(OnUpgrade(on_upgrade))) = (&end, upgrade) {
+        // The new protocol runs untimed (its own limits are its business)
+        // until its future ends; shutdown's grace bounds it.
+        on_upgrade(Upgraded { rx, tx }).await;
+        return Ok(Close::Now);
+    }
     shared.rx.give(rx.into_parts().0);
     shared.tx.give(tx.into_parts().0);
     end
@@ -261,6 +272,7 @@ async fn requests<H: Handler>(
     timer: &mut Timer,
     handler: &H,
     config: &ServerConfig,
+    upgrade: &mut Option<OnUpgrade>,
 ) -> Result<Close, TransportError> {
     let mut parser = RequestParser::new(config.limits);
     // Chunked bodies are decoded into this buffer, reused across the
@@ -398,7 +410,7 @@ async fn requests<H: Handler>(
         };
 
         timer.enter(Phase::Handler);
-        let response = {
+        let mut response = {
             let data = rx.data();
             let body = if chunked {
                 &dechunked[..]
@@ -408,6 +420,25 @@ async fn requests<H: Handler>(
             let request = Request::new(parser.head().view(data), body).on(stream);
             handler.call(&request).await
         };
+        if let Some(on_upgrade) = response.take_upgrade() {
+            if response.status() != 101 || http10 {
+                log::warn!("an upgrade answer to an HTTP/1.0 request: answering 500");
+                return fail(tx, 500, "Internal Server Error").await;
+            }
+            timer.enter(Phase::Writing);
+            let framing = Framing {
+                keep_alive: true,
+                http10: false,
+                is_head: false,
+            };
+            write_response(tx, response, framing).await?;
+            tx.flush().await?;
+            // What follows the request is the new protocol's.
+            rx.consume(total);
+            timer.enter(Phase::Handler);
+            *upgrade = Some(on_upgrade);
+            return Ok(Close::Upgraded);
+        }
         // A shutdown that began while the handler ran closes after this answer.
         keep_alive &= !timer.is_stopped();
         let framing = Framing {

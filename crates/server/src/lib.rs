@@ -48,6 +48,7 @@ mod server;
 mod timeout;
 #[cfg(feature = "tower")]
 mod tower;
+mod upgrade;
 
 pub use config::ServerConfig;
 pub use handler::{handler_fn, FnHandler, Handler, HandlerFn};
@@ -58,3 +59,4 @@ pub use server::{Server, Threading};
 pub use timeout::Timeouts;
 #[cfg(feature = "tower")]
 pub use tower::TowerHandler;
+pub use upgrade::{UpgradeFuture, Upgraded};

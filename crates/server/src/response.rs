@@ -13,6 +13,8 @@ use futures_core::Stream;
 use smallvec::SmallVec;
 use tokio::sync::mpsc;
 
+use crate::upgrade::{OnUpgrade, UpgradeFuture, Upgraded};
+
 /// A response body.
 #[derive(Default)]
 pub enum Body {
@@ -196,6 +198,7 @@ pub struct Response {
     /// Inline up to four fields: a typical response allocates nothing.
     headers: SmallVec<[(Cow<'static, str>, Bytes); 4]>,
     body: Body,
+    upgrade: Option<OnUpgrade>,
 }
 
 impl Response {
@@ -205,7 +208,25 @@ impl Response {
             status,
             headers: SmallVec::new(),
             body: Body::Empty,
+            upgrade: None,
         }
+    }
+
+    /// `101 Switching Protocols` to `protocol` (the `upgrade` field; add
+    /// the protocol's own fields with [`header`](Self::header)). Once the
+    /// answer is sent, `on_upgrade` gets the connection ([`Upgraded`]) and
+    /// runs the new protocol until its future ends, when the connection
+    /// closes. Only honoured for HTTP/1.1 requests; to an HTTP/1.0 one the
+    /// server answers `500` instead, as the handler should not have tried.
+    pub fn upgrade<F>(protocol: &'static str, on_upgrade: F) -> Self
+    where
+        F: for<'s> FnOnce(Upgraded<'s>) -> UpgradeFuture<'s> + Send + 'static,
+    {
+        let mut response = Response::new(101)
+            .header("upgrade", protocol)
+            .header("connection", "upgrade");
+        response.upgrade = Some(OnUpgrade(Box::new(on_upgrade)));
+        response
     }
 
     /// `200`, `text/plain; charset=utf-8`.
@@ -270,6 +291,12 @@ impl Response {
     /// transforms bodies).
     pub fn take_body(&mut self) -> Body {
         std::mem::take(&mut self.body)
+    }
+
+    /// The upgrade callback, if this is a `101` made by
+    /// [`upgrade`](Self::upgrade).
+    pub(crate) fn take_upgrade(&mut self) -> Option<OnUpgrade> {
+        self.upgrade.take()
     }
 
     /// Removes every header field `name` (ASCII case-insensitive).
