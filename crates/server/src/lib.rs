@@ -4,32 +4,44 @@
 //! are received straight into the connection's receive ring, the request head
 //! is parsed in place by [`ringwire_http1::RequestParser`], and the handler
 //! sees it as zero-copy views into the ring. Responses are encoded into the
-//! send ring; large bodies go out with one gathered write, uncopied, and
-//! file bodies ([`Body::File`]) with `sendfile`.
+//! send ring; large bodies go out with one gathered write, uncopied, file
+//! bodies ([`Body::File`]) with `sendfile`, streamed ones
+//! ([`Body::Stream`]) chunked as they are produced.
 //!
 //! - [`Server`] binds, accepts and shuts down gracefully
-//!   ([`Server::run_until`]).
+//!   ([`Server::run`], [`Server::run_until`]), on one multi-threaded runtime
+//!   or a runtime per core sharing the port with `SO_REUSEPORT`
+//!   ([`Threading`]).
 //! - [`Handler`] is the application: a [`Request`] in, a [`Response`] out.
+//!   An `async fn` becomes one with [`handler_fn`]; a [`Router`] picks one
+//!   by method and path, with path parameters; [`middleware`] adds an access
+//!   log and gzip/brotli; [`TowerHandler`] runs a `tower::Service` (an axum
+//!   `Router`) unchanged.
 //! - [`files`] serves a directory ([`files::StaticFiles`]) or a fixed set
 //!   of embedded pages ([`files::EmbeddedSite`]); files are sent with
 //!   `sendfile` from a short-lived open-file cache, with `ETag`,
 //!   `Last-Modified`, conditional requests and single byte ranges.
+//! - [`Response::upgrade`] answers `101` and hands the connection, with
+//!   every byte read past the request, to another protocol ([`Upgraded`]).
 //!
 //! Keep-alive, pipelining (one send per batch of buffered requests),
 //! `Expect: 100-continue` and strict error answers (400, 413, 414, 431, 501,
-//! 505, each followed by a close) are handled by the loop.
+//! 505, each followed by a close) are handled by the loop. A connection that
+//! keeps asking keeps its rings between requests for a moment
+//! ([`Timeouts::warm`]), so its requests cost no allocation and no pool
+//! traffic; one that goes quiet gives them back and idles in about a
+//! kilobyte.
 //!
-//! Slow clients are cut off by one sweeper task per server, not a timer per
+//! Slow clients are cut off by one sweeper task per runtime, not a timer per
 //! request ([`Timeouts`]): a request head must arrive whole within a fixed
-//! time, keep-alive connections idle out, and request bodies must keep a
-//! minimum rate; each limit answers `408` (or closes silently when nothing of
-//! a request arrived).
+//! time, keep-alive connections idle out, request bodies must keep a minimum
+//! rate, and a client that stops taking its answers is dropped.
 //!
 //! Request bodies are buffered whole before the handler runs, up to
 //! [`ServerConfig::max_buffered_body`]: a `Content-Length` body is a slice of
 //! the receive ring right behind the head (no copy); a chunked body is decoded
 //! into a per-connection buffer that is reused across requests (one copy).
-//! Streaming bodies are future work.
+//! Streaming request bodies to the handler is not done yet.
 
 #![forbid(unsafe_code)]
 
