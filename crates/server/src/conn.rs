@@ -16,7 +16,7 @@ use std::future::{poll_fn, Future};
 use std::ops::Deref;
 use std::pin::pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::Poll;
 use std::time::Duration;
 
@@ -29,6 +29,7 @@ use ringwire_io::{RingPool, TransportError};
 use tokio::net::TcpStream;
 use tokio::sync::Notify;
 
+use crate::body_reader::{BodyReader, End, Pump};
 use crate::date::write_date;
 use crate::timeout::{Phase, Timer};
 use crate::upgrade::OnUpgrade;
@@ -276,8 +277,10 @@ async fn requests<H: Handler>(
 ) -> Result<Close, TransportError> {
     let mut parser = RequestParser::new(config.limits);
     // Chunked bodies are decoded into this buffer, reused across the
-    // requests of one lease (freed while the connection idles).
+    // requests of one lease (freed while the connection idles); heads of
+    // streamed requests are copied into the other.
     let mut dechunked = Vec::new();
+    let mut head_copy = Vec::new();
     loop {
         // The head, parsed in place in the receive ring.
         let head_len = loop {
@@ -345,80 +348,109 @@ async fn requests<H: Handler>(
         let expects_continue = request.expects_continue();
         let mut keep_alive = request.keep_alive();
 
-        // The whole body: `total` is the head plus the body's framed bytes.
-        let (total, chunked) = match kind {
-            BodyKind::Empty => (head_len, false),
-            BodyKind::Length(n) => {
-                let Some(total) = usize::try_from(n)
-                    .ok()
-                    .filter(|&n| n <= config.max_buffered_body)
-                    .map(|n| head_len + n)
-                else {
-                    return fail(tx, 413, "Content Too Large").await;
-                };
-                if rx.data().len() < total && expects_continue {
-                    continue_100(tx).await?;
-                }
-                if rx.data().len() < total {
-                    timer.enter(Phase::Body);
-                }
-                while rx.data().len() < total {
-                    if let Err(stop) = more_body(rx, total, timer, head_len).await? {
-                        return stopped(tx, stop).await;
-                    }
-                }
-                (total, false)
+        let streams = kind != BodyKind::Empty && handler.streams_body(&request);
+        let (mut response, total) = if streams {
+            // The head moves out of the ring (one small copy) so that the
+            // ring can take the body while the handler reads it.
+            if expects_continue {
+                continue_100(tx).await?;
             }
-            BodyKind::Chunked => {
-                if expects_continue {
-                    continue_100(tx).await?;
-                }
-                dechunked.clear();
-                timer.enter(Phase::Body);
-                let mut decoder = BodyDecoder::new(kind, &config.limits);
-                // The head stays in the ring (the parsed view points into
-                // it), so the chunked bytes are read past it, not consumed.
-                let mut at = head_len;
-                loop {
-                    let (consumed, more) = match decoder.decode(&rx.data()[at..]) {
-                        Ok(Decoded::Data { data, consumed }) => {
-                            if dechunked.len() + data.len() > config.max_buffered_body {
-                                return fail(tx, 413, "Content Too Large").await;
-                            }
-                            dechunked.extend_from_slice(data);
-                            (consumed, false)
-                        }
-                        Ok(Decoded::Partial { consumed }) => (consumed, true),
-                        Ok(Decoded::Done { consumed, .. }) => {
-                            at += consumed;
-                            break;
-                        }
-                        Err(e) => return fail(tx, e.status(), e.reason()).await,
+            head_copy.clear();
+            head_copy.extend_from_slice(&rx.data()[..head_len]);
+            rx.consume(head_len);
+            timer.enter(Phase::Body);
+            let decoder = BodyDecoder::new(kind, &config.limits);
+            let pump = Mutex::new(Pump::new(rx, stream, timer, decoder));
+            let response = {
+                let request = Request::new(parser.head().view(&head_copy), &[])
+                    .on(stream)
+                    .with_reader(BodyReader::new(&pump));
+                handler.call(&request).await
+            };
+            // A body not read to its end cannot be skipped safely: close.
+            let end = pump
+                .into_inner()
+                .unwrap_or_else(PoisonError::into_inner)
+                .end();
+            keep_alive &= end == End::Done;
+            (response, 0)
+        } else {
+            // The whole body: `total` is the head plus the body's framed bytes.
+            let (total, chunked) = match kind {
+                BodyKind::Empty => (head_len, false),
+                BodyKind::Length(n) => {
+                    let Some(total) = usize::try_from(n)
+                        .ok()
+                        .filter(|&n| n <= config.max_buffered_body)
+                        .map(|n| head_len + n)
+                    else {
+                        return fail(tx, 413, "Content Too Large").await;
                     };
-                    at += consumed;
-                    if more {
-                        let want = rx.data().len() + 1;
-                        if let Err(stop) = more_body(rx, want, timer, head_len).await? {
+                    if rx.data().len() < total && expects_continue {
+                        continue_100(tx).await?;
+                    }
+                    if rx.data().len() < total {
+                        timer.enter(Phase::Body);
+                    }
+                    while rx.data().len() < total {
+                        if let Err(stop) = more_body(rx, total, timer, head_len).await? {
                             return stopped(tx, stop).await;
                         }
                     }
+                    (total, false)
                 }
-                (at, true)
-            }
-            // Requests are never close-delimited; the parser does not say so.
-            BodyKind::CloseDelimited => return fail(tx, 400, "Bad Request").await,
-        };
-
-        timer.enter(Phase::Handler);
-        let mut response = {
-            let data = rx.data();
-            let body = if chunked {
-                &dechunked[..]
-            } else {
-                &data[head_len..total]
+                BodyKind::Chunked => {
+                    if expects_continue {
+                        continue_100(tx).await?;
+                    }
+                    dechunked.clear();
+                    timer.enter(Phase::Body);
+                    let mut decoder = BodyDecoder::new(kind, &config.limits);
+                    // The head stays in the ring (the parsed view points into
+                    // it), so the chunked bytes are read past it, not consumed.
+                    let mut at = head_len;
+                    loop {
+                        let (consumed, more) = match decoder.decode(&rx.data()[at..]) {
+                            Ok(Decoded::Data { data, consumed }) => {
+                                if dechunked.len() + data.len() > config.max_buffered_body {
+                                    return fail(tx, 413, "Content Too Large").await;
+                                }
+                                dechunked.extend_from_slice(data);
+                                (consumed, false)
+                            }
+                            Ok(Decoded::Partial { consumed }) => (consumed, true),
+                            Ok(Decoded::Done { consumed, .. }) => {
+                                at += consumed;
+                                break;
+                            }
+                            Err(e) => return fail(tx, e.status(), e.reason()).await,
+                        };
+                        at += consumed;
+                        if more {
+                            let want = rx.data().len() + 1;
+                            if let Err(stop) = more_body(rx, want, timer, head_len).await? {
+                                return stopped(tx, stop).await;
+                            }
+                        }
+                    }
+                    (at, true)
+                }
+                // Requests are never close-delimited; the parser does not say so.
+                BodyKind::CloseDelimited => return fail(tx, 400, "Bad Request").await,
             };
-            let request = Request::new(parser.head().view(data), body).on(stream);
-            handler.call(&request).await
+
+            timer.enter(Phase::Handler);
+            let response = {
+                let data = rx.data();
+                let body = if chunked {
+                    &dechunked[..]
+                } else {
+                    &data[head_len..total]
+                };
+                let request = Request::new(parser.head().view(data), body).on(stream);
+                handler.call(&request).await
+            };
+            (response, total)
         };
         if let Some(on_upgrade) = response.take_upgrade() {
             if response.status() != 101 || http10 {

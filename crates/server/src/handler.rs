@@ -16,11 +16,46 @@ pub trait Handler: Send + Sync + 'static {
     /// Answers `request`. The request borrows the connection's receive ring,
     /// so it is valid only until the returned future completes.
     fn call<'a>(&'a self, request: &'a Request<'a>) -> impl Future<Output = Response> + Send + 'a;
+
+    /// Whether this handler reads the body of `request` (given as its head)
+    /// as it arrives, through [`Request::body_reader`], instead of getting
+    /// it buffered whole in [`Request::body`]. For uploads larger than
+    /// [`ServerConfig::max_buffered_body`](crate::ServerConfig::max_buffered_body)
+    /// or consumed as a stream. Default: no.
+    fn streams_body(&self, request: &ringwire_http1::Request<'_>) -> bool {
+        let _ = request;
+        false
+    }
 }
 
 impl<H: Handler> Handler for Arc<H> {
     fn call<'a>(&'a self, request: &'a Request<'a>) -> impl Future<Output = Response> + Send + 'a {
         (**self).call(request)
+    }
+
+    fn streams_body(&self, request: &ringwire_http1::Request<'_>) -> bool {
+        (**self).streams_body(request)
+    }
+}
+
+/// `handler`, reading request bodies as they arrive
+/// ([`Handler::streams_body`] always true): wrap a [`handler_fn`] that
+/// uses [`Request::body_reader`].
+pub fn streaming<H: Handler>(handler: H) -> Streaming<H> {
+    Streaming(handler)
+}
+
+/// The [`Handler`] [`streaming`] makes.
+#[derive(Debug, Clone, Copy)]
+pub struct Streaming<H>(H);
+
+impl<H: Handler> Handler for Streaming<H> {
+    fn call<'a>(&'a self, request: &'a Request<'a>) -> impl Future<Output = Response> + Send + 'a {
+        self.0.call(request)
+    }
+
+    fn streams_body(&self, _: &ringwire_http1::Request<'_>) -> bool {
+        true
     }
 }
 
@@ -88,10 +123,16 @@ pub(crate) type BoxFuture<'a> = Pin<Box<dyn Future<Output = Response> + Send + '
 /// allocation per request, as in axum.
 pub(crate) trait DynHandler: Send + Sync + 'static {
     fn call_boxed<'a>(&'a self, request: &'a Request<'a>) -> BoxFuture<'a>;
+
+    fn streams_body_dyn(&self, request: &ringwire_http1::Request<'_>) -> bool;
 }
 
 impl<H: Handler> DynHandler for H {
     fn call_boxed<'a>(&'a self, request: &'a Request<'a>) -> BoxFuture<'a> {
         Box::pin(self.call(request))
+    }
+
+    fn streams_body_dyn(&self, request: &ringwire_http1::Request<'_>) -> bool {
+        self.streams_body(request)
     }
 }

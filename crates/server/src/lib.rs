@@ -40,11 +40,13 @@
 //! Request bodies are buffered whole before the handler runs, up to
 //! [`ServerConfig::max_buffered_body`]: a `Content-Length` body is a slice of
 //! the receive ring right behind the head (no copy); a chunked body is decoded
-//! into a per-connection buffer that is reused across requests (one copy).
-//! Streaming request bodies to the handler is not done yet.
+//! into a per-connection buffer that is reused across requests (one copy). A
+//! handler that [streams bodies](Handler::streams_body) reads them as they
+//! arrive instead, through a [`BodyReader`], of any size.
 
 #![forbid(unsafe_code)]
 
+mod body_reader;
 mod config;
 mod conn;
 mod date;
@@ -62,8 +64,9 @@ mod timeout;
 mod tower;
 mod upgrade;
 
+pub use body_reader::BodyReader;
 pub use config::ServerConfig;
-pub use handler::{handler_fn, FnHandler, Handler, HandlerFn};
+pub use handler::{handler_fn, streaming, FnHandler, Handler, HandlerFn, Streaming};
 pub use request::Request;
 pub use response::{Body, BodyClosed, BodySender, BodyStream, FileBody, Response};
 pub use router::Router;

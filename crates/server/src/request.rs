@@ -5,6 +5,7 @@ use std::ops::Deref;
 
 use tokio::net::TcpStream;
 
+use crate::body_reader::BodyReader;
 use crate::router::Params;
 
 /// A request as a handler sees it: the head, parsed in place in the receive
@@ -20,6 +21,7 @@ pub struct Request<'a> {
     body: &'a [u8],
     params: &'a Params<'a>,
     peer: Peer<'a>,
+    reader: Option<BodyReader<'a>>,
 }
 
 /// Where the peer's address comes from: asked of the socket only when a
@@ -40,7 +42,21 @@ impl<'a> Request<'a> {
             body,
             params: Params::none(),
             peer: Peer::Unknown,
+            reader: None,
         }
+    }
+
+    /// The same request, its body read through `reader`.
+    pub(crate) fn with_reader(mut self, reader: BodyReader<'a>) -> Self {
+        self.reader = Some(reader);
+        self
+    }
+
+    /// The body as it arrives, for a handler that
+    /// [streams bodies](crate::Handler::streams_body) (and whose request has
+    /// one); `None` otherwise, when [`body`](Self::body) has it whole.
+    pub fn body_reader(&self) -> Option<BodyReader<'a>> {
+        self.reader
     }
 
     /// The same request, from `peer`.
@@ -70,7 +86,8 @@ impl<'a> Request<'a> {
         &self.head
     }
 
-    /// The whole request body, dechunked; empty when there is none.
+    /// The whole request body, dechunked; empty when there is none, and
+    /// for a handler that reads it as it arrives ([`body_reader`](Self::body_reader)).
     ///
     /// A `Content-Length` body is a slice of the receive ring; a chunked one
     /// was decoded into a buffer the connection reuses.

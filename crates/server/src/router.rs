@@ -153,7 +153,11 @@ impl Router {
     }
 
     /// The route for `request`, its parameters filled into `params`.
-    fn find<'r>(&'r self, request: &Request<'r>, params: &mut Params<'r>) -> Found<'r> {
+    fn find<'r>(
+        &'r self,
+        request: &ringwire_http1::Request<'r>,
+        params: &mut Params<'r>,
+    ) -> Found<'r> {
         let method = request.method();
         let mut allowed = Allowed::default();
         for route in &self.routes {
@@ -186,13 +190,24 @@ enum Found<'r> {
 impl Handler for Router {
     async fn call(&self, request: &Request<'_>) -> Response {
         let mut params = Params::new();
-        match self.find(request, &mut params) {
+        match self.find(request.head(), &mut params) {
             Found::Route(handler) => handler.call_boxed(&request.with_params(&params)).await,
             Found::OtherMethods(allowed) => Response::new(405).header("allow", allowed.to_string()),
             Found::Nothing => match &self.fallback {
                 Some(fallback) => fallback.call_boxed(request).await,
                 None => Response::new(404),
             },
+        }
+    }
+
+    fn streams_body(&self, request: &ringwire_http1::Request<'_>) -> bool {
+        match self.find(request, &mut Params::new()) {
+            Found::Route(handler) => handler.streams_body_dyn(request),
+            Found::OtherMethods(_) => false,
+            Found::Nothing => self
+                .fallback
+                .as_ref()
+                .is_some_and(|f| f.streams_body_dyn(request)),
         }
     }
 }

@@ -29,6 +29,10 @@ impl<H: Handler> AccessLog<H> {
 const TARGET: &str = "ringwire::access";
 
 impl<H: Handler> Handler for AccessLog<H> {
+    fn streams_body(&self, request: &ringwire_http1::Request<'_>) -> bool {
+        self.inner.streams_body(request)
+    }
+
     async fn call(&self, request: &Request<'_>) -> Response {
         if !log::log_enabled!(target: TARGET, log::Level::Info) {
             return self.inner.call(request).await;

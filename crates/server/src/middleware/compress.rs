@@ -109,6 +109,10 @@ impl<H> fmt::Debug for Compress<H> {
 }
 
 impl<H: Handler> Handler for Compress<H> {
+    fn streams_body(&self, request: &ringwire_http1::Request<'_>) -> bool {
+        self.inner.streams_body(request)
+    }
+
     async fn call(&self, request: &Request<'_>) -> Response {
         let mut response = self.inner.call(request).await;
         let compressible = response.status() == 200

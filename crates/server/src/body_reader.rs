@@ -1,0 +1,248 @@
+//! Request bodies streamed to the handler as they arrive.
+//!
+//! A handler that says so ([`Handler::streams_body`](crate::Handler::streams_body))
+//! gets its request before the body: the connection copies the head out of
+//! the receive ring (the one copy; heads are small) so the ring is free to
+//! take the body, and the handler reads it through a [`BodyReader`], which
+//! decodes the framing (length or chunked) in the ring and copies the body
+//! bytes into the caller's buffer. The body-rate limit applies while it
+//! reads: a client that trickles gets a timeout error.
+
+use std::fmt;
+use std::future::{poll_fn, Future};
+use std::io;
+use std::pin::Pin;
+use std::sync::{Mutex, PoisonError};
+use std::task::{Context, Poll};
+
+use ringwire_http1::{BodyDecoder, Decoded};
+use ringwire_io::tokio::AsyncRecvTransport;
+use ringwire_io::TransportError;
+use tokio::io::{AsyncRead, ReadBuf};
+use tokio::net::TcpStream;
+use tokio::sync::futures::Notified;
+
+use crate::timeout::Timer;
+
+/// Reads a request body as it arrives; see [`Request::body_reader`](crate::Request::body_reader).
+///
+/// Implements tokio's [`AsyncRead`], so `tokio::io::copy` can stream an
+/// upload to a file.
+#[derive(Clone, Copy)]
+pub struct BodyReader<'a> {
+    source: &'a (dyn Source + 'a),
+}
+
+impl<'a> BodyReader<'a> {
+    pub(crate) fn new(source: &'a (dyn Source + 'a)) -> Self {
+        BodyReader { source }
+    }
+
+    /// Reads body bytes into `buf`; `Ok(0)` at the end of the body.
+    ///
+    /// # Errors
+    ///
+    /// The client sent malformed framing ([`io::ErrorKind::InvalidData`]),
+    /// went away ([`io::ErrorKind::UnexpectedEof`]) or sent too slowly
+    /// ([`io::ErrorKind::TimedOut`]). The connection closes after the
+    /// response.
+    pub async fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        poll_fn(|cx| self.source.poll_read(cx, buf)).await
+    }
+
+    /// Reads the rest of the body into a vector, refusing more than `limit`
+    /// bytes ([`io::ErrorKind::FileTooLarge`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`read`](Self::read), or the body is over `limit`.
+    pub async fn to_vec(&mut self, limit: usize) -> io::Result<Vec<u8>> {
+        let mut out = Vec::new();
+        let mut buf = [0; 16 << 10];
+        loop {
+            let n = self.read(&mut buf).await?;
+            if n == 0 {
+                return Ok(out);
+            }
+            if out.len() + n > limit {
+                return Err(io::Error::new(
+                    io::ErrorKind::FileTooLarge,
+                    "request body over the limit",
+                ));
+            }
+            out.extend_from_slice(&buf[..n]);
+        }
+    }
+}
+
+impl fmt::Debug for BodyReader<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("BodyReader")
+    }
+}
+
+impl AsyncRead for BodyReader<'_> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let n = std::task::ready!(self.source.poll_read(cx, buf.initialize_unfilled()))?;
+        buf.advance(n);
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// Where a [`BodyReader`] reads from: the connection's [`Pump`], behind a
+/// lock so that the request (shared by reference) can hand it out.
+pub(crate) trait Source: Sync {
+    fn poll_read(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>>;
+}
+
+/// The connection's side: the receive ring, the framing decoder, and the
+/// body's progress for the rate limit.
+pub(crate) struct Pump<'r, 's> {
+    rx: &'r mut AsyncRecvTransport<&'s TcpStream>,
+    stream: &'r TcpStream,
+    timer: &'r Timer,
+    decoder: BodyDecoder,
+    /// Body bytes at the front of the ring the decoder has passed but the
+    /// reader has not taken yet (its buffer was smaller).
+    leftover: usize,
+    received: usize,
+    end: End,
+    /// The timer's wake-up while waiting for more of the body.
+    wake: Option<Pin<Box<Notified<'r>>>>,
+}
+
+/// How the body ended, if it has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum End {
+    /// Not yet: the handler left some of it unread.
+    Unread,
+    /// Read to its end: the connection can carry on.
+    Done,
+    /// Framing error, timeout or a vanished client: the connection closes.
+    Failed,
+}
+
+impl<'r, 's> Pump<'r, 's> {
+    pub(crate) fn new(
+        rx: &'r mut AsyncRecvTransport<&'s TcpStream>,
+        stream: &'r TcpStream,
+        timer: &'r Timer,
+        decoder: BodyDecoder,
+    ) -> Self {
+        Pump {
+            rx,
+            stream,
+            timer,
+            decoder,
+            leftover: 0,
+            received: 0,
+            end: End::Unread,
+            wake: None,
+        }
+    }
+
+    /// How the body ended, once the handler is done with it.
+    pub(crate) fn end(&self) -> End {
+        self.end
+    }
+
+    fn fail(&mut self, kind: io::ErrorKind, what: &str) -> Poll<io::Result<usize>> {
+        self.end = End::Failed;
+        Poll::Ready(Err(io::Error::new(kind, what.to_owned())))
+    }
+
+    fn poll_read(&mut self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+        loop {
+            match self.end {
+                End::Done => return Poll::Ready(Ok(0)),
+                End::Failed => {
+                    return self.fail(io::ErrorKind::BrokenPipe, "the request body failed")
+                }
+                End::Unread => {}
+            }
+            if self.leftover > 0 {
+                let n = self.leftover.min(buf.len());
+                buf[..n].copy_from_slice(&self.rx.data()[..n]);
+                self.rx.consume(n);
+                self.leftover -= n;
+                return Poll::Ready(Ok(n));
+            }
+            if self.timer.is_over() {
+                return self.fail(io::ErrorKind::TimedOut, "request body too slow");
+            }
+            let more = match self.decoder.decode(self.rx.data()) {
+                Ok(Decoded::Data { data, consumed }) => {
+                    // `data` ends where `consumed` does: drop the framing
+                    // before it and leave the data for the copy above.
+                    self.leftover = data.len();
+                    self.rx.consume(consumed - data.len());
+                    false
+                }
+                Ok(Decoded::Partial { consumed }) => {
+                    self.rx.consume(consumed);
+                    true
+                }
+                Ok(Decoded::Done { consumed, .. }) => {
+                    self.rx.consume(consumed);
+                    self.end = End::Done;
+                    false
+                }
+                Err(e) => return self.fail(io::ErrorKind::InvalidData, e.reason()),
+            };
+            if !more {
+                continue;
+            }
+            let want = self.rx.data().len() + 1;
+            match self.rx.try_fill(want) {
+                Ok(Some(0)) => {
+                    return self.fail(
+                        io::ErrorKind::UnexpectedEof,
+                        "the client went away mid-body",
+                    )
+                }
+                Ok(Some(n)) => {
+                    self.received += n;
+                    self.timer.progress(self.received);
+                }
+                Ok(None) => {
+                    // Nothing yet: wake on data, or on the sweeper's expiry
+                    // (kept registered across polls).
+                    let timer = self.timer;
+                    let wake = self.wake.get_or_insert_with(|| Box::pin(timer.notified()));
+                    if wake.as_mut().poll(cx).is_ready() {
+                        self.wake = None;
+                        continue;
+                    }
+                    if self.timer.is_over() {
+                        continue;
+                    }
+                    match self.stream.poll_read_ready(cx) {
+                        Poll::Pending => return Poll::Pending,
+                        Poll::Ready(Ok(())) => {}
+                        Poll::Ready(Err(e)) => {
+                            self.end = End::Failed;
+                            return Poll::Ready(Err(e));
+                        }
+                    }
+                }
+                Err(TransportError::Io(e)) => {
+                    self.end = End::Failed;
+                    return Poll::Ready(Err(e));
+                }
+                Err(e) => return self.fail(io::ErrorKind::Other, &e.to_string()),
+            }
+        }
+    }
+}
+
+impl Source for Mutex<Pump<'_, '_>> {
+    fn poll_read(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+        self.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .poll_read(cx, buf)
+    }
+}

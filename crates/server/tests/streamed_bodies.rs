@@ -1,0 +1,135 @@
+//! Request bodies read as they arrive, of any size, by handlers that ask.
+
+mod common;
+
+use std::io::{Read as _, Write as _};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use common::{curl, raw, start};
+use ringwire_http1::Method;
+use ringwire_server::{handler_fn, streaming, Request, Response, Router, ServerConfig, Timeouts};
+
+/// Reads the body in 4 KiB steps; answers its length and a checksum.
+async fn sum(request: &Request<'_>) -> Response {
+    let Some(mut body) = request.body_reader() else {
+        return Response::text("no body\n");
+    };
+    let (mut len, mut sum) = (0u64, 0u64);
+    let mut buf = [0; 4096];
+    loop {
+        match body.read(&mut buf).await {
+            Ok(0) => break,
+            Ok(n) => {
+                len += n as u64;
+                sum = buf[..n]
+                    .iter()
+                    .fold(sum, |s, &b| s.wrapping_mul(31).wrapping_add(u64::from(b)));
+            }
+            Err(e) => return Response::new(400).body(format!("{e}\n")),
+        }
+    }
+    Response::text(format!("len={len} sum={sum}\n"))
+}
+
+/// Answers at once without reading the body.
+async fn ignore(_: &Request<'_>) -> Response {
+    Response::text("ignored\n")
+}
+
+fn expected(data: &[u8]) -> String {
+    let sum = data
+        .iter()
+        .fold(0u64, |s, &b| s.wrapping_mul(31).wrapping_add(u64::from(b)));
+    format!("len={} sum={sum}\n", data.len())
+}
+
+fn app() -> Router {
+    Router::new()
+        .route(Method::Post, "/sum", streaming(handler_fn(sum)))
+        .route(Method::Post, "/ignore", streaming(handler_fn(ignore)))
+}
+
+#[test]
+fn uploads_larger_than_the_buffer_bound_stream_through() {
+    let config = ServerConfig {
+        max_buffered_body: 64 << 10,
+        ..ServerConfig::default()
+    };
+    let addr = start(config, app());
+    let data: Vec<u8> = (0..20_000_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+        .collect();
+    let url = format!("http://{addr}/sum");
+    // Content-Length, then chunked (curl sends stdin chunked with -T -).
+    let out = curl(&["--data-binary", "@-", &url], &data);
+    assert_eq!(String::from_utf8_lossy(&out), expected(&data));
+    let out = curl(&["-T", "-", "-X", "POST", &url], &data);
+    assert_eq!(String::from_utf8_lossy(&out), expected(&data));
+}
+
+#[test]
+fn one_byte_chunks_and_keep_alive_after_a_read_body() {
+    let addr = start(ServerConfig::default(), app());
+    let mut request =
+        b"POST /sum HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+    let body: Vec<u8> = (0..3000u32).map(|i| b'a' + (i % 26) as u8).collect();
+    for b in &body {
+        request.extend_from_slice(b"1\r\n");
+        request.push(*b);
+        request.extend_from_slice(b"\r\n");
+    }
+    request.extend_from_slice(b"0\r\n\r\n");
+    // Twice on one connection, then a close.
+    let mut all = request.clone();
+    all.extend_from_slice(&request);
+    all.extend_from_slice(
+        b"POST /sum HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc",
+    );
+    let out = raw(addr, &all);
+    let answer = expected(&body);
+    assert_eq!(out.matches(&answer).count(), 2, "{out}");
+    assert!(out.ends_with(&expected(b"abc")), "{out}");
+    assert_eq!(out.matches("HTTP/1.1 200 OK").count(), 3, "{out}");
+}
+
+#[test]
+fn an_unread_body_ends_the_connection_after_the_answer() {
+    let addr = start(ServerConfig::default(), app());
+    let mut s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    s.write_all(b"POST /ignore HTTP/1.1\r\nHost: a\r\nContent-Length: 100000\r\n\r\npartial")
+        .expect("write");
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    let out = String::from_utf8_lossy(&out);
+    assert!(out.starts_with("HTTP/1.1 200 OK\r\n"), "{out}");
+    assert!(out.contains("\r\nconnection: close\r\n"), "{out}");
+    assert!(out.ends_with("ignored\n"), "{out}");
+}
+
+#[test]
+fn a_trickled_streamed_body_times_out() {
+    let timeouts = Timeouts {
+        body_min_rate: 1000,
+        body_window: Duration::from_millis(500),
+        sweep: Duration::from_millis(100),
+        ..Timeouts::default()
+    };
+    let config = ServerConfig {
+        timeouts,
+        ..ServerConfig::default()
+    };
+    let addr = start(config, app());
+    let mut s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    s.write_all(b"POST /sum HTTP/1.1\r\nHost: a\r\nContent-Length: 100000\r\n\r\nab")
+        .expect("write");
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    let out = String::from_utf8_lossy(&out);
+    assert!(out.starts_with("HTTP/1.1 400 "), "{out}");
+    assert!(out.ends_with("request body too slow\n"), "{out}");
+}
