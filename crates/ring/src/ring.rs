@@ -93,6 +93,14 @@ impl Ring {
         self.storage.span(self.start, self.len)
     }
 
+    /// All unread bytes as one mutable slice, for decoders that transform in place (a WebSocket
+    /// reader unmasks payloads where they arrived). Same span and aliasing rules as
+    /// [`Ring::readable`]: at most the capacity, so it never overlaps itself through the mirror.
+    #[inline]
+    pub fn readable_mut(&mut self) -> &mut [u8] {
+        self.storage.span_mut(self.start, self.len)
+    }
+
     /// All free bytes as one slice, whatever the wrap. Write a prefix, then [`Ring::commit`] it.
     #[inline]
     pub fn writable(&mut self) -> &mut [u8] {

@@ -196,3 +196,22 @@ fn pool_reuses_and_drops_grown_rings() {
     pool.give(Ring::new(RingConfig::with_capacity(4096)).unwrap());
     assert_eq!(pool.idle(), 2, "the pool keeps at most `keep`");
 }
+
+/// Bytes changed in place through `readable_mut` across the wrap point read back changed, in order.
+#[test]
+fn readable_mut_edits_in_place_across_the_wrap() {
+    for backing in backings() {
+        let mut r = ring(backing, 4096, 4096);
+        let cap = r.capacity();
+        write_all(&mut r, &vec![0; cap - 3]);
+        r.consume(cap - 3);
+        let data: Vec<u8> = (0..10u8).collect();
+        write_all(&mut r, &data);
+        r.readable_mut().iter_mut().for_each(|b| *b ^= 0xa5);
+        let expected: Vec<u8> = data.iter().map(|b| b ^ 0xa5).collect();
+        assert_eq!(r.readable(), expected.as_slice(), "{backing:?}");
+        r.consume(4);
+        assert_eq!(r.readable_mut().len(), 6);
+        assert_eq!(r.readable(), &expected[4..], "{backing:?}");
+    }
+}

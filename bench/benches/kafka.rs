@@ -1,0 +1,373 @@
+//! Kafka: one Fetch response holding many records, received in 64 KiB reads and walked record
+//! by record, three ways. One criterion run gives every path, so the ratios come from one run.
+//!
+//! - `ring`: `RecvTransport` (mirrored ring) over the `Chunks` fixture; `Correlator` reads the
+//!   frame in place, `FetchResponse` borrows the ring, `record::walk` hands each record's key
+//!   and value out as slices of it. No byte is copied after the read.
+//! - `copy`: the classic receive path with the same decoder: reads into a 64 KiB staging buffer,
+//!   the frame copied into a `Vec` of its own (a length read, then a copy of the frame into its
+//!   own buffer), then the same `Correlator` / `FetchResponse` / `walk` over that `Vec`.
+//! - `kafka_protocol`: the same classic receive into a `BytesMut`, frozen, then the
+//!   `kafka-protocol` crate's `ResponseHeader` + `FetchResponse` decoders and its
+//!   `RecordBatchDecoder` (records as `Bytes` handles, headers in an `IndexMap`).
+//!
+//! Two depths: `kafka/fetch_records/*` walks every record (CRC checked; each record's offset,
+//! key and value length to `black_box`); `kafka/fetch_frame/*` stops at the partition's record
+//! bytes, handed out as one slice (the reference design's frame parser). Every path is checked
+//! against the others before timing. Throughput is records for `fetch_records`, the frame's
+//! bytes for `fetch_frame`; inputs are
+//! `1k`: 1,000 records of 100-byte values with 8-byte keys in 10 batches (about 125 KiB, two
+//! reads), and `10k`: 10,000 such records in 100 batches (about 1.2 MiB, 19 reads).
+
+use std::hint::black_box;
+use std::io::Read;
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use kafka_protocol::messages as kp;
+use kafka_protocol::protocol::{Decodable, Encodable};
+use kafka_protocol::records::RecordBatchDecoder;
+use ringwire_io::{Chunks, RecvTransport};
+use ringwire_kafka::api::fetch::{FetchPartition, FetchRequest, FetchResponse, FetchTopic};
+use ringwire_kafka::record::{walk, BatchEncoder, BatchOptions, NewRecord};
+use ringwire_kafka::{Correlator, Limits, ResponseFrame};
+use ringwire_ring::{Backing, Ring, RingConfig};
+use ringwire_wire::Status;
+
+const READ: usize = 64 * 1024;
+const FETCH_VERSION: i16 = 12;
+
+/// The Fetch request each path answers (the correlator must have it in flight).
+fn request() -> FetchRequest<'static> {
+    static PARTITIONS: [FetchPartition; 1] = [FetchPartition {
+        partition: 0,
+        fetch_offset: 0,
+        partition_max_bytes: 64 << 20,
+    }];
+    static TOPICS: [FetchTopic<'static>; 1] = [FetchTopic {
+        name: "bench",
+        partitions: &PARTITIONS,
+    }];
+    FetchRequest {
+        max_wait_ms: 0,
+        min_bytes: 1,
+        max_bytes: 64 << 20,
+        isolation_level: 0,
+        topics: &TOPICS,
+    }
+}
+
+/// A Fetch v12 response frame (size, correlation id 0, header tags, body) with `batches`
+/// batches of `per_batch` records, encoded by ringwire and framed by kafka-protocol.
+fn fetch_frame(batches: usize, per_batch: usize) -> Vec<u8> {
+    let value = [0x61u8; 100];
+    let keys: Vec<String> = (0..per_batch).map(|i| format!("key{i:05}")).collect();
+    let mut records = Vec::new();
+    let mut encoder = BatchEncoder::new();
+    for b in 0..batches {
+        let new: Vec<NewRecord<'_>> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, key)| NewRecord {
+                timestamp: 1_700_000_000_000 + i as i64,
+                key: Some(key.as_bytes()),
+                value: Some(&value),
+                headers: &[],
+            })
+            .collect();
+        let options = BatchOptions {
+            base_offset: (b * per_batch) as i64,
+            ..BatchOptions::default()
+        };
+        encoder.encode(&options, &new, &mut records).unwrap();
+    }
+    let mut p = kp::fetch_response::PartitionData::default();
+    p.high_watermark = (batches * per_batch) as i64;
+    p.last_stable_offset = p.high_watermark;
+    p.records = Some(Bytes::from(records));
+    let mut t = kp::fetch_response::FetchableTopicResponse::default();
+    t.topic = kp::TopicName("bench".to_string().into());
+    t.partitions = vec![p];
+    let mut response = kp::FetchResponse::default();
+    response.responses = vec![t];
+    let mut header = kp::ResponseHeader::default();
+    header.correlation_id = 0;
+    let mut body = BytesMut::new();
+    header.encode(&mut body, 1).unwrap();
+    response.encode(&mut body, FETCH_VERSION).unwrap();
+    let mut frame = (body.len() as u32).to_be_bytes().to_vec();
+    frame.extend_from_slice(&body);
+    frame
+}
+
+/// Reports a record to the optimizer's blind spot; returns 1 to count it.
+#[inline]
+fn touch(offset: i64, key: usize, value: usize) -> usize {
+    black_box((offset, key, value));
+    1
+}
+
+/// How deep each path goes into the response.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Depth {
+    /// Frame, header and Fetch body; each partition's records reported as one slice (the
+    /// reference design's frame parser: length, correlation id, body handed out).
+    Frame,
+    /// Every record walked: CRC checked, key and value reported.
+    Records,
+}
+
+/// Decodes a Fetch frame's body and walks its records with ringwire (both ringwire paths).
+/// Returns the records seen, or the bytes of record data at `Depth::Frame`.
+fn walk_frame(
+    frame: ResponseFrame<'_>,
+    scratch: &mut Vec<u8>,
+    limits: &Limits,
+    depth: Depth,
+) -> usize {
+    let response = frame.decode::<FetchResponse<'_>>().unwrap();
+    let mut seen = 0;
+    for p in response.topics.iter().flat_map(|t| &t.partitions) {
+        if depth == Depth::Frame {
+            seen += black_box(p.records).len();
+            continue;
+        }
+        walk(p.records, 0, scratch, limits, |_, r| {
+            seen += touch(
+                r.offset,
+                r.key.map_or(0, <[u8]>::len),
+                r.value.map_or(0, <[u8]>::len),
+            );
+        })
+        .unwrap();
+    }
+    seen
+}
+
+/// The zero-copy path: reads land in the ring, the frame is parsed where it landed.
+struct RingPath {
+    rx: RecvTransport<Chunks>,
+    correlator: Correlator,
+    request_buf: Vec<u8>,
+    scratch: Vec<u8>,
+    limits: Limits,
+}
+
+impl RingPath {
+    fn new(frame: &[u8]) -> Self {
+        let config = RingConfig::with_capacity(2 << 20)
+            .max_capacity(2 << 20)
+            .backing(Backing::Mirrored);
+        let limits = Limits::default();
+        let correlator = Correlator::new(None, &limits);
+        let request_buf = vec![0; correlator.request_len(&request(), FETCH_VERSION).unwrap()];
+        RingPath {
+            rx: RecvTransport::with_ring(Ring::new(config).unwrap(), Chunks::every(frame, READ)),
+            correlator,
+            request_buf,
+            scratch: Vec::new(),
+            limits,
+        }
+    }
+
+    fn run(&mut self, depth: Depth) -> usize {
+        self.rx.get_mut().rewind();
+        // A fresh correlator, so the canned frame's correlation id 0 answers its request.
+        self.correlator = Correlator::new(None, &self.limits);
+        self.correlator
+            .encode(&request(), FETCH_VERSION, &mut self.request_buf)
+            .unwrap();
+        loop {
+            let at_least = match self.correlator.parse_response(self.rx.data()).unwrap() {
+                Status::Complete(frame, consumed) => {
+                    let seen = walk_frame(frame, &mut self.scratch, &self.limits, depth);
+                    self.rx.consume(consumed);
+                    return seen;
+                }
+                Status::Partial { at_least } => at_least,
+            };
+            assert!(self.rx.fill(at_least).unwrap() > 0);
+        }
+    }
+}
+
+/// The classic receive: a staging buffer per read, then each frame copied into its own buffer.
+struct Classic {
+    source: Chunks,
+    staging: Vec<u8>,
+    /// Staged bytes not yet copied out (`staging[start..end]`).
+    start: usize,
+    end: usize,
+}
+
+impl Classic {
+    fn new(frame: &[u8]) -> Self {
+        Classic {
+            source: Chunks::every(frame, READ),
+            staging: vec![0; READ],
+            start: 0,
+            end: 0,
+        }
+    }
+
+    /// Receives one length-prefixed frame into a buffer made by `alloc` and filled by `append`.
+    fn frame<B>(
+        &mut self,
+        alloc: impl FnOnce(usize) -> B,
+        mut append: impl FnMut(&mut B, &[u8]),
+    ) -> B {
+        self.source.rewind();
+        self.start = 0;
+        self.end = 0;
+        let mut prefix = [0u8; 4];
+        let mut have = 0;
+        while have < 4 {
+            self.refill();
+            let n = (4 - have).min(self.end - self.start);
+            prefix[have..have + n].copy_from_slice(&self.staging[self.start..self.start + n]);
+            self.start += n;
+            have += n;
+        }
+        let len = u32::from_be_bytes(prefix) as usize;
+        let mut buf = alloc(4 + len);
+        append(&mut buf, &prefix);
+        let mut left = len;
+        while left > 0 {
+            self.refill();
+            let n = left.min(self.end - self.start);
+            append(&mut buf, &self.staging[self.start..self.start + n]);
+            self.start += n;
+            left -= n;
+        }
+        buf
+    }
+
+    fn refill(&mut self) {
+        if self.start == self.end {
+            self.end = self.source.read(&mut self.staging).unwrap();
+            self.start = 0;
+            assert!(self.end > 0, "stream ended inside the frame");
+        }
+    }
+}
+
+/// Classic receive, then ringwire's decoder over the frame's own buffer.
+struct CopyPath {
+    classic: Classic,
+    correlator: Correlator,
+    request_buf: Vec<u8>,
+    scratch: Vec<u8>,
+    limits: Limits,
+}
+
+impl CopyPath {
+    fn new(frame: &[u8]) -> Self {
+        let limits = Limits::default();
+        let correlator = Correlator::new(None, &limits);
+        let request_buf = vec![0; correlator.request_len(&request(), FETCH_VERSION).unwrap()];
+        CopyPath {
+            classic: Classic::new(frame),
+            correlator,
+            request_buf,
+            scratch: Vec::new(),
+            limits,
+        }
+    }
+
+    fn run(&mut self, depth: Depth) -> usize {
+        // A fresh correlator, so the canned frame's correlation id 0 answers its request.
+        self.correlator = Correlator::new(None, &self.limits);
+        self.correlator
+            .encode(&request(), FETCH_VERSION, &mut self.request_buf)
+            .unwrap();
+        let frame = self
+            .classic
+            .frame(Vec::with_capacity, |buf: &mut Vec<u8>, bytes| {
+                buf.extend_from_slice(bytes)
+            });
+        let Status::Complete(response, _) = self.correlator.parse_response(&frame).unwrap() else {
+            panic!("whole frame")
+        };
+        walk_frame(response, &mut self.scratch, &self.limits, depth)
+    }
+}
+
+/// Classic receive into `BytesMut`, then kafka-protocol's decoders.
+struct KafkaProtocolPath {
+    classic: Classic,
+}
+
+impl KafkaProtocolPath {
+    fn run(&mut self, depth: Depth) -> usize {
+        let frame = self
+            .classic
+            .frame(BytesMut::with_capacity, |buf: &mut BytesMut, bytes| {
+                buf.extend_from_slice(bytes)
+            });
+        let mut frame = frame.freeze();
+        let _size = frame.split_to(4);
+        let header = kp::ResponseHeader::decode(&mut frame, 1).unwrap();
+        assert_eq!(header.correlation_id, 0);
+        let response = kp::FetchResponse::decode(&mut frame, FETCH_VERSION).unwrap();
+        let mut seen = 0;
+        for p in response.responses.iter().flat_map(|t| &t.partitions) {
+            let mut records = p.records.clone().unwrap_or_default();
+            if depth == Depth::Frame {
+                seen += black_box(&records).len();
+                continue;
+            }
+            for set in RecordBatchDecoder::decode_all(&mut records).unwrap() {
+                for r in &set.records {
+                    seen += touch(
+                        r.offset,
+                        r.key.as_ref().map_or(0, Bytes::len),
+                        r.value.as_ref().map_or(0, Bytes::len),
+                    );
+                }
+            }
+        }
+        seen
+    }
+}
+
+fn bench_fetch(c: &mut Criterion) {
+    for (name, batches, per_batch) in [("1k", 10, 100), ("10k", 100, 100)] {
+        let frame = fetch_frame(batches, per_batch);
+        let records = batches * per_batch;
+        let mut ring = RingPath::new(&frame);
+        let mut copy = CopyPath::new(&frame);
+        let mut kafka_protocol = KafkaProtocolPath {
+            classic: Classic::new(&frame),
+        };
+        for (depth, depth_name) in [(Depth::Records, "records"), (Depth::Frame, "frame")] {
+            let mut group = c.benchmark_group(format!("kafka/fetch_{depth_name}/{name}"));
+            group.throughput(match depth {
+                Depth::Records => Throughput::Elements(records as u64),
+                Depth::Frame => Throughput::Bytes(frame.len() as u64),
+            });
+            let want = ring.run(depth);
+            if depth == Depth::Records {
+                assert_eq!(want, records);
+            }
+            assert_eq!(copy.run(depth), want);
+            assert_eq!(kafka_protocol.run(depth), want);
+            group.bench_function("ring", |b| b.iter(|| ring.run(depth)));
+            group.bench_function("copy", |b| b.iter(|| copy.run(depth)));
+            group.bench_function("kafka_protocol", |b| b.iter(|| kafka_protocol.run(depth)));
+            group.finish();
+        }
+    }
+}
+
+criterion_group! {
+    name = benches;
+    // Short by default, like the other benches: the machine is small and shared. Command-line
+    // flags still override.
+    config = Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(2))
+        .sample_size(20);
+    targets = bench_fetch
+}
+criterion_main!(benches);

@@ -1,0 +1,316 @@
+//! WebSocket frame reading: ringwire-ws against tungstenite and fastwebsockets, the same frames
+//! delivered in 64 KiB reads from an in-memory stream (the `Chunks` fixture, which copies each
+//! read into the caller's buffer as `recv` would).
+//!
+//! Groups `ws/read/{40b,1k,64k,64k_masked,1k_text_8_fragments}`, each with `ringwire`,
+//! `tungstenite` and `fastwebsockets`. One iteration reads a whole stream of about 1 MiB of
+//! identical messages and touches every payload through `black_box`; throughput is in messages,
+//! so criterion's `elem/s` inverts to the time per message. Unmasked streams are server frames
+//! read by a client; the masked stream is client frames read by a server (unmasking included).
+//!
+//! - `ringwire`: `RecvTransport` (mirrored ring) + `Reader::read` on the ring's readable span,
+//!   unmasking in place; unfragmented messages are slices of the ring.
+//! - `tungstenite`: `WebSocket::read` over a `Read + Write` stream, kept across iterations (the
+//!   stream answers `WouldBlock` at its end, which leaves the socket usable), as a connection
+//!   keeps it.
+//! - `fastwebsockets`: `WebSocket::read_frame` (`FragmentCollector` for fragments) on a
+//!   current-thread tokio runtime, over an `AsyncRead` of the same fixture. Its socket cannot
+//!   give its stream back without being consumed, so it is rebuilt each iteration (an 8 KiB
+//!   buffer, small next to 1 MiB of frames).
+//!
+//! Readers and their buffers are built once, outside the timed loop, except where noted.
+
+use std::hint::black_box;
+use std::io::{self, Read, Write};
+use std::num::NonZeroUsize;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use ringwire_io::{Chunks, RecvTransport, RingConfig, TransportConfig};
+use ringwire_ring::Backing;
+use ringwire_ws::{Limits, Message, Reader, Role, Status, Writer};
+
+/// Bytes per read, on every path.
+const READ: usize = 64 << 10;
+/// Roughly how much each iteration reads.
+const STREAM: usize = 1 << 20;
+
+/// One scenario: a message, how it is framed, and who sends it.
+struct Case {
+    name: &'static str,
+    payload: Vec<u8>,
+    text: bool,
+    fragments: usize,
+    /// Client frames (masked), read by a server.
+    masked: bool,
+}
+
+impl Case {
+    /// `count` copies of the message, framed.
+    fn stream(&self) -> (Vec<u8>, usize) {
+        let mut writer = if self.masked {
+            Writer::client().expect("seed")
+        } else {
+            Writer::server()
+        };
+        if self.fragments > 1 {
+            writer.set_fragment_size(NonZeroUsize::new(self.payload.len() / self.fragments));
+        }
+        let text = std::str::from_utf8(&self.payload).expect("ASCII payloads");
+        let message = if self.text {
+            Message::Text(text)
+        } else {
+            Message::Binary(&self.payload)
+        };
+        let mut frame = vec![0; writer.max_encoded_len(&message)];
+        let mut stream = Vec::new();
+        let mut count = 0;
+        while stream.len() < STREAM {
+            let n = writer.write(&message, &mut frame).expect("sized");
+            stream.extend_from_slice(&frame[..n]);
+            count += 1;
+        }
+        (stream, count)
+    }
+
+    fn reader_role(&self) -> Role {
+        if self.masked {
+            Role::Server
+        } else {
+            Role::Client
+        }
+    }
+}
+
+/// ringwire: the ring receives, the reader parses and unmasks in place.
+struct RingwireRead {
+    rx: RecvTransport<Chunks>,
+    reader: Reader,
+}
+
+impl RingwireRead {
+    fn new(stream: &[u8], role: Role) -> Self {
+        let ring = RingConfig::with_capacity(READ)
+            .max_capacity(4 * READ)
+            .backing(Backing::Mirrored);
+        let config = TransportConfig { rx: ring, tx: ring };
+        Self {
+            rx: RecvTransport::new(config, Chunks::every(stream, READ)).expect("ring"),
+            reader: Reader::new(role, Limits::default(), None),
+        }
+    }
+
+    /// Reads the whole stream; returns the messages seen.
+    fn run(&mut self) -> usize {
+        self.rx.get_mut().rewind();
+        let mut count = 0;
+        loop {
+            match self.reader.read(self.rx.ring_mut().readable_mut()) {
+                Ok(Status::Complete(message, n)) => {
+                    if let Some(m) = message {
+                        black_box(&m);
+                        count += 1;
+                    }
+                    self.rx.consume(n);
+                }
+                Ok(Status::Partial { at_least }) => {
+                    if self.rx.fill(at_least).expect("fixture") == 0 {
+                        return count;
+                    }
+                }
+                Err(e) => panic!("ringwire: {e}"),
+            }
+        }
+    }
+}
+
+/// The fixture as a socket: reads in 64 KiB pieces, `WouldBlock` at the end, writes discarded.
+struct MemStream(Chunks);
+
+impl Read for MemStream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self.0.read(buf)? {
+            0 => Err(io::ErrorKind::WouldBlock.into()),
+            n => Ok(n),
+        }
+    }
+}
+
+impl Write for MemStream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl tokio::io::AsyncRead for MemStream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let n = self.get_mut().0.read(buf.initialize_unfilled())?;
+        buf.advance(n);
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl tokio::io::AsyncWrite for MemStream {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Poll::Ready(Ok(buf.len()))
+    }
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+    fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// tungstenite: reads messages until the stream would block.
+fn tungstenite_run(ws: &mut tungstenite::WebSocket<MemStream>) -> usize {
+    ws.get_mut().0.rewind();
+    let mut count = 0;
+    loop {
+        match ws.read() {
+            Ok(m) => {
+                black_box(&m);
+                count += 1;
+            }
+            Err(tungstenite::Error::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => {
+                return count
+            }
+            Err(e) => panic!("tungstenite: {e}"),
+        }
+    }
+}
+
+/// fastwebsockets: reads `count` messages (whole frames, or fragments collected).
+fn fastwebsockets_run(
+    rt: &tokio::runtime::Runtime,
+    stream: &mut Option<MemStream>,
+    role: fastwebsockets::Role,
+    fragmented: bool,
+    count: usize,
+) -> usize {
+    let mut s = stream.take().expect("stream");
+    s.0.rewind();
+    let ws = fastwebsockets::WebSocket::after_handshake(s, role);
+    rt.block_on(async {
+        let ws = if fragmented {
+            let mut ws = fastwebsockets::FragmentCollector::new(ws);
+            for _ in 0..count {
+                black_box(ws.read_frame().await.expect("fastwebsockets").payload.len());
+            }
+            ws.into_inner()
+        } else {
+            let mut ws = ws;
+            for _ in 0..count {
+                black_box(ws.read_frame().await.expect("fastwebsockets").payload.len());
+            }
+            ws.into_inner()
+        };
+        *stream = Some(ws);
+    });
+    count
+}
+
+fn bench_read(c: &mut Criterion) {
+    let ascii = |len: usize| (0..len).map(|i| b'a' + (i % 26) as u8).collect::<Vec<u8>>();
+    let cases = [
+        Case {
+            name: "40b",
+            payload: ascii(40),
+            text: false,
+            fragments: 1,
+            masked: false,
+        },
+        Case {
+            name: "1k",
+            payload: ascii(1024),
+            text: false,
+            fragments: 1,
+            masked: false,
+        },
+        Case {
+            name: "64k",
+            payload: ascii(64 << 10),
+            text: false,
+            fragments: 1,
+            masked: false,
+        },
+        Case {
+            name: "64k_masked",
+            payload: ascii(64 << 10),
+            text: false,
+            fragments: 1,
+            masked: true,
+        },
+        Case {
+            name: "1k_text_8_fragments",
+            payload: ascii(1024),
+            text: true,
+            fragments: 8,
+            masked: false,
+        },
+    ];
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime");
+    for case in cases {
+        let (stream, count) = case.stream();
+        let mut group = c.benchmark_group(format!("ws/read/{}", case.name));
+        group.throughput(Throughput::Elements(count as u64));
+
+        let mut ringwire = RingwireRead::new(&stream, case.reader_role());
+        assert_eq!(ringwire.run(), count);
+        group.bench_function("ringwire", |b| b.iter(|| ringwire.run()));
+
+        let role = match case.reader_role() {
+            Role::Server => tungstenite::protocol::Role::Server,
+            Role::Client => tungstenite::protocol::Role::Client,
+        };
+        let mut ws = tungstenite::WebSocket::from_raw_socket(
+            MemStream(Chunks::every(&stream, READ)),
+            role,
+            None,
+        );
+        assert_eq!(tungstenite_run(&mut ws), count);
+        group.bench_function("tungstenite", |b| b.iter(|| tungstenite_run(&mut ws)));
+
+        let role = match case.reader_role() {
+            Role::Server => fastwebsockets::Role::Server,
+            Role::Client => fastwebsockets::Role::Client,
+        };
+        let mut fws = Some(MemStream(Chunks::every(&stream, READ)));
+        let fragmented = case.fragments > 1;
+        assert_eq!(
+            fastwebsockets_run(&rt, &mut fws, role, fragmented, count),
+            count
+        );
+        group.bench_function("fastwebsockets", |b| {
+            b.iter(|| fastwebsockets_run(&rt, &mut fws, role, fragmented, count))
+        });
+        group.finish();
+    }
+}
+
+criterion_group! {
+    name = benches;
+    // Short by default, like the other benches: the machine is small and shared. Command-line
+    // flags still override.
+    config = Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(2))
+        .sample_size(20);
+    targets = bench_read
+}
+criterion_main!(benches);

@@ -1,0 +1,97 @@
+//! API keys, the version ranges this crate implements, and which header each version uses.
+
+use std::fmt;
+use std::ops::RangeInclusive;
+
+/// The APIs this crate speaks, with their wire keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(i16)]
+pub enum ApiKey {
+    /// Produce (0).
+    Produce = 0,
+    /// Fetch (1).
+    Fetch = 1,
+    /// ListOffsets (2).
+    ListOffsets = 2,
+    /// Metadata (3).
+    Metadata = 3,
+    /// ApiVersions (18).
+    ApiVersions = 18,
+    /// CreateTopics (19).
+    CreateTopics = 19,
+}
+
+impl ApiKey {
+    /// Every API this crate implements.
+    pub const ALL: [ApiKey; 6] = [
+        ApiKey::Produce,
+        ApiKey::Fetch,
+        ApiKey::ListOffsets,
+        ApiKey::Metadata,
+        ApiKey::ApiVersions,
+        ApiKey::CreateTopics,
+    ];
+
+    /// The wire value.
+    #[must_use]
+    pub fn code(self) -> i16 {
+        self as i16
+    }
+
+    /// The key for a wire value, if this crate implements it.
+    #[must_use]
+    pub fn from_code(code: i16) -> Option<ApiKey> {
+        ApiKey::ALL.into_iter().find(|key| key.code() == code)
+    }
+
+    /// Versions this crate can encode and decode. Kafka 4.x dropped Produce below v3, Fetch
+    /// below v4, ListOffsets v0 and CreateTopics below v2; the tops stop before the first
+    /// version that names topics by id (Fetch 13, Produce 13) or adds fields this crate does
+    /// not send (ListOffsets 10). Produce 12 has v11's layout (it only changes how brokers add
+    /// partitions to transactions, which this crate does not use) and is served by Kafka 4.x
+    /// but not 3.9, so the two brokers negotiate differently.
+    #[must_use]
+    pub fn versions(self) -> RangeInclusive<i16> {
+        match self {
+            ApiKey::Produce => 3..=12,
+            ApiKey::Fetch => 4..=12,
+            ApiKey::ListOffsets => 1..=9,
+            ApiKey::Metadata => 4..=12,
+            ApiKey::ApiVersions => 0..=4,
+            ApiKey::CreateTopics => 2..=7,
+        }
+    }
+
+    /// First version using compact encodings and tagged fields (KIP-482).
+    #[must_use]
+    pub fn first_flexible(self) -> i16 {
+        match self {
+            ApiKey::Produce => 9,
+            ApiKey::Fetch => 12,
+            ApiKey::ListOffsets => 6,
+            ApiKey::Metadata => 9,
+            ApiKey::ApiVersions => 3,
+            ApiKey::CreateTopics => 5,
+        }
+    }
+
+    /// Whether `version` of this API is flexible.
+    #[must_use]
+    pub fn is_flexible(self, version: i16) -> bool {
+        version >= self.first_flexible()
+    }
+
+    /// Whether the response header carries tagged fields (header v1). ApiVersions answers with
+    /// header v0 at every version, so a client that does not yet know the broker's versions can
+    /// always read the correlation id.
+    #[must_use]
+    pub fn response_header_is_flexible(self, version: i16) -> bool {
+        self != ApiKey::ApiVersions && self.is_flexible(version)
+    }
+}
+
+impl fmt::Display for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}

@@ -1,0 +1,38 @@
+//! The messages: one module per API, each a request encoder and a borrowed response view.
+
+pub mod api_versions;
+pub mod create_topics;
+pub mod fetch;
+mod key;
+pub mod list_offsets;
+pub mod metadata;
+pub mod produce;
+
+pub use key::ApiKey;
+
+use crate::codec::{Reader, Writer};
+use crate::DecodeError;
+
+/// A request body: knows its API and writes itself for a version.
+pub trait Request {
+    /// The API this request belongs to.
+    const API_KEY: ApiKey;
+
+    /// Writes the body (everything after the request header) for `version`, which the caller
+    /// has checked against [`ApiKey::versions`].
+    fn encode(&self, w: &mut Writer<'_>, version: i16);
+
+    /// False for a Produce with `acks = 0`: the broker sends nothing back, so nothing waits.
+    fn expects_response(&self) -> bool {
+        true
+    }
+}
+
+/// A response body view borrowing the frame it was decoded from.
+pub trait Response<'a>: Sized {
+    /// The API this response belongs to.
+    const API_KEY: ApiKey;
+
+    /// Decodes the body (everything after the response header) for `version`.
+    fn decode(r: &mut Reader<'a>, version: i16) -> Result<Self, DecodeError>;
+}

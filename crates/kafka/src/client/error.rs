@@ -1,0 +1,104 @@
+//! Why a client call failed.
+
+use std::fmt;
+
+use ringwire_io::TransportError;
+use ringwire_ring::RingError;
+
+use crate::{ApiKey, DecodeError, EncodeError, ErrorCode};
+
+/// A failed client call.
+#[derive(Debug)]
+pub enum ClientError {
+    /// Connecting, sending or receiving failed.
+    Transport(TransportError),
+    /// A response larger than the receive ring may grow. Raise
+    /// `ClientConfig::transport.rx` ([`RingConfig::max_capacity`](ringwire_io::RingConfig::max_capacity)) or ask for less (Fetch
+    /// `max_bytes`; the broker still returns a first batch whole even past it).
+    ResponseTooLarge {
+        /// Bytes the response needed buffered.
+        requested: usize,
+        /// The receive ring's bound.
+        max: usize,
+    },
+    /// The broker closed the connection, `buffered` bytes into a response.
+    Closed {
+        /// Bytes of the unfinished response received.
+        buffered: usize,
+    },
+    /// The broker sent bytes that are not a valid response.
+    Decode(DecodeError),
+    /// A request could not be encoded.
+    Encode(EncodeError),
+    /// The broker serves no version of this API that this crate speaks.
+    UnsupportedApi(ApiKey),
+    /// The broker answered with an error code.
+    Kafka {
+        /// The API.
+        api: ApiKey,
+        /// The code.
+        code: ErrorCode,
+    },
+    /// The response does not mention the partition asked about.
+    MissingPartition,
+}
+
+impl fmt::Display for ClientError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Transport(e) => e.fmt(f),
+            Self::ResponseTooLarge { requested, max } => write!(
+                f,
+                "response needs {requested} bytes but the receive ring may grow to {max}: raise \
+                 ClientConfig.transport.rx max_capacity, or lower the fetch max_bytes"
+            ),
+            Self::Closed { buffered } => write!(
+                f,
+                "broker closed the connection ({buffered} bytes into a response)"
+            ),
+            Self::Decode(e) => write!(f, "bad response: {e}"),
+            Self::Encode(e) => write!(f, "request not encoded: {e}"),
+            Self::UnsupportedApi(key) => write!(
+                f,
+                "the broker serves no version of {key} that ringwire-kafka implements"
+            ),
+            Self::Kafka { api, code } => write!(f, "{api}: {code}"),
+            Self::MissingPartition => f.write_str("response does not mention the partition"),
+        }
+    }
+}
+
+impl std::error::Error for ClientError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Transport(e) => Some(e),
+            Self::Decode(e) => Some(e),
+            Self::Encode(e) => Some(e),
+            Self::Kafka { code, .. } => Some(code),
+            _ => None,
+        }
+    }
+}
+
+impl From<TransportError> for ClientError {
+    fn from(e: TransportError) -> Self {
+        match e {
+            TransportError::Ring(RingError::TooLarge { requested, max }) => {
+                ClientError::ResponseTooLarge { requested, max }
+            }
+            e => ClientError::Transport(e),
+        }
+    }
+}
+
+impl From<DecodeError> for ClientError {
+    fn from(e: DecodeError) -> Self {
+        ClientError::Decode(e)
+    }
+}
+
+impl From<EncodeError> for ClientError {
+    fn from(e: EncodeError) -> Self {
+        ClientError::Encode(e)
+    }
+}

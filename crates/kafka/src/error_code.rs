@@ -1,0 +1,123 @@
+//! Kafka's error codes: the ones a client acts on are named, every other stays typed.
+
+use std::fmt;
+
+/// An `error_code` field from a response. Zero is success; codes this crate does not name are
+/// kept as numbers and are still errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ErrorCode(pub i16);
+
+/// Known codes: (code, name, retriable). From the Kafka protocol guide's error table.
+const KNOWN: &[(i16, &str, bool)] = &[
+    (-1, "UNKNOWN_SERVER_ERROR", false),
+    (1, "OFFSET_OUT_OF_RANGE", false),
+    (2, "CORRUPT_MESSAGE", true),
+    (3, "UNKNOWN_TOPIC_OR_PARTITION", true),
+    (4, "INVALID_FETCH_SIZE", false),
+    (5, "LEADER_NOT_AVAILABLE", true),
+    (6, "NOT_LEADER_OR_FOLLOWER", true),
+    (7, "REQUEST_TIMED_OUT", true),
+    (10, "MESSAGE_TOO_LARGE", false),
+    (13, "NETWORK_EXCEPTION", true),
+    (14, "COORDINATOR_LOAD_IN_PROGRESS", true),
+    (15, "COORDINATOR_NOT_AVAILABLE", true),
+    (16, "NOT_COORDINATOR", true),
+    (17, "INVALID_TOPIC_EXCEPTION", false),
+    (18, "RECORD_LIST_TOO_LARGE", false),
+    (19, "NOT_ENOUGH_REPLICAS", true),
+    (20, "NOT_ENOUGH_REPLICAS_AFTER_APPEND", true),
+    (21, "INVALID_REQUIRED_ACKS", false),
+    (22, "ILLEGAL_GENERATION", false),
+    (29, "TOPIC_AUTHORIZATION_FAILED", false),
+    (35, "UNSUPPORTED_VERSION", false),
+    (36, "TOPIC_ALREADY_EXISTS", false),
+    (37, "INVALID_PARTITIONS", false),
+    (38, "INVALID_REPLICATION_FACTOR", false),
+    (41, "NOT_CONTROLLER", true),
+    (42, "INVALID_REQUEST", false),
+    (43, "UNSUPPORTED_FOR_MESSAGE_FORMAT", false),
+    (45, "OUT_OF_ORDER_SEQUENCE_NUMBER", false),
+    (56, "KAFKA_STORAGE_ERROR", true),
+    (74, "FENCED_LEADER_EPOCH", true),
+    (75, "UNKNOWN_LEADER_EPOCH", true),
+    (76, "UNSUPPORTED_COMPRESSION_TYPE", false),
+    (78, "OFFSET_NOT_AVAILABLE", true),
+    (87, "INVALID_RECORD", false),
+    (100, "UNKNOWN_TOPIC_ID", true),
+];
+
+impl ErrorCode {
+    /// No error.
+    pub const NONE: ErrorCode = ErrorCode(0);
+    /// The topic or partition does not exist (yet: it is retriable while metadata propagates).
+    pub const UNKNOWN_TOPIC_OR_PARTITION: ErrorCode = ErrorCode(3);
+    /// The request named a version the broker does not serve.
+    pub const UNSUPPORTED_VERSION: ErrorCode = ErrorCode(35);
+    /// CreateTopics for a name that exists.
+    pub const TOPIC_ALREADY_EXISTS: ErrorCode = ErrorCode(36);
+    /// A fetch offset outside the log.
+    pub const OFFSET_OUT_OF_RANGE: ErrorCode = ErrorCode(1);
+
+    /// `Ok` for 0, the code as an error otherwise.
+    pub fn check(self) -> Result<(), ErrorCode> {
+        if self == ErrorCode::NONE {
+            Ok(())
+        } else {
+            Err(self)
+        }
+    }
+
+    /// The protocol guide's name, when this crate knows the code.
+    #[must_use]
+    pub fn name(self) -> Option<&'static str> {
+        KNOWN
+            .iter()
+            .find(|(code, ..)| *code == self.0)
+            .map(|(_, name, _)| *name)
+    }
+
+    /// Whether the same request may succeed if retried (after a metadata refresh). Unknown
+    /// codes are not retriable: retrying blindly could loop forever.
+    #[must_use]
+    pub fn is_retriable(self) -> bool {
+        KNOWN
+            .iter()
+            .any(|(code, _, retriable)| *code == self.0 && *retriable)
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.name() {
+            Some(name) => write!(f, "Kafka error {name} ({})", self.0),
+            None => write!(f, "unknown Kafka error code {}", self.0),
+        }
+    }
+}
+
+impl std::error::Error for ErrorCode {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_and_unknown_codes() {
+        assert_eq!(ErrorCode(0).check(), Ok(()));
+        assert_eq!(
+            ErrorCode(3).check(),
+            Err(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION)
+        );
+        assert!(ErrorCode(3).is_retriable());
+        assert!(!ErrorCode(36).is_retriable());
+        assert_eq!(
+            ErrorCode(36).to_string(),
+            "Kafka error TOPIC_ALREADY_EXISTS (36)"
+        );
+        let unknown = ErrorCode(12345);
+        assert_eq!(unknown.name(), None);
+        assert!(!unknown.is_retriable());
+        assert_eq!(unknown.check(), Err(unknown));
+        assert_eq!(unknown.to_string(), "unknown Kafka error code 12345");
+    }
+}

@@ -1,0 +1,305 @@
+//! The four codecs a batch's attributes can name, decoded with a bound on the output.
+
+use std::fmt;
+use std::io::{Read, Write};
+
+use ringwire_wire::Limit;
+
+use crate::{DecodeError, EncodeError};
+
+/// Compression codec (attribute bits 0..2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Compression {
+    /// Uncompressed: records are slices of the receive buffer.
+    None,
+    /// gzip (deflate with a gzip member header).
+    Gzip,
+    /// Snappy: raw blocks, or the xerial framing Java producers write.
+    Snappy,
+    /// LZ4 frame format.
+    Lz4,
+    /// Zstandard.
+    Zstd,
+}
+
+impl Compression {
+    /// Every codec, for tests and benchmarks that cover them all.
+    pub const ALL: [Compression; 5] = [
+        Compression::None,
+        Compression::Gzip,
+        Compression::Snappy,
+        Compression::Lz4,
+        Compression::Zstd,
+    ];
+
+    /// The attribute bits.
+    #[must_use]
+    pub fn bits(self) -> u8 {
+        match self {
+            Compression::None => 0,
+            Compression::Gzip => 1,
+            Compression::Snappy => 2,
+            Compression::Lz4 => 3,
+            Compression::Zstd => 4,
+        }
+    }
+
+    /// The codec for attribute bits 0..2.
+    pub fn from_bits(bits: u8) -> Result<Self, DecodeError> {
+        Compression::ALL
+            .into_iter()
+            .find(|c| c.bits() == bits)
+            .ok_or(DecodeError::UnknownCompression(bits))
+    }
+}
+
+impl fmt::Display for Compression {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Compression::None => "none",
+            Compression::Gzip => "gzip",
+            Compression::Snappy => "snappy",
+            Compression::Lz4 => "lz4",
+            Compression::Zstd => "zstd",
+        })
+    }
+}
+
+/// Magic of the xerial snappy stream (snappy-java's `SnappyOutputStream`).
+const XERIAL_MAGIC: &[u8; 8] = b"\x82SNAPPY\0";
+/// Magic, version and compatible-version fields.
+const XERIAL_HEADER_LEN: usize = 16;
+/// Input per xerial block: snappy-java's default block size.
+const XERIAL_BLOCK: usize = 32 * 1024;
+
+/// Decompresses `input` into `out` (cleared first), refusing output longer than `max`.
+pub(crate) fn decompress(
+    codec: Compression,
+    input: &[u8],
+    out: &mut Vec<u8>,
+    max: usize,
+) -> Result<(), DecodeError> {
+    out.clear();
+    let limit = Limit::new("decompressed batch length", max);
+    let failed = |reason: String| DecodeError::Decompress { codec, reason };
+    // One byte past the bound tells "exactly max" from "more than max".
+    let bound = u64::try_from(max).unwrap_or(u64::MAX).saturating_add(1);
+    let read = |mut reader: Box<dyn Read + '_>, out: &mut Vec<u8>| {
+        reader
+            .by_ref()
+            .take(bound)
+            .read_to_end(out)
+            .map_err(|e| failed(e.to_string()))
+    };
+    match codec {
+        Compression::None => out.extend_from_slice(input),
+        Compression::Gzip => {
+            read(Box::new(flate2::read::MultiGzDecoder::new(input)), out)?;
+        }
+        Compression::Lz4 => {
+            read(Box::new(lz4_flex::frame::FrameDecoder::new(input)), out)?;
+        }
+        Compression::Zstd => {
+            let mut decoder = zstd::stream::read::Decoder::with_buffer(input)
+                .map_err(|e| failed(e.to_string()))?;
+            // A frame's window is allocated up front; no window needs to exceed the output
+            // bound, so a hostile header cannot make zstd allocate past it either.
+            decoder
+                .window_log_max(zstd_window_log(max))
+                .map_err(|e| failed(e.to_string()))?;
+            read(Box::new(decoder), out)?;
+        }
+        Compression::Snappy => {
+            if let Some(blocks) = input.strip_prefix(XERIAL_MAGIC) {
+                let mut blocks = blocks
+                    .get(XERIAL_HEADER_LEN - XERIAL_MAGIC.len()..)
+                    .ok_or_else(|| failed("xerial header truncated".into()))?;
+                while !blocks.is_empty() {
+                    let (len, rest) = blocks
+                        .split_first_chunk::<4>()
+                        .ok_or_else(|| failed("xerial block length truncated".into()))?;
+                    let len = usize::try_from(u32::from_be_bytes(*len)).unwrap_or(usize::MAX);
+                    let block = rest
+                        .get(..len)
+                        .ok_or_else(|| failed("xerial block truncated".into()))?;
+                    snappy_block(block, out, limit, &failed)?;
+                    blocks = &rest[len..];
+                }
+            } else {
+                snappy_block(input, out, limit, &failed)?;
+            }
+        }
+    }
+    limit.check(out.len())?;
+    Ok(())
+}
+
+/// The window log to allow for an output bound of `max` bytes: the smallest covering it, but
+/// at least 2^23 (what levels up to 19 use when the producer did not declare the size, so
+/// a small bound never refuses an ordinary frame) and at most 2^27 (zstd's default limit).
+fn zstd_window_log(max: usize) -> u32 {
+    let log = usize::BITS - max.saturating_sub(1).leading_zeros();
+    log.clamp(23, 27)
+}
+
+/// Appends one raw snappy block, checking its declared length against what `limit` leaves.
+fn snappy_block(
+    block: &[u8],
+    out: &mut Vec<u8>,
+    limit: Limit,
+    failed: &impl Fn(String) -> DecodeError,
+) -> Result<(), DecodeError> {
+    let len = snap::raw::decompress_len(block).map_err(|e| failed(e.to_string()))?;
+    limit.check(out.len().saturating_add(len))?;
+    let start = out.len();
+    out.resize(start + len, 0);
+    let n = snap::raw::Decoder::new()
+        .decompress(block, &mut out[start..])
+        .map_err(|e| failed(e.to_string()))?;
+    out.truncate(start + n);
+    Ok(())
+}
+
+/// Appends `input` compressed with `codec` to `out`.
+pub(crate) fn compress(
+    codec: Compression,
+    input: &[u8],
+    out: &mut Vec<u8>,
+) -> Result<(), EncodeError> {
+    let failed = |e: std::io::Error| EncodeError::Compress {
+        codec,
+        reason: e.to_string(),
+    };
+    match codec {
+        Compression::None => out.extend_from_slice(input),
+        Compression::Gzip => {
+            let mut encoder = flate2::write::GzEncoder::new(out, flate2::Compression::default());
+            encoder.write_all(input).map_err(failed)?;
+            encoder.finish().map_err(failed)?;
+        }
+        Compression::Snappy => {
+            // Xerial framing, as Java producers write it: every consumer reads it.
+            out.extend_from_slice(XERIAL_MAGIC);
+            out.extend_from_slice(&1i32.to_be_bytes()); // version
+            out.extend_from_slice(&1i32.to_be_bytes()); // compatible version
+            let mut encoder = snap::raw::Encoder::new();
+            for chunk in input.chunks(XERIAL_BLOCK) {
+                let block = encoder
+                    .compress_vec(chunk)
+                    .map_err(|e| EncodeError::Compress {
+                        codec,
+                        reason: e.to_string(),
+                    })?;
+                let len =
+                    u32::try_from(block.len()).expect("a 32 KiB chunk compresses below 4 GiB");
+                out.extend_from_slice(&len.to_be_bytes());
+                out.extend_from_slice(&block);
+            }
+        }
+        Compression::Lz4 => {
+            // Independent 64 KiB blocks: the frame layout Kafka's Java LZ4 reader accepts.
+            let info = lz4_flex::frame::FrameInfo::new()
+                .block_size(lz4_flex::frame::BlockSize::Max64KB)
+                .block_mode(lz4_flex::frame::BlockMode::Independent);
+            let mut encoder = lz4_flex::frame::FrameEncoder::with_frame_info(info, out);
+            encoder.write_all(input).map_err(failed)?;
+            encoder.finish().map_err(|e| EncodeError::Compress {
+                codec,
+                reason: e.to_string(),
+            })?;
+        }
+        Compression::Zstd => {
+            let mut encoder = zstd::stream::write::Encoder::new(out, 0).map_err(failed)?;
+            encoder.write_all(input).map_err(failed)?;
+            encoder.finish().map_err(failed)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_codec_round_trips() {
+        let input: Vec<u8> = (0..100_000u32)
+            .flat_map(|i| (i % 251).to_le_bytes())
+            .collect();
+        for codec in Compression::ALL {
+            let mut packed = Vec::new();
+            compress(codec, &input, &mut packed).unwrap();
+            let mut out = Vec::new();
+            decompress(codec, &packed, &mut out, input.len()).unwrap();
+            assert_eq!(out, input, "{codec}");
+            if codec != Compression::None {
+                assert!(packed.len() < input.len() / 2, "{codec} compresses");
+            }
+            // One byte short of the output is a named limit, not an allocation.
+            let err = decompress(codec, &packed, &mut out, input.len() - 1).unwrap_err();
+            assert!(
+                matches!(err, DecodeError::Limit(l) if l.name == "decompressed batch length"),
+                "{codec}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn zstd_window_follows_the_bound() {
+        assert_eq!(zstd_window_log(1 << 24), 24);
+        assert_eq!(zstd_window_log((1 << 24) + 1), 25);
+        assert_eq!(zstd_window_log(0), 23);
+        assert_eq!(zstd_window_log(usize::MAX), 27);
+        // A frame compressed with a 2^24 window, decoded under a 1 MiB bound: refused before
+        // its window is allocated (2^23 allowed), as a typed error.
+        let input = vec![7u8; 1 << 24];
+        let mut encoder = zstd::bulk::Compressor::new(19).unwrap();
+        encoder
+            .set_parameter(zstd::zstd_safe::CParameter::WindowLog(24))
+            .unwrap();
+        let packed = encoder.compress(&input).unwrap();
+        let mut out = Vec::new();
+        let err = decompress(Compression::Zstd, &packed, &mut out, 1 << 20).unwrap_err();
+        assert!(
+            matches!(err, DecodeError::Decompress { .. } | DecodeError::Limit(_)),
+            "{err}"
+        );
+        decompress(Compression::Zstd, &packed, &mut out, 1 << 24).unwrap();
+        assert_eq!(out.len(), 1 << 24);
+    }
+
+    #[test]
+    fn raw_snappy_is_accepted() {
+        let input = b"raw snappy blocks, as librdkafka writes them".repeat(20);
+        let packed = snap::raw::Encoder::new().compress_vec(&input).unwrap();
+        let mut out = Vec::new();
+        decompress(Compression::Snappy, &packed, &mut out, 1 << 20).unwrap();
+        assert_eq!(out, input);
+    }
+
+    #[test]
+    fn garbage_is_a_typed_error() {
+        let mut out = Vec::new();
+        for codec in [
+            Compression::Gzip,
+            Compression::Snappy,
+            Compression::Lz4,
+            Compression::Zstd,
+        ] {
+            let err = decompress(
+                codec,
+                b"\x82SNAPPY\0\0\0\0\x01\0\0\0\x01\0\0\0\x09abc",
+                &mut out,
+                1 << 20,
+            );
+            assert!(
+                matches!(err, Err(DecodeError::Decompress { .. })),
+                "{codec}: {err:?}"
+            );
+        }
+        assert_eq!(
+            Compression::from_bits(5),
+            Err(DecodeError::UnknownCompression(5))
+        );
+    }
+}

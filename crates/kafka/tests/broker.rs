@@ -1,0 +1,806 @@
+//! Integration tests against a real Apache Kafka broker (KRaft, single node).
+//!
+//! `RINGWIRE_KAFKA_BOOTSTRAP=HOST:PORT` points them at a running broker; without it they start
+//! one with `scripts/kafka/broker.sh start` (Kafka from Maven Central: Java 17 and Maven needed;
+//! about 15 s the first time) and stop it at the end. `KAFKA_VERSION` picks the broker release.
+//! A plain `main` (not libtest) so the broker is stopped however the tests end.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use ringwire_io::{RingConfig, TransportConfig};
+use ringwire_kafka::api::create_topics::NewTopic;
+use ringwire_kafka::api::list_offsets::{EARLIEST, LATEST};
+use ringwire_kafka::api::produce::Acks;
+use ringwire_kafka::client::{ClientConfig, ClientError, Connection};
+use ringwire_kafka::record::{BatchEncoder, BatchOptions, Compression, Header, NewRecord, Record};
+use ringwire_kafka::{ApiKey, ErrorCode};
+
+fn script() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/kafka/broker.sh")
+}
+
+fn broker(action: &str) -> String {
+    broker_cmd(Command::new("bash").arg(script()).arg(action), action)
+}
+
+/// A broker of its own in `run_dir` (for the restart test, which must not restart a shared one).
+fn broker_in(run_dir: &Path, action: &str) -> String {
+    broker_cmd(
+        Command::new("bash")
+            .arg(script())
+            .arg(action)
+            .env("KAFKA_RUN_DIR", run_dir),
+        action,
+    )
+}
+
+fn broker_cmd(command: &mut Command, action: &str) -> String {
+    let out = command.output().expect("run scripts/kafka/broker.sh");
+    assert!(
+        out.status.success(),
+        "broker.sh {action} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+/// A topic name no earlier run used: the broker may outlive a test run.
+fn unique(prefix: &str) -> String {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!("{prefix}-{nanos}")
+}
+
+fn connect(bootstrap: &str) -> Connection {
+    Connection::connect(bootstrap, &ClientConfig::default()).expect("connect to the broker")
+}
+
+/// Creates `name` and waits until its partitions have a leader.
+fn create(conn: &mut Connection, name: &str, partitions: i32, configs: &[(&str, Option<&str>)]) {
+    conn.create_topic(NewTopic {
+        name,
+        num_partitions: partitions,
+        replication_factor: 1,
+        configs,
+    })
+    .expect("create topic");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let ready = conn
+            .metadata(Some(&[name]), |m| {
+                m.topics.iter().all(|t| {
+                    t.error_code == ErrorCode::NONE
+                        && t.partitions.len() == partitions as usize
+                        && t.partitions.iter().all(|p| p.leader_id >= 0)
+                })
+            })
+            .unwrap();
+        // Metadata can name a leader a moment before the leader serves the partition
+        // (ListOffsets then answers a retriable error such as NOT_LEADER_OR_FOLLOWER).
+        let serving = ready
+            && (0..partitions).all(|p| match conn.list_offset(name, p, LATEST) {
+                Ok(_) => true,
+                Err(ClientError::Kafka { code, .. }) if code.is_retriable() => false,
+                Err(e) => panic!("ListOffsets on new topic {name}: {e}"),
+            });
+        if serving {
+            return;
+        }
+        assert!(Instant::now() < deadline, "topic {name} never got leaders");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// An owned copy of a fetched record, to compare with what was produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Owned {
+    offset: i64,
+    timestamp: i64,
+    key: Option<Vec<u8>>,
+    value: Option<Vec<u8>>,
+    headers: Vec<(String, Option<Vec<u8>>)>,
+}
+
+impl Owned {
+    fn of(record: Record<'_>) -> Self {
+        Owned {
+            offset: record.offset,
+            timestamp: record.timestamp,
+            key: record.key.map(<[u8]>::to_vec),
+            value: record.value.map(<[u8]>::to_vec),
+            headers: record
+                .headers
+                .map(|h| (h.key.to_owned(), h.value.map(<[u8]>::to_vec)))
+                .collect(),
+        }
+    }
+}
+
+/// `n` records with varied keys, values (one null), headers (one with a null value).
+fn sample(n: usize, base_offset: i64, ts: i64) -> Vec<Owned> {
+    let owned: Vec<Owned> = (0..n)
+        .map(|i| Owned {
+            offset: base_offset + i as i64,
+            timestamp: ts + i as i64,
+            key: (i % 3 != 0).then(|| format!("key-{i}").into_bytes()),
+            value: (i != 1).then(|| format!("value {i} ").repeat(i % 7 + 1).into_bytes()),
+            headers: (0..i % 3)
+                .map(|h| (format!("h{h}"), (h != 1).then(|| vec![h as u8; h + 1])))
+                .collect(),
+        })
+        .collect();
+    owned
+}
+
+fn encode(records: &[NewRecord<'_>], compression: Compression) -> Vec<u8> {
+    let mut out = Vec::new();
+    let options = BatchOptions {
+        compression,
+        ..BatchOptions::default()
+    };
+    BatchEncoder::new()
+        .encode(&options, records, &mut out)
+        .unwrap();
+    out
+}
+
+/// Re-encodes `owned` (offsets ignored) with `compression`.
+fn encode_owned(owned: &[Owned], compression: Compression) -> Vec<u8> {
+    let header_sets: Vec<Vec<Header<'_>>> = owned
+        .iter()
+        .map(|o| {
+            o.headers
+                .iter()
+                .map(|(k, v)| Header {
+                    key: k,
+                    value: v.as_deref(),
+                })
+                .collect()
+        })
+        .collect();
+    let records: Vec<NewRecord<'_>> = owned
+        .iter()
+        .zip(&header_sets)
+        .map(|(o, headers)| NewRecord {
+            timestamp: o.timestamp,
+            key: o.key.as_deref(),
+            value: o.value.as_deref(),
+            headers,
+        })
+        .collect();
+    encode(&records, compression)
+}
+
+fn fetch_all(conn: &mut Connection, topic: &str, from: i64, want: usize) -> Vec<Owned> {
+    let mut got = Vec::new();
+    let mut offset = from;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while got.len() < want {
+        assert!(
+            Instant::now() < deadline,
+            "only {} of {want} records",
+            got.len()
+        );
+        let walked = conn
+            .fetch(topic, 0, offset, 1 << 20, 500, |r| got.push(Owned::of(r)))
+            .unwrap();
+        offset = walked.next_offset;
+    }
+    got
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+}
+
+// ---- the tests ----
+
+fn negotiation(bootstrap: &str) {
+    let conn = connect(bootstrap);
+    for key in ApiKey::ALL {
+        let broker = conn
+            .broker_versions()
+            .api_keys
+            .iter()
+            .find(|r| r.api_key == key.code())
+            .unwrap_or_else(|| panic!("broker does not serve {key}"));
+        let ours = key.versions();
+        let want = broker.max_version.min(*ours.end());
+        assert!(want >= broker.min_version.max(*ours.start()), "{key}");
+        assert_eq!(conn.versions().version(key), Some(want), "{key}");
+    }
+    println!(
+        "    negotiated: {:?}",
+        ApiKey::ALL.map(|k| (k, conn.versions().version(k).unwrap()))
+    );
+}
+
+fn create_topics_and_metadata(bootstrap: &str) {
+    let mut conn = connect(bootstrap);
+    let name = unique("meta");
+    create(&mut conn, &name, 3, &[("retention.ms", Some("600000"))]);
+    let again = conn.create_topic(NewTopic {
+        name: &name,
+        num_partitions: 3,
+        replication_factor: 1,
+        configs: &[],
+    });
+    assert!(
+        matches!(
+            again,
+            Err(ClientError::Kafka {
+                code: ErrorCode::TOPIC_ALREADY_EXISTS,
+                ..
+            })
+        ),
+        "{again:?}"
+    );
+    let port: i32 = bootstrap.rsplit(':').next().unwrap().parse().unwrap();
+    conn.metadata(Some(&[&name]), |m| {
+        assert_eq!(m.brokers.len(), 1);
+        assert_eq!((m.brokers[0].host, m.brokers[0].port), ("127.0.0.1", port));
+        assert!(m.cluster_id.is_some_and(|id| id.len() == 22));
+        let topic = &m.topics[0];
+        assert_eq!(topic.name, Some(name.as_str()));
+        assert_ne!(topic.topic_id, [0; 16]);
+        let mut indexes: Vec<i32> = topic.partitions.iter().map(|p| p.partition_index).collect();
+        indexes.sort_unstable();
+        assert_eq!(indexes, [0, 1, 2]);
+        for p in &topic.partitions {
+            assert_eq!(p.leader_id, m.brokers[0].node_id);
+            assert_eq!(p.isr_nodes, [p.leader_id]);
+        }
+    })
+    .unwrap();
+    let unknown = unique("absent");
+    conn.metadata(Some(&[&unknown]), |m| {
+        assert_eq!(
+            m.topics[0].error_code,
+            ErrorCode::UNKNOWN_TOPIC_OR_PARTITION
+        );
+    })
+    .unwrap();
+}
+
+fn produce_and_fetch_every_codec_and_ack(bootstrap: &str) {
+    let mut conn = connect(bootstrap);
+    let topic = unique("codecs");
+    create(&mut conn, &topic, 1, &[]);
+    let mut expected = Vec::new();
+    let mut next = 0;
+    for codec in Compression::ALL {
+        for acks in [Acks::Leader, Acks::All, Acks::None] {
+            let mut owned = sample(25, next, now_ms());
+            let batch = encode_owned(&owned, codec);
+            let base = conn.produce(&topic, 0, &batch, acks).unwrap();
+            match acks {
+                Acks::None => assert_eq!(base, None),
+                _ => assert_eq!(base, Some(next), "{codec} {acks:?}"),
+            }
+            // Same connection, so the broker has handled the acks=0 produce before this.
+            let latest = conn.list_offset(&topic, 0, LATEST).unwrap();
+            assert_eq!(latest, next + 25, "{codec} {acks:?}");
+            for (i, o) in owned.iter_mut().enumerate() {
+                o.offset = next + i as i64;
+            }
+            next += 25;
+            expected.extend(owned);
+        }
+    }
+    let got = fetch_all(&mut conn, &topic, 0, expected.len());
+    assert_eq!(got.len(), expected.len());
+    for (g, e) in got.iter().zip(&expected) {
+        assert_eq!(g, e);
+    }
+}
+
+fn fetch_from_the_middle_of_a_compressed_batch(bootstrap: &str) {
+    let mut conn = connect(bootstrap);
+    let topic = unique("middle");
+    create(&mut conn, &topic, 1, &[]);
+    let owned = sample(10, 0, now_ms());
+    for codec in [Compression::Gzip, Compression::None] {
+        let base = conn
+            .produce(&topic, 0, &encode_owned(&owned, codec), Acks::Leader)
+            .unwrap()
+            .unwrap();
+        let mut got = Vec::new();
+        let walked = conn
+            .fetch(&topic, 0, base + 6, 1 << 20, 100, |r| {
+                got.push(Owned::of(r))
+            })
+            .unwrap();
+        assert_eq!(walked.records, 4, "{codec}");
+        assert_eq!(walked.next_offset, base + 10, "{codec}");
+        assert_eq!(walked.partial_tail, 0, "{codec}");
+        let offsets: Vec<i64> = got.iter().map(|o| o.offset).collect();
+        assert_eq!(offsets, [base + 6, base + 7, base + 8, base + 9], "{codec}");
+        assert_eq!(got[0].value, owned[6].value);
+    }
+}
+
+fn list_offsets_earliest_and_latest(bootstrap: &str) {
+    let mut conn = connect(bootstrap);
+    let topic = unique("offsets");
+    create(&mut conn, &topic, 1, &[]);
+    assert_eq!(conn.list_offset(&topic, 0, EARLIEST).unwrap(), 0);
+    assert_eq!(conn.list_offset(&topic, 0, LATEST).unwrap(), 0);
+    for _ in 0..3 {
+        let owned = sample(7, 0, now_ms());
+        conn.produce(
+            &topic,
+            0,
+            &encode_owned(&owned, Compression::Lz4),
+            Acks::All,
+        )
+        .unwrap();
+    }
+    assert_eq!(conn.list_offset(&topic, 0, EARLIEST).unwrap(), 0);
+    assert_eq!(conn.list_offset(&topic, 0, LATEST).unwrap(), 21);
+    let missing = conn.list_offset(&topic, 5, LATEST);
+    assert!(
+        matches!(missing, Err(ClientError::Kafka { code, .. }) if code.is_retriable()),
+        "{missing:?}"
+    );
+}
+
+fn fetch_larger_than_the_ring(bootstrap: &str) {
+    let mut conn = connect(bootstrap);
+    let topic = unique("large");
+    create(
+        &mut conn,
+        &topic,
+        1,
+        &[("max.message.bytes", Some("4194304"))],
+    );
+    // One 1.5 MiB record: the broker returns the first batch whole, whatever max_bytes says.
+    let value = vec![0x5a; 3 << 19];
+    let batch = encode(
+        &[NewRecord {
+            timestamp: now_ms(),
+            key: None,
+            value: Some(&value),
+            headers: &[],
+        }],
+        Compression::None,
+    );
+    conn.produce(&topic, 0, &batch, Acks::Leader).unwrap();
+
+    let small = |max: usize| ClientConfig {
+        transport: TransportConfig {
+            rx: RingConfig::with_capacity(64 * 1024).max_capacity(max),
+            tx: RingConfig::with_capacity(64 * 1024).max_capacity(max),
+        },
+        ..ClientConfig::default()
+    };
+    let mut growing = Connection::connect(bootstrap, &small(4 << 20)).unwrap();
+    assert_eq!(growing.transport().rx.ring().capacity(), 64 * 1024);
+    let mut len = 0;
+    let walked = growing
+        .fetch(&topic, 0, 0, 64 * 1024, 100, |r| {
+            len = r.value.unwrap().len();
+            assert!(r.value.unwrap().iter().all(|&b| b == 0x5a));
+        })
+        .unwrap();
+    assert_eq!((walked.records, len), (1, value.len()));
+    assert!(growing.transport().rx.ring().capacity() >= value.len());
+
+    let mut bounded = Connection::connect(bootstrap, &small(256 * 1024)).unwrap();
+    let err = bounded
+        .fetch(&topic, 0, 0, 64 * 1024, 100, |_| panic!("no record fits"))
+        .unwrap_err();
+    assert!(
+        matches!(err, ClientError::ResponseTooLarge { max, requested } if max == 256 * 1024 && requested > value.len()),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("max_capacity"), "{err}");
+}
+
+fn pipelined_requests_keep_their_order(bootstrap: &str) {
+    let mut conn = connect(bootstrap);
+    let topic = unique("pipeline");
+    create(&mut conn, &topic, 1, &[]);
+    let owned = sample(3, 0, now_ms());
+    let batch = encode_owned(&owned, Compression::Zstd);
+    let partitions = [ringwire_kafka::api::produce::ProducePartition {
+        index: 0,
+        records: &batch,
+    }];
+    let request = ringwire_kafka::api::produce::ProduceRequest {
+        transactional_id: None,
+        acks: Acks::Leader,
+        timeout_ms: 10_000,
+        topics: &[ringwire_kafka::api::produce::ProduceTopic {
+            name: &topic,
+            partitions: &partitions,
+        }],
+    };
+    let sent: Vec<i32> = (0..20)
+        .map(|_| conn.send(&request).unwrap().correlation_id)
+        .collect();
+    conn.flush().unwrap();
+    assert_eq!(conn.in_flight(), 20);
+    for (i, id) in sent.iter().enumerate() {
+        let base = conn
+            .recv(|frame| {
+                assert_eq!(frame.correlation_id, *id);
+                let response =
+                    frame.decode::<ringwire_kafka::api::produce::ProduceResponse<'_>>()?;
+                Ok(response.topics[0].partitions[0].base_offset)
+            })
+            .unwrap();
+        assert_eq!(base, 3 * i as i64);
+    }
+    assert_eq!(conn.in_flight(), 0);
+}
+
+/// kcat (librdkafka), an implementation no one here wrote, or `None` with a note when missing.
+fn kcat() -> Option<&'static str> {
+    let found = Command::new("kcat")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        println!("    skipped: kcat is not installed (apt-get install kcat)");
+    }
+    found.then_some("kcat")
+}
+
+fn kcat_run(args: &[&str], stdin: Option<&str>) -> String {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new("kcat")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn kcat");
+    let mut input = child.stdin.take().unwrap();
+    if let Some(text) = stdin {
+        input.write_all(text.as_bytes()).unwrap();
+    }
+    drop(input);
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "kcat {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn ringwire_produces_kcat_consumes(bootstrap: &str) {
+    let Some(_) = kcat() else { return };
+    let mut conn = connect(bootstrap);
+    let topic = unique("to-kcat");
+    create(&mut conn, &topic, 1, &[]);
+    let mut want = String::new();
+    let mut offset = 0;
+    for codec in Compression::ALL {
+        let owned: Vec<Owned> = (0..5)
+            .map(|i| Owned {
+                offset: offset + i,
+                timestamp: 1_700_000_000_000 + i,
+                key: (i != 0).then(|| format!("k{i}").into_bytes()),
+                value: (i != 1).then(|| format!("{codec} value {i}").into_bytes()),
+                headers: (0..i % 3)
+                    .map(|h| (format!("h{h}"), Some(format!("x{i}{h}").into_bytes())))
+                    .collect(),
+            })
+            .collect();
+        conn.produce(&topic, 0, &encode_owned(&owned, codec), Acks::All)
+            .unwrap();
+        for o in &owned {
+            let text = |b: &Option<Vec<u8>>| {
+                b.as_ref()
+                    .map_or("NULL".to_owned(), |b| String::from_utf8(b.clone()).unwrap())
+            };
+            let headers: Vec<String> = o
+                .headers
+                .iter()
+                .map(|(k, v)| format!("{k}={}", text(v)))
+                .collect();
+            want += &format!(
+                "{}|{}|{}|{}|{}\n",
+                o.offset,
+                o.timestamp,
+                text(&o.key),
+                text(&o.value),
+                headers.join(",")
+            );
+        }
+        offset += 5;
+    }
+    let got = kcat_run(
+        &[
+            "-b",
+            bootstrap,
+            "-C",
+            "-t",
+            &topic,
+            "-p",
+            "0",
+            "-o",
+            "beginning",
+            "-e",
+            "-Z",
+            "-q",
+            "-f",
+            "%o|%T|%k|%s|%h\n",
+        ],
+        None,
+    );
+    assert_eq!(got, want);
+}
+
+fn kcat_produces_ringwire_consumes(bootstrap: &str) {
+    let Some(_) = kcat() else { return };
+    let mut conn = connect(bootstrap);
+    let topic = unique("from-kcat");
+    create(&mut conn, &topic, 1, &[]);
+    let mut want = Vec::new();
+    for codec in ["none", "gzip", "snappy", "lz4", "zstd"] {
+        let lines: Vec<(String, String)> = (0..50)
+            .map(|i| {
+                (
+                    format!("{codec}-key-{i}"),
+                    format!("{codec} value {i} ").repeat(i % 9 + 1),
+                )
+            })
+            .collect();
+        let input: String = lines.iter().map(|(k, v)| format!("{k}\t{v}\n")).collect();
+        kcat_run(
+            &[
+                "-b",
+                bootstrap,
+                "-P",
+                "-t",
+                &topic,
+                "-p",
+                "0",
+                "-K",
+                "\t",
+                "-z",
+                codec,
+                "-H",
+                "codec=",
+                "-H",
+                &format!("name={codec}"),
+                "-q",
+            ],
+            Some(&input),
+        );
+        want.extend(lines);
+    }
+    let got = fetch_all(&mut conn, &topic, 0, want.len());
+    assert_eq!(got.len(), want.len());
+    for (i, (g, (k, v))) in got.iter().zip(&want).enumerate() {
+        assert_eq!(g.offset, i as i64);
+        assert_eq!(g.key.as_deref(), Some(k.as_bytes()));
+        assert_eq!(g.value.as_deref(), Some(v.as_bytes()));
+        let codec = k.split('-').next().unwrap();
+        assert_eq!(
+            g.headers,
+            [
+                ("codec".to_owned(), Some(Vec::new())),
+                ("name".to_owned(), Some(codec.as_bytes().to_vec()))
+            ]
+        );
+    }
+}
+
+fn ten_megabyte_batch_round_trips(bootstrap: &str) {
+    let mut conn = connect(bootstrap);
+    let topic = unique("ten-mb");
+    create(
+        &mut conn,
+        &topic,
+        1,
+        &[("max.message.bytes", Some("16777216"))],
+    );
+    // 10 MiB over 640 records of 16 KiB, each value distinct so a misplaced byte shows.
+    let values: Vec<Vec<u8>> = (0..640u32)
+        .map(|i| (0..16 * 1024u32).map(|j| (i * 31 + j) as u8).collect())
+        .collect();
+    let records: Vec<NewRecord<'_>> = values
+        .iter()
+        .map(|v| NewRecord {
+            timestamp: now_ms(),
+            key: Some(&v[..8]),
+            value: Some(v),
+            headers: &[],
+        })
+        .collect();
+    for codec in [Compression::None, Compression::Zstd] {
+        let batch = encode(&records, codec);
+        let base = conn.produce(&topic, 0, &batch, Acks::All).unwrap().unwrap();
+        let mut got = 0;
+        let walked = conn
+            .fetch(&topic, 0, base, 16 << 20, 1000, |r| {
+                let i = (r.offset - base) as usize;
+                assert_eq!(r.value, Some(&values[i][..]), "{codec} record {i}");
+                got += 1;
+            })
+            .unwrap();
+        assert_eq!((got, walked.next_offset), (640, base + 640), "{codec}");
+    }
+}
+
+/// Stops a private broker and removes its directory however the test ends.
+struct PrivateBroker(PathBuf);
+
+impl Drop for PrivateBroker {
+    fn drop(&mut self) {
+        broker_in(&self.0, "stop");
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn restart_mid_produce_loses_no_acknowledged_record(_shared: &str) {
+    let dir = std::env::temp_dir().join(unique("ringwire-kafka-restart"));
+    let private = PrivateBroker(dir);
+    let addr = broker_in(&private.0, "start");
+    let mut conn = Some(connect(&addr));
+    let topic = unique("restart");
+    create(conn.as_mut().unwrap(), &topic, 1, &[]);
+
+    let restart_dir = private.0.clone();
+    let restarter = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        broker_in(&restart_dir, "restart")
+    });
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let (mut acked, mut failures, mut i) = (Vec::new(), 0, 0u32);
+    let mut acked_after_restart = 0;
+    while !(restarter.is_finished() && acked_after_restart >= 20) {
+        assert!(Instant::now() < deadline, "no progress after the restart");
+        let value = format!("record {i}").into_bytes();
+        let batch = encode(
+            &[NewRecord {
+                timestamp: now_ms(),
+                key: None,
+                value: Some(&value),
+                headers: &[],
+            }],
+            Compression::Lz4,
+        );
+        let Some(c) = conn.as_mut() else {
+            std::thread::sleep(Duration::from_millis(100));
+            conn = Connection::connect(&addr, &ClientConfig::default()).ok();
+            continue;
+        };
+        match c.produce(&topic, 0, &batch, Acks::All) {
+            Ok(Some(offset)) => {
+                acked.push((offset, value));
+                i += 1;
+                if restarter.is_finished() {
+                    acked_after_restart += 1;
+                }
+            }
+            // Not acknowledged: the same record is sent again on a fresh connection.
+            Ok(None) | Err(_) => {
+                failures += 1;
+                conn = None;
+            }
+        }
+    }
+    assert_eq!(restarter.join().unwrap(), addr);
+    assert!(failures > 0, "the restart never interrupted a produce");
+
+    let mut conn = connect(&addr);
+    let end = conn.list_offset(&topic, 0, LATEST).unwrap();
+    let log = fetch_all(&mut conn, &topic, 0, end as usize);
+    for (offset, value) in &acked {
+        let stored = &log[*offset as usize];
+        assert_eq!(stored.offset, *offset);
+        assert_eq!(
+            stored.value.as_ref(),
+            Some(value),
+            "acknowledged offset {offset}"
+        );
+    }
+    println!(
+        "    {} records acknowledged, {failures} produce attempts failed across the restart",
+        acked.len()
+    );
+}
+
+type Test = (&'static str, fn(&str));
+
+const TESTS: &[Test] = &[
+    ("negotiation", negotiation),
+    ("create_topics_and_metadata", create_topics_and_metadata),
+    (
+        "produce_and_fetch_every_codec_and_ack",
+        produce_and_fetch_every_codec_and_ack,
+    ),
+    (
+        "fetch_from_the_middle_of_a_compressed_batch",
+        fetch_from_the_middle_of_a_compressed_batch,
+    ),
+    (
+        "list_offsets_earliest_and_latest",
+        list_offsets_earliest_and_latest,
+    ),
+    ("fetch_larger_than_the_ring", fetch_larger_than_the_ring),
+    (
+        "pipelined_requests_keep_their_order",
+        pipelined_requests_keep_their_order,
+    ),
+    (
+        "ten_megabyte_batch_round_trips",
+        ten_megabyte_batch_round_trips,
+    ),
+    (
+        "restart_mid_produce_loses_no_acknowledged_record",
+        restart_mid_produce_loses_no_acknowledged_record,
+    ),
+    (
+        "ringwire_produces_kcat_consumes",
+        ringwire_produces_kcat_consumes,
+    ),
+    (
+        "kcat_produces_ringwire_consumes",
+        kcat_produces_ringwire_consumes,
+    ),
+];
+
+fn main() {
+    // `cargo test -- NAME` runs the tests whose names contain NAME; libtest flags are ignored.
+    let filter: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let selected: Vec<&Test> = TESTS
+        .iter()
+        .filter(|(name, _)| filter.is_empty() || filter.iter().any(|f| name.contains(f.as_str())))
+        .collect();
+    if selected.is_empty() {
+        return;
+    }
+    let (bootstrap, started) = match std::env::var("RINGWIRE_KAFKA_BOOTSTRAP") {
+        Ok(addr) => (addr, false),
+        Err(_) => {
+            // A broker someone else started (a previous run, `.ci/run`) is reused and left running.
+            let running = Command::new("bash")
+                .arg(script())
+                .arg("status")
+                .output()
+                .is_ok_and(|out| out.status.success());
+            println!(
+                "RINGWIRE_KAFKA_BOOTSTRAP unset: starting a broker with scripts/kafka/broker.sh"
+            );
+            (broker("start"), !running)
+        }
+    };
+    println!(
+        "running {} tests against Kafka at {bootstrap}",
+        selected.len()
+    );
+    let mut failed = Vec::new();
+    for (name, test) in selected {
+        let start = Instant::now();
+        let outcome = catch_unwind(AssertUnwindSafe(|| test(&bootstrap)));
+        let verdict = if outcome.is_ok() { "ok" } else { "FAILED" };
+        println!("test {name} ... {verdict} ({:.1?})", start.elapsed());
+        if outcome.is_err() {
+            failed.push(*name);
+        }
+    }
+    if started {
+        broker("stop");
+    }
+    if !failed.is_empty() {
+        eprintln!("failed: {failed:?}");
+        std::process::exit(1);
+    }
+}

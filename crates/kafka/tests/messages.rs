@@ -1,0 +1,698 @@
+//! Requests and responses against an independent implementation (the `kafka-protocol` crate)
+//! at every version this crate implements, fixed byte vectors for the headers and flexible
+//! encodings, and every truncation of every response.
+
+use bytes::{Bytes, BytesMut};
+use kafka_protocol::messages as kp;
+use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, StrBytes};
+use ringwire_kafka::api::api_versions::{ApiVersionsRequest, ApiVersionsResponse};
+use ringwire_kafka::api::create_topics::{CreateTopicsRequest, CreateTopicsResponse, NewTopic};
+use ringwire_kafka::api::fetch::{FetchPartition, FetchRequest, FetchResponse, FetchTopic};
+use ringwire_kafka::api::list_offsets::{
+    ListOffsetsPartition, ListOffsetsRequest, ListOffsetsResponse, ListOffsetsTopic,
+};
+use ringwire_kafka::api::metadata::{MetadataRequest, MetadataResponse};
+use ringwire_kafka::api::produce::{
+    Acks, ProducePartition, ProduceRequest, ProduceResponse, ProduceTopic,
+};
+use ringwire_kafka::codec::Reader;
+use ringwire_kafka::{
+    ApiKey, Correlator, DecodeError, EncodeError, ErrorCode, Limits, Request, Response,
+};
+use ringwire_wire::Status;
+
+fn s(v: &str) -> StrBytes {
+    StrBytes::from_string(v.to_owned())
+}
+
+fn topic(v: &str) -> kp::TopicName {
+    kp::TopicName(s(v))
+}
+
+/// Encodes `request` with a fresh correlator, then decodes header and body with kafka-protocol.
+fn round_trip_request<Q: Request, K: Decodable + HeaderVersion>(
+    request: &Q,
+    version: i16,
+) -> (kp::RequestHeader, K) {
+    let mut correlator = Correlator::new(Some("ringwire-test"), &Limits::default());
+    let len = correlator.request_len(request, version).unwrap();
+    let mut out = vec![0; len];
+    let sent = correlator.encode(request, version, &mut out).unwrap();
+    assert_eq!(sent.len, len);
+    let size = i32::from_be_bytes(out[..4].try_into().unwrap());
+    assert_eq!(size as usize, len - 4);
+    let mut buf = Bytes::copy_from_slice(&out[4..]);
+    let header = kp::RequestHeader::decode(&mut buf, K::header_version(version)).unwrap();
+    assert_eq!(header.request_api_key, Q::API_KEY.code());
+    assert_eq!(header.request_api_version, version);
+    assert_eq!(header.correlation_id, sent.correlation_id);
+    assert_eq!(header.client_id.as_deref(), Some("ringwire-test"));
+    let body = K::decode(&mut buf, version).unwrap();
+    assert!(buf.is_empty(), "{} bytes left after the body", buf.len());
+    (header, body)
+}
+
+/// Encodes `response` with kafka-protocol at `version`.
+fn encode_response<K: Encodable>(response: &K, version: i16) -> Vec<u8> {
+    let mut buf = BytesMut::new();
+    response.encode(&mut buf, version).unwrap();
+    buf.to_vec()
+}
+
+/// Decodes `body` as `R`, then checks every strict prefix is a typed error.
+fn decode_response<'a, R: Response<'a>>(body: &'a [u8], version: i16) -> R {
+    let flexible = R::API_KEY.is_flexible(version);
+    for cut in 0..body.len() {
+        let mut r = Reader::new(&body[..cut], flexible);
+        match R::decode(&mut r, version) {
+            Err(DecodeError::Truncated { .. } | DecodeError::Limit(_)) => {}
+            Err(e) => panic!("{:?} v{version} cut at {cut}: {e}", R::API_KEY),
+            Ok(_) => panic!(
+                "{:?} v{version} decoded from {cut} of {} bytes",
+                R::API_KEY,
+                body.len()
+            ),
+        }
+    }
+    R::decode(&mut Reader::new(body, flexible), version).unwrap()
+}
+
+#[test]
+fn header_byte_vectors() {
+    let mut c = Correlator::new(Some("ab"), &Limits::default());
+    let request = MetadataRequest::default();
+    // v12, flexible: header v2 (client id stays a classic string, then an empty tag section),
+    // a compact null array (0), two booleans, an empty tag section.
+    let mut out = vec![0; 21];
+    c.encode(&request, 12, &mut out).unwrap();
+    assert_eq!(
+        out,
+        [0, 0, 0, 17, 0, 3, 0, 12, 0, 0, 0, 0, 0, 2, b'a', b'b', 0, 0, 0, 0, 0]
+    );
+    // v8, classic: header v1, the null array as int32 -1, three booleans.
+    let mut out = vec![0; 23];
+    c.encode(&request, 8, &mut out).unwrap();
+    assert_eq!(
+        out,
+        [0, 0, 0, 19, 0, 3, 0, 8, 0, 0, 0, 1, 0, 2, b'a', b'b', 0xff, 0xff, 0xff, 0xff, 0, 0, 0]
+    );
+    // A null client id.
+    let mut c = Correlator::new(None, &Limits::default());
+    let mut out = vec![0; 14];
+    c.encode(&ApiVersionsRequest::default(), 0, &mut out)
+        .unwrap();
+    assert_eq!(out, [0, 0, 0, 10, 0, 18, 0, 0, 0, 0, 0, 0, 0xff, 0xff]);
+}
+
+#[test]
+fn compact_encodings_byte_vectors() {
+    let names = ["t"];
+    let request = MetadataRequest {
+        topics: Some(&names),
+        allow_auto_topic_creation: true,
+    };
+    let mut c = Correlator::new(Some(""), &Limits::default());
+    let len = c.request_len(&request, 12).unwrap();
+    let mut out = vec![0; len];
+    c.encode(&request, 12, &mut out).unwrap();
+    // After the 15-byte header: array of 1 (2), uuid (16 zeros), compact "t" (2, 't'), tags,
+    // allow_auto (1), include_topic_authorized_operations (0), tags.
+    let mut want = vec![2];
+    want.extend([0; 16]);
+    want.extend([2, b't', 0, 1, 0, 0]);
+    assert_eq!(&out[15..], want);
+}
+
+#[test]
+fn encode_errors_are_typed() {
+    let mut c = Correlator::new(None, &Limits::default());
+    let request = MetadataRequest::default();
+    assert_eq!(
+        c.encode(&request, 3, &mut [0; 64]),
+        Err(EncodeError::UnsupportedVersion {
+            api_key: 3,
+            version: 3
+        })
+    );
+    assert_eq!(
+        c.encode(&request, 12, &mut [0; 5]),
+        Err(EncodeError::BufferTooSmall { need: 19 })
+    );
+    let long = "x".repeat(40_000);
+    let names = [long.as_str()];
+    let request = MetadataRequest {
+        topics: Some(&names),
+        allow_auto_topic_creation: false,
+    };
+    assert!(matches!(
+        c.request_len(&request, 8),
+        Err(EncodeError::TooLong { len: 40_000, .. })
+    ));
+    // The compact form has no such bound.
+    assert!(c.request_len(&request, 12).is_ok());
+    assert_eq!(c.in_flight(), 0, "failed encodes queue nothing");
+}
+
+/// A response frame: size, correlation id, optional header tags, body.
+fn frame(correlation_id: i32, header_tags: Option<&[u8]>, body: &[u8]) -> Vec<u8> {
+    let mut inner = correlation_id.to_be_bytes().to_vec();
+    if let Some(tags) = header_tags {
+        inner.extend_from_slice(tags);
+    }
+    inner.extend_from_slice(body);
+    let mut out = (inner.len() as u32).to_be_bytes().to_vec();
+    out.extend(inner);
+    out
+}
+
+#[test]
+fn response_headers_follow_the_request_queue() {
+    let mut c = Correlator::new(None, &Limits::default());
+    let mut buf = [0; 256];
+    c.encode(&ApiVersionsRequest::default(), 3, &mut buf)
+        .unwrap();
+    let fetch = FetchRequest {
+        max_wait_ms: 0,
+        min_bytes: 1,
+        max_bytes: 1,
+        isolation_level: 0,
+        topics: &[],
+    };
+    c.encode(&fetch, 12, &mut buf).unwrap();
+    c.encode(&fetch, 11, &mut buf).unwrap();
+    let produce = ProduceRequest {
+        transactional_id: None,
+        acks: Acks::None,
+        timeout_ms: 0,
+        topics: &[],
+    };
+    let sent = c.encode(&produce, 9, &mut buf).unwrap();
+    assert!(!sent.expects_response);
+    assert_eq!(c.in_flight(), 3, "acks=0 is never queued");
+
+    // ApiVersions v3: header v0 (no tag section), whatever the body version.
+    let mut stream = frame(0, None, b"body0");
+    // Fetch v12: header v1 with one tagged field (tag 7, 2 bytes) to skip.
+    stream.extend(frame(1, Some(&[1, 7, 2, 0xaa, 0xbb]), b"body1"));
+    // Fetch v11: header v0.
+    stream.extend(frame(2, None, b"body2"));
+    let mut at = 0;
+    for (id, key, body) in [
+        (0, ApiKey::ApiVersions, b"body0"),
+        (1, ApiKey::Fetch, b"body1"),
+        (2, ApiKey::Fetch, b"body2"),
+    ] {
+        // Every prefix of the frame is Partial, never an error or a dequeue.
+        let end = at + 4 + u32::from_be_bytes(stream[at..at + 4].try_into().unwrap()) as usize;
+        for cut in at..end {
+            assert!(matches!(
+                c.parse_response(&stream[at..cut]),
+                Ok(Status::Partial { .. })
+            ));
+        }
+        let Ok(Status::Complete(f, n)) = c.parse_response(&stream[at..]) else {
+            panic!("frame {id}");
+        };
+        assert_eq!((f.correlation_id, f.api_key, f.body), (id, key, &body[..]));
+        assert_eq!(n, end - at);
+        at = end;
+    }
+    assert_eq!(c.in_flight(), 0);
+    assert_eq!(
+        c.parse_response(&frame(3, None, b"")),
+        Err(DecodeError::UnexpectedResponse { correlation_id: 3 })
+    );
+}
+
+#[test]
+fn framing_errors_are_typed() {
+    let limits = Limits {
+        max_response_len: 16,
+        ..Limits::default()
+    };
+    let mut c = Correlator::new(None, &limits);
+    let mut buf = [0; 64];
+    c.encode(&ApiVersionsRequest::default(), 0, &mut buf)
+        .unwrap();
+    assert!(matches!(
+        c.parse_response(&[0, 0, 0, 17]),
+        Err(DecodeError::Limit(l)) if l.name == "frame length" && l.len == 17
+    ));
+    assert_eq!(
+        c.parse_response(&frame(9, None, b"")),
+        Err(DecodeError::CorrelationMismatch {
+            expected: 0,
+            got: 9
+        })
+    );
+    // A frame too short for its correlation id.
+    assert!(matches!(
+        c.parse_response(&[0, 0, 0, 2, 0, 0]),
+        Err(DecodeError::Truncated { .. })
+    ));
+    assert_eq!(c.in_flight(), 1, "errors dequeue nothing");
+    // Decoding a frame as another API's response.
+    let bytes = frame(0, None, &[0, 0, 0, 0, 0, 0]);
+    let Ok(Status::Complete(f, _)) = c.parse_response(&bytes) else {
+        panic!()
+    };
+    assert_eq!(
+        f.decode::<MetadataResponse<'_>>(),
+        Err(DecodeError::WrongApi {
+            request: 18,
+            decoded_as: 3
+        })
+    );
+    assert_eq!(f.decode::<ApiVersionsResponse>().unwrap().api_keys, []);
+}
+
+#[test]
+fn api_versions_against_kafka_protocol() {
+    for version in ApiKey::ApiVersions.versions() {
+        let (_, req) = round_trip_request::<_, kp::ApiVersionsRequest>(
+            &ApiVersionsRequest::default(),
+            version,
+        );
+        if version >= 3 {
+            assert_eq!(req.client_software_name.as_str(), "ringwire-kafka");
+        }
+        let mut resp = kp::ApiVersionsResponse::default();
+        resp.error_code = 0;
+        resp.throttle_time_ms = if version >= 1 { 7 } else { 0 };
+        resp.api_keys = (0..3)
+            .map(|k| {
+                let mut v = kp::api_versions_response::ApiVersion::default();
+                v.api_key = k;
+                v.min_version = k;
+                v.max_version = k + 4;
+                v
+            })
+            .collect();
+        let body = encode_response(&resp, version);
+        let ours: ApiVersionsResponse = decode_response(&body, version);
+        assert_eq!(ours.throttle_time_ms, resp.throttle_time_ms);
+        let ranges: Vec<_> = ours
+            .api_keys
+            .iter()
+            .map(|r| (r.api_key, r.min_version, r.max_version))
+            .collect();
+        assert_eq!(ranges, [(0, 0, 4), (1, 1, 5), (2, 2, 6)]);
+    }
+}
+
+#[test]
+fn metadata_against_kafka_protocol() {
+    for version in ApiKey::Metadata.versions() {
+        let names = ["alpha", "beta"];
+        let request = MetadataRequest {
+            topics: Some(&names),
+            allow_auto_topic_creation: true,
+        };
+        let (_, req) = round_trip_request::<_, kp::MetadataRequest>(&request, version);
+        let got: Vec<_> = req
+            .topics
+            .unwrap()
+            .iter()
+            .map(|t| t.name.as_ref().unwrap().0.to_string())
+            .collect();
+        assert_eq!(got, names);
+        assert!(req.allow_auto_topic_creation);
+
+        let mut resp = kp::MetadataResponse::default();
+        resp.throttle_time_ms = 3;
+        let mut broker = kp::metadata_response::MetadataResponseBroker::default();
+        broker.node_id = kp::BrokerId(4);
+        broker.host = s("broker.example");
+        broker.port = 9092;
+        broker.rack = Some(s("r1"));
+        resp.brokers = vec![broker];
+        resp.cluster_id = Some(s("cluster"));
+        resp.controller_id = kp::BrokerId(4);
+        let mut t = kp::metadata_response::MetadataResponseTopic::default();
+        t.error_code = 0;
+        t.name = Some(topic("alpha"));
+        if version >= 10 {
+            t.topic_id = uuid::Uuid::from_bytes([9; 16]);
+        }
+        let mut p = kp::metadata_response::MetadataResponsePartition::default();
+        p.partition_index = 2;
+        p.leader_id = kp::BrokerId(4);
+        p.leader_epoch = if version >= 7 { 5 } else { -1 };
+        p.replica_nodes = vec![kp::BrokerId(4), kp::BrokerId(5)];
+        p.isr_nodes = vec![kp::BrokerId(4)];
+        p.offline_replicas = if version >= 5 {
+            vec![kp::BrokerId(5)]
+        } else {
+            vec![]
+        };
+        t.partitions = vec![p];
+        resp.topics = vec![t];
+        let body = encode_response(&resp, version);
+        let ours: MetadataResponse<'_> = decode_response(&body, version);
+        assert_eq!(ours.throttle_time_ms, 3);
+        let b = ours.broker(4).unwrap();
+        assert_eq!(
+            (b.host, b.port, b.rack),
+            ("broker.example", 9092, Some("r1"))
+        );
+        assert_eq!((ours.cluster_id, ours.controller_id), (Some("cluster"), 4));
+        let t = &ours.topics[0];
+        assert_eq!(t.name, Some("alpha"));
+        assert_eq!(t.topic_id, if version >= 10 { [9; 16] } else { [0; 16] });
+        let p = &t.partitions[0];
+        assert_eq!((p.partition_index, p.leader_id), (2, 4));
+        assert_eq!(p.leader_epoch, if version >= 7 { 5 } else { -1 });
+        assert_eq!(
+            (p.replica_nodes.as_slice(), p.isr_nodes.as_slice()),
+            (&[4, 5][..], &[4][..])
+        );
+        assert_eq!(
+            p.offline_replicas,
+            if version >= 5 { vec![5] } else { vec![] }
+        );
+    }
+}
+
+#[test]
+fn create_topics_against_kafka_protocol() {
+    for version in ApiKey::CreateTopics.versions() {
+        let configs = [("cleanup.policy", Some("compact")), ("retention.ms", None)];
+        let topics = [NewTopic {
+            name: "orders",
+            num_partitions: 6,
+            replication_factor: 3,
+            configs: &configs,
+        }];
+        let request = CreateTopicsRequest {
+            topics: &topics,
+            timeout_ms: 1234,
+            validate_only: true,
+        };
+        let (_, req) = round_trip_request::<_, kp::CreateTopicsRequest>(&request, version);
+        assert_eq!((req.timeout_ms, req.validate_only), (1234, true));
+        let t = &req.topics[0];
+        assert_eq!(
+            (t.name.0.as_str(), t.num_partitions, t.replication_factor),
+            ("orders", 6, 3)
+        );
+        let got: Vec<_> = t
+            .configs
+            .iter()
+            .map(|c| {
+                (
+                    c.name.to_string(),
+                    c.value.as_ref().map(ToString::to_string),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("cleanup.policy".to_owned(), Some("compact".to_owned())),
+                ("retention.ms".to_owned(), None)
+            ]
+        );
+
+        let mut resp = kp::CreateTopicsResponse::default();
+        resp.throttle_time_ms = 9;
+        let mut r = kp::create_topics_response::CreatableTopicResult::default();
+        r.name = topic("orders");
+        r.error_code = 36;
+        r.error_message = Some(s("exists"));
+        if version >= 5 {
+            r.num_partitions = 6;
+            r.replication_factor = 3;
+            let mut c = kp::create_topics_response::CreatableTopicConfigs::default();
+            c.name = s("cleanup.policy");
+            c.value = Some(s("compact"));
+            r.configs = Some(vec![c]);
+        }
+        if version >= 7 {
+            r.topic_id = uuid::Uuid::from_bytes([3; 16]);
+        }
+        resp.topics = vec![r];
+        let body = encode_response(&resp, version);
+        let ours: CreateTopicsResponse<'_> = decode_response(&body, version);
+        assert_eq!(ours.throttle_time_ms, 9);
+        let t = &ours.topics[0];
+        assert_eq!(
+            (t.name, t.error_code, t.error_message),
+            ("orders", ErrorCode(36), Some("exists"))
+        );
+        if version >= 5 {
+            assert_eq!((t.num_partitions, t.replication_factor), (6, 3));
+        }
+        if version >= 7 {
+            assert_eq!(t.topic_id, [3; 16]);
+        }
+    }
+}
+
+/// Produce v12 has v11's layout; kafka-protocol stops at v11, so v12 is checked against it.
+#[test]
+fn produce_v12_is_v11_on_the_wire() {
+    let partitions = [ProducePartition {
+        index: 2,
+        records: b"batch",
+    }];
+    let topics = [ProduceTopic {
+        name: "events",
+        partitions: &partitions,
+    }];
+    let request = ProduceRequest {
+        transactional_id: None,
+        acks: Acks::Leader,
+        timeout_ms: 100,
+        topics: &topics,
+    };
+    let encode = |version| {
+        let mut c = Correlator::new(None, &Limits::default());
+        let mut out = vec![0; c.request_len(&request, version).unwrap()];
+        c.encode(&request, version, &mut out).unwrap();
+        out
+    };
+    let (v11, mut v12) = (encode(11), encode(12));
+    assert_eq!(&v12[6..8], &[0, 12]);
+    v12[7] = 11;
+    assert_eq!(v12, v11);
+    let mut resp = kp::ProduceResponse::default();
+    let mut t = kp::produce_response::TopicProduceResponse::default();
+    t.name = topic("events");
+    let mut p = kp::produce_response::PartitionProduceResponse::default();
+    p.index = 2;
+    p.base_offset = 99;
+    t.partition_responses = vec![p];
+    resp.responses = vec![t];
+    let body = encode_response(&resp, 11);
+    let ours: ProduceResponse<'_> = decode_response(&body, 12);
+    assert_eq!(ours.topics[0].partitions[0].base_offset, 99);
+}
+
+#[test]
+fn produce_against_kafka_protocol() {
+    for version in 3..=11 {
+        let partitions = [
+            ProducePartition {
+                index: 0,
+                records: b"batch zero",
+            },
+            ProducePartition {
+                index: 3,
+                records: b"",
+            },
+        ];
+        let topics = [ProduceTopic {
+            name: "events",
+            partitions: &partitions,
+        }];
+        let request = ProduceRequest {
+            transactional_id: Some("tx"),
+            acks: Acks::All,
+            timeout_ms: 500,
+            topics: &topics,
+        };
+        let (_, req) = round_trip_request::<_, kp::ProduceRequest>(&request, version);
+        assert_eq!(
+            req.transactional_id.as_ref().map(|t| t.0.as_str()),
+            Some("tx")
+        );
+        assert_eq!((req.acks, req.timeout_ms), (-1, 500));
+        let t = &req.topic_data[0];
+        assert_eq!(t.name.0.as_str(), "events");
+        let got: Vec<_> = t
+            .partition_data
+            .iter()
+            .map(|p| (p.index, p.records.as_ref().unwrap().to_vec()))
+            .collect();
+        assert_eq!(got, [(0, b"batch zero".to_vec()), (3, vec![])]);
+
+        let mut resp = kp::ProduceResponse::default();
+        resp.throttle_time_ms = 2;
+        let mut p = kp::produce_response::PartitionProduceResponse::default();
+        p.index = 3;
+        p.error_code = 6;
+        p.base_offset = 1 << 40;
+        p.log_append_time_ms = 77;
+        p.log_start_offset = if version >= 5 { 5 } else { -1 };
+        if version >= 8 {
+            p.error_message = Some(s("not leader"));
+            let mut e = kp::produce_response::BatchIndexAndErrorMessage::default();
+            e.batch_index = 1;
+            e.batch_index_error_message = Some(s("bad record"));
+            p.record_errors = vec![e];
+        }
+        let mut t = kp::produce_response::TopicProduceResponse::default();
+        t.name = topic("events");
+        t.partition_responses = vec![p];
+        resp.responses = vec![t];
+        let body = encode_response(&resp, version);
+        let ours: ProduceResponse<'_> = decode_response(&body, version);
+        assert_eq!(ours.throttle_time_ms, 2);
+        assert_eq!(ours.topics[0].name, "events");
+        let p = &ours.topics[0].partitions[0];
+        assert_eq!(
+            (p.index, p.error_code, p.base_offset),
+            (3, ErrorCode(6), 1 << 40)
+        );
+        assert_eq!(p.log_append_time_ms, 77);
+        assert_eq!(p.log_start_offset, if version >= 5 { 5 } else { -1 });
+        assert_eq!(p.error_message, (version >= 8).then_some("not leader"));
+    }
+}
+
+#[test]
+fn fetch_against_kafka_protocol() {
+    for version in ApiKey::Fetch.versions() {
+        let partitions = [FetchPartition {
+            partition: 1,
+            fetch_offset: 42,
+            partition_max_bytes: 1 << 20,
+        }];
+        let topics = [FetchTopic {
+            name: "logs",
+            partitions: &partitions,
+        }];
+        let request = FetchRequest {
+            max_wait_ms: 250,
+            min_bytes: 10,
+            max_bytes: 1 << 24,
+            isolation_level: 1,
+            topics: &topics,
+        };
+        let (_, req) = round_trip_request::<_, kp::FetchRequest>(&request, version);
+        assert_eq!(req.replica_id, kp::BrokerId(-1));
+        assert_eq!(
+            (req.max_wait_ms, req.min_bytes, req.max_bytes),
+            (250, 10, 1 << 24)
+        );
+        assert_eq!(req.isolation_level, 1);
+        let t = &req.topics[0];
+        assert_eq!(t.topic.0.as_str(), "logs");
+        let p = &t.partitions[0];
+        assert_eq!(
+            (p.partition, p.fetch_offset, p.partition_max_bytes),
+            (1, 42, 1 << 20)
+        );
+
+        let mut resp = kp::FetchResponse::default();
+        resp.throttle_time_ms = 1;
+        if version >= 7 {
+            resp.error_code = 0;
+            resp.session_id = 17;
+        }
+        let mut p = kp::fetch_response::PartitionData::default();
+        p.partition_index = 1;
+        p.high_watermark = 100;
+        p.last_stable_offset = 90;
+        p.log_start_offset = if version >= 5 { 10 } else { -1 };
+        let mut aborted = kp::fetch_response::AbortedTransaction::default();
+        aborted.producer_id = kp::ProducerId(8);
+        aborted.first_offset = 50;
+        p.aborted_transactions = Some(vec![aborted]);
+        p.preferred_read_replica = kp::BrokerId(if version >= 11 { 2 } else { -1 });
+        p.records = Some(Bytes::from_static(b"opaque record bytes"));
+        let mut t = kp::fetch_response::FetchableTopicResponse::default();
+        t.topic = topic("logs");
+        t.partitions = vec![p];
+        resp.responses = vec![t];
+        let body = encode_response(&resp, version);
+        let ours: FetchResponse<'_> = decode_response(&body, version);
+        assert_eq!(ours.session_id, if version >= 7 { 17 } else { 0 });
+        let p = &ours.topics[0].partitions[0];
+        assert_eq!(ours.topics[0].name, "logs");
+        assert_eq!(
+            (p.partition_index, p.high_watermark, p.last_stable_offset),
+            (1, 100, 90)
+        );
+        assert_eq!(p.log_start_offset, if version >= 5 { 10 } else { -1 });
+        assert_eq!(p.aborted_transactions[0].first_offset, 50);
+        assert_eq!(p.preferred_read_replica, if version >= 11 { 2 } else { -1 });
+        assert_eq!(p.records, b"opaque record bytes");
+        // Zero-copy: the records are a slice of the body.
+        let range = body.as_ptr_range();
+        assert!(range.contains(&p.records.as_ptr()));
+    }
+}
+
+#[test]
+fn list_offsets_against_kafka_protocol() {
+    for version in ApiKey::ListOffsets.versions() {
+        let partitions = [ListOffsetsPartition {
+            partition_index: 4,
+            timestamp: -2,
+        }];
+        let topics = [ListOffsetsTopic {
+            name: "clicks",
+            partitions: &partitions,
+        }];
+        let request = ListOffsetsRequest {
+            isolation_level: 0,
+            topics: &topics,
+        };
+        let (_, req) = round_trip_request::<_, kp::ListOffsetsRequest>(&request, version);
+        assert_eq!(req.replica_id, kp::BrokerId(-1));
+        let p = &req.topics[0].partitions[0];
+        assert_eq!(
+            (
+                req.topics[0].name.0.as_str(),
+                p.partition_index,
+                p.timestamp
+            ),
+            ("clicks", 4, -2)
+        );
+
+        let mut resp = kp::ListOffsetsResponse::default();
+        resp.throttle_time_ms = if version >= 2 { 6 } else { 0 };
+        let mut p = kp::list_offsets_response::ListOffsetsPartitionResponse::default();
+        p.partition_index = 4;
+        p.error_code = 0;
+        p.timestamp = -1;
+        p.offset = 1234;
+        p.leader_epoch = if version >= 4 { 3 } else { -1 };
+        let mut t = kp::list_offsets_response::ListOffsetsTopicResponse::default();
+        t.name = topic("clicks");
+        t.partitions = vec![p];
+        resp.topics = vec![t];
+        let body = encode_response(&resp, version);
+        let ours: ListOffsetsResponse<'_> = decode_response(&body, version);
+        assert_eq!(ours.throttle_time_ms, if version >= 2 { 6 } else { 0 });
+        let p = &ours.topics[0].partitions[0];
+        assert_eq!((p.partition_index, p.offset, p.timestamp), (4, 1234, -1));
+        assert_eq!(p.leader_epoch, if version >= 4 { 3 } else { -1 });
+    }
+}
+
+#[test]
+fn unknown_error_codes_stay_typed() {
+    let mut resp = kp::ListOffsetsResponse::default();
+    let mut p = kp::list_offsets_response::ListOffsetsPartitionResponse::default();
+    p.error_code = 31_000;
+    let mut t = kp::list_offsets_response::ListOffsetsTopicResponse::default();
+    t.partitions = vec![p];
+    resp.topics = vec![t];
+    let body = encode_response(&resp, 9);
+    let ours: ListOffsetsResponse<'_> = decode_response(&body, 9);
+    let code = ours.topics[0].partitions[0].error_code;
+    assert_eq!(code.check(), Err(ErrorCode(31_000)));
+    assert_eq!(code.name(), None);
+}

@@ -1,0 +1,299 @@
+//! The opening handshake (RFC 6455 section 4) over `ringwire-http1` heads, without I/O: the
+//! server checks an upgrade request and writes the 101; the client writes the request and
+//! checks the 101. The bytes after either head belong to the WebSocket reader.
+
+use std::fmt;
+
+use base64::engine::general_purpose::STANDARD as BASE64;
+use base64::Engine as _;
+use ringwire_http1::encode::{EncodeError, RequestWriter, ResponseWriter};
+use ringwire_http1::{Method, Request, Response, Version};
+
+use crate::deflate::{DeflateConfig, DeflateParams, NegotiationError};
+
+/// Appended to the key before hashing (section 1.3).
+const GUID: &[u8] = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
+/// The only version RFC 6455 defines.
+const VERSION: &[u8] = b"13";
+
+/// Why a handshake failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HandshakeError {
+    /// Server: not `GET` over HTTP/1.1.
+    NotGet,
+    /// No `Upgrade: websocket` with `Connection: upgrade`.
+    NotUpgrade,
+    /// Server: `Sec-WebSocket-Version` is not 13 (answer 426 with version 13).
+    UnsupportedVersion,
+    /// Server: `Sec-WebSocket-Key` is missing or not 16 bytes in base64.
+    InvalidKey,
+    /// Client: the response status is not 101.
+    NotSwitching(u16),
+    /// Client: `Sec-WebSocket-Accept` is missing or does not match the key.
+    AcceptMismatch,
+    /// Client: a subprotocol that was not offered, or several.
+    UnexpectedProtocol,
+    /// Client: the extensions answer is invalid or was not offered.
+    Extensions(NegotiationError),
+}
+
+impl HandshakeError {
+    /// The status a server answers a failed upgrade request with.
+    #[must_use]
+    pub fn status(&self) -> u16 {
+        match self {
+            HandshakeError::UnsupportedVersion | HandshakeError::NotUpgrade => 426,
+            _ => 400,
+        }
+    }
+}
+
+impl fmt::Display for HandshakeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HandshakeError::NotGet => f.write_str("upgrade request is not GET over HTTP/1.1"),
+            HandshakeError::NotUpgrade => f.write_str("no Upgrade: websocket"),
+            HandshakeError::UnsupportedVersion => f.write_str("Sec-WebSocket-Version is not 13"),
+            HandshakeError::InvalidKey => f.write_str("invalid Sec-WebSocket-Key"),
+            HandshakeError::NotSwitching(status) => write!(f, "status {status} instead of 101"),
+            HandshakeError::AcceptMismatch => f.write_str("Sec-WebSocket-Accept does not match"),
+            HandshakeError::UnexpectedProtocol => f.write_str("subprotocol not offered"),
+            HandshakeError::Extensions(err) => err.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for HandshakeError {}
+
+/// `Sec-WebSocket-Accept` for `key`: base64 of SHA-1 of the key and the GUID.
+#[must_use]
+pub fn accept_key(key: &[u8]) -> String {
+    let mut sha = sha1_smol::Sha1::new();
+    sha.update(key);
+    sha.update(GUID);
+    BASE64.encode(sha.digest().bytes())
+}
+
+/// Whether a comma-separated header value holds `token` (ASCII case-insensitive).
+fn has_token(value: &[u8], token: &str) -> bool {
+    value
+        .split(|&b| b == b',')
+        .any(|t| t.trim_ascii().eq_ignore_ascii_case(token.as_bytes()))
+}
+
+/// The tokens of every `name` field's comma-separated values.
+fn tokens<'a>(fields: impl Iterator<Item = &'a [u8]>) -> impl Iterator<Item = &'a [u8]> {
+    fields
+        .flat_map(|v| v.split(|&b| b == b','))
+        .map(<[u8]>::trim_ascii)
+        .filter(|t| !t.is_empty())
+}
+
+/// A valid upgrade request, and what the server chose.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Accepted<'p> {
+    accept: String,
+    protocol: Option<&'p str>,
+    deflate: Option<DeflateParams>,
+}
+
+/// Server side: checks an upgrade request (section 4.2.1), picks the first of `protocols`
+/// (the server's preference order) that the client offers, and negotiates permessage-deflate
+/// if `deflate` is given.
+///
+/// # Errors
+///
+/// A [`HandshakeError`] whose [`status`](HandshakeError::status) to answer with.
+pub fn accept<'p>(
+    request: &Request<'_>,
+    protocols: &[&'p str],
+    deflate: Option<&DeflateConfig>,
+) -> Result<Accepted<'p>, HandshakeError> {
+    if request.method() != Method::Get || request.version() != Version::Http11 {
+        return Err(HandshakeError::NotGet);
+    }
+    if !request.upgrade().is_some_and(|u| has_token(u, "websocket")) {
+        return Err(HandshakeError::NotUpgrade);
+    }
+    let headers = request.headers();
+    if headers.get("sec-websocket-version").map(<[u8]>::trim_ascii) != Some(VERSION) {
+        return Err(HandshakeError::UnsupportedVersion);
+    }
+    let mut keys = headers.get_all("sec-websocket-key");
+    let key = match (keys.next(), keys.next()) {
+        (Some(key), None) => key.trim_ascii(),
+        _ => return Err(HandshakeError::InvalidKey),
+    };
+    match BASE64.decode(key) {
+        Ok(raw) if raw.len() == 16 => {}
+        _ => return Err(HandshakeError::InvalidKey),
+    }
+    let offered: Vec<&[u8]> = tokens(headers.get_all("sec-websocket-protocol")).collect();
+    let protocol = protocols
+        .iter()
+        .find(|p| offered.contains(&p.as_bytes()))
+        .copied();
+    let deflate =
+        deflate.and_then(|config| config.accept(headers.get_all("sec-websocket-extensions")));
+    Ok(Accepted {
+        accept: accept_key(key),
+        protocol,
+        deflate,
+    })
+}
+
+impl Accepted<'_> {
+    /// The subprotocol chosen, if any.
+    #[must_use]
+    pub fn protocol(&self) -> Option<&str> {
+        self.protocol
+    }
+
+    /// The permessage-deflate parameters agreed, if any.
+    #[must_use]
+    pub fn deflate(&self) -> Option<&DeflateParams> {
+        self.deflate.as_ref()
+    }
+
+    /// Writes the `101 Switching Protocols` head into `out`; returns its length.
+    ///
+    /// # Errors
+    ///
+    /// [`EncodeError::BufferFull`] (about 200 bytes are needed).
+    pub fn write_response(&self, out: &mut [u8]) -> Result<usize, EncodeError> {
+        let mut head = ResponseWriter::new(out, Version::Http11, 101, None)?;
+        head.header("upgrade", "websocket")?
+            .header("connection", "Upgrade")?
+            .header("sec-websocket-accept", &self.accept)?;
+        if let Some(protocol) = self.protocol {
+            head.header("sec-websocket-protocol", protocol)?;
+        }
+        if let Some(deflate) = &self.deflate {
+            head.header("sec-websocket-extensions", deflate.response())?;
+        }
+        head.finish()
+    }
+}
+
+/// What a client's handshake agreed on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Negotiated {
+    /// The subprotocol the server chose.
+    pub protocol: Option<String>,
+    /// permessage-deflate, if the server accepted it.
+    pub deflate: Option<DeflateParams>,
+}
+
+/// Client side: a fresh key, the request carrying it, and the check of the answer.
+#[derive(Debug, Clone)]
+pub struct ClientHandshake {
+    key: String,
+    protocols: Vec<String>,
+    deflate: Option<DeflateConfig>,
+}
+
+impl ClientHandshake {
+    /// A handshake offering `protocols` (in preference order) and, if given, permessage-deflate.
+    ///
+    /// # Errors
+    ///
+    /// The OS random source failed (the key must be unpredictable, section 4.1).
+    pub fn new(
+        protocols: &[&str],
+        deflate: Option<DeflateConfig>,
+    ) -> Result<Self, getrandom::Error> {
+        let mut nonce = [0; 16];
+        getrandom::fill(&mut nonce)?;
+        Ok(Self {
+            key: BASE64.encode(nonce),
+            protocols: protocols.iter().map(|p| (*p).to_owned()).collect(),
+            deflate,
+        })
+    }
+
+    /// The `Sec-WebSocket-Key` sent.
+    #[must_use]
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// Writes the upgrade request for `path` (origin form, already percent-encoded) on `host`
+    /// into `out`; returns its length. Add fields such as `origin` by writing them before the
+    /// final CRLF yourself if needed.
+    ///
+    /// # Errors
+    ///
+    /// As [`RequestWriter`]: an invalid path or field, or [`EncodeError::BufferFull`].
+    pub fn write_request(
+        &self,
+        host: &str,
+        path: &str,
+        out: &mut [u8],
+    ) -> Result<usize, EncodeError> {
+        let mut head = RequestWriter::new(out, "GET", path)?.headers(Version::Http11)?;
+        head.header("host", host)?
+            .header("upgrade", "websocket")?
+            .header("connection", "Upgrade")?
+            .header("sec-websocket-key", &self.key)?
+            .header("sec-websocket-version", VERSION)?;
+        if !self.protocols.is_empty() {
+            head.header("sec-websocket-protocol", self.protocols.join(", "))?;
+        }
+        if let Some(deflate) = &self.deflate {
+            head.header("sec-websocket-extensions", deflate.offer())?;
+        }
+        head.finish()
+    }
+
+    /// Checks the server's response head (section 4.1, the client's requirements).
+    ///
+    /// # Errors
+    ///
+    /// Any [`HandshakeError`]: the client fails the connection.
+    pub fn verify(&self, response: &Response<'_>) -> Result<Negotiated, HandshakeError> {
+        if response.status() != 101 {
+            return Err(HandshakeError::NotSwitching(response.status()));
+        }
+        let headers = response.headers();
+        let connection_upgrade = headers
+            .get_all("connection")
+            .any(|v| has_token(v, "upgrade"));
+        if !connection_upgrade
+            || !response
+                .upgrade()
+                .is_some_and(|u| has_token(u, "websocket"))
+        {
+            return Err(HandshakeError::NotUpgrade);
+        }
+        let accept = headers.get("sec-websocket-accept").map(<[u8]>::trim_ascii);
+        if accept != Some(accept_key(self.key.as_bytes()).as_bytes()) {
+            return Err(HandshakeError::AcceptMismatch);
+        }
+        let chosen: Vec<&[u8]> = tokens(headers.get_all("sec-websocket-protocol")).collect();
+        let protocol = match chosen[..] {
+            [] => None,
+            [one] => Some(
+                self.protocols
+                    .iter()
+                    .find(|p| p.as_bytes() == one)
+                    .ok_or(HandshakeError::UnexpectedProtocol)?
+                    .clone(),
+            ),
+            _ => return Err(HandshakeError::UnexpectedProtocol),
+        };
+        let extensions = headers.get_all("sec-websocket-extensions");
+        let deflate = match &self.deflate {
+            Some(config) => config
+                .verify(extensions)
+                .map_err(HandshakeError::Extensions)?,
+            None if headers.get("sec-websocket-extensions").is_some() => {
+                return Err(HandshakeError::Extensions(
+                    NegotiationError::UnexpectedExtension,
+                ))
+            }
+            None => None,
+        };
+        Ok(Negotiated { protocol, deflate })
+    }
+}

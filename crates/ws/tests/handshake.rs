@@ -1,0 +1,173 @@
+//! The opening handshake, both roles, through ringwire-http1's parsers.
+
+use ringwire_http1::{Method, RequestParser, ResponseParser, Status};
+use ringwire_ws::handshake::{accept, accept_key, ClientHandshake, HandshakeError};
+use ringwire_ws::{DeflateConfig, NegotiationError};
+
+fn request_with(extra: &str) -> Vec<u8> {
+    format!(
+        "GET /chat HTTP/1.1\r\nHost: server.example.com\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+         Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n{extra}\r\n"
+    )
+    .into_bytes()
+}
+
+fn server_accepts(
+    raw: &[u8],
+    protocols: &[&'static str],
+    deflate: Option<&DeflateConfig>,
+) -> Result<String, HandshakeError> {
+    let mut parser = RequestParser::default();
+    let Status::Complete(req, _) = parser.parse(raw).unwrap() else {
+        panic!("partial request");
+    };
+    let accepted = accept(&req, protocols, deflate)?;
+    let mut out = [0; 512];
+    let n = accepted.write_response(&mut out).unwrap();
+    Ok(String::from_utf8(out[..n].to_vec()).unwrap())
+}
+
+#[test]
+fn rfc6455_sample_key_gives_the_sample_accept() {
+    assert_eq!(
+        accept_key(b"dGhlIHNhbXBsZSBub25jZQ=="),
+        "s3pPLMBiTxaQ9kYGzzhZRbK+xOo="
+    );
+}
+
+#[test]
+fn server_writes_the_101_with_protocol_and_extensions() {
+    let raw = request_with(
+        "Sec-WebSocket-Protocol: chat, superchat\r\nSec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n",
+    );
+    let response = server_accepts(
+        &raw,
+        &["superchat", "chat"],
+        Some(&DeflateConfig::default()),
+    )
+    .unwrap();
+    assert_eq!(
+        response,
+        "HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: Upgrade\r\n\
+         sec-websocket-accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\nsec-websocket-protocol: superchat\r\n\
+         sec-websocket-extensions: permessage-deflate\r\n\r\n"
+    );
+    let plain = server_accepts(&request_with(""), &[], None).unwrap();
+    assert!(!plain.contains("sec-websocket-protocol") && !plain.contains("extensions"));
+}
+
+#[test]
+fn server_refuses_bad_upgrades_with_their_status() {
+    let cases = [
+        (b"POST /chat HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nContent-Length: 0\r\n\r\n".to_vec(), HandshakeError::NotGet, 400),
+        (b"GET /chat HTTP/1.1\r\nHost: a\r\nSec-WebSocket-Version: 13\r\n\r\n".to_vec(), HandshakeError::NotUpgrade, 426),
+        (request_with("").replace_version("12"), HandshakeError::UnsupportedVersion, 426),
+        (request_with("").replace_key("dG9vIHNob3J0"), HandshakeError::InvalidKey, 400),
+        (request_with("").replace_key("not base64 at all!!!!!!="), HandshakeError::InvalidKey, 400),
+        (request_with("Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"), HandshakeError::InvalidKey, 400),
+    ];
+    for (raw, error, status) in cases {
+        assert_eq!(
+            server_accepts(&raw, &[], None),
+            Err(error),
+            "{}",
+            String::from_utf8_lossy(&raw)
+        );
+        assert_eq!(error.status(), status);
+    }
+}
+
+trait Edit {
+    fn replace_version(self, v: &str) -> Vec<u8>;
+    fn replace_key(self, k: &str) -> Vec<u8>;
+}
+
+impl Edit for Vec<u8> {
+    fn replace_version(self, v: &str) -> Vec<u8> {
+        String::from_utf8(self)
+            .unwrap()
+            .replace("Version: 13", &format!("Version: {v}"))
+            .into_bytes()
+    }
+    fn replace_key(self, k: &str) -> Vec<u8> {
+        String::from_utf8(self)
+            .unwrap()
+            .replace("dGhlIHNhbXBsZSBub25jZQ==", k)
+            .into_bytes()
+    }
+}
+
+/// A client's request, answered by the server code, verified by the client.
+#[test]
+fn client_and_server_agree() {
+    let config = DeflateConfig {
+        client_no_context_takeover: true,
+        client_max_window_bits: 12,
+        ..DeflateConfig::default()
+    };
+    let client = ClientHandshake::new(&["v2", "v1"], Some(config)).unwrap();
+    assert_eq!(client.key().len(), 24);
+    let mut out = [0; 512];
+    let n = client
+        .write_request("localhost:9001", "/echo", &mut out)
+        .unwrap();
+    let response = server_accepts(&out[..n], &["v1"], Some(&DeflateConfig::default())).unwrap();
+    let mut parser = ResponseParser::default();
+    let Status::Complete(resp, _) = parser.parse(response.as_bytes(), Method::Get).unwrap() else {
+        panic!("partial response");
+    };
+    let agreed = client.verify(&resp).unwrap();
+    assert_eq!(agreed.protocol.as_deref(), Some("v1"));
+    let deflate = agreed.deflate.unwrap();
+    assert!(deflate.client_no_context_takeover);
+    assert_eq!(deflate.client_max_window_bits, 12);
+}
+
+#[test]
+fn client_refuses_a_bad_answer() {
+    let client = ClientHandshake::new(&["v1"], None).unwrap();
+    let good = accept_key(client.key().as_bytes());
+    let answer = |extra: &str, accept: &str| {
+        format!(
+            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {accept}\r\n{extra}\r\n"
+        )
+    };
+    let cases = [
+        (
+            answer("", "s3pPLMBiTxaQ9kYGzzhZRbK+xOo="),
+            HandshakeError::AcceptMismatch,
+        ),
+        (
+            answer("Sec-WebSocket-Protocol: v2\r\n", &good),
+            HandshakeError::UnexpectedProtocol,
+        ),
+        (
+            answer("Sec-WebSocket-Extensions: permessage-deflate\r\n", &good),
+            HandshakeError::Extensions(NegotiationError::UnexpectedExtension),
+        ),
+        (
+            "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n".to_string(),
+            HandshakeError::NotSwitching(200),
+        ),
+        (
+            answer("", &good).replace("Connection: Upgrade\r\n", ""),
+            HandshakeError::NotUpgrade,
+        ),
+    ];
+    for (raw, error) in cases {
+        let mut parser = ResponseParser::default();
+        let Status::Complete(resp, _) = parser.parse(raw.as_bytes(), Method::Get).unwrap() else {
+            panic!("partial response");
+        };
+        assert_eq!(client.verify(&resp), Err(error), "{raw}");
+    }
+    let mut parser = ResponseParser::default();
+    let raw = answer("Sec-WebSocket-Protocol: v1\r\n", &good);
+    let Status::Complete(resp, _) = parser.parse(raw.as_bytes(), Method::Get).unwrap() else {
+        panic!("partial response");
+    };
+    assert_eq!(
+        client.verify(&resp).unwrap().protocol.as_deref(),
+        Some("v1")
+    );
+}

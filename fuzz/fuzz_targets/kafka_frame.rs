@@ -1,0 +1,155 @@
+//! `kafka_frame`: Kafka response framing and headers, then the body decoders, on arbitrary
+//! bytes. Nothing may panic; every strict prefix of a frame that parses whole must be `Partial`
+//! (so a driver waits instead of failing); frames come out in request order.
+//!
+//! Input layout:
+//!
+//! | bytes   | meaning                                                                  |
+//! |---------|--------------------------------------------------------------------------|
+//! | 0       | `n`: requests in flight, `1 + b % 8`                                      |
+//! | 1..1+n  | each request: API `b % 6` (of `ApiKey::ALL`), version `b / 6` within its range |
+//! | 1+n     | a cut point: the stream is also parsed from a prefix of this many bytes     |
+//! | rest    | the response stream                                                        |
+
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use ringwire_kafka::api::api_versions::{ApiVersionsRequest, ApiVersionsResponse};
+use ringwire_kafka::api::create_topics::{CreateTopicsRequest, CreateTopicsResponse};
+use ringwire_kafka::api::fetch::{FetchRequest, FetchResponse};
+use ringwire_kafka::api::list_offsets::{ListOffsetsRequest, ListOffsetsResponse};
+use ringwire_kafka::api::metadata::{MetadataRequest, MetadataResponse};
+use ringwire_kafka::api::produce::{Acks, ProduceRequest, ProduceResponse};
+use ringwire_kafka::record::walk;
+use ringwire_kafka::{ApiKey, Correlator, Limits, Request, ResponseFrame};
+use ringwire_wire::Status;
+
+/// Small bounds so hostile lengths hit limits quickly.
+const LIMITS: Limits = Limits {
+    max_response_len: 1 << 20,
+    max_decompressed_len: 1 << 20,
+};
+
+fn send<Q: Request>(c: &mut Correlator, request: &Q, version: i16) {
+    let len = c.request_len(request, version).expect("measure");
+    let mut out = vec![0; len];
+    c.encode(request, version, &mut out).expect("encode");
+}
+
+fn queue(c: &mut Correlator, key: ApiKey, version: i16) {
+    match key {
+        ApiKey::ApiVersions => send(c, &ApiVersionsRequest::default(), version),
+        ApiKey::Metadata => send(c, &MetadataRequest::default(), version),
+        ApiKey::CreateTopics => send(
+            c,
+            &CreateTopicsRequest {
+                topics: &[],
+                timeout_ms: 0,
+                validate_only: false,
+            },
+            version,
+        ),
+        ApiKey::Produce => send(
+            c,
+            &ProduceRequest {
+                transactional_id: None,
+                acks: Acks::Leader,
+                timeout_ms: 0,
+                topics: &[],
+            },
+            version,
+        ),
+        ApiKey::Fetch => send(
+            c,
+            &FetchRequest {
+                max_wait_ms: 0,
+                min_bytes: 0,
+                max_bytes: 0,
+                isolation_level: 0,
+                topics: &[],
+            },
+            version,
+        ),
+        ApiKey::ListOffsets => send(
+            c,
+            &ListOffsetsRequest {
+                isolation_level: 0,
+                topics: &[],
+            },
+            version,
+        ),
+    }
+}
+
+/// Decodes the body with its API's decoder; for Fetch, walks every partition's batches.
+fn decode(frame: &ResponseFrame<'_>) {
+    match frame.api_key {
+        ApiKey::ApiVersions => drop(frame.decode::<ApiVersionsResponse>()),
+        ApiKey::Metadata => drop(frame.decode::<MetadataResponse<'_>>()),
+        ApiKey::CreateTopics => drop(frame.decode::<CreateTopicsResponse<'_>>()),
+        ApiKey::Produce => drop(frame.decode::<ProduceResponse<'_>>()),
+        ApiKey::ListOffsets => drop(frame.decode::<ListOffsetsResponse<'_>>()),
+        ApiKey::Fetch => {
+            if let Ok(response) = frame.decode::<FetchResponse<'_>>() {
+                let mut scratch = Vec::new();
+                for p in response.topics.iter().flat_map(|t| &t.partitions) {
+                    let range = frame.body.as_ptr_range();
+                    assert!(p.records.is_empty() || range.contains(&p.records.as_ptr()));
+                    let _ = walk(p.records, 0, &mut scratch, &LIMITS, |_, _| {});
+                }
+            }
+        }
+    }
+}
+
+fn correlator(data: &[u8]) -> (Correlator, Vec<(ApiKey, i16)>, usize, &[u8]) {
+    let mut c = Correlator::new(Some("fuzz"), &LIMITS);
+    let n = 1 + usize::from(data.first().copied().unwrap_or(0) % 8);
+    let mut sent = Vec::new();
+    for i in 0..n {
+        let b = data.get(1 + i).copied().unwrap_or(0);
+        let key = ApiKey::ALL[usize::from(b % 6)];
+        let range = key.versions();
+        let span = (range.end() - range.start() + 1) as u8;
+        let version = range.start() + i16::from((b / 6) % span);
+        queue(&mut c, key, version);
+        sent.push((key, version));
+    }
+    let cut = usize::from(data.get(1 + n).copied().unwrap_or(0));
+    (c, sent, cut, data.get(2 + n..).unwrap_or(&[]))
+}
+
+fuzz_target!(|data: &[u8]| {
+    let (mut whole, sent, cut, stream) = correlator(data);
+    let (mut split, ..) = correlator(data);
+    let mut rest = stream;
+    let mut answered = 0;
+    loop {
+        match whole.parse_response(rest) {
+            Ok(Status::Complete(frame, consumed)) => {
+                assert!(consumed >= 8 && consumed <= rest.len());
+                assert_eq!((frame.api_key, frame.version), sent[answered]);
+                assert_eq!(frame.correlation_id, answered as i32);
+                decode(&frame);
+                // A prefix of this frame is only ever "wait for more".
+                let prefix = &rest[..cut.min(consumed - 1)];
+                assert!(matches!(
+                    split.parse_response(prefix),
+                    Ok(Status::Partial { .. })
+                ));
+                let Ok(Status::Complete(again, n)) = split.parse_response(rest) else {
+                    panic!("the second correlator disagrees");
+                };
+                assert_eq!((again.correlation_id, n), (frame.correlation_id, consumed));
+                answered += 1;
+                rest = &rest[consumed..];
+            }
+            Ok(Status::Partial { at_least }) => {
+                assert!(at_least > rest.len());
+                break;
+            }
+            Err(_) => break,
+        }
+    }
+    assert_eq!(whole.in_flight(), sent.len() - answered);
+});

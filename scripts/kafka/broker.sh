@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# A single-node Apache Kafka (KRaft, broker and controller in one JVM) on 127.0.0.1, built from
+# Maven Central artifacts alone, for the integration tests and benchmarks.
+#
+#   broker.sh install   gather kafka_2.13 + kafka-tools and their dependencies into the cache
+#   broker.sh start     install if needed, format fresh storage, start, wait for ApiVersions
+#   broker.sh restart   stop it cleanly, start it again on the same storage and ports
+#   broker.sh stop      kill the started broker by its recorded pid
+#   broker.sh status    print the bootstrap address, or fail when no broker runs
+#
+# Environment:
+#   KAFKA_VERSION     4.1.0 (default) or a 3.9.x release, the second version for negotiation
+#   RINGWIRE_CACHE    artifact cache, default ~/.cache/ringwire (lib/ lands in kafka-$VERSION/)
+#   KAFKA_RUN_DIR     pid, bootstrap, logs and data, default $RINGWIRE_CACHE/run/kafka-$VERSION
+#   KAFKA_HEAP        JVM heap, default 192m (idles near 150 MB)
+#
+# `start` prints the bootstrap address (HOST:PORT) on stdout and writes it to $KAFKA_RUN_DIR/bootstrap.
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+version="${KAFKA_VERSION:-4.1.0}"
+cache="${RINGWIRE_CACHE:-$HOME/.cache/ringwire}"
+home="$cache/kafka-$version"
+run="${KAFKA_RUN_DIR:-$cache/run/kafka-$version}"
+heap="${KAFKA_HEAP:-192m}"
+
+java=(java "-Xms$heap" "-Xmx$heap" -XX:+UseSerialGC -Djava.awt.headless=true
+    "-Dlog4j2.rootLogger.level=WARN" -cp "$home/lib/*")
+
+log() { printf 'broker.sh: %s\n' "$*" >&2; }
+
+install() {
+    if [[ -f "$home/.complete" ]]; then
+        return
+    fi
+    log "gathering Apache Kafka $version from Maven Central into $home/lib"
+    mkdir -p "$home"
+    mvn -q -B -f "$here/pom.xml" -Dkafka.version="$version" \
+        dependency:copy-dependencies -DoutputDirectory="$home/lib" >&2
+    touch "$home/.complete"
+}
+
+# A free TCP port on 127.0.0.1, chosen by the kernel (bind to port 0).
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# Kafka cluster ids are 16 random bytes in URL-safe base64 without padding.
+cluster_id() {
+    head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n'
+}
+
+# True when the pid file names a live process.
+running() {
+    [[ -f "$run/pid" ]] && kill -0 "$(cat "$run/pid")" 2>/dev/null
+}
+
+# True once the broker answers an ApiVersions v0 request (correlation id 1) on $1: an open port
+# alone is not readiness.
+answers() {
+    local port="$1" reply
+    reply="$(timeout 2 python3 - "$port" <<'EOF' 2>/dev/null
+import socket, struct, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=2)
+s.sendall(struct.pack(">ihhih", 10, 18, 0, 1, -1))
+head = s.recv(8)
+print("ok" if len(head) == 8 and struct.unpack(">ii", head)[1] == 1 else "no")
+EOF
+)" || return 1
+    [[ "$reply" == ok ]]
+}
+
+start() {
+    if running; then
+        cat "$run/bootstrap"
+        return
+    fi
+    install
+    rm -rf "$run"
+    mkdir -p "$run/data"
+    local port controller id
+    port="$(free_port)"
+    controller="$(free_port)"
+    while [[ "$controller" == "$port" ]]; do controller="$(free_port)"; done
+    id="$(cluster_id)"
+    cat >"$run/server.properties" <<EOF
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:$controller
+listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$controller
+advertised.listeners=PLAINTEXT://127.0.0.1:$port
+controller.listener.names=CONTROLLER
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+inter.broker.listener.name=PLAINTEXT
+log.dirs=$run/data
+num.partitions=1
+default.replication.factor=1
+offsets.topic.replication.factor=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+group.initial.rebalance.delay.ms=0
+auto.create.topics.enable=false
+# The default 128 MiB dedupe buffer does not fit a small heap: the broker dies at start.
+log.cleaner.dedupe.buffer.size=4194304
+# Room for the 10 MB batch test.
+message.max.bytes=16777216
+replica.fetch.max.bytes=16777216
+socket.request.max.bytes=104857600
+EOF
+    echo "$port" >"$run/port"
+    "${java[@]}" kafka.tools.StorageTool format -t "$id" -c "$run/server.properties" \
+        >"$run/format.log" 2>&1 || { cat "$run/format.log" >&2; exit 1; }
+    launch
+}
+
+# Starts the JVM on the formatted storage in $run and waits until it answers ApiVersions.
+launch() {
+    local port
+    port="$(cat "$run/port")"
+    nohup "${java[@]}" kafka.Kafka "$run/server.properties" >>"$run/server.log" 2>&1 &
+    echo $! >"$run/pid"
+    local deadline=$((SECONDS + 60))
+    until answers "$port"; do
+        if ! running; then
+            tail -n 30 "$run/server.log" >&2
+            log "Kafka $version exited during start"
+            exit 1
+        fi
+        if ((SECONDS > deadline)); then
+            stop
+            log "Kafka $version did not answer ApiVersions within 60 s"
+            exit 1
+        fi
+        sleep 0.2
+    done
+    echo "127.0.0.1:$port" >"$run/bootstrap"
+    log "Kafka $version ready at 127.0.0.1:$port (pid $(cat "$run/pid"))"
+    cat "$run/bootstrap"
+}
+
+# Stops the broker cleanly and starts it again on the same storage and ports.
+restart() {
+    if ! running; then
+        log "no Kafka $version broker running in $run"
+        exit 1
+    fi
+    stop
+    launch
+}
+
+stop() {
+    if ! [[ -f "$run/pid" ]]; then
+        return
+    fi
+    local pid
+    pid="$(cat "$run/pid")"
+    if kill "$pid" 2>/dev/null; then
+        # A clean shutdown takes a few seconds; past 20 s it is killed outright.
+        for _ in $(seq 100); do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.2
+        done
+        kill -9 "$pid" 2>/dev/null || true
+    fi
+    rm -f "$run/pid" "$run/bootstrap"
+}
+
+status() {
+    if running; then
+        cat "$run/bootstrap"
+    else
+        log "no Kafka $version broker running"
+        return 1
+    fi
+}
+
+case "${1:-}" in
+install) install ;;
+start) start ;;
+restart) restart ;;
+stop) stop ;;
+status) status ;;
+*)
+    echo "usage: $0 {install|start|restart|stop|status}" >&2
+    exit 2
+    ;;
+esac
