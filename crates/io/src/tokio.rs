@@ -145,6 +145,12 @@ impl<S: AsyncStream> AsyncRecvTransport<S> {
         self.ring.readable()
     }
 
+    /// Unread bytes, contiguous and writable: for decoders that transform
+    /// in place (a WebSocket reader unmasks payloads where they arrived).
+    pub fn data_mut(&mut self) -> &mut [u8] {
+        self.ring.readable_mut()
+    }
+
     /// Drops the first `n` unread bytes.
     pub fn consume(&mut self, n: usize) {
         self.ring.consume(n);

@@ -63,6 +63,8 @@ mod timeout;
 #[cfg(feature = "tower")]
 mod tower;
 mod upgrade;
+#[cfg(feature = "ws")]
+pub mod ws;
 
 pub use body_reader::BodyReader;
 pub use config::ServerConfig;

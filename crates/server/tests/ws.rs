@@ -1,0 +1,110 @@
+//! WebSocket upgrades on the server against real clients: tungstenite
+//! (Rust) and Python's `websockets` (with permessage-deflate).
+
+mod common;
+
+use std::net::SocketAddr;
+use std::process::Command;
+
+use common::start;
+use ringwire_server::ws;
+use ringwire_server::{Router, ServerConfig};
+
+fn server() -> SocketAddr {
+    start(
+        ServerConfig::default(),
+        Router::new().get("/ws/echo", ws::echo),
+    )
+}
+
+#[test]
+fn tungstenite_echoes_text_binary_and_pings() {
+    use tungstenite::Message as T;
+
+    let addr = server();
+    let (mut socket, response) =
+        tungstenite::connect(format!("ws://{addr}/ws/echo")).expect("handshake");
+    assert_eq!(response.status(), 101);
+    socket.send(T::text("hello")).expect("send");
+    assert_eq!(socket.read().expect("read"), T::text("hello"));
+    let big: Vec<u8> = (0..1_000_000u32).map(|i| (i % 251) as u8).collect();
+    socket.send(T::binary(big.clone())).expect("send");
+    assert_eq!(socket.read().expect("read"), T::binary(big));
+    socket
+        .send(T::Ping(b"are you there".to_vec().into()))
+        .expect("ping");
+    assert_eq!(
+        socket.read().expect("read"),
+        T::Pong(b"are you there".to_vec().into())
+    );
+    socket.close(None).expect("close");
+    // The server answers the close, then the connection ends.
+    loop {
+        match socket.read() {
+            Ok(T::Close(_)) => {}
+            Ok(other) => panic!("after close: {other:?}"),
+            Err(tungstenite::Error::ConnectionClosed) => break,
+            Err(e) => panic!("closing: {e}"),
+        }
+    }
+}
+
+#[test]
+fn a_plain_request_to_a_websocket_route_is_refused() {
+    let addr = server();
+    let out = common::curl_text(&[
+        "-s",
+        "-o",
+        "/dev/null",
+        "-w",
+        "%{http_code}",
+        &format!("http://{addr}/ws/echo"),
+    ]);
+    assert_eq!(out, "426");
+}
+
+const PYTHON_CLIENT: &str = r#"
+import asyncio, sys
+from websockets.asyncio.client import connect
+
+async def main(url):
+    async with connect(url, max_size=None) as ws:
+        ext = ws.response.headers.get("Sec-WebSocket-Extensions", "")
+        assert "permessage-deflate" in ext, ext
+        text = "ringwire " * 50000
+        await ws.send(text)
+        assert await ws.recv() == text
+        blob = bytes(range(256)) * 4096
+        await ws.send(blob)
+        assert await ws.recv() == blob
+        for i in range(100):
+            await ws.send(f"message {i}")
+        for i in range(100):
+            assert await ws.recv() == f"message {i}"
+    print("ok")
+
+asyncio.run(main(sys.argv[1]))
+"#;
+
+#[test]
+fn python_websockets_with_compression() {
+    let addr = server();
+    let available = Command::new("python3")
+        .args(["-c", "import websockets"])
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        available,
+        "Python's websockets is missing: python3 -m pip install websockets (.ci/run does)"
+    );
+    let out = Command::new("python3")
+        .args(["-c", PYTHON_CLIENT, &format!("ws://{addr}/ws/echo")])
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.stdout, b"ok\n");
+}
