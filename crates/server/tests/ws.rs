@@ -86,16 +86,15 @@ async def main(url):
 asyncio.run(main(sys.argv[1]))
 "#;
 
-#[test]
-fn python_websockets_with_compression() {
-    let addr = server();
+/// Installs Python's websockets when missing (a fresh machine gets it from
+/// PyPI, as `cargo test` must pass there).
+fn ensure_python_websockets() {
     let has = || {
         Command::new("python3")
             .args(["-c", "import websockets"])
             .status()
             .is_ok_and(|s| s.success())
     };
-    // A fresh machine gets the peer from PyPI, as `cargo test` must pass there.
     if !has() {
         let _ = Command::new("python3")
             .args(["-m", "pip", "install", "--quiet", "websockets"])
@@ -105,6 +104,12 @@ fn python_websockets_with_compression() {
         has(),
         "Python's websockets is missing: python3 -m pip install websockets"
     );
+}
+
+#[test]
+fn python_websockets_with_compression() {
+    ensure_python_websockets();
+    let addr = server();
     let out = Command::new("python3")
         .args(["-c", PYTHON_CLIENT, &format!("ws://{addr}/ws/echo")])
         .output()
@@ -115,4 +120,86 @@ fn python_websockets_with_compression() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(out.stdout, b"ok\n");
+}
+
+const PYTHON_SERVER: &str = r#"
+import asyncio
+from websockets.asyncio.server import serve
+
+async def echo(ws):
+    async for message in ws:
+        await ws.send(message)
+
+async def main():
+    async with serve(echo, "127.0.0.1", 0, max_size=None) as server:
+        print(server.sockets[0].getsockname()[1], flush=True)
+        await asyncio.sleep(30)
+
+asyncio.run(main())
+"#;
+
+/// ringwire's client socket (with permessage-deflate) against Python's
+/// websockets server.
+#[test]
+fn the_client_socket_against_python_websockets() {
+    use std::io::{BufRead as _, BufReader};
+
+    use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport};
+    use ringwire_io::TransportConfig;
+    use ringwire_server::ws::{CloseCode, DeflateConfig, Limits, Message};
+    use ringwire_ws::socket::WebSocket;
+
+    ensure_python_websockets();
+    let mut child = Command::new("python3")
+        .args(["-c", PYTHON_SERVER])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    let mut port = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut port)
+        .expect("port");
+    let addr = format!("127.0.0.1:{}", port.trim());
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        let stream = tokio::net::TcpStream::connect(&addr)
+            .await
+            .expect("connect");
+        let config = TransportConfig::new(64 << 10, 16 << 20);
+        let (mut socket, negotiated) = WebSocket::connect(
+            AsyncRecvTransport::new(config, &stream).expect("rx"),
+            AsyncSendTransport::new(config, &stream).expect("tx"),
+            &addr,
+            "/",
+            &[],
+            Some(DeflateConfig::default()),
+            Limits::default(),
+        )
+        .await
+        .expect("handshake");
+        assert!(negotiated.deflate.is_some(), "permessage-deflate agreed");
+        let text = "compressible ".repeat(20_000);
+        let blob: Vec<u8> = (0..300_000u32).map(|i| (i % 253) as u8).collect();
+        for message in [
+            Message::Text(&text),
+            Message::Binary(&blob),
+            Message::Text("short"),
+        ] {
+            socket.send(&message).await.expect("send");
+            let (echoed, _) = socket.recv().await.expect("open").expect("echo");
+            assert_eq!(echoed, message);
+        }
+        socket
+            .close(CloseCode::NORMAL, "done")
+            .await
+            .expect("close");
+        while let Some(received) = socket.recv().await {
+            received.expect("closing handshake");
+        }
+    });
+    let _ = child.kill();
+    let _ = child.wait();
 }

@@ -41,6 +41,8 @@ mod limits;
 mod mask;
 mod message;
 mod read;
+#[cfg(feature = "tokio")]
+pub mod socket;
 mod utf8;
 mod write;
 
