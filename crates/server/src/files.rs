@@ -4,8 +4,11 @@
 //! [`StaticFiles`] answers with a [`Body::File`]: the connection sends the
 //! head, then the file's bytes with `sendfile`, never copied through user
 //! space. Open files and their metadata are cached for a moment (one second
-//! by default, [`StaticFiles::cache`]), so repeated requests for a path skip
-//! `canonicalize`, `open` and `stat`. Responses carry `ETag` (from length
+//! by default, [`StaticFiles::cache`]) under the path as the client sent it,
+//! so repeated requests for a path skip `canonicalize`, `open` and `stat`
+//! and allocate nothing. Files up to 16 KiB are cached with their bytes and
+//! sent from memory in the same `send` as their head: for a small page that
+//! saves the `sendfile` call, which costs more than the copy. Responses carry `ETag` (from length
 //! and modification time) and `Last-Modified`, and honour `If-None-Match`,
 //! `If-Modified-Since`, a single `Range` and `If-Range`. Not here yet:
 //! multipart answers to several ranges (those get the whole file, `200`) and
@@ -87,6 +90,11 @@ impl StaticFiles {
     async fn serve(&self, request: &Request<'_>) -> Response {
         let target = request.target();
         let raw_path = target.path();
+        // Keyed by the path as sent: a hit costs no path building (and no
+        // allocation); each spelling of a path is checked once on its miss.
+        if let Some(entry) = self.cache.get(raw_path) {
+            return answer(&entry, request);
+        }
         let mut path = self.root.clone();
         for segment in target.segments() {
             let decoded = segment.to_cow();
@@ -102,17 +110,6 @@ impl StaticFiles {
                 return status(404);
             };
             path.push(name);
-        }
-        // `dir/` is its index, while `dir` is a redirect: only the first is
-        // cached, as the index (paths compare equal with or without a
-        // trailing slash).
-        let key = if raw_path.ends_with(b"/") {
-            path.join("index.html")
-        } else {
-            path.clone()
-        };
-        if let Some(entry) = self.cache.get(&key) {
-            return answer(&entry, request);
         }
         let Ok(resolved) = tokio::fs::canonicalize(&path).await else {
             return status(404);
@@ -154,10 +151,11 @@ impl StaticFiles {
             Ok(entry) => {
                 let entry = Arc::new(entry);
                 let response = answer(&entry, request);
-                // `file/` is served as `file` but not kept under the key
-                // of an index.
+                // `dir/` is its index, while `dir` is a redirect; `file/`
+                // is served as `file` but not kept under the key of an
+                // index.
                 if meta.is_dir() == raw_path.ends_with(b"/") {
-                    self.cache.insert(key, entry);
+                    self.cache.insert(raw_path.to_vec(), entry);
                 }
                 response
             }
@@ -217,7 +215,11 @@ fn answer(entry: &Entry, request: &Request<'_>) -> Response {
 }
 
 fn file_body(entry: &Entry, offset: u64, len: u64) -> Body {
-    Body::File(FileBody::new(Arc::clone(&entry.file), offset, len))
+    match &entry.contents {
+        // Offsets within a small file's length: they fit in `usize`.
+        Some(bytes) => Body::Bytes(bytes.slice(offset as usize..(offset + len) as usize)),
+        None => Body::File(FileBody::new(Arc::clone(&entry.file), offset, len)),
+    }
 }
 
 /// Whether an `If-None-Match` field value (`*` or a list of entity tags)

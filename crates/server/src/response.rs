@@ -195,8 +195,9 @@ impl From<String> for Body {
 #[derive(Debug)]
 pub struct Response {
     status: u16,
-    /// Inline up to four fields: a typical response allocates nothing.
-    headers: SmallVec<[(Cow<'static, str>, Bytes); 4]>,
+    /// Inline up to six fields (a static file's answer has five): a
+    /// typical response allocates nothing.
+    headers: SmallVec<[(Cow<'static, str>, Bytes); 6]>,
     body: Body,
     upgrade: Option<OnUpgrade>,
 }

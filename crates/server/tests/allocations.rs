@@ -100,3 +100,39 @@ fn answering_a_request_allocates_nothing() {
         "{allocations} allocations in {requests} requests"
     );
 }
+
+#[test]
+fn a_cached_static_file_allocates_nothing() {
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(dir.path().join("index.html"), "<h1>Hello, World!</h1>").expect("write");
+    let files = ringwire_server::files::StaticFiles::new(dir.path().to_path_buf()).expect("root");
+    let addr = start(ServerConfig::default(), files);
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream.set_nodelay(true).expect("nodelay");
+    let request = b"GET /index.html HTTP/1.1\r\nHost: localhost\r\n\r\n";
+    let mut buf = vec![0; 4096];
+    let mut ask = |stream: &mut TcpStream| {
+        stream.write_all(request).expect("write");
+        let mut have = 0;
+        while !buf[..have].ends_with(b"</h1>") {
+            let n = stream.read(&mut buf[have..]).expect("read");
+            assert!(n > 0, "server closed");
+            have += n;
+        }
+    };
+    for _ in 0..200 {
+        ask(&mut stream);
+    }
+    let requests = 2000;
+    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    for _ in 0..requests {
+        ask(&mut stream);
+    }
+    let allocations = ALLOCATIONS.load(Ordering::Relaxed) - before;
+    println!("{allocations} allocations in {requests} file requests");
+    // The open-file cache reloads each entry once a second.
+    assert!(
+        allocations < requests / 100,
+        "{allocations} allocations in {requests} requests"
+    );
+}
