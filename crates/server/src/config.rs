@@ -17,7 +17,8 @@ pub struct ServerConfig {
     /// Head limits for the request parser.
     pub limits: Limits,
     /// Ring sizes per connection. The receive ring must be able to grow to
-    /// a head plus [`max_buffered_body`](Self::max_buffered_body).
+    /// a head plus [`max_buffered_body`](Self::max_buffered_body) (and to
+    /// the largest WebSocket frame accepted).
     ///
     /// A connection holds its two rings only while it has unread bytes or
     /// unsent output: between requests (and before the first one) they go
@@ -48,15 +49,21 @@ pub struct ServerConfig {
 impl ServerConfig {
     /// Default [`max_buffered_body`](Self::max_buffered_body): 8 MiB.
     pub const DEFAULT_MAX_BUFFERED_BODY: usize = 8 << 20;
+    /// The largest WebSocket frame the default receive ring holds:
+    /// `ringwire_ws::Limits::default().max_frame_len`.
+    const WEBSOCKET_FRAME: usize = 16 << 20;
     /// Default [`pooled_rings`](Self::pooled_rings): 256 per direction.
     pub const DEFAULT_POOLED_RINGS: usize = 256;
 
     /// The defaults, listening on `addr`.
     pub fn new(addr: SocketAddr) -> Self {
         let mut transport = TransportConfig::new(16 << 10, 1 << 20);
-        // Head and body must fit whole in the receive ring.
-        transport.rx.max_capacity =
-            Self::DEFAULT_MAX_BUFFERED_BODY + (Limits::default().max_head_len << 1);
+        // Head and body must fit whole in the receive ring, and so must a
+        // WebSocket frame on an upgraded connection (16 MiB by default, the
+        // largest Autobahn sends). Growth reserves address space only: the
+        // memory is what the bytes in flight touch.
+        transport.rx.max_capacity = Self::DEFAULT_MAX_BUFFERED_BODY.max(Self::WEBSOCKET_FRAME)
+            + (Limits::default().max_head_len << 1);
         ServerConfig {
             addr,
             limits: Limits::default(),
@@ -71,7 +78,7 @@ impl ServerConfig {
 }
 
 impl Default for ServerConfig {
-    /// 127.0.0.1:8080, 16 KiB rings growing to 1 MiB (send) and head + 8 MiB
+    /// 127.0.0.1:8080, 16 KiB rings growing to 1 MiB (send) and head + 16 MiB
     /// (receive), pooled, default [`Limits`], a 5 s shutdown grace, default
     /// [`Timeouts`] (head 10 s, idle 60 s, body at least 1 KiB/s per 5 s,
     /// swept every second).

@@ -172,6 +172,11 @@ impl<S: AsyncStream> WebSocket<S> {
     pub async fn recv(&mut self) -> Received<'_, S> {
         let mut this = self;
         loop {
+            // A pong or close queued while the last message was read goes
+            // out before the next frame is read: every ping gets its pong.
+            if let Err(e) = this.flush_replies().await {
+                return Some(Err(e));
+            }
             // A message borrows the ring; the loop that fills the ring must
             // not, which plain borrows cannot express yet.
             let mut at_least = None;
