@@ -1,0 +1,333 @@
+//! HTTP/1.1 client round trips over loopback (issue 7): ringwire-client
+//! (blocking and tokio) against reqwest (HTTP/1 only, no TLS) and hyper's
+//! connection-level client, each on one keep-alive connection to the same
+//! ringwire server (its own thread and runtime).
+//!
+//! The exchange is the issue's REST call: a POST with a ~100 B JSON body and
+//! four header fields, answered `200` with a small JSON body. ringwire reads
+//! the answer in place in its receive ring; reqwest and hyper collect it
+//! into `Bytes`, as their users do.
+//!
+//! After criterion's runs, a latency pass prints p50 / p99, requests per
+//! second and the client's CPU time per request, from sequential requests
+//! timed one by one.
+//!
+//! On a small VM an idle vCPU takes ~100 µs to wake, which swamps a
+//! loopback round trip when client and server sit on different cores; pin
+//! the whole process to one core so every hand-off is a plain context
+//! switch and the numbers measure work:
+//!
+//! `cargo bench -p ringwire-bench --bench client --no-run`, then
+//! `taskset -c 1 target/release/deps/client-* --bench`
+
+use std::hint::black_box;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use criterion::Criterion;
+use http_body_util::{BodyExt as _, Full};
+use ringwire_client::{blocking, tokio as ring_async, RequestBuffer, Url};
+use ringwire_server::{Body, Handler, Request, Response, Server, ServerConfig, Threading};
+
+const BODY: &[u8] = br#"{"symbol":"RING","side":"buy","qty":100,"price":"12.50","client_order_id":"c-0000000001","tif":"gtc"}"#;
+const ANSWER: &[u8] =
+    br#"{"id":123456789,"status":"accepted","filled":0,"remaining":100,"ts":1700000000123}"#;
+const HEADERS: [(&str, &str); 4] = [
+    ("content-type", "application/json"),
+    ("accept", "application/json"),
+    ("authorization", "Bearer 0123456789abcdef0123456789abcdef"),
+    ("x-request-id", "7f9c2ba4-e88f-4f1a-9e2d-3b1c5d6e7f80"),
+];
+
+struct Orders;
+
+impl Handler for Orders {
+    async fn call(&self, _request: &Request<'_>) -> Response {
+        Response::new(200)
+            .header("content-type", "application/json")
+            .body(Body::Static(ANSWER))
+    }
+}
+
+/// One ringwire server thread with one worker: the client gets the other core.
+fn server() -> SocketAddr {
+    let mut config = ServerConfig {
+        addr: "127.0.0.1:0".parse().expect("addr"),
+        threading: Threading::Shared(1),
+        ..ServerConfig::default()
+    };
+    // Connections wait idle between the runs of the other clients.
+    config.timeouts.idle = Duration::from_secs(600);
+    let server = Server::bind(config).expect("bind");
+    let addr = server.local_addr();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        runtime.block_on(server.serve(Orders)).expect("serve");
+    });
+    addr
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+/// A client that can do `n` round trips, returning the time each took.
+trait Round {
+    fn name(&self) -> &'static str;
+    /// Runs `n` round trips; `each` gets each one's duration.
+    fn run(&mut self, n: u64, each: &mut dyn FnMut(Duration));
+}
+
+struct RingBlocking {
+    client: blocking::Client,
+    buffer: RequestBuffer,
+    url: Url,
+}
+
+impl Round for RingBlocking {
+    fn name(&self) -> &'static str {
+        "ringwire blocking"
+    }
+    fn run(&mut self, n: u64, each: &mut dyn FnMut(Duration)) {
+        for _ in 0..n {
+            let start = Instant::now();
+            let mut request = self
+                .buffer
+                .request("POST", &self.url)
+                .unwrap()
+                .headers()
+                .unwrap();
+            for (name, value) in HEADERS {
+                request = request.header(name, value).unwrap();
+            }
+            let request = request.body(BODY).unwrap();
+            let mut response = self.client.send(&mut self.buffer, &request).unwrap();
+            assert_eq!(response.status(), 200);
+            while let Some(chunk) = response.chunk().unwrap() {
+                black_box(chunk);
+            }
+            each(start.elapsed());
+        }
+    }
+}
+
+struct RingAsync {
+    runtime: tokio::runtime::Runtime,
+    client: ring_async::Client,
+    buffer: RequestBuffer,
+    url: Url,
+}
+
+impl Round for RingAsync {
+    fn name(&self) -> &'static str {
+        "ringwire tokio"
+    }
+    fn run(&mut self, n: u64, each: &mut dyn FnMut(Duration)) {
+        let (client, buffer, url) = (&self.client, &mut self.buffer, &self.url);
+        self.runtime.block_on(async {
+            for _ in 0..n {
+                let start = Instant::now();
+                let mut request = buffer.request("POST", url).unwrap().headers().unwrap();
+                for (name, value) in HEADERS {
+                    request = request.header(name, value).unwrap();
+                }
+                let request = request.body(BODY).unwrap();
+                let mut response = client.send(buffer, &request).await.unwrap();
+                assert_eq!(response.status(), 200);
+                while let Some(chunk) = response.chunk().await.unwrap() {
+                    black_box(chunk);
+                }
+                each(start.elapsed());
+            }
+        });
+    }
+}
+
+struct Reqwest {
+    runtime: tokio::runtime::Runtime,
+    client: reqwest::Client,
+    url: String,
+}
+
+impl Round for Reqwest {
+    fn name(&self) -> &'static str {
+        "reqwest"
+    }
+    fn run(&mut self, n: u64, each: &mut dyn FnMut(Duration)) {
+        let (client, url) = (&self.client, &self.url);
+        self.runtime.block_on(async {
+            for _ in 0..n {
+                let start = Instant::now();
+                let mut request = client.post(url);
+                for (name, value) in HEADERS {
+                    request = request.header(name, value);
+                }
+                let response = request.body(BODY).send().await.unwrap();
+                assert_eq!(response.status(), 200);
+                black_box(response.bytes().await.unwrap());
+                each(start.elapsed());
+            }
+        });
+    }
+}
+
+struct HyperConn {
+    runtime: tokio::runtime::Runtime,
+    addr: SocketAddr,
+    /// Opened on first use, and again if the server closed it.
+    sender: Option<hyper::client::conn::http1::SendRequest<Full<Bytes>>>,
+    uri: hyper::Uri,
+    host: String,
+}
+
+impl HyperConn {
+    fn new(addr: SocketAddr) -> Self {
+        HyperConn {
+            runtime: runtime(),
+            addr,
+            sender: None,
+            uri: "/orders".parse().unwrap(),
+            host: addr.to_string(),
+        }
+    }
+}
+
+async fn hyper_connect(addr: SocketAddr) -> hyper::client::conn::http1::SendRequest<Full<Bytes>> {
+    let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.set_nodelay(true).unwrap();
+    let io = hyper_util::rt::TokioIo::new(stream);
+    let (sender, conn) = hyper::client::conn::http1::handshake(io).await.unwrap();
+    tokio::spawn(conn);
+    sender
+}
+
+impl Round for HyperConn {
+    fn name(&self) -> &'static str {
+        "hyper (conn::http1)"
+    }
+    fn run(&mut self, n: u64, each: &mut dyn FnMut(Duration)) {
+        let (slot, uri, host, addr) = (&mut self.sender, &self.uri, &self.host, self.addr);
+        self.runtime.block_on(async {
+            if slot.as_ref().is_none_or(|s| s.is_closed()) {
+                *slot = Some(hyper_connect(addr).await);
+            }
+            let Some(sender) = slot.as_mut() else {
+                return;
+            };
+            for _ in 0..n {
+                let start = Instant::now();
+                let mut request = hyper::Request::post(uri.clone()).header("host", host.as_str());
+                for (name, value) in HEADERS {
+                    request = request.header(name, value);
+                }
+                let request = request.body(Full::new(Bytes::from_static(BODY))).unwrap();
+                sender.ready().await.unwrap();
+                let response = sender.send_request(request).await.unwrap();
+                assert_eq!(response.status(), 200);
+                black_box(response.into_body().collect().await.unwrap().to_bytes());
+                each(start.elapsed());
+            }
+        });
+    }
+}
+
+fn clients(addr: SocketAddr) -> Vec<Box<dyn Round>> {
+    let url = Url::parse(&format!("http://{addr}/orders")).unwrap();
+    vec![
+        Box::new(RingBlocking {
+            client: blocking::Client::default(),
+            buffer: RequestBuffer::new().unwrap(),
+            url: url.clone(),
+        }),
+        Box::new(RingAsync {
+            runtime: runtime(),
+            client: ring_async::Client::default(),
+            buffer: RequestBuffer::new().unwrap(),
+            url,
+        }),
+        Box::new(HyperConn::new(addr)),
+        Box::new(Reqwest {
+            runtime: runtime(),
+            client: reqwest::Client::builder()
+                .tcp_nodelay(true)
+                .build()
+                .unwrap(),
+            url: format!("http://{addr}/orders"),
+        }),
+    ]
+}
+
+fn round_trips(c: &mut Criterion, clients: &mut [Box<dyn Round>]) {
+    let mut group = c.benchmark_group("client_round_trip");
+    for client in clients.iter_mut() {
+        group.bench_function(client.name(), |b| {
+            b.iter_custom(|iters| {
+                let start = Instant::now();
+                client.run(iters, &mut |_| {});
+                start.elapsed()
+            });
+        });
+    }
+    group.finish();
+}
+
+/// CPU time this thread has run, from `/proc/thread-self/schedstat` (in
+/// nanoseconds, unlike the 10 ms ticks of `stat`).
+fn thread_cpu() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let nanos = stat.split_whitespace().next()?.parse().ok()?;
+    Some(Duration::from_nanos(nanos))
+}
+
+/// Sequential round trips timed one by one: p50, p99, requests per second,
+/// and the client's own CPU time per request. Every client here runs on
+/// the calling thread (the async ones on a current-thread runtime), so that
+/// thread's CPU time is the client's whole cost, kernel time included; the
+/// server's is not in it.
+fn latency(clients: &mut [Box<dyn Round>]) {
+    const WARM: u64 = 2_000;
+    const N: u64 = 20_000;
+    println!(
+        "\n{:<22} {:>9} {:>9} {:>10} {:>14}",
+        "client", "p50 µs", "p99 µs", "req/s", "client CPU µs"
+    );
+    for client in clients.iter_mut() {
+        client.run(WARM, &mut |_| {});
+        let mut times = Vec::with_capacity(N as usize);
+        let (start, cpu) = (Instant::now(), thread_cpu());
+        client.run(N, &mut |d| times.push(d));
+        let total = start.elapsed();
+        let cpu = thread_cpu().zip(cpu).map_or(f64::NAN, |(end, start)| {
+            (end - start).as_secs_f64() * 1e6 / N as f64
+        });
+        times.sort_unstable();
+        let at = |q: f64| times[((times.len() - 1) as f64 * q) as usize].as_secs_f64() * 1e6;
+        println!(
+            "{:<22} {:>9.1} {:>9.1} {:>10.0} {:>14.2}",
+            client.name(),
+            at(0.50),
+            at(0.99),
+            N as f64 / total.as_secs_f64(),
+            cpu
+        );
+    }
+}
+
+fn main() {
+    let addr = server();
+    let mut clients = clients(addr);
+    let mut criterion = Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .configure_from_args();
+    round_trips(&mut criterion, &mut clients);
+    criterion.final_summary();
+    latency(&mut clients);
+}

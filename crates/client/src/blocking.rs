@@ -1,0 +1,388 @@
+//! The blocking client: std sockets, the response received into a ring by
+//! [`RecvTransport`].
+
+use std::io::{self, IoSlice, Write as _};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::time::{Duration, Instant};
+
+use ringwire_http1::ResponseParser;
+use ringwire_io::RecvTransport;
+use ringwire_ring::Ring;
+
+use crate::exchange::{self, remaining, BodyStep, Failure, HeadStep, Reader, DISCARD_LIMIT};
+use crate::pool::{is_quiet, Keyed, Pool};
+use crate::redirect::Hop;
+use crate::stream::Stream;
+use crate::url::{Origin, Scheme};
+use crate::{ClientConfig, Error, Phase, Request, RequestBuffer, Url};
+
+/// An HTTP/1.1 client with a keep-alive pool; share it by reference
+/// across threads.
+#[derive(Debug)]
+pub struct Client {
+    config: ClientConfig,
+    pool: Pool<Connection>,
+}
+
+impl Default for Client {
+    fn default() -> Self {
+        Client::new(ClientConfig::default())
+    }
+}
+
+/// One connection: its stream inside the receive transport (requests are
+/// written to the same stream), and a parser kept warm across responses.
+#[derive(Debug)]
+struct Connection {
+    rx: RecvTransport<Stream>,
+    parser: ResponseParser,
+    origin: Origin,
+    /// Whether a read timeout is set on the socket, to clear it for a
+    /// request without a deadline.
+    timed: bool,
+}
+
+impl Client {
+    /// A client as `config` says.
+    #[must_use]
+    pub fn new(config: ClientConfig) -> Self {
+        Client {
+            pool: Pool::new(config.max_idle_per_host, config.idle_timeout),
+            config,
+        }
+    }
+
+    /// Sends `request` (written into `buffer`) and reads the response head,
+    /// following redirects when [`ClientConfig::max_redirects`] allows.
+    ///
+    /// # Errors
+    ///
+    /// See [`Error`].
+    pub fn send(
+        &self,
+        buffer: &mut RequestBuffer,
+        request: &Request<'_>,
+    ) -> Result<Response<'_>, Error> {
+        let deadline = self.config.request_timeout.map(|t| Instant::now() + t);
+        let mut hop: Option<Hop> = None;
+        let mut hops = 0;
+        loop {
+            let current = hop.as_ref().map_or(*request, |h| h.request(request));
+            let response = self.exchange(buffer, &current, deadline)?;
+            if self.config.max_redirects == 0 {
+                return Ok(response);
+            }
+            let (head, body) = buffer.bytes(&current)?;
+            let location = response.header("location");
+            let Some(next) = Hop::after(&current, head, body.len(), response.status(), location)?
+            else {
+                return Ok(response);
+            };
+            if hops == self.config.max_redirects {
+                return Err(Error::TooManyRedirects {
+                    max: self.config.max_redirects,
+                });
+            }
+            hops += 1;
+            response.discard();
+            hop = Some(next);
+        }
+    }
+
+    /// Idle connections pooled for `url`'s origin.
+    #[must_use]
+    pub fn idle_connections(&self, url: &Url) -> usize {
+        self.pool.idle(url.origin())
+    }
+
+    /// One request and response head: on a pooled connection, and once more
+    /// on a fresh one if the pooled one turned out closed.
+    fn exchange(
+        &self,
+        buffer: &mut RequestBuffer,
+        request: &Request<'_>,
+        deadline: Option<Instant>,
+    ) -> Result<Response<'_>, Error> {
+        let origin = request.url().origin();
+        if let Some(conn) = self
+            .pool
+            .take(origin, |c| is_quiet(c.rx.get_ref().socket()))
+        {
+            match self.round_trip(conn, buffer, request, deadline) {
+                Ok(response) => return Ok(response),
+                Err(f) if f.retryable && request.is_idempotent() => {}
+                Err(f) => return Err(f.error),
+            }
+        }
+        let conn = self.connect(origin, deadline)?;
+        self.round_trip(conn, buffer, request, deadline)
+            .map_err(|f| f.error)
+    }
+
+    fn connect(&self, origin: &Origin, deadline: Option<Instant>) -> Result<Connection, Error> {
+        if origin.scheme() == Scheme::Https {
+            return Err(Error::TlsUnavailable);
+        }
+        let authority = || format!("{}:{}", origin.host(), origin.port());
+        let failed = |source| Error::Connect {
+            authority: authority(),
+            source,
+        };
+        let timeout = match (self.config.connect_timeout, deadline) {
+            (limit, None) => limit,
+            (limit, Some(d)) => Some(remaining(d)?.min(limit.unwrap_or(Duration::MAX))),
+        };
+        let mut last = io::Error::from(io::ErrorKind::AddrNotAvailable);
+        for addr in (origin.host(), origin.port())
+            .to_socket_addrs()
+            .map_err(failed)?
+        {
+            let connected = match timeout {
+                Some(t) => TcpStream::connect_timeout(&addr, t),
+                None => TcpStream::connect(addr),
+            };
+            match connected {
+                Ok(stream) => {
+                    stream.set_nodelay(true).map_err(failed)?;
+                    let ring = Ring::new(self.config.rx)?;
+                    return Ok(Connection {
+                        rx: RecvTransport::with_ring(ring, Stream::Tcp(stream)),
+                        parser: ResponseParser::new(self.config.limits),
+                        origin: origin.clone(),
+                        timed: false,
+                    });
+                }
+                Err(e) if e.kind() == io::ErrorKind::TimedOut => {
+                    return Err(Error::Timeout(Phase::Connect))
+                }
+                Err(e) => last = e,
+            }
+        }
+        Err(failed(last))
+    }
+
+    /// Sends the request and reads up to the final response head.
+    fn round_trip(
+        &self,
+        mut conn: Connection,
+        buffer: &mut RequestBuffer,
+        request: &Request<'_>,
+        deadline: Option<Instant>,
+    ) -> Result<Response<'_>, Failure> {
+        let (head, body) = buffer.bytes(request)?;
+        conn.set_deadline(deadline)?;
+        if let Err(e) = write_all(conn.rx.get_mut(), head, body) {
+            return Err(Failure {
+                retryable: e.kind() != io::ErrorKind::WouldBlock,
+                error: e.into(),
+            });
+        }
+        let mut heard = false;
+        loop {
+            let step = exchange::parse_head(
+                &mut conn.parser,
+                conn.rx.data(),
+                request.parse_method(),
+                &self.config.limits,
+            )?;
+            match step {
+                HeadStep::Interim(len) => conn.rx.consume(len),
+                HeadStep::Final(reader) => {
+                    return Ok(Response {
+                        client: self,
+                        conn: Some(conn),
+                        reader,
+                        deadline,
+                    })
+                }
+                HeadStep::Need(at_least) => {
+                    conn.set_deadline(deadline)?;
+                    match conn.rx.fill(at_least) {
+                        Ok(0) => {
+                            return Err(Failure {
+                                error: Error::Closed,
+                                retryable: !heard,
+                            })
+                        }
+                        Ok(_) => heard = true,
+                        Err(e) => {
+                            let error = Error::from(e);
+                            let retryable = !heard && matches!(error, Error::Io(_));
+                            return Err(Failure { error, retryable });
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Keyed for Connection {
+    fn origin(&self) -> &Origin {
+        &self.origin
+    }
+}
+
+impl Connection {
+    /// Bounds the next read by what is left until `deadline`.
+    fn set_deadline(&mut self, deadline: Option<Instant>) -> Result<(), Error> {
+        let socket = self.rx.get_ref().socket();
+        match deadline {
+            Some(d) => {
+                let left = remaining(d)?;
+                socket.set_read_timeout(Some(left))?;
+                socket.set_write_timeout(Some(left))?;
+                self.timed = true;
+            }
+            None if self.timed => {
+                socket.set_read_timeout(None)?;
+                socket.set_write_timeout(None)?;
+                self.timed = false;
+            }
+            None => {}
+        }
+        Ok(())
+    }
+}
+
+/// Sends head and body with `writev`, as many times as the kernel needs.
+fn write_all(stream: &mut Stream, head: &[u8], body: &[u8]) -> io::Result<()> {
+    let mut slices = [IoSlice::new(head), IoSlice::new(body)];
+    let mut left = &mut slices[..];
+    IoSlice::advance_slices(&mut left, 0);
+    while !left.is_empty() {
+        match stream.write_vectored(left) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => IoSlice::advance_slices(&mut left, n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// A response whose head has arrived; the body is read from the
+/// connection's receive ring as it comes.
+///
+/// Dropping it returns the connection to the pool if the body was read to
+/// its end and the server keeps it open; otherwise the connection closes.
+#[derive(Debug)]
+pub struct Response<'c> {
+    client: &'c Client,
+    /// `None` once the body is done and the connection went back.
+    conn: Option<Connection>,
+    reader: Reader,
+    deadline: Option<Instant>,
+}
+
+impl Response<'_> {
+    /// The status code.
+    #[must_use]
+    pub fn status(&self) -> u16 {
+        self.reader.status()
+    }
+
+    /// The head, in place in the receive ring: there until the body is
+    /// read (`None` after the first [`chunk`](Self::chunk)).
+    #[must_use]
+    pub fn head(&self) -> Option<ringwire_http1::Response<'_>> {
+        let conn = self.conn.as_ref()?;
+        self.reader
+            .head_in_ring()
+            .then(|| conn.parser.head().view(conn.rx.data()))
+    }
+
+    /// The first field named `name`, while the head is in the ring.
+    #[must_use]
+    pub fn header(&self, name: &str) -> Option<&[u8]> {
+        self.head()?.header(name)
+    }
+
+    /// The next piece of body, in place in the receive ring: valid until
+    /// the next call. `None` at the end of the body.
+    ///
+    /// # Errors
+    ///
+    /// Malformed framing, a body over the limit, the deadline, or the
+    /// connection failing; the connection is then closed.
+    pub fn chunk(&mut self) -> Result<Option<&[u8]>, Error> {
+        let range = loop {
+            let Some(conn) = self.conn.as_mut() else {
+                return Ok(None);
+            };
+            conn.rx.consume(self.reader.take_consumed());
+            match self.reader.decode(conn.rx.data())? {
+                BodyStep::Data(range) => break range,
+                BodyStep::Need(consumed) => {
+                    conn.rx.consume(consumed);
+                    conn.set_deadline(self.deadline)?;
+                    let at_least = conn.rx.data().len() + 1;
+                    if conn.rx.fill(at_least)? == 0 {
+                        self.reader.eof()?;
+                    }
+                }
+                BodyStep::Done(consumed) => {
+                    conn.rx.consume(consumed);
+                    self.release();
+                    return Ok(None);
+                }
+            }
+        };
+        // Taken apart from the loop so the borrow it returns ends there.
+        Ok(self
+            .conn
+            .as_ref()
+            .and_then(|conn| conn.rx.data().get(range)))
+    }
+
+    /// The whole body, collected.
+    ///
+    /// # Errors
+    ///
+    /// As [`chunk`](Self::chunk).
+    pub fn bytes(&mut self) -> Result<Vec<u8>, Error> {
+        let mut out = Vec::new();
+        while let Some(chunk) = self.chunk()? {
+            out.extend_from_slice(chunk);
+        }
+        Ok(out)
+    }
+
+    /// The whole body as text (invalid UTF-8 replaced).
+    ///
+    /// # Errors
+    ///
+    /// As [`chunk`](Self::chunk).
+    pub fn text(&mut self) -> Result<String, Error> {
+        Ok(String::from_utf8_lossy(&self.bytes()?).into_owned())
+    }
+
+    /// Reads and drops a short body so the connection can be reused; a
+    /// long one closes the connection instead.
+    fn discard(mut self) {
+        let mut left = DISCARD_LIMIT;
+        while left > 0 {
+            match self.chunk() {
+                Ok(Some(chunk)) => left = left.saturating_sub(chunk.len()),
+                Ok(None) | Err(_) => return,
+            }
+        }
+    }
+
+    /// Returns the connection to the pool if it can carry another request.
+    fn release(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            if self.reader.reusable() && conn.rx.data().is_empty() {
+                self.client.pool.put(conn);
+            }
+        }
+    }
+}
+
+impl Drop for Response<'_> {
+    fn drop(&mut self) {
+        if self.reader.is_done() {
+            self.release();
+        }
+    }
+}

@@ -1,0 +1,59 @@
+//! Timeouts, limits, pooling and redirects, in one place for both APIs.
+
+use std::time::Duration;
+
+use ringwire_http1::Limits;
+use ringwire_ring::RingConfig;
+
+/// How a [`blocking::Client`](crate::blocking::Client) or
+/// [`tokio::Client`](crate::tokio::Client) behaves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientConfig {
+    /// How long opening a connection may take; `None` waits as long as the
+    /// OS does.
+    pub connect_timeout: Option<Duration>,
+    /// How long one exchange may take, from sending the request to the end
+    /// of the response body; `None` for no bound.
+    pub request_timeout: Option<Duration>,
+    /// Redirects followed per request (0: none, the default; a `3xx` is
+    /// then returned like any other response).
+    pub max_redirects: u32,
+    /// Idle keep-alive connections kept per origin; more are closed.
+    pub max_idle_per_host: usize,
+    /// How long an idle connection stays in the pool.
+    pub idle_timeout: Duration,
+    /// Bounds on response heads and bodies.
+    pub limits: Limits,
+    /// Each connection's receive ring. Bodies stream through it, so it
+    /// must only hold the largest head (or trailer section).
+    pub rx: RingConfig,
+}
+
+impl ClientConfig {
+    /// Ten seconds to connect.
+    pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+    /// Eight idle connections per origin, as browsers open at most six.
+    pub const DEFAULT_MAX_IDLE_PER_HOST: usize = 8;
+    /// 90 seconds idle, as hyper and reqwest keep them.
+    pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
+    /// A 64 KiB receive ring, growing to 1 MiB for unusually large heads.
+    pub const DEFAULT_RX: RingConfig = RingConfig {
+        capacity: 64 << 10,
+        max_capacity: 1 << 20,
+        backing: ringwire_ring::Backing::Auto,
+    };
+}
+
+impl Default for ClientConfig {
+    fn default() -> Self {
+        ClientConfig {
+            connect_timeout: Some(Self::DEFAULT_CONNECT_TIMEOUT),
+            request_timeout: None,
+            max_redirects: 0,
+            max_idle_per_host: Self::DEFAULT_MAX_IDLE_PER_HOST,
+            idle_timeout: Self::DEFAULT_IDLE_TIMEOUT,
+            limits: Limits::default(),
+            rx: Self::DEFAULT_RX,
+        }
+    }
+}

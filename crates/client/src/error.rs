@@ -1,0 +1,170 @@
+//! Why a request failed: each variant says whose fault it was (the caller's
+//! input, the network, the server's bytes, a limit).
+
+use std::{fmt, io};
+
+use ringwire_http1::encode::EncodeError;
+use ringwire_io::TransportError;
+use ringwire_ring::RingError;
+
+use crate::url::UrlError;
+
+/// A request that could not be sent or whose response could not be read.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// The URL could not be parsed (the caller's input).
+    Url(UrlError),
+    /// `https://` needs TLS, which this client does not have yet.
+    TlsUnavailable,
+    /// A method, header or path the encoder refused (CR/LF injection,
+    /// non-token names, ...): the caller's input.
+    Encode(EncodeError),
+    /// A header the client writes itself (`host`, `content-length`,
+    /// `transfer-encoding`): the body and the URL decide them.
+    ManagedHeader(&'static str),
+    /// The request head does not fit the room reserved for it.
+    RequestHeadTooLarge {
+        /// The room in bytes.
+        limit: usize,
+    },
+    /// A body written in place does not fit the send ring's free span;
+    /// [`RequestBuffer::reserve`](crate::RequestBuffer::reserve) makes room.
+    BodyExceedsSendRing {
+        /// The body's length, when known.
+        len: usize,
+        /// The room after the head.
+        room: usize,
+    },
+    /// A [`Request`](crate::Request) whose bytes in its
+    /// [`RequestBuffer`](crate::RequestBuffer) were overwritten by a later
+    /// request (or that was written into another buffer): API misuse.
+    StaleRequest,
+    /// No connection could be opened to the host.
+    Connect {
+        /// `host:port`.
+        authority: String,
+        /// Why.
+        source: io::Error,
+    },
+    /// The connect or request deadline passed.
+    Timeout(Phase),
+    /// Sending or receiving failed (reset, broken pipe, ...).
+    Io(io::Error),
+    /// A ring could not grow as far as asked (a limit).
+    Ring(RingError),
+    /// The server's bytes are not a valid HTTP/1.1 response, or exceed the
+    /// configured limits: the server's fault, and the connection is closed.
+    Response(ringwire_http1::Error),
+    /// The server closed the connection before a complete response head.
+    Closed,
+    /// `101 Switching Protocols` to a request that asked for no upgrade.
+    UnexpectedUpgrade,
+    /// More redirects than allowed.
+    TooManyRedirects {
+        /// The configured maximum.
+        max: u32,
+    },
+    /// A redirect whose `Location` is not a URL this client can follow.
+    InvalidLocation(UrlError),
+}
+
+/// Which deadline passed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Opening the connection.
+    Connect,
+    /// The whole exchange, from sending the request to the end of the body.
+    Request,
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Url(e) => write!(f, "invalid URL: {e}"),
+            Error::TlsUnavailable => {
+                f.write_str("https:// is not supported yet (no TLS in this build)")
+            }
+            Error::Encode(e) => write!(f, "invalid request: {e}"),
+            Error::ManagedHeader(name) => {
+                write!(f, "the {name} header is set by the client, not by hand")
+            }
+            Error::RequestHeadTooLarge { limit } => {
+                write!(f, "request head longer than {limit} bytes")
+            }
+            Error::BodyExceedsSendRing { len, room } => write!(
+                f,
+                "body of {len} bytes does not fit the {room} bytes free in the send ring"
+            ),
+            Error::StaleRequest => {
+                f.write_str("the request was overwritten in its buffer before it was sent")
+            }
+            Error::Connect { authority, source } => {
+                write!(f, "cannot connect to {authority}: {source}")
+            }
+            Error::Timeout(Phase::Connect) => f.write_str("connect timed out"),
+            Error::Timeout(Phase::Request) => f.write_str("request timed out"),
+            Error::Io(e) => write!(f, "connection failed: {e}"),
+            Error::Ring(e) => e.fmt(f),
+            Error::Response(e) => write!(f, "invalid response: {e}"),
+            Error::Closed => {
+                f.write_str("the server closed the connection before a complete response")
+            }
+            Error::UnexpectedUpgrade => f.write_str("unexpected 101 Switching Protocols"),
+            Error::TooManyRedirects { max } => write!(f, "more than {max} redirects"),
+            Error::InvalidLocation(e) => write!(f, "redirect to an invalid location: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Url(e) | Error::InvalidLocation(e) => Some(e),
+            Error::Encode(e) => Some(e),
+            Error::Connect { source, .. } => Some(source),
+            Error::Io(e) => Some(e),
+            Error::Ring(e) => Some(e),
+            Error::Response(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<UrlError> for Error {
+    fn from(e: UrlError) -> Self {
+        Error::Url(e)
+    }
+}
+
+impl From<ringwire_http1::Error> for Error {
+    fn from(e: ringwire_http1::Error) -> Self {
+        Error::Response(e)
+    }
+}
+
+impl From<RingError> for Error {
+    fn from(e: RingError) -> Self {
+        Error::Ring(e)
+    }
+}
+
+impl From<TransportError> for Error {
+    fn from(e: TransportError) -> Self {
+        match e {
+            TransportError::Io(e) => Error::from(e),
+            TransportError::Ring(e) => Error::Ring(e),
+        }
+    }
+}
+
+impl From<io::Error> for Error {
+    /// A socket timeout (blocking sockets report `WouldBlock`) is the
+    /// request deadline; anything else is the connection failing.
+    fn from(e: io::Error) -> Self {
+        match e.kind() {
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => Error::Timeout(Phase::Request),
+            _ => Error::Io(e),
+        }
+    }
+}

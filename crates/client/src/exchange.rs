@@ -1,0 +1,156 @@
+//! Reading one response from the front of a receive ring, sans-IO: these
+//! steps say what to consume and how much to wait for; the drivers
+//! ([`blocking`](crate::blocking), [`tokio`](crate::tokio)) only fill and
+//! consume.
+
+use std::ops::Range;
+use std::time::{Duration, Instant};
+
+use ringwire_http1::{BodyDecoder, Decoded, Limits, Method, ResponseParser, Status};
+
+use crate::{Error, Phase};
+
+/// A redirect's body worth reading to keep its connection: past this,
+/// closing is cheaper.
+pub(crate) const DISCARD_LIMIT: usize = 64 << 10;
+
+/// How an exchange failed, and whether a fresh connection may retry it.
+pub(crate) struct Failure {
+    pub(crate) error: Error,
+    /// Nothing came back, and the connection was reused: the server may
+    /// have closed it while it idled.
+    pub(crate) retryable: bool,
+}
+
+impl From<Error> for Failure {
+    fn from(error: Error) -> Self {
+        Failure {
+            error,
+            retryable: false,
+        }
+    }
+}
+
+/// Time left until `deadline`, or the request timeout.
+pub(crate) fn remaining(deadline: Instant) -> Result<Duration, Error> {
+    match deadline.checked_duration_since(Instant::now()) {
+        Some(left) if !left.is_zero() => Ok(left),
+        _ => Err(Error::Timeout(Phase::Request)),
+    }
+}
+
+/// What the front of the ring holds, head-wise.
+#[derive(Debug)]
+pub(crate) enum HeadStep {
+    /// An interim `1xx` head of this many bytes: consume it, parse again.
+    Interim(usize),
+    /// The final head, left in the ring for [`Reader::head_len`] bytes.
+    Final(Reader),
+    /// Fill until the ring holds at least this many bytes.
+    Need(usize),
+}
+
+/// Parses the head of the response to `method` at the front of `data`.
+pub(crate) fn parse_head(
+    parser: &mut ResponseParser,
+    data: &[u8],
+    method: Method<'_>,
+    limits: &Limits,
+) -> Result<HeadStep, Error> {
+    match parser.parse(data, method)? {
+        Status::Partial { at_least } => Ok(HeadStep::Need(at_least)),
+        Status::Complete(head, len) if head.is_interim() => Ok(HeadStep::Interim(len)),
+        // The connection now speaks another protocol nobody asked for.
+        Status::Complete(head, _) if head.status() == 101 => Err(Error::UnexpectedUpgrade),
+        Status::Complete(head, len) => Ok(HeadStep::Final(Reader {
+            head_len: len,
+            pending: 0,
+            decoder: BodyDecoder::new(head.body(), limits),
+            // After a 2xx to CONNECT the connection is a tunnel, not HTTP.
+            keep_alive: head.keep_alive()
+                && !(method == Method::Connect && (200..300).contains(&head.status())),
+            status: head.status(),
+            done: false,
+        })),
+    }
+}
+
+/// What the front of the ring holds, body-wise.
+#[derive(Debug)]
+pub(crate) enum BodyStep {
+    /// Body bytes at this range of the ring's unread span.
+    Data(Range<usize>),
+    /// Consume this much framing, then fill.
+    Need(usize),
+    /// The body is complete once this much (final framing) is consumed.
+    Done(usize),
+}
+
+/// One response's progress through its body.
+#[derive(Debug)]
+pub(crate) struct Reader {
+    /// Bytes of head still at the front of the ring: kept there, so the
+    /// head can be viewed in place, until the body is read.
+    head_len: usize,
+    /// Bytes of the last chunk handed out, consumed before the next.
+    pending: usize,
+    decoder: BodyDecoder,
+    keep_alive: bool,
+    status: u16,
+    done: bool,
+}
+
+impl Reader {
+    /// The status code.
+    pub(crate) fn status(&self) -> u16 {
+        self.status
+    }
+
+    /// Whether the head is still at the front of the ring.
+    pub(crate) fn head_in_ring(&self) -> bool {
+        self.head_len > 0
+    }
+
+    /// Bytes the driver consumes before the next [`decode`](Self::decode):
+    /// the head, then each chunk once the caller is done with it.
+    pub(crate) fn take_consumed(&mut self) -> usize {
+        std::mem::take(&mut self.head_len) + std::mem::take(&mut self.pending)
+    }
+
+    /// Decodes from the front of `data` (after [`take_consumed`](Self::take_consumed)).
+    pub(crate) fn decode(&mut self, data: &[u8]) -> Result<BodyStep, Error> {
+        if self.done {
+            return Ok(BodyStep::Done(0));
+        }
+        Ok(match self.decoder.decode(data)? {
+            Decoded::Data { data, consumed } => {
+                self.pending = consumed;
+                BodyStep::Data(consumed - data.len()..consumed)
+            }
+            Decoded::Partial { consumed } => BodyStep::Need(consumed),
+            Decoded::Done { consumed, .. } => {
+                self.done = true;
+                BodyStep::Done(consumed)
+            }
+        })
+    }
+
+    /// The peer closed: the end of a close-delimited body, an error for any
+    /// other. Either way the connection is spent.
+    pub(crate) fn eof(&mut self) -> Result<(), Error> {
+        self.keep_alive = false;
+        self.decoder.finish_eof()?;
+        self.done = true;
+        Ok(())
+    }
+
+    /// Whether the body has been read to its end.
+    pub(crate) fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// Whether the connection can carry another request.
+    pub(crate) fn reusable(&self) -> bool {
+        self.done && self.keep_alive
+    }
+}

@@ -1,0 +1,39 @@
+//! An HTTP/1.1 client on ringwire's rings.
+//!
+//! - A request is encoded straight into a send ring ([`RequestBuffer`])
+//!   through a typestate: method and URL, then percent-encoded query
+//!   parameters, then header fields, then the body (a slice sent from where
+//!   it lies, bytes serialised into the ring, or a fixed size filled in
+//!   place). Head and body leave in one `writev`.
+//! - A response is received into the connection's ring and read in place:
+//!   the head as a view, the body as chunks borrowed from the ring, framed
+//!   by length, chunked or the server's close; interim `1xx` heads are
+//!   skipped, and HEAD, `204` and `304` responses have no body.
+//! - A [`blocking::Client`] over std sockets and a [`tokio::Client`] over
+//!   the tokio driver share the sans-IO parts: a keep-alive pool per origin
+//!   (bounded, stale connections detected before reuse), connect and
+//!   request timeouts, opt-in redirects, limits on heads and bodies.
+//!
+//! Only `http://` for now: `https://` is refused with
+//! [`Error::TlsUnavailable`]. A blocking connection reads and writes
+//! through one enum of streams, where a TLS stream that decrypts into the
+//! span it is given becomes a second variant; the async connection, which
+//! waits on socket readiness, takes TLS as a stage between two rings.
+
+#![forbid(unsafe_code)]
+
+pub mod blocking;
+mod config;
+mod error;
+mod exchange;
+mod pool;
+mod redirect;
+mod request;
+mod stream;
+pub mod tokio;
+mod url;
+
+pub use config::ClientConfig;
+pub use error::{Error, Phase};
+pub use request::{BodyWriter, HeaderBuilder, QueryBuilder, Request, RequestBuffer};
+pub use url::{Origin, Scheme, Url, UrlError};

@@ -1,0 +1,628 @@
+//! Requests encoded straight into a send ring, through a typestate:
+//! method and URL, then query parameters, then header fields, then the body.
+//!
+//! The head is written by `ringwire_http1`'s [`RequestWriter`] into the
+//! ring's free span; a body written in place goes right after the room kept
+//! for the head, and a caller's slice is not copied at all: the connection
+//! sends head and body with one `writev`. Nothing is committed to the ring,
+//! so the next request reuses the same (already faulted-in) pages.
+//!
+//! The builder borrows the buffer only while it writes. The finished
+//! [`Request`] names where its bytes lie, and a client reads them from the
+//! buffer when it sends: `client.send(&mut buffer, &request)`. Starting
+//! another request in the same buffer makes the first one stale, which
+//! sending reports ([`Error::StaleRequest`]) rather than sending the wrong
+//! bytes.
+
+use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use ringwire_http1::encode::{EncodeError, QueryWriter, RequestWriter};
+use ringwire_http1::{Method, Version};
+use ringwire_ring::{Ring, RingConfig};
+
+use crate::url::Scheme;
+use crate::{Error, Url};
+
+/// The send ring requests are encoded into; reusable, one request at a time.
+///
+/// ```no_run
+/// use ringwire_client::{blocking::Client, RequestBuffer, Url};
+///
+/// let url = Url::parse("http://127.0.0.1:8080/orders")?;
+/// let mut buffer = RequestBuffer::new()?;
+/// let request = buffer
+///     .request("POST", &url)?
+///     .query("dry_run", "yes")?
+///     .headers()?
+///     .header("content-type", "application/json")?
+///     .body(br#"{"qty":1}"#)?;
+/// let client = Client::default();
+/// let mut response = client.send(&mut buffer, &request)?;
+/// println!("{} {}", response.status(), response.text()?);
+/// # Ok::<(), ringwire_client::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct RequestBuffer {
+    ring: Ring,
+    max_head_len: usize,
+    /// Renewed by every request started and every growth, from a counter
+    /// shared by all buffers, so a [`Request`] whose bytes were overwritten,
+    /// or that names another buffer, is never sent.
+    generation: u64,
+}
+
+/// The next [`RequestBuffer::generation`].
+fn next_generation() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+impl RequestBuffer {
+    /// 8 KiB for a request head, as most servers accept at most that much.
+    pub const DEFAULT_MAX_HEAD_LEN: usize = 8 << 10;
+    /// A 64 KiB ring: the head and up to 56 KiB of body written in place.
+    pub const DEFAULT_RING: RingConfig = RingConfig {
+        capacity: 64 << 10,
+        max_capacity: 64 << 20,
+        backing: ringwire_ring::Backing::Auto,
+    };
+
+    /// A buffer with the default ring and head limit.
+    ///
+    /// # Errors
+    ///
+    /// The OS refused the ring's mappings.
+    pub fn new() -> Result<Self, Error> {
+        Self::with_config(Self::DEFAULT_RING, Self::DEFAULT_MAX_HEAD_LEN)
+    }
+
+    /// A buffer over a ring as `ring` says, keeping `max_head_len` bytes
+    /// for each head.
+    ///
+    /// # Errors
+    ///
+    /// The OS refused the ring's mappings, or the ring cannot grow to hold
+    /// `max_head_len`.
+    pub fn with_config(ring: RingConfig, max_head_len: usize) -> Result<Self, Error> {
+        let mut ring = Ring::new(ring)?;
+        ring.ensure_capacity(max_head_len)?;
+        Ok(RequestBuffer {
+            ring,
+            max_head_len,
+            generation: 0,
+        })
+    }
+
+    /// Grows the ring so a body of `len` bytes can be written in place after
+    /// the head ([`HeaderBuilder::body_fixed`], [`HeaderBuilder::body_with`]).
+    ///
+    /// # Errors
+    ///
+    /// Past the ring's growth bound.
+    pub fn reserve(&mut self, len: usize) -> Result<(), Error> {
+        let total = self.max_head_len.saturating_add(len);
+        if total > self.ring.capacity() {
+            self.generation = next_generation();
+            self.ring.ensure_capacity(total)?;
+        }
+        Ok(())
+    }
+
+    /// Starts a request: writes `method SP target` and hands over the query.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::TlsUnavailable`] for `https://`; [`Error::Encode`] for a
+    /// method that is not a token.
+    pub fn request<'w, 'a>(
+        &'w mut self,
+        method: &'a str,
+        url: &'a Url,
+    ) -> Result<QueryBuilder<'w, 'a>, Error> {
+        if url.scheme() == Scheme::Https {
+            return Err(Error::TlsUnavailable);
+        }
+        self.generation = next_generation();
+        let span = self.ring.writable();
+        let room = self.max_head_len.min(span.len());
+        let (head, rest) = span.split_at_mut(room);
+        let writer = RequestWriter::new(head, method, url.target()).map_err(|e| encode(e, room))?;
+        Ok(QueryBuilder {
+            writer,
+            parts: Parts {
+                rest,
+                room,
+                method,
+                url,
+                generation: self.generation,
+            },
+        })
+    }
+
+    /// The head and body of `request`, from this buffer or the request.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::StaleRequest`] when another request was started in this
+    /// buffer since (or it grew), or `request` came from another buffer.
+    pub fn bytes<'s>(&'s mut self, request: &Request<'s>) -> Result<(&'s [u8], &'s [u8]), Error> {
+        let in_ring =
+            matches!(request.head, Head::Ring(_)) || matches!(request.body, Body::Ring { .. });
+        if in_ring && request.generation != self.generation {
+            return Err(Error::StaleRequest);
+        }
+        let span: &'s [u8] = self.ring.writable();
+        let head = match request.head {
+            Head::Ring(len) => span.get(..len),
+            Head::Owned(head) => Some(head),
+        };
+        let body = match request.body {
+            Body::Slice(body) => Some(body),
+            Body::Ring { start, len } => span.get(start..start + len),
+        };
+        head.zip(body).ok_or(Error::StaleRequest)
+    }
+}
+
+/// What every state carries besides its writer.
+#[derive(Debug)]
+struct Parts<'w, 'a> {
+    /// The ring's free bytes after the room kept for the head.
+    rest: &'w mut [u8],
+    room: usize,
+    method: &'a str,
+    url: &'a Url,
+    generation: u64,
+}
+
+/// Appends percent-encoded query parameters to the target.
+#[derive(Debug)]
+pub struct QueryBuilder<'w, 'a> {
+    writer: QueryWriter<'w>,
+    parts: Parts<'w, 'a>,
+}
+
+impl<'w, 'a> QueryBuilder<'w, 'a> {
+    /// Appends `key=value`, both percent-encoded (a space is `%20`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::RequestHeadTooLarge`].
+    pub fn query(mut self, key: &str, value: &str) -> Result<Self, Error> {
+        self.writer
+            .query(key, value)
+            .map_err(|e| encode(e, self.parts.room))?;
+        Ok(self)
+    }
+
+    /// Ends the request line and writes `host`; header fields follow.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::RequestHeadTooLarge`].
+    pub fn headers(self) -> Result<HeaderBuilder<'w, 'a>, Error> {
+        let room = self.parts.room;
+        let mut writer = self
+            .writer
+            .headers(Version::Http11)
+            .map_err(|e| encode(e, room))?;
+        writer
+            .header("host", self.parts.url.authority())
+            .map_err(|e| encode(e, room))?;
+        Ok(HeaderBuilder {
+            writer,
+            parts: self.parts,
+        })
+    }
+}
+
+/// Writes header fields, then the body, which ends the request.
+#[derive(Debug)]
+pub struct HeaderBuilder<'w, 'a> {
+    writer: RequestWriter<'w>,
+    parts: Parts<'w, 'a>,
+}
+
+impl<'w, 'a> HeaderBuilder<'w, 'a> {
+    /// Writes a field line.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ManagedHeader`] for `host`, `content-length` and
+    /// `transfer-encoding`; [`Error::Encode`] for a name that is not a token
+    /// or a value with CR, LF or another control character;
+    /// [`Error::RequestHeadTooLarge`].
+    pub fn header(mut self, name: &str, value: impl AsRef<[u8]>) -> Result<Self, Error> {
+        for managed in ["host", "content-length", "transfer-encoding"] {
+            if name.eq_ignore_ascii_case(managed) {
+                return Err(Error::ManagedHeader(managed));
+            }
+        }
+        self.writer
+            .header(name, value)
+            .map_err(|e| encode(e, self.parts.room))?;
+        Ok(self)
+    }
+
+    /// Ends the head without a body (`content-length: 0` for the methods
+    /// that usually carry one, so servers need not wait for it).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::RequestHeadTooLarge`].
+    pub fn finish(mut self) -> Result<Request<'a>, Error> {
+        if matches!(self.parts.method, "POST" | "PUT" | "PATCH") {
+            self.writer
+                .content_length(0)
+                .map_err(|e| encode(e, self.parts.room))?;
+        }
+        self.end(Body::Slice(&[]))
+    }
+
+    /// Ends the head with `content-length` for `body`, which is sent from
+    /// where it lies, after the head, in the same `writev`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::RequestHeadTooLarge`].
+    pub fn body(mut self, body: &'a [u8]) -> Result<Request<'a>, Error> {
+        self.writer
+            .content_length(body.len() as u64)
+            .map_err(|e| encode(e, self.parts.room))?;
+        self.end(Body::Slice(body))
+    }
+
+    /// A body of `len` bytes that `fill` writes in place, in the send ring.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BodyExceedsSendRing`] when `len` is more than the ring has
+    /// free after the head (see [`RequestBuffer::reserve`]);
+    /// [`Error::RequestHeadTooLarge`].
+    pub fn body_fixed(
+        mut self,
+        len: usize,
+        fill: impl FnOnce(&mut [u8]),
+    ) -> Result<Request<'a>, Error> {
+        let room = self.parts.rest.len();
+        let Some(body) = self.parts.rest.get_mut(..len) else {
+            return Err(Error::BodyExceedsSendRing { len, room });
+        };
+        fill(body);
+        self.writer
+            .content_length(len as u64)
+            .map_err(|e| encode(e, self.parts.room))?;
+        let start = self.parts.room;
+        self.end(Body::Ring { start, len })
+    }
+
+    /// A body that `write` serialises into the send ring through
+    /// [`io::Write`] (`serde_json::to_writer`, `write!`), measured after.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BodyExceedsSendRing`] when the body outgrows the ring's
+    /// free span; [`Error::Io`] for an error `write` returns;
+    /// [`Error::RequestHeadTooLarge`].
+    pub fn body_with(
+        mut self,
+        write: impl FnOnce(&mut BodyWriter<'_>) -> io::Result<()>,
+    ) -> Result<Request<'a>, Error> {
+        let room = self.parts.rest.len();
+        let mut writer = BodyWriter {
+            buf: self.parts.rest,
+            len: 0,
+            overflow: false,
+        };
+        let written = write(&mut writer);
+        if writer.overflow {
+            return Err(Error::BodyExceedsSendRing {
+                len: writer.len,
+                room,
+            });
+        }
+        written.map_err(Error::Io)?;
+        let len = writer.len;
+        self.parts.rest = writer.buf;
+        self.writer
+            .content_length(len as u64)
+            .map_err(|e| encode(e, self.parts.room))?;
+        let start = self.parts.room;
+        self.end(Body::Ring { start, len })
+    }
+
+    fn end(self, body: Body<'a>) -> Result<Request<'a>, Error> {
+        let room = self.parts.room;
+        let head_len = self.writer.finish().map_err(|e| encode(e, room))?;
+        Ok(Request {
+            method: self.parts.method,
+            url: self.parts.url,
+            head: Head::Ring(head_len),
+            body,
+            generation: self.parts.generation,
+        })
+    }
+}
+
+/// The body of [`HeaderBuilder::body_with`]: an [`io::Write`] into the
+/// send ring's free span.
+#[derive(Debug)]
+pub struct BodyWriter<'b> {
+    buf: &'b mut [u8],
+    len: usize,
+    /// Set when a write did not fit, so the error names the real cause
+    /// whatever the serialiser makes of the `WriteZero`.
+    overflow: bool,
+}
+
+impl io::Write for BodyWriter<'_> {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        let end = self.len.saturating_add(bytes.len());
+        let Some(free) = self.buf.get_mut(self.len..end) else {
+            self.overflow = true;
+            self.len = end;
+            return Err(io::Error::from(io::ErrorKind::WriteZero));
+        };
+        free.copy_from_slice(bytes);
+        self.len = end;
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Where a request's head lies: in the send ring, or (for a redirect the
+/// client rewrote) in a buffer of its own.
+#[derive(Debug, Clone, Copy)]
+enum Head<'a> {
+    /// The first `len` bytes of the ring's free span.
+    Ring(usize),
+    Owned(&'a [u8]),
+}
+
+/// Where a request's body lies.
+#[derive(Debug, Clone, Copy)]
+enum Body<'a> {
+    /// The caller's bytes (or none).
+    Slice(&'a [u8]),
+    /// Written in place, at `start` of the ring's free span.
+    Ring { start: usize, len: usize },
+}
+
+/// An encoded request, ready to send with the [`RequestBuffer`] it was
+/// written into; it can be sent again (and is, to follow a redirect).
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    method: &'a str,
+    url: &'a Url,
+    head: Head<'a>,
+    body: Body<'a>,
+    generation: u64,
+}
+
+impl<'a> Request<'a> {
+    /// The same request with a head encoded elsewhere (a redirect).
+    pub(crate) fn rewritten<'b>(
+        &self,
+        method: &'b str,
+        url: &'b Url,
+        head: &'b [u8],
+        keep_body: bool,
+    ) -> Request<'b>
+    where
+        'a: 'b,
+    {
+        Request {
+            method,
+            url,
+            head: Head::Owned(head),
+            body: if keep_body {
+                self.body
+            } else {
+                Body::Slice(&[])
+            },
+            generation: self.generation,
+        }
+    }
+
+    /// The method.
+    #[must_use]
+    pub fn method(&self) -> &'a str {
+        self.method
+    }
+
+    /// The URL.
+    #[must_use]
+    pub fn url(&self) -> &'a Url {
+        self.url
+    }
+
+    /// The method as the response parser needs it (only HEAD and CONNECT
+    /// change how a response is framed).
+    pub(crate) fn parse_method(&self) -> Method<'a> {
+        match self.method {
+            "HEAD" => Method::Head,
+            "CONNECT" => Method::Connect,
+            "GET" => Method::Get,
+            other => Method::Other(other),
+        }
+    }
+
+    /// Whether sending it twice does no more than sending it once
+    /// (RFC 9110 section 9.2.2): only those are retried on a fresh
+    /// connection when a pooled one turns out closed.
+    pub(crate) fn is_idempotent(&self) -> bool {
+        matches!(
+            self.method,
+            "GET" | "HEAD" | "PUT" | "DELETE" | "OPTIONS" | "TRACE"
+        )
+    }
+}
+
+/// An encoder error in the builder's terms.
+fn encode(e: EncodeError, room: usize) -> Error {
+    match e {
+        EncodeError::BufferFull { .. } => Error::RequestHeadTooLarge { limit: room },
+        other => Error::Encode(other),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write as _;
+
+    use super::*;
+
+    fn url() -> Url {
+        Url::parse("http://example.com:8080/api/v1?fixed=1").unwrap()
+    }
+
+    fn sent(buffer: &mut RequestBuffer, request: &Request<'_>) -> String {
+        let (head, body) = buffer.bytes(request).unwrap();
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(head),
+            String::from_utf8_lossy(body)
+        )
+    }
+
+    #[test]
+    fn every_body_kind() {
+        let url = url();
+        let mut buffer = RequestBuffer::new().unwrap();
+        let req = buffer
+            .request("GET", &url)
+            .unwrap()
+            .query("q", "zero copy&more")
+            .unwrap()
+            .headers()
+            .unwrap()
+            .header("accept", "*/*")
+            .unwrap()
+            .finish()
+            .unwrap();
+        assert_eq!(
+            sent(&mut buffer, &req),
+            "GET /api/v1?fixed=1&q=zero%20copy%26more HTTP/1.1\r\nhost: example.com:8080\r\naccept: */*\r\n\r\n"
+        );
+
+        let json = br#"{"a":1}"#;
+        let req = buffer
+            .request("POST", &url)
+            .unwrap()
+            .headers()
+            .unwrap()
+            .body(json)
+            .unwrap();
+        assert!(sent(&mut buffer, &req).ends_with("content-length: 7\r\n\r\n{\"a\":1}"));
+
+        let req = buffer
+            .request("PUT", &url)
+            .unwrap()
+            .headers()
+            .unwrap()
+            .body_fixed(4, |buf| buf.copy_from_slice(b"abcd"))
+            .unwrap();
+        assert!(sent(&mut buffer, &req).ends_with("content-length: 4\r\n\r\nabcd"));
+
+        let req = buffer
+            .request("PATCH", &url)
+            .unwrap()
+            .headers()
+            .unwrap()
+            .body_with(|w| write!(w, "n={}", 42))
+            .unwrap();
+        assert!(sent(&mut buffer, &req).ends_with("content-length: 4\r\n\r\nn=42"));
+
+        let req = buffer
+            .request("POST", &url)
+            .unwrap()
+            .headers()
+            .unwrap()
+            .finish()
+            .unwrap();
+        assert!(sent(&mut buffer, &req).ends_with("content-length: 0\r\n\r\n"));
+    }
+
+    #[test]
+    fn misuse_and_limits_are_typed() {
+        let url = url();
+        let mut buffer =
+            RequestBuffer::with_config(RingConfig::with_capacity(4096).max_capacity(4096), 64)
+                .unwrap();
+        let stale = buffer
+            .request("GET", &url)
+            .unwrap()
+            .headers()
+            .unwrap()
+            .finish()
+            .unwrap();
+        let fresh = buffer
+            .request("GET", &url)
+            .unwrap()
+            .headers()
+            .unwrap()
+            .finish()
+            .unwrap();
+        assert!(matches!(buffer.bytes(&stale), Err(Error::StaleRequest)));
+        assert!(buffer.bytes(&fresh).is_ok());
+        let mut other = RequestBuffer::new().unwrap();
+        assert!(matches!(other.bytes(&fresh), Err(Error::StaleRequest)));
+
+        let big = buffer
+            .request("GET", &url)
+            .unwrap()
+            .headers()
+            .unwrap()
+            .header("x", "y".repeat(64));
+        assert!(matches!(big, Err(Error::RequestHeadTooLarge { limit: 64 })));
+        let injected = buffer
+            .request("GET", &url)
+            .unwrap()
+            .headers()
+            .unwrap()
+            .header("x", "a\r\nb: c");
+        assert!(matches!(
+            injected,
+            Err(Error::Encode(EncodeError::InvalidHeaderValue))
+        ));
+        let managed = buffer
+            .request("GET", &url)
+            .unwrap()
+            .headers()
+            .unwrap()
+            .header("Host", "h");
+        assert!(matches!(managed, Err(Error::ManagedHeader("host"))));
+        let too_big = buffer
+            .request("PUT", &url)
+            .unwrap()
+            .headers()
+            .unwrap()
+            .body_fixed(5000, |_| {});
+        assert!(matches!(
+            too_big,
+            Err(Error::BodyExceedsSendRing { len: 5000, .. })
+        ));
+        let overflow = buffer
+            .request("PUT", &url)
+            .unwrap()
+            .headers()
+            .unwrap()
+            .body_with(|w| w.write_all(&[0; 5000]));
+        assert!(matches!(overflow, Err(Error::BodyExceedsSendRing { .. })));
+        assert!(matches!(buffer.reserve(1 << 20), Err(Error::Ring(_))));
+
+        let https = Url::parse("https://example.com/").unwrap();
+        assert!(matches!(
+            buffer.request("GET", &https),
+            Err(Error::TlsUnavailable)
+        ));
+        assert!(matches!(
+            buffer.request("GE T", &url),
+            Err(Error::Encode(EncodeError::InvalidMethod))
+        ));
+    }
+}

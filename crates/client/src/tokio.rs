@@ -1,0 +1,372 @@
+//! The async client: tokio sockets driven by readiness, the response
+//! received into a ring by [`AsyncRecvTransport`].
+
+use std::future::Future;
+use std::io::{self, IoSlice};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ::tokio::net::TcpStream;
+use ringwire_http1::ResponseParser;
+use ringwire_io::tokio::AsyncRecvTransport;
+use ringwire_ring::Ring;
+
+use crate::exchange::{self, remaining, BodyStep, Failure, HeadStep, Reader, DISCARD_LIMIT};
+use crate::pool::{is_quiet, Keyed, Pool};
+use crate::redirect::Hop;
+use crate::url::{Origin, Scheme};
+use crate::{ClientConfig, Error, Phase, Request, RequestBuffer, Url};
+
+/// An async HTTP/1.1 client with a keep-alive pool; share it by reference
+/// (or in an `Arc`) across tasks.
+#[derive(Debug)]
+pub struct Client {
+    config: ClientConfig,
+    pool: Pool<Connection>,
+}
+
+impl Default for Client {
+    fn default() -> Self {
+        Client::new(ClientConfig::default())
+    }
+}
+
+/// One connection: the socket (shared by the receive transport and the
+/// sending side) and a parser kept warm across responses.
+///
+/// The stream is the seam for TLS, as in the blocking client.
+#[derive(Debug)]
+struct Connection {
+    rx: AsyncRecvTransport<Arc<TcpStream>>,
+    stream: Arc<TcpStream>,
+    parser: ResponseParser,
+    origin: Origin,
+}
+
+impl Keyed for Connection {
+    fn origin(&self) -> &Origin {
+        &self.origin
+    }
+}
+
+impl Client {
+    /// A client as `config` says.
+    #[must_use]
+    pub fn new(config: ClientConfig) -> Self {
+        Client {
+            pool: Pool::new(config.max_idle_per_host, config.idle_timeout),
+            config,
+        }
+    }
+
+    /// Sends `request` (written into `buffer`) and reads the response head,
+    /// following redirects when [`ClientConfig::max_redirects`] allows.
+    ///
+    /// # Errors
+    ///
+    /// See [`Error`].
+    pub async fn send(
+        &self,
+        buffer: &mut RequestBuffer,
+        request: &Request<'_>,
+    ) -> Result<Response<'_>, Error> {
+        let deadline = self.config.request_timeout.map(|t| Instant::now() + t);
+        let mut hop: Option<Hop> = None;
+        let mut hops = 0;
+        loop {
+            let current = hop.as_ref().map_or(*request, |h| h.request(request));
+            let response = self.exchange(buffer, &current, deadline).await?;
+            if self.config.max_redirects == 0 {
+                return Ok(response);
+            }
+            let (head, body) = buffer.bytes(&current)?;
+            let location = response.header("location");
+            let Some(next) = Hop::after(&current, head, body.len(), response.status(), location)?
+            else {
+                return Ok(response);
+            };
+            if hops == self.config.max_redirects {
+                return Err(Error::TooManyRedirects {
+                    max: self.config.max_redirects,
+                });
+            }
+            hops += 1;
+            response.discard().await;
+            hop = Some(next);
+        }
+    }
+
+    /// Idle connections pooled for `url`'s origin.
+    #[must_use]
+    pub fn idle_connections(&self, url: &Url) -> usize {
+        self.pool.idle(url.origin())
+    }
+
+    async fn exchange(
+        &self,
+        buffer: &mut RequestBuffer,
+        request: &Request<'_>,
+        deadline: Option<Instant>,
+    ) -> Result<Response<'_>, Error> {
+        let origin = request.url().origin();
+        if let Some(conn) = self.pool.take(origin, |c| is_quiet(&*c.stream)) {
+            match self.round_trip(conn, buffer, request, deadline).await {
+                Ok(response) => return Ok(response),
+                Err(f) if f.retryable && request.is_idempotent() => {}
+                Err(f) => return Err(f.error),
+            }
+        }
+        let conn = self.connect(origin, deadline).await?;
+        self.round_trip(conn, buffer, request, deadline)
+            .await
+            .map_err(|f| f.error)
+    }
+
+    async fn connect(
+        &self,
+        origin: &Origin,
+        deadline: Option<Instant>,
+    ) -> Result<Connection, Error> {
+        if origin.scheme() == Scheme::Https {
+            return Err(Error::TlsUnavailable);
+        }
+        let limit = match (self.config.connect_timeout, deadline) {
+            (limit, None) => limit,
+            (limit, Some(d)) => Some(remaining(d)?.min(limit.unwrap_or(Duration::MAX))),
+        };
+        let connecting = TcpStream::connect((origin.host(), origin.port()));
+        let connected = match limit {
+            Some(limit) => ::tokio::time::timeout(limit, connecting)
+                .await
+                .map_err(|_| Error::Timeout(Phase::Connect))?,
+            None => connecting.await,
+        };
+        let failed = |source| Error::Connect {
+            authority: format!("{}:{}", origin.host(), origin.port()),
+            source,
+        };
+        let stream = Arc::new(connected.map_err(failed)?);
+        stream.set_nodelay(true).map_err(failed)?;
+        let ring = Ring::new(self.config.rx)?;
+        Ok(Connection {
+            rx: AsyncRecvTransport::with_ring(ring, Arc::clone(&stream)),
+            stream,
+            parser: ResponseParser::new(self.config.limits),
+            origin: origin.clone(),
+        })
+    }
+
+    async fn round_trip(
+        &self,
+        mut conn: Connection,
+        buffer: &mut RequestBuffer,
+        request: &Request<'_>,
+        deadline: Option<Instant>,
+    ) -> Result<Response<'_>, Failure> {
+        let (head, body) = buffer.bytes(request)?;
+        if let Err(error) = within(deadline, write_all(&conn.stream, head, body)).await {
+            let retryable = matches!(error, Error::Io(_));
+            return Err(Failure { error, retryable });
+        }
+        let mut heard = false;
+        loop {
+            let step = exchange::parse_head(
+                &mut conn.parser,
+                conn.rx.data(),
+                request.parse_method(),
+                &self.config.limits,
+            )?;
+            match step {
+                HeadStep::Interim(len) => conn.rx.consume(len),
+                HeadStep::Final(reader) => {
+                    return Ok(Response {
+                        client: self,
+                        conn: Some(conn),
+                        reader,
+                        deadline,
+                    })
+                }
+                HeadStep::Need(at_least) => {
+                    let filled = within(deadline, async {
+                        conn.rx.fill(at_least).await.map_err(Error::from)
+                    })
+                    .await;
+                    match filled {
+                        Ok(0) => {
+                            return Err(Failure {
+                                error: Error::Closed,
+                                retryable: !heard,
+                            })
+                        }
+                        Ok(_) => heard = true,
+                        Err(error) => {
+                            let retryable = !heard && matches!(error, Error::Io(_));
+                            return Err(Failure { error, retryable });
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Runs `io`, bounded by `deadline` if there is one.
+async fn within<T, E: Into<Error>>(
+    deadline: Option<Instant>,
+    io: impl Future<Output = Result<T, E>>,
+) -> Result<T, Error> {
+    match deadline {
+        None => io.await.map_err(Into::into),
+        Some(d) => match ::tokio::time::timeout_at(d.into(), io).await {
+            Ok(done) => done.map_err(Into::into),
+            Err(_) => Err(Error::Timeout(Phase::Request)),
+        },
+    }
+}
+
+/// Sends head and body with `writev`, waiting for writability as needed.
+async fn write_all(stream: &TcpStream, head: &[u8], body: &[u8]) -> io::Result<()> {
+    let mut slices = [IoSlice::new(head), IoSlice::new(body)];
+    let mut left = &mut slices[..];
+    IoSlice::advance_slices(&mut left, 0);
+    while !left.is_empty() {
+        match stream.try_write_vectored(left) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => IoSlice::advance_slices(&mut left, n),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => stream.writable().await?,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// A response whose head has arrived; the body is read from the
+/// connection's receive ring as it comes.
+///
+/// Dropping it returns the connection to the pool if the body was read to
+/// its end and the server keeps it open; otherwise the connection closes.
+#[derive(Debug)]
+pub struct Response<'c> {
+    client: &'c Client,
+    /// `None` once the body is done and the connection went back.
+    conn: Option<Connection>,
+    reader: Reader,
+    deadline: Option<Instant>,
+}
+
+impl Response<'_> {
+    /// The status code.
+    #[must_use]
+    pub fn status(&self) -> u16 {
+        self.reader.status()
+    }
+
+    /// The head, in place in the receive ring: there until the body is
+    /// read (`None` after the first [`chunk`](Self::chunk)).
+    #[must_use]
+    pub fn head(&self) -> Option<ringwire_http1::Response<'_>> {
+        let conn = self.conn.as_ref()?;
+        self.reader
+            .head_in_ring()
+            .then(|| conn.parser.head().view(conn.rx.data()))
+    }
+
+    /// The first field named `name`, while the head is in the ring.
+    #[must_use]
+    pub fn header(&self, name: &str) -> Option<&[u8]> {
+        self.head()?.header(name)
+    }
+
+    /// The next piece of body, in place in the receive ring: valid until
+    /// the next call. `None` at the end of the body.
+    ///
+    /// # Errors
+    ///
+    /// Malformed framing, a body over the limit, the deadline, or the
+    /// connection failing; the connection is then closed.
+    pub async fn chunk(&mut self) -> Result<Option<&[u8]>, Error> {
+        let range = loop {
+            let Some(conn) = self.conn.as_mut() else {
+                return Ok(None);
+            };
+            conn.rx.consume(self.reader.take_consumed());
+            match self.reader.decode(conn.rx.data())? {
+                BodyStep::Data(range) => break range,
+                BodyStep::Need(consumed) => {
+                    conn.rx.consume(consumed);
+                    let at_least = conn.rx.data().len() + 1;
+                    let rx = &mut conn.rx;
+                    let filled = within(self.deadline, async {
+                        rx.fill(at_least).await.map_err(Error::from)
+                    })
+                    .await?;
+                    if filled == 0 {
+                        self.reader.eof()?;
+                    }
+                }
+                BodyStep::Done(consumed) => {
+                    conn.rx.consume(consumed);
+                    self.release();
+                    return Ok(None);
+                }
+            }
+        };
+        // Taken apart from the loop so the borrow it returns ends there.
+        Ok(self
+            .conn
+            .as_ref()
+            .and_then(|conn| conn.rx.data().get(range)))
+    }
+
+    /// The whole body, collected.
+    ///
+    /// # Errors
+    ///
+    /// As [`chunk`](Self::chunk).
+    pub async fn bytes(&mut self) -> Result<Vec<u8>, Error> {
+        let mut out = Vec::new();
+        while let Some(chunk) = self.chunk().await? {
+            out.extend_from_slice(chunk);
+        }
+        Ok(out)
+    }
+
+    /// The whole body as text (invalid UTF-8 replaced).
+    ///
+    /// # Errors
+    ///
+    /// As [`chunk`](Self::chunk).
+    pub async fn text(&mut self) -> Result<String, Error> {
+        Ok(String::from_utf8_lossy(&self.bytes().await?).into_owned())
+    }
+
+    /// Reads and drops a short body so the connection can be reused; a
+    /// long one closes the connection instead.
+    async fn discard(mut self) {
+        let mut left = DISCARD_LIMIT;
+        while left > 0 {
+            match self.chunk().await {
+                Ok(Some(chunk)) => left = left.saturating_sub(chunk.len()),
+                Ok(None) | Err(_) => return,
+            }
+        }
+    }
+
+    /// Returns the connection to the pool if it can carry another request.
+    fn release(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            if self.reader.reusable() && conn.rx.data().is_empty() {
+                self.client.pool.put(conn);
+            }
+        }
+    }
+}
+
+impl Drop for Response<'_> {
+    fn drop(&mut self) {
+        if self.reader.is_done() {
+            self.release();
+        }
+    }
+}

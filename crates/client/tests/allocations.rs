@@ -1,0 +1,133 @@
+//! The client's hot path allocates nothing once warm: a request encoded
+//! into the send ring, sent on a pooled connection, its response parsed and
+//! its body read in the receive ring, the connection pooled again.
+//!
+//! The counting allocator counts only on threads that ask it to, so the
+//! server running in this process (on its own threads) is not counted.
+
+mod common;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+use common::Echo;
+use ringwire_client::{blocking, tokio as async_client, RequestBuffer, Url};
+
+struct Counting;
+
+thread_local! {
+    /// Allocations on this thread while counting; `None` when not counting.
+    static COUNT: Cell<Option<usize>> = const { Cell::new(None) };
+}
+
+fn count() {
+    COUNT.with(|c| c.set(c.get().map(|n| n + 1)));
+}
+
+// SAFETY: forwards to the system allocator unchanged; only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count();
+        // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from `System.alloc` with this layout.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count();
+        // SAFETY: the caller upholds `GlobalAlloc::realloc`'s contract.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Allocations `f` makes on this thread.
+fn allocations(f: impl FnOnce()) -> usize {
+    COUNT.with(|c| c.set(Some(0)));
+    f();
+    COUNT.with(|c| c.replace(None)).unwrap_or_default()
+}
+
+const BODY: &[u8] =
+    br#"{"symbol":"RING","side":"buy","qty":100,"price":"12.50","client_id":"c-000001"}"#;
+
+#[test]
+fn blocking_requests_allocate_nothing_once_warm() {
+    let addr = common::ringwire(Echo);
+    let url = Url::parse(&format!("http://{addr}/orders")).unwrap();
+    let client = blocking::Client::default();
+    let mut buffer = RequestBuffer::new().unwrap();
+    let mut round_trip = || {
+        let request = buffer
+            .request("POST", &url)
+            .unwrap()
+            .query("dry_run", "yes")
+            .unwrap()
+            .headers()
+            .unwrap()
+            .header("content-type", "application/json")
+            .unwrap()
+            .header("accept", "application/json")
+            .unwrap()
+            .body(BODY)
+            .unwrap();
+        let mut response = client.send(&mut buffer, &request).unwrap();
+        assert_eq!(response.status(), 200);
+        let mut len = 0;
+        while let Some(chunk) = response.chunk().unwrap() {
+            len += chunk.len();
+        }
+        assert!(len > BODY.len());
+    };
+    for _ in 0..10 {
+        round_trip();
+    }
+    assert_eq!(allocations(|| (0..100).for_each(|_| round_trip())), 0);
+    assert_eq!(client.idle_connections(&url), 1);
+}
+
+#[test]
+fn async_requests_allocate_nothing_once_warm() {
+    let addr = common::ringwire(Echo);
+    let url = Url::parse(&format!("http://{addr}/orders")).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let client = async_client::Client::default();
+    let mut buffer = RequestBuffer::new().unwrap();
+    // One `block_on` for all of it: tokio boxes a large future it is given.
+    let counted = runtime.block_on(async {
+        let mut counted = None;
+        for round in 0..110 {
+            if round == 10 {
+                COUNT.with(|c| c.set(Some(0)));
+            }
+            let request = buffer
+                .request("POST", &url)
+                .unwrap()
+                .headers()
+                .unwrap()
+                .header("content-type", "application/json")
+                .unwrap()
+                .body(BODY)
+                .unwrap();
+            let mut response = client.send(&mut buffer, &request).await.unwrap();
+            assert_eq!(response.status(), 200);
+            while response.chunk().await.unwrap().is_some() {}
+            drop(response);
+            if round == 109 {
+                counted = COUNT.with(|c| c.replace(None));
+            }
+        }
+        counted
+    });
+    assert_eq!(counted, Some(0));
+    assert_eq!(client.idle_connections(&url), 1);
+}

@@ -1,0 +1,285 @@
+//! Peers for the client's tests, all on 127.0.0.1: ringwire's own server,
+//! Python's `http.server`, and a scripted raw server for the bytes no
+//! well-behaved server sends.
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::Duration;
+
+use ringwire_server::{Handler, Request, Response, Server, ServerConfig};
+
+/// Starts `handler` on a ringwire server on a loopback port.
+pub fn ringwire(handler: impl Handler) -> SocketAddr {
+    let config = ServerConfig {
+        addr: "127.0.0.1:0".parse().expect("addr"),
+        ..ServerConfig::default()
+    };
+    let server = Server::bind(config).expect("bind");
+    let addr = server.local_addr();
+    thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        runtime.block_on(server.serve(handler)).expect("serve");
+    });
+    addr
+}
+
+/// Answers `METHOD target body=N`, a newline, then the body itself (and
+/// the `x-test` and `authorization` fields); `/peer` with the client's
+/// port, one per connection; `/redirect/NNN/path` with status NNN to
+/// `/path`; `/loop` with a redirect to itself.
+#[derive(Debug)]
+pub struct Echo;
+
+impl Handler for Echo {
+    async fn call(&self, request: &Request<'_>) -> Response {
+        let mut out = format!(
+            "{} {} body={}\n",
+            request.method(),
+            String::from_utf8_lossy(request.target().as_bytes()),
+            request.body().len()
+        )
+        .into_bytes();
+        out.extend_from_slice(request.body());
+        for name in ["x-test", "authorization"] {
+            if let Some(value) = request.header(name) {
+                out.extend_from_slice(format!("\n{name}: ").as_bytes());
+                out.extend_from_slice(value);
+            }
+        }
+        let mut response = Response::new(200).body(out);
+        if let Some(to) = request.target().as_bytes().strip_prefix(b"/redirect/") {
+            // `/redirect/307/echo` answers 307 with `Location: /echo`.
+            let (status, location) = to.split_at(3);
+            let status = std::str::from_utf8(status).unwrap().parse().unwrap();
+            response = Response::new(status).header("location", location.to_vec());
+        }
+        if request.target().as_bytes() == b"/peer" {
+            let port = request.peer().map_or(0, |peer| peer.port());
+            response = Response::new(200).body(port.to_string());
+        }
+        if request.target().as_bytes() == b"/loop" {
+            response = Response::new(302).header("location", "/loop");
+        }
+        response
+    }
+}
+
+/// Python's `http.server`, HTTP/1.1 with keep-alive, answering:
+/// `/port` with the client's port (one per connection), `/chunked` with a
+/// chunked body, `/close` with a body delimited by closing the connection,
+/// `/big` with 4 MiB of chunked data, `/redirect` with a 302 to `/port`.
+pub struct Python {
+    child: Child,
+    pub addr: SocketAddr,
+}
+
+const PYTHON_SERVER: &str = r#"
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def log_message(self, *args):
+        pass
+    def do_HEAD(self):
+        self.do_GET()
+    def do_GET(self):
+        if self.path == "/port":
+            body = str(self.client_address[1]).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(body)
+        elif self.path in ("/chunked", "/big"):
+            parts = [b"hello ", b"chunked ", b"world"] if self.path == "/chunked" else [b"x" * 65536] * 64
+            self.send_response(200)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for part in parts:
+                self.wfile.write(b"%X;ext=1\r\n%s\r\n" % (len(part), part))
+            self.wfile.write(b"0\r\nx-trailer: yes\r\n\r\n")
+        elif self.path == "/close":
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"until the server closes")
+            self.close_connection = True
+        elif self.path == "/redirect":
+            self.send_response(302)
+            self.send_header("Location", "/port")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        else:
+            self.send_error(404)
+srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+print(srv.server_address[1], flush=True)
+srv.serve_forever()
+"#;
+
+impl Python {
+    pub fn start() -> Python {
+        let mut child = Command::new("python3")
+            .args(["-c", PYTHON_SERVER])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("python3 is installed");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("port");
+        let port: u16 = line.trim().parse().expect("a port");
+        Python {
+            child,
+            addr: SocketAddr::from(([127, 0, 0, 1], port)),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+}
+
+impl Drop for Python {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// What the raw server does after reading a request.
+pub enum Reply {
+    /// Writes these bytes and waits for the next request.
+    Send(Vec<u8>),
+    /// Writes these bytes and closes.
+    SendAndClose(Vec<u8>),
+    /// Writes these bytes one at a time, each in its own segment.
+    Trickle(Vec<u8>),
+    /// Closes without answering (a keep-alive connection the server
+    /// dropped just as the request arrived).
+    Close,
+    /// Writes nothing and never answers.
+    Silence,
+}
+
+/// A server that reads request heads (and `content-length` bodies) and
+/// answers each with whatever `reply` returns for it; counts connections.
+pub struct Raw {
+    pub addr: SocketAddr,
+    pub connections: Arc<AtomicUsize>,
+    pub requests: Arc<Mutex<Vec<String>>>,
+}
+
+impl Raw {
+    pub fn start(reply: impl Fn(&str) -> Reply + Send + Sync + 'static) -> Raw {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let connections = Arc::new(AtomicUsize::new(0));
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let reply = Arc::new(reply);
+        let (count, log) = (Arc::clone(&connections), Arc::clone(&requests));
+        thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { return };
+                count.fetch_add(1, Ordering::SeqCst);
+                let (reply, log) = (Arc::clone(&reply), Arc::clone(&log));
+                thread::spawn(move || serve_raw(stream, &*reply, &log));
+            }
+        });
+        Raw {
+            addr,
+            connections,
+            requests,
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    pub fn connections(&self) -> usize {
+        self.connections.load(Ordering::SeqCst)
+    }
+
+    pub fn requests(&self) -> Vec<String> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+fn serve_raw(mut stream: TcpStream, reply: &dyn Fn(&str) -> Reply, log: &Mutex<Vec<String>>) {
+    let mut buf = Vec::new();
+    loop {
+        let Some(end) = find(&buf, b"\r\n\r\n") else {
+            let mut more = [0; 4096];
+            match stream.read(&mut more) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => buf.extend_from_slice(&more[..n]),
+            }
+            continue;
+        };
+        let head = String::from_utf8_lossy(&buf[..end + 4]).into_owned();
+        let body_len = head
+            .lines()
+            .find_map(|l| {
+                l.to_ascii_lowercase()
+                    .strip_prefix("content-length: ")
+                    .map(str::to_owned)
+            })
+            .map_or(0, |n| n.trim().parse().unwrap_or(0));
+        while buf.len() < end + 4 + body_len {
+            let mut more = [0; 4096];
+            match stream.read(&mut more) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => buf.extend_from_slice(&more[..n]),
+            }
+        }
+        let request: Vec<u8> = buf.drain(..end + 4 + body_len).collect();
+        let request = String::from_utf8_lossy(&request).into_owned();
+        log.lock().unwrap().push(request.clone());
+        match reply(&request) {
+            Reply::Send(bytes) => {
+                if stream.write_all(&bytes).is_err() {
+                    return;
+                }
+            }
+            Reply::SendAndClose(bytes) => {
+                let _ = stream.write_all(&bytes);
+                return;
+            }
+            Reply::Trickle(bytes) => {
+                let _ = stream.set_nodelay(true);
+                for byte in bytes {
+                    if stream.write_all(&[byte]).is_err() {
+                        return;
+                    }
+                    thread::sleep(Duration::from_micros(200));
+                }
+            }
+            Reply::Close => return,
+            Reply::Silence => {
+                thread::sleep(Duration::from_secs(30));
+                return;
+            }
+        }
+    }
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+/// `HTTP/1.1 200 OK` with `body` and its length.
+pub fn ok(body: &str) -> Vec<u8> {
+    format!(
+        "HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}

@@ -1,0 +1,175 @@
+//! The client against nginx (Debian's, `/usr/sbin/nginx`) on loopback:
+//! keep-alive counted by nginx's own connection serial, static files,
+//! chunked (gzip) bodies, HEAD and redirects.
+
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use ringwire_client::{blocking, tokio as async_client, ClientConfig, RequestBuffer, Url};
+
+const NGINX: &str = "/usr/sbin/nginx";
+const FILE_LEN: usize = 3 << 20;
+
+/// nginx in the foreground, in one process, with everything under a
+/// temporary directory; killed (by pid) when dropped.
+struct Nginx {
+    child: Child,
+    dir: PathBuf,
+    port: u16,
+}
+
+impl Nginx {
+    /// `name` keeps the directories of tests running at once apart.
+    fn start(name: &str) -> Nginx {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let dir = std::env::temp_dir().join(format!(
+            "ringwire-client-nginx-{}-{name}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(dir.join("root")).unwrap();
+        let file: Vec<u8> = (0..FILE_LEN).map(|i| (i % 251) as u8).collect();
+        std::fs::write(dir.join("root/big.bin"), file).unwrap();
+        std::fs::write(dir.join("root/text.txt"), "ringwire ".repeat(2000)).unwrap();
+        let d = dir.display();
+        let config = format!(
+            "daemon off;
+master_process off;
+pid {d}/nginx.pid;
+error_log {d}/error.log;
+events {{ worker_connections 64; }}
+http {{
+    access_log off;
+    client_body_temp_path {d}/body;
+    proxy_temp_path {d}/proxy;
+    fastcgi_temp_path {d}/fastcgi;
+    uwsgi_temp_path {d}/uwsgi;
+    scgi_temp_path {d}/scgi;
+    default_type application/octet-stream;
+    gzip on;
+    gzip_min_length 0;
+    gzip_types text/plain;
+    types {{ text/plain txt; }}
+    server {{
+        listen 127.0.0.1:{port};
+        root {d}/root;
+        location = /conn {{ return 200 \"$connection\"; }}
+        location = /moved {{ return 301 /conn; }}
+    }}
+}}
+"
+        );
+        let conf = dir.join("nginx.conf");
+        std::fs::write(&conf, config).unwrap();
+        let child = Command::new(NGINX)
+            .arg("-c")
+            .arg(&conf)
+            .arg("-p")
+            .arg(&dir)
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("nginx is installed at /usr/sbin/nginx");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "nginx did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Nginx { child, dir, port }
+    }
+
+    fn url(&self, path: &str) -> Url {
+        Url::parse(&format!("http://127.0.0.1:{}{path}", self.port)).unwrap()
+    }
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[test]
+fn blocking_client_against_nginx() {
+    let nginx = Nginx::start("blocking");
+    let client = blocking::Client::new(ClientConfig {
+        max_redirects: 1,
+        ..ClientConfig::default()
+    });
+    let mut buffer = RequestBuffer::new().unwrap();
+    let mut fetch = |method: &str, url: &Url, gzip: bool| {
+        let mut request = buffer.request(method, url).unwrap().headers().unwrap();
+        if gzip {
+            request = request.header("accept-encoding", "gzip").unwrap();
+        }
+        let request = request.finish().unwrap();
+        let mut response = client.send(&mut buffer, &request).unwrap();
+        let chunked = response.header("transfer-encoding").is_some();
+        (response.status(), chunked, response.bytes().unwrap())
+    };
+
+    // nginx numbers its connections: one serial for all of these.
+    let conn = nginx.url("/conn");
+    let serials: Vec<_> = (0..5).map(|_| fetch("GET", &conn, false).2).collect();
+    assert!(serials.iter().all(|s| *s == serials[0]), "{serials:?}");
+
+    let (status, _, body) = fetch("GET", &nginx.url("/big.bin"), false);
+    assert_eq!(status, 200);
+    assert_eq!(body.len(), FILE_LEN);
+    assert!(body.iter().enumerate().all(|(i, &b)| b == (i % 251) as u8));
+
+    let (status, _, body) = fetch("HEAD", &nginx.url("/big.bin"), false);
+    assert_eq!((status, body.len()), (200, 0));
+
+    let (status, chunked, body) = fetch("GET", &nginx.url("/text.txt"), true);
+    assert_eq!(status, 200);
+    assert!(chunked, "gzip makes nginx chunk the body");
+    assert_eq!(body[..2], [0x1f, 0x8b]);
+
+    let (status, _, body) = fetch("GET", &nginx.url("/moved"), false);
+    assert_eq!((status, &body), (200, &serials[0]));
+
+    let (status, _, _) = fetch("GET", &nginx.url("/missing"), false);
+    assert_eq!(status, 404);
+    assert_eq!(fetch("GET", &conn, false).2, serials[0]);
+    assert_eq!(client.idle_connections(&conn), 1);
+}
+
+#[test]
+fn async_client_against_nginx() {
+    let nginx = Nginx::start("async");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let client = async_client::Client::default();
+        let mut buffer = RequestBuffer::new().unwrap();
+        let mut serials = Vec::new();
+        for path in ["/conn", "/big.bin", "/conn"] {
+            let url = nginx.url(path);
+            let request = buffer
+                .request("GET", &url)
+                .unwrap()
+                .headers()
+                .unwrap()
+                .finish()
+                .unwrap();
+            let mut response = client.send(&mut buffer, &request).await.unwrap();
+            assert_eq!(response.status(), 200);
+            let body = response.bytes().await.unwrap();
+            if path == "/conn" {
+                serials.push(body);
+            } else {
+                assert_eq!(body.len(), FILE_LEN);
+            }
+        }
+        assert_eq!(serials[0], serials[1]);
+    });
+}

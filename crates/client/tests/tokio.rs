@@ -1,0 +1,138 @@
+//! The async client on the tokio driver against the same real servers.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Echo, Python, Raw, Reply};
+use ringwire_client::tokio::Client;
+use ringwire_client::{ClientConfig, Error, Phase, RequestBuffer, Url};
+
+async fn get(client: &Client, url: &str) -> Result<(u16, String), Error> {
+    let url = Url::parse(url)?;
+    let mut buffer = RequestBuffer::new()?;
+    let request = buffer.request("GET", &url)?.headers()?.finish()?;
+    let mut response = client.send(&mut buffer, &request).await?;
+    Ok((response.status(), response.text().await?))
+}
+
+#[tokio::test]
+async fn round_trips_and_keep_alive_on_ringwire_server() {
+    let addr = common::ringwire(Echo);
+    let client = Client::default();
+    let url = Url::parse(&format!("http://{addr}/echo")).unwrap();
+    let mut buffer = RequestBuffer::new().unwrap();
+    let request = buffer
+        .request("POST", &url)
+        .unwrap()
+        .query("a", "1 2")
+        .unwrap()
+        .headers()
+        .unwrap()
+        .header("x-test", "async")
+        .unwrap()
+        .body(b"payload")
+        .unwrap();
+    let mut response = client.send(&mut buffer, &request).await.unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(
+        response.text().await.unwrap(),
+        "POST /echo?a=1%202 body=7\npayload\nx-test: async"
+    );
+
+    let peer = format!("http://{addr}/peer");
+    let first = get(&client, &peer).await.unwrap().1;
+    for _ in 0..3 {
+        assert_eq!(get(&client, &peer).await.unwrap().1, first);
+    }
+    assert_eq!(client.idle_connections(&url), 1);
+}
+
+#[tokio::test]
+async fn python_chunked_streams_through_the_ring() {
+    let python = Python::start();
+    let client = Client::default();
+    assert_eq!(
+        get(&client, &python.url("/chunked")).await.unwrap(),
+        (200, "hello chunked world".into())
+    );
+    let url = Url::parse(&python.url("/big")).unwrap();
+    let mut buffer = RequestBuffer::new().unwrap();
+    let request = buffer
+        .request("GET", &url)
+        .unwrap()
+        .headers()
+        .unwrap()
+        .finish()
+        .unwrap();
+    let mut response = client.send(&mut buffer, &request).await.unwrap();
+    let mut total = 0;
+    while let Some(chunk) = response.chunk().await.unwrap() {
+        total += chunk.len();
+    }
+    assert_eq!(total, 4 << 20);
+    drop(response);
+    // Both chunked bodies went over one kept-alive connection...
+    assert_eq!(client.idle_connections(&url), 1);
+    assert_eq!(
+        get(&client, &python.url("/close")).await.unwrap().1,
+        "until the server closes"
+    );
+    // ...which the close-delimited body then used up.
+    assert_eq!(client.idle_connections(&url), 0);
+}
+
+#[tokio::test]
+async fn redirects_timeouts_and_malformed_responses() {
+    let python = Python::start();
+    let client = Client::new(ClientConfig {
+        max_redirects: 2,
+        request_timeout: Some(Duration::from_millis(300)),
+        ..ClientConfig::default()
+    });
+    let (status, port) = get(&client, &python.url("/redirect")).await.unwrap();
+    assert_eq!(status, 200);
+    assert!(port.parse::<u16>().is_ok(), "{port}");
+
+    let silent = Raw::start(|_| Reply::Silence);
+    let err = get(&client, &silent.url("/")).await.unwrap_err();
+    assert!(matches!(err, Error::Timeout(Phase::Request)), "{err}");
+
+    let broken = Raw::start(|_| {
+        Reply::SendAndClose(b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nab".to_vec())
+    });
+    let err = get(&client, &broken.url("/")).await.unwrap_err();
+    assert!(
+        matches!(err, Error::Response(ringwire_http1::Error::UnexpectedEof)),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_requests_on_spawned_tasks() {
+    let addr = common::ringwire(Echo);
+    let client = std::sync::Arc::new(Client::default());
+    let url = Url::parse(&format!("http://{addr}/echo")).unwrap();
+    let tasks: Vec<_> = (0..8)
+        .map(|task| {
+            let (client, url) = (std::sync::Arc::clone(&client), url.clone());
+            // `spawn` needs the client's futures to be `Send`.
+            tokio::spawn(async move {
+                let body = format!("task {task}");
+                let mut buffer = RequestBuffer::new()?;
+                let request = buffer
+                    .request("POST", &url)?
+                    .headers()?
+                    .body(body.as_bytes())?;
+                let mut response = client.send(&mut buffer, &request).await?;
+                response.text().await
+            })
+        })
+        .collect();
+    for (task, handle) in tasks.into_iter().enumerate() {
+        let text = handle.await.unwrap().unwrap();
+        assert_eq!(text, format!("POST /echo body=6\ntask {task}"));
+    }
+    let idle = client.idle_connections(&url);
+    assert!((1..=8).contains(&idle), "{idle}");
+}
