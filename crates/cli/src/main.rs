@@ -1,6 +1,8 @@
 //! `ringwire`: serve a directory, or the built-in demo site, over HTTP/1.1.
 
+mod get;
 mod logger;
+mod websocket;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -10,7 +12,7 @@ use std::time::Duration;
 use clap::{Parser, Subcommand, ValueEnum};
 use ringwire_server::files::{EmbeddedSite, StaticFiles};
 use ringwire_server::middleware::{AccessLog, Compress};
-use ringwire_server::{Handler, Server, ServerConfig, Threading, Timeouts};
+use ringwire_server::{ws, Handler, Router, Server, ServerConfig, Threading, Timeouts};
 
 #[derive(Debug, Parser)]
 #[command(name = "ringwire", version, about = "HTTP/1.1 over a magic ring")]
@@ -21,6 +23,10 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Fetch URL over HTTP/1.1; the body goes to stdout (or -o FILE).
+    Get(get::GetArgs),
+    /// Talk to a WebSocket: stdin lines out as text, messages in to stdout.
+    Ws(websocket::WsArgs),
     /// Serve DIR over HTTP/1.1, or the built-in demo site without one.
     Serve {
         /// Directory to serve.
@@ -63,30 +69,49 @@ enum Runtime {
 }
 
 const INDEX: &[u8] = include_bytes!("../site/index.html");
+const WS_PAGE: &[u8] = include_bytes!("../site/ws.html");
 
-fn demo_site() -> EmbeddedSite {
-    EmbeddedSite::new()
+/// The built-in site: pages, and a WebSocket echo at `/ws/echo`.
+fn demo_site() -> Router {
+    let pages = EmbeddedSite::new()
         .page("/", "text/html; charset=utf-8", INDEX)
         .page("/index.html", "text/html; charset=utf-8", INDEX)
+        .page("/ws.html", "text/html; charset=utf-8", WS_PAGE)
         .page(
             "/hello",
             "text/plain; charset=utf-8",
             b"Hello from ringwire!\n",
-        )
+        );
+    Router::new().get("/ws/echo", ws::echo).fallback(pages)
 }
 
 fn main() -> ExitCode {
-    let Command::Serve {
-        dir,
-        root,
-        addr,
-        threads,
-        runtime,
-        log,
-        head_timeout,
-        idle_timeout,
-        warm_ms,
-    } = Cli::parse().command;
+    let (dir, root, addr, threads, runtime, log, head_timeout, idle_timeout, warm_ms) =
+        match Cli::parse().command {
+            Command::Get(args) => return get::run(&args),
+            Command::Ws(args) => return websocket::run(&args),
+            Command::Serve {
+                dir,
+                root,
+                addr,
+                threads,
+                runtime,
+                log,
+                head_timeout,
+                idle_timeout,
+                warm_ms,
+            } => (
+                dir,
+                root,
+                addr,
+                threads,
+                runtime,
+                log,
+                head_timeout,
+                idle_timeout,
+                warm_ms,
+            ),
+        };
     logger::init(log);
     let mut config = ServerConfig::new(addr);
     config.timeouts.head = Duration::from_secs(head_timeout);

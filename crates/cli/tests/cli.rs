@@ -85,6 +85,55 @@ fn serves_the_demo_site_on_a_free_port() {
 }
 
 #[test]
+fn the_demo_site_echoes_websocket_messages() {
+    use tungstenite::Message;
+
+    let server = serve(&["--addr", "127.0.0.1:0"]);
+    let page = curl(&format!("http://{}/ws.html", server.addr));
+    assert!(page.contains("/ws/echo"), "{page}");
+    let (mut socket, _) =
+        tungstenite::connect(format!("ws://{}/ws/echo", server.addr)).expect("handshake");
+    socket.send(Message::text("over the ring")).expect("send");
+    assert_eq!(socket.read().expect("read"), Message::text("over the ring"));
+    socket.close(None).expect("close");
+}
+
+#[test]
+fn ringwire_ws_talks_to_ringwire_serve() {
+    use std::io::Write as _;
+
+    let server = serve(&["--addr", "127.0.0.1:0"]);
+    let mut client = Command::new(BIN)
+        .args(["ws", &format!("ws://{}/ws/echo", server.addr)])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run ringwire ws");
+    let mut stdin = client.stdin.take().expect("stdin");
+    stdin
+        .write_all(b"first line\nsecond line\n")
+        .expect("write");
+    drop(stdin);
+    let out = client.wait_with_output().expect("ringwire ws");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "first line\nsecond line\n"
+    );
+    let refused = run(&["ws", "wss://127.0.0.1:1/"]);
+    assert!(!refused.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&refused.stderr),
+        "ringwire: wss:// needs TLS, which ringwire does not speak yet\n"
+    );
+}
+
+#[test]
 fn serves_a_directory() {
     let dir = std::env::temp_dir().join(format!("ringwire-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("mkdir");

@@ -1,0 +1,263 @@
+//! `ringwire get` end to end: against `ringwire serve` and Python's
+//! `http.server`, over loopback.
+
+use std::io::{BufRead as _, BufReader};
+use std::net::TcpListener;
+use std::process::{Child, Command, Output, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_ringwire");
+
+/// A child process killed (by its pid) when the test ends.
+struct Running {
+    child: Child,
+    addr: String,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `ringwire serve` on the demo site.
+fn ringwire_serve() -> Running {
+    let mut child = Command::new(BIN)
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run ringwire serve");
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().expect("stderr"))
+        .read_line(&mut line)
+        .expect("banner");
+    let addr = line
+        .trim_end()
+        .trim_end_matches('/')
+        .rsplit_once("http://")
+        .map(|(_, addr)| addr.to_owned())
+        .unwrap_or_else(|| panic!("unexpected banner: {line:?}"));
+    Running { child, addr }
+}
+
+/// Python's `http.server` answering `/echo` (method, then `x-test`, then
+/// the body), `/big` (2 MiB), `/redirect` (302 to `/echo`), 404 otherwise.
+const PYTHON_SERVER: &str = r#"
+import http.server
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def log_message(self, *args):
+        pass
+    def answer(self):
+        if self.path == "/echo":
+            length = int(self.headers.get("Content-Length", "0"))
+            body = self.rfile.read(length)
+            agent = self.headers.get("User-Agent", "")
+            out = ("%s %s %s\n" % (self.command, self.headers.get("X-Test", "-"), agent)).encode() + body
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(out)))
+            self.end_headers()
+            self.wfile.write(out)
+        elif self.path == "/big":
+            out = bytes(range(256)) * 8192
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(out)))
+            self.end_headers()
+            self.wfile.write(out)
+        elif self.path == "/redirect":
+            self.send_response(302)
+            self.send_header("Location", "/echo")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        else:
+            self.send_error(404)
+    do_GET = do_POST = do_PUT = answer
+srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+print(srv.server_address[1], flush=True)
+srv.serve_forever()
+"#;
+
+fn python() -> Running {
+    let mut child = Command::new("python3")
+        .args(["-c", PYTHON_SERVER])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3 is installed");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("port");
+    let addr = format!("127.0.0.1:{}", line.trim());
+    Running { child, addr }
+}
+
+fn get(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .arg("get")
+        .args(args)
+        .output()
+        .expect("run ringwire get")
+}
+
+fn text(bytes: &[u8]) -> &str {
+    std::str::from_utf8(bytes).expect("utf-8")
+}
+
+#[test]
+fn fetches_from_ringwire_serve_with_the_exchange_on_stderr() {
+    let server = ringwire_serve();
+    let url = format!("http://{}/hello", server.addr);
+    let out = get(&[&url]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "Hello from ringwire!\n");
+    assert_eq!(text(&out.stderr), "");
+
+    let out = get(&["-v", &url]);
+    assert!(out.status.success());
+    assert_eq!(text(&out.stdout), "Hello from ringwire!\n");
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.starts_with("> GET /hello HTTP/1.1\n> host: "),
+        "{stderr}"
+    );
+    assert!(stderr.contains("\n< HTTP/1.1 200 OK\n"), "{stderr}");
+    assert!(stderr.contains("\n< content-length: 21\n"), "{stderr}");
+}
+
+#[test]
+fn methods_headers_and_bodies() {
+    let server = python();
+    let url = format!("http://{}/echo", server.addr);
+    let agent = concat!("ringwire/", env!("CARGO_PKG_VERSION"));
+
+    let out = get(&["-d", "inline body", "-H", "X-Test: one", &url]);
+    assert_eq!(text(&out.stdout), format!("POST one {agent}\ninline body"));
+
+    let dir = std::env::temp_dir().join(format!("ringwire-get-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("body.json");
+    std::fs::write(&file, br#"{"from":"file"}"#).unwrap();
+    let at_file = format!("@{}", file.display());
+    let out = get(&["-X", "PUT", "-d", &at_file, "-H", "user-agent: mine", &url]);
+    assert_eq!(text(&out.stdout), "PUT - mine\n{\"from\":\"file\"}");
+
+    let missing = format!("@{}", dir.join("missing").display());
+    let out = get(&["-d", &missing, &url]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).starts_with("ringwire: cannot read "),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let output = dir.join("big.bin");
+    let big = format!("http://{}/big", server.addr);
+    let out = get(&["-o", output.to_str().unwrap(), &big]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(out.stdout, b"");
+    // stderr is not a terminal here: no progress bar.
+    assert_eq!(text(&out.stderr), "");
+    let written = std::fs::read(&output).unwrap();
+    assert_eq!(written.len(), 2 << 20);
+    assert!(written.chunks(256).all(|c| c.iter().copied().eq(0..=255)));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn redirects_and_http_errors() {
+    let server = python();
+    let redirect = format!("http://{}/redirect", server.addr);
+    let out = get(&[&redirect]);
+    assert!(out.status.success());
+    assert_eq!(out.stdout, b"");
+
+    let out = get(&["-L", "-H", "x-test: kept", &redirect]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).starts_with("GET kept "),
+        "{}",
+        text(&out.stdout)
+    );
+
+    let missing = format!("http://{}/missing", server.addr);
+    let out = get(&[&missing]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(text(&out.stdout).contains("404"));
+
+    let out = get(&["--fail", &missing]);
+    assert_eq!(out.status.code(), Some(22));
+    assert_eq!(out.stdout, b"");
+    assert_eq!(
+        text(&out.stderr),
+        "ringwire: the server answered 404 Not Found\n"
+    );
+}
+
+#[test]
+fn failures_are_one_line_and_non_zero() {
+    let closed = {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap()
+    };
+    // Accepted by the kernel, never answered.
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let silent_url = format!("http://{}/", silent.local_addr().unwrap());
+    let closed_url = format!("http://{closed}/");
+    let cases: [(&[&str], String); 5] = [
+        (
+            &[&closed_url],
+            format!("ringwire: cannot connect to {closed}: Connection refused\n"),
+        ),
+        (
+            &["-k", "https://127.0.0.1/"],
+            "ringwire: https:// is not supported yet (no TLS in this build)\n".into(),
+        ),
+        (
+            &["127.0.0.1/"],
+            "ringwire: invalid URL \"127.0.0.1/\": no http:// or https:// in front\n".into(),
+        ),
+        (
+            &["-H", "x-bad: a\u{1}b", &closed_url],
+            "ringwire: invalid request: field value with a control character or surrounding whitespace\n".into(),
+        ),
+        (
+            &["--max-time", "0.3", &silent_url],
+            "ringwire: request timed out\n".into(),
+        ),
+    ];
+    for (args, expected) in cases {
+        let out = get(args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert_eq!(text(&out.stderr), expected, "{args:?}");
+        assert_eq!(out.stdout, b"", "{args:?}");
+    }
+}
+
+#[test]
+fn progress_bar_only_on_a_terminal() {
+    let server = python();
+    let dir = std::env::temp_dir().join(format!("ringwire-get-tty-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let output = dir.join("big.bin");
+    // `script` runs the command on a pseudo-terminal, so stderr is a tty.
+    let command = format!(
+        "{BIN} get -o {} http://{}/big",
+        output.display(),
+        server.addr
+    );
+    let out = Command::new("script")
+        .args(["--quiet", "--return", "--command", &command, "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("script (util-linux) is installed");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let terminal = String::from_utf8_lossy(&out.stdout);
+    assert!(terminal.contains("2.0 / 2.0 MiB"), "{terminal:?}");
+    assert!(
+        terminal.contains("[##############################]"),
+        "{terminal:?}"
+    );
+    assert_eq!(std::fs::metadata(&output).unwrap().len(), 2 << 20);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
