@@ -1,0 +1,72 @@
+//! hyper 1.x, HTTP/1.1 connections (`hyper::server::conn::http1`) on a
+//! current-thread tokio runtime, a task per connection, as hyper's own
+//! examples and its TechEmpower entry do (`pipeline_flush` on, as there).
+//!
+//! hyper has no file server: `/index.html` is read from disk once at start
+//! and answered from memory (a `Bytes` clone, no copy) — the fastest a hyper
+//! user would write, so the peer is not handicapped by a per-request `open`.
+
+use std::convert::Infallible;
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::header::{HeaderValue, CONTENT_TYPE};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use ringwire_race::{args, PLAINTEXT};
+use tokio::net::TcpListener;
+
+fn answer(request: &Request<Incoming>, index: &Bytes) -> Response<Full<Bytes>> {
+    let (body, kind) = match request.uri().path() {
+        "/plaintext" => (Bytes::from_static(PLAINTEXT.as_bytes()), "text/plain"),
+        "/index.html" => (index.clone(), "text/html"),
+        _ => {
+            let mut response = Response::new(Full::new(Bytes::new()));
+            *response.status_mut() = StatusCode::NOT_FOUND;
+            return response;
+        }
+    };
+    let mut response = Response::new(Full::new(body));
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static(kind));
+    response
+}
+
+fn main() -> std::io::Result<()> {
+    let (addr, www) = args();
+    let index = Bytes::from(std::fs::read(www.join("index.html"))?);
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?
+        .block_on(async move {
+            let listener = TcpListener::bind(addr).await?;
+            eprintln!("race-hyper on http://{}/", listener.local_addr()?);
+            let mut http = http1::Builder::new();
+            http.pipeline_flush(true);
+            loop {
+                let (stream, _) = match listener.accept().await {
+                    Ok(accepted) => accepted,
+                    Err(e) => {
+                        eprintln!("accept: {e}");
+                        continue;
+                    }
+                };
+                let _ = stream.set_nodelay(true);
+                let index = index.clone();
+                let connection = http.serve_connection(
+                    TokioIo::new(stream),
+                    service_fn(move |request| {
+                        let response = answer(&request, &index);
+                        async move { Ok::<_, Infallible>(response) }
+                    }),
+                );
+                tokio::spawn(async move {
+                    let _ = connection.await;
+                });
+            }
+        })
+}

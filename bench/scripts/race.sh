@@ -1,0 +1,292 @@
+#!/usr/bin/env bash
+# The side-by-side HTTP server race (issue 4): ringwire, hyper, actix-web,
+# may_minihttp and nginx, each pinned to core 0 with wrk pinned to core 1.
+#
+#   bash bench/scripts/race.sh            # everything: about 6 minutes
+#
+# RACE_ROUNDS rounds (default 3), each starting every server afresh in turn;
+# the report takes each figure's median over the rounds. For each server: 1 connection, 64 keep-alive connections and 64 connections
+# pipelining 16 requests, on /plaintext (13 bytes) and /index.html (151-byte
+# file), RACE_SECONDS each (default 10). Per run: wrk's requests/s and p50/p99
+# latency, and the server's CPU time per request from /proc/PID/stat (utime +
+# stime of all its threads, and of its children for nginx's worker), and how
+# long it waited for a CPU (/proc/PID/task/*/schedstat; a noise gauge). The
+# server, wrk and the idle client run at `nice -n RACE_NICE` (-10) so that
+# other work on the machine disturbs them less. Then the
+# server's RSS per idle keep-alive connection at RACE_IDLE_COUNT (10,000)
+# connections, each answered once. Raw outputs go to docs/race/raw/, the
+# collected results to docs/race/results.json, and bench/scripts/race_report.py
+# writes docs/race/results.md and docs/race/race.svg from them.
+#
+# Environment: RACE_SECONDS, RACE_ROUNDS, RACE_NICE, RACE_SERVERS ("ringwire hyper actix may nginx"),
+# RACE_IDLE_SERVERS (same list), RACE_IDLE_COUNT, RACE_PORT (18080),
+# RACE_OUT (docs/race), CARGO_TARGET_DIR (bench/race/target).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+RACE=$ROOT/bench/race
+WWW=$RACE/www
+DURATION=${RACE_SECONDS:-10}
+ROUNDS=${RACE_ROUNDS:-3}
+NICE=${RACE_NICE:--10}
+SERVERS=${RACE_SERVERS:-ringwire hyper actix may nginx}
+IDLE_SERVERS=${RACE_IDLE_SERVERS:-ringwire hyper actix may nginx}
+IDLE_COUNT=${RACE_IDLE_COUNT:-10000}
+PORT=${RACE_PORT:-18080}
+OUT=${RACE_OUT:-$ROOT/docs/race}
+ADDR=127.0.0.1:$PORT
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$RACE/target}
+BIN=$CARGO_TARGET_DIR/release
+
+SERVER_CORE=0
+CLIENT_CORE=1
+CONNS=64
+DEPTH=16
+
+say() { echo "race: $*" >&2; }
+die() { say "$*"; exit 1; }
+
+# --- what it needs -----------------------------------------------------------
+need=()
+command -v wrk >/dev/null || need+=(wrk)
+command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx-light)
+for tool in taskset curl python3; do
+    command -v "$tool" >/dev/null || need+=("$([ "$tool" = taskset ] && echo util-linux || echo "$tool")")
+done
+if [ ${#need[@]} -gt 0 ]; then
+    say "installing ${need[*]} from Debian"
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo=sudo
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+# A higher priority needs root; without it the race runs at the usual one.
+nice -n "$NICE" true 2>/dev/null && [ "$(nice -n "$NICE" nice)" = "$NICE" ] || NICE=0
+# `nice` and `taskset` exec what they run: a server started with `&` keeps `$!`.
+on_client() { nice -n "$NICE" taskset -c $CLIENT_CORE "$@"; }
+[ "$(nproc)" -ge 2 ] || die "needs two cores (server on one, wrk on the other)"
+[ "$(wc -c <"$WWW/index.html")" -eq 151 ] || die "$WWW/index.html must be 151 bytes"
+
+say "building bench/race (release)"
+cargo build --release --manifest-path "$RACE/Cargo.toml" --bins >&2
+
+# Each idle connection costs the server one descriptor and the client one.
+ulimit -n "$(ulimit -Hn)"
+[ "$(ulimit -n)" = unlimited ] || [ "$(ulimit -n)" -gt $((IDLE_COUNT + 1000)) ] \
+    || die "the open-file limit $(ulimit -n) is too low for $IDLE_COUNT connections"
+CLK_TCK=$(getconf CLK_TCK)
+WORK=$(mktemp -d /tmp/ringwire-race.XXXXXX)
+RAW=$OUT/raw
+mkdir -p "$OUT" "$RAW"
+rm -f "$RAW"/*.txt "$RAW"/*.meta
+
+SERVER_PID=""
+IDLE_PID=""
+cleanup() {
+    [ -n "$IDLE_PID" ] && kill "$IDLE_PID" 2>/dev/null || true
+    [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null || true
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# --- servers -----------------------------------------------------------------
+start_server() {
+    local name=$1
+    case $name in
+        nginx)
+            local run=$WORK/nginx
+            mkdir -p "$run"
+            sed -e "s|@RUN@|$run|g" -e "s|@WWW@|$WWW|g" -e "s|@PORT@|$PORT|g" \
+                "$RACE/nginx/nginx.conf.in" >"$run/nginx.conf"
+            nice -n "$NICE" taskset -c $SERVER_CORE "$NGINX" -p "$run" -c "$run/nginx.conf" \
+                2>"$WORK/server.log" &
+            ;;
+        ringwire | hyper | actix | may)
+            nice -n "$NICE" taskset -c $SERVER_CORE "$BIN/race-$name" "$ADDR" "$WWW" 2>"$WORK/server.log" &
+            ;;
+        *) die "unknown server $name" ;;
+    esac
+    SERVER_PID=$!
+    for _ in $(seq 100); do
+        if curl -s -o /dev/null "http://$ADDR/plaintext"; then
+            return 0
+        fi
+        kill -0 "$SERVER_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    cat "$WORK/server.log" >&2
+    die "$name did not come up on $ADDR"
+}
+
+stop_server() {
+    kill "$SERVER_PID" 2>/dev/null || true
+    wait "$SERVER_PID" 2>/dev/null || true
+    SERVER_PID=""
+    # The port must be free before the next server binds it.
+    for _ in $(seq 50); do
+        curl -s -o /dev/null "http://$ADDR/" || return 0
+        sleep 0.1
+    done
+    die "the port $PORT is still served after stopping"
+}
+
+# The server's processes: itself and its children (nginx's worker).
+server_pids() {
+    echo "$SERVER_PID"
+    pgrep -P "$SERVER_PID" || true
+}
+
+# utime + stime of every thread of the server's processes, in clock ticks.
+cpu_ticks() {
+    local total=0 pid t
+    for pid in $(server_pids); do
+        # Fields after the command name: state is $1, utime $12, stime $13.
+        t=$(sed 's/^.*) //' "/proc/$pid/stat" | awk '{print $12 + $13}')
+        total=$((total + t))
+    done
+    echo "$total"
+}
+
+# The process holding the connections: nginx's worker, else the server.
+conn_pid() {
+    local child
+    child=$(pgrep -P "$SERVER_PID" | head -n1 || true)
+    echo "${child:-$SERVER_PID}"
+}
+
+# Nanoseconds on a CPU and waiting for one, summed over the server's threads.
+sched_ns() {
+    local pid
+    for pid in $(server_pids); do
+        cat /proc/"$pid"/task/*/schedstat 2>/dev/null || true
+    done | awk '{run += $1; wait += $2} END {printf "%d %d\n", run, wait}'
+}
+
+vmrss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
+
+# Each answer checked once per server: status, body and headers kept.
+check_answers() {
+    local name=$1 path body
+    for path in plaintext index.html; do
+        curl -s -D "$RAW/$name-$path.headers.txt" -o "$WORK/body" "http://$ADDR/$path" \
+            || die "$name: GET /$path failed"
+        head -n1 "$RAW/$name-$path.headers.txt" | grep -q ' 200' \
+            || die "$name: GET /$path: $(head -n1 "$RAW/$name-$path.headers.txt")"
+        if [ "$path" = plaintext ]; then
+            body=$(cat "$WORK/body")
+            [ "$body" = "Hello, World!" ] || die "$name: /plaintext answered '$body'"
+        else
+            cmp -s "$WORK/body" "$WWW/index.html" || die "$name: /index.html differs from the file"
+        fi
+    done
+}
+
+# --- the race ----------------------------------------------------------------
+run_wrk() {
+    local name=$1 scenario=$2 path=$3 round=$4
+    local tag=$name-$scenario-$path-r$round
+    local args=(-t1 -d"${DURATION}s" --latency --timeout 5s)
+    case $scenario in
+        conn1) args+=(-c1) ;;
+        conn64) args+=(-c$CONNS) ;;
+        pipeline16) args+=(-c$CONNS -s "$RACE/pipeline.lua") ;;
+    esac
+    local url="http://$ADDR/$path"
+    local before after start end sched_before sched_after
+    before=$(cpu_ticks)
+    sched_before=$(sched_ns)
+    start=$(date +%s.%N)
+    if [ "$scenario" = pipeline16 ]; then
+        on_client wrk "${args[@]}" "$url" -- $DEPTH >"$RAW/$tag.txt"
+    else
+        on_client wrk "${args[@]}" "$url" >"$RAW/$tag.txt"
+    fi
+    end=$(date +%s.%N)
+    after=$(cpu_ticks)
+    sched_after=$(sched_ns)
+    cat >"$RAW/$tag.meta" <<EOF
+server=$name
+scenario=$scenario
+path=/$path
+round=$round
+run_ns_before=${sched_before% *}
+run_ns_after=${sched_after% *}
+wait_ns_before=${sched_before#* }
+wait_ns_after=${sched_after#* }
+ticks_before=$before
+ticks_after=$after
+clk_tck=$CLK_TCK
+wall_seconds=$(python3 -c "print(round($end - $start, 3))")
+EOF
+    say "$tag: $(grep 'Requests/sec' "$RAW/$tag.txt"), cpu ticks $((after - before))"
+}
+
+LOAD_BEFORE=$(uptime)
+for round in $(seq "$ROUNDS"); do
+    for name in $SERVERS; do
+        say "--- round $round: $name"
+        start_server "$name"
+        check_answers "$name"
+        # Warm up: caches, the file cache, the allocator's arenas.
+        on_client wrk -t1 -c$CONNS -d1s "http://$ADDR/plaintext" >/dev/null
+        on_client wrk -t1 -c$CONNS -d1s "http://$ADDR/index.html" >/dev/null
+        for scenario in conn1 conn64 pipeline16; do
+            for path in plaintext index.html; do
+                run_wrk "$name" "$scenario" "$path" "$round"
+            done
+        done
+        stop_server
+    done
+done
+
+# --- memory per idle connection ---------------------------------------------
+for name in $IDLE_SERVERS; do
+    say "--- $name: $IDLE_COUNT idle keep-alive connections"
+    start_server "$name"
+    curl -s -o /dev/null -o /dev/null "http://$ADDR/plaintext" "http://$ADDR/plaintext"
+    sleep 1
+    pid=$(conn_pid)
+    rss_before=$(vmrss_kib "$pid")
+    fds_before=$(ls "/proc/$pid/fd" | wc -l)
+    # bash sets IDLE_PID; `exec` makes it race-idle's own pid.
+    coproc IDLE { exec nice -n "$NICE" taskset -c $CLIENT_CORE "$BIN/race-idle" "$ADDR" "$IDLE_COUNT" /plaintext; }
+    ready=""
+    read -r -t 300 ready <&"${IDLE[0]}" || true
+    [ "$ready" = "ready $IDLE_COUNT" ] || die "$name: the idle client said '$ready'"
+    sleep 2
+    rss_after=$(vmrss_kib "$pid")
+    fds_after=$(ls "/proc/$pid/fd" | wc -l)
+    eval "exec ${IDLE[1]}>&-"
+    wait "$IDLE_PID" || die "$name: the idle client failed"
+    IDLE_PID=""
+    cat >"$RAW/$name-idle.meta" <<EOF
+server=$name
+connections=$IDLE_COUNT
+rss_before_kib=$rss_before
+rss_after_kib=$rss_after
+fds_before=$fds_before
+fds_after=$fds_after
+EOF
+    say "$name: VmRSS $rss_before -> $rss_after KiB, fds $fds_before -> $fds_after"
+    stop_server
+done
+LOAD_AFTER=$(uptime)
+
+cat >"$RAW/machine.meta" <<EOF
+date=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+load_before=$LOAD_BEFORE
+load_after=$LOAD_AFTER
+seconds=$DURATION
+rounds=$ROUNDS
+nice=$NICE
+kernel=$(uname -r)
+wrk=$(wrk -v 2>&1 | head -n1 | cut -d' ' -f1-2)
+nginx=$("$NGINX" -v 2>&1 | cut -d' ' -f3)
+rustc=$(rustc --version)
+ringwire=$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)
+EOF
+lscpu | head -n 20 >"$RAW/lscpu.txt"
+
+python3 "$ROOT/bench/scripts/race_report.py" "$RAW" "$OUT"
+say "results: $OUT/results.json, $OUT/results.md, $OUT/race.svg"
