@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use ringwire_server::files::{EmbeddedSite, StaticFiles};
 use ringwire_server::middleware::{AccessLog, Compress};
 use ringwire_server::{ws, Handler, Router, Server, ServerConfig, Threading, Timeouts};
@@ -28,38 +28,41 @@ enum Command {
     /// Talk to a WebSocket: stdin lines out as text, messages in to stdout.
     Ws(websocket::WsArgs),
     /// Serve DIR over HTTP/1.1, or the built-in demo site without one.
-    Serve {
-        /// Directory to serve.
-        dir: Option<PathBuf>,
-        /// Directory to serve (the same as DIR).
-        #[arg(long, value_name = "DIR", conflicts_with = "dir")]
-        root: Option<PathBuf>,
-        /// Address to listen on (port 0 picks a free port).
-        #[arg(long, default_value = "127.0.0.1:8080")]
-        addr: SocketAddr,
-        /// Worker threads (default: available parallelism).
-        #[arg(long)]
-        threads: Option<usize>,
-        /// How threads share the work: a runtime and a listening socket
-        /// per thread (per-core), or one runtime whose workers share one
-        /// listener (shared).
-        #[arg(long, value_enum, default_value_t = Runtime::PerCore)]
-        runtime: Runtime,
-        /// Print an access log line per request on stderr.
-        #[arg(long)]
-        log: bool,
-        /// Seconds a request head may take to arrive, from its first byte.
-        #[arg(long, value_name = "SECS", default_value_t = Timeouts::DEFAULT_HEAD.as_secs())]
-        head_timeout: u64,
-        /// Seconds a keep-alive connection may wait for its next request.
-        #[arg(long, value_name = "SECS", default_value_t = Timeouts::DEFAULT_IDLE.as_secs())]
-        idle_timeout: u64,
-        /// Milliseconds a connection keeps its buffers after an answer,
-        /// waiting for the next request, before idling without them (0:
-        /// at once; less memory per idle connection, more work per request).
-        #[arg(long, value_name = "MS", default_value_t = Timeouts::DEFAULT_WARM.as_millis() as u64)]
-        warm_ms: u64,
-    },
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, Args)]
+struct ServeArgs {
+    /// Directory to serve.
+    dir: Option<PathBuf>,
+    /// Directory to serve (the same as DIR).
+    #[arg(long, value_name = "DIR", conflicts_with = "dir")]
+    root: Option<PathBuf>,
+    /// Address to listen on (port 0 picks a free port).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    addr: SocketAddr,
+    /// Worker threads (default: available parallelism).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// How threads share the work: a runtime and a listening socket
+    /// per thread (per-core), or one runtime whose workers share one
+    /// listener (shared).
+    #[arg(long, value_enum, default_value_t = Runtime::PerCore)]
+    runtime: Runtime,
+    /// Print an access log line per request on stderr.
+    #[arg(long)]
+    log: bool,
+    /// Seconds a request head may take to arrive, from its first byte.
+    #[arg(long, value_name = "SECS", default_value_t = Timeouts::DEFAULT_HEAD.as_secs())]
+    head_timeout: u64,
+    /// Seconds a keep-alive connection may wait for its next request.
+    #[arg(long, value_name = "SECS", default_value_t = Timeouts::DEFAULT_IDLE.as_secs())]
+    idle_timeout: u64,
+    /// Milliseconds a connection keeps its buffers after an answer,
+    /// waiting for the next request, before idling without them (0:
+    /// at once; less memory per idle connection, more work per request).
+    #[arg(long, value_name = "MS", default_value_t = Timeouts::DEFAULT_WARM.as_millis() as u64)]
+    warm_ms: u64,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -86,32 +89,22 @@ fn demo_site() -> Router {
 }
 
 fn main() -> ExitCode {
-    let (dir, root, addr, threads, runtime, log, head_timeout, idle_timeout, warm_ms) =
-        match Cli::parse().command {
-            Command::Get(args) => return get::run(&args),
-            Command::Ws(args) => return websocket::run(&args),
-            Command::Serve {
-                dir,
-                root,
-                addr,
-                threads,
-                runtime,
-                log,
-                head_timeout,
-                idle_timeout,
-                warm_ms,
-            } => (
-                dir,
-                root,
-                addr,
-                threads,
-                runtime,
-                log,
-                head_timeout,
-                idle_timeout,
-                warm_ms,
-            ),
-        };
+    let args = match Cli::parse().command {
+        Command::Get(args) => return get::run(&args),
+        Command::Ws(args) => return websocket::run(&args),
+        Command::Serve(args) => args,
+    };
+    let ServeArgs {
+        dir,
+        root,
+        addr,
+        threads,
+        runtime,
+        log,
+        head_timeout,
+        idle_timeout,
+        warm_ms,
+    } = args;
     logger::init(log);
     let mut config = ServerConfig::new(addr);
     config.timeouts.head = Duration::from_secs(head_timeout);
