@@ -11,15 +11,18 @@ use std::net::{SocketAddr, TcpListener};
 /// process set `SO_REUSEPORT` too (another ringwire): the port is first
 /// bound without it, which fails if anyone holds it, and released.
 pub(crate) fn bind(addr: SocketAddr, n: usize) -> io::Result<Vec<TcpListener>> {
-    let alone = TcpListener::bind(addr)?;
     if n <= 1 {
+        let alone = TcpListener::bind(addr)?;
         alone.set_nonblocking(true)?;
         return Ok(vec![alone]);
     }
-    // Port 0 asks for a free port: the one the probe got.
-    let addr = alone.local_addr()?;
-    drop(alone);
+    // Port 0 asks for a free port, which nobody else holds; probing it
+    // and letting go would let another socket take it in between.
+    if addr.port() != 0 {
+        drop(TcpListener::bind(addr)?);
+    }
     let first = reuseport(addr)?;
+    let addr = first.local_addr()?;
     let mut listeners = vec![first];
     for _ in 1..n {
         listeners.push(reuseport(addr)?);
