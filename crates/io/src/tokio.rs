@@ -32,7 +32,13 @@ pub trait AsyncStream {
     fn try_write_more(&self, buf: &[u8]) -> io::Result<usize> {
         self.try_write(buf)
     }
-    /// Half-close: the peer sees end of stream.
+    /// Pushes out bytes the stream itself holds back (a TLS session's
+    /// ciphertext); `WouldBlock` while some remain. Plain sockets hold none.
+    fn try_flush(&self) -> io::Result<()> {
+        Ok(())
+    }
+    /// Half-close: the peer sees end of stream. `WouldBlock` when what
+    /// must go first (a TLS `close_notify`) cannot leave yet.
     fn shutdown_write(&self) -> io::Result<()>;
 }
 
@@ -107,6 +113,9 @@ macro_rules! delegate_stream {
             }
             fn try_write_more(&self, buf: &[u8]) -> io::Result<usize> {
                 (**self).try_write_more(buf)
+            }
+            fn try_flush(&self) -> io::Result<()> {
+                (**self).try_flush()
             }
             fn shutdown_write(&self) -> io::Result<()> {
                 (**self).shutdown_write()
@@ -275,7 +284,7 @@ impl<S: AsyncStream> AsyncSendTransport<S> {
             }
         }
         self.ring.clear();
-        Ok(())
+        self.flush_stream().await
     }
 
     /// Sends everything queued.
@@ -304,13 +313,28 @@ impl<S: AsyncStream> AsyncSendTransport<S> {
                 sent => sent?,
             }
         }
-        Ok(())
+        self.flush_stream().await
+    }
+
+    /// Waits until the stream has pushed out what it holds back.
+    async fn flush_stream(&self) -> Result<(), TransportError> {
+        self.retry(|io| io.try_flush()).await
+    }
+
+    /// Runs `op` until it does not block, waiting for writability between.
+    async fn retry(&self, op: impl Fn(&S) -> io::Result<()>) -> Result<(), TransportError> {
+        loop {
+            match op(&self.io) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.writable().await?,
+                done => return Ok(done?),
+            }
+        }
     }
 
     /// Flushes, then half-closes.
     pub async fn shutdown_write(&mut self) -> Result<(), TransportError> {
         self.flush().await?;
-        Ok(self.io.shutdown_write()?)
+        self.retry(|io| io.shutdown_write()).await
     }
 
     /// Bytes queued and not yet sent.

@@ -1,0 +1,126 @@
+//! TLS over a blocking `Read + Write` stream: the same sessions, for the
+//! blocking transports and clients.
+
+use std::io::{self, Read, Write};
+
+use crate::session::{Plain, Session};
+use crate::wire::Wire;
+use crate::{TlsAcceptor, TlsConnector, TlsError};
+
+/// A TLS session over a blocking stream. `read` decrypts into the span it
+/// is given (with OpenSSL, straight into a receive ring's free span).
+pub struct BlockingTlsStream<S> {
+    io: S,
+    session: Session,
+}
+
+impl<S> std::fmt::Debug for BlockingTlsStream<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BlockingTlsStream")
+    }
+}
+
+impl TlsConnector {
+    /// Runs the client side of a handshake with `server_name` on `io`.
+    ///
+    /// # Errors
+    ///
+    /// The handshake failed: see [`TlsError`].
+    pub fn connect_blocking<S: Read + Write>(
+        &self,
+        server_name: &str,
+        io: S,
+    ) -> Result<BlockingTlsStream<S>, TlsError> {
+        BlockingTlsStream::handshake(self.session(server_name)?, io)
+    }
+}
+
+impl TlsAcceptor {
+    /// Runs the server side of a handshake on `io`.
+    ///
+    /// # Errors
+    ///
+    /// The handshake failed: see [`TlsError`].
+    pub fn accept_blocking<S: Read + Write>(
+        &self,
+        io: S,
+    ) -> Result<BlockingTlsStream<S>, TlsError> {
+        BlockingTlsStream::handshake(self.session()?, io)
+    }
+}
+
+impl<S: Read + Write> BlockingTlsStream<S> {
+    fn handshake(mut session: Session, mut io: S) -> Result<Self, TlsError> {
+        loop {
+            let done = session.handshake();
+            send(&mut io, session.wire())?;
+            if done? {
+                return Ok(BlockingTlsStream { io, session });
+            }
+            session.wire().receive(|buf| io.read(buf))?;
+        }
+    }
+
+    /// The protocol ALPN settled on, if any.
+    pub fn alpn_protocol(&self) -> Option<Vec<u8>> {
+        self.session.alpn_protocol()
+    }
+
+    /// The stream underneath.
+    pub fn get_ref(&self) -> &S {
+        &self.io
+    }
+
+    /// Sends `close_notify`.
+    ///
+    /// # Errors
+    ///
+    /// The stream failed.
+    pub fn close(&mut self) -> io::Result<()> {
+        self.session.close()?;
+        send(&mut self.io, self.session.wire())
+    }
+}
+
+fn send<S: Write>(io: &mut S, wire: &mut Wire) -> io::Result<()> {
+    wire.send(|bytes| io.write(bytes))?;
+    io.flush()
+}
+
+impl<S: Read + Write> Read for BlockingTlsStream<S> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            let plain = self.session.read(buf);
+            send(&mut self.io, self.session.wire())?;
+            match plain? {
+                Plain::Read(n) => return Ok(n),
+                Plain::Closed => return Ok(0),
+                Plain::WantCipher => {
+                    let io = &mut self.io;
+                    self.session.wire().receive(|span| io.read(span))?;
+                }
+            }
+        }
+    }
+}
+
+impl<S: Read + Write> Write for BlockingTlsStream<S> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.session.write(buf)?;
+        send(&mut self.io, self.session.wire())?;
+        Ok(n)
+    }
+
+    fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        let mut n = 0;
+        for buf in bufs {
+            n += self.session.write(buf)?;
+        }
+        send(&mut self.io, self.session.wire())?;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        send(&mut self.io, self.session.wire())
+    }
+}

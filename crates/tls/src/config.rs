@@ -1,0 +1,375 @@
+//! Server and client settings, and the backend contexts built from them.
+
+use std::sync::Arc;
+
+use openssl::ssl::{AlpnError, SslAcceptor, SslConnector, SslMethod, SslVerifyMode, SslVersion};
+use openssl::x509::X509;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+
+use crate::TlsError;
+
+/// Which TLS library runs the sessions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Backend {
+    /// The system's OpenSSL: plaintext is decrypted straight into the
+    /// receive ring (`SSL_read_ex` into the span it is given).
+    #[default]
+    OpenSsl,
+    /// rustls (pure Rust): plaintext is copied out of rustls's buffer into
+    /// the receive ring, one copy more than OpenSSL.
+    Rustls,
+}
+
+/// A TLS protocol version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Version {
+    /// TLS 1.2.
+    Tls12,
+    /// TLS 1.3.
+    Tls13,
+}
+
+/// A server's certificate, key and protocols.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    chain: Vec<u8>,
+    key: Vec<u8>,
+    alpn: Vec<Vec<u8>>,
+    backend: Backend,
+    versions: (Version, Version),
+}
+
+impl ServerConfig {
+    /// A server presenting `chain_pem` (leaf first) with `key_pem`.
+    ///
+    /// # Errors
+    ///
+    /// [`TlsError::Config`] when the PEM holds no certificate or no key.
+    pub fn from_pem(chain_pem: &[u8], key_pem: &[u8]) -> Result<Self, TlsError> {
+        if !chain_pem.windows(17).any(|w| w == b"BEGIN CERTIFICATE") {
+            return Err(TlsError::Config("no certificate in the PEM".into()));
+        }
+        if !key_pem.windows(11).any(|w| w == b"PRIVATE KEY") {
+            return Err(TlsError::Config("no private key in the PEM".into()));
+        }
+        Ok(ServerConfig {
+            chain: chain_pem.to_vec(),
+            key: key_pem.to_vec(),
+            alpn: Vec::new(),
+            backend: Backend::default(),
+            versions: (Version::Tls12, Version::Tls13),
+        })
+    }
+
+    /// The application protocols offered through ALPN, by preference
+    /// (`http/1.1`, `h2`, ...). A client offering none of them is refused.
+    #[must_use]
+    pub fn alpn(mut self, protocols: &[&[u8]]) -> Self {
+        self.alpn = protocols.iter().map(|p| p.to_vec()).collect();
+        self
+    }
+
+    /// The TLS library.
+    #[must_use]
+    pub fn backend(mut self, backend: Backend) -> Self {
+        self.backend = backend;
+        self
+    }
+
+    /// The versions accepted (default TLS 1.2 to 1.3).
+    #[must_use]
+    pub fn versions(mut self, min: Version, max: Version) -> Self {
+        self.versions = (min, max);
+        self
+    }
+}
+
+/// What a client trusts and offers.
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    roots: Vec<Vec<u8>>,
+    system_roots: bool,
+    insecure: bool,
+    alpn: Vec<Vec<u8>>,
+    backend: Backend,
+    versions: (Version, Version),
+}
+
+impl Default for ClientConfig {
+    /// The system's trusted roots, certificates and host names verified.
+    fn default() -> Self {
+        ClientConfig {
+            roots: Vec::new(),
+            system_roots: true,
+            insecure: false,
+            alpn: Vec::new(),
+            backend: Backend::default(),
+            versions: (Version::Tls12, Version::Tls13),
+        }
+    }
+}
+
+impl ClientConfig {
+    /// Also trusts the CA certificates in `pem`.
+    #[must_use]
+    pub fn add_root_pem(mut self, pem: &[u8]) -> Self {
+        self.roots.push(pem.to_vec());
+        self
+    }
+
+    /// Trusts only the roots added with [`add_root_pem`](Self::add_root_pem).
+    #[must_use]
+    pub fn without_system_roots(mut self) -> Self {
+        self.system_roots = false;
+        self
+    }
+
+    /// Skips every certificate check: for development only (`-k`).
+    #[must_use]
+    pub fn insecure(mut self, insecure: bool) -> Self {
+        self.insecure = insecure;
+        self
+    }
+
+    /// The application protocols offered through ALPN, by preference.
+    #[must_use]
+    pub fn alpn(mut self, protocols: &[&[u8]]) -> Self {
+        self.alpn = protocols.iter().map(|p| p.to_vec()).collect();
+        self
+    }
+
+    /// The TLS library.
+    #[must_use]
+    pub fn backend(mut self, backend: Backend) -> Self {
+        self.backend = backend;
+        self
+    }
+
+    /// The versions offered (default TLS 1.2 to 1.3).
+    #[must_use]
+    pub fn versions(mut self, min: Version, max: Version) -> Self {
+        self.versions = (min, max);
+        self
+    }
+
+    pub(crate) fn is_insecure(&self) -> bool {
+        self.insecure
+    }
+}
+
+/// A server context of either library.
+#[derive(Clone)]
+pub(crate) enum ServerContext {
+    OpenSsl(SslAcceptor),
+    Rustls(Arc<rustls::ServerConfig>),
+}
+
+/// A client context of either library.
+#[derive(Clone)]
+pub(crate) enum ClientContext {
+    OpenSsl(SslConnector),
+    Rustls(Arc<rustls::ClientConfig>),
+}
+
+fn config_error(what: &str) -> impl Fn(String) -> TlsError + '_ {
+    move |e| TlsError::Config(format!("{what}: {e}"))
+}
+
+fn openssl_version(v: Version) -> SslVersion {
+    match v {
+        Version::Tls12 => SslVersion::TLS1_2,
+        Version::Tls13 => SslVersion::TLS1_3,
+    }
+}
+
+fn rustls_versions(
+    (min, max): (Version, Version),
+) -> Vec<&'static rustls::SupportedProtocolVersion> {
+    [
+        (Version::Tls13, &rustls::version::TLS13),
+        (Version::Tls12, &rustls::version::TLS12),
+    ]
+    .into_iter()
+    .filter(|(v, _)| (min..=max).contains(v))
+    .map(|(_, v)| v)
+    .collect()
+}
+
+fn provider() -> Arc<rustls::crypto::CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+/// ALPN's wire form: each protocol after its length byte.
+fn alpn_wire(protocols: &[Vec<u8>]) -> Vec<u8> {
+    protocols
+        .iter()
+        .flat_map(|p| std::iter::once(p.len() as u8).chain(p.iter().copied()))
+        .collect()
+}
+
+/// The first of `ours` that the client's `offered` list (wire form)
+/// holds, as a slice of that list.
+fn choose<'a>(ours: &[Vec<u8>], offered: &'a [u8]) -> Option<&'a [u8]> {
+    let mut entries = Vec::new();
+    let mut rest = offered;
+    while let Some((&len, tail)) = rest.split_first() {
+        let entry = tail.get(..len as usize)?;
+        entries.push(entry);
+        rest = &tail[len as usize..];
+    }
+    ours.iter()
+        .find_map(|p| entries.iter().find(|e| **e == p.as_slice()).copied())
+}
+
+fn certificates(pem: &[u8]) -> Result<Vec<CertificateDer<'static>>, TlsError> {
+    CertificateDer::pem_slice_iter(pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| TlsError::Config(format!("certificate PEM: {e}")))
+}
+
+impl ServerContext {
+    pub(crate) fn new(config: &ServerConfig) -> Result<Self, TlsError> {
+        match config.backend {
+            Backend::OpenSsl => openssl_server(config).map(ServerContext::OpenSsl),
+            Backend::Rustls => rustls_server(config).map(ServerContext::Rustls),
+        }
+    }
+}
+
+fn openssl_server(config: &ServerConfig) -> Result<SslAcceptor, TlsError> {
+    let err = |what| move |e: openssl::error::ErrorStack| TlsError::Config(format!("{what}: {e}"));
+    let mut builder = SslAcceptor::mozilla_intermediate_v5(SslMethod::tls_server())
+        .map_err(err("OpenSSL context"))?;
+    let mut chain = X509::stack_from_pem(&config.chain).map_err(err("certificate PEM"))?;
+    if chain.is_empty() {
+        return Err(TlsError::Config("no certificate in the PEM".into()));
+    }
+    let leaf = chain.remove(0);
+    builder.set_certificate(&leaf).map_err(err("certificate"))?;
+    for ca in chain {
+        builder
+            .add_extra_chain_cert(ca)
+            .map_err(err("certificate chain"))?;
+    }
+    let key = openssl::pkey::PKey::private_key_from_pem(&config.key).map_err(err("key PEM"))?;
+    builder.set_private_key(&key).map_err(err("key"))?;
+    builder
+        .check_private_key()
+        .map_err(err("the key does not match the certificate"))?;
+    builder
+        .set_min_proto_version(Some(openssl_version(config.versions.0)))
+        .map_err(err("versions"))?;
+    builder
+        .set_max_proto_version(Some(openssl_version(config.versions.1)))
+        .map_err(err("versions"))?;
+    if !config.alpn.is_empty() {
+        let ours = config.alpn.clone();
+        // Our preference first; no overlap is a fatal alert
+        // (no_application_protocol), as RFC 7301 asks.
+        builder.set_alpn_select_callback(move |_, offered| {
+            choose(&ours, offered).ok_or(AlpnError::ALERT_FATAL)
+        });
+    }
+    Ok(builder.build())
+}
+
+fn rustls_server(config: &ServerConfig) -> Result<Arc<rustls::ServerConfig>, TlsError> {
+    let chain = certificates(&config.chain)?;
+    let key = PrivateKeyDer::from_pem_slice(&config.key)
+        .map_err(|e| TlsError::Config(format!("key PEM: {e}")))?;
+    let mut server = rustls::ServerConfig::builder_with_provider(provider())
+        .with_protocol_versions(&rustls_versions(config.versions))
+        .map_err(|e| config_error("versions")(e.to_string()))?
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .map_err(|e| config_error("certificate and key")(e.to_string()))?;
+    server.alpn_protocols = config.alpn.clone();
+    Ok(Arc::new(server))
+}
+
+impl ClientContext {
+    pub(crate) fn new(config: &ClientConfig) -> Result<Self, TlsError> {
+        match config.backend {
+            Backend::OpenSsl => openssl_client(config).map(ClientContext::OpenSsl),
+            Backend::Rustls => rustls_client(config).map(ClientContext::Rustls),
+        }
+    }
+}
+
+fn openssl_client(config: &ClientConfig) -> Result<SslConnector, TlsError> {
+    let err = |what| move |e: openssl::error::ErrorStack| TlsError::Config(format!("{what}: {e}"));
+    let mut builder =
+        SslConnector::builder(SslMethod::tls_client()).map_err(err("OpenSSL context"))?;
+    if !config.system_roots {
+        builder.set_cert_store(
+            openssl::x509::store::X509StoreBuilder::new()
+                .map_err(err("roots"))?
+                .build(),
+        );
+    }
+    for pem in &config.roots {
+        for ca in X509::stack_from_pem(pem).map_err(err("CA PEM"))? {
+            builder.cert_store_mut().add_cert(ca).map_err(err("CA"))?;
+        }
+    }
+    if config.insecure {
+        builder.set_verify(SslVerifyMode::NONE);
+    }
+    builder
+        .set_min_proto_version(Some(openssl_version(config.versions.0)))
+        .map_err(err("versions"))?;
+    builder
+        .set_max_proto_version(Some(openssl_version(config.versions.1)))
+        .map_err(err("versions"))?;
+    if !config.alpn.is_empty() {
+        builder
+            .set_alpn_protos(&alpn_wire(&config.alpn))
+            .map_err(err("ALPN"))?;
+    }
+    Ok(builder.build())
+}
+
+fn rustls_client(config: &ClientConfig) -> Result<Arc<rustls::ClientConfig>, TlsError> {
+    let mut roots = rustls::RootCertStore::empty();
+    if config.system_roots && !config.insecure {
+        // Unreadable system certificates are skipped, as OpenSSL does.
+        roots.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);
+    }
+    for pem in &config.roots {
+        for ca in certificates(pem)? {
+            roots
+                .add(ca)
+                .map_err(|e| config_error("CA")(e.to_string()))?;
+        }
+    }
+    let builder = rustls::ClientConfig::builder_with_provider(provider())
+        .with_protocol_versions(&rustls_versions(config.versions))
+        .map_err(|e| config_error("versions")(e.to_string()))?;
+    let mut client = if config.insecure {
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(crate::insecure::AcceptAnything(provider())))
+            .with_no_client_auth()
+    } else {
+        builder.with_root_certificates(roots).with_no_client_auth()
+    };
+    client.alpn_protocols = config.alpn.clone();
+    Ok(Arc::new(client))
+}
+
+/// A certificate and key (PEM) for `hosts` (names or IP addresses), signed
+/// by itself: for development servers (`ringwire serve --self-signed`).
+///
+/// # Errors
+///
+/// [`TlsError::Config`] for a name that cannot go in a certificate.
+pub fn self_signed(hosts: &[&str]) -> Result<(Vec<u8>, Vec<u8>), TlsError> {
+    let names: Vec<String> = hosts.iter().map(|h| (*h).to_owned()).collect();
+    let certified = rcgen::generate_simple_self_signed(names)
+        .map_err(|e| TlsError::Config(format!("self-signed certificate: {e}")))?;
+    Ok((
+        certified.cert.pem().into_bytes(),
+        certified.key_pair.serialize_pem().into_bytes(),
+    ))
+}

@@ -1,0 +1,281 @@
+//! TLS over a tokio stream, as an [`AsyncStream`] itself: the receive and
+//! send transports run over it exactly as over a socket.
+
+use std::io::{self, IoSlice};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use ringwire_io::tokio::AsyncStream;
+
+use crate::config::{ClientContext, ServerContext};
+use crate::session::{Plain, Session};
+use crate::{ClientConfig, ServerConfig, TlsError};
+
+/// Plaintext accepted while this much ciphertext waits for the socket;
+/// past it, writes wait.
+const OUTPUT_HIGH: usize = 256 << 10;
+
+/// Makes server sessions: one per accepted connection.
+#[derive(Clone)]
+pub struct TlsAcceptor(ServerContext);
+
+/// Makes client sessions.
+#[derive(Clone)]
+pub struct TlsConnector {
+    context: ClientContext,
+    verify: bool,
+}
+
+impl std::fmt::Debug for TlsAcceptor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TlsAcceptor")
+    }
+}
+
+impl std::fmt::Debug for TlsConnector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TlsConnector")
+            .field("verify", &self.verify)
+            .finish()
+    }
+}
+
+impl TlsAcceptor {
+    /// A server context from `config`.
+    ///
+    /// # Errors
+    ///
+    /// [`TlsError::Config`]: the certificate or key cannot be used.
+    pub fn new(config: &ServerConfig) -> Result<Self, TlsError> {
+        ServerContext::new(config).map(TlsAcceptor)
+    }
+
+    pub(crate) fn session(&self) -> Result<Session, TlsError> {
+        Session::server(&self.0)
+    }
+
+    /// Runs the server side of a handshake on `io`.
+    ///
+    /// # Errors
+    ///
+    /// The handshake failed: see [`TlsError`].
+    pub async fn accept<S: AsyncStream + Send + Sync>(
+        &self,
+        io: S,
+    ) -> Result<TlsStream<S>, TlsError> {
+        TlsStream::handshake(self.session()?, io).await
+    }
+}
+
+impl TlsConnector {
+    /// A client context from `config`.
+    ///
+    /// # Errors
+    ///
+    /// [`TlsError::Config`]: a root certificate cannot be used.
+    pub fn new(config: &ClientConfig) -> Result<Self, TlsError> {
+        Ok(TlsConnector {
+            context: ClientContext::new(config)?,
+            verify: !config.is_insecure(),
+        })
+    }
+
+    pub(crate) fn session(&self, server_name: &str) -> Result<Session, TlsError> {
+        Session::client(&self.context, server_name, self.verify)
+    }
+
+    /// Runs the client side of a handshake with `server_name` (sent as
+    /// SNI, and checked against the certificate) on `io`.
+    ///
+    /// # Errors
+    ///
+    /// The handshake failed: see [`TlsError`].
+    pub async fn connect<S: AsyncStream + Send + Sync>(
+        &self,
+        server_name: &str,
+        io: S,
+    ) -> Result<TlsStream<S>, TlsError> {
+        TlsStream::handshake(self.session(server_name)?, io).await
+    }
+}
+
+/// A TLS session over `S`. Reads decrypt into the span they are given (the
+/// receive ring's free span); writes encrypt into the session's ciphertext
+/// ring and push it to the socket.
+pub struct TlsStream<S> {
+    io: S,
+    state: Mutex<State>,
+}
+
+struct State {
+    session: Session,
+    /// The last read needed ciphertext the socket did not have: only the
+    /// socket's readiness can help now.
+    starved: bool,
+}
+
+impl<S> std::fmt::Debug for TlsStream<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TlsStream")
+    }
+}
+
+impl<S> TlsStream<S> {
+    /// The protocol ALPN settled on, if any.
+    pub fn alpn_protocol(&self) -> Option<Vec<u8>> {
+        self.lock().session.alpn_protocol()
+    }
+
+    /// The stream underneath.
+    pub fn get_ref(&self) -> &S {
+        &self.io
+    }
+
+    /// Whether a read can only progress once the socket has more bytes:
+    /// the last read found no plaintext and no whole record. Until then
+    /// (after the handshake, say, which may have received the first
+    /// request with the client's last flight) a read must be tried before
+    /// waiting on the socket's readiness.
+    pub fn is_starved(&self) -> bool {
+        self.lock().starved
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // Nothing panics while the lock is held; the state stays usable.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl<S: AsyncStream + Send + Sync> TlsStream<S> {
+    async fn handshake(mut session: Session, io: S) -> Result<TlsStream<S>, TlsError> {
+        loop {
+            let done = session.handshake();
+            // What the handshake wrote (its flight, or the alert that
+            // explains a failure) goes out either way.
+            send_all(&io, session.wire()).await?;
+            if done? {
+                break;
+            }
+            loop {
+                io.readable().await?;
+                match session.wire().receive(|buf| io.try_read(buf)) {
+                    Ok(_) => break,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        }
+        Ok(TlsStream {
+            io,
+            state: Mutex::new(State {
+                session,
+                starved: false,
+            }),
+        })
+    }
+
+    /// Pushes pending ciphertext; `WouldBlock` when the socket is full.
+    fn push(&self, state: &mut State) -> io::Result<()> {
+        state.session.wire().send(|bytes| self.io.try_write(bytes))
+    }
+}
+
+/// Sends everything the output ring holds, waiting for the socket.
+async fn send_all<S: AsyncStream>(io: &S, wire: &mut crate::wire::Wire) -> io::Result<()> {
+    loop {
+        match wire.send(|bytes| io.try_write(bytes)) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => io.writable().await?,
+            done => return done,
+        }
+    }
+}
+
+impl<S: AsyncStream + Send + Sync> AsyncStream for TlsStream<S> {
+    async fn readable(&self) -> io::Result<()> {
+        if self.lock().starved {
+            self.io.readable().await?;
+        }
+        Ok(())
+    }
+
+    fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        let mut state = self.lock();
+        loop {
+            let plain = state.session.read(buf);
+            // Anything the read wrote (a key update's answer) goes out.
+            match self.push(&mut state) {
+                Err(e) if e.kind() != io::ErrorKind::WouldBlock => return Err(e),
+                _ => {}
+            }
+            match plain? {
+                Plain::Read(n) => return Ok(n),
+                Plain::Closed => return Ok(0),
+                Plain::WantCipher => {}
+            }
+            match state.session.wire().receive(|span| self.io.try_read(span)) {
+                Ok(_) => state.starved = false,
+                Err(e) => {
+                    state.starved = e.kind() == io::ErrorKind::WouldBlock;
+                    return Err(e);
+                }
+            }
+        }
+    }
+
+    async fn writable(&self) -> io::Result<()> {
+        loop {
+            {
+                let mut state = self.lock();
+                match self.push(&mut state) {
+                    Ok(()) => return Ok(()),
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        if state.session.wire().output.len() < OUTPUT_HIGH {
+                            return Ok(());
+                        }
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            self.io.writable().await?;
+        }
+    }
+
+    fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+        self.try_write_vectored(&[IoSlice::new(buf)])
+    }
+
+    fn try_write_vectored(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        let mut state = self.lock();
+        match self.push(&mut state) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                if state.session.wire().output.len() >= OUTPUT_HIGH {
+                    return Err(e);
+                }
+            }
+            done => done?,
+        }
+        let mut written = 0;
+        for buf in bufs {
+            if written >= OUTPUT_HIGH {
+                break;
+            }
+            written += state.session.write(buf)?;
+        }
+        match self.push(&mut state) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            done => done?,
+        }
+        Ok(written)
+    }
+
+    fn try_flush(&self) -> io::Result<()> {
+        let mut state = self.lock();
+        self.push(&mut state)
+    }
+
+    fn shutdown_write(&self) -> io::Result<()> {
+        let mut state = self.lock();
+        state.session.close()?;
+        self.push(&mut state)?;
+        self.io.shutdown_write()
+    }
+}
