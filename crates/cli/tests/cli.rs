@@ -1,7 +1,9 @@
-//! The `ringwire` binary: serving, and its one-line errors.
+//! The `ringwire` binary: serving over HTTP and HTTPS (against curl and
+//! `openssl s_client`), and its one-line errors.
 
 use std::io::{BufRead as _, BufReader};
 use std::net::TcpListener;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
@@ -28,23 +30,66 @@ fn serve(args: &[&str]) -> Running {
         .stderr(Stdio::piped())
         .spawn()
         .expect("run ringwire");
+    // The banner, after any note (such as a self-signed certificate's path).
+    let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
     let mut line = String::new();
-    BufReader::new(child.stderr.take().expect("stderr"))
-        .read_line(&mut line)
-        .expect("first line");
+    while line.is_empty() || line.starts_with("ringwire: self-signed") {
+        line.clear();
+        stderr.read_line(&mut line).expect("banner");
+    }
     let addr = line
         .trim_end()
         .strip_suffix('/')
-        .and_then(|l| l.rsplit_once("http://"))
+        .and_then(|l| l.rsplit_once("://"))
         .map(|(_, addr)| addr.to_owned())
         .unwrap_or_else(|| panic!("unexpected banner: {line:?}"));
     assert!(line.starts_with("ringwire: serving "), "{line}");
     Running { child, addr }
 }
 
+/// A certificate authority and a certificate it signed for localhost and
+/// 127.0.0.1, made with the openssl command in `dir`: `ca.pem`,
+/// `cert.pem`, `key.pem`.
+fn certificates(dir: &Path) {
+    let script = r#"
+        set -e
+        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+            -subj /CN=ringwire-test-ca -keyout ca.key -out ca.pem
+        openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+            -subj /CN=localhost -keyout key.pem -out cert.csr
+        printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' >ext.cnf
+        openssl x509 -req -in cert.csr -CA ca.pem -CAkey ca.key -CAcreateserial \
+            -days 2 -extfile ext.cnf -out cert.pem
+    "#;
+    let out = Command::new("sh")
+        .args(["-c", script])
+        .current_dir(dir)
+        .output()
+        .expect("run openssl");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A directory of its own for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ringwire-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    dir
+}
+
 fn curl(url: &str) -> String {
+    curl_with(&[], url)
+}
+
+fn curl_with(options: &[&str], url: &str) -> String {
     let out = Command::new("curl")
-        .args(["--silent", "--show-error", "--max-time", "10", url])
+        .args(["--silent", "--show-error", "--max-time", "10"])
+        .args(options)
+        .arg(url)
         .output()
         .expect("curl is installed");
     assert!(
@@ -135,8 +180,7 @@ fn ringwire_ws_talks_to_ringwire_serve() {
 
 #[test]
 fn serves_a_directory() {
-    let dir = std::env::temp_dir().join(format!("ringwire-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("mkdir");
+    let dir = scratch("dir");
     std::fs::write(dir.join("f.txt"), "file\n").expect("write");
     let server = serve(&[
         dir.to_str().expect("utf-8"),
@@ -175,4 +219,135 @@ fn a_missing_directory_fails_with_one_line() {
         String::from_utf8_lossy(&out.stderr),
         "ringwire: cannot serve /no/such/ringwire/dir: no such directory\n"
     );
+}
+
+#[test]
+fn serves_https_to_curl_with_a_certificate_it_trusts() {
+    let dir = scratch("https");
+    certificates(&dir);
+    // 1 MiB: a file larger than the ring, sent through it encrypted.
+    let big: Vec<u8> = (0..1u32 << 20).map(|i| (i * 7 % 251) as u8).collect();
+    std::fs::write(dir.join("big.bin"), &big).expect("write");
+    let (cert, key, ca) = (
+        dir.join("cert.pem"),
+        dir.join("key.pem"),
+        dir.join("ca.pem"),
+    );
+    let server = serve(&[
+        dir.to_str().expect("utf-8"),
+        "--addr",
+        "127.0.0.1:0",
+        "--threads",
+        "1",
+        "--tls-cert",
+        cert.to_str().expect("utf-8"),
+        "--tls-key",
+        key.to_str().expect("utf-8"),
+    ]);
+    let port = server.addr.rsplit_once(':').expect("port").1;
+    let url = format!("https://localhost:{port}/big.bin");
+    let ca = ca.to_str().expect("utf-8");
+    let out = dir.join("got.bin");
+    curl_with(&["--cacert", ca, "-o", out.to_str().expect("utf-8")], &url);
+    assert!(
+        std::fs::read(&out).expect("read") == big,
+        "the file differs"
+    );
+    // Keep-alive over one session: two requests, one connection.
+    let twice = Command::new("curl")
+        .args(["--silent", "--max-time", "10", "--cacert", ca])
+        .args([
+            "-w",
+            "%{num_connects} ",
+            "-o",
+            "/dev/null",
+            "-o",
+            "/dev/null",
+        ])
+        .args([&url, &url])
+        .output()
+        .expect("curl");
+    assert_eq!(String::from_utf8_lossy(&twice.stdout), "1 0 ");
+    // Without the CA, curl refuses the certificate (exit 60).
+    let refused = Command::new("curl")
+        .args(["--silent", "--max-time", "10", &url])
+        .status()
+        .expect("curl");
+    assert_eq!(refused.code(), Some(60));
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn openssl_s_client_negotiates_http_1_1_and_gets_an_answer() {
+    let dir = scratch("s_client");
+    certificates(&dir);
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    let server = serve(&[
+        "--addr",
+        "127.0.0.1:0",
+        "--threads",
+        "1",
+        "--tls-cert",
+        cert.to_str().expect("utf-8"),
+        "--tls-key",
+        key.to_str().expect("utf-8"),
+    ]);
+    for version in ["-tls1_2", "-tls1_3"] {
+        let mut client = Command::new("openssl")
+            .args([
+                "s_client",
+                "-connect",
+                &server.addr,
+                "-servername",
+                "localhost",
+            ])
+            .args([
+                "-alpn",
+                "http/1.1",
+                "-verify_return_error",
+                "-ign_eof",
+                version,
+                "-CAfile",
+            ])
+            .arg(dir.join("ca.pem"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("run openssl s_client");
+        std::io::Write::write_all(
+            client.stdin.as_mut().expect("stdin"),
+            b"GET /hello HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n",
+        )
+        .expect("send");
+        let out = client.wait_with_output().expect("s_client");
+        let out = String::from_utf8_lossy(&out.stdout);
+        assert!(out.contains("ALPN protocol: http/1.1"), "{version}: {out}");
+        assert!(
+            out.contains("Verify return code: 0 (ok)"),
+            "{version}: {out}"
+        );
+        assert!(out.contains("HTTP/1.1 200 OK"), "{version}: {out}");
+        assert!(out.contains("Hello from ringwire!"), "{version}: {out}");
+    }
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn serves_https_with_a_self_signed_certificate() {
+    let server = serve(&["--addr", "127.0.0.1:0", "--threads", "1", "--self-signed"]);
+    let port = server.addr.rsplit_once(':').expect("port").1;
+    let body = curl_with(&["--insecure"], &format!("https://localhost:{port}/hello"));
+    assert_eq!(body, "Hello from ringwire!\n");
+    // Plain HTTP to the HTTPS port gets no answer, and the server goes on.
+    let plain = Command::new("curl")
+        .args(["--silent", "--max-time", "5"])
+        .arg(format!("http://127.0.0.1:{port}/hello"))
+        .output()
+        .expect("curl");
+    assert!(!plain.status.success());
+    let again = curl_with(&["--insecure"], &format!("https://127.0.0.1:{port}/hello"));
+    assert_eq!(again, "Hello from ringwire!\n");
 }

@@ -15,11 +15,11 @@ use std::pin::Pin;
 use std::sync::{Mutex, PoisonError};
 use std::task::{Context, Poll};
 
+use crate::Socket;
 use ringwire_http1::{BodyDecoder, Decoded};
 use ringwire_io::tokio::AsyncRecvTransport;
 use ringwire_io::TransportError;
 use tokio::io::{AsyncRead, ReadBuf};
-use tokio::net::TcpStream;
 use tokio::sync::futures::Notified;
 
 use crate::timeout::Timer;
@@ -102,8 +102,8 @@ pub(crate) trait Source: Sync {
 /// The connection's side: the receive ring, the framing decoder, and the
 /// body's progress for the rate limit.
 pub(crate) struct Pump<'r, 's> {
-    rx: &'r mut AsyncRecvTransport<&'s TcpStream>,
-    stream: &'r TcpStream,
+    rx: &'r mut AsyncRecvTransport<&'s Socket>,
+    stream: &'r Socket,
     timer: &'r Timer,
     decoder: BodyDecoder,
     /// Body bytes at the front of the ring the decoder has passed but the
@@ -128,8 +128,8 @@ pub(crate) enum End {
 
 impl<'r, 's> Pump<'r, 's> {
     pub(crate) fn new(
-        rx: &'r mut AsyncRecvTransport<&'s TcpStream>,
-        stream: &'r TcpStream,
+        rx: &'r mut AsyncRecvTransport<&'s Socket>,
+        stream: &'r Socket,
         timer: &'r Timer,
         decoder: BodyDecoder,
     ) -> Self {

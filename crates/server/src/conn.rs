@@ -31,9 +31,10 @@ use tokio::sync::Notify;
 
 use crate::body_reader::{BodyReader, End, Pump};
 use crate::date::write_date;
+use crate::response::Fields;
 use crate::timeout::{Phase, Timer};
 use crate::upgrade::OnUpgrade;
-use crate::{Body, BodyStream, Handler, Request, Response, ServerConfig, Upgraded};
+use crate::{Body, BodyStream, Handler, Request, Response, ServerConfig, Socket, Upgraded};
 
 /// Bodies up to this size are copied into the send ring behind their head;
 /// larger ones go out in one gathered write straight from the response.
@@ -45,7 +46,7 @@ const COPY_BODY_MAX: usize = 16 << 10;
 const LINGER_TIME: Duration = Duration::from_secs(2);
 const LINGER_BYTES: usize = 16 << 20;
 
-type Tx<'s> = AsyncSendTransport<&'s TcpStream>;
+type Tx<'s> = AsyncSendTransport<&'s Socket>;
 
 /// How the request loop ended.
 enum Close {
@@ -152,7 +153,7 @@ impl<H> Drop for Live<H> {
 // Not an `async fn`: see the comment on the block.
 #[allow(clippy::manual_async_fn)]
 pub(crate) fn serve<H: Handler>(
-    stream: TcpStream,
+    stream: Socket,
     mut timer: Timer,
     shared: Live<H>,
 ) -> impl Future<Output = ()> + Send {
@@ -160,7 +161,7 @@ pub(crate) fn serve<H: Handler>(
     // arguments twice in the future (once as arguments, once moved into
     // locals), 80 bytes of every idle task.
     async move {
-        if let Err(e) = stream.set_nodelay(true) {
+        if let Err(e) = stream.tcp().set_nodelay(true) {
             log::debug!("set_nodelay: {e}");
         }
         let end = loop {
@@ -223,18 +224,38 @@ pub(crate) fn serve<H: Handler>(
         match end {
             // Boxed: its timer and buffer need not be part of every idle task.
             Ok(Close::Linger) => {
-                let _ = Box::pin(timer.abort_signal().run(linger(&stream))).await;
+                let _ = Box::pin(timer.abort_signal().run(linger(stream.tcp()))).await;
             }
             Ok(Close::Now | Close::Idle | Close::Upgraded) => {}
-            Err(e) => log::debug!("connection from {:?}: {e}", stream.peer_addr().ok()),
+            Err(e) => log::debug!("connection from {:?}: {e}", stream.tcp().peer_addr().ok()),
         }
+    }
+}
+
+/// Serves a connection that starts with a TLS handshake, which must end
+/// within the request head's time limit. (Its own task shape, so that
+/// plain connections' idle tasks do not carry the handshake's state.)
+#[cfg(feature = "tls")]
+pub(crate) async fn serve_tls<H: Handler>(
+    tcp: TcpStream,
+    acceptor: ringwire_tls::TlsAcceptor,
+    timer: Timer,
+    shared: Live<H>,
+) {
+    let accepted = tokio::select! {
+        accepted = acceptor.accept(tcp) => accepted,
+        () = timer.over() => return,
+    };
+    match accepted {
+        Ok(tls) => serve(Socket::Tls(Box::new(tls)), timer, shared).await,
+        Err(e) => log::debug!("TLS handshake: {e}"),
     }
 }
 
 /// Takes a ring per direction, serves requests until the connection idles
 /// or ends, and gives the rings back (emptied; their pages released).
 async fn lease<H: Handler>(
-    stream: &TcpStream,
+    stream: &Socket,
     timer: &mut Timer,
     shared: &Shared<H>,
 ) -> Result<Close, TransportError> {
@@ -267,8 +288,8 @@ async fn lease<H: Handler>(
 /// Parses and answers requests until nothing is unread or unsent
 /// ([`Close::Idle`]) or the connection must end.
 async fn requests<H: Handler>(
-    stream: &TcpStream,
-    rx: &mut AsyncRecvTransport<&TcpStream>,
+    stream: &Socket,
+    rx: &mut AsyncRecvTransport<&Socket>,
     tx: &mut Tx<'_>,
     timer: &mut Timer,
     handler: &H,
@@ -490,7 +511,7 @@ async fn requests<H: Handler>(
 
 /// Receives more of a body; `None` when the sweeper found it too slow.
 async fn fill_body(
-    rx: &mut AsyncRecvTransport<&TcpStream>,
+    rx: &mut AsyncRecvTransport<&Socket>,
     at_least: usize,
     timer: &Timer,
 ) -> Result<Option<usize>, TransportError> {
@@ -511,7 +532,7 @@ enum Stop {
 /// Receives more of a body (`at_least` bytes buffered in all), marking
 /// progress for the body-rate limit.
 async fn more_body(
-    rx: &mut AsyncRecvTransport<&TcpStream>,
+    rx: &mut AsyncRecvTransport<&Socket>,
     at_least: usize,
     timer: &Timer,
     head_len: usize,
@@ -560,8 +581,11 @@ async fn write_response(
     }
     let need = 160
         + response
-            .headers()
-            .map(|(n, v)| n.len() + v.len() + 4)
+            .fields_to_write()
+            .map(|field| match field {
+                Fields::One(n, v) => n.len() + v.len() + 4,
+                Fields::Block(block) => block.as_bytes().len(),
+            })
             .sum::<usize>();
     let buf = tx.reserve(need).await?;
     let (n, send_body) = match encode_head(buf, &response, framing, bodiless) {
@@ -651,8 +675,11 @@ fn encode_head(
 ) -> Result<usize, EncodeError> {
     let mut head = ResponseWriter::new(buf, Version::Http11, response.status(), None)?;
     write_date(&mut head)?;
-    for (name, value) in response.headers() {
-        head.header(name, value)?;
+    for field in response.fields_to_write() {
+        match field {
+            Fields::One(name, value) => head.header(name, value)?,
+            Fields::Block(block) => head.fields(block)?,
+        };
     }
     if !bodiless {
         match response.body_ref().len() {
@@ -748,7 +775,7 @@ mod tests {
             .expect("connect");
         let sweeper = Sweeper::start(config.timeouts);
         let shared = Arc::new(Shared::new(Nothing, Arc::new(config)));
-        let future = serve(client, sweeper.register(), Live::new(&shared));
+        let future = serve(Socket::Tcp(client), sweeper.register(), Live::new(&shared));
         let size = std::mem::size_of_val(&future);
         println!("connection future: {size} bytes");
         let max = if cfg!(debug_assertions) { 168 } else { 152 };

@@ -1,9 +1,7 @@
 //! The `date` field: formatted at most once per second per worker thread.
 
-use std::cell::RefCell;
-use std::time::SystemTime;
-
 use ringwire_http1::encode::{DateCache, EncodeError, ResponseWriter};
+use std::cell::RefCell;
 
 thread_local! {
     static DATE: RefCell<DateCache> = RefCell::new(DateCache::new());
@@ -13,7 +11,7 @@ thread_local! {
 pub(crate) fn write_date(head: &mut ResponseWriter<'_>) -> Result<(), EncodeError> {
     DATE.with(|date| {
         let mut date = date.borrow_mut();
-        date.update(SystemTime::now());
+        date.update(crate::clock::now());
         head.date(&date).map(drop)
     })
 }

@@ -182,11 +182,7 @@ fn answer(entry: &Entry, request: &Request<'_>) -> Response {
     if not_modified {
         return Response::new(304).header("etag", entry.etag.clone());
     }
-    let whole = Response::new(200)
-        .header("content-type", entry.content_type)
-        .header("accept-ranges", "bytes")
-        .header("etag", entry.etag.clone())
-        .header("last-modified", entry.last_modified.clone());
+    let whole = Response::new(200).fields(entry.fields.clone());
     // Range is defined for GET only; an If-Range that does not match asks
     // for the whole (changed) file.
     let range = match request.header("range") {

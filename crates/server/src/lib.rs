@@ -47,6 +47,7 @@
 #![forbid(unsafe_code)]
 
 mod body_reader;
+mod clock;
 mod config;
 mod conn;
 mod date;
@@ -59,6 +60,7 @@ mod response;
 pub mod router;
 mod sendfile;
 mod server;
+mod socket;
 mod timeout;
 #[cfg(feature = "tower")]
 mod tower;
@@ -73,6 +75,7 @@ pub use request::Request;
 pub use response::{Body, BodyClosed, BodySender, BodyStream, FileBody, Response};
 pub use router::Router;
 pub use server::{Server, Threading};
+pub use socket::Socket;
 pub use timeout::Timeouts;
 #[cfg(feature = "tower")]
 pub use tower::TowerHandler;

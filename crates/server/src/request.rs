@@ -3,7 +3,7 @@
 use std::net::SocketAddr;
 use std::ops::Deref;
 
-use tokio::net::TcpStream;
+use crate::Socket;
 
 use crate::body_reader::BodyReader;
 use crate::router::Params;
@@ -30,7 +30,7 @@ pub struct Request<'a> {
 enum Peer<'a> {
     Unknown,
     Addr(SocketAddr),
-    Socket(&'a TcpStream),
+    Socket(&'a Socket),
 }
 
 impl<'a> Request<'a> {
@@ -67,7 +67,7 @@ impl<'a> Request<'a> {
     }
 
     /// The same request, received on `socket`.
-    pub(crate) fn on(mut self, socket: &'a TcpStream) -> Self {
+    pub(crate) fn on(mut self, socket: &'a Socket) -> Self {
         self.peer = Peer::Socket(socket);
         self
     }
@@ -112,7 +112,7 @@ impl<'a> Request<'a> {
         match self.peer {
             Peer::Unknown => None,
             Peer::Addr(addr) => Some(addr),
-            Peer::Socket(socket) => socket.peer_addr().ok(),
+            Peer::Socket(socket) => socket.tcp().peer_addr().ok(),
         }
     }
 }

@@ -10,6 +10,7 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use futures_core::Stream;
+use ringwire_http1::encode::FieldBlock;
 use smallvec::SmallVec;
 use tokio::sync::mpsc;
 
@@ -195,11 +196,24 @@ impl From<String> for Body {
 #[derive(Debug)]
 pub struct Response {
     status: u16,
-    /// Inline up to six fields (a static file's answer has five): a
-    /// typical response allocates nothing.
-    headers: SmallVec<[(Cow<'static, str>, Bytes); 6]>,
+    /// Inline up to six entries: a typical response allocates nothing.
+    headers: SmallVec<[Field; 6]>,
     body: Body,
     upgrade: Option<OnUpgrade>,
+}
+
+/// One field, or a block of fields encoded beforehand.
+#[derive(Debug)]
+enum Field {
+    One(Cow<'static, str>, Bytes),
+    Block(FieldBlock),
+}
+
+/// A response's header fields, as they are written.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Fields<'r> {
+    One(&'r str, &'r [u8]),
+    Block(&'r FieldBlock),
 }
 
 impl Response {
@@ -255,7 +269,15 @@ impl Response {
     /// response is encoded; an invalid one turns the response into a `500`.
     #[must_use]
     pub fn header(mut self, name: impl Into<Cow<'static, str>>, value: impl Into<Bytes>) -> Self {
-        self.headers.push((name.into(), value.into()));
+        self.headers.push(Field::One(name.into(), value.into()));
+        self
+    }
+
+    /// Adds fields encoded and checked once ([`FieldBlock`]), for answers
+    /// sent many times: they are written with one copy.
+    #[must_use]
+    pub fn fields(mut self, block: FieldBlock) -> Self {
+        self.headers.push(Field::Block(block));
         self
     }
 
@@ -273,7 +295,21 @@ impl Response {
 
     /// The header fields set by the handler.
     pub fn headers(&self) -> impl Iterator<Item = (&str, &[u8])> {
-        self.headers.iter().map(|(n, v)| (n.as_ref(), v.as_ref()))
+        self.headers.iter().flat_map(|field| {
+            let (one, block) = match field {
+                Field::One(n, v) => (Some((n.as_ref(), v.as_ref())), None),
+                Field::Block(block) => (None, Some(block.iter())),
+            };
+            one.into_iter().chain(block.into_iter().flatten())
+        })
+    }
+
+    /// The fields as the connection writes them: blocks whole.
+    pub(crate) fn fields_to_write(&self) -> impl Iterator<Item = Fields<'_>> {
+        self.headers.iter().map(|field| match field {
+            Field::One(n, v) => Fields::One(n, v),
+            Field::Block(block) => Fields::Block(block),
+        })
     }
 
     /// The first value of the field `name` (ASCII case-insensitive).
@@ -302,7 +338,28 @@ impl Response {
 
     /// Removes every header field `name` (ASCII case-insensitive).
     pub fn remove_header(&mut self, name: &str) {
-        self.headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+        // A block holding `name` is taken apart first (rare: middleware
+        // dropping an `etag`, say).
+        let holding = self
+            .headers
+            .iter()
+            .enumerate()
+            .find_map(|(at, field)| match field {
+                Field::Block(b) if b.iter().any(|(n, _)| n.eq_ignore_ascii_case(name)) => {
+                    Some((at, b.clone()))
+                }
+                _ => None,
+            });
+        if let Some((at, block)) = holding {
+            self.headers.remove(at);
+            let parts = block
+                .iter()
+                .map(|(n, v)| Field::One(Cow::Owned(n.to_owned()), Bytes::copy_from_slice(v)));
+            self.headers.insert_many(at, parts);
+            return self.remove_header(name);
+        }
+        self.headers
+            .retain(|field| !matches!(field, Field::One(n, _) if n.eq_ignore_ascii_case(name)));
     }
 }
 
@@ -362,5 +419,29 @@ impl BodySender {
     /// chunk, so the client knows the body is incomplete.
     pub async fn fail(self, error: io::Error) {
         let _ = self.0.send(Err(error)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn field_blocks_read_and_remove_like_single_fields() {
+        let block = FieldBlock::new([
+            ("content-type", &b"text/html"[..]),
+            ("etag", b"\"1\""),
+            ("vary", b"accept"),
+        ])
+        .unwrap();
+        let mut response = Response::new(200)
+            .header("x-first", "1")
+            .fields(block)
+            .header("x-last", "2");
+        assert_eq!(response.header_value("ETag"), Some(&b"\"1\""[..]));
+        response.remove_header("etag");
+        let names: Vec<_> = response.headers().map(|(n, _)| n).collect();
+        assert_eq!(names, ["x-first", "content-type", "vary", "x-last"]);
+        assert_eq!(response.header_value("vary"), Some(&b"accept"[..]));
     }
 }

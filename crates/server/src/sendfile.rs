@@ -11,25 +11,33 @@ use std::io;
 
 use ringwire_io::tokio::AsyncSendTransport;
 use ringwire_io::TransportError;
-use tokio::net::TcpStream;
 
-use crate::FileBody;
+use crate::{FileBody, Socket};
 
-type Tx<'s> = AsyncSendTransport<&'s TcpStream>;
+type Tx<'s> = AsyncSendTransport<&'s Socket>;
 
-/// Sends what `tx` has queued, then `body`.
+/// Sends what `tx` has queued, then `body`: by `sendfile` over plain TCP on
+/// Linux, otherwise through the send ring (a TLS session must encrypt it).
 pub(crate) async fn send_file(tx: &mut Tx<'_>, body: &FileBody) -> Result<(), TransportError> {
-    tx.flush_more().await?;
-    copy(tx, body).await
+    #[cfg(target_os = "linux")]
+    #[allow(irrefutable_let_patterns)] // without the `tls` feature
+    if let Socket::Tcp(tcp) = tx.get_ref() {
+        tx.flush_more().await?;
+        return copy(tx, tcp, body).await;
+    }
+    through_ring(tx, body).await
 }
 
 /// `sendfile` until the range is sent, waiting for the socket to drain
 /// whenever it is full.
 #[cfg(target_os = "linux")]
-async fn copy(tx: &Tx<'_>, body: &FileBody) -> Result<(), TransportError> {
+async fn copy(
+    tx: &Tx<'_>,
+    stream: &tokio::net::TcpStream,
+    body: &FileBody,
+) -> Result<(), TransportError> {
     use tokio::io::Interest;
 
-    let stream: &TcpStream = tx.get_ref();
     // Linux sends at most this much per call anyway.
     const MAX_CALL: u64 = 0x7fff_f000;
 
@@ -54,32 +62,27 @@ async fn copy(tx: &Tx<'_>, body: &FileBody) -> Result<(), TransportError> {
     Ok(())
 }
 
-/// Elsewhere: read the range in pieces and write them (one copy).
-#[cfg(not(target_os = "linux"))]
-async fn copy(tx: &Tx<'_>, body: &FileBody) -> Result<(), TransportError> {
-    use std::io::{Read as _, Seek as _, SeekFrom};
+/// Reads the range into the send ring piece by piece (one copy), behind
+/// whatever is queued; the ring is flushed whenever it fills. A piece is
+/// one TLS record's worth of plaintext.
+async fn through_ring(tx: &mut Tx<'_>, body: &FileBody) -> Result<(), TransportError> {
+    use std::os::unix::fs::FileExt as _;
 
-    let stream: &TcpStream = tx.get_ref();
-    let mut file = &**body.file();
-    file.seek(SeekFrom::Start(body.offset()))?;
-    let mut left = body.len();
-    let mut buf = vec![0; 64 << 10];
-    while left > 0 {
-        let want = left.min(buf.len() as u64) as usize;
-        let n = file.read(&mut buf[..want])?;
+    const PIECE: u64 = 16 << 10;
+
+    let mut offset = body.offset();
+    let end = offset + body.len();
+    let file = &**body.file();
+    while offset < end {
+        let want = (end - offset).min(PIECE) as usize;
+        let buf = &mut tx.reserve(want).await?[..want];
+        // `pread`: the file is shared through the cache, its offset is not ours.
+        let n = file.read_at(buf, offset)?;
         if n == 0 {
             return Err(shrank());
         }
-        let mut chunk = &buf[..n];
-        while !chunk.is_empty() {
-            tx.writable().await?;
-            match stream.try_write(chunk) {
-                Ok(w) => chunk = &chunk[w..],
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
-        left -= n as u64;
+        tx.commit(n);
+        offset += n as u64;
     }
     Ok(())
 }

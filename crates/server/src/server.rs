@@ -10,7 +10,7 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 
 use crate::timeout::Sweeper;
-use crate::{conn, listen, Handler, ServerConfig};
+use crate::{conn, listen, Handler, ServerConfig, Socket};
 
 /// How [`Server::run`] uses threads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,6 +65,8 @@ pub struct Server {
     listeners: Vec<std::net::TcpListener>,
     local_addr: SocketAddr,
     config: Arc<ServerConfig>,
+    #[cfg(feature = "tls")]
+    tls: Option<ringwire_tls::TlsAcceptor>,
 }
 
 impl Server {
@@ -84,7 +86,19 @@ impl Server {
             local_addr: listeners[0].local_addr()?,
             listeners,
             config: Arc::new(config),
+            #[cfg(feature = "tls")]
+            tls: None,
         })
+    }
+
+    /// Serves HTTPS: every connection starts with a TLS handshake by
+    /// `acceptor` (whose ALPN list should offer `http/1.1`). Upgrades
+    /// (WebSocket) run over the same session.
+    #[cfg(feature = "tls")]
+    #[must_use]
+    pub fn with_tls(mut self, acceptor: ringwire_tls::TlsAcceptor) -> Server {
+        self.tls = Some(acceptor);
+        self
     }
 
     /// The address bound, with the real port when port 0 was asked for.
@@ -140,6 +154,8 @@ impl Server {
                     local_addr: self.local_addr,
                     listeners: vec![listener],
                     config: Arc::clone(&config),
+                    #[cfg(feature = "tls")]
+                    tls: self.tls.clone(),
                 };
                 let handler = Arc::clone(&handler);
                 let mut stopped = stopped.clone();
@@ -215,12 +231,14 @@ impl Server {
             tokio::select! {
                 () = &mut shutdown => break,
                 accepted = accept() => match accepted {
-                    Ok((stream, _)) => {
-                        tokio::spawn(conn::serve(
-                            stream,
-                            sweeper.register(),
-                            conn::Live::new(&shared),
-                        ));
+                    Ok((tcp, _)) => {
+                        let (timer, live) = (sweeper.register(), conn::Live::new(&shared));
+                        #[cfg(feature = "tls")]
+                        if let Some(acceptor) = &self.tls {
+                            tokio::spawn(conn::serve_tls(tcp, acceptor.clone(), timer, live));
+                            continue;
+                        }
+                        tokio::spawn(conn::serve(Socket::Tcp(tcp), timer, live));
                     }
                     Err(e) => {
                         // Out of descriptors and the like: back off, go on.

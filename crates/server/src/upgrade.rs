@@ -5,8 +5,8 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 
+use crate::Socket;
 use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport};
-use tokio::net::TcpStream;
 
 /// The connection after a `101 Switching Protocols`, handed to the
 /// [`Response::upgrade`](crate::Response::upgrade) callback.
@@ -19,9 +19,9 @@ use tokio::net::TcpStream;
 pub struct Upgraded<'s> {
     /// Receives into the connection's ring; its data starts with the first
     /// byte after the upgrade request.
-    pub rx: AsyncRecvTransport<&'s TcpStream>,
+    pub rx: AsyncRecvTransport<&'s Socket>,
     /// Sends from the connection's ring.
-    pub tx: AsyncSendTransport<&'s TcpStream>,
+    pub tx: AsyncSendTransport<&'s Socket>,
 }
 
 /// What an upgrade callback returns.

@@ -24,9 +24,9 @@
 //! over the connection: messages are read zero-copy, pings are answered and
 //! the closing handshake completed by the socket itself.
 
+use crate::Socket;
 use ringwire_ws::handshake::{self, HandshakeError};
 use ringwire_ws::{Connection, Role};
-use tokio::net::TcpStream;
 
 pub use ringwire_ws::socket::SocketError as WsError;
 pub use ringwire_ws::{CloseCode, CloseFrame, DeflateConfig, Limits, Message};
@@ -135,7 +135,7 @@ fn refused(e: &HandshakeError) -> Response {
 }
 
 /// A WebSocket on an upgraded server connection.
-pub type WebSocket<'s> = ringwire_ws::socket::WebSocket<&'s TcpStream>;
+pub type WebSocket<'s> = ringwire_ws::socket::WebSocket<&'s Socket>;
 
 /// Sends on a [`WebSocket`] while a message read from it is borrowed.
-pub type Reply<'w, 's> = ringwire_ws::socket::Reply<'w, &'s TcpStream>;
+pub type Reply<'w, 's> = ringwire_ws::socket::Reply<'w, &'s Socket>;

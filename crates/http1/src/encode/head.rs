@@ -6,7 +6,7 @@
 
 use super::buf::HeadBuf;
 use super::query::{pair_len, write_pair};
-use super::{digits, reason_phrase, DateCache, EncodeError};
+use super::{digits, reason_phrase, DateCache, EncodeError, FieldBlock};
 use crate::chars::{is_token_str, is_value_byte, target_end};
 use crate::target::{Target, TargetForm};
 use crate::Version;
@@ -141,6 +141,16 @@ impl<'b> ResponseWriter<'b> {
     /// [`BufferFull`](EncodeError::BufferFull).
     pub fn date(&mut self, date: &DateCache) -> Result<&mut Self, EncodeError> {
         self.head.put(&[b"date: ", date.get(), b"\r\n"])?;
+        Ok(self)
+    }
+
+    /// Writes fields encoded and checked beforehand, with one copy.
+    ///
+    /// # Errors
+    ///
+    /// [`BufferFull`](EncodeError::BufferFull).
+    pub fn fields(&mut self, block: &FieldBlock) -> Result<&mut Self, EncodeError> {
+        self.head.put(&[block.as_bytes()])?;
         Ok(self)
     }
 

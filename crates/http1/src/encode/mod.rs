@@ -12,6 +12,7 @@
 mod buf;
 mod chunked;
 mod date;
+mod fields;
 mod head;
 mod query;
 mod reason;
@@ -20,6 +21,7 @@ use std::fmt;
 
 pub use chunked::{chunk_header, encode_chunk, last_chunk, CHUNK_END};
 pub use date::DateCache;
+pub use fields::FieldBlock;
 pub use head::{QueryWriter, RequestWriter, ResponseWriter};
 pub use reason::reason_phrase;
 
@@ -55,6 +57,8 @@ pub enum EncodeError {
     EmptyChunk,
     /// Both `Content-Length` and `Transfer-Encoding` in one head.
     ConflictingFraming,
+    /// A framing field in a [`FieldBlock`]: the head's writer adds those.
+    FramingInBlock,
 }
 
 impl fmt::Display for EncodeError {
@@ -73,6 +77,7 @@ impl fmt::Display for EncodeError {
             EncodeError::InvalidReason => "control character in reason phrase",
             EncodeError::EmptyChunk => "empty chunk",
             EncodeError::ConflictingFraming => "both Content-Length and Transfer-Encoding",
+            EncodeError::FramingInBlock => "a framing field in a field block",
         };
         f.write_str(what)
     }

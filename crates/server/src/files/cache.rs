@@ -14,12 +14,13 @@ use std::fs::File;
 use std::io;
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Instant, UNIX_EPOCH};
+use std::time::{Duration, UNIX_EPOCH};
 
 use bytes::Bytes;
-use ringwire_http1::encode::DateCache;
+use ringwire_http1::encode::{DateCache, FieldBlock};
 
 use super::content_type;
+use crate::clock;
 
 /// One open regular file and what its responses say about it.
 #[derive(Debug)]
@@ -30,20 +31,25 @@ pub(super) struct Entry {
     pub(super) mtime: u64,
     /// `"<len-hex>-<mtime-nanoseconds-hex>"`, quotes included: strong.
     pub(super) etag: Bytes,
-    /// `mtime` as an IMF-fixdate.
-    pub(super) last_modified: Bytes,
-    pub(super) content_type: &'static str,
+    /// What every full answer says: `content-type`, `accept-ranges`,
+    /// `etag` and `last-modified` (`mtime` as an IMF-fixdate), encoded once.
+    pub(super) fields: FieldBlock,
     /// The bytes of a small file, read once per cache lifetime: sent from
     /// memory with the head in one `send`, where `sendfile` would cost a
     /// second system call for a few hundred bytes.
     pub(super) contents: Option<Bytes>,
-    loaded: Instant,
+    /// When it was loaded ([`clock::monotonic`]).
+    loaded: Duration,
 }
 
 /// Files up to this size are kept in memory by the cache.
 const SMALL_FILE: u64 = 16 << 10;
 
 impl Entry {
+    fn age(&self) -> Duration {
+        clock::monotonic().saturating_sub(self.loaded)
+    }
+
     /// Opens `path`; `NotFound` when it is not a regular file.
     pub(super) async fn open(path: &Path) -> io::Result<Entry> {
         let mut file = tokio::fs::File::open(path).await?;
@@ -70,23 +76,28 @@ impl Entry {
         let len = meta.len();
         let etag = format!("\"{len:x}-{:x}\"", modified.as_nanos());
         let mut date = DateCache::new();
-        let last_modified = date.update(UNIX_EPOCH + modified).to_vec();
+        let last_modified = date.update(UNIX_EPOCH + modified);
         Ok(Entry {
             file: Arc::new(file),
             len,
             mtime: modified.as_secs(),
+            fields: FieldBlock::new([
+                ("content-type", content_type(path).as_bytes()),
+                ("accept-ranges", b"bytes"),
+                ("etag", etag.as_bytes()),
+                ("last-modified", last_modified),
+            ])
+            .map_err(io::Error::other)?,
             etag: etag.into(),
-            last_modified: last_modified.into(),
-            content_type: content_type(path),
             contents,
-            loaded: Instant::now(),
+            loaded: clock::monotonic(),
         })
     }
 }
 
 /// Entries by request path, bounded in number and age.
 pub(super) struct FileCache {
-    ttl: std::time::Duration,
+    ttl: Duration,
     capacity: usize,
     entries: Mutex<HashMap<Vec<u8>, Arc<Entry>>>,
 }
@@ -94,7 +105,7 @@ pub(super) struct FileCache {
 impl FileCache {
     /// Keeps at most `capacity` entries, each for `ttl`. Either being zero
     /// turns the cache off.
-    pub(super) fn new(ttl: std::time::Duration, capacity: usize) -> Self {
+    pub(super) fn new(ttl: Duration, capacity: usize) -> Self {
         FileCache {
             ttl,
             capacity,
@@ -106,7 +117,7 @@ impl FileCache {
     pub(super) fn get(&self, key: &[u8]) -> Option<Arc<Entry>> {
         let mut entries = self.lock();
         let entry = entries.get(key)?;
-        if entry.loaded.elapsed() < self.ttl {
+        if entry.age() < self.ttl {
             return Some(Arc::clone(entry));
         }
         entries.remove(key);
@@ -120,7 +131,7 @@ impl FileCache {
         }
         let mut entries = self.lock();
         if entries.len() >= self.capacity && !entries.contains_key(&key) {
-            entries.retain(|_, e| e.loaded.elapsed() < self.ttl);
+            entries.retain(|_, e| e.age() < self.ttl);
             if entries.len() >= self.capacity {
                 if let Some(victim) = entries.keys().next().cloned() {
                     entries.remove(&victim);
@@ -155,7 +166,6 @@ impl fmt::Debug for FileCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
 
     fn entry(dir: &Path, name: &str) -> Arc<Entry> {
         let path = dir.join(name);
@@ -171,9 +181,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let a = entry(dir.path(), "a.txt");
         assert_eq!(a.len, 5);
-        assert_eq!(a.content_type, "text/plain; charset=utf-8");
         assert_eq!(a.etag.first(), Some(&b'"'));
-        assert_eq!(a.last_modified.len(), 29);
+        let fields: Vec<_> = a.fields.iter().collect();
+        assert_eq!(
+            fields[0],
+            ("content-type", &b"text/plain; charset=utf-8"[..])
+        );
+        assert_eq!(fields[2], ("etag", &a.etag[..]));
+        assert_eq!(fields[3].1.len(), 29);
         assert!(a.mtime > 0);
 
         let cache = FileCache::new(Duration::from_millis(200), 2);

@@ -1,0 +1,214 @@
+//! `ringwire serve`: a directory, or the built-in demo site, over HTTP/1.1,
+//! or HTTPS with a certificate (`--tls-cert`, `--tls-key`) or one made up at
+//! start (`--self-signed`).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+use ringwire_server::files::{EmbeddedSite, StaticFiles};
+use ringwire_server::middleware::{AccessLog, Compress};
+use ringwire_server::{ws, Handler, Router, Server, ServerConfig, Threading, Timeouts};
+use ringwire_tls::{TlsAcceptor, TlsError};
+
+use crate::logger;
+
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    /// Directory to serve.
+    dir: Option<PathBuf>,
+    /// Directory to serve (the same as DIR).
+    #[arg(long, value_name = "DIR", conflicts_with = "dir")]
+    root: Option<PathBuf>,
+    /// Address to listen on (port 0 picks a free port).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    addr: SocketAddr,
+    /// Worker threads (default: available parallelism).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// How threads share the work: a runtime and a listening socket
+    /// per thread (per-core), or one runtime whose workers share one
+    /// listener (shared).
+    #[arg(long, value_enum, default_value_t = Runtime::PerCore)]
+    runtime: Runtime,
+    /// Print an access log line per request on stderr.
+    #[arg(long)]
+    log: bool,
+    /// Seconds a request head may take to arrive, from its first byte.
+    #[arg(long, value_name = "SECS", default_value_t = Timeouts::DEFAULT_HEAD.as_secs())]
+    head_timeout: u64,
+    /// Seconds a keep-alive connection may wait for its next request.
+    #[arg(long, value_name = "SECS", default_value_t = Timeouts::DEFAULT_IDLE.as_secs())]
+    idle_timeout: u64,
+    /// Milliseconds a connection keeps its buffers after an answer,
+    /// waiting for the next request, before idling without them (0:
+    /// at once; less memory per idle connection, more work per request).
+    #[arg(long, value_name = "MS", default_value_t = Timeouts::DEFAULT_WARM.as_millis() as u64)]
+    warm_ms: u64,
+    /// Serve HTTPS with this certificate chain (PEM, leaf first).
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The private key (PEM) of --tls-cert.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// Serve HTTPS with a certificate for localhost made up at start, for
+    /// development (clients must trust the file it names, or skip checks).
+    #[arg(long, conflicts_with = "tls_cert")]
+    self_signed: bool,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Runtime {
+    PerCore,
+    Shared,
+}
+
+const INDEX: &[u8] = include_bytes!("../site/index.html");
+const WS_PAGE: &[u8] = include_bytes!("../site/ws.html");
+
+/// What ALPN offers: HTTP/1.1 until HTTP/2 lands.
+const ALPN: &[&[u8]] = &[b"http/1.1"];
+
+/// The built-in site: pages, and a WebSocket echo at `/ws/echo`.
+fn demo_site() -> Router {
+    let pages = EmbeddedSite::new()
+        .page("/", "text/html; charset=utf-8", INDEX)
+        .page("/index.html", "text/html; charset=utf-8", INDEX)
+        .page("/ws.html", "text/html; charset=utf-8", WS_PAGE)
+        .page(
+            "/hello",
+            "text/plain; charset=utf-8",
+            b"Hello from ringwire!\n",
+        );
+    Router::new().get("/ws/echo", ws::echo).fallback(pages)
+}
+
+pub(crate) fn run(args: ServeArgs) -> ExitCode {
+    logger::init(args.log);
+    match serve(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("ringwire: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn serve(args: ServeArgs) -> Result<(), String> {
+    let mut config = ServerConfig::new(args.addr);
+    config.timeouts.head = Duration::from_secs(args.head_timeout);
+    config.timeouts.idle = Duration::from_secs(args.idle_timeout);
+    config.timeouts.warm = Duration::from_millis(args.warm_ms);
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+    config.threading = match args.runtime {
+        Runtime::PerCore => Threading::PerCore(threads),
+        Runtime::Shared => Threading::Shared(threads),
+    };
+    let dir = args.dir.clone().or_else(|| args.root.clone());
+    let files = match &dir {
+        Some(dir) => Some(
+            StaticFiles::new(dir.clone())
+                .map_err(|e| format!("cannot serve {}: {}", dir.display(), describe(&e)))?,
+        ),
+        None => None,
+    };
+    let addr = config.addr;
+    let mut server =
+        Server::bind(config).map_err(|e| format!("cannot listen on {addr}: {}", describe(&e)))?;
+    let tls = tls(&args, server.local_addr())?;
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    if let Some(acceptor) = tls {
+        server = server.with_tls(acceptor);
+    }
+    let what = match &files {
+        Some(files) => files.root().display().to_string(),
+        None => "the demo site".to_owned(),
+    };
+    eprintln!(
+        "ringwire: serving {what} on {scheme}://{}/",
+        server.local_addr()
+    );
+    let result = match files {
+        Some(files) => run_site(server, files),
+        None => run_site(server, demo_site()),
+    };
+    result.map_err(|e| format!("server failed: {e}"))
+}
+
+/// The TLS acceptor the flags ask for, if any.
+fn tls(args: &ServeArgs, addr: SocketAddr) -> Result<Option<TlsAcceptor>, String> {
+    let (cert, key) = if args.self_signed {
+        let (cert, key) = ringwire_tls::self_signed(&["localhost", "127.0.0.1", "::1"])
+            .map_err(|e| format!("cannot make a certificate: {e}"))?;
+        // Saved so that a client can trust it (`curl --cacert FILE`).
+        let path = std::env::temp_dir().join(format!("ringwire-self-signed-{addr}.pem"));
+        std::fs::write(&path, &cert)
+            .map_err(|e| format!("cannot write {}: {}", path.display(), describe(&e)))?;
+        eprintln!(
+            "ringwire: self-signed certificate for localhost: {}",
+            path.display()
+        );
+        (cert, key)
+    } else {
+        let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) else {
+            return Ok(None);
+        };
+        let read = |path: &PathBuf| {
+            std::fs::read(path)
+                .map_err(|e| format!("cannot read {}: {}", path.display(), describe(&e)))
+        };
+        (read(cert)?, read(key)?)
+    };
+    let invalid = |e: TlsError| format!("cannot use the certificate: {e}");
+    let config = ringwire_tls::ServerConfig::from_pem(&cert, &key)
+        .map_err(invalid)?
+        .alpn(ALPN);
+    TlsAcceptor::new(&config).map(Some).map_err(invalid)
+}
+
+/// Serves `site` with compression and the access log (which costs nothing
+/// unless `--log` turned it on).
+fn run_site<H: Handler>(server: Server, site: H) -> std::io::Result<()> {
+    server.run(AccessLog::new(Compress::new(site)), shutdown_signal())
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+    eprintln!("ringwire: shutting down");
+}
+
+/// An I/O error as a short lowercase phrase, without the OS error number.
+fn describe(e: &std::io::Error) -> String {
+    use std::io::ErrorKind;
+    match e.kind() {
+        ErrorKind::AddrInUse => "address already in use".to_owned(),
+        ErrorKind::AddrNotAvailable => "address not available".to_owned(),
+        ErrorKind::PermissionDenied => "permission denied".to_owned(),
+        ErrorKind::NotFound => "no such directory".to_owned(),
+        ErrorKind::NotADirectory => "not a directory".to_owned(),
+        _ => e.to_string(),
+    }
+}
