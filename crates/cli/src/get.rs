@@ -47,10 +47,12 @@ pub(crate) struct GetArgs {
     /// Exit with status 22, writing no body, when the status is 400 or above.
     #[arg(long)]
     fail: bool,
-    /// Skip certificate checks: accepted for https://, which needs TLS
-    /// (not in this build).
+    /// Skip certificate and host name checks (https://; for testing).
     #[arg(short = 'k', long = "insecure")]
-    _insecure: bool,
+    insecure: bool,
+    /// Also trust the CA certificates in FILE (PEM).
+    #[arg(long = "cacert", value_name = "FILE")]
+    cacert: Option<PathBuf>,
     /// Seconds the whole request may take.
     #[arg(long = "max-time", value_name = "SECS")]
     max_time: Option<f64>,
@@ -96,15 +98,24 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
         })
         .collect::<Result<Vec<_>, _>>()?;
 
-    let client = Client::new(ClientConfig {
-        max_redirects: if args.follow { args.max_redirects } else { 0 },
-        connect_timeout: Some(seconds(args.connect_timeout, "--connect-timeout")?),
-        request_timeout: args
-            .max_time
-            .map(|s| seconds(s, "--max-time"))
-            .transpose()?,
-        ..ClientConfig::default()
-    });
+    let mut tls = ringwire_tls::ClientConfig::default().insecure(args.insecure);
+    if let Some(path) = &args.cacert {
+        let pem =
+            std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        tls = tls.add_root_pem(&pem);
+    }
+    let client = Client::with_tls(
+        ClientConfig {
+            max_redirects: if args.follow { args.max_redirects } else { 0 },
+            connect_timeout: Some(seconds(args.connect_timeout, "--connect-timeout")?),
+            request_timeout: args
+                .max_time
+                .map(|s| seconds(s, "--max-time"))
+                .transpose()?,
+            ..ClientConfig::default()
+        },
+        tls,
+    );
 
     let mut buffer = RequestBuffer::new().map_err(line)?;
     let mut request = buffer

@@ -1,5 +1,5 @@
-//! `ringwire get` end to end: against `ringwire serve` and Python's
-//! `http.server`, over loopback.
+//! `ringwire get` end to end: against `ringwire serve` (over HTTP and
+//! HTTPS) and Python's `http.server`, over loopback.
 
 use std::io::{BufRead as _, BufReader};
 use std::net::TcpListener;
@@ -20,22 +20,26 @@ impl Drop for Running {
     }
 }
 
-/// `ringwire serve` on the demo site.
-fn ringwire_serve() -> Running {
+/// `ringwire serve` on the demo site, with `args`.
+fn ringwire_serve(args: &[&str]) -> Running {
     let mut child = Command::new(BIN)
         .args(["serve", "--addr", "127.0.0.1:0"])
+        .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .expect("run ringwire serve");
+    let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
     let mut line = String::new();
-    BufReader::new(child.stderr.take().expect("stderr"))
-        .read_line(&mut line)
-        .expect("banner");
+    // The banner, after any note (a self-signed certificate's path).
+    while line.is_empty() || line.starts_with("ringwire: self-signed") {
+        line.clear();
+        stderr.read_line(&mut line).expect("banner");
+    }
     let addr = line
         .trim_end()
         .trim_end_matches('/')
-        .rsplit_once("http://")
+        .rsplit_once("://")
         .map(|(_, addr)| addr.to_owned())
         .unwrap_or_else(|| panic!("unexpected banner: {line:?}"));
     Running { child, addr }
@@ -106,7 +110,7 @@ fn text(bytes: &[u8]) -> &str {
 
 #[test]
 fn fetches_from_ringwire_serve_with_the_exchange_on_stderr() {
-    let server = ringwire_serve();
+    let server = ringwire_serve(&[]);
     let url = format!("http://{}/hello", server.addr);
     let out = get(&[&url]);
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -204,14 +208,10 @@ fn failures_are_one_line_and_non_zero() {
     let silent = TcpListener::bind("127.0.0.1:0").unwrap();
     let silent_url = format!("http://{}/", silent.local_addr().unwrap());
     let closed_url = format!("http://{closed}/");
-    let cases: [(&[&str], String); 5] = [
+    let cases: [(&[&str], String); 4] = [
         (
             &[&closed_url],
             format!("ringwire: cannot connect to {closed}: Connection refused\n"),
-        ),
-        (
-            &["-k", "https://127.0.0.1/"],
-            "ringwire: https:// is not supported yet (no TLS in this build)\n".into(),
         ),
         (
             &["127.0.0.1/"],
@@ -260,4 +260,24 @@ fn progress_bar_only_on_a_terminal() {
     );
     assert_eq!(std::fs::metadata(&output).unwrap().len(), 2 << 20);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn fetches_over_https_trusting_or_skipping_the_certificate() {
+    let server = ringwire_serve(&["--self-signed"]);
+    let port = server.addr.rsplit_once(':').expect("port").1;
+    let url = format!("https://localhost:{port}/hello");
+    let untrusted = get(&[&url]);
+    assert_eq!(untrusted.status.code(), Some(1));
+    assert_eq!(
+        text(&untrusted.stderr),
+        "ringwire: the peer's certificate is not signed by a trusted authority\n"
+    );
+    let skipped = get(&["-k", &url]);
+    assert!(skipped.status.success(), "{}", text(&skipped.stderr));
+    assert_eq!(text(&skipped.stdout), "Hello from ringwire!\n");
+    let cert = std::env::temp_dir().join(format!("ringwire-self-signed-{}.pem", server.addr));
+    let trusted = get(&["--cacert", cert.to_str().expect("utf-8"), &url]);
+    assert!(trusted.status.success(), "{}", text(&trusted.stderr));
+    assert_eq!(text(&trusted.stdout), "Hello from ringwire!\n");
 }

@@ -13,6 +13,7 @@ use crate::exchange::{self, remaining, BodyStep, Failure, HeadStep, Reader, DISC
 use crate::pool::{is_quiet, Keyed, Pool};
 use crate::redirect::Hop;
 use crate::stream::Stream;
+use crate::tls::Tls;
 use crate::url::{Origin, Scheme};
 use crate::{ClientConfig, Error, Phase, Request, RequestBuffer, Url};
 
@@ -22,6 +23,7 @@ use crate::{ClientConfig, Error, Phase, Request, RequestBuffer, Url};
 pub struct Client {
     config: ClientConfig,
     pool: Pool<Connection>,
+    tls: Tls,
 }
 
 impl Default for Client {
@@ -49,6 +51,18 @@ impl Client {
         Client {
             pool: Pool::new(config.max_idle_per_host, config.idle_timeout),
             config,
+            tls: Tls::default(),
+        }
+    }
+
+    /// A client as `config` says, whose `https://` connections trust and
+    /// offer what `tls` says (extra roots, no verification for testing,
+    /// the TLS library).
+    #[must_use]
+    pub fn with_tls(config: ClientConfig, tls: ringwire_tls::ClientConfig) -> Self {
+        Client {
+            tls: Tls::new(tls),
+            ..Client::new(config)
         }
     }
 
@@ -120,9 +134,6 @@ impl Client {
     }
 
     fn connect(&self, origin: &Origin, deadline: Option<Instant>) -> Result<Connection, Error> {
-        if origin.scheme() == Scheme::Https {
-            return Err(Error::TlsUnavailable);
-        }
         let authority = || format!("{}:{}", origin.host(), origin.port());
         let failed = |source| Error::Connect {
             authority: authority(),
@@ -144,9 +155,13 @@ impl Client {
             match connected {
                 Ok(stream) => {
                     stream.set_nodelay(true).map_err(failed)?;
+                    let stream = match origin.scheme() {
+                        Scheme::Http => Stream::Tcp(stream),
+                        Scheme::Https => self.handshake(origin, stream, timeout)?,
+                    };
                     let ring = Ring::new(self.config.rx)?;
                     return Ok(Connection {
-                        rx: RecvTransport::with_ring(ring, Stream::Tcp(stream)),
+                        rx: RecvTransport::with_ring(ring, stream),
                         parser: ResponseParser::new(self.config.limits),
                         origin: origin.clone(),
                         timed: false,
@@ -159,6 +174,30 @@ impl Client {
             }
         }
         Err(failed(last))
+    }
+
+    /// TLS over `tcp`, the handshake bounded by the connect timeout.
+    fn handshake(
+        &self,
+        origin: &Origin,
+        tcp: TcpStream,
+        timeout: Option<Duration>,
+    ) -> Result<Stream, Error> {
+        let connector = self.tls.connector()?;
+        tcp.set_read_timeout(timeout)?;
+        tcp.set_write_timeout(timeout)?;
+        match connector.connect_blocking(origin.host(), tcp) {
+            Ok(tls) => Ok(Stream::Tls(Box::new(tls))),
+            Err(ringwire_tls::TlsError::Io(e))
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                Err(Error::Timeout(Phase::Connect))
+            }
+            Err(e) => Err(Error::Tls(e)),
+        }
     }
 
     /// Sends the request and reads up to the final response head.

@@ -15,8 +15,9 @@ use crate::url::UrlError;
 pub enum Error {
     /// The URL could not be parsed (the caller's input).
     Url(UrlError),
-    /// `https://` needs TLS, which this client does not have yet.
-    TlsUnavailable,
+    /// The TLS handshake failed (an untrusted or expired certificate, a
+    /// wrong host, no common version), or TLS could not be set up.
+    Tls(ringwire_tls::TlsError),
     /// A method, header or path the encoder refused (CR/LF injection,
     /// non-token names, ...): the caller's input.
     Encode(EncodeError),
@@ -82,9 +83,7 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Url(e) => write!(f, "invalid URL: {e}"),
-            Error::TlsUnavailable => {
-                f.write_str("https:// is not supported yet (no TLS in this build)")
-            }
+            Error::Tls(e) => write!(f, "{e}"),
             Error::Encode(e) => write!(f, "invalid request: {e}"),
             Error::ManagedHeader(name) => {
                 write!(f, "the {name} header is set by the client, not by hand")

@@ -14,11 +14,11 @@
 //!   (bounded, stale connections detected before reuse), connect and
 //!   request timeouts, opt-in redirects, limits on heads and bodies.
 //!
-//! Only `http://` for now: `https://` is refused with
-//! [`Error::TlsUnavailable`]. A blocking connection reads and writes
-//! through one enum of streams, where a TLS stream that decrypts into the
-//! span it is given becomes a second variant; the async connection, which
-//! waits on socket readiness, takes TLS as a stage between two rings.
+//! `http://` and `https://`: TLS through `ringwire-tls` (OpenSSL by
+//! default, which decrypts straight into the receive ring), certificates
+//! and host names verified against the system's roots unless the client is
+//! made otherwise ([`blocking::Client::with_tls`],
+//! [`tokio::Client::with_tls`]); a failed handshake is [`Error::Tls`].
 
 #![forbid(unsafe_code)]
 
@@ -30,6 +30,7 @@ mod pool;
 mod redirect;
 mod request;
 mod stream;
+mod tls;
 pub mod tokio;
 mod url;
 

@@ -21,7 +21,6 @@ use ringwire_http1::encode::{EncodeError, QueryWriter, RequestWriter};
 use ringwire_http1::{Method, Version};
 use ringwire_ring::{Ring, RingConfig};
 
-use crate::url::Scheme;
 use crate::{Error, Url};
 
 /// The send ring requests are encoded into; reusable, one request at a time.
@@ -113,16 +112,12 @@ impl RequestBuffer {
     ///
     /// # Errors
     ///
-    /// [`Error::TlsUnavailable`] for `https://`; [`Error::Encode`] for a
-    /// method that is not a token.
+    /// [`Error::Encode`] for a method that is not a token.
     pub fn request<'w, 'a>(
         &'w mut self,
         method: &'a str,
         url: &'a Url,
     ) -> Result<QueryBuilder<'w, 'a>, Error> {
-        if url.scheme() == Scheme::Https {
-            return Err(Error::TlsUnavailable);
-        }
         self.generation = next_generation();
         let span = self.ring.writable();
         let room = self.max_head_len.min(span.len());
@@ -615,11 +610,6 @@ mod tests {
         assert!(matches!(overflow, Err(Error::BodyExceedsSendRing { .. })));
         assert!(matches!(buffer.reserve(1 << 20), Err(Error::Ring(_))));
 
-        let https = Url::parse("https://example.com/").unwrap();
-        assert!(matches!(
-            buffer.request("GET", &https),
-            Err(Error::TlsUnavailable)
-        ));
         assert!(matches!(
             buffer.request("GE T", &url),
             Err(Error::Encode(EncodeError::InvalidMethod))

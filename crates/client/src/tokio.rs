@@ -9,11 +9,14 @@ use std::time::{Duration, Instant};
 use ::tokio::net::TcpStream;
 use ringwire_http1::ResponseParser;
 use ringwire_io::tokio::AsyncRecvTransport;
+use ringwire_io::tokio::AsyncStream;
 use ringwire_ring::Ring;
+use ringwire_tls::MaybeTls;
 
 use crate::exchange::{self, remaining, BodyStep, Failure, HeadStep, Reader, DISCARD_LIMIT};
 use crate::pool::{is_quiet, Keyed, Pool};
 use crate::redirect::Hop;
+use crate::tls::Tls;
 use crate::url::{Origin, Scheme};
 use crate::{ClientConfig, Error, Phase, Request, RequestBuffer, Url};
 
@@ -23,6 +26,7 @@ use crate::{ClientConfig, Error, Phase, Request, RequestBuffer, Url};
 pub struct Client {
     config: ClientConfig,
     pool: Pool<Connection>,
+    tls: Tls,
 }
 
 impl Default for Client {
@@ -34,14 +38,16 @@ impl Default for Client {
 /// One connection: the socket (shared by the receive transport and the
 /// sending side) and a parser kept warm across responses.
 ///
-/// The stream is the seam for TLS, as in the blocking client.
 #[derive(Debug)]
 struct Connection {
-    rx: AsyncRecvTransport<Arc<TcpStream>>,
-    stream: Arc<TcpStream>,
+    rx: AsyncRecvTransport<Arc<Socket>>,
+    stream: Arc<Socket>,
     parser: ResponseParser,
     origin: Origin,
 }
+
+/// A connection's stream: TCP, or TLS over it.
+type Socket = MaybeTls<TcpStream>;
 
 impl Keyed for Connection {
     fn origin(&self) -> &Origin {
@@ -56,6 +62,18 @@ impl Client {
         Client {
             pool: Pool::new(config.max_idle_per_host, config.idle_timeout),
             config,
+            tls: Tls::default(),
+        }
+    }
+
+    /// A client as `config` says, whose `https://` connections trust and
+    /// offer what `tls` says (extra roots, no verification for testing,
+    /// the TLS library).
+    #[must_use]
+    pub fn with_tls(config: ClientConfig, tls: ringwire_tls::ClientConfig) -> Self {
+        Client {
+            tls: Tls::new(tls),
+            ..Client::new(config)
         }
     }
 
@@ -109,7 +127,7 @@ impl Client {
         deadline: Option<Instant>,
     ) -> Result<Response<'_>, Error> {
         let origin = request.url().origin();
-        if let Some(conn) = self.pool.take(origin, |c| is_quiet(&*c.stream)) {
+        if let Some(conn) = self.pool.take(origin, |c| is_quiet(c.stream.get_ref())) {
             match self.round_trip(conn, buffer, request, deadline).await {
                 Ok(response) => return Ok(response),
                 Err(f) if f.retryable && request.is_idempotent() => {}
@@ -127,9 +145,6 @@ impl Client {
         origin: &Origin,
         deadline: Option<Instant>,
     ) -> Result<Connection, Error> {
-        if origin.scheme() == Scheme::Https {
-            return Err(Error::TlsUnavailable);
-        }
         let limit = match (self.config.connect_timeout, deadline) {
             (limit, None) => limit,
             (limit, Some(d)) => Some(remaining(d)?.min(limit.unwrap_or(Duration::MAX))),
@@ -145,8 +160,21 @@ impl Client {
             authority: format!("{}:{}", origin.host(), origin.port()),
             source,
         };
-        let stream = Arc::new(connected.map_err(failed)?);
-        stream.set_nodelay(true).map_err(failed)?;
+        let tcp = connected.map_err(failed)?;
+        tcp.set_nodelay(true).map_err(failed)?;
+        let stream = Arc::new(match origin.scheme() {
+            Scheme::Http => MaybeTls::Plain(tcp),
+            Scheme::Https => {
+                let handshake = self.tls.connector()?.connect(origin.host(), tcp);
+                let tls = match limit {
+                    Some(limit) => ::tokio::time::timeout(limit, handshake)
+                        .await
+                        .map_err(|_| Error::Timeout(Phase::Connect))?,
+                    None => handshake.await,
+                };
+                MaybeTls::Tls(Box::new(tls.map_err(Error::Tls)?))
+            }
+        });
         let ring = Ring::new(self.config.rx)?;
         Ok(Connection {
             rx: AsyncRecvTransport::with_ring(ring, Arc::clone(&stream)),
@@ -224,8 +252,9 @@ async fn within<T, E: Into<Error>>(
     }
 }
 
-/// Sends head and body with `writev`, waiting for writability as needed.
-async fn write_all(stream: &TcpStream, head: &[u8], body: &[u8]) -> io::Result<()> {
+/// Sends head and body with `writev`, waiting for writability as needed
+/// (and, over TLS, until the records have left).
+async fn write_all(stream: &Socket, head: &[u8], body: &[u8]) -> io::Result<()> {
     let mut slices = [IoSlice::new(head), IoSlice::new(body)];
     let mut left = &mut slices[..];
     IoSlice::advance_slices(&mut left, 0);
@@ -238,7 +267,12 @@ async fn write_all(stream: &TcpStream, head: &[u8], body: &[u8]) -> io::Result<(
             Err(e) => return Err(e),
         }
     }
-    Ok(())
+    loop {
+        match stream.try_flush() {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => stream.writable().await?,
+            done => return done,
+        }
+    }
 }
 
 /// A response whose head has arrived; the body is read from the

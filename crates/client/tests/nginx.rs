@@ -1,6 +1,7 @@
-//! The client against nginx (Debian's, `/usr/sbin/nginx`) on loopback:
-//! keep-alive counted by nginx's own connection serial, static files,
-//! chunked (gzip) bodies, HEAD and redirects.
+//! The client against nginx (Debian's, `/usr/sbin/nginx`) on loopback,
+//! over HTTP and over HTTPS (a certificate for localhost from a CA made for
+//! the test): keep-alive counted by nginx's own connection serial, static
+//! files, chunked (gzip) bodies, HEAD and redirects.
 
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
@@ -18,11 +19,13 @@ struct Nginx {
     child: Child,
     dir: PathBuf,
     port: u16,
+    /// The CA that signed nginx's certificate, when it speaks TLS.
+    ca: Option<Vec<u8>>,
 }
 
 impl Nginx {
     /// `name` keeps the directories of tests running at once apart.
-    fn start(name: &str) -> Nginx {
+    fn start(name: &str, tls: bool) -> Nginx {
         let port = TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -36,7 +39,13 @@ impl Nginx {
         let file: Vec<u8> = (0..FILE_LEN).map(|i| (i % 251) as u8).collect();
         std::fs::write(dir.join("root/big.bin"), file).unwrap();
         std::fs::write(dir.join("root/text.txt"), "ringwire ".repeat(2000)).unwrap();
+        let ca = tls.then(|| certificate(&dir));
         let d = dir.display();
+        let listen = if tls {
+            format!("{port} ssl; ssl_certificate {d}/cert.pem; ssl_certificate_key {d}/key.pem")
+        } else {
+            port.to_string()
+        };
         let config = format!(
             "daemon off;
 master_process off;
@@ -56,7 +65,7 @@ http {{
     gzip_types text/plain;
     types {{ text/plain txt; }}
     server {{
-        listen 127.0.0.1:{port};
+        listen 127.0.0.1:{listen};
         root {d}/root;
         location = /conn {{ return 200 \"$connection\"; }}
         location = /moved {{ return 301 /conn; }}
@@ -79,12 +88,51 @@ http {{
             assert!(Instant::now() < deadline, "nginx did not start");
             std::thread::sleep(Duration::from_millis(20));
         }
-        Nginx { child, dir, port }
+        Nginx {
+            child,
+            dir,
+            port,
+            ca,
+        }
     }
 
     fn url(&self, path: &str) -> Url {
-        Url::parse(&format!("http://127.0.0.1:{}{path}", self.port)).unwrap()
+        let scheme = if self.ca.is_some() {
+            "https://localhost"
+        } else {
+            "http://127.0.0.1"
+        };
+        Url::parse(&format!("{scheme}:{}{path}", self.port)).unwrap()
     }
+
+    /// The client's TLS settings: trust the test's CA.
+    fn tls(&self) -> ringwire_tls::ClientConfig {
+        let config = ringwire_tls::ClientConfig::default().without_system_roots();
+        match &self.ca {
+            Some(ca) => config.add_root_pem(ca),
+            None => config,
+        }
+    }
+}
+
+/// Writes `cert.pem` and `key.pem` for localhost into `dir`, signed by a
+/// new CA; returns the CA's certificate (PEM).
+fn certificate(dir: &std::path::Path) -> Vec<u8> {
+    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
+    let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca.distinguished_name
+        .push(DnType::CommonName, "ringwire client test CA");
+    let ca_key = KeyPair::generate().unwrap();
+    let ca = ca.self_signed(&ca_key).unwrap();
+    let mut leaf = CertificateParams::new(vec!["localhost".to_owned()]).unwrap();
+    leaf.distinguished_name
+        .push(DnType::CommonName, "localhost");
+    let key = KeyPair::generate().unwrap();
+    let leaf = leaf.signed_by(&key, &ca, &ca_key).unwrap();
+    std::fs::write(dir.join("cert.pem"), leaf.pem()).unwrap();
+    std::fs::write(dir.join("key.pem"), key.serialize_pem()).unwrap();
+    ca.pem().into_bytes()
 }
 
 impl Drop for Nginx {
@@ -97,11 +145,20 @@ impl Drop for Nginx {
 
 #[test]
 fn blocking_client_against_nginx() {
-    let nginx = Nginx::start("blocking");
-    let client = blocking::Client::new(ClientConfig {
+    blocking_client(&Nginx::start("blocking", false));
+}
+
+#[test]
+fn blocking_client_against_nginx_over_tls() {
+    blocking_client(&Nginx::start("blocking-tls", true));
+}
+
+fn blocking_client(nginx: &Nginx) {
+    let config = ClientConfig {
         max_redirects: 1,
         ..ClientConfig::default()
-    });
+    };
+    let client = blocking::Client::with_tls(config, nginx.tls());
     let mut buffer = RequestBuffer::new().unwrap();
     let mut fetch = |method: &str, url: &Url, gzip: bool| {
         let mut request = buffer.request(method, url).unwrap().headers().unwrap();
@@ -143,13 +200,21 @@ fn blocking_client_against_nginx() {
 
 #[test]
 fn async_client_against_nginx() {
-    let nginx = Nginx::start("async");
+    async_client(&Nginx::start("async", false));
+}
+
+#[test]
+fn async_client_against_nginx_over_tls() {
+    async_client(&Nginx::start("async-tls", true));
+}
+
+fn async_client(nginx: &Nginx) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     runtime.block_on(async {
-        let client = async_client::Client::default();
+        let client = async_client::Client::with_tls(ClientConfig::default(), nginx.tls());
         let mut buffer = RequestBuffer::new().unwrap();
         let mut serials = Vec::new();
         for path in ["/conn", "/big.bin", "/conn"] {

@@ -220,7 +220,7 @@ impl<'r, 's> Pump<'r, 's> {
                     if self.timer.is_over() {
                         continue;
                     }
-                    match self.stream.poll_read_ready(cx) {
+                    match crate::socket::poll_read_ready(self.stream, cx) {
                         Poll::Pending => return Poll::Pending,
                         Poll::Ready(Ok(())) => {}
                         Poll::Ready(Err(e)) => {

@@ -161,7 +161,7 @@ pub(crate) fn serve<H: Handler>(
     // arguments twice in the future (once as arguments, once moved into
     // locals), 80 bytes of every idle task.
     async move {
-        if let Err(e) = stream.tcp().set_nodelay(true) {
+        if let Err(e) = stream.get_ref().set_nodelay(true) {
             log::debug!("set_nodelay: {e}");
         }
         let end = loop {
@@ -187,7 +187,7 @@ pub(crate) fn serve<H: Handler>(
                     if timer.is_over() {
                         return Poll::Ready(None);
                     }
-                    if let Poll::Ready(ready) = stream.poll_read_ready(cx) {
+                    if let Poll::Ready(ready) = crate::socket::poll_read_ready(stream, cx) {
                         return Poll::Ready(Some(ready));
                     }
                     if notified.as_mut().poll(cx).is_pending() {
@@ -224,10 +224,13 @@ pub(crate) fn serve<H: Handler>(
         match end {
             // Boxed: its timer and buffer need not be part of every idle task.
             Ok(Close::Linger) => {
-                let _ = Box::pin(timer.abort_signal().run(linger(stream.tcp()))).await;
+                let _ = Box::pin(timer.abort_signal().run(linger(stream.get_ref()))).await;
             }
             Ok(Close::Now | Close::Idle | Close::Upgraded) => {}
-            Err(e) => log::debug!("connection from {:?}: {e}", stream.tcp().peer_addr().ok()),
+            Err(e) => log::debug!(
+                "connection from {:?}: {e}",
+                stream.get_ref().peer_addr().ok()
+            ),
         }
     }
 }
@@ -235,7 +238,6 @@ pub(crate) fn serve<H: Handler>(
 /// Serves a connection that starts with a TLS handshake, which must end
 /// within the request head's time limit. (Its own task shape, so that
 /// plain connections' idle tasks do not carry the handshake's state.)
-#[cfg(feature = "tls")]
 pub(crate) async fn serve_tls<H: Handler>(
     tcp: TcpStream,
     acceptor: ringwire_tls::TlsAcceptor,
@@ -775,7 +777,11 @@ mod tests {
             .expect("connect");
         let sweeper = Sweeper::start(config.timeouts);
         let shared = Arc::new(Shared::new(Nothing, Arc::new(config)));
-        let future = serve(Socket::Tcp(client), sweeper.register(), Live::new(&shared));
+        let future = serve(
+            Socket::Plain(client),
+            sweeper.register(),
+            Live::new(&shared),
+        );
         let size = std::mem::size_of_val(&future);
         println!("connection future: {size} bytes");
         let max = if cfg!(debug_assertions) { 168 } else { 152 };

@@ -112,7 +112,7 @@ impl<'a> Request<'a> {
         match self.peer {
             Peer::Unknown => None,
             Peer::Addr(addr) => Some(addr),
-            Peer::Socket(socket) => socket.tcp().peer_addr().ok(),
+            Peer::Socket(socket) => socket.get_ref().peer_addr().ok(),
         }
     }
 }

@@ -20,8 +20,7 @@ type Tx<'s> = AsyncSendTransport<&'s Socket>;
 /// Linux, otherwise through the send ring (a TLS session must encrypt it).
 pub(crate) async fn send_file(tx: &mut Tx<'_>, body: &FileBody) -> Result<(), TransportError> {
     #[cfg(target_os = "linux")]
-    #[allow(irrefutable_let_patterns)] // without the `tls` feature
-    if let Socket::Tcp(tcp) = tx.get_ref() {
+    if let Socket::Plain(tcp) = tx.get_ref() {
         tx.flush_more().await?;
         return copy(tx, tcp, body).await;
     }

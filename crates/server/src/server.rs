@@ -65,7 +65,6 @@ pub struct Server {
     listeners: Vec<std::net::TcpListener>,
     local_addr: SocketAddr,
     config: Arc<ServerConfig>,
-    #[cfg(feature = "tls")]
     tls: Option<ringwire_tls::TlsAcceptor>,
 }
 
@@ -86,7 +85,6 @@ impl Server {
             local_addr: listeners[0].local_addr()?,
             listeners,
             config: Arc::new(config),
-            #[cfg(feature = "tls")]
             tls: None,
         })
     }
@@ -94,7 +92,6 @@ impl Server {
     /// Serves HTTPS: every connection starts with a TLS handshake by
     /// `acceptor` (whose ALPN list should offer `http/1.1`). Upgrades
     /// (WebSocket) run over the same session.
-    #[cfg(feature = "tls")]
     #[must_use]
     pub fn with_tls(mut self, acceptor: ringwire_tls::TlsAcceptor) -> Server {
         self.tls = Some(acceptor);
@@ -154,7 +151,6 @@ impl Server {
                     local_addr: self.local_addr,
                     listeners: vec![listener],
                     config: Arc::clone(&config),
-                    #[cfg(feature = "tls")]
                     tls: self.tls.clone(),
                 };
                 let handler = Arc::clone(&handler);
@@ -233,12 +229,11 @@ impl Server {
                 accepted = accept() => match accepted {
                     Ok((tcp, _)) => {
                         let (timer, live) = (sweeper.register(), conn::Live::new(&shared));
-                        #[cfg(feature = "tls")]
                         if let Some(acceptor) = &self.tls {
                             tokio::spawn(conn::serve_tls(tcp, acceptor.clone(), timer, live));
                             continue;
                         }
-                        tokio::spawn(conn::serve(Socket::Tcp(tcp), timer, live));
+                        tokio::spawn(conn::serve(Socket::Plain(tcp), timer, live));
                     }
                     Err(e) => {
                         // Out of descriptors and the like: back off, go on.
