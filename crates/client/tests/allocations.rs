@@ -1,6 +1,7 @@
 //! The client's hot path allocates nothing once warm: a request encoded
 //! into the send ring, sent on a pooled connection, its response parsed and
-//! its body read in the receive ring, the connection pooled again.
+//! its body read in the receive ring, the connection pooled again; over
+//! plain TCP and over TLS.
 //!
 //! The counting allocator counts only on threads that ask it to, so the
 //! server running in this process (on its own threads) is not counted.
@@ -11,7 +12,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use common::Echo;
-use ringwire_client::{blocking, tokio as async_client, RequestBuffer, Url};
+use ringwire_client::{blocking, tokio as async_client, ClientConfig, RequestBuffer, Url};
 
 struct Counting;
 
@@ -61,11 +62,25 @@ const BODY: &[u8] =
 fn blocking_requests_allocate_nothing_once_warm() {
     let addr = common::ringwire(Echo);
     let url = Url::parse(&format!("http://{addr}/orders")).unwrap();
-    let client = blocking::Client::default();
+    blocking_round_trips(&blocking::Client::default(), &url);
+}
+
+#[test]
+fn blocking_https_requests_allocate_nothing_once_warm() {
+    let (addr, cert) = common::ringwire_tls(Echo);
+    let url = Url::parse(&format!("https://localhost:{}/orders", addr.port())).unwrap();
+    let tls = ringwire_tls::ClientConfig::default().add_root_pem(&cert);
+    blocking_round_trips(
+        &blocking::Client::with_tls(ClientConfig::default(), tls),
+        &url,
+    );
+}
+
+fn blocking_round_trips(client: &blocking::Client, url: &Url) {
     let mut buffer = RequestBuffer::new().unwrap();
     let mut round_trip = || {
         let request = buffer
-            .request("POST", &url)
+            .request("POST", url)
             .unwrap()
             .query("dry_run", "yes")
             .unwrap()
@@ -89,18 +104,32 @@ fn blocking_requests_allocate_nothing_once_warm() {
         round_trip();
     }
     assert_eq!(allocations(|| (0..100).for_each(|_| round_trip())), 0);
-    assert_eq!(client.idle_connections(&url), 1);
+    assert_eq!(client.idle_connections(url), 1);
 }
 
 #[test]
 fn async_requests_allocate_nothing_once_warm() {
     let addr = common::ringwire(Echo);
     let url = Url::parse(&format!("http://{addr}/orders")).unwrap();
+    async_round_trips(async_client::Client::default(), &url);
+}
+
+#[test]
+fn async_https_requests_allocate_nothing_once_warm() {
+    let (addr, cert) = common::ringwire_tls(Echo);
+    let url = Url::parse(&format!("https://localhost:{}/orders", addr.port())).unwrap();
+    let tls = ringwire_tls::ClientConfig::default().add_root_pem(&cert);
+    async_round_trips(
+        async_client::Client::with_tls(ClientConfig::default(), tls),
+        &url,
+    );
+}
+
+fn async_round_trips(client: async_client::Client, url: &Url) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    let client = async_client::Client::default();
     let mut buffer = RequestBuffer::new().unwrap();
     // One `block_on` for all of it: tokio boxes a large future it is given.
     let counted = runtime.block_on(async {
@@ -110,7 +139,7 @@ fn async_requests_allocate_nothing_once_warm() {
                 COUNT.with(|c| c.set(Some(0)));
             }
             let request = buffer
-                .request("POST", &url)
+                .request("POST", url)
                 .unwrap()
                 .headers()
                 .unwrap()
@@ -129,5 +158,5 @@ fn async_requests_allocate_nothing_once_warm() {
         counted
     });
     assert_eq!(counted, Some(0));
-    assert_eq!(client.idle_connections(&url), 1);
+    assert_eq!(client.idle_connections(url), 1);
 }

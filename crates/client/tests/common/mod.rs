@@ -16,11 +16,29 @@ use ringwire_server::{Handler, Request, Response, Server, ServerConfig};
 
 /// Starts `handler` on a ringwire server on a loopback port.
 pub fn ringwire(handler: impl Handler) -> SocketAddr {
+    serve(handler, None)
+}
+
+/// Starts `handler` on a ringwire HTTPS server on a loopback port, with a
+/// self-signed certificate for localhost; returns the certificate too.
+pub fn ringwire_tls(handler: impl Handler) -> (SocketAddr, Vec<u8>) {
+    let (cert, key) = ringwire_tls::self_signed(&["localhost"]).expect("certificate");
+    let config = ringwire_tls::ServerConfig::from_pem(&cert, &key)
+        .expect("PEM")
+        .alpn(&[b"http/1.1"]);
+    let acceptor = ringwire_tls::TlsAcceptor::new(&config).expect("acceptor");
+    (serve(handler, Some(acceptor)), cert)
+}
+
+fn serve(handler: impl Handler, tls: Option<ringwire_tls::TlsAcceptor>) -> SocketAddr {
     let config = ServerConfig {
         addr: "127.0.0.1:0".parse().expect("addr"),
         ..ServerConfig::default()
     };
-    let server = Server::bind(config).expect("bind");
+    let mut server = Server::bind(config).expect("bind");
+    if let Some(acceptor) = tls {
+        server = server.with_tls(acceptor);
+    }
     let addr = server.local_addr();
     thread::spawn(move || {
         let runtime = tokio::runtime::Builder::new_multi_thread()
