@@ -18,7 +18,11 @@
 # collected results to docs/race/results.json, and bench/scripts/race_report.py
 # writes docs/race/results.md and docs/race/race.svg from them.
 #
-# Environment: RACE_SECONDS, RACE_ROUNDS, RACE_NICE, RACE_SERVERS ("ringwire hyper actix may nginx"),
+# With RACE_TLS=1 the race runs over HTTPS (TLS 1.3, one self-signed P-256
+# certificate made with `openssl req`): ringwire (OpenSSL backend), hyper with
+# tokio-rustls and nginx; results go to docs/race-tls.
+#
+# Environment: RACE_TLS, RACE_SECONDS, RACE_ROUNDS, RACE_NICE, RACE_SERVERS ("ringwire hyper actix may nginx"),
 # RACE_IDLE_SERVERS (same list), RACE_IDLE_COUNT, RACE_PORT (18080),
 # RACE_OUT (docs/race), CARGO_TARGET_DIR (bench/race/target).
 set -euo pipefail
@@ -29,11 +33,20 @@ WWW=$RACE/www
 DURATION=${RACE_SECONDS:-10}
 ROUNDS=${RACE_ROUNDS:-3}
 NICE=${RACE_NICE:--10}
-SERVERS=${RACE_SERVERS:-ringwire hyper actix may nginx}
-IDLE_SERVERS=${RACE_IDLE_SERVERS:-ringwire hyper actix may nginx}
+TLS=${RACE_TLS:-0}
+if [ "$TLS" = 1 ]; then
+    SCHEME=https
+    SERVERS=${RACE_SERVERS:-ringwire hyper nginx}
+    IDLE_SERVERS=${RACE_IDLE_SERVERS:-}
+    OUT=${RACE_OUT:-$ROOT/docs/race-tls}
+else
+    SCHEME=http
+    SERVERS=${RACE_SERVERS:-ringwire hyper actix may nginx}
+    IDLE_SERVERS=${RACE_IDLE_SERVERS:-ringwire hyper actix may nginx}
+    OUT=${RACE_OUT:-$ROOT/docs/race}
+fi
 IDLE_COUNT=${RACE_IDLE_COUNT:-10000}
 PORT=${RACE_PORT:-18080}
-OUT=${RACE_OUT:-$ROOT/docs/race}
 ADDR=127.0.0.1:$PORT
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$RACE/target}
 BIN=$CARGO_TARGET_DIR/release
@@ -83,6 +96,15 @@ rm -f "$RAW"/*.txt "$RAW"/*.meta
 
 SERVER_PID=""
 IDLE_PID=""
+# curl (which checks the answers and probes the port) trusts the race's certificate.
+CURL=(curl -s)
+if [ "$TLS" = 1 ]; then
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+        -subj /CN=localhost -addext subjectAltName=IP:127.0.0.1 \
+        -keyout "$WORK/key.pem" -out "$WORK/cert.pem" 2>/dev/null
+    export RACE_TLS_CERT=$WORK/cert.pem RACE_TLS_KEY=$WORK/key.pem
+    CURL+=(--cacert "$WORK/cert.pem")
+fi
 cleanup() {
     [ -n "$IDLE_PID" ] && kill "$IDLE_PID" 2>/dev/null || true
     [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null || true
@@ -97,7 +119,14 @@ start_server() {
         nginx)
             local run=$WORK/nginx
             mkdir -p "$run"
-            sed -e "s|@RUN@|$run|g" -e "s|@WWW@|$WWW|g" -e "s|@PORT@|$PORT|g" \
+            local ssl=""
+            : >"$run/tls.conf"
+            if [ "$TLS" = 1 ]; then
+                ssl=" ssl"
+                printf 'ssl_certificate %s;\nssl_certificate_key %s;\n' \
+                    "$RACE_TLS_CERT" "$RACE_TLS_KEY" >"$run/tls.conf"
+            fi
+            sed -e "s|@RUN@|$run|g" -e "s|@WWW@|$WWW|g" -e "s|@PORT@|$PORT|g" -e "s|@SSL@|$ssl|g" \
                 "$RACE/nginx/nginx.conf.in" >"$run/nginx.conf"
             nice -n "$NICE" taskset -c $SERVER_CORE "$NGINX" -p "$run" -c "$run/nginx.conf" \
                 2>"$WORK/server.log" &
@@ -109,7 +138,7 @@ start_server() {
     esac
     SERVER_PID=$!
     for _ in $(seq 100); do
-        if curl -s -o /dev/null "http://$ADDR/plaintext"; then
+        if "${CURL[@]}" -o /dev/null "$SCHEME://$ADDR/plaintext"; then
             return 0
         fi
         kill -0 "$SERVER_PID" 2>/dev/null || break
@@ -125,7 +154,7 @@ stop_server() {
     SERVER_PID=""
     # The port must be free before the next server binds it.
     for _ in $(seq 50); do
-        curl -s -o /dev/null "http://$ADDR/" || return 0
+        "${CURL[@]}" -o /dev/null "$SCHEME://$ADDR/" || return 0
         sleep 0.1
     done
     die "the port $PORT is still served after stopping"
@@ -169,7 +198,7 @@ vmrss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 check_answers() {
     local name=$1 path body
     for path in plaintext index.html; do
-        curl -s -D "$RAW/$name-$path.headers.txt" -o "$WORK/body" "http://$ADDR/$path" \
+        "${CURL[@]}" -D "$RAW/$name-$path.headers.txt" -o "$WORK/body" "$SCHEME://$ADDR/$path" \
             || die "$name: GET /$path failed"
         head -n1 "$RAW/$name-$path.headers.txt" | grep -q ' 200' \
             || die "$name: GET /$path: $(head -n1 "$RAW/$name-$path.headers.txt")"
@@ -192,7 +221,7 @@ run_wrk() {
         conn64) args+=(-c$CONNS) ;;
         pipeline16) args+=(-c$CONNS -s "$RACE/pipeline.lua") ;;
     esac
-    local url="http://$ADDR/$path"
+    local url="$SCHEME://$ADDR/$path"
     local before after start end sched_before sched_after
     before=$(cpu_ticks)
     sched_before=$(sched_ns)
@@ -229,8 +258,8 @@ for round in $(seq "$ROUNDS"); do
         start_server "$name"
         check_answers "$name"
         # Warm up: caches, the file cache, the allocator's arenas.
-        on_client wrk -t1 -c$CONNS -d1s "http://$ADDR/plaintext" >/dev/null
-        on_client wrk -t1 -c$CONNS -d1s "http://$ADDR/index.html" >/dev/null
+        on_client wrk -t1 -c$CONNS -d1s "$SCHEME://$ADDR/plaintext" >/dev/null
+        on_client wrk -t1 -c$CONNS -d1s "$SCHEME://$ADDR/index.html" >/dev/null
         for scenario in conn1 conn64 pipeline16; do
             for path in plaintext index.html; do
                 run_wrk "$name" "$scenario" "$path" "$round"
@@ -244,7 +273,7 @@ done
 for name in $IDLE_SERVERS; do
     say "--- $name: $IDLE_COUNT idle keep-alive connections"
     start_server "$name"
-    curl -s -o /dev/null -o /dev/null "http://$ADDR/plaintext" "http://$ADDR/plaintext"
+    "${CURL[@]}" -o /dev/null -o /dev/null "$SCHEME://$ADDR/plaintext" "$SCHEME://$ADDR/plaintext"
     sleep 1
     pid=$(conn_pid)
     rss_before=$(vmrss_kib "$pid")
@@ -279,6 +308,7 @@ load_before=$LOAD_BEFORE
 load_after=$LOAD_AFTER
 seconds=$DURATION
 rounds=$ROUNDS
+scheme=$SCHEME
 nice=$NICE
 kernel=$(uname -r)
 wrk=$(wrk -v 2>&1 | head -n1 | cut -d' ' -f1-2)

@@ -34,3 +34,12 @@ pub fn args() -> (SocketAddr, PathBuf) {
     );
     (addr, www)
 }
+
+/// The certificate chain and key (PEM) to serve HTTPS with, read from the
+/// files `RACE_TLS_CERT` and `RACE_TLS_KEY` name; `None` for plain HTTP.
+pub fn tls_files() -> Option<(Vec<u8>, Vec<u8>)> {
+    let cert = std::env::var_os("RACE_TLS_CERT")?;
+    let key = std::env::var_os("RACE_TLS_KEY")?;
+    let read = |path| std::fs::read(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+    Some((read(cert), read(key)))
+}

@@ -2,6 +2,10 @@
 //! current-thread tokio runtime, a task per connection, as hyper's own
 //! examples and its TechEmpower entry do (`pipeline_flush` on, as there).
 //!
+//! With `RACE_TLS_CERT` and `RACE_TLS_KEY` set it serves HTTPS through
+//! tokio-rustls (rustls's default provider, aws-lc-rs; ALPN `http/1.1`), the
+//! TLS stack hyper's own examples and hyper-rustls use.
+//!
 //! hyper has no file server: `/index.html` is read from disk once at start
 //! and answered from memory (a `Bytes` clone, no copy) — the fastest a hyper
 //! user would write, so the peer is not handicapped by a per-request `open`.
@@ -36,9 +40,27 @@ fn answer(request: &Request<Incoming>, index: &Bytes) -> Response<Full<Bytes>> {
     response
 }
 
+/// A rustls server for the race's certificate, offering `http/1.1`.
+fn acceptor(cert: &[u8], key: &[u8]) -> tokio_rustls::TlsAcceptor {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+
+    let chain = CertificateDer::pem_slice_iter(cert)
+        .collect::<Result<Vec<_>, _>>()
+        .expect("certificate PEM");
+    let key = PrivateKeyDer::from_pem_slice(key).expect("key PEM");
+    let mut config = rustls::ServerConfig::builder()
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .expect("certificate and key");
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config))
+}
+
 fn main() -> std::io::Result<()> {
     let (addr, www) = args();
     let index = Bytes::from(std::fs::read(www.join("index.html"))?);
+    let tls = ringwire_race::tls_files().map(|(cert, key)| acceptor(&cert, &key));
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?
@@ -57,15 +79,23 @@ fn main() -> std::io::Result<()> {
                 };
                 let _ = stream.set_nodelay(true);
                 let index = index.clone();
-                let connection = http.serve_connection(
-                    TokioIo::new(stream),
-                    service_fn(move |request| {
-                        let response = answer(&request, &index);
-                        async move { Ok::<_, Infallible>(response) }
-                    }),
-                );
+                let service = service_fn(move |request| {
+                    let response = answer(&request, &index);
+                    async move { Ok::<_, Infallible>(response) }
+                });
+                let http = http.clone();
+                let tls = tls.clone();
                 tokio::spawn(async move {
-                    let _ = connection.await;
+                    match tls {
+                        None => {
+                            let _ = http.serve_connection(TokioIo::new(stream), service).await;
+                        }
+                        Some(tls) => {
+                            if let Ok(stream) = tls.accept(stream).await {
+                                let _ = http.serve_connection(TokioIo::new(stream), service).await;
+                            }
+                        }
+                    }
                 });
             }
         })

@@ -1,11 +1,14 @@
 //! ringwire-server on one thread (`Threading::PerCore(1)`: a current-thread
 //! runtime and one listener): `/plaintext` from a static slice, everything
 //! else from `StaticFiles` (open-file cache; small files from memory, larger
-//! ones by `sendfile`). Otherwise `ServerConfig`'s defaults.
+//! ones by `sendfile`). Otherwise `ServerConfig`'s defaults. With
+//! `RACE_TLS_CERT` and `RACE_TLS_KEY` set it serves HTTPS through
+//! ringwire-tls's default backend, OpenSSL (ALPN `http/1.1`).
 
 use ringwire_race::{args, PLAINTEXT};
 use ringwire_server::files::StaticFiles;
 use ringwire_server::{Handler, Request, Response, Server, ServerConfig, Threading};
+use ringwire_tls::TlsAcceptor;
 
 struct Race {
     files: StaticFiles,
@@ -30,7 +33,13 @@ fn main() -> std::io::Result<()> {
         threading: Threading::PerCore(1),
         ..ServerConfig::new(addr)
     };
-    let server = Server::bind(config)?;
+    let mut server = Server::bind(config)?;
+    if let Some((cert, key)) = ringwire_race::tls_files() {
+        let tls = ringwire_tls::ServerConfig::from_pem(&cert, &key)
+            .and_then(|tls| TlsAcceptor::new(&tls.alpn(&[b"http/1.1"])))
+            .map_err(std::io::Error::other)?;
+        server = server.with_tls(tls);
+    }
     eprintln!("race-ringwire on http://{}/", server.local_addr());
     server.run(Race { files }, std::future::pending())
 }
