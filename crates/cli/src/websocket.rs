@@ -1,5 +1,6 @@
 //! `ringwire ws URL`: lines from stdin go out as text messages; what arrives
-//! is printed, one message per line (binary ones as a byte count).
+//! is printed, one message per line (binary ones as a byte count). `ws://`
+//! or `wss://` (TLS, certificates checked unless `-k`).
 
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -8,13 +9,14 @@ use clap::Args;
 use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport};
 use ringwire_io::TransportConfig;
 use ringwire_server::ws::{CloseCode, DeflateConfig, Limits, Message};
+use ringwire_tls::{MaybeTls, TlsConnector};
 use ringwire_ws::socket::WebSocket;
 use tokio::io::AsyncBufReadExt as _;
 use tokio::net::TcpStream;
 
 #[derive(Debug, Args)]
 pub(crate) struct WsArgs {
-    /// ws://HOST[:PORT]/PATH
+    /// ws://HOST[:PORT]/PATH or wss://...
     url: String,
     /// Offer this subprotocol (repeatable).
     #[arg(long = "protocol", value_name = "NAME")]
@@ -22,21 +24,47 @@ pub(crate) struct WsArgs {
     /// Do not offer permessage-deflate.
     #[arg(long)]
     no_deflate: bool,
+    /// wss://: skip certificate and host name checks (for testing).
+    #[arg(short = 'k', long = "insecure")]
+    insecure: bool,
+    /// wss://: also trust the CA certificates in FILE (PEM).
+    #[arg(long = "cacert", value_name = "FILE")]
+    cacert: Option<std::path::PathBuf>,
 }
 
-/// The parts of a `ws://` URL.
+/// The parts of a `ws://` or `wss://` URL.
 struct Target {
+    tls: bool,
     authority: String,
     path: String,
 }
 
+impl Target {
+    /// The host, without the port.
+    fn host(&self) -> &str {
+        match self.authority.rsplit_once(':') {
+            Some((host, port)) if !port.contains(']') => host,
+            _ => &self.authority,
+        }
+    }
+
+    /// `host:port`, with the scheme's port when the URL names none.
+    fn addr(&self) -> String {
+        if self.authority.contains(':') && !self.authority.ends_with(']') {
+            self.authority.clone()
+        } else {
+            format!("{}:{}", self.authority, if self.tls { 443 } else { 80 })
+        }
+    }
+}
+
 fn parse(url: &str) -> Result<Target, String> {
-    let rest = if let Some(rest) = url.strip_prefix("ws://") {
-        rest
-    } else if url.starts_with("wss://") {
-        return Err("wss:// needs TLS, which ringwire does not speak yet".to_owned());
+    let (tls, rest) = if let Some(rest) = url.strip_prefix("ws://") {
+        (false, rest)
+    } else if let Some(rest) = url.strip_prefix("wss://") {
+        (true, rest)
     } else {
-        return Err(format!("not a ws:// URL: {url}"));
+        return Err(format!("not a ws:// or wss:// URL: {url}"));
     };
     let (authority, path) = match rest.find('/') {
         Some(i) => (&rest[..i], &rest[i..]),
@@ -46,6 +74,7 @@ fn parse(url: &str) -> Result<Target, String> {
         return Err(format!("no host in {url}"));
     }
     Ok(Target {
+        tls,
         authority: authority.to_owned(),
         path: path.to_owned(),
     })
@@ -68,15 +97,29 @@ pub(crate) fn run(args: &WsArgs) -> ExitCode {
 
 async fn session(args: &WsArgs) -> Result<(), String> {
     let target = parse(&args.url)?;
-    let addr = if target.authority.contains(':') && !target.authority.ends_with(']') {
-        target.authority.clone()
-    } else {
-        format!("{}:80", target.authority)
-    };
-    let stream = TcpStream::connect(&addr)
+    let addr = target.addr();
+    let tcp = TcpStream::connect(&addr)
         .await
         .map_err(|e| format!("cannot connect to {addr}: {e}"))?;
-    stream.set_nodelay(true).map_err(|e| e.to_string())?;
+    tcp.set_nodelay(true).map_err(|e| e.to_string())?;
+    let stream = if target.tls {
+        let mut tls = ringwire_tls::ClientConfig::default()
+            .insecure(args.insecure)
+            .alpn(&[b"http/1.1"]);
+        if let Some(path) = &args.cacert {
+            let pem =
+                std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            tls = tls.add_root_pem(&pem);
+        }
+        let connector = TlsConnector::new(&tls).map_err(|e| e.to_string())?;
+        let session = connector
+            .connect(target.host(), tcp)
+            .await
+            .map_err(|e| e.to_string())?;
+        MaybeTls::Tls(Box::new(session))
+    } else {
+        MaybeTls::Plain(tcp)
+    };
     let config = TransportConfig::new(64 << 10, 64 << 20);
     let rx = AsyncRecvTransport::new(config, &stream).map_err(|e| e.to_string())?;
     let tx = AsyncSendTransport::new(config, &stream).map_err(|e| e.to_string())?;

@@ -49,7 +49,12 @@ fn acceptor(cert: &[u8], key: &[u8]) -> tokio_rustls::TlsAcceptor {
         .collect::<Result<Vec<_>, _>>()
         .expect("certificate PEM");
     let key = PrivateKeyDer::from_pem_slice(key).expect("key PEM");
-    let mut config = rustls::ServerConfig::builder()
+    // Named rather than found: ringwire-tls in the same build enables
+    // rustls's `ring` provider too.
+    let provider = rustls::crypto::aws_lc_rs::default_provider();
+    let mut config = rustls::ServerConfig::builder_with_provider(provider.into())
+        .with_safe_default_protocol_versions()
+        .expect("TLS versions")
         .with_no_client_auth()
         .with_single_cert(chain, key)
         .expect("certificate and key");
