@@ -196,8 +196,9 @@ impl From<String> for Body {
 #[derive(Debug)]
 pub struct Response {
     status: u16,
-    /// Inline up to six entries: a typical response allocates nothing.
-    headers: SmallVec<[Field; 6]>,
+    /// Inline up to three entries (a file's answer is one block; a compressed
+    /// one, three): a typical response allocates nothing, and stays small to move.
+    headers: SmallVec<[Field; 3]>,
     body: Body,
     upgrade: Option<OnUpgrade>,
 }
