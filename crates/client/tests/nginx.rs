@@ -8,6 +8,9 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+
+use common::Leaf;
 use ringwire_client::{blocking, tokio as async_client, ClientConfig, RequestBuffer, Url};
 
 const NGINX: &str = "/usr/sbin/nginx";
@@ -39,10 +42,15 @@ impl Nginx {
         let file: Vec<u8> = (0..FILE_LEN).map(|i| (i % 251) as u8).collect();
         std::fs::write(dir.join("root/big.bin"), file).unwrap();
         std::fs::write(dir.join("root/text.txt"), "ringwire ".repeat(2000)).unwrap();
-        let ca = tls.then(|| certificate(&dir));
+        let localhost = Leaf {
+            file: "cert",
+            host: "localhost",
+            expired: false,
+        };
+        let ca = tls.then(|| common::certificates(&dir, &[localhost]));
         let d = dir.display();
         let listen = if tls {
-            format!("{port} ssl; ssl_certificate {d}/cert.pem; ssl_certificate_key {d}/key.pem")
+            format!("{port} ssl; ssl_certificate {d}/cert.pem; ssl_certificate_key {d}/cert.key")
         } else {
             port.to_string()
         };
@@ -113,26 +121,6 @@ http {{
             None => config,
         }
     }
-}
-
-/// Writes `cert.pem` and `key.pem` for localhost into `dir`, signed by a
-/// new CA; returns the CA's certificate (PEM).
-fn certificate(dir: &std::path::Path) -> Vec<u8> {
-    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
-    let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca.distinguished_name
-        .push(DnType::CommonName, "ringwire client test CA");
-    let ca_key = KeyPair::generate().unwrap();
-    let ca = ca.self_signed(&ca_key).unwrap();
-    let mut leaf = CertificateParams::new(vec!["localhost".to_owned()]).unwrap();
-    leaf.distinguished_name
-        .push(DnType::CommonName, "localhost");
-    let key = KeyPair::generate().unwrap();
-    let leaf = leaf.signed_by(&key, &ca, &ca_key).unwrap();
-    std::fs::write(dir.join("cert.pem"), leaf.pem()).unwrap();
-    std::fs::write(dir.join("key.pem"), key.serialize_pem()).unwrap();
-    ca.pem().into_bytes()
 }
 
 impl Drop for Nginx {

@@ -6,7 +6,9 @@ use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
+mod common;
+
+use common::Leaf;
 use ringwire_client::{blocking, tokio as async_client, ClientConfig, Error, RequestBuffer, Url};
 use ringwire_tls::TlsError;
 
@@ -71,32 +73,20 @@ impl Certificates {
         let dir =
             std::env::temp_dir().join(format!("ringwire-client-tls-{}-{name}", std::process::id()));
         std::fs::create_dir_all(dir.join("root")).unwrap();
-        let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
-        ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        ca.distinguished_name
-            .push(DnType::CommonName, "ringwire client test CA");
-        let ca_key = KeyPair::generate().unwrap();
-        let ca = ca.self_signed(&ca_key).unwrap();
-        for (file, host, expired) in [
-            ("good", "localhost", false),
-            ("elsewhere", "elsewhere.example", false),
-            ("expired", "localhost", true),
-        ] {
-            let mut leaf = CertificateParams::new(vec![host.to_owned()]).unwrap();
-            leaf.distinguished_name.push(DnType::CommonName, host);
-            if expired {
-                leaf.not_before = time::OffsetDateTime::UNIX_EPOCH + time::Duration::days(10_000);
-                leaf.not_after = time::OffsetDateTime::UNIX_EPOCH + time::Duration::days(10_001);
-            }
-            let key = KeyPair::generate().unwrap();
-            let leaf = leaf.signed_by(&key, &ca, &ca_key).unwrap();
-            std::fs::write(dir.join(format!("{file}.pem")), leaf.pem()).unwrap();
-            std::fs::write(dir.join(format!("{file}.key")), key.serialize_pem()).unwrap();
-        }
-        Certificates {
-            dir,
-            ca: ca.pem().into_bytes(),
-        }
+        let leaf = |file, host, expired| Leaf {
+            file,
+            host,
+            expired,
+        };
+        let ca = common::certificates(
+            &dir,
+            &[
+                leaf("good", "localhost", false),
+                leaf("elsewhere", "elsewhere.example", false),
+                leaf("expired", "localhost", true),
+            ],
+        );
+        Certificates { dir, ca }
     }
 
     fn trusting(&self) -> ringwire_tls::ClientConfig {

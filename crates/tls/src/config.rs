@@ -30,6 +30,33 @@ pub enum Version {
     Tls13,
 }
 
+/// The settings both sides have: ALPN, the library, the versions.
+macro_rules! settings {
+    () => {
+        /// The application protocols for ALPN, by preference (`http/1.1`,
+        /// `h2`, ...). A server refuses a client that offers none of its own.
+        #[must_use]
+        pub fn alpn(mut self, protocols: &[&[u8]]) -> Self {
+            self.alpn = protocols.iter().map(|p| p.to_vec()).collect();
+            self
+        }
+
+        /// The TLS library.
+        #[must_use]
+        pub fn backend(mut self, backend: Backend) -> Self {
+            self.backend = backend;
+            self
+        }
+
+        /// The versions allowed (default TLS 1.2 to 1.3).
+        #[must_use]
+        pub fn versions(mut self, min: Version, max: Version) -> Self {
+            self.versions = (min, max);
+            self
+        }
+    };
+}
+
 /// A server's certificate, key and protocols.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
@@ -62,27 +89,7 @@ impl ServerConfig {
         })
     }
 
-    /// The application protocols offered through ALPN, by preference
-    /// (`http/1.1`, `h2`, ...). A client offering none of them is refused.
-    #[must_use]
-    pub fn alpn(mut self, protocols: &[&[u8]]) -> Self {
-        self.alpn = protocols.iter().map(|p| p.to_vec()).collect();
-        self
-    }
-
-    /// The TLS library.
-    #[must_use]
-    pub fn backend(mut self, backend: Backend) -> Self {
-        self.backend = backend;
-        self
-    }
-
-    /// The versions accepted (default TLS 1.2 to 1.3).
-    #[must_use]
-    pub fn versions(mut self, min: Version, max: Version) -> Self {
-        self.versions = (min, max);
-        self
-    }
+    settings!();
 }
 
 /// What a client trusts and offers.
@@ -132,26 +139,7 @@ impl ClientConfig {
         self
     }
 
-    /// The application protocols offered through ALPN, by preference.
-    #[must_use]
-    pub fn alpn(mut self, protocols: &[&[u8]]) -> Self {
-        self.alpn = protocols.iter().map(|p| p.to_vec()).collect();
-        self
-    }
-
-    /// The TLS library.
-    #[must_use]
-    pub fn backend(mut self, backend: Backend) -> Self {
-        self.backend = backend;
-        self
-    }
-
-    /// The versions offered (default TLS 1.2 to 1.3).
-    #[must_use]
-    pub fn versions(mut self, min: Version, max: Version) -> Self {
-        self.versions = (min, max);
-        self
-    }
+    settings!();
 
     pub(crate) fn is_insecure(&self) -> bool {
         self.insecure

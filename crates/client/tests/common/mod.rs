@@ -1,6 +1,6 @@
 //! Peers for the client's tests, all on 127.0.0.1: ringwire's own server,
-//! Python's `http.server`, and a scripted raw server for the bytes no
-//! well-behaved server sends.
+//! Python's `http.server`, a scripted raw server for the bytes no
+//! well-behaved server sends, and certificates for the TLS peers.
 
 #![allow(dead_code, unreachable_pub)]
 
@@ -300,4 +300,39 @@ pub fn ok(body: &str) -> Vec<u8> {
         body.len()
     )
     .into_bytes()
+}
+
+/// A certificate to make: its file name in the directory, the host it is
+/// for, and whether it has expired.
+pub struct Leaf<'a> {
+    pub file: &'a str,
+    pub host: &'a str,
+    pub expired: bool,
+}
+
+/// Makes a CA and, in `dir`, `FILE.pem` and `FILE.key` for each leaf it
+/// signs; returns the CA's certificate (PEM), for clients to trust.
+pub fn certificates(dir: &std::path::Path, leaves: &[Leaf<'_>]) -> Vec<u8> {
+    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
+    let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca.distinguished_name
+        .push(DnType::CommonName, "ringwire client test CA");
+    let ca_key = KeyPair::generate().unwrap();
+    let ca = ca.self_signed(&ca_key).unwrap();
+    for leaf in leaves {
+        let mut params = CertificateParams::new(vec![leaf.host.to_owned()]).unwrap();
+        params
+            .distinguished_name
+            .push(DnType::CommonName, leaf.host);
+        if leaf.expired {
+            params.not_before = time::OffsetDateTime::UNIX_EPOCH + time::Duration::days(10_000);
+            params.not_after = time::OffsetDateTime::UNIX_EPOCH + time::Duration::days(10_001);
+        }
+        let key = KeyPair::generate().unwrap();
+        let cert = params.signed_by(&key, &ca, &ca_key).unwrap();
+        std::fs::write(dir.join(format!("{}.pem", leaf.file)), cert.pem()).unwrap();
+        std::fs::write(dir.join(format!("{}.key", leaf.file)), key.serialize_pem()).unwrap();
+    }
+    ca.pem().into_bytes()
 }
