@@ -1,6 +1,7 @@
 //! `ringwire`: serve a directory, or the built-in demo site, over HTTP/1.1.
 
 mod get;
+mod kafka;
 mod logger;
 mod serve;
 mod websocket;
@@ -24,6 +25,8 @@ enum Command {
     Ws(websocket::WsArgs),
     /// Serve DIR over HTTP/1.1, or the built-in demo site without one.
     Serve(serve::ServeArgs),
+    /// Produce to and consume from Kafka topics, create topics.
+    Kafka(kafka::KafkaArgs),
 }
 
 fn main() -> ExitCode {
@@ -31,5 +34,6 @@ fn main() -> ExitCode {
         Command::Get(args) => get::run(&args),
         Command::Ws(args) => websocket::run(&args),
         Command::Serve(args) => serve::run(args),
+        Command::Kafka(args) => kafka::run(&args),
     }
 }

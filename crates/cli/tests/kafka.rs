@@ -1,0 +1,167 @@
+//! `ringwire kafka` against a real Apache Kafka broker: the one
+//! `RINGWIRE_KAFKA_BOOTSTRAP` names (CI starts one), or one this test
+//! starts with `scripts/kafka/broker.sh` and stops. Records produced by the
+//! command are read back by it and by kcat, which no one here wrote.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_ringwire");
+
+/// The broker's address, and the run directory of one this test started.
+struct Broker {
+    bootstrap: String,
+    started: Option<PathBuf>,
+}
+
+impl Broker {
+    fn get() -> Broker {
+        if let Ok(bootstrap) = std::env::var("RINGWIRE_KAFKA_BOOTSTRAP") {
+            return Broker {
+                bootstrap,
+                started: None,
+            };
+        }
+        // A run directory of its own, apart from other tests' brokers.
+        let run = std::env::temp_dir().join(format!("ringwire-cli-kafka-{}", std::process::id()));
+        let out = broker_sh("start", &run);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Broker {
+            bootstrap: String::from_utf8(out.stdout).unwrap().trim().to_owned(),
+            started: Some(run),
+        }
+    }
+}
+
+impl Drop for Broker {
+    fn drop(&mut self) {
+        if let Some(run) = &self.started {
+            broker_sh("stop", run);
+            let _ = std::fs::remove_dir_all(run);
+        }
+    }
+}
+
+fn broker_sh(what: &str, run: &PathBuf) -> Output {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/kafka/broker.sh");
+    Command::new("bash")
+        .args([script, what])
+        .env("KAFKA_RUN_DIR", run)
+        .stderr(Stdio::piped())
+        .output()
+        .expect("run broker.sh")
+}
+
+/// `ringwire kafka --bootstrap B ARGS`, with `stdin` as its input.
+fn kafka(bootstrap: &str, args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(BIN)
+        .args(["kafka", "--bootstrap", bootstrap])
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run ringwire kafka");
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "ringwire kafka {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn sorted_lines(bytes: &[u8]) -> Vec<String> {
+    let mut lines: Vec<String> = String::from_utf8_lossy(bytes)
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    lines.sort();
+    lines
+}
+
+#[test]
+fn creates_produces_and_consumes_against_a_real_broker() {
+    let broker = Broker::get();
+    let b = broker.bootstrap.as_str();
+    let topic = format!("ringwire-cli-{}", std::process::id());
+    kafka(b, &["topics", "create", &topic, "--partitions", "3"], b"");
+
+    // 2,500 lines (three batches) to partition 1, zstd-compressed; then
+    // keyed lines, which go where Java's producer would send them.
+    let plain: Vec<String> = (0..2500)
+        .map(|i| format!("line {i} {}", "x".repeat(i % 50)))
+        .collect();
+    let input = plain.join("\n") + "\n";
+    kafka(
+        b,
+        &[
+            "produce",
+            &topic,
+            "--partition",
+            "1",
+            "--compression",
+            "zstd",
+        ],
+        input.as_bytes(),
+    );
+    kafka(
+        b,
+        &["produce", &topic, "--key", "user-42"],
+        b"keyed one\nkeyed two\n",
+    );
+
+    let total = plain.len() + 2;
+    let count = total.to_string();
+    let ours = kafka(
+        b,
+        &["consume", &topic, "--from-beginning", "--count", &count],
+        b"",
+    );
+    let mut expected = plain.clone();
+    expected.extend(["keyed one".to_owned(), "keyed two".to_owned()]);
+    expected.sort();
+    assert_eq!(sorted_lines(&ours.stdout), expected);
+
+    // kcat reads the same records; keyed ones carry their key.
+    let kcat = Command::new("kcat")
+        .args(["-C", "-b", b, "-t", &topic, "-e", "-q", "-f", "%k|%s\n"])
+        .output()
+        .expect("kcat is installed");
+    assert!(
+        kcat.status.success(),
+        "{}",
+        String::from_utf8_lossy(&kcat.stderr)
+    );
+    let theirs = sorted_lines(&kcat.stdout);
+    assert_eq!(theirs.len(), total);
+    assert!(
+        theirs.contains(&"user-42|keyed one".to_owned()),
+        "{theirs:?}"
+    );
+    assert!(
+        theirs.contains(&"|line 0 ".to_owned()),
+        "{:?}",
+        &theirs[..3]
+    );
+    // Both keyed records in one partition, the one murmur2 picks.
+    let partition_of = |line: &str| {
+        Command::new("kcat")
+            .args(["-C", "-b", b, "-t", &topic, "-e", "-q", "-f", "%p|%s\n"])
+            .output()
+            .map(|o| {
+                String::from_utf8_lossy(&o.stdout)
+                    .lines()
+                    .find(|l| l.ends_with(line))
+                    .map(|l| l.split('|').next().unwrap().to_owned())
+            })
+            .unwrap()
+    };
+    assert_eq!(partition_of("keyed one"), partition_of("keyed two"));
+}
