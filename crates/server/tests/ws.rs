@@ -1,5 +1,6 @@
 //! WebSocket upgrades on the server against real clients: tungstenite
-//! (Rust) and Python's `websockets` (with permessage-deflate).
+//! (Rust), Python's `websockets` and ringwire-ws's blocking client (with
+//! permessage-deflate). npm's `ws` is in `npm_ws.rs`.
 
 mod common;
 
@@ -202,4 +203,53 @@ fn the_client_socket_against_python_websockets() {
     });
     let _ = child.kill();
     let _ = child.wait();
+}
+
+/// ringwire-ws's blocking client socket (feature `blocking`) against the
+/// server, with permessage-deflate, up to a 16 MiB message.
+#[test]
+fn the_blocking_client_socket_with_compression() {
+    use ringwire_io::{Duplex, TransportConfig};
+    use ringwire_server::ws::{CloseCode, DeflateConfig, Limits, Message};
+    use ringwire_ws::blocking::WebSocket;
+
+    let addr = server().to_string();
+    let stream = std::net::TcpStream::connect(&addr).expect("connect");
+    let Duplex { rx, tx } =
+        Duplex::tcp(TransportConfig::new(64 << 10, 32 << 20), &stream).expect("rings");
+    let (mut socket, negotiated) = WebSocket::connect(
+        rx,
+        tx,
+        &addr,
+        "/ws/echo",
+        &[],
+        Some(DeflateConfig::default()),
+        Limits::default(),
+    )
+    .expect("handshake");
+    assert!(negotiated.deflate.is_some(), "permessage-deflate agreed");
+    let text = "compressible ".repeat(80_000);
+    let blob: Vec<u8> = (0..16u32 << 20)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+        .collect();
+    for message in [
+        Message::Text(&text),
+        Message::Binary(&blob),
+        Message::Binary(&blob[..300_000]),
+        Message::Text(""),
+        Message::Text("short"),
+    ] {
+        socket.send(&message).expect("send");
+        let (echoed, _) = socket.recv().expect("open").expect("echo");
+        assert!(echoed == message, "the echo differs");
+    }
+    socket.send(&Message::Ping(b"there?")).expect("ping");
+    assert_eq!(
+        socket.recv().expect("open").expect("pong").0,
+        Message::Pong(b"there?")
+    );
+    socket.close(CloseCode::NORMAL, "done").expect("close");
+    while let Some(received) = socket.recv() {
+        received.expect("closing handshake");
+    }
 }

@@ -31,9 +31,13 @@
 
 #![forbid(unsafe_code)]
 
+#[cfg(feature = "blocking")]
+pub mod blocking;
 mod close;
 mod conn;
 mod deflate;
+#[cfg(any(feature = "tokio", feature = "blocking"))]
+mod drive;
 mod error;
 mod frame;
 pub mod handshake;

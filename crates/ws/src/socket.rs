@@ -5,21 +5,20 @@
 //! of the receive ring, unmasked where it arrived. Pings are answered and
 //! the closing handshake completed by the socket itself. A server gets one
 //! from an upgraded connection ([`WebSocket::from_parts`]); a client from
-//! [`WebSocket::connect`].
+//! [`WebSocket::connect`]. [`blocking`](crate::blocking) has the same API
+//! without a runtime.
 
 use std::fmt;
-use std::io;
+use std::ops::ControlFlow;
 
 use polonius_the_crab::prelude::*;
-use ringwire_http1::{Method, ResponseParser, Status as HeadStatus};
 use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport, AsyncStream};
-use ringwire_io::TransportError;
 
-use crate::handshake::{ClientHandshake, HandshakeError, Negotiated};
-use crate::{
-    CloseCode, CloseFrame, Connection, DeflateConfig, Limits, Message, OpCode, Role, Sender, State,
-    Status,
-};
+use crate::drive::{self, Answer, Outgoing, Step, Upgrade};
+use crate::handshake::Negotiated;
+use crate::{CloseCode, CloseFrame, Connection, DeflateConfig, Limits, Message, Sender, State};
+
+pub use crate::drive::SocketError;
 
 /// A WebSocket over a tokio stream, on the connection's own rings.
 pub struct WebSocket<S> {
@@ -36,6 +35,9 @@ pub struct Reply<'w, S> {
     tx: &'w mut AsyncSendTransport<S>,
     sender: &'w mut Sender,
 }
+
+/// What [`WebSocket::recv`] returns.
+type Received<'w, S> = Option<Result<(Message<'w>, Reply<'w, S>), SocketError>>;
 
 impl<S: AsyncStream> WebSocket<S> {
     /// A socket over `rx` and `tx` (an upgraded server connection: `rx`
@@ -70,102 +72,26 @@ impl<S: AsyncStream> WebSocket<S> {
         deflate: Option<DeflateConfig>,
         limits: Limits,
     ) -> Result<(Self, Negotiated), SocketError> {
-        let handshake = ClientHandshake::new(protocols, deflate).map_err(io::Error::other)?;
-        let buf = tx.reserve(512 + host.len() + path.len()).await?;
-        let n = handshake
-            .write_request(host, path, buf)
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+        let mut upgrade = Upgrade::new(protocols, deflate, limits)?;
+        let buf = tx.reserve(Upgrade::request_len(host, path)).await?;
+        let n = upgrade.write_request(host, path, buf)?;
         tx.commit(n);
         tx.flush().await?;
-        let mut parser = ResponseParser::default();
-        let (negotiated, head_len) = loop {
-            match parser.parse(rx.data(), Method::Get) {
-                Ok(HeadStatus::Complete(response, n)) => {
-                    break (
-                        handshake
-                            .verify(&response)
-                            .map_err(SocketError::Handshake)?,
-                        n,
-                    );
+        loop {
+            match upgrade.read_response(rx.data())? {
+                Answer::Open(conn, negotiated, head_len) => {
+                    rx.consume(head_len);
+                    return Ok((Self::from_parts(rx, tx, *conn), negotiated));
                 }
-                Ok(HeadStatus::Partial { at_least }) => {
+                Answer::More(at_least) => {
                     if rx.fill(at_least).await? == 0 {
-                        return Err(io::Error::from(io::ErrorKind::UnexpectedEof).into());
+                        return Err(drive::eof_in_upgrade());
                     }
                 }
-                Err(e) => {
-                    return Err(io::Error::new(io::ErrorKind::InvalidData, e.to_string()).into());
-                }
             }
-        };
-        rx.consume(head_len);
-        let level = deflate.map_or(1, |d| d.level);
-        let conn = Connection::new(
-            Role::Client,
-            limits,
-            negotiated.deflate.as_ref().map(|p| (p, level)),
-        )
-        .map_err(io::Error::other)?;
-        Ok((Self::from_parts(rx, tx, conn), negotiated))
-    }
-}
-
-/// Why a WebSocket stopped.
-#[derive(Debug)]
-pub enum SocketError {
-    /// The peer broke the protocol; the close frame with the matching code
-    /// was sent.
-    Protocol(crate::Error),
-    /// The connection failed, or a message does not fit the rings.
-    Transport(TransportError),
-    /// A message could not be encoded (the socket is closing, or a control
-    /// frame over 125 bytes).
-    Encode(crate::EncodeError),
-    /// The server's answer to a client's upgrade request was refused.
-    Handshake(HandshakeError),
-}
-
-impl fmt::Display for SocketError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SocketError::Protocol(e) => write!(f, "protocol error: {e}"),
-            SocketError::Transport(e) => write!(f, "transport: {e}"),
-            SocketError::Encode(e) => write!(f, "cannot send: {e}"),
-            SocketError::Handshake(e) => write!(f, "handshake: {e}"),
         }
     }
-}
 
-impl std::error::Error for SocketError {}
-
-impl From<TransportError> for SocketError {
-    fn from(e: TransportError) -> Self {
-        SocketError::Transport(e)
-    }
-}
-
-impl From<io::Error> for SocketError {
-    fn from(e: io::Error) -> Self {
-        SocketError::Transport(e.into())
-    }
-}
-
-/// Messages larger than this skip the copy into the send ring.
-const LARGE: usize = 64 << 10;
-
-type Received<'w, S> = Option<Result<(Message<'w>, Reply<'w, S>), SocketError>>;
-
-/// One step of reading: what `recv` returns, or what it needs first.
-enum Step<'w, S> {
-    Done(Received<'w, S>),
-    /// A frame was taken in without a message (a fragment, or input after
-    /// the close): read the next one.
-    Again,
-    /// This many bytes buffered in all.
-    More(usize),
-}
-
-impl<S: AsyncStream> WebSocket<S> {
     /// The next message (pings and closes included, after the socket has
     /// queued its answer), with a [`Reply`] to answer it by; `None` once the
     /// closing handshake is over or the peer is gone.
@@ -181,10 +107,9 @@ impl<S: AsyncStream> WebSocket<S> {
             // not, which plain borrows cannot express yet.
             let mut at_least = None;
             polonius!(|this| -> Received<'polonius, S> {
-                match this.step() {
-                    Step::Done(received) => polonius_return!(received),
-                    Step::Again => {}
-                    Step::More(n) => at_least = Some(n),
+                match this.read_step() {
+                    ControlFlow::Break(received) => polonius_return!(received),
+                    ControlFlow::Continue(more) => at_least = more,
                 }
             });
             if let Err(e) = this.flush_replies().await {
@@ -203,39 +128,35 @@ impl<S: AsyncStream> WebSocket<S> {
         }
     }
 
-    fn step(&mut self) -> Step<'_, S> {
+    /// One [`drive::step`]: what `recv` returns, or how many bytes it needs
+    /// first (`None`: none more, read on).
+    fn read_step(&mut self) -> ControlFlow<Received<'_, S>, Option<usize>> {
         self.rx.consume(std::mem::take(&mut self.consumed));
-        let (receiver, sender) = self.conn.split();
-        if sender.may_close_tcp() {
-            return Step::Done(None);
+        match drive::step(&mut self.conn, self.rx.data_mut(), &mut self.consumed) {
+            Step::Message(message, sender) => ControlFlow::Break(Some(Ok((
+                message,
+                Reply {
+                    tx: &mut self.tx,
+                    sender,
+                },
+            )))),
+            Step::Again => ControlFlow::Continue(None),
+            Step::More(n) => ControlFlow::Continue(Some(n)),
+            Step::Closed => ControlFlow::Break(None),
+            Step::Failed(e) => ControlFlow::Break(Some(Err(e))),
         }
-        match receiver.handle_read(self.rx.data_mut(), sender) {
-            Ok(Status::Complete(message, n)) => {
-                self.consumed = n;
-                match message {
-                    Some(message) => Step::Done(Some(Ok((
-                        message,
-                        Reply {
-                            tx: &mut self.tx,
-                            sender,
-                        },
-                    )))),
-                    None => Step::Again,
-                }
-            }
-            Ok(Status::Partial { at_least }) => Step::More(at_least),
-            Err(e) => Step::Done(Some(Err(SocketError::Protocol(e)))),
+    }
+
+    fn reply(&mut self) -> Reply<'_, S> {
+        Reply {
+            tx: &mut self.tx,
+            sender: self.conn.sender(),
         }
     }
 
     /// Sends queued pongs and closes.
     async fn flush_replies(&mut self) -> Result<(), SocketError> {
-        Reply {
-            tx: &mut self.tx,
-            sender: self.conn.sender(),
-        }
-        .flush_replies()
-        .await
+        self.reply().flush_replies().await
     }
 
     /// Sends a message.
@@ -244,12 +165,7 @@ impl<S: AsyncStream> WebSocket<S> {
     ///
     /// The connection failed, or the socket is closing.
     pub async fn send(&mut self, message: &Message<'_>) -> Result<(), SocketError> {
-        Reply {
-            tx: &mut self.tx,
-            sender: self.conn.sender(),
-        }
-        .send(message)
-        .await
+        self.reply().send(message).await
     }
 
     /// Starts the closing handshake with `code` and `reason`; keep calling
@@ -278,65 +194,28 @@ impl<S: AsyncStream> Reply<'_, S> {
     /// The connection failed, or the socket is closing.
     pub async fn send(&mut self, message: &Message<'_>) -> Result<(), SocketError> {
         self.flush_replies().await?;
-        let need = self.sender.max_encoded_len(message);
-        if need <= LARGE {
-            let buf = self.tx.reserve(need).await?;
-            let n = self
-                .sender
-                .send(message, buf)
-                .map_err(SocketError::Encode)?;
-            self.tx.commit(n);
-        } else {
-            self.send_large(message, need).await?;
+        match drive::outgoing(self.sender, message)? {
+            Outgoing::Ring(need) => {
+                let buf = self.tx.reserve(need).await?;
+                let n = self.sender.send(message, buf)?;
+                self.tx.commit(n);
+            }
+            Outgoing::Gathered(header, payload) => {
+                let buf = self.tx.reserve(crate::MAX_HEADER_LEN).await?;
+                let n = header.write(buf)?;
+                self.tx.commit(n);
+                self.tx.send_vectored(&[payload]).await?;
+            }
+            Outgoing::Apart(encoded) => self.tx.send_vectored(&[&encoded]).await?,
         }
         self.tx.flush().await?;
         Ok(())
     }
 
-    /// A message too large to copy into the send ring: an uncompressed one
-    /// goes out as a header in the ring and its payload from where it lies
-    /// (a server does not mask); a compressed one is encoded into a buffer
-    /// of its own first.
-    async fn send_large(&mut self, message: &Message<'_>, need: usize) -> Result<(), SocketError> {
-        let (opcode, payload) = match message {
-            Message::Text(text) => (OpCode::Text, text.as_bytes()),
-            Message::Binary(bytes) => (OpCode::Binary, *bytes),
-            // Control frames are at most 125 bytes: never large.
-            _ => return Err(SocketError::Encode(crate::EncodeError::ControlFrameTooLong)),
-        };
-        if self.sender.state() != State::Open {
-            return Err(SocketError::Encode(crate::EncodeError::Closed));
-        }
-        if need <= payload.len() + crate::MAX_HEADER_LEN {
-            // Uncompressed: `need` is exact.
-            let header = self
-                .sender
-                .writer_mut()
-                .header(opcode, true, payload.len() as u64);
-            if header.mask.is_none() {
-                let buf = self.tx.reserve(crate::MAX_HEADER_LEN).await?;
-                let n = header.write(buf).map_err(SocketError::Encode)?;
-                self.tx.commit(n);
-                self.tx.send_vectored(&[payload]).await?;
-                return Ok(());
-            }
-        }
-        let mut encoded = vec![0; need];
-        let n = self
-            .sender
-            .send(message, &mut encoded)
-            .map_err(SocketError::Encode)?;
-        self.tx.send_vectored(&[&encoded[..n]]).await?;
-        Ok(())
-    }
-
     async fn flush_replies(&mut self) -> Result<(), SocketError> {
         if self.sender.wants_transmit() {
-            let buf = self.tx.reserve(2 * crate::MAX_HEADER_LEN + 250).await?;
-            let n = self
-                .sender
-                .poll_transmit(buf)
-                .map_err(SocketError::Encode)?;
+            let buf = self.tx.reserve(drive::REPLIES_LEN).await?;
+            let n = self.sender.poll_transmit(buf)?;
             self.tx.commit(n);
             self.tx.flush().await?;
         }

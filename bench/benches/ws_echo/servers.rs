@@ -1,0 +1,237 @@
+//! One echo server per library, each on its own current-thread tokio runtime
+//! in a thread of its own (nexus-web, which is blocking, on a thread per
+//! connection), as each library's examples run it: binary and text messages
+//! come back as they came, with default settings and no permessage-deflate.
+//! Every accepted socket has `TCP_NODELAY`, as ringwire's server sets it.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::thread;
+
+use fastwebsockets::{FragmentCollector, OpCode, Role, WebSocket};
+use futures_util::{SinkExt as _, StreamExt as _};
+use ringwire_server::{ws, Router, Server, ServerConfig, Threading};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::{TcpListener, TcpStream};
+
+/// Starts a server on a loopback port of its own and returns the address.
+type Start = fn() -> SocketAddr;
+
+/// The servers compared, by name.
+pub(crate) const SERVERS: [(&str, Start); 5] = [
+    ("ringwire", ringwire),
+    ("tokio-tungstenite", tungstenite),
+    ("fastwebsockets", fastwebsockets),
+    ("sockudo-ws", sockudo),
+    ("nexus-web", nexus),
+];
+
+/// Starts the server named `name` (one of [`SERVERS`]).
+pub(crate) fn start(name: &str) -> Option<SocketAddr> {
+    SERVERS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, start)| start())
+}
+
+/// Runs what `serve` makes on a current-thread runtime in a new thread.
+fn on_own_runtime<F: Future<Output = ()> + 'static>(serve: impl FnOnce() -> F + Send + 'static) {
+    thread::spawn(move || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime")
+            .block_on(serve());
+    });
+}
+
+/// A loopback listener, bound before its runtime starts so that its address
+/// is known at once.
+fn listener() -> (std::net::TcpListener, SocketAddr) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.set_nonblocking(true).expect("nonblocking");
+    let addr = listener.local_addr().expect("addr");
+    (listener, addr)
+}
+
+/// Accepts connections and runs `connection` on each, spawned.
+async fn accept_each<F>(listener: std::net::TcpListener, connection: impl Fn(TcpStream) -> F)
+where
+    F: Future<Output = ()> + Send + 'static,
+{
+    let listener = TcpListener::from_std(listener).expect("listener");
+    loop {
+        let (stream, _) = listener.accept().await.expect("accept");
+        stream.set_nodelay(true).expect("nodelay");
+        tokio::spawn(connection(stream));
+    }
+}
+
+/// ringwire's server with its `/ws/echo` handler on `/`, one listener.
+fn ringwire() -> SocketAddr {
+    let mut config = ServerConfig::new("127.0.0.1:0".parse().expect("addr"));
+    config.threading = Threading::Shared(1);
+    let server = Server::bind(config).expect("bind");
+    let addr = server.local_addr();
+    on_own_runtime(move || async move {
+        server
+            .serve(Router::new().get("/", ws::echo))
+            .await
+            .expect("serve");
+    });
+    addr
+}
+
+/// tokio-tungstenite's `accept_async`, default configuration.
+fn tungstenite() -> SocketAddr {
+    let (listener, addr) = listener();
+    on_own_runtime(move || {
+        accept_each(listener, |stream| async move {
+            let mut ws = tokio_tungstenite::accept_async(stream)
+                .await
+                .expect("handshake");
+            while let Some(Ok(message)) = ws.next().await {
+                if (message.is_binary() || message.is_text()) && ws.send(message).await.is_err() {
+                    break;
+                }
+            }
+        })
+    });
+    addr
+}
+
+/// fastwebsockets as in its `echo_server` example (a `FragmentCollector`,
+/// unconstrained by tokio's budget), default settings. The upgrade is
+/// answered on the raw `TcpStream` rather than through hyper, which only
+/// spares fastwebsockets hyper's boxed stream.
+fn fastwebsockets() -> SocketAddr {
+    let (listener, addr) = listener();
+    on_own_runtime(move || {
+        accept_each(listener, |mut stream| async move {
+            answer_upgrade(&mut stream).await;
+            let mut ws = FragmentCollector::new(WebSocket::after_handshake(stream, Role::Server));
+            tokio::task::unconstrained(async move {
+                while let Ok(frame) = ws.read_frame().await {
+                    match frame.opcode {
+                        OpCode::Close => break,
+                        OpCode::Text | OpCode::Binary => {}
+                        _ => continue,
+                    }
+                    if ws.write_frame(frame).await.is_err() {
+                        break;
+                    }
+                }
+            })
+            .await;
+        })
+    });
+    addr
+}
+
+/// sockudo-ws as in its `simple_echo` example: its `server_handshake` on
+/// the raw stream, then `WebSocketStream::server` with the default `Config`.
+fn sockudo() -> SocketAddr {
+    use sockudo_ws::{handshake, Config, Message, WebSocketStream};
+
+    let (listener, addr) = listener();
+    on_own_runtime(move || {
+        accept_each(listener, |mut stream| async move {
+            let done = handshake::server_handshake(&mut stream)
+                .await
+                .expect("handshake");
+            assert!(
+                done.leftover.is_none_or(|b| b.is_empty()),
+                "no frame before the 101"
+            );
+            let mut ws = WebSocketStream::server(stream, Config::default());
+            while let Some(Ok(message)) = ws.next().await {
+                if matches!(message, Message::Text(_) | Message::Binary(_))
+                    && ws.send(message).await.is_err()
+                {
+                    break;
+                }
+            }
+        })
+    });
+    addr
+}
+
+/// nexus-web's blocking `Client::accept`, a thread per connection, default
+/// builder but for the write buffer ([`NEXUS_WRITE_BUFFER`]). Its messages borrow the reader, so each is copied
+/// into a reused buffer before it is sent back.
+fn nexus() -> SocketAddr {
+    use nexus_web::ws::{ClientBuilder, Message};
+
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    thread::spawn(move || {
+        for stream in listener.incoming() {
+            let stream = stream.expect("accept");
+            stream.set_nodelay(true).expect("nodelay");
+            thread::spawn(move || {
+                let mut ws = ClientBuilder::new()
+                    .write_buffer_capacity(NEXUS_WRITE_BUFFER)
+                    .accept(stream)
+                    .expect("handshake");
+                let (mut binary, mut text) = (Vec::new(), String::new());
+                loop {
+                    let sent = match ws.recv() {
+                        Ok(Some(Message::Binary(bytes))) => {
+                            binary.clear();
+                            binary.extend_from_slice(bytes);
+                            ws.send_binary(&binary)
+                        }
+                        Ok(Some(Message::Text(message))) => {
+                            text.clear();
+                            text.push_str(message);
+                            ws.send_text(&text)
+                        }
+                        Ok(Some(_)) => Ok(()),
+                        Ok(None) | Err(_) => return,
+                    };
+                    if sent.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// nexus-web's write buffer: it panics on a frame larger than the buffer
+/// (its default, 64 KiB, cannot hold a 64 KiB message and its header), so
+/// it holds the largest message sent here, 16 MiB.
+pub(crate) const NEXUS_WRITE_BUFFER: usize = (16 << 20) + (64 << 10);
+
+/// Reads an upgrade request and answers `101` (the client sends nothing
+/// more until it has the answer).
+async fn answer_upgrade(stream: &mut TcpStream) {
+    let head = read_head(stream).await;
+    let mut fields = [httparse::EMPTY_HEADER; 32];
+    let mut request = httparse::Request::new(&mut fields);
+    request.parse(&head).expect("request head");
+    let key = request
+        .headers
+        .iter()
+        .find(|h| h.name.eq_ignore_ascii_case("sec-websocket-key"))
+        .expect("sec-websocket-key")
+        .value;
+    let accept = ringwire_ws::handshake::accept_key(key);
+    let answer = format!(
+        "HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: Upgrade\r\n\
+         sec-websocket-accept: {accept}\r\n\r\n"
+    );
+    stream.write_all(answer.as_bytes()).await.expect("101");
+}
+
+/// Bytes up to the end of an HTTP head.
+pub(crate) async fn read_head(stream: &mut TcpStream) -> Vec<u8> {
+    let mut head = Vec::new();
+    while !head.ends_with(b"\r\n\r\n") {
+        let mut byte = [0];
+        stream.read_exact(&mut byte).await.expect("head");
+        head.push(byte[0]);
+    }
+    head
+}

@@ -1,0 +1,251 @@
+//! A WebSocket over blocking std I/O (feature `blocking`): the sans-IO
+//! [`Connection`] driven by `ringwire-io`'s [`RecvTransport`] and
+//! [`SendTransport`], for programs without an async runtime. The same API
+//! as the tokio [`socket`](crate::socket), minus `async`.
+//!
+//! ```no_run
+//! use std::net::TcpStream;
+//!
+//! use ringwire_io::{Duplex, TransportConfig};
+//! use ringwire_ws::blocking::WebSocket;
+//! use ringwire_ws::{DeflateConfig, Limits, Message};
+//!
+//! let stream = TcpStream::connect("127.0.0.1:8080")?;
+//! let Duplex { rx, tx } = Duplex::tcp(TransportConfig::new(64 << 10, 32 << 20), &stream)?;
+//! let (mut socket, _) = WebSocket::connect(
+//!     rx, tx, "127.0.0.1:8080", "/ws/echo", &[], Some(DeflateConfig::default()), Limits::default(),
+//! )?;
+//! socket.send(&Message::Text("hello"))?;
+//! if let Some(Ok((message, _reply))) = socket.recv() {
+//!     assert_eq!(message, Message::Text("hello"));
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::fmt;
+use std::io::{Read, Write};
+use std::ops::ControlFlow;
+
+use polonius_the_crab::prelude::*;
+use ringwire_io::{RecvTransport, SendTransport, ShutdownWrite};
+
+use crate::drive::{self, Answer, Outgoing, Step, Upgrade};
+use crate::handshake::Negotiated;
+use crate::{CloseCode, CloseFrame, Connection, DeflateConfig, Limits, Message, Sender, State};
+
+pub use crate::drive::SocketError;
+
+/// A WebSocket over a blocking stream's two halves, on its own rings.
+pub struct WebSocket<R, W> {
+    rx: RecvTransport<R>,
+    tx: SendTransport<W>,
+    conn: Connection,
+    /// Bytes of the last message handed out, consumed before the next read.
+    consumed: usize,
+}
+
+/// Sends on a [`WebSocket`] while a message read from it is still borrowed
+/// (to echo it, say).
+pub struct Reply<'w, W> {
+    tx: &'w mut SendTransport<W>,
+    sender: &'w mut Sender,
+}
+
+/// What [`WebSocket::recv`] returns.
+type Received<'w, W> = Option<Result<(Message<'w>, Reply<'w, W>), SocketError>>;
+
+impl<R: Read, W: Write + ShutdownWrite> WebSocket<R, W> {
+    /// A socket over `rx` and `tx` after a handshake done elsewhere (`rx`
+    /// may already hold frames).
+    pub fn from_parts(rx: RecvTransport<R>, tx: SendTransport<W>, conn: Connection) -> Self {
+        WebSocket {
+            rx,
+            tx,
+            conn,
+            consumed: 0,
+        }
+    }
+
+    /// Opens a WebSocket as a client over `rx` and `tx` (one stream's two
+    /// halves, as [`Duplex::tcp`](ringwire_io::Duplex::tcp) makes them):
+    /// sends the upgrade request for `path` on `host`, checks the `101`, and
+    /// keeps any frames that came with it.
+    ///
+    /// # Errors
+    ///
+    /// The connection failed, the answer is not a valid `101`
+    /// ([`SocketError::Handshake`]), or the OS random source failed.
+    pub fn connect(
+        mut rx: RecvTransport<R>,
+        mut tx: SendTransport<W>,
+        host: &str,
+        path: &str,
+        protocols: &[&str],
+        deflate: Option<DeflateConfig>,
+        limits: Limits,
+    ) -> Result<(Self, Negotiated), SocketError> {
+        let mut upgrade = Upgrade::new(protocols, deflate, limits)?;
+        let buf = tx.reserve(Upgrade::request_len(host, path))?;
+        let n = upgrade.write_request(host, path, buf)?;
+        tx.commit(n);
+        tx.flush()?;
+        loop {
+            match upgrade.read_response(rx.data())? {
+                Answer::Open(conn, negotiated, head_len) => {
+                    rx.consume(head_len);
+                    return Ok((Self::from_parts(rx, tx, *conn), negotiated));
+                }
+                Answer::More(at_least) => {
+                    if rx.fill(at_least)? == 0 {
+                        return Err(drive::eof_in_upgrade());
+                    }
+                }
+            }
+        }
+    }
+
+    /// The next message (pings and closes included, after the socket has
+    /// queued its answer), with a [`Reply`] to answer it by; `None` once the
+    /// closing handshake is over or the peer is gone.
+    pub fn recv(&mut self) -> Received<'_, W> {
+        let mut this = self;
+        loop {
+            // A pong or close queued while the last message was read goes
+            // out before the next frame is read: every ping gets its pong.
+            if let Err(e) = this.reply().flush_replies() {
+                return Some(Err(e));
+            }
+            // A message borrows the ring; the loop that fills the ring must
+            // not, which plain borrows cannot express yet.
+            let mut at_least = None;
+            polonius!(|this| -> Received<'polonius, W> {
+                match this.read_step() {
+                    ControlFlow::Break(received) => polonius_return!(received),
+                    ControlFlow::Continue(more) => at_least = more,
+                }
+            });
+            if let Err(e) = this.reply().flush_replies() {
+                return Some(Err(e));
+            }
+            if this.conn.sender().may_close_tcp() {
+                return None;
+            }
+            let Some(at_least) = at_least else { continue };
+            match this.rx.fill(at_least) {
+                Ok(0) => return None,
+                Ok(_) => {}
+                Err(e) => return Some(Err(e.into())),
+            }
+        }
+    }
+
+    /// One [`drive::step`]: what `recv` returns, or how many bytes it needs
+    /// first (`None`: none more, read on).
+    fn read_step(&mut self) -> ControlFlow<Received<'_, W>, Option<usize>> {
+        self.rx.consume(std::mem::take(&mut self.consumed));
+        let data = self.rx.ring_mut().readable_mut();
+        match drive::step(&mut self.conn, data, &mut self.consumed) {
+            Step::Message(message, sender) => ControlFlow::Break(Some(Ok((
+                message,
+                Reply {
+                    tx: &mut self.tx,
+                    sender,
+                },
+            )))),
+            Step::Again => ControlFlow::Continue(None),
+            Step::More(n) => ControlFlow::Continue(Some(n)),
+            Step::Closed => ControlFlow::Break(None),
+            Step::Failed(e) => ControlFlow::Break(Some(Err(e))),
+        }
+    }
+
+    fn reply(&mut self) -> Reply<'_, W> {
+        Reply {
+            tx: &mut self.tx,
+            sender: self.conn.sender(),
+        }
+    }
+
+    /// Sends a message.
+    ///
+    /// # Errors
+    ///
+    /// The connection failed, or the socket is closing.
+    pub fn send(&mut self, message: &Message<'_>) -> Result<(), SocketError> {
+        self.reply().send(message)
+    }
+
+    /// Starts the closing handshake with `code` and `reason`; keep calling
+    /// [`recv`](Self::recv) until it returns `None` for the peer's answer.
+    ///
+    /// # Errors
+    ///
+    /// As [`send`](Self::send).
+    pub fn close(&mut self, code: CloseCode, reason: &str) -> Result<(), SocketError> {
+        self.send(&Message::Close(Some(CloseFrame { code, reason })))
+    }
+
+    /// Where the closing handshake stands.
+    pub fn state(&self) -> State {
+        self.conn.state()
+    }
+}
+
+impl<W: Write + ShutdownWrite> Reply<'_, W> {
+    /// Sends a message; large unmasked, uncompressed payloads go out from
+    /// where they lie (a gathered write), uncopied.
+    ///
+    /// # Errors
+    ///
+    /// The connection failed, or the socket is closing.
+    pub fn send(&mut self, message: &Message<'_>) -> Result<(), SocketError> {
+        self.flush_replies()?;
+        match drive::outgoing(self.sender, message)? {
+            Outgoing::Ring(need) => {
+                let buf = self.tx.reserve(need)?;
+                let n = self.sender.send(message, buf)?;
+                self.tx.commit(n);
+            }
+            Outgoing::Gathered(header, payload) => {
+                let buf = self.tx.reserve(crate::MAX_HEADER_LEN)?;
+                let n = header.write(buf)?;
+                self.tx.commit(n);
+                self.tx.send_vectored(&[payload])?;
+            }
+            Outgoing::Apart(encoded) => self.tx.send_vectored(&[&encoded])?,
+        }
+        self.tx.flush()?;
+        Ok(())
+    }
+
+    fn flush_replies(&mut self) -> Result<(), SocketError> {
+        if self.sender.wants_transmit() {
+            let buf = self.tx.reserve(drive::REPLIES_LEN)?;
+            let n = self.sender.poll_transmit(buf)?;
+            self.tx.commit(n);
+            self.tx.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Where the closing handshake stands.
+    pub fn state(&self) -> State {
+        self.sender.state()
+    }
+}
+
+impl<R, W> fmt::Debug for WebSocket<R, W> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WebSocket")
+            .field("state", &self.conn.state())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<W> fmt::Debug for Reply<'_, W> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Reply")
+            .field("state", &self.sender.state())
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,227 @@
+//! What the tokio and the blocking socket share: the sans-IO steps between
+//! their reads and writes (a client's upgrade, one read of the ring, how a
+//! message leaves), so that each driver only moves bytes.
+
+use std::fmt;
+use std::io;
+
+use ringwire_http1::{Method, ResponseParser, Status as HeadStatus};
+use ringwire_io::TransportError;
+
+use crate::handshake::{ClientHandshake, HandshakeError, Negotiated};
+use crate::{
+    Connection, DeflateConfig, EncodeError, FrameHeader, Limits, Message, OpCode, Role, Sender,
+    State, Status, MAX_CONTROL_PAYLOAD, MAX_HEADER_LEN,
+};
+
+/// Why a WebSocket stopped.
+#[derive(Debug)]
+pub enum SocketError {
+    /// The peer broke the protocol; the close frame with the matching code
+    /// was sent.
+    Protocol(crate::Error),
+    /// The connection failed, or a message does not fit the rings.
+    Transport(TransportError),
+    /// A message could not be encoded (the socket is closing, or a control
+    /// frame over 125 bytes).
+    Encode(EncodeError),
+    /// The server's answer to a client's upgrade request was refused.
+    Handshake(HandshakeError),
+}
+
+impl fmt::Display for SocketError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SocketError::Protocol(e) => write!(f, "protocol error: {e}"),
+            SocketError::Transport(e) => write!(f, "transport: {e}"),
+            SocketError::Encode(e) => write!(f, "cannot send: {e}"),
+            SocketError::Handshake(e) => write!(f, "handshake: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for SocketError {}
+
+impl From<TransportError> for SocketError {
+    fn from(e: TransportError) -> Self {
+        SocketError::Transport(e)
+    }
+}
+
+impl From<io::Error> for SocketError {
+    fn from(e: io::Error) -> Self {
+        SocketError::Transport(e.into())
+    }
+}
+
+impl From<EncodeError> for SocketError {
+    fn from(e: EncodeError) -> Self {
+        SocketError::Encode(e)
+    }
+}
+
+/// A client's upgrade: the request to send, then the server's answer, read
+/// as it arrives.
+pub(crate) struct Upgrade {
+    handshake: ClientHandshake,
+    parser: ResponseParser,
+    /// The zlib level for what this end compresses.
+    level: u32,
+    limits: Limits,
+}
+
+/// How far the server's answer has come.
+pub(crate) enum Answer {
+    /// A valid `101`: the connection, what was agreed, and the head's length
+    /// (frames may follow it in the ring). Boxed: the connection is large
+    /// and `More` the common answer.
+    Open(Box<Connection>, Negotiated, usize),
+    /// This many bytes buffered in all.
+    More(usize),
+}
+
+impl Upgrade {
+    pub(crate) fn new(
+        protocols: &[&str],
+        deflate: Option<DeflateConfig>,
+        limits: Limits,
+    ) -> Result<Self, SocketError> {
+        Ok(Upgrade {
+            handshake: ClientHandshake::new(protocols, deflate).map_err(io::Error::other)?,
+            parser: ResponseParser::default(),
+            level: deflate.map_or(1, |d| d.level),
+            limits,
+        })
+    }
+
+    /// Room the request needs in the send ring.
+    pub(crate) fn request_len(host: &str, path: &str) -> usize {
+        512 + host.len() + path.len()
+    }
+
+    /// Writes the request for `path` on `host` into `out`; returns its length.
+    pub(crate) fn write_request(
+        &self,
+        host: &str,
+        path: &str,
+        out: &mut [u8],
+    ) -> Result<usize, SocketError> {
+        self.handshake
+            .write_request(host, path, out)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()).into())
+    }
+
+    /// Reads the answer from the receive ring's unread bytes.
+    pub(crate) fn read_response(&mut self, data: &[u8]) -> Result<Answer, SocketError> {
+        match self.parser.parse(data, Method::Get) {
+            Ok(HeadStatus::Complete(response, head_len)) => {
+                let negotiated = self
+                    .handshake
+                    .verify(&response)
+                    .map_err(SocketError::Handshake)?;
+                let deflate = negotiated.deflate.as_ref().map(|p| (p, self.level));
+                let conn = Connection::new(Role::Client, self.limits, deflate)
+                    .map_err(io::Error::other)?;
+                Ok(Answer::Open(Box::new(conn), negotiated, head_len))
+            }
+            Ok(HeadStatus::Partial { at_least }) => Ok(Answer::More(at_least)),
+            Err(e) => Err(io::Error::new(io::ErrorKind::InvalidData, e.to_string()).into()),
+        }
+    }
+}
+
+/// The end of stream where the server's answer should be.
+pub(crate) fn eof_in_upgrade() -> SocketError {
+    io::Error::from(io::ErrorKind::UnexpectedEof).into()
+}
+
+/// One read of the receive ring's unread bytes.
+pub(crate) enum Step<'a> {
+    /// A message (pings and closes included, their answers queued) and the
+    /// sender to answer it by.
+    Message(Message<'a>, &'a mut Sender),
+    /// A frame was taken in without a message (a fragment, or input after
+    /// the close): read the next one.
+    Again,
+    /// This many bytes buffered in all.
+    More(usize),
+    /// The closing handshake is over: close TCP.
+    Closed,
+    Failed(SocketError),
+}
+
+/// Reads the next frame from `data`; `consumed` becomes the bytes it spans,
+/// which the driver drops from its ring before the next step (the message
+/// borrows them until then).
+pub(crate) fn step<'a>(
+    conn: &'a mut Connection,
+    data: &'a mut [u8],
+    consumed: &mut usize,
+) -> Step<'a> {
+    let (receiver, sender) = conn.split();
+    if sender.may_close_tcp() {
+        return Step::Closed;
+    }
+    match receiver.handle_read(data, sender) {
+        Ok(Status::Complete(message, n)) => {
+            *consumed = n;
+            match message {
+                Some(message) => Step::Message(message, sender),
+                None => Step::Again,
+            }
+        }
+        Ok(Status::Partial { at_least }) => Step::More(at_least),
+        Err(e) => Step::Failed(SocketError::Protocol(e)),
+    }
+}
+
+/// Send-ring room for what a connection queues by itself: a pong and a
+/// close.
+pub(crate) const REPLIES_LEN: usize = 2 * (MAX_HEADER_LEN + MAX_CONTROL_PAYLOAD);
+
+/// Messages larger than this skip the copy into the send ring.
+const LARGE: usize = 64 << 10;
+
+/// How a message leaves.
+pub(crate) enum Outgoing<'m> {
+    /// Encoded into a send-ring reservation of this many bytes.
+    Ring(usize),
+    /// Large, unmasked and uncompressed: this header through the ring, then
+    /// the payload from where it lies (a gathered write), uncopied.
+    Gathered(FrameHeader, &'m [u8]),
+    /// Large and masked or compressed: encoded into a buffer of its own.
+    Apart(Vec<u8>),
+}
+
+/// Decides how `message` leaves, encoding it when it goes apart.
+pub(crate) fn outgoing<'m>(
+    sender: &mut Sender,
+    message: &Message<'m>,
+) -> Result<Outgoing<'m>, SocketError> {
+    let need = sender.max_encoded_len(message);
+    if need <= LARGE {
+        return Ok(Outgoing::Ring(need));
+    }
+    let (opcode, payload) = match message {
+        Message::Text(text) => (OpCode::Text, text.as_bytes()),
+        Message::Binary(bytes) => (OpCode::Binary, *bytes),
+        // Control frames are at most 125 bytes: never large.
+        _ => return Err(EncodeError::ControlFrameTooLong.into()),
+    };
+    if sender.state() != State::Open {
+        return Err(EncodeError::Closed.into());
+    }
+    // Uncompressed, `need` is exact.
+    if need <= payload.len() + MAX_HEADER_LEN {
+        let header = sender
+            .writer_mut()
+            .header(opcode, true, payload.len() as u64);
+        if header.mask.is_none() {
+            return Ok(Outgoing::Gathered(header, payload));
+        }
+    }
+    let mut encoded = vec![0; need];
+    let n = sender.send(message, &mut encoded)?;
+    encoded.truncate(n);
+    Ok(Outgoing::Apart(encoded))
+}

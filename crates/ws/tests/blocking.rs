@@ -1,0 +1,109 @@
+//! The blocking socket (feature `blocking`) as a client of tungstenite's
+//! echo server over loopback TCP: every length encoding, both types, the
+//! large-message paths, a ping, and the closing handshake.
+
+use std::net::{TcpListener, TcpStream};
+use std::thread;
+
+use ringwire_io::{Duplex, TransportConfig};
+use ringwire_ws::blocking::WebSocket;
+use ringwire_ws::{CloseCode, DeflateConfig, Limits, Message, State};
+use tungstenite::Message as TMessage;
+
+/// tungstenite's echo server for one connection: echoes data, answers
+/// pings and closes by itself.
+fn tungstenite_echo() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr").to_string();
+    thread::spawn(move || {
+        let (stream, _) = listener.accept().expect("accept");
+        let mut ws = tungstenite::accept(stream).expect("handshake");
+        loop {
+            match ws.read() {
+                Ok(m @ (TMessage::Text(_) | TMessage::Binary(_))) => ws.send(m).expect("echo"),
+                Ok(_) => {}
+                Err(tungstenite::Error::ConnectionClosed) => return,
+                Err(e) => panic!("tungstenite server: {e}"),
+            }
+        }
+    });
+    addr
+}
+
+#[test]
+fn the_blocking_client_against_tungstenite() {
+    let addr = tungstenite_echo();
+    let stream = TcpStream::connect(&addr).expect("connect");
+    let Duplex { rx, tx } =
+        Duplex::tcp(TransportConfig::new(64 << 10, 32 << 20), &stream).expect("rings");
+    // tungstenite declines permessage-deflate: the offer must not matter.
+    let (mut socket, negotiated) = WebSocket::connect(
+        rx,
+        tx,
+        &addr,
+        "/",
+        &[],
+        Some(DeflateConfig::default()),
+        Limits::default(),
+    )
+    .expect("handshake");
+    assert_eq!(negotiated.deflate, None);
+    let text = "κόσμε € 𝄞 ".repeat(20_000);
+    for len in [0, 1, 125, 126, 65_535, 65_536, 70_000, 1 << 20, 16 << 20] {
+        let bytes: Vec<u8> = (0..len).map(|i| (i * 31 % 253) as u8).collect();
+        let mut end = len.min(text.len());
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        for message in [Message::Binary(&bytes), Message::Text(&text[..end])] {
+            socket.send(&message).expect("send");
+            let (echoed, _) = socket.recv().expect("open").expect("echo");
+            assert!(echoed == message, "{len} B: the echo differs");
+        }
+    }
+    socket.send(&Message::Text(&text)).expect("send");
+    assert_eq!(
+        socket.recv().expect("open").expect("echo").0,
+        Message::Text(&text)
+    );
+    socket.send(&Message::Ping(b"there?")).expect("ping");
+    assert_eq!(
+        socket.recv().expect("open").expect("pong").0,
+        Message::Pong(b"there?")
+    );
+    socket.close(CloseCode::NORMAL, "done").expect("close");
+    assert_eq!(socket.state(), State::CloseSent);
+    let mut closes = 0;
+    while let Some(received) = socket.recv() {
+        match received.expect("closing handshake") {
+            (Message::Close(_), _) => closes += 1,
+            (other, _) => panic!("after close: {other:?}"),
+        }
+    }
+    assert_eq!(closes, 1, "the server's close arrives once");
+    assert_eq!(socket.state(), State::Closed);
+}
+
+#[test]
+fn a_refused_upgrade_is_a_handshake_error() {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr").to_string();
+    thread::spawn(move || {
+        use std::io::{Read as _, Write as _};
+        let (mut stream, _) = listener.accept().expect("accept");
+        let mut head = [0; 1024];
+        let _ = stream.read(&mut head);
+        let _ = stream.write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n");
+    });
+    let stream = TcpStream::connect(&addr).expect("connect");
+    let Duplex { rx, tx } =
+        Duplex::tcp(TransportConfig::new(4 << 10, 64 << 10), &stream).expect("rings");
+    let refused = WebSocket::connect(rx, tx, &addr, "/", &[], None, Limits::default());
+    assert!(
+        matches!(
+            refused,
+            Err(ringwire_ws::blocking::SocketError::Handshake(_))
+        ),
+        "{refused:?}"
+    );
+}
