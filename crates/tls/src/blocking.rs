@@ -112,10 +112,7 @@ impl<S: Read + Write> Write for BlockingTlsStream<S> {
     }
 
     fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
-        let mut n = 0;
-        for buf in bufs {
-            n += self.session.write(buf)?;
-        }
+        let n = self.session.write_vectored(bufs)?;
         send(&mut self.io, self.session.wire())?;
         Ok(n)
     }

@@ -2,7 +2,7 @@
 //! ([`Wire`]), plaintext spans on the other. The driver moves ciphertext
 //! between the rings and the socket; nothing here does I/O.
 
-use std::io::{self, Read as _, Write as _};
+use std::io::{self, IoSlice, Read as _, Write as _};
 
 use openssl::ssl::{ErrorCode, Ssl, SslStream};
 use openssl::x509::X509VerifyResult;
@@ -163,12 +163,15 @@ impl Session {
         }
     }
 
-    /// Encrypts all of `buf` into the output ring.
+    /// Encrypts as much of `buf` into the output ring as it has room for
+    /// ([`Wire::room`]); how much that was.
     pub(crate) fn write(&mut self, buf: &[u8]) -> Result<usize, TlsError> {
+        let room = self.wire().room();
+        let buf = &buf[..buf.len().min(room)];
         match self {
             Session::OpenSsl(stream) => {
-                // The output ring takes whatever is written (up to its
-                // bound), so `SSL_write` never waits here.
+                // The output ring takes whatever is written, so
+                // `SSL_write` never waits here.
                 let mut done = 0;
                 while done < buf.len() {
                     done += stream
@@ -186,6 +189,21 @@ impl Session {
                 Ok(done)
             }
         }
+    }
+
+    /// Encrypts the slices one after the other (one record run each, no
+    /// concatenation) until the output ring has no room left; how many
+    /// bytes that took.
+    pub(crate) fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> Result<usize, TlsError> {
+        let mut written = 0;
+        for buf in bufs {
+            let n = self.write(buf)?;
+            written += n;
+            if n < buf.len() {
+                break;
+            }
+        }
+        Ok(written)
     }
 
     /// Queues `close_notify`.

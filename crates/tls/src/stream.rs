@@ -10,10 +10,6 @@ use crate::config::{ClientContext, ServerContext};
 use crate::session::{Plain, Session};
 use crate::{ClientConfig, ServerConfig, TlsError};
 
-/// Plaintext accepted while this much ciphertext waits for the socket;
-/// past it, writes wait.
-const OUTPUT_HIGH: usize = 256 << 10;
-
 /// Makes server sessions: one per accepted connection.
 #[derive(Clone)]
 pub struct TlsAcceptor(ServerContext);
@@ -228,7 +224,7 @@ impl<S: AsyncStream + Send + Sync> AsyncStream for TlsStream<S> {
                 match self.push(&mut state) {
                     Ok(()) => return Ok(()),
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                        if state.session.wire().output.len() < OUTPUT_HIGH {
+                        if state.session.wire().room() > 0 {
                             return Ok(());
                         }
                     }
@@ -247,19 +243,13 @@ impl<S: AsyncStream + Send + Sync> AsyncStream for TlsStream<S> {
         let mut state = self.lock();
         match self.push(&mut state) {
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                if state.session.wire().output.len() >= OUTPUT_HIGH {
+                if state.session.wire().room() == 0 {
                     return Err(e);
                 }
             }
             done => done?,
         }
-        let mut written = 0;
-        for buf in bufs {
-            if written >= OUTPUT_HIGH {
-                break;
-            }
-            written += state.session.write(buf)?;
-        }
+        let written = state.session.write_vectored(bufs)?;
         match self.push(&mut state) {
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
             done => done?,

@@ -14,6 +14,10 @@ use crate::TlsError;
 const RING: usize = 32 << 10;
 const RING_MAX: usize = 4 << 20;
 
+/// Ciphertext that may wait for the socket; past it, writes take no more
+/// plaintext (so one large write cannot outgrow the output ring).
+const PENDING_MAX: usize = 256 << 10;
+
 /// Ciphertext in and out.
 #[derive(Debug)]
 pub(crate) struct Wire {
@@ -33,6 +37,12 @@ impl Wire {
             output: Ring::new(config)?,
             eof: false,
         })
+    }
+
+    /// How much more plaintext a write may encrypt now (record overhead
+    /// aside): what the output ring holds counts against [`PENDING_MAX`].
+    pub(crate) fn room(&self) -> usize {
+        PENDING_MAX.saturating_sub(self.output.len())
     }
 
     /// Receives once with `recv` into the input ring; 0 is end of stream.

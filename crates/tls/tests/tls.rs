@@ -1,114 +1,49 @@
 //! Handshakes, transfers and failures between real sessions over loopback
-//! TCP: OpenSSL and rustls on either side, certificates made by rcgen.
+//! TCP: OpenSSL and rustls on either side, `openssl s_client` against an
+//! acceptor, certificates made by rcgen.
 
 use std::io::{Read as _, Write as _};
-use std::time::Duration;
+use std::process::Stdio;
 
-use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
+mod common;
+
+use common::{handshake, transport, Pki, BACKENDS};
 use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport, AsyncStream};
-use ringwire_io::{Ring, RingConfig, TransportConfig};
+use ringwire_io::{Ring, RingConfig};
 use ringwire_tls::{
     Backend, ClientConfig, ServerConfig, TlsAcceptor, TlsConnector, TlsError, TlsStream, Version,
 };
+use tokio::io::AsyncBufReadExt as _;
 use tokio::net::{TcpListener, TcpStream};
 
-const BACKENDS: [Backend; 2] = [Backend::OpenSsl, Backend::Rustls];
-
-/// A CA, and PEM certificates it signed.
-struct Pki {
-    ca_pem: Vec<u8>,
-    ca: rcgen::Certificate,
-    ca_key: KeyPair,
-}
-
-impl Pki {
-    fn new() -> Pki {
-        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
-        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        params
-            .distinguished_name
-            .push(DnType::CommonName, "ringwire test CA");
-        let ca_key = KeyPair::generate().unwrap();
-        let ca = params.self_signed(&ca_key).unwrap();
-        Pki {
-            ca_pem: ca.pem().into_bytes(),
-            ca,
-            ca_key,
-        }
-    }
-
-    /// A leaf for `names`, expired if asked: (chain PEM, key PEM).
-    fn leaf(&self, names: &[&str], expired: bool) -> (Vec<u8>, Vec<u8>) {
-        let names: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
-        let mut params = CertificateParams::new(names.clone()).unwrap();
-        params
-            .distinguished_name
-            .push(DnType::CommonName, names[0].as_str());
-        if expired {
-            params.not_before = time::OffsetDateTime::UNIX_EPOCH + time::Duration::days(10_000);
-            params.not_after = time::OffsetDateTime::UNIX_EPOCH + time::Duration::days(10_001);
-        }
-        let key = KeyPair::generate().unwrap();
-        let cert = params.signed_by(&key, &self.ca, &self.ca_key).unwrap();
-        (cert.pem().into_bytes(), key.serialize_pem().into_bytes())
-    }
-
-    fn server(&self, backend: Backend) -> ServerConfig {
-        let (chain, key) = self.leaf(&["localhost", "127.0.0.1"], false);
-        ServerConfig::from_pem(&chain, &key)
-            .unwrap()
-            .backend(backend)
-            .alpn(&[b"http/1.1"])
-    }
-
-    fn client(&self, backend: Backend) -> ClientConfig {
-        ClientConfig::default()
-            .without_system_roots()
-            .add_root_pem(&self.ca_pem)
-            .backend(backend)
-            .alpn(&[b"http/1.1"])
-    }
-}
-
-/// Both ends of one handshake over loopback.
-async fn handshake(
-    server: &ServerConfig,
-    client: &ClientConfig,
-    name: &str,
-) -> (
-    Result<TlsStream<TcpStream>, TlsError>,
-    Result<TlsStream<TcpStream>, TlsError>,
-) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let acceptor = TlsAcceptor::new(server).unwrap();
-    let connector = TlsConnector::new(client).unwrap();
-    let accepting = tokio::spawn(async move {
-        let (tcp, _) = listener.accept().await.unwrap();
-        acceptor.accept(tcp).await
-    });
-    let tcp = TcpStream::connect(addr).await.unwrap();
-    let client = connector.connect(name, tcp).await;
-    let server = tokio::time::timeout(Duration::from_secs(10), accepting)
-        .await
-        .expect("the server's handshake ended")
-        .unwrap();
-    (server, client)
-}
-
-fn transport() -> TransportConfig {
-    TransportConfig::new(16 << 10, 1 << 20)
+/// How the sender hands its bytes to the send transport.
+#[derive(Clone, Copy)]
+enum Sending {
+    /// Copied into the send ring 40 000 bytes at a time.
+    Chunks,
+    /// As one caller slice (`send_vectored`): the stream is offered all of it at once.
+    OneSlice,
 }
 
 /// Sends `data` on `from`, receives it on `to` through a ring, and checks it.
-async fn transfer(from: &TlsStream<TcpStream>, to: &TlsStream<TcpStream>, data: &[u8]) {
+async fn transfer(
+    from: &TlsStream<TcpStream>,
+    to: &TlsStream<TcpStream>,
+    data: &[u8],
+    how: Sending,
+) {
     let mut tx = AsyncSendTransport::new(transport(), from).unwrap();
     let mut rx = AsyncRecvTransport::new(transport(), to).unwrap();
     let sending = async {
-        for piece in data.chunks(40_000) {
-            tx.write(piece).await.unwrap();
+        match how {
+            Sending::Chunks => {
+                for piece in data.chunks(40_000) {
+                    tx.write(piece).await.unwrap();
+                }
+                tx.flush().await.unwrap();
+            }
+            Sending::OneSlice => tx.send_vectored(&[data]).await.unwrap(),
         }
-        tx.flush().await.unwrap();
     };
     let receiving = async {
         let mut got = 0;
@@ -140,9 +75,31 @@ async fn every_pairing_of_libraries_talks_and_agrees_on_alpn() {
             let (server, client) = (server.unwrap(), client.unwrap());
             assert_eq!(server.alpn_protocol().as_deref(), Some(&b"http/1.1"[..]));
             assert_eq!(client.alpn_protocol().as_deref(), Some(&b"http/1.1"[..]));
-            transfer(&client, &server, &data).await;
-            transfer(&server, &client, &data).await;
+            transfer(&client, &server, &data, Sending::Chunks).await;
+            transfer(&server, &client, &data, Sending::Chunks).await;
         }
+    }
+}
+
+#[tokio::test]
+async fn sixteen_mebibytes_each_way_between_the_libraries_across_ring_wraps() {
+    let pki = Pki::new();
+    // 16 MiB through 16 KiB rings (growing to 1 MiB): the receive ring and
+    // both ciphertext rings wrap hundreds of times.
+    let data: Vec<u8> = (0..16u32 << 20).map(|i| (i % 253) as u8).collect();
+    for (server_side, client_side) in [
+        (Backend::OpenSsl, Backend::Rustls),
+        (Backend::Rustls, Backend::OpenSsl),
+    ] {
+        let (server, client) = handshake(
+            &pki.server(server_side),
+            &pki.client(client_side),
+            "localhost",
+        )
+        .await;
+        let (server, client) = (server.unwrap(), client.unwrap());
+        transfer(&server, &client, &data, Sending::OneSlice).await;
+        transfer(&client, &server, &data, Sending::OneSlice).await;
     }
 }
 
@@ -276,9 +233,12 @@ async fn close_notify_ends_the_stream_and_a_bare_close_is_truncation() {
         server.get_ref().shutdown_write().unwrap();
         let mut rx = AsyncRecvTransport::new(transport(), &client).unwrap();
         let end = rx.fill(1).await;
+        let Err(e) = end else {
+            panic!("{backend:?}: a close without close_notify: {end:?}");
+        };
         assert!(
-            end.is_err(),
-            "{backend:?}: a close without close_notify: {end:?}"
+            e.to_string().contains("without close_notify"),
+            "{backend:?}: {e}"
         );
     }
 }
@@ -307,4 +267,71 @@ fn a_blocking_client_talks_to_a_blocking_server() {
         assert_eq!(back, b"hello");
         server.join().unwrap();
     }
+}
+
+#[tokio::test]
+async fn openssl_s_client_talks_to_an_acceptor() {
+    let pki = Pki::new();
+    let dir = std::env::temp_dir().join(format!("ringwire-tls-s_client-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ca = dir.join("ca.pem");
+    std::fs::write(&ca, &pki.ca_pem).unwrap();
+    for backend in BACKENDS {
+        for version in ["-tls1_2", "-tls1_3"] {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            let acceptor = TlsAcceptor::new(&pki.server(backend)).unwrap();
+            // Echoes one line after the protocol ALPN chose, then closes
+            // with close_notify (which ends s_client).
+            let echo = tokio::spawn(async move {
+                let (tcp, _) = listener.accept().await.unwrap();
+                let tls = acceptor.accept(tcp).await.unwrap();
+                let alpn = tls.alpn_protocol().unwrap_or_default();
+                let mut rx = AsyncRecvTransport::new(transport(), &tls).unwrap();
+                while !rx.data().contains(&b'\n') {
+                    assert!(rx.fill(1).await.unwrap() > 0, "end before a line");
+                }
+                let mut tx = AsyncSendTransport::new(transport(), &tls).unwrap();
+                tx.write(&alpn).await.unwrap();
+                tx.write(b": ").await.unwrap();
+                tx.write(rx.data()).await.unwrap();
+                tx.shutdown_write().await.unwrap();
+            });
+            let mut client = tokio::process::Command::new("openssl")
+                .args(["s_client", "-quiet", "-verify_return_error", version])
+                .args(["-alpn", "http/1.1", "-servername", "localhost"])
+                .arg("-CAfile")
+                .arg(&ca)
+                .arg("-connect")
+                .arg(addr.to_string())
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .kill_on_drop(true)
+                .spawn()
+                .expect("the openssl command is installed");
+            let mut stdin = client.stdin.take().unwrap();
+            tokio::io::AsyncWriteExt::write_all(&mut stdin, b"hello ringwire\n")
+                .await
+                .unwrap();
+            let mut line = String::new();
+            let mut stdout = tokio::io::BufReader::new(client.stdout.take().unwrap());
+            tokio::time::timeout(
+                std::time::Duration::from_secs(10),
+                stdout.read_line(&mut line),
+            )
+            .await
+            .expect("s_client answered")
+            .unwrap();
+            echo.await.unwrap();
+            let out = client.wait_with_output().await.unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(
+                line, "http/1.1: hello ringwire\n",
+                "{backend:?} {version}: {stderr}"
+            );
+            assert!(out.status.success(), "{backend:?} {version}: {stderr}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
