@@ -171,6 +171,11 @@ impl<S: AsyncStream> AsyncRecvTransport<S> {
         self.ring.readable()
     }
 
+    /// The receive ring, to inspect its size.
+    pub fn ring(&self) -> &Ring {
+        &self.ring
+    }
+
     /// Unread bytes, contiguous and writable: for decoders that transform
     /// in place (a WebSocket reader unmasks payloads where they arrived).
     pub fn data_mut(&mut self) -> &mut [u8] {

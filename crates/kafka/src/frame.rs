@@ -158,16 +158,31 @@ impl Correlator {
         w.finish()
     }
 
+    /// Whether a whole response frame is at the front of `buf`, its header not yet read: its
+    /// length with the size prefix when it is, so a driver can wait for it and then read it
+    /// with [`parse_response`](Self::parse_response).
+    pub fn frame_len(&mut self, buf: &[u8]) -> Result<Status<()>, DecodeError> {
+        Ok(match self.size_prefixed(buf)? {
+            Status::Complete(_, consumed) => Status::Complete((), consumed),
+            Status::Partial { at_least } => Status::Partial { at_least },
+        })
+    }
+
+    fn size_prefixed<'a>(&mut self, buf: &'a [u8]) -> Result<Status<&'a [u8]>, DecodeError> {
+        self.frame.parse(buf).map_err(|e| match e {
+            ringwire_wire::FrameError::TooLong(exceeded) => exceeded.into(),
+        })
+    }
+
     /// Reads one response frame from the front of `buf`: `Partial` until the whole frame is
     /// there, then its header checked against the oldest request in flight.
     pub fn parse_response<'a>(
         &mut self,
         buf: &'a [u8],
     ) -> Result<Status<ResponseFrame<'a>>, DecodeError> {
-        let (frame, consumed) = match self.frame.parse(buf) {
-            Ok(Status::Complete(frame, consumed)) => (frame, consumed),
-            Ok(Status::Partial { at_least }) => return Ok(Status::Partial { at_least }),
-            Err(ringwire_wire::FrameError::TooLong(exceeded)) => return Err(exceeded.into()),
+        let (frame, consumed) = match self.size_prefixed(buf)? {
+            Status::Complete(frame, consumed) => (frame, consumed),
+            Status::Partial { at_least } => return Ok(Status::Partial { at_least }),
         };
         let mut header = Cursor::new(frame);
         let correlation_id = header.i32_be()?;

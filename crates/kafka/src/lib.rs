@@ -9,7 +9,8 @@
 //! - [`record`]: record batch v2 — a walker that hands out records as slices of the frame,
 //!   drops a partial trailing batch, skips control batches and records before the fetch
 //!   offset; gzip, snappy (raw and xerial), lz4 and zstd both ways; CRC-32C.
-//! - `client` (feature `client`): a minimal blocking client over `ringwire-io`.
+//!
+//! No I/O here: `ringwire-kafka-client` drives this over sockets.
 //!
 //! Every length read from the wire is bounded by the frame holding it and by [`Limits`];
 //! malformed input is a [`DecodeError`], never a panic.
@@ -29,8 +30,6 @@
 #![forbid(unsafe_code)]
 
 pub mod api;
-#[cfg(feature = "client")]
-pub mod client;
 pub mod codec;
 mod error;
 mod error_code;

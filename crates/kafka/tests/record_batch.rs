@@ -5,7 +5,7 @@ use bytes::{Bytes, BytesMut};
 use kafka_protocol::records as kpr;
 use proptest::prelude::*;
 use ringwire_kafka::record::{
-    walk, Batch, BatchEncoder, BatchOptions, Batches, Compression, Header, NewRecord,
+    walk, Batch, BatchBuilder, BatchEncoder, BatchOptions, Batches, Compression, Header, NewRecord,
     TimestampType, BATCH_HEADER_LEN,
 };
 use ringwire_kafka::{DecodeError, Limits};
@@ -173,6 +173,38 @@ proptest! {
     }
 
     /// A batch's every strict prefix is a partial tail, never a batch or an error.
+    #[test]
+    fn a_batch_built_a_record_at_a_time_is_the_encoders_batch(
+        mut records in prop::collection::vec(record(), 1..40),
+        compression in codec(),
+    ) {
+        // The encoder's base timestamp is the smallest, the builder's the first: in order,
+        // they agree.
+        records.sort_by_key(|r| r.timestamp);
+        let options = BatchOptions { compression, ..BatchOptions::default() };
+        let mut builder = BatchBuilder::new(options);
+        let mut size = 0;
+        for r in &records {
+            let headers: Vec<Header<'_>> = r
+                .headers
+                .iter()
+                .map(|(key, value)| Header { key, value: value.as_deref() })
+                .collect();
+            builder
+                .push(&NewRecord {
+                    timestamp: r.timestamp,
+                    key: r.key.as_deref(),
+                    value: r.value.as_deref(),
+                    headers: &headers,
+                })
+                .unwrap();
+            prop_assert!(builder.size() > size);
+            size = builder.size();
+        }
+        prop_assert_eq!(builder.records(), records.len());
+        prop_assert_eq!(builder.finish().unwrap(), encode(&records, &options));
+    }
+
     #[test]
     fn every_prefix_is_a_partial_tail(records in prop::collection::vec(record(), 1..5), compression in codec()) {
         let bytes = encode(&records, &BatchOptions { compression, ..BatchOptions::default() });

@@ -98,51 +98,150 @@ impl BatchEncoder {
         records: &[NewRecord<'_>],
         out: &mut Vec<u8>,
     ) -> Result<(), EncodeError> {
-        let last_offset_delta = i32::try_from(records.len())
-            .ok()
-            .filter(|&n| n > 0)
-            .map(|n| n - 1)
-            .ok_or(EncodeError::TooLong {
-                what: "record batch (0 records, or more than i32::MAX)",
-                len: records.len(),
-            })?;
-        let base_timestamp = records.iter().map(|r| r.timestamp).min().unwrap_or(-1);
-        let max_timestamp = records.iter().map(|r| r.timestamp).max().unwrap_or(-1);
-
+        let span = Span {
+            count: records.len(),
+            base_timestamp: records.iter().map(|r| r.timestamp).min().unwrap_or(-1),
+            max_timestamp: records.iter().map(|r| r.timestamp).max().unwrap_or(-1),
+        };
         let start = out.len();
-        out.extend_from_slice(&options.base_offset.to_be_bytes());
-        out.extend_from_slice(&0i32.to_be_bytes()); // batch length, patched below
-        out.extend_from_slice(&options.partition_leader_epoch.to_be_bytes());
-        out.push(2); // magic
-        out.extend_from_slice(&0u32.to_be_bytes()); // CRC, patched below
-        out.extend_from_slice(&options.attributes().to_be_bytes());
-        out.extend_from_slice(&last_offset_delta.to_be_bytes());
-        out.extend_from_slice(&base_timestamp.to_be_bytes());
-        out.extend_from_slice(&max_timestamp.to_be_bytes());
-        out.extend_from_slice(&options.producer_id.to_be_bytes());
-        out.extend_from_slice(&options.producer_epoch.to_be_bytes());
-        out.extend_from_slice(&options.base_sequence.to_be_bytes());
-        out.extend_from_slice(&(last_offset_delta + 1).to_be_bytes());
-        debug_assert_eq!(out.len() - start, BATCH_HEADER_LEN);
-
-        if options.compression == Compression::None {
-            write_records(records, base_timestamp, out)?;
+        out.resize(start + BATCH_HEADER_LEN, 0);
+        let plain = if options.compression == Compression::None {
+            &mut *out
         } else {
             self.plain.clear();
-            write_records(records, base_timestamp, &mut self.plain)?;
+            &mut self.plain
+        };
+        for (offset_delta, record) in records.iter().enumerate() {
+            write_record(record, offset_delta, span.base_timestamp, plain)?;
+        }
+        if options.compression != Compression::None {
             compress(options.compression, &self.plain, out)?;
         }
+        seal(options, &span, &mut out[start..])
+    }
+}
 
-        let batch_length = out.len() - start - 12;
-        let batch_length = i32::try_from(batch_length).map_err(|_| EncodeError::TooLong {
-            what: "record batch",
-            len: batch_length,
-        })?;
-        out[start + 8..start + 12].copy_from_slice(&batch_length.to_be_bytes());
-        let crc = crc32c::crc32c(&out[start + CRC_START..]);
-        out[start + CRC_AT..start + CRC_AT + 4].copy_from_slice(&crc.to_be_bytes());
+/// One batch built a record at a time, as a producer's records arrive: uncompressed records
+/// go straight after room for the header, so an uncompressed batch is sealed in place.
+#[derive(Debug)]
+pub struct BatchBuilder {
+    options: BatchOptions,
+    buf: Vec<u8>,
+    span: Span,
+}
+
+impl BatchBuilder {
+    /// An empty batch written with `options`.
+    #[must_use]
+    pub fn new(options: BatchOptions) -> Self {
+        let header = if options.compression == Compression::None {
+            BATCH_HEADER_LEN
+        } else {
+            0
+        };
+        BatchBuilder {
+            options,
+            buf: vec![0; header],
+            span: Span {
+                count: 0,
+                base_timestamp: -1,
+                max_timestamp: -1,
+            },
+        }
+    }
+
+    /// Appends `record`; its timestamp delta is taken from the first record's timestamp.
+    pub fn push(&mut self, record: &NewRecord<'_>) -> Result<(), EncodeError> {
+        if self.span.count == 0 {
+            self.span.base_timestamp = record.timestamp;
+        }
+        write_record(
+            record,
+            self.span.count,
+            self.span.base_timestamp,
+            &mut self.buf,
+        )?;
+        self.span.count += 1;
+        self.span.max_timestamp = self.span.max_timestamp.max(record.timestamp);
         Ok(())
     }
+
+    /// Records pushed.
+    #[must_use]
+    pub fn records(&self) -> usize {
+        self.span.count
+    }
+
+    /// Bytes of the records pushed so far (before compression).
+    #[must_use]
+    pub fn size(&self) -> usize {
+        if self.options.compression == Compression::None {
+            self.buf.len() - BATCH_HEADER_LEN
+        } else {
+            self.buf.len()
+        }
+    }
+
+    /// The finished batch: sealed in place, or compressed into a new buffer.
+    pub fn finish(self) -> Result<Vec<u8>, EncodeError> {
+        let mut out = if self.options.compression == Compression::None {
+            self.buf
+        } else {
+            let mut out = vec![0; BATCH_HEADER_LEN];
+            compress(self.options.compression, &self.buf, &mut out)?;
+            out
+        };
+        seal(&self.options, &self.span, &mut out)?;
+        Ok(out)
+    }
+}
+
+/// What a batch header says about its records.
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    count: usize,
+    base_timestamp: i64,
+    max_timestamp: i64,
+}
+
+/// Writes the header into the first [`BATCH_HEADER_LEN`] bytes of `batch` (its records
+/// follow), then the CRC over both.
+fn seal(options: &BatchOptions, span: &Span, batch: &mut [u8]) -> Result<(), EncodeError> {
+    let last_offset_delta = i32::try_from(span.count)
+        .ok()
+        .filter(|&n| n > 0)
+        .map(|n| n - 1)
+        .ok_or(EncodeError::TooLong {
+            what: "record batch (0 records, or more than i32::MAX)",
+            len: span.count,
+        })?;
+    let batch_length = batch.len() - 12;
+    let batch_length = i32::try_from(batch_length).map_err(|_| EncodeError::TooLong {
+        what: "record batch",
+        len: batch_length,
+    })?;
+    let mut header = &mut batch[..BATCH_HEADER_LEN];
+    let mut put = |bytes: &[u8]| {
+        let (field, rest) = std::mem::take(&mut header).split_at_mut(bytes.len());
+        field.copy_from_slice(bytes);
+        header = rest;
+    };
+    put(&options.base_offset.to_be_bytes());
+    put(&batch_length.to_be_bytes());
+    put(&options.partition_leader_epoch.to_be_bytes());
+    put(&[2]); // magic
+    put(&[0; 4]); // CRC, written below
+    put(&options.attributes().to_be_bytes());
+    put(&last_offset_delta.to_be_bytes());
+    put(&span.base_timestamp.to_be_bytes());
+    put(&span.max_timestamp.to_be_bytes());
+    put(&options.producer_id.to_be_bytes());
+    put(&options.producer_epoch.to_be_bytes());
+    put(&options.base_sequence.to_be_bytes());
+    put(&(last_offset_delta + 1).to_be_bytes());
+    let crc = crc32c::crc32c(&batch[CRC_START..]);
+    batch[CRC_AT..CRC_AT + 4].copy_from_slice(&crc.to_be_bytes());
+    Ok(())
 }
 
 /// Appends a zigzag varint.
@@ -167,42 +266,41 @@ fn put_nullable(out: &mut Vec<u8>, field: Option<&[u8]>) {
     }
 }
 
-fn write_records(
-    records: &[NewRecord<'_>],
+fn write_record(
+    record: &NewRecord<'_>,
+    offset_delta: usize,
     base_timestamp: i64,
     out: &mut Vec<u8>,
 ) -> Result<(), EncodeError> {
-    for (offset_delta, record) in records.iter().enumerate() {
-        let timestamp_delta = record.timestamp - base_timestamp;
-        let headers_len: usize = record
-            .headers
-            .iter()
-            .map(|h| nullable_len(Some(h.key.as_bytes())) + nullable_len(h.value))
-            .sum();
-        let body_len = 1
-            + varint_len(timestamp_delta)
-            + varint_len(offset_delta as i64)
-            + nullable_len(record.key)
-            + nullable_len(record.value)
-            + varint_len(record.headers.len() as i64)
-            + headers_len;
-        if i32::try_from(body_len).is_err() {
-            return Err(EncodeError::TooLong {
-                what: "record",
-                len: body_len,
-            });
-        }
-        put(out, body_len as i64);
-        out.push(0); // attributes: unused
-        put(out, timestamp_delta);
-        put(out, offset_delta as i64);
-        put_nullable(out, record.key);
-        put_nullable(out, record.value);
-        put(out, record.headers.len() as i64);
-        for header in record.headers {
-            put_nullable(out, Some(header.key.as_bytes()));
-            put_nullable(out, header.value);
-        }
+    let timestamp_delta = record.timestamp - base_timestamp;
+    let headers_len: usize = record
+        .headers
+        .iter()
+        .map(|h| nullable_len(Some(h.key.as_bytes())) + nullable_len(h.value))
+        .sum();
+    let body_len = 1
+        + varint_len(timestamp_delta)
+        + varint_len(offset_delta as i64)
+        + nullable_len(record.key)
+        + nullable_len(record.value)
+        + varint_len(record.headers.len() as i64)
+        + headers_len;
+    if i32::try_from(body_len).is_err() {
+        return Err(EncodeError::TooLong {
+            what: "record",
+            len: body_len,
+        });
+    }
+    put(out, body_len as i64);
+    out.push(0); // attributes: unused
+    put(out, timestamp_delta);
+    put(out, offset_delta as i64);
+    put_nullable(out, record.key);
+    put_nullable(out, record.value);
+    put(out, record.headers.len() as i64);
+    for header in record.headers {
+        put_nullable(out, Some(header.key.as_bytes()));
+        put_nullable(out, header.value);
     }
     Ok(())
 }

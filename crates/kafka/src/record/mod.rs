@@ -5,7 +5,8 @@
 //! partition's bytes batch by batch, borrowing each; [`Batch::records`] yields records that
 //! borrow the batch (or, for a compressed batch, a caller-owned scratch buffer); [`walk`] adds
 //! what a consumer wants on top: CRC checks, control batches skipped, records before the fetch
-//! offset dropped. [`BatchEncoder`] writes batches for Produce.
+//! offset dropped. [`BatchEncoder`] writes batches for Produce, and [`BatchBuilder`] a batch a
+//! record at a time.
 
 mod batch;
 mod compression;
@@ -15,6 +16,6 @@ mod walk;
 
 pub use batch::{Batch, Batches, TimestampType, BATCH_HEADER_LEN};
 pub use compression::Compression;
-pub use encode::{BatchEncoder, BatchOptions, NewRecord};
+pub use encode::{BatchBuilder, BatchEncoder, BatchOptions, NewRecord};
 pub use records::{Header, Headers, Record, Records};
 pub use walk::{walk, Walk};

@@ -1,29 +1,26 @@
-//! A minimal blocking client: one connection to one broker over `ringwire-io`'s transports.
-//!
-//! Requests are encoded straight into the send ring and responses parsed in the receive ring,
-//! so a Fetch's records reach the callback as slices of the ring. Several requests may be sent
-//! before their responses are read ([`Connection::send`], [`Connection::flush`],
-//! [`Connection::recv`]); the convenience calls send one and wait for it.
+//! One broker connection over the tokio driver: requests encoded straight into the send ring,
+//! responses parsed where they landed in the receive ring, many requests in flight.
 
-mod error;
+use std::sync::Arc;
 
-use std::net::{TcpStream, ToSocketAddrs};
-
-use ringwire_io::{Duplex, RecvTransport, RingConfig, TransportConfig, TransportError};
-use ringwire_wire::Status;
-
-pub use error::ClientError;
-
-use crate::api::api_versions::{ApiVersionsRequest, ApiVersionsResponse, Negotiated};
-use crate::api::create_topics::{CreateTopicsRequest, CreateTopicsResponse, NewTopic};
-use crate::api::fetch::{FetchPartition, FetchRequest, FetchResponse, FetchTopic};
-use crate::api::list_offsets::{
+use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport};
+use ringwire_io::{RingConfig, TransportConfig, TransportError};
+use ringwire_kafka::api::api_versions::{ApiVersionsRequest, ApiVersionsResponse, Negotiated};
+use ringwire_kafka::api::create_topics::{CreateTopicsRequest, CreateTopicsResponse, NewTopic};
+use ringwire_kafka::api::fetch::{FetchPartition, FetchRequest, FetchResponse, FetchTopic};
+use ringwire_kafka::api::list_offsets::{
     ListOffsetsPartition, ListOffsetsRequest, ListOffsetsResponse, ListOffsetsTopic,
 };
-use crate::api::metadata::{MetadataRequest, MetadataResponse};
-use crate::api::produce::{Acks, ProducePartition, ProduceRequest, ProduceResponse, ProduceTopic};
-use crate::record::{walk, Record, Walk};
-use crate::{ApiKey, Correlator, ErrorCode, Limits, Request, ResponseFrame, Sent};
+use ringwire_kafka::api::metadata::{MetadataRequest, MetadataResponse};
+use ringwire_kafka::api::produce::{
+    Acks, ProducePartition, ProduceRequest, ProduceResponse, ProduceTopic,
+};
+use ringwire_kafka::record::{walk, Record, Walk};
+use ringwire_kafka::{ApiKey, Correlator, ErrorCode, Limits, Request, ResponseFrame, Sent};
+use ringwire_wire::Status;
+use tokio::net::TcpStream;
+
+use crate::ClientError;
 
 /// Receive ring size: Fetch responses are large, and untouched pages cost nothing.
 pub const DEFAULT_RX_RING: usize = 16 * 1024 * 1024;
@@ -54,25 +51,34 @@ impl Default for ClientConfig {
 }
 
 /// One broker connection with negotiated API versions.
+///
+/// [`send`](Self::send) queues a request in the send ring, [`flush`](Self::flush) sends what is
+/// queued, and [`recv`](Self::recv) hands the oldest response, borrowed from the receive ring,
+/// to a closure: as many requests may be in flight as the caller likes (Kafka answers them in
+/// order). The other calls send one request and wait for its answer.
 #[derive(Debug)]
 pub struct Connection {
-    io: Duplex<TcpStream, TcpStream>,
-    correlator: Correlator,
+    pub(crate) rx: AsyncRecvTransport<Arc<TcpStream>>,
+    pub(crate) tx: AsyncSendTransport<Arc<TcpStream>>,
+    pub(crate) correlator: Correlator,
     versions: Negotiated,
     broker: ApiVersionsResponse,
-    limits: Limits,
-    scratch: Vec<u8>,
+    pub(crate) limits: Limits,
+    pub(crate) scratch: Vec<u8>,
 }
 
 impl Connection {
     /// Connects, then negotiates versions with ApiVersions (at this crate's newest version,
     /// falling back to v0 when the broker says it does not serve that one).
-    pub fn connect(addr: impl ToSocketAddrs, config: &ClientConfig) -> Result<Self, ClientError> {
-        let stream = TcpStream::connect(addr).map_err(TransportError::from)?;
+    pub async fn connect(addr: &str, config: &ClientConfig) -> Result<Self, ClientError> {
+        let stream = TcpStream::connect(addr)
+            .await
+            .map_err(TransportError::from)?;
         stream.set_nodelay(true).map_err(TransportError::from)?;
-        let reader = stream.try_clone().map_err(TransportError::from)?;
+        let stream = Arc::new(stream);
         let mut conn = Connection {
-            io: Duplex::new(config.transport, reader, stream)?,
+            rx: AsyncRecvTransport::new(config.transport, Arc::clone(&stream))?,
+            tx: AsyncSendTransport::new(config.transport, stream)?,
             correlator: Correlator::new(Some(&config.client_id), &config.limits),
             versions: Negotiated::default(),
             broker: ApiVersionsResponse {
@@ -83,9 +89,11 @@ impl Connection {
             limits: config.limits,
             scratch: Vec::new(),
         };
-        let mut broker = conn.api_versions(*ApiKey::ApiVersions.versions().end())?;
+        let mut broker = conn
+            .api_versions(*ApiKey::ApiVersions.versions().end())
+            .await?;
         if broker.error_code == ErrorCode::UNSUPPORTED_VERSION {
-            broker = conn.api_versions(0)?;
+            broker = conn.api_versions(0).await?;
         }
         broker
             .error_code
@@ -99,10 +107,12 @@ impl Connection {
         Ok(conn)
     }
 
-    fn api_versions(&mut self, version: i16) -> Result<ApiVersionsResponse, ClientError> {
-        self.send_at(&ApiVersionsRequest::default(), version)?;
-        self.flush()?;
+    async fn api_versions(&mut self, version: i16) -> Result<ApiVersionsResponse, ClientError> {
+        self.send_at(&ApiVersionsRequest::default(), version)
+            .await?;
+        self.flush().await?;
         self.recv(|frame| Ok(frame.decode::<ApiVersionsResponse>()?))
+            .await
     }
 
     /// The versions negotiated with the broker.
@@ -117,10 +127,10 @@ impl Connection {
         &self.broker
     }
 
-    /// The transports, to inspect ring sizes.
+    /// The receive ring's capacity now (it grows for a response larger than it).
     #[must_use]
-    pub fn transport(&self) -> &Duplex<TcpStream, TcpStream> {
-        &self.io
+    pub fn rx_capacity(&self) -> usize {
+        self.rx.ring().capacity()
     }
 
     /// Requests sent and not yet answered.
@@ -129,50 +139,80 @@ impl Connection {
         self.correlator.in_flight()
     }
 
-    /// Queues `request` at the negotiated version (sent at the next [`flush`](Self::flush)).
-    pub fn send<Q: Request>(&mut self, request: &Q) -> Result<Sent, ClientError> {
+    /// Queues `request` at the negotiated version (sent at the next [`flush`](Self::flush), or
+    /// earlier when the send ring fills).
+    pub async fn send<Q: Request>(&mut self, request: &Q) -> Result<Sent, ClientError> {
         let version = self
             .versions
             .version(Q::API_KEY)
             .ok_or(ClientError::UnsupportedApi(Q::API_KEY))?;
-        self.send_at(request, version)
+        self.send_at(request, version).await
     }
 
-    fn send_at<Q: Request>(&mut self, request: &Q, version: i16) -> Result<Sent, ClientError> {
-        let len = self.correlator.request_len(request, version)?;
-        let span = self.io.tx.reserve(len)?;
-        let sent = self.correlator.encode(request, version, span)?;
-        self.io.tx.commit(sent.len);
-        Ok(sent)
+    async fn send_at<Q: Request>(
+        &mut self,
+        request: &Q,
+        version: i16,
+    ) -> Result<Sent, ClientError> {
+        queue(&mut self.tx, &mut self.correlator, request, version).await
     }
 
     /// Sends everything queued.
-    pub fn flush(&mut self) -> Result<(), ClientError> {
-        Ok(self.io.tx.flush()?)
+    pub async fn flush(&mut self) -> Result<(), ClientError> {
+        Ok(self.tx.flush().await?)
     }
 
     /// Waits for the oldest response in flight and hands it, borrowed from the receive ring,
-    /// to `handle`; it is consumed when `handle` returns.
-    pub fn recv<T>(
+    /// to `handle`; it is consumed when `handle` returns. Cancel-safe: a wait dropped midway
+    /// loses nothing (what arrived stays in the ring).
+    pub async fn recv<T>(
         &mut self,
         handle: impl FnOnce(ResponseFrame<'_>) -> Result<T, ClientError>,
     ) -> Result<T, ClientError> {
-        recv(&mut self.correlator, &mut self.io.rx, handle)
+        let consumed = self.next_frame().await?;
+        let frame = self.frame(consumed)?;
+        let out = handle(frame);
+        self.rx.consume(consumed);
+        out
+    }
+
+    /// Waits until the oldest response in flight is whole in the receive ring: its length.
+    /// [`frame`](Self::frame) then reads it, and `rx.consume` drops it.
+    pub(crate) async fn next_frame(&mut self) -> Result<usize, ClientError> {
+        loop {
+            let at_least = match self.correlator.frame_len(self.rx.data())? {
+                Status::Complete((), consumed) => return Ok(consumed),
+                Status::Partial { at_least } => at_least,
+            };
+            let buffered = self.rx.data().len();
+            if self.rx.fill(at_least.max(buffered + 1)).await? == 0 {
+                return Err(ClientError::Closed { buffered });
+            }
+        }
+    }
+
+    /// The whole response [`next_frame`](Self::next_frame) waited for, its header matched to
+    /// the oldest request in flight.
+    pub(crate) fn frame(&mut self, len: usize) -> Result<ResponseFrame<'_>, ClientError> {
+        match self.correlator.parse_response(&self.rx.data()[..len])? {
+            Status::Complete(frame, _) => Ok(frame),
+            Status::Partial { .. } => unreachable!("next_frame saw {len} bytes whole"),
+        }
     }
 
     /// Sends one request and decodes its response with `handle`.
-    pub fn call<Q: Request, T>(
+    pub async fn call<Q: Request, T>(
         &mut self,
         request: &Q,
         handle: impl FnOnce(ResponseFrame<'_>) -> Result<T, ClientError>,
     ) -> Result<T, ClientError> {
-        self.send(request)?;
-        self.flush()?;
-        self.recv(handle)
+        self.send(request).await?;
+        self.flush().await?;
+        self.recv(handle).await
     }
 
     /// Creates a topic; an existing one is `TOPIC_ALREADY_EXISTS`.
-    pub fn create_topic(&mut self, topic: NewTopic<'_>) -> Result<(), ClientError> {
+    pub async fn create_topic(&mut self, topic: NewTopic<'_>) -> Result<(), ClientError> {
         let request = CreateTopicsRequest {
             topics: &[topic],
             timeout_ms: 30_000,
@@ -189,10 +229,11 @@ impl Connection {
                     code,
                 })
         })
+        .await
     }
 
     /// Metadata for `topics` (`None`: all), passed to `handle` borrowed.
-    pub fn metadata<T>(
+    pub async fn metadata<T>(
         &mut self,
         topics: Option<&[&str]>,
         handle: impl FnOnce(MetadataResponse<'_>) -> T,
@@ -202,11 +243,12 @@ impl Connection {
             allow_auto_topic_creation: false,
         };
         self.call(&request, |frame| Ok(handle(frame.decode()?)))
+            .await
     }
 
     /// Produces encoded batches to one partition. Returns the base offset the broker gave them,
     /// or `None` with [`Acks::None`] (no response comes).
-    pub fn produce(
+    pub async fn produce(
         &mut self,
         topic: &str,
         partition: i32,
@@ -226,8 +268,8 @@ impl Connection {
                 partitions: &partitions,
             }],
         };
-        let sent = self.send(&request)?;
-        self.flush()?;
+        let sent = self.send(&request).await?;
+        self.flush().await?;
         if !sent.expects_response {
             return Ok(None);
         }
@@ -245,11 +287,12 @@ impl Connection {
             })?;
             Ok(Some(p.base_offset))
         })
+        .await
     }
 
     /// Fetches from `offset` in one partition and calls `on_record` for each data record at or
     /// after it, borrowed from the receive ring (or, for compressed batches, a scratch buffer).
-    pub fn fetch(
+    pub async fn fetch(
         &mut self,
         topic: &str,
         partition: i32,
@@ -273,17 +316,40 @@ impl Connection {
                 partitions: &partitions,
             }],
         };
-        self.send(&request)?;
-        self.flush()?;
-        let (limits, scratch) = (self.limits, &mut self.scratch);
-        // The fields one by one: the handler needs `scratch` while the frame borrows the ring.
-        recv(&mut self.correlator, &mut self.io.rx, |frame| {
-            walk_fetch(frame, partition, offset, scratch, &limits, &mut on_record)
-        })
+        self.send(&request).await?;
+        self.flush().await?;
+        let len = self.next_frame().await?;
+        let (limits, mut scratch) = (self.limits, std::mem::take(&mut self.scratch));
+        let walked = self.frame(len).and_then(|frame| {
+            let response = frame.decode::<FetchResponse<'_>>()?;
+            let fetch_error = |code| ClientError::Kafka {
+                api: ApiKey::Fetch,
+                code,
+            };
+            response.error_code.check().map_err(fetch_error)?;
+            let p = response
+                .topics
+                .iter()
+                .flat_map(|t| &t.partitions)
+                .find(|p| p.partition_index == partition)
+                .ok_or(ClientError::MissingPartition)?;
+            p.error_code.check().map_err(fetch_error)?;
+            Ok(walk(
+                p.records,
+                offset,
+                &mut scratch,
+                &limits,
+                |_, record| on_record(record),
+            )?)
+        });
+        self.scratch = scratch;
+        self.rx.consume(len);
+        walked
     }
 
-    /// The offset for `timestamp` ([`crate::api::list_offsets::EARLIEST`], `LATEST`, or ms).
-    pub fn list_offset(
+    /// The offset for `timestamp` ([`EARLIEST`](ringwire_kafka::api::list_offsets::EARLIEST),
+    /// `LATEST`, or ms).
+    pub async fn list_offset(
         &mut self,
         topic: &str,
         partition: i32,
@@ -314,54 +380,21 @@ impl Connection {
             })?;
             Ok(p.offset)
         })
+        .await
     }
 }
 
-/// Waits for the oldest response in flight, growing the ring for a large one, and hands it to
-/// `handle` before consuming it.
-fn recv<T>(
+/// Encodes `request` straight into the send ring: the fields one by one, so that a response
+/// borrowed from the receive ring may still be read while the next request goes out.
+pub(crate) async fn queue<Q: Request>(
+    tx: &mut AsyncSendTransport<Arc<TcpStream>>,
     correlator: &mut Correlator,
-    rx: &mut RecvTransport<TcpStream>,
-    handle: impl FnOnce(ResponseFrame<'_>) -> Result<T, ClientError>,
-) -> Result<T, ClientError> {
-    loop {
-        let at_least = match correlator.parse_response(rx.data())? {
-            Status::Complete(frame, consumed) => {
-                let out = handle(frame);
-                rx.consume(consumed);
-                return out;
-            }
-            Status::Partial { at_least } => at_least,
-        };
-        let buffered = rx.data().len();
-        if rx.fill(at_least.max(buffered + 1))? == 0 {
-            return Err(ClientError::Closed { buffered });
-        }
-    }
-}
-
-fn walk_fetch(
-    frame: ResponseFrame<'_>,
-    partition: i32,
-    offset: i64,
-    scratch: &mut Vec<u8>,
-    limits: &Limits,
-    on_record: &mut impl FnMut(Record<'_>),
-) -> Result<Walk, ClientError> {
-    let response = frame.decode::<FetchResponse<'_>>()?;
-    let fetch_error = |code| ClientError::Kafka {
-        api: ApiKey::Fetch,
-        code,
-    };
-    response.error_code.check().map_err(fetch_error)?;
-    let p = response
-        .topics
-        .iter()
-        .flat_map(|t| &t.partitions)
-        .find(|p| p.partition_index == partition)
-        .ok_or(ClientError::MissingPartition)?;
-    p.error_code.check().map_err(fetch_error)?;
-    Ok(walk(p.records, offset, scratch, limits, |_, record| {
-        on_record(record)
-    })?)
+    request: &Q,
+    version: i16,
+) -> Result<Sent, ClientError> {
+    let len = correlator.request_len(request, version)?;
+    let span = tx.reserve(len).await?;
+    let sent = correlator.encode(request, version, span)?;
+    tx.commit(sent.len);
+    Ok(sent)
 }

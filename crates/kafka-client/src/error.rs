@@ -1,11 +1,12 @@
 //! Why a client call failed.
 
 use std::fmt;
+use std::time::Duration;
 
 use ringwire_io::TransportError;
 use ringwire_ring::RingError;
 
-use crate::{ApiKey, DecodeError, EncodeError, ErrorCode};
+use ringwire_kafka::{ApiKey, DecodeError, EncodeError, ErrorCode};
 
 /// A failed client call.
 #[derive(Debug)]
@@ -41,6 +42,28 @@ pub enum ClientError {
     },
     /// The response does not mention the partition asked about.
     MissingPartition,
+    /// No bootstrap address or known broker answered.
+    NoBroker,
+    /// The cluster names no leader for the partition (yet).
+    NoLeader {
+        /// Topic.
+        topic: String,
+        /// Partition.
+        partition: i32,
+    },
+    /// The topic has no such partition.
+    NoPartition {
+        /// Topic.
+        topic: String,
+        /// Partition.
+        partition: i32,
+    },
+    /// A request waited this long without an answer; its connection was dropped.
+    RequestTimeout(Duration),
+    /// The connection a request was on broke, for this reason.
+    Broken(String),
+    /// A consumer polled before any partition was assigned.
+    NothingAssigned,
 }
 
 impl fmt::Display for ClientError {
@@ -64,6 +87,16 @@ impl fmt::Display for ClientError {
             ),
             Self::Kafka { api, code } => write!(f, "{api}: {code}"),
             Self::MissingPartition => f.write_str("response does not mention the partition"),
+            Self::NoBroker => f.write_str("no broker answered"),
+            Self::NoLeader { topic, partition } => {
+                write!(f, "no leader for {topic}/{partition}")
+            }
+            Self::NoPartition { topic, partition } => {
+                write!(f, "topic {topic} has no partition {partition}")
+            }
+            Self::RequestTimeout(after) => write!(f, "no answer within {after:?}"),
+            Self::Broken(why) => write!(f, "connection broke: {why}"),
+            Self::NothingAssigned => f.write_str("no partition assigned"),
         }
     }
 }

@@ -10,13 +10,19 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+mod pipelined;
+
 use ringwire_io::{RingConfig, TransportConfig};
 use ringwire_kafka::api::create_topics::NewTopic;
 use ringwire_kafka::api::list_offsets::{EARLIEST, LATEST};
 use ringwire_kafka::api::produce::Acks;
-use ringwire_kafka::client::{ClientConfig, ClientError, Connection};
 use ringwire_kafka::record::{BatchEncoder, BatchOptions, Compression, Header, NewRecord, Record};
 use ringwire_kafka::{ApiKey, ErrorCode};
+use ringwire_kafka_client::blocking::Connection;
+use ringwire_kafka_client::{
+    ClientConfig, ClientError, Consumer, ConsumerConfig, Producer, ProducerConfig, ProducerRecord,
+    Start,
+};
 
 fn script() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/kafka/broker.sh")
@@ -190,6 +196,37 @@ fn fetch_all(conn: &mut Connection, topic: &str, from: i64, want: usize) -> Vec<
             .fetch(topic, 0, offset, 1 << 20, 500, |r| got.push(Owned::of(r)))
             .unwrap();
         offset = walked.next_offset;
+    }
+    got
+}
+
+/// A current-thread runtime for the tests of the async clients.
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// `want` records of every partition of `topic` from the start, with a [`Consumer`], in the
+/// order they came.
+async fn consume_all(bootstrap: &str, topic: &str, want: usize) -> Vec<Owned> {
+    let mut consumer = Consumer::connect(bootstrap, ConsumerConfig::default())
+        .await
+        .unwrap();
+    consumer.assign(topic, Start::Earliest).await.unwrap();
+    let mut got = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while got.len() < want {
+        assert!(
+            Instant::now() < deadline,
+            "only {} of {want} records",
+            got.len()
+        );
+        consumer
+            .poll(|_, _, r| got.push(Owned::of(r)))
+            .await
+            .unwrap();
     }
     got
 }
@@ -382,7 +419,7 @@ fn fetch_larger_than_the_ring(bootstrap: &str) {
         ..ClientConfig::default()
     };
     let mut growing = Connection::connect(bootstrap, &small(4 << 20)).unwrap();
-    assert_eq!(growing.transport().rx.ring().capacity(), 64 * 1024);
+    assert_eq!(growing.rx_capacity(), 64 * 1024);
     let mut len = 0;
     let walked = growing
         .fetch(&topic, 0, 0, 64 * 1024, 100, |r| {
@@ -391,7 +428,7 @@ fn fetch_larger_than_the_ring(bootstrap: &str) {
         })
         .unwrap();
     assert_eq!((walked.records, len), (1, value.len()));
-    assert!(growing.transport().rx.ring().capacity() >= value.len());
+    assert!(growing.rx_capacity() >= value.len());
 
     let mut bounded = Connection::connect(bootstrap, &small(256 * 1024)).unwrap();
     let err = bounded
@@ -497,8 +534,33 @@ fn ringwire_produces_kcat_consumes(bootstrap: &str) {
                     .collect(),
             })
             .collect();
-        conn.produce(&topic, 0, &encode_owned(&owned, codec), Acks::All)
-            .unwrap();
+        runtime().block_on(async {
+            let config = ProducerConfig {
+                compression: codec,
+                ..ProducerConfig::default()
+            };
+            let producer = Producer::connect(bootstrap, config).await.unwrap();
+            for o in &owned {
+                let headers: Vec<Header<'_>> = o
+                    .headers
+                    .iter()
+                    .map(|(key, value)| Header {
+                        key,
+                        value: value.as_deref(),
+                    })
+                    .collect();
+                let record = ProducerRecord {
+                    topic: &topic,
+                    partition: Some(0),
+                    key: o.key.as_deref(),
+                    value: o.value.as_deref(),
+                    headers: &headers,
+                    timestamp: Some(o.timestamp),
+                };
+                producer.send(record).await.unwrap();
+            }
+            producer.flush().await.unwrap();
+        });
         for o in &owned {
             let text = |b: &Option<Vec<u8>>| {
                 b.as_ref()
@@ -581,7 +643,7 @@ fn kcat_produces_ringwire_consumes(bootstrap: &str) {
         );
         want.extend(lines);
     }
-    let got = fetch_all(&mut conn, &topic, 0, want.len());
+    let got = runtime().block_on(consume_all(bootstrap, &topic, want.len()));
     assert_eq!(got.len(), want.len());
     for (i, (g, (k, v))) in got.iter().zip(&want).enumerate() {
         assert_eq!(g.offset, i as i64);
@@ -636,82 +698,13 @@ fn ten_megabyte_batch_round_trips(bootstrap: &str) {
 }
 
 /// Stops a private broker and removes its directory however the test ends.
-struct PrivateBroker(PathBuf);
+pub(crate) struct PrivateBroker(PathBuf);
 
 impl Drop for PrivateBroker {
     fn drop(&mut self) {
         broker_in(&self.0, "stop");
         let _ = std::fs::remove_dir_all(&self.0);
     }
-}
-
-fn restart_mid_produce_loses_no_acknowledged_record(_shared: &str) {
-    let dir = std::env::temp_dir().join(unique("ringwire-kafka-restart"));
-    let private = PrivateBroker(dir);
-    let addr = broker_in(&private.0, "start");
-    let mut conn = Some(connect(&addr));
-    let topic = unique("restart");
-    create(conn.as_mut().unwrap(), &topic, 1, &[]);
-
-    let restart_dir = private.0.clone();
-    let restarter = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(300));
-        broker_in(&restart_dir, "restart")
-    });
-    let deadline = Instant::now() + Duration::from_secs(90);
-    let (mut acked, mut failures, mut i) = (Vec::new(), 0, 0u32);
-    let mut acked_after_restart = 0;
-    while !(restarter.is_finished() && acked_after_restart >= 20) {
-        assert!(Instant::now() < deadline, "no progress after the restart");
-        let value = format!("record {i}").into_bytes();
-        let batch = encode(
-            &[NewRecord {
-                timestamp: now_ms(),
-                key: None,
-                value: Some(&value),
-                headers: &[],
-            }],
-            Compression::Lz4,
-        );
-        let Some(c) = conn.as_mut() else {
-            std::thread::sleep(Duration::from_millis(100));
-            conn = Connection::connect(&addr, &ClientConfig::default()).ok();
-            continue;
-        };
-        match c.produce(&topic, 0, &batch, Acks::All) {
-            Ok(Some(offset)) => {
-                acked.push((offset, value));
-                i += 1;
-                if restarter.is_finished() {
-                    acked_after_restart += 1;
-                }
-            }
-            // Not acknowledged: the same record is sent again on a fresh connection.
-            Ok(None) | Err(_) => {
-                failures += 1;
-                conn = None;
-            }
-        }
-    }
-    assert_eq!(restarter.join().unwrap(), addr);
-    assert!(failures > 0, "the restart never interrupted a produce");
-
-    let mut conn = connect(&addr);
-    let end = conn.list_offset(&topic, 0, LATEST).unwrap();
-    let log = fetch_all(&mut conn, &topic, 0, end as usize);
-    for (offset, value) in &acked {
-        let stored = &log[*offset as usize];
-        assert_eq!(stored.offset, *offset);
-        assert_eq!(
-            stored.value.as_ref(),
-            Some(value),
-            "acknowledged offset {offset}"
-        );
-    }
-    println!(
-        "    {} records acknowledged, {failures} produce attempts failed across the restart",
-        acked.len()
-    );
 }
 
 type Test = (&'static str, fn(&str));
@@ -741,8 +734,12 @@ const TESTS: &[Test] = &[
         ten_megabyte_batch_round_trips,
     ),
     (
-        "restart_mid_produce_loses_no_acknowledged_record",
-        restart_mid_produce_loses_no_acknowledged_record,
+        "producer_and_consumer_pipeline_many_partitions",
+        pipelined::producer_and_consumer_pipeline_many_partitions,
+    ),
+    (
+        "producer_rides_out_a_broker_restart",
+        pipelined::producer_rides_out_a_broker_restart,
     ),
     (
         "ringwire_produces_kcat_consumes",

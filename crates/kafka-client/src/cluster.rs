@@ -1,0 +1,158 @@
+//! What a producer or consumer knows of the cluster: each broker's address and each partition's
+//! leader, asked for over a control connection to any broker that answers.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use ringwire_kafka::{ApiKey, ErrorCode};
+
+use crate::{ClientConfig, ClientError, Connection};
+
+/// The brokers and the topics asked about.
+#[derive(Debug, Default)]
+struct Map {
+    brokers: HashMap<i32, String>,
+    /// Each topic's partition leaders by partition index (-1 while a partition has none).
+    topics: HashMap<String, Vec<i32>>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Cluster {
+    pub(crate) config: ClientConfig,
+    bootstrap: Vec<String>,
+    control: tokio::sync::Mutex<Option<Connection>>,
+    map: Mutex<Map>,
+}
+
+impl Cluster {
+    /// A cluster reached through `bootstrap` (`HOST:PORT`, several separated by commas); the
+    /// first broker that answers becomes the control connection.
+    pub(crate) async fn connect(
+        bootstrap: &str,
+        config: ClientConfig,
+    ) -> Result<Self, ClientError> {
+        let cluster = Cluster {
+            config,
+            bootstrap: bootstrap.split(',').map(|a| a.trim().to_owned()).collect(),
+            control: tokio::sync::Mutex::new(None),
+            map: Mutex::new(Map::default()),
+        };
+        cluster.refresh(&[]).await?;
+        Ok(cluster)
+    }
+
+    /// The address of broker `node`.
+    pub(crate) fn address(&self, node: i32) -> Option<String> {
+        self.map().brokers.get(&node).cloned()
+    }
+
+    /// The leader of a partition, when known.
+    pub(crate) fn leader(&self, topic: &str, partition: i32) -> Option<i32> {
+        let map = self.map();
+        let leader = *map
+            .topics
+            .get(topic)?
+            .get(usize::try_from(partition).ok()?)?;
+        (leader >= 0).then_some(leader)
+    }
+
+    /// How many partitions `topic` has, asking the cluster the first time.
+    pub(crate) async fn partitions(&self, topic: &str) -> Result<usize, ClientError> {
+        if let Some(leaders) = self.map().topics.get(topic) {
+            return Ok(leaders.len());
+        }
+        match self.refresh(&[topic]).await?.first() {
+            Some(&(_, code)) if code != ErrorCode::NONE => Err(ClientError::Kafka {
+                api: ApiKey::Metadata,
+                code,
+            }),
+            _ => self
+                .map()
+                .topics
+                .get(topic)
+                .map(Vec::len)
+                .ok_or(ClientError::MissingPartition),
+        }
+    }
+
+    /// Asks for the brokers and `topics`' leaders; each topic's error code, in order.
+    pub(crate) async fn refresh(
+        &self,
+        topics: &[&str],
+    ) -> Result<Vec<(String, ErrorCode)>, ClientError> {
+        let mut control = self.control.lock().await;
+        let mut last_error = None;
+        for attempt in 0..2 {
+            if control.is_none() {
+                *control = match self.connect_any().await {
+                    Ok(conn) => Some(conn),
+                    Err(e) => return Err(last_error.unwrap_or(e)),
+                };
+            }
+            let conn = control.as_mut().expect("connected above");
+            let answer = conn
+                .metadata(Some(topics), |metadata| {
+                    let mut map = self.map();
+                    map.brokers = metadata
+                        .brokers
+                        .iter()
+                        .map(|b| (b.node_id, format!("{}:{}", b.host, b.port)))
+                        .collect();
+                    let mut codes = Vec::with_capacity(metadata.topics.len());
+                    for topic in &metadata.topics {
+                        let Some(name) = topic.name else { continue };
+                        codes.push((name.to_owned(), topic.error_code));
+                        if topic.error_code != ErrorCode::NONE {
+                            map.topics.remove(name);
+                            continue;
+                        }
+                        let mut leaders = vec![-1; topic.partitions.len()];
+                        for p in &topic.partitions {
+                            if let Some(slot) = usize::try_from(p.partition_index)
+                                .ok()
+                                .and_then(|i| leaders.get_mut(i))
+                            {
+                                *slot = if p.error_code == ErrorCode::NONE {
+                                    p.leader_id
+                                } else {
+                                    -1
+                                };
+                            }
+                        }
+                        map.topics.insert(name.to_owned(), leaders);
+                    }
+                    codes
+                })
+                .await;
+            match answer {
+                Ok(codes) => return Ok(codes),
+                // The control connection broke: once more on a fresh one.
+                Err(e) if attempt == 0 => {
+                    *control = None;
+                    last_error = Some(e);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        unreachable!("the second attempt returns")
+    }
+
+    /// A connection to the first bootstrap address or known broker that answers.
+    async fn connect_any(&self) -> Result<Connection, ClientError> {
+        let known: Vec<String> = self.map().brokers.values().cloned().collect();
+        let mut last_error = None;
+        for address in self.bootstrap.iter().chain(&known) {
+            match Connection::connect(address, &self.config).await {
+                Ok(conn) => return Ok(conn),
+                Err(e) => last_error = Some(e),
+            }
+        }
+        Err(last_error.unwrap_or(ClientError::NoBroker))
+    }
+
+    fn map(&self) -> std::sync::MutexGuard<'_, Map> {
+        self.map
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}

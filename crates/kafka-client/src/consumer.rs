@@ -1,0 +1,436 @@
+//! A pipelined consumer of assigned partitions (offsets are the caller's to keep; no group).
+//!
+//! Each leader broker has one Fetch in flight. When its answer arrives, the next Fetch is
+//! computed from the batch headers alone and sent before any record is handed out, so the
+//! broker reads the log while the caller handles records borrowed from the receive ring.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ringwire_kafka::api::fetch::{FetchPartition, FetchRequest, FetchResponse, FetchTopic};
+use ringwire_kafka::api::list_offsets::{EARLIEST, LATEST};
+use ringwire_kafka::record::{walk, Batches, Record};
+use ringwire_kafka::{ApiKey, ErrorCode};
+
+use crate::cluster::Cluster;
+use crate::connection::queue;
+use crate::{ClientConfig, ClientError, Connection};
+
+/// Consumer settings.
+#[derive(Debug, Clone)]
+pub struct ConsumerConfig {
+    /// Connections. Two Fetch answers of `max_bytes` may sit in the receive ring at once.
+    pub client: ClientConfig,
+    /// How long the broker may wait for `min_bytes`.
+    pub max_wait: Duration,
+    /// Bytes the broker waits for before answering.
+    pub min_bytes: i32,
+    /// Bytes per Fetch answer (the broker still sends a first batch larger than this whole).
+    pub max_bytes: i32,
+    /// Bytes per partition in one answer.
+    pub partition_max_bytes: i32,
+}
+
+impl Default for ConsumerConfig {
+    fn default() -> Self {
+        ConsumerConfig {
+            client: ClientConfig::default(),
+            max_wait: Duration::from_millis(500),
+            min_bytes: 1,
+            max_bytes: 8 << 20,
+            partition_max_bytes: 2 << 20,
+        }
+    }
+}
+
+/// Where an assigned partition starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Start {
+    /// The oldest record kept.
+    Earliest,
+    /// After the newest record: only what is produced from now on.
+    Latest,
+    /// This offset.
+    At(i64),
+}
+
+/// A partition being consumed.
+#[derive(Debug)]
+struct Assigned {
+    topic: Arc<str>,
+    partition: i32,
+    /// The next offset to hand out.
+    position: i64,
+    /// The offset the Fetch in flight asked for.
+    fetching: i64,
+}
+
+/// One leader's connection and the Fetch in flight on it, if any.
+#[derive(Debug)]
+struct Fetcher {
+    conn: Connection,
+    in_flight: bool,
+}
+
+/// A consumer; see the module documentation.
+#[derive(Debug)]
+pub struct Consumer {
+    cluster: Cluster,
+    config: ConsumerConfig,
+    assigned: Vec<Assigned>,
+    fetchers: HashMap<i32, Fetcher>,
+    /// Where the round of waiting on fetchers resumes.
+    turn: usize,
+    scratch: Vec<u8>,
+}
+
+impl Consumer {
+    /// Connects to the cluster through `bootstrap` (`HOST:PORT[,HOST:PORT...]`).
+    pub async fn connect(bootstrap: &str, config: ConsumerConfig) -> Result<Self, ClientError> {
+        Ok(Consumer {
+            cluster: Cluster::connect(bootstrap, config.client.clone()).await?,
+            config,
+            assigned: Vec::new(),
+            fetchers: HashMap::new(),
+            turn: 0,
+            scratch: Vec::new(),
+        })
+    }
+
+    /// Consumes every partition of `topic` from `start`.
+    pub async fn assign(&mut self, topic: &str, start: Start) -> Result<(), ClientError> {
+        let partitions = self.cluster.partitions(topic).await?;
+        for partition in 0..partitions as i32 {
+            self.assign_partition(topic, partition, start).await?;
+        }
+        Ok(())
+    }
+
+    /// Consumes one partition from `start`.
+    pub async fn assign_partition(
+        &mut self,
+        topic: &str,
+        partition: i32,
+        start: Start,
+    ) -> Result<(), ClientError> {
+        let offset = match start {
+            Start::At(offset) => offset,
+            Start::Earliest | Start::Latest => {
+                let at = if start == Start::Earliest {
+                    EARLIEST
+                } else {
+                    LATEST
+                };
+                let fetcher = self.fetcher(topic, partition).await?;
+                // A Fetch in flight would answer first: drop it (nothing was handed out).
+                settle(fetcher).await?;
+                fetcher.conn.list_offset(topic, partition, at).await?
+            }
+        };
+        self.assigned
+            .retain(|a| !(a.partition == partition && *a.topic == *topic));
+        for fetcher in self.fetchers.values_mut() {
+            settle(fetcher).await?;
+        }
+        for a in &mut self.assigned {
+            a.fetching = a.position;
+        }
+        self.assigned.push(Assigned {
+            topic: topic.into(),
+            partition,
+            position: offset,
+            fetching: offset,
+        });
+        Ok(())
+    }
+
+    /// The next offset to be handed out for a partition.
+    #[must_use]
+    pub fn position(&self, topic: &str, partition: i32) -> Option<i64> {
+        self.assigned
+            .iter()
+            .find(|a| a.partition == partition && *a.topic == *topic)
+            .map(|a| a.position)
+    }
+
+    /// Waits for one Fetch answer and calls `on_record` with each of its records (topic,
+    /// partition, record borrowed from the receive ring); how many there were. An answer may
+    /// hold none (the broker waited `max_wait` for `min_bytes`). After an error the next poll
+    /// starts again from the positions reached.
+    pub async fn poll(
+        &mut self,
+        mut on_record: impl FnMut(&str, i32, Record<'_>),
+    ) -> Result<usize, ClientError> {
+        let result = self.poll_once(&mut on_record).await;
+        if result.is_err() {
+            // Whatever broke, the next poll reconnects, refreshes leaders and refetches from
+            // what was handed out.
+            self.fetchers.clear();
+            for a in &mut self.assigned {
+                a.fetching = a.position;
+            }
+        }
+        result
+    }
+
+    async fn poll_once(
+        &mut self,
+        on_record: &mut impl FnMut(&str, i32, Record<'_>),
+    ) -> Result<usize, ClientError> {
+        if self.assigned.is_empty() {
+            return Err(ClientError::NothingAssigned);
+        }
+        let leaders = self.leaders().await?;
+        for &node in &leaders {
+            let fetcher = self.fetcher_of(node).await?;
+            if !fetcher.in_flight {
+                let fetcher = self.fetchers.get_mut(&node).expect("connected above");
+                send_fetch(fetcher, &self.config, &self.assigned, node, &self.cluster).await?;
+            }
+        }
+        self.turn = (self.turn + 1) % leaders.len();
+        let node = leaders[self.turn];
+        let Consumer {
+            cluster,
+            config,
+            assigned,
+            fetchers,
+            scratch,
+            ..
+        } = self;
+        let fetcher = fetchers.get_mut(&node).expect("connected above");
+        let len = fetcher.conn.next_frame().await?;
+        fetcher.in_flight = false;
+        let conn = &mut fetcher.conn;
+        let frame = match conn.correlator.parse_response(&conn.rx.data()[..len])? {
+            ringwire_wire::Status::Complete(frame, _) => frame,
+            ringwire_wire::Status::Partial { .. } => unreachable!("next_frame saw it whole"),
+        };
+        let response = frame.decode::<FetchResponse<'_>>()?;
+        let fetch_error = |code| ClientError::Kafka {
+            api: ApiKey::Fetch,
+            code,
+        };
+        response.error_code.check().map_err(fetch_error)?;
+        // The next Fetch first, from the batch headers alone.
+        let mut moved = false;
+        for topic in &response.topics {
+            for p in &topic.partitions {
+                let Some(a) = find(assigned, topic.name, p.partition_index) else {
+                    continue;
+                };
+                if p.error_code != ErrorCode::NONE {
+                    moved |= p.error_code.is_retriable();
+                    continue;
+                }
+                for batch in Batches::new(p.records) {
+                    let Ok(batch) = batch else { break };
+                    a.fetching = a.fetching.max(batch.last_offset().saturating_add(1));
+                }
+            }
+        }
+        if !moved {
+            let version = conn
+                .versions()
+                .version(ApiKey::Fetch)
+                .ok_or(ClientError::UnsupportedApi(ApiKey::Fetch))?;
+            let list = fetch_list(assigned, cluster, node, config.partition_max_bytes, |a| {
+                a.fetching
+            });
+            let topics = list.topics();
+            let request = fetch_request(config, &topics);
+            queue(&mut conn.tx, &mut conn.correlator, &request, version).await?;
+            conn.tx.flush().await?;
+            fetcher.in_flight = true;
+        }
+        // Then the records.
+        let mut delivered = 0;
+        let limits = conn.limits;
+        for topic in &response.topics {
+            for p in &topic.partitions {
+                let Some(a) = find(assigned, topic.name, p.partition_index) else {
+                    continue;
+                };
+                if p.error_code != ErrorCode::NONE {
+                    if p.error_code.is_retriable() {
+                        continue;
+                    }
+                    return Err(fetch_error(p.error_code));
+                }
+                let walked = walk(p.records, a.position, scratch, &limits, |_, record| {
+                    on_record(topic.name, p.partition_index, record);
+                })?;
+                delivered += walked.records;
+                a.position = walked.next_offset;
+            }
+        }
+        let stale: Vec<String> = if moved {
+            response.topics.iter().map(|t| t.name.to_owned()).collect()
+        } else {
+            Vec::new()
+        };
+        conn.rx.consume(len);
+        if moved {
+            // A leader moved: ask where before the next Fetch.
+            let stale: Vec<&str> = stale.iter().map(String::as_str).collect();
+            cluster.refresh(&stale).await?;
+        }
+        Ok(delivered)
+    }
+
+    /// The leaders of the assigned partitions, asking the cluster for unknown ones.
+    async fn leaders(&self) -> Result<Vec<i32>, ClientError> {
+        let unknown: Vec<&str> = self
+            .assigned
+            .iter()
+            .filter(|a| self.cluster.leader(&a.topic, a.partition).is_none())
+            .map(|a| &*a.topic)
+            .collect();
+        if !unknown.is_empty() {
+            self.cluster.refresh(&unknown).await?;
+        }
+        let mut leaders = Vec::new();
+        for a in &self.assigned {
+            let leader = self.cluster.leader(&a.topic, a.partition).ok_or_else(|| {
+                ClientError::NoLeader {
+                    topic: a.topic.to_string(),
+                    partition: a.partition,
+                }
+            })?;
+            if !leaders.contains(&leader) {
+                leaders.push(leader);
+            }
+        }
+        leaders.sort_unstable();
+        Ok(leaders)
+    }
+
+    async fn fetcher_of(&mut self, node: i32) -> Result<&mut Fetcher, ClientError> {
+        if !self.fetchers.contains_key(&node) {
+            let address = self.cluster.address(node).ok_or(ClientError::NoBroker)?;
+            let conn = Connection::connect(&address, &self.config.client).await?;
+            self.fetchers.insert(
+                node,
+                Fetcher {
+                    conn,
+                    in_flight: false,
+                },
+            );
+        }
+        Ok(self.fetchers.get_mut(&node).expect("inserted above"))
+    }
+
+    /// The connection to the leader of `topic`/`partition`.
+    async fn fetcher(&mut self, topic: &str, partition: i32) -> Result<&mut Fetcher, ClientError> {
+        if self.cluster.leader(topic, partition).is_none() {
+            self.cluster.refresh(&[topic]).await?;
+        }
+        let node = self
+            .cluster
+            .leader(topic, partition)
+            .ok_or_else(|| ClientError::NoLeader {
+                topic: topic.to_owned(),
+                partition,
+            })?;
+        self.fetcher_of(node).await
+    }
+}
+
+fn find<'a>(assigned: &'a mut [Assigned], topic: &str, partition: i32) -> Option<&'a mut Assigned> {
+    assigned
+        .iter_mut()
+        .find(|a| a.partition == partition && *a.topic == *topic)
+}
+
+/// Waits out the Fetch in flight on `fetcher`, if any, and drops its answer.
+async fn settle(fetcher: &mut Fetcher) -> Result<(), ClientError> {
+    if fetcher.in_flight {
+        fetcher.conn.recv(|_| Ok(())).await?;
+        fetcher.in_flight = false;
+    }
+    Ok(())
+}
+
+/// Sends a Fetch for every assigned partition led by `node`, from its position.
+async fn send_fetch(
+    fetcher: &mut Fetcher,
+    config: &ConsumerConfig,
+    assigned: &[Assigned],
+    node: i32,
+    cluster: &Cluster,
+) -> Result<(), ClientError> {
+    let list = fetch_list(assigned, cluster, node, config.partition_max_bytes, |a| {
+        a.position
+    });
+    let topics = list.topics();
+    fetcher.conn.send(&fetch_request(config, &topics)).await?;
+    fetcher.conn.flush().await?;
+    fetcher.in_flight = true;
+    Ok(())
+}
+
+/// The partitions of one Fetch, grouped by topic.
+#[derive(Debug)]
+struct FetchList<'a> {
+    names: Vec<&'a str>,
+    /// `names[i]`'s partitions are `partitions[ranges[i].0..ranges[i].1]`.
+    ranges: Vec<(usize, usize)>,
+    partitions: Vec<FetchPartition>,
+}
+
+fn fetch_list<'a>(
+    assigned: &'a [Assigned],
+    cluster: &Cluster,
+    node: i32,
+    partition_max_bytes: i32,
+    offset: impl Fn(&Assigned) -> i64,
+) -> FetchList<'a> {
+    let mut led: Vec<&Assigned> = assigned
+        .iter()
+        .filter(|a| cluster.leader(&a.topic, a.partition) == Some(node))
+        .collect();
+    led.sort_by(|a, b| (&a.topic, a.partition).cmp(&(&b.topic, b.partition)));
+    let mut list = FetchList {
+        names: Vec::new(),
+        ranges: Vec::new(),
+        partitions: Vec::with_capacity(led.len()),
+    };
+    for a in led {
+        if list.names.last() != Some(&&*a.topic) {
+            list.names.push(&a.topic);
+            let at = list.partitions.len();
+            list.ranges.push((at, at));
+        }
+        list.partitions.push(FetchPartition {
+            partition: a.partition,
+            fetch_offset: offset(a),
+            partition_max_bytes,
+        });
+        list.ranges.last_mut().expect("pushed above").1 += 1;
+    }
+    list
+}
+
+impl FetchList<'_> {
+    fn topics(&self) -> Vec<FetchTopic<'_>> {
+        self.names
+            .iter()
+            .zip(&self.ranges)
+            .map(|(name, &(start, end))| FetchTopic {
+                name,
+                partitions: &self.partitions[start..end],
+            })
+            .collect()
+    }
+}
+
+fn fetch_request<'a>(config: &ConsumerConfig, topics: &'a [FetchTopic<'a>]) -> FetchRequest<'a> {
+    FetchRequest {
+        max_wait_ms: config.max_wait.as_millis().min(i32::MAX as u128) as i32,
+        min_bytes: config.min_bytes,
+        max_bytes: config.max_bytes,
+        isolation_level: 0,
+        topics,
+    }
+}

@@ -1,0 +1,27 @@
+//! Kafka over ringwire's rings, on tokio: requests are encoded straight into a send ring and
+//! responses read where they landed in a receive ring, so a Fetch's records reach the caller
+//! as slices of that ring.
+//!
+//! - [`Producer`]: batches per partition (linger, batch size), a task per leader broker with
+//!   several Produce requests in flight, retries across leader moves and broker restarts.
+//! - [`Consumer`]: assigned partitions, one Fetch in flight per leader, the next one sent
+//!   before the records of the last are handed out.
+//! - [`Connection`]: one broker, any request, as many in flight as the caller likes;
+//!   [`blocking::Connection`] runs it without a runtime.
+//!
+//! The protocol itself, without I/O, is `ringwire-kafka`.
+
+pub mod blocking;
+mod cluster;
+mod connection;
+pub mod consumer;
+mod error;
+mod partitioner;
+pub mod producer;
+
+pub use connection::{ClientConfig, Connection, DEFAULT_RX_RING, DEFAULT_RX_RING_MAX};
+pub use consumer::{Consumer, ConsumerConfig, Start};
+pub use error::ClientError;
+pub use producer::{
+    Delivery, ProduceError, Producer, ProducerConfig, ProducerRecord, RecordMetadata,
+};

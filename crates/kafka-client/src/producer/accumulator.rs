@@ -1,0 +1,306 @@
+//! The batches a producer holds: one filling per partition, sealed ones waiting to be routed,
+//! failed ones waiting out their backoff.
+
+use std::collections::HashMap;
+use std::mem;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ringwire_kafka::record::{BatchBuilder, BatchOptions, NewRecord};
+
+use super::{Ack, Delivery, ProduceError, ProducerConfig};
+use crate::ClientError;
+
+/// A sealed batch on its way to its partition's leader.
+#[derive(Debug)]
+pub(super) struct Batch {
+    pub(super) topic: Arc<str>,
+    pub(super) partition: i32,
+    /// The encoded record batch.
+    pub(super) bytes: Vec<u8>,
+    /// Buffered bytes it accounts for (its records before compression).
+    charge: usize,
+    pub(super) ack: Arc<Ack>,
+    sealed: Instant,
+    not_before: Instant,
+}
+
+/// A batch filling up.
+#[derive(Debug)]
+struct Open {
+    builder: BatchBuilder,
+    ack: Arc<Ack>,
+    since: Instant,
+}
+
+#[derive(Debug)]
+struct Topic {
+    name: Arc<str>,
+    partitions: Vec<Option<Open>>,
+    /// Where records without a key go until that partition's batch is sealed.
+    sticky: usize,
+}
+
+/// What [`State::append`] did.
+#[derive(Debug)]
+pub(super) struct Appended {
+    pub(super) delivery: Delivery,
+    /// A batch was opened (its linger starts) or sealed.
+    pub(super) wake_sender: bool,
+}
+
+/// What the sender should do now.
+#[derive(Debug)]
+pub(super) struct Work {
+    pub(super) batches: Vec<Batch>,
+    /// When a lingering batch or a retry falls due.
+    pub(super) deadline: Option<Instant>,
+    /// The metadata may be stale: refresh it before routing.
+    pub(super) stale: bool,
+}
+
+#[derive(Debug)]
+pub(super) struct State {
+    options: BatchOptions,
+    batch_size: usize,
+    linger: Duration,
+    retry_backoff: Duration,
+    delivery_timeout: Duration,
+    topics: HashMap<String, Topic>,
+    ready: Vec<Batch>,
+    retry: Vec<Batch>,
+    buffered: usize,
+    /// Sealed batches not yet delivered or failed.
+    unfinished: usize,
+    stale: bool,
+    failure: Option<ProduceError>,
+}
+
+impl State {
+    pub(super) fn new(config: &ProducerConfig) -> Self {
+        State {
+            options: BatchOptions {
+                compression: config.compression,
+                ..BatchOptions::default()
+            },
+            batch_size: config.batch_size,
+            linger: config.linger,
+            retry_backoff: config.retry_backoff,
+            delivery_timeout: config.delivery_timeout,
+            topics: HashMap::new(),
+            ready: Vec::new(),
+            retry: Vec::new(),
+            buffered: 0,
+            unfinished: 0,
+            stale: false,
+            failure: None,
+        }
+    }
+
+    /// Record bytes held and not yet acknowledged.
+    pub(super) fn buffered(&self) -> usize {
+        self.buffered
+    }
+
+    /// Whether every sealed batch has finished.
+    pub(super) fn idle(&self) -> bool {
+        self.unfinished == 0
+    }
+
+    pub(super) fn take_failure(&mut self) -> Option<ProduceError> {
+        self.failure.take()
+    }
+
+    /// The partition for a record without a key.
+    pub(super) fn sticky(&self, topic: &str, partitions: usize) -> i32 {
+        self.topics
+            .get(topic)
+            .map_or(0, |t| (t.sticky % partitions) as i32)
+    }
+
+    /// Appends `record` to the batch of `topic`/`partition`, sealing the batch first if the
+    /// record would overfill it, and after if it is full.
+    pub(super) fn append(
+        &mut self,
+        topic: &str,
+        partitions: usize,
+        partition: i32,
+        record: &NewRecord<'_>,
+    ) -> Result<Appended, ClientError> {
+        if !self.topics.contains_key(topic) {
+            let entry = Topic {
+                name: topic.into(),
+                partitions: Vec::new(),
+                sticky: 0,
+            };
+            self.topics.insert(topic.to_owned(), entry);
+        }
+        let t = self.topics.get_mut(topic).expect("inserted above");
+        if t.partitions.len() < partitions {
+            t.partitions.resize_with(partitions, || None);
+        }
+        let index = partition as usize;
+        let incoming = record.key.map_or(0, <[u8]>::len)
+            + record.value.map_or(0, <[u8]>::len)
+            + record
+                .headers
+                .iter()
+                .map(|h| h.key.len() + h.value.map_or(0, <[u8]>::len))
+                .sum::<usize>();
+        let mut wake_sender = false;
+        let overfull = t.partitions[index].as_ref().is_some_and(|open| {
+            open.builder.records() > 0 && open.builder.size() + incoming > self.batch_size
+        });
+        if overfull {
+            let sealed = seal(t, index);
+            self.push_sealed(sealed);
+            wake_sender = true;
+        }
+        let t = self.topics.get_mut(topic).expect("inserted above");
+        let open = t.partitions[index].get_or_insert_with(|| {
+            wake_sender = true;
+            Open {
+                builder: BatchBuilder::new(self.options),
+                ack: Arc::default(),
+                since: Instant::now(),
+            }
+        });
+        let before = open.builder.size();
+        open.builder.push(record)?;
+        self.buffered += open.builder.size() - before;
+        let delivery = Delivery {
+            ack: Arc::clone(&open.ack),
+            partition,
+            offset_delta: open.builder.records() as i64 - 1,
+        };
+        if open.builder.size() >= self.batch_size {
+            let sealed = seal(t, index);
+            self.push_sealed(sealed);
+            wake_sender = true;
+        }
+        Ok(Appended {
+            delivery,
+            wake_sender,
+        })
+    }
+
+    /// Seals every batch, lingering or not.
+    pub(super) fn seal_all(&mut self) {
+        let mut sealed = Vec::new();
+        for t in self.topics.values_mut() {
+            for index in 0..t.partitions.len() {
+                if t.partitions[index].is_some() {
+                    sealed.push(seal(t, index));
+                }
+            }
+        }
+        for s in sealed {
+            self.push_sealed(s);
+        }
+    }
+
+    /// Seals the batches whose linger has passed, takes them and the retries that fell due,
+    /// and says when to look again.
+    pub(super) fn take_work(&mut self, now: Instant) -> Work {
+        let mut deadline: Option<Instant> = None;
+        let mut due = |at: Instant| deadline = Some(deadline.map_or(at, |d| d.min(at)));
+        let mut sealed = Vec::new();
+        for t in self.topics.values_mut() {
+            for index in 0..t.partitions.len() {
+                let Some(open) = &t.partitions[index] else {
+                    continue;
+                };
+                let at = open.since + self.linger;
+                if at <= now {
+                    sealed.push(seal(t, index));
+                } else {
+                    due(at);
+                }
+            }
+        }
+        for s in sealed {
+            self.push_sealed(s);
+        }
+        let mut waiting = Vec::with_capacity(self.retry.len());
+        for batch in self.retry.drain(..) {
+            if batch.not_before <= now {
+                self.ready.push(batch);
+            } else {
+                due(batch.not_before);
+                waiting.push(batch);
+            }
+        }
+        self.retry = waiting;
+        Work {
+            batches: mem::take(&mut self.ready),
+            deadline,
+            stale: mem::take(&mut self.stale),
+        }
+    }
+
+    /// Queues `batch` to be sent again after the backoff, or fails it with `error` once its
+    /// delivery timeout has passed. Either way the metadata is refreshed before the next route.
+    pub(super) fn retry(
+        &mut self,
+        mut batch: Batch,
+        error: ClientError,
+    ) -> Option<(Batch, ProduceError)> {
+        self.stale = true;
+        let now = Instant::now();
+        if now.duration_since(batch.sealed) >= self.delivery_timeout {
+            return Some((batch, ProduceError(Arc::new(error))));
+        }
+        batch.not_before = now + self.retry_backoff;
+        self.retry.push(batch);
+        None
+    }
+
+    /// Books a batch as finished: delivered, or failed with `error`.
+    pub(super) fn finish(&mut self, batch: &Batch, error: Option<&ProduceError>) {
+        self.buffered -= batch.charge;
+        self.unfinished -= 1;
+        if let Some(e) = error {
+            self.failure.get_or_insert_with(|| e.clone());
+        }
+    }
+
+    fn push_sealed(&mut self, sealed: Result<Batch, (Arc<Ack>, usize, ClientError)>) {
+        match sealed {
+            Ok(batch) => {
+                self.unfinished += 1;
+                self.ready.push(batch);
+            }
+            Err((ack, charge, error)) => {
+                let error = ProduceError(Arc::new(error));
+                self.buffered -= charge;
+                ack.complete(Err(error.clone()));
+                self.failure.get_or_insert(error);
+            }
+        }
+    }
+}
+
+/// Takes the open batch of `index` and finishes it; the sticky partition moves on when its
+/// batch is sealed.
+fn seal(t: &mut Topic, index: usize) -> Result<Batch, (Arc<Ack>, usize, ClientError)> {
+    let open = t.partitions[index].take().expect("an open batch");
+    if t.sticky % t.partitions.len() == index {
+        t.sticky = t.sticky.wrapping_add(1);
+    }
+    let charge = open.builder.size();
+    match open.builder.finish() {
+        Ok(bytes) => {
+            let now = Instant::now();
+            Ok(Batch {
+                topic: Arc::clone(&t.name),
+                partition: index as i32,
+                bytes,
+                charge,
+                ack: open.ack,
+                sealed: now,
+                not_before: now,
+            })
+        }
+        Err(e) => Err((open.ack, charge, e.into())),
+    }
+}

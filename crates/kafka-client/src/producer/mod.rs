@@ -1,0 +1,346 @@
+//! A pipelined producer: records are appended to a batch per partition as they are sent, a
+//! batch is sealed when it is full or has lingered, and a task per leader broker keeps up to
+//! `max_in_flight` Produce requests on its connection. Retriable failures (a leader moved, a
+//! broker restarted) refresh the metadata and send the batch again until it is acknowledged or
+//! the delivery timeout passes; each record's [`Delivery`] tells which.
+//!
+//! Without idempotence a retried batch may be written twice, and with more than one request in
+//! flight batches of a partition may land out of order after a retry (as in Kafka's Java client
+//! with `enable.idempotence=false`). Nothing acknowledged is lost.
+
+mod accumulator;
+mod sender;
+
+use std::fmt;
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use ringwire_kafka::api::produce::Acks;
+use ringwire_kafka::record::{Compression, Header, NewRecord};
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
+
+use crate::cluster::Cluster;
+use crate::{partitioner, ClientConfig, ClientError};
+use accumulator::State;
+
+/// Producer settings. The defaults suit throughput on a LAN; `linger` trades latency for
+/// larger batches.
+#[derive(Debug, Clone)]
+pub struct ProducerConfig {
+    /// Connections.
+    pub client: ClientConfig,
+    /// Replicas that must have a batch before it counts as delivered.
+    pub acks: Acks,
+    /// Batch codec.
+    pub compression: Compression,
+    /// How long a batch that is not full waits for more records.
+    pub linger: Duration,
+    /// A batch is sealed when its records reach this many bytes (before compression).
+    pub batch_size: usize,
+    /// Batches for one broker share a request up to this many bytes.
+    pub max_request_size: usize,
+    /// Produce requests on one connection waiting for their answer.
+    pub max_in_flight: usize,
+    /// Record bytes buffered and not yet acknowledged; past it, [`Producer::send`] waits.
+    pub buffer_memory: usize,
+    /// How long a batch may take, retries included, before its records fail.
+    pub delivery_timeout: Duration,
+    /// Pause before a failed batch is sent again.
+    pub retry_backoff: Duration,
+    /// How long a request may wait for its answer before its connection counts as broken.
+    pub request_timeout: Duration,
+}
+
+impl Default for ProducerConfig {
+    fn default() -> Self {
+        ProducerConfig {
+            client: ClientConfig::default(),
+            acks: Acks::All,
+            compression: Compression::None,
+            linger: Duration::from_millis(5),
+            batch_size: 256 << 10,
+            max_request_size: 1 << 20,
+            max_in_flight: 5,
+            buffer_memory: 64 << 20,
+            delivery_timeout: Duration::from_secs(120),
+            retry_backoff: Duration::from_millis(100),
+            request_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// A record to produce, borrowed: [`Producer::send`] copies it into its partition's batch.
+#[derive(Debug, Clone, Copy)]
+pub struct ProducerRecord<'a> {
+    /// Topic.
+    pub topic: &'a str,
+    /// Partition; `None` picks one from the key (murmur2, as Java's producer does), or the
+    /// partition whose batch is filling for records without a key.
+    pub partition: Option<i32>,
+    /// Key.
+    pub key: Option<&'a [u8]>,
+    /// Value; `None` is a tombstone.
+    pub value: Option<&'a [u8]>,
+    /// Headers.
+    pub headers: &'a [Header<'a>],
+    /// Create time in ms since the epoch; `None` is now.
+    pub timestamp: Option<i64>,
+}
+
+impl<'a> ProducerRecord<'a> {
+    /// A record with a value, no key and no headers.
+    #[must_use]
+    pub fn new(topic: &'a str, value: &'a [u8]) -> Self {
+        ProducerRecord {
+            topic,
+            partition: None,
+            key: None,
+            value: Some(value),
+            headers: &[],
+            timestamp: None,
+        }
+    }
+
+    /// With a key.
+    #[must_use]
+    pub fn key(self, key: &'a [u8]) -> Self {
+        ProducerRecord {
+            key: Some(key),
+            ..self
+        }
+    }
+
+    /// To one partition.
+    #[must_use]
+    pub fn partition(self, partition: i32) -> Self {
+        ProducerRecord {
+            partition: Some(partition),
+            ..self
+        }
+    }
+
+    /// With headers.
+    #[must_use]
+    pub fn headers(self, headers: &'a [Header<'a>]) -> Self {
+        ProducerRecord { headers, ..self }
+    }
+}
+
+/// Where a delivered record landed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordMetadata {
+    /// Partition.
+    pub partition: i32,
+    /// Offset; -1 with [`Acks::None`], which gets no answer.
+    pub offset: i64,
+}
+
+/// Why records were not delivered: the last error of their batch. Shared by every record of
+/// the batch.
+#[derive(Debug, Clone)]
+pub struct ProduceError(Arc<ClientError>);
+
+impl ProduceError {
+    /// The error.
+    #[must_use]
+    pub fn error(&self) -> &ClientError {
+        &self.0
+    }
+}
+
+impl fmt::Display for ProduceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "record not delivered: {}", self.0)
+    }
+}
+
+impl std::error::Error for ProduceError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.0)
+    }
+}
+
+/// The outcome of one batch, waited on by each of its records.
+#[derive(Debug, Default)]
+struct Ack {
+    result: OnceLock<Result<i64, ProduceError>>,
+    done: Notify,
+}
+
+impl Ack {
+    fn complete(&self, result: Result<i64, ProduceError>) {
+        let _ = self.result.set(result);
+        self.done.notify_waiters();
+    }
+}
+
+/// One record's delivery: await it for the offset the broker gave it.
+#[derive(Debug)]
+pub struct Delivery {
+    ack: Arc<Ack>,
+    partition: i32,
+    offset_delta: i64,
+}
+
+impl Delivery {
+    /// The partition the record went to.
+    #[must_use]
+    pub fn partition(&self) -> i32 {
+        self.partition
+    }
+
+    async fn wait(self) -> Result<RecordMetadata, ProduceError> {
+        loop {
+            let notified = self.ack.done.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if let Some(result) = self.ack.result.get() {
+                let base = result.clone()?;
+                return Ok(RecordMetadata {
+                    partition: self.partition,
+                    offset: if base < 0 {
+                        -1
+                    } else {
+                        base + self.offset_delta
+                    },
+                });
+            }
+            notified.await;
+        }
+    }
+}
+
+impl IntoFuture for Delivery {
+    type Output = Result<RecordMetadata, ProduceError>;
+    type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.wait())
+    }
+}
+
+/// What the producer handle and its tasks share.
+#[derive(Debug)]
+struct Shared {
+    cluster: Cluster,
+    config: ProducerConfig,
+    state: Mutex<State>,
+    /// New work for the sender: a batch sealed or opened, a retry queued.
+    wake_sender: Notify,
+    /// A batch finished (delivered or failed): for `flush` and for `send` waiting for room.
+    progress: Notify,
+}
+
+impl Shared {
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Stops the sender when the last producer handle goes.
+#[derive(Debug)]
+struct Task(JoinHandle<()>);
+
+impl Drop for Task {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// A producer; clones share batches, connections and the sender task. Records not yet
+/// delivered when the last clone is dropped are lost: [`flush`](Self::flush) first.
+#[derive(Debug, Clone)]
+pub struct Producer {
+    shared: Arc<Shared>,
+    _task: Arc<Task>,
+}
+
+impl Producer {
+    /// Connects to the cluster through `bootstrap` (`HOST:PORT[,HOST:PORT...]`) and starts the
+    /// sender task on the current tokio runtime.
+    pub async fn connect(bootstrap: &str, config: ProducerConfig) -> Result<Self, ClientError> {
+        let cluster = Cluster::connect(bootstrap, config.client.clone()).await?;
+        let shared = Arc::new(Shared {
+            cluster,
+            state: Mutex::new(State::new(&config)),
+            config,
+            wake_sender: Notify::new(),
+            progress: Notify::new(),
+        });
+        let task = tokio::spawn(sender::run(Arc::clone(&shared)));
+        Ok(Producer {
+            shared,
+            _task: Arc::new(Task(task)),
+        })
+    }
+
+    /// Appends `record` to its partition's batch. Waits only to learn a new topic's partitions,
+    /// or while `buffer_memory` bytes wait for acknowledgement.
+    pub async fn send(&self, record: ProducerRecord<'_>) -> Result<Delivery, ClientError> {
+        let shared = &*self.shared;
+        let partitions = shared.cluster.partitions(record.topic).await?;
+        if let Some(p) = record.partition {
+            if usize::try_from(p).map_or(true, |p| p >= partitions) {
+                return Err(ClientError::NoPartition {
+                    topic: record.topic.to_owned(),
+                    partition: p,
+                });
+            }
+        }
+        loop {
+            let notified = shared.progress.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if shared.state().buffered() < shared.config.buffer_memory {
+                break;
+            }
+            notified.await;
+        }
+        let timestamp = record.timestamp.unwrap_or_else(|| {
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as i64)
+        });
+        let new = NewRecord {
+            timestamp,
+            key: record.key,
+            value: record.value,
+            headers: record.headers,
+        };
+        let mut state = shared.state();
+        let partition = match (record.partition, record.key) {
+            (Some(p), _) => p,
+            (None, Some(key)) => partitioner::for_key(key, partitions),
+            (None, None) => state.sticky(record.topic, partitions),
+        };
+        let appended = state.append(record.topic, partitions, partition, &new)?;
+        drop(state);
+        if appended.wake_sender {
+            shared.wake_sender.notify_one();
+        }
+        Ok(appended.delivery)
+    }
+
+    /// Sends every batch now, lingering or not, and waits until each has been delivered or has
+    /// failed: the first failure since the last flush, if any.
+    pub async fn flush(&self) -> Result<(), ProduceError> {
+        let shared = &*self.shared;
+        shared.state().seal_all();
+        shared.wake_sender.notify_one();
+        loop {
+            let notified = shared.progress.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            {
+                let mut state = shared.state();
+                if state.idle() {
+                    return state.take_failure().map_or(Ok(()), Err);
+                }
+            }
+            notified.await;
+        }
+    }
+}

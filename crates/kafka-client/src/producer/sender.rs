@@ -1,0 +1,309 @@
+//! The producer's tasks: one routes sealed batches to their partitions' leaders, and one per
+//! leader broker pipelines Produce requests on its connection.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+use ringwire_kafka::api::produce::{
+    Acks, ProducePartition, ProduceRequest, ProduceResponse, ProduceTopic,
+};
+use ringwire_kafka::{ApiKey, ErrorCode};
+use tokio::sync::mpsc::{self, error::SendError, UnboundedReceiver, UnboundedSender};
+use tokio::time::{sleep_until, Instant};
+
+use super::accumulator::Batch;
+use super::{ProduceError, Shared};
+use crate::{ClientError, Connection};
+
+impl Shared {
+    /// Finishes `batch`: delivered at `base_offset`, or failed.
+    fn finish(&self, batch: Batch, result: Result<i64, ProduceError>) {
+        self.state().finish(&batch, result.as_ref().err());
+        batch.ack.complete(result);
+        self.progress.notify_waiters();
+    }
+
+    /// Sends `batch` again later, unless its delivery timeout has passed.
+    fn retry(&self, batch: Batch, error: ClientError) {
+        let expired = self.state().retry(batch, error);
+        match expired {
+            Some((batch, error)) => self.finish(batch, Err(error)),
+            None => self.wake_sender.notify_one(),
+        }
+    }
+}
+
+/// Routes batches as they are sealed or fall due for a retry, until the producer is dropped.
+pub(super) async fn run(shared: Arc<Shared>) {
+    let mut brokers: HashMap<i32, UnboundedSender<Batch>> = HashMap::new();
+    loop {
+        let work = shared.state().take_work(std::time::Instant::now());
+        if !work.batches.is_empty() {
+            route(&shared, &mut brokers, work.batches, work.stale).await;
+        }
+        let notified = shared.wake_sender.notified();
+        match work.deadline {
+            Some(at) => {
+                tokio::select! {
+                    () = notified => {}
+                    () = sleep_until(Instant::from_std(at)) => {}
+                }
+            }
+            None => notified.await,
+        }
+    }
+}
+
+async fn route(
+    shared: &Arc<Shared>,
+    brokers: &mut HashMap<i32, UnboundedSender<Batch>>,
+    batches: Vec<Batch>,
+    stale: bool,
+) {
+    let unknown = |b: &Batch| shared.cluster.leader(&b.topic, b.partition).is_none();
+    if stale || batches.iter().any(unknown) {
+        let mut topics: Vec<&str> = batches.iter().map(|b| &*b.topic).collect();
+        topics.sort_unstable();
+        topics.dedup();
+        // On failure the batches wait out a backoff and this runs again.
+        let _ = shared.cluster.refresh(&topics).await;
+    }
+    for batch in batches {
+        let Some(node) = shared.cluster.leader(&batch.topic, batch.partition) else {
+            let error = ClientError::NoLeader {
+                topic: batch.topic.to_string(),
+                partition: batch.partition,
+            };
+            shared.retry(batch, error);
+            continue;
+        };
+        let mut batch = batch;
+        loop {
+            let tx = brokers.entry(node).or_insert_with(|| {
+                let (tx, rx) = mpsc::unbounded_channel();
+                tokio::spawn(broker(Arc::clone(shared), node, rx));
+                tx
+            });
+            match tx.send(batch) {
+                Ok(()) => break,
+                // That broker's task ended (its connection broke): start another.
+                Err(SendError(back)) => {
+                    brokers.remove(&node);
+                    batch = back;
+                }
+            }
+        }
+    }
+}
+
+/// Pipelines the batches routed to broker `node` on one connection. When the connection breaks
+/// every batch it holds goes back for a retry, and the task ends.
+async fn broker(shared: Arc<Shared>, node: i32, mut rx: UnboundedReceiver<Batch>) {
+    let config = &shared.config;
+    let mut conn = match connect(&shared, node).await {
+        Ok(conn) => conn,
+        Err(e) => return give_back(&shared, &mut rx, VecDeque::new(), Vec::new(), &e),
+    };
+    // Requests in flight, oldest first: when each was sent and its batches.
+    let mut in_flight: VecDeque<(Instant, Vec<Batch>)> = VecDeque::new();
+    // Batches that could not join the last request (a request takes one batch per partition).
+    let mut deferred: VecDeque<Batch> = VecDeque::new();
+    let mut outcomes: Vec<Option<(ErrorCode, i64)>> = Vec::new();
+    loop {
+        let timeout = in_flight
+            .front()
+            .map(|(sent, _)| *sent + config.request_timeout);
+        let room = in_flight.len() < config.max_in_flight;
+        let failure = tokio::select! {
+            len = conn.next_frame(), if !in_flight.is_empty() => {
+                let (_, batches) = in_flight.pop_front().expect("a request in flight");
+                match len {
+                    Ok(len) => {
+                        let read = read_response(&mut conn, len, &batches, &mut outcomes);
+                        conn.rx.consume(len);
+                        match read {
+                            Ok(()) => {
+                                complete(&shared, batches, &outcomes);
+                                continue;
+                            }
+                            Err(e) => {
+                                in_flight.push_front((Instant::now(), batches));
+                                e
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        in_flight.push_front((Instant::now(), batches));
+                        e
+                    }
+                }
+            }
+            first = next(&mut deferred, &mut rx), if room => {
+                let Some(first) = first else {
+                    return; // the producer is gone
+                };
+                let batches = gather(first, &mut deferred, &mut rx, config.max_request_size);
+                match send(&mut conn, &batches, config.acks).await {
+                    Ok(()) if config.acks == Acks::None => {
+                        for batch in batches {
+                            shared.finish(batch, Ok(-1));
+                        }
+                        continue;
+                    }
+                    Ok(()) => {
+                        in_flight.push_back((Instant::now(), batches));
+                        continue;
+                    }
+                    Err(e) => {
+                        in_flight.push_back((Instant::now(), batches));
+                        e
+                    }
+                }
+            }
+            () = sleep_until(timeout.unwrap_or_else(Instant::now)), if timeout.is_some() => {
+                ClientError::RequestTimeout(config.request_timeout)
+            }
+        };
+        let in_flight = in_flight.into_iter().flat_map(|(_, b)| b).collect();
+        return give_back(&shared, &mut rx, deferred, in_flight, &failure);
+    }
+}
+
+async fn connect(shared: &Shared, node: i32) -> Result<Connection, ClientError> {
+    let address = shared.cluster.address(node).ok_or(ClientError::NoBroker)?;
+    Connection::connect(&address, &shared.cluster.config).await
+}
+
+/// The next batch for this broker: a deferred one first.
+async fn next(deferred: &mut VecDeque<Batch>, rx: &mut UnboundedReceiver<Batch>) -> Option<Batch> {
+    match deferred.pop_front() {
+        Some(batch) => Some(batch),
+        None => rx.recv().await,
+    }
+}
+
+/// `first` and the batches already waiting, one per partition, up to `max_bytes` in all.
+fn gather(
+    first: Batch,
+    deferred: &mut VecDeque<Batch>,
+    rx: &mut UnboundedReceiver<Batch>,
+    max_bytes: usize,
+) -> Vec<Batch> {
+    let mut size = first.bytes.len();
+    let mut batches = vec![first];
+    let mut skipped = VecDeque::new();
+    while let Some(batch) = deferred.pop_front().or_else(|| rx.try_recv().ok()) {
+        let taken = batches
+            .iter()
+            .any(|b| b.partition == batch.partition && b.topic == batch.topic);
+        if taken {
+            skipped.push_back(batch);
+        } else if size + batch.bytes.len() > max_bytes {
+            skipped.push_back(batch);
+            break;
+        } else {
+            size += batch.bytes.len();
+            batches.push(batch);
+        }
+    }
+    skipped.append(deferred);
+    *deferred = skipped;
+    // Topics contiguous, as the request groups partitions by topic.
+    batches.sort_by(|a, b| (&a.topic, a.partition).cmp(&(&b.topic, b.partition)));
+    batches
+}
+
+/// Encodes one Produce request for `batches` into the send ring and sends it.
+async fn send(conn: &mut Connection, batches: &[Batch], acks: Acks) -> Result<(), ClientError> {
+    let partitions: Vec<ProducePartition<'_>> = batches
+        .iter()
+        .map(|b| ProducePartition {
+            index: b.partition,
+            records: &b.bytes,
+        })
+        .collect();
+    let mut topics: Vec<ProduceTopic<'_>> = Vec::new();
+    let mut start = 0;
+    for end in 1..=batches.len() {
+        if end == batches.len() || batches[end].topic != batches[start].topic {
+            topics.push(ProduceTopic {
+                name: &batches[start].topic,
+                partitions: &partitions[start..end],
+            });
+            start = end;
+        }
+    }
+    let request = ProduceRequest {
+        transactional_id: None,
+        acks,
+        timeout_ms: 30_000,
+        topics: &topics,
+    };
+    conn.send(&request).await?;
+    conn.flush().await
+}
+
+/// Reads the Produce response of `batches` into `outcomes`, one per batch (`None`: the
+/// response did not mention it).
+fn read_response(
+    conn: &mut Connection,
+    len: usize,
+    batches: &[Batch],
+    outcomes: &mut Vec<Option<(ErrorCode, i64)>>,
+) -> Result<(), ClientError> {
+    outcomes.clear();
+    outcomes.resize(batches.len(), None);
+    let frame = conn.frame(len)?;
+    let response = frame.decode::<ProduceResponse<'_>>()?;
+    for topic in &response.topics {
+        for p in &topic.partitions {
+            let found = batches
+                .iter()
+                .position(|b| b.partition == p.index && *b.topic == *topic.name);
+            if let Some(i) = found {
+                outcomes[i] = Some((p.error_code, p.base_offset));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Delivers, retries or fails each batch of an answered request.
+fn complete(shared: &Shared, batches: Vec<Batch>, outcomes: &[Option<(ErrorCode, i64)>]) {
+    for (batch, outcome) in batches.into_iter().zip(outcomes) {
+        match *outcome {
+            Some((ErrorCode::NONE, base_offset)) => shared.finish(batch, Ok(base_offset)),
+            Some((code, _)) => {
+                let error = ClientError::Kafka {
+                    api: ApiKey::Produce,
+                    code,
+                };
+                if code.is_retriable() {
+                    shared.retry(batch, error);
+                } else {
+                    shared.finish(batch, Err(ProduceError(Arc::new(error))));
+                }
+            }
+            None => shared.finish(
+                batch,
+                Err(ProduceError(Arc::new(ClientError::MissingPartition))),
+            ),
+        }
+    }
+}
+
+/// After the connection failed with `error`: every batch this task holds or has been sent
+/// goes back for a retry.
+fn give_back(
+    shared: &Shared,
+    rx: &mut UnboundedReceiver<Batch>,
+    deferred: VecDeque<Batch>,
+    in_flight: Vec<Batch>,
+    error: &ClientError,
+) {
+    rx.close();
+    let queued = std::iter::from_fn(|| rx.try_recv().ok());
+    for batch in in_flight.into_iter().chain(deferred).chain(queued) {
+        shared.retry(batch, ClientError::Broken(error.to_string()));
+    }
+}

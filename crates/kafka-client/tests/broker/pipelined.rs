@@ -1,0 +1,184 @@
+//! The pipelined producer and consumer against the broker.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use ringwire_kafka::api::produce::Acks;
+use ringwire_kafka::record::Compression;
+use ringwire_kafka_client::{
+    Consumer, ConsumerConfig, Delivery, Producer, ProducerConfig, ProducerRecord, Start,
+};
+
+use super::{broker_in, connect, create, runtime, unique, PrivateBroker};
+
+/// Many records over three partitions, keyed and not, through small batches so that many
+/// requests are in flight; every record is read back where its delivery said it landed.
+pub(crate) fn producer_and_consumer_pipeline_many_partitions(bootstrap: &str) {
+    let mut conn = connect(bootstrap);
+    let topic = unique("pipelined");
+    create(&mut conn, &topic, 3, &[]);
+    let n = 60_000;
+    runtime().block_on(async {
+        let config = ProducerConfig {
+            compression: Compression::Lz4,
+            batch_size: 16 << 10,
+            linger: Duration::from_millis(2),
+            ..ProducerConfig::default()
+        };
+        let producer = Producer::connect(bootstrap, config).await.unwrap();
+        let mut deliveries: Vec<(usize, Delivery)> = Vec::new();
+        for i in 0..n {
+            let value = format!("value {i}");
+            let key = format!("key-{}", i % 17);
+            let mut record = ProducerRecord::new(&topic, value.as_bytes());
+            if i % 2 == 0 {
+                record = record.key(key.as_bytes());
+            }
+            let delivery = producer.send(record).await.unwrap();
+            if i % 97 == 0 {
+                deliveries.push((i, delivery));
+            }
+        }
+        producer.flush().await.unwrap();
+
+        let mut consumer = Consumer::connect(bootstrap, ConsumerConfig::default())
+            .await
+            .unwrap();
+        consumer.assign(&topic, Start::Earliest).await.unwrap();
+        // (partition, offset) -> (key, value), and each partition's offsets in arrival order.
+        let mut stored = HashMap::new();
+        let mut order: HashMap<i32, Vec<i64>> = HashMap::new();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while stored.len() < n {
+            assert!(Instant::now() < deadline, "only {} of {n}", stored.len());
+            consumer
+                .poll(|t, p, r| {
+                    assert_eq!(t, topic);
+                    order.entry(p).or_default().push(r.offset);
+                    let key = r.key.map(<[u8]>::to_vec);
+                    let value = r.value.unwrap().to_vec();
+                    assert!(stored.insert((p, r.offset), (key, value)).is_none());
+                })
+                .await
+                .unwrap();
+        }
+        assert_eq!(stored.len(), n);
+        for (p, offsets) in &order {
+            let expected: Vec<i64> = (0..offsets.len() as i64).collect();
+            assert_eq!(offsets, &expected, "partition {p} in order, without gaps");
+            assert_eq!(consumer.position(&topic, *p), Some(offsets.len() as i64));
+        }
+        for (i, delivery) in deliveries {
+            let partition = delivery.partition();
+            let meta = delivery.await.unwrap();
+            assert_eq!(meta.partition, partition);
+            let (_, value) = &stored[&(meta.partition, meta.offset)];
+            assert_eq!(value, format!("value {i}").as_bytes(), "record {i}");
+        }
+        // One key, one partition; records without a key went to more than one.
+        let mut key_partition = HashMap::new();
+        let mut unkeyed = std::collections::HashSet::new();
+        for (&(p, _), (key, _)) in &stored {
+            match key {
+                Some(key) => assert_eq!(*key_partition.entry(key.clone()).or_insert(p), p),
+                None => {
+                    unkeyed.insert(p);
+                }
+            }
+        }
+        assert_eq!(key_partition.len(), 17);
+        assert!(unkeyed.len() > 1, "the sticky partition never moved");
+    });
+}
+
+/// A producer keeps sending while its broker restarts: every record it says was delivered is
+/// in the log afterwards at the offset it said.
+pub(crate) fn producer_rides_out_a_broker_restart(_shared: &str) {
+    let dir = std::env::temp_dir().join(unique("ringwire-kafka-restart"));
+    let private = PrivateBroker(dir);
+    let addr = broker_in(&private.0, "start");
+    let topic = unique("restart");
+    create(&mut connect(&addr), &topic, 1, &[]);
+
+    let restart_dir = private.0.clone();
+    let restarter = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(500));
+        let started = Instant::now();
+        (broker_in(&restart_dir, "restart"), started)
+    });
+    let (sent, restarted) = runtime().block_on(async {
+        let config = ProducerConfig {
+            acks: Acks::All,
+            linger: Duration::from_millis(1),
+            retry_backoff: Duration::from_millis(200),
+            request_timeout: Duration::from_secs(10),
+            delivery_timeout: Duration::from_secs(90),
+            ..ProducerConfig::default()
+        };
+        let producer = Producer::connect(&addr, config).await.unwrap();
+        let mut sent = Vec::new();
+        let mut after_restart = 0;
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while !(restarter.is_finished() && after_restart >= 200) {
+            assert!(Instant::now() < deadline, "no progress after the restart");
+            let value = format!("record {}", sent.len());
+            let delivery = producer
+                .send(ProducerRecord::new(&topic, value.as_bytes()))
+                .await
+                .unwrap();
+            sent.push((value, delivery));
+            if restarter.is_finished() {
+                after_restart += 1;
+            }
+            // Paced, so that the restart falls in the middle of the loop.
+            if sent.len() % 20 == 0 {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+        let _ = producer.flush().await;
+        let total = sent.len();
+        let mut acked = Vec::new();
+        for (value, delivery) in sent {
+            if let Ok(meta) = delivery.await {
+                acked.push((meta.offset, value));
+            }
+        }
+        assert_eq!(
+            acked.len(),
+            total,
+            "records failed despite the 90 s delivery timeout"
+        );
+        (acked, restarter.join().unwrap())
+    });
+    assert_eq!(restarted.0, addr);
+    assert!(sent.len() > 400, "{} acknowledged", sent.len());
+
+    let mut log = HashMap::new();
+    runtime().block_on(async {
+        let mut consumer = Consumer::connect(&addr, ConsumerConfig::default())
+            .await
+            .unwrap();
+        consumer.assign(&topic, Start::Earliest).await.unwrap();
+        let end = sent.iter().map(|(o, _)| *o).max().unwrap();
+        while consumer.position(&topic, 0).unwrap() <= end {
+            consumer
+                .poll(|_, _, r| {
+                    log.insert(r.offset, r.value.unwrap().to_vec());
+                })
+                .await
+                .unwrap();
+        }
+    });
+    for (offset, value) in &sent {
+        assert_eq!(
+            log.get(offset).map(Vec::as_slice),
+            Some(value.as_bytes()),
+            "acknowledged offset {offset}"
+        );
+    }
+    println!(
+        "    {} records acknowledged, {} in the log (retried batches may be written twice)",
+        sent.len(),
+        log.len()
+    );
+}
