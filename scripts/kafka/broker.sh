@@ -7,6 +7,9 @@
 #   broker.sh restart   stop it cleanly, start it again on the same storage and ports
 #   broker.sh stop      kill the started broker by its recorded pid
 #   broker.sh status    print the bootstrap address, or fail when no broker runs
+#   broker.sh java FILE.java ARGS...
+#                       run a single-file Java program with Kafka's own client on the class
+#                       path (the tests' transactional producer, Transactions.java)
 #
 # Environment:
 #   KAFKA_VERSION     4.1.0 (default) or a 3.9.x release, the second version for negotiation
@@ -98,6 +101,8 @@ default.replication.factor=1
 offsets.topic.replication.factor=1
 transaction.state.log.replication.factor=1
 transaction.state.log.min.isr=1
+# One partition instead of 50: the first transaction's coordinator is ready in a moment.
+transaction.state.log.num.partitions=1
 group.initial.rebalance.delay.ms=0
 auto.create.topics.enable=false
 # The default 128 MiB dedupe buffer does not fit a small heap: the broker dies at start.
@@ -180,8 +185,13 @@ start) start ;;
 restart) restart ;;
 stop) stop ;;
 status) status ;;
+java)
+    shift
+    install
+    exec "${java[@]}" "$@"
+    ;;
 *)
-    echo "usage: $0 {install|start|restart|stop|status}" >&2
+    echo "usage: $0 {install|start|restart|stop|status|java FILE ARGS...}" >&2
     exit 2
     ;;
 esac

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use ringwire_kafka::api::fetch::{FetchPartition, FetchRequest, FetchResponse, FetchTopic};
 use ringwire_kafka::api::list_offsets::{EARLIEST, LATEST};
-use ringwire_kafka::record::{walk, Batches, Record};
+use ringwire_kafka::record::{walk, walk_committed, Batch, Batches, Record};
 use ringwire_kafka::{ApiKey, ErrorCode};
 
 use crate::cluster::Cluster;
@@ -30,6 +30,18 @@ pub struct ConsumerConfig {
     pub max_bytes: i32,
     /// Bytes per partition in one answer.
     pub partition_max_bytes: i32,
+    /// Whether records of open and aborted transactions are handed out.
+    pub isolation: Isolation,
+}
+
+/// Which records of transactional producers a consumer sees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Isolation {
+    /// Every record, aborted transactions' included.
+    ReadUncommitted,
+    /// Only committed records: the broker answers up to the last stable offset, and the
+    /// batches of aborted transactions are skipped.
+    ReadCommitted,
 }
 
 impl Default for ConsumerConfig {
@@ -40,6 +52,7 @@ impl Default for ConsumerConfig {
             min_bytes: 1,
             max_bytes: 8 << 20,
             partition_max_bytes: 2 << 20,
+            isolation: Isolation::ReadUncommitted,
         }
     }
 }
@@ -258,9 +271,22 @@ impl Consumer {
                     }
                     return Err(fetch_error(p.error_code));
                 }
-                let walked = walk(p.records, a.position, scratch, &limits, |_, record| {
+                let on_record = |_: &Batch<'_>, record: Record<'_>| {
                     on_record(topic.name, p.partition_index, record);
-                })?;
+                };
+                let walked = match config.isolation {
+                    Isolation::ReadUncommitted => {
+                        walk(p.records, a.position, scratch, &limits, on_record)?
+                    }
+                    Isolation::ReadCommitted => walk_committed(
+                        p.records,
+                        a.position,
+                        &p.aborted_transactions,
+                        scratch,
+                        &limits,
+                        on_record,
+                    )?,
+                };
                 delivered += walked.records;
                 a.position = walked.next_offset;
             }
@@ -430,7 +456,10 @@ fn fetch_request<'a>(config: &ConsumerConfig, topics: &'a [FetchTopic<'a>]) -> F
         max_wait_ms: config.max_wait.as_millis().min(i32::MAX as u128) as i32,
         min_bytes: config.min_bytes,
         max_bytes: config.max_bytes,
-        isolation_level: 0,
+        isolation_level: match config.isolation {
+            Isolation::ReadUncommitted => 0,
+            Isolation::ReadCommitted => 1,
+        },
         topics,
     }
 }

@@ -4,9 +4,10 @@
 use bytes::{Bytes, BytesMut};
 use kafka_protocol::records as kpr;
 use proptest::prelude::*;
+use ringwire_kafka::api::fetch::AbortedTransaction;
 use ringwire_kafka::record::{
-    walk, Batch, BatchBuilder, BatchEncoder, BatchOptions, Batches, Compression, Header, NewRecord,
-    TimestampType, BATCH_HEADER_LEN,
+    walk, walk_committed, Batch, BatchBuilder, BatchEncoder, BatchOptions, Batches, Compression,
+    Header, NewRecord, TimestampType, BATCH_HEADER_LEN,
 };
 use ringwire_kafka::{DecodeError, Limits};
 
@@ -371,6 +372,90 @@ fn walk_skips_control_batches_filters_offsets_and_drops_the_tail() {
     // Starting past every complete batch: nothing, and the offset stays.
     let walked = walk(&log, 16, &mut scratch, &Limits::default(), |_, _| panic!()).unwrap();
     assert_eq!((walked.records, walked.next_offset), (0, 16));
+}
+
+#[test]
+fn a_read_committed_walk_drops_aborted_transactions_only() {
+    // Producer 7 aborts (0..=1, marker 2), then commits (3..=4, marker 5); producer 8 commits
+    // (6, marker 8) around a plain batch (7); producer 9 aborts with compression (9..=10,
+    // marker 11).
+    let data = |base_offset, producer_id, n, compression| {
+        let options = BatchOptions {
+            base_offset,
+            producer_id,
+            producer_epoch: 0,
+            transactional: true,
+            compression,
+            ..BatchOptions::default()
+        };
+        encode(&simple(n), &options)
+    };
+    let marker = |base_offset, producer_id, kind: u8| {
+        let options = BatchOptions {
+            base_offset,
+            producer_id,
+            producer_epoch: 0,
+            transactional: true,
+            control: true,
+            ..BatchOptions::default()
+        };
+        let record = Owned {
+            timestamp: 0,
+            key: Some(vec![0, 0, 0, kind]),
+            value: Some(vec![0; 6]),
+            headers: Vec::new(),
+        };
+        encode(&[record], &options)
+    };
+    let plain = BatchOptions {
+        base_offset: 7,
+        ..BatchOptions::default()
+    };
+    let log: Vec<u8> = [
+        data(0, 7, 2, Compression::None),
+        marker(2, 7, 0),
+        data(3, 7, 2, Compression::None),
+        marker(5, 7, 1),
+        data(6, 8, 1, Compression::None),
+        encode(&simple(1), &plain),
+        marker(8, 8, 1),
+        data(9, 9, 2, Compression::Lz4),
+        marker(11, 9, 0),
+    ]
+    .concat();
+    let aborted = [
+        AbortedTransaction {
+            producer_id: 9,
+            first_offset: 9,
+        },
+        AbortedTransaction {
+            producer_id: 7,
+            first_offset: 0,
+        },
+    ];
+    let mut scratch = Vec::new();
+    let mut seen = Vec::new();
+    let walked = walk_committed(
+        &log,
+        0,
+        &aborted,
+        &mut scratch,
+        &Limits::default(),
+        |_, r| {
+            seen.push(r.offset);
+        },
+    )
+    .unwrap();
+    assert_eq!(seen, [3, 4, 6, 7]);
+    assert_eq!((walked.records, walked.next_offset), (4, 12));
+
+    // Read uncommitted, every data record shows.
+    let mut all = Vec::new();
+    walk(&log, 0, &mut scratch, &Limits::default(), |_, r| {
+        all.push(r.offset)
+    })
+    .unwrap();
+    assert_eq!(all, [0, 1, 3, 4, 6, 7, 9, 10]);
 }
 
 /// Rewrites the CRC after an edit, so the test reaches the check after it.

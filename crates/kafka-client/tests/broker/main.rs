@@ -24,7 +24,7 @@ use ringwire_kafka_client::{
     Start,
 };
 
-fn script() -> PathBuf {
+pub(crate) fn script() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/kafka/broker.sh")
 }
 
@@ -43,7 +43,7 @@ fn broker_in(run_dir: &Path, action: &str) -> String {
     )
 }
 
-fn broker_cmd(command: &mut Command, action: &str) -> String {
+pub(crate) fn broker_cmd(command: &mut Command, action: &str) -> String {
     let out = command.output().expect("run scripts/kafka/broker.sh");
     assert!(
         out.status.success(),
@@ -736,6 +736,10 @@ const TESTS: &[Test] = &[
     (
         "producer_and_consumer_pipeline_many_partitions",
         pipelined::producer_and_consumer_pipeline_many_partitions,
+    ),
+    (
+        "read_committed_skips_what_a_java_producer_aborted",
+        pipelined::read_committed_skips_what_a_java_producer_aborted,
     ),
     (
         "producer_rides_out_a_broker_restart",

@@ -3,13 +3,14 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+use ringwire_kafka::api::list_offsets::LATEST;
 use ringwire_kafka::api::produce::Acks;
 use ringwire_kafka::record::Compression;
 use ringwire_kafka_client::{
-    Consumer, ConsumerConfig, Delivery, Producer, ProducerConfig, ProducerRecord, Start,
+    Consumer, ConsumerConfig, Delivery, Isolation, Producer, ProducerConfig, ProducerRecord, Start,
 };
 
-use super::{broker_in, connect, create, runtime, unique, PrivateBroker};
+use super::{broker_cmd, broker_in, connect, create, runtime, script, unique, PrivateBroker};
 
 /// Many records over three partitions, keyed and not, through small batches so that many
 /// requests are in flight; every record is read back where its delivery said it landed.
@@ -181,4 +182,52 @@ pub(crate) fn producer_rides_out_a_broker_restart(_shared: &str) {
         sent.len(),
         log.len()
     );
+}
+
+/// Kafka's own Java producer commits and aborts transactions in turn; a read-committed
+/// consumer sees the committed records only, a read-uncommitted one all of them.
+pub(crate) fn read_committed_skips_what_a_java_producer_aborted(bootstrap: &str) {
+    let mut conn = connect(bootstrap);
+    let topic = unique("transactions");
+    create(&mut conn, &topic, 1, &[]);
+    let program = script().with_file_name("Transactions.java");
+    broker_cmd(
+        std::process::Command::new("bash")
+            .arg(script())
+            .arg("java")
+            .arg(program)
+            .args([bootstrap, &topic, "6"]),
+        "java Transactions.java",
+    );
+    let end = conn.list_offset(&topic, 0, LATEST).unwrap();
+    let read = |isolation| {
+        runtime().block_on(async {
+            let config = ConsumerConfig {
+                isolation,
+                ..ConsumerConfig::default()
+            };
+            let mut consumer = Consumer::connect(bootstrap, config).await.unwrap();
+            consumer.assign(&topic, Start::Earliest).await.unwrap();
+            let mut values = Vec::new();
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while consumer.position(&topic, 0).unwrap() < end {
+                assert!(Instant::now() < deadline, "stuck at {values:?}");
+                consumer
+                    .poll(|_, _, r| {
+                        values.push(String::from_utf8(r.value.unwrap().to_vec()).unwrap())
+                    })
+                    .await
+                    .unwrap();
+            }
+            values
+        })
+    };
+    let committed: Vec<String> = (0..6)
+        .step_by(2)
+        .flat_map(|round| (0..10).map(move |i| format!("committed {round} {i}")))
+        .collect();
+    assert_eq!(read(Isolation::ReadCommitted), committed);
+    let all = read(Isolation::ReadUncommitted);
+    assert_eq!(all.len(), 60);
+    assert_eq!(all.iter().filter(|v| v.starts_with("aborted")).count(), 30);
 }

@@ -18,4 +18,4 @@ pub use batch::{Batch, Batches, TimestampType, BATCH_HEADER_LEN};
 pub use compression::Compression;
 pub use encode::{BatchBuilder, BatchEncoder, BatchOptions, NewRecord};
 pub use records::{Header, Headers, Record, Records};
-pub use walk::{walk, Walk};
+pub use walk::{walk, walk_committed, Walk};
