@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use ringwire_kafka::record::{BatchBuilder, BatchOptions, NewRecord};
 
-use super::{Ack, Delivery, ProduceError, ProducerConfig};
-use crate::ClientError;
+use super::{Ack, Delivery, ProduceError, ProducerConfig, ProducerRecord};
+use crate::{partitioner, ClientError};
 
 /// A sealed batch on its way to its partition's leader.
 #[derive(Debug)]
@@ -74,7 +74,12 @@ pub(super) struct State {
     unfinished: usize,
     stale: bool,
     failure: Option<ProduceError>,
+    /// Buffers of delivered batches, for new batches to fill without page faults.
+    spare: Vec<Vec<u8>>,
 }
+
+/// Finished batches' buffers kept for reuse.
+const SPARE_BUFFERS: usize = 8;
 
 impl State {
     pub(super) fn new(config: &ProducerConfig) -> Self {
@@ -94,6 +99,7 @@ impl State {
             unfinished: 0,
             stale: false,
             failure: None,
+            spare: Vec::new(),
         }
     }
 
@@ -111,77 +117,88 @@ impl State {
         self.failure.take()
     }
 
-    /// The partition for a record without a key.
-    pub(super) fn sticky(&self, topic: &str, partitions: usize) -> i32 {
-        self.topics
-            .get(topic)
-            .map_or(0, |t| (t.sticky % partitions) as i32)
-    }
-
-    /// Appends `record` to the batch of `topic`/`partition`, sealing the batch first if the
-    /// record would overfill it, and after if it is full.
-    pub(super) fn append(
-        &mut self,
-        topic: &str,
-        partitions: usize,
-        partition: i32,
-        record: &NewRecord<'_>,
-    ) -> Result<Appended, ClientError> {
+    /// Starts keeping batches for `topic`, which has `partitions` partitions.
+    pub(super) fn add_topic(&mut self, topic: &str, partitions: usize) {
         if !self.topics.contains_key(topic) {
             let entry = Topic {
                 name: topic.into(),
-                partitions: Vec::new(),
+                partitions: (0..partitions).map(|_| None).collect(),
                 sticky: 0,
             };
             self.topics.insert(topic.to_owned(), entry);
         }
-        let t = self.topics.get_mut(topic).expect("inserted above");
-        if t.partitions.len() < partitions {
-            t.partitions.resize_with(partitions, || None);
-        }
+    }
+
+    /// Appends `record` to its partition's batch, sealing the batch first if the record would
+    /// overfill it, and after if it is full. `None` when the topic is not known yet
+    /// ([`add_topic`](Self::add_topic)).
+    pub(super) fn append(
+        &mut self,
+        record: &ProducerRecord<'_>,
+        timestamp: i64,
+    ) -> Result<Option<Appended>, ClientError> {
+        let Some(t) = self.topics.get_mut(record.topic) else {
+            return Ok(None);
+        };
+        let partitions = t.partitions.len();
+        let partition = match (record.partition, record.key) {
+            (Some(p), _) if usize::try_from(p).is_ok_and(|p| p < partitions) => p,
+            (Some(p), _) => {
+                return Err(ClientError::NoPartition {
+                    topic: record.topic.to_owned(),
+                    partition: p,
+                })
+            }
+            (None, Some(key)) => partitioner::for_key(key, partitions),
+            (None, None) => (t.sticky % partitions) as i32,
+        };
         let index = partition as usize;
-        let incoming = record.key.map_or(0, <[u8]>::len)
-            + record.value.map_or(0, <[u8]>::len)
-            + record
+        let new = NewRecord {
+            timestamp,
+            key: record.key,
+            value: record.value,
+            headers: record.headers,
+        };
+        let incoming = new.key.map_or(0, <[u8]>::len)
+            + new.value.map_or(0, <[u8]>::len)
+            + new
                 .headers
                 .iter()
                 .map(|h| h.key.len() + h.value.map_or(0, <[u8]>::len))
                 .sum::<usize>();
-        let mut wake_sender = false;
         let overfull = t.partitions[index].as_ref().is_some_and(|open| {
             open.builder.records() > 0 && open.builder.size() + incoming > self.batch_size
         });
-        if overfull {
-            let sealed = seal(t, index);
-            self.push_sealed(sealed);
-            wake_sender = true;
-        }
-        let t = self.topics.get_mut(topic).expect("inserted above");
+        let before = overfull.then(|| seal(t, index));
+        let mut wake_sender = overfull;
+        let spare = &mut self.spare;
         let open = t.partitions[index].get_or_insert_with(|| {
             wake_sender = true;
+            let buf = spare.pop().unwrap_or_default();
             Open {
-                builder: BatchBuilder::new(self.options),
+                builder: BatchBuilder::with_buffer(self.options, buf),
                 ack: Arc::default(),
                 since: Instant::now(),
             }
         });
-        let before = open.builder.size();
-        open.builder.push(record)?;
-        self.buffered += open.builder.size() - before;
+        let size = open.builder.size();
+        let pushed = open.builder.push(&new);
+        self.buffered += open.builder.size() - size;
         let delivery = Delivery {
             ack: Arc::clone(&open.ack),
             partition,
             offset_delta: open.builder.records() as i64 - 1,
         };
-        if open.builder.size() >= self.batch_size {
-            let sealed = seal(t, index);
+        let after = (open.builder.size() >= self.batch_size).then(|| seal(t, index));
+        wake_sender |= after.is_some();
+        for sealed in before.into_iter().chain(after) {
             self.push_sealed(sealed);
-            wake_sender = true;
         }
-        Ok(Appended {
+        pushed?;
+        Ok(Some(Appended {
             delivery,
             wake_sender,
-        })
+        }))
     }
 
     /// Seals every batch, lingering or not.
@@ -255,13 +272,18 @@ impl State {
         None
     }
 
-    /// Books a batch as finished: delivered, or failed with `error`.
-    pub(super) fn finish(&mut self, batch: &Batch, error: Option<&ProduceError>) {
+    /// Books a batch as finished: delivered, or failed with `error`. Its buffer is kept for
+    /// a new batch.
+    pub(super) fn finish(&mut self, batch: Batch, error: Option<&ProduceError>) -> Arc<Ack> {
         self.buffered -= batch.charge;
         self.unfinished -= 1;
         if let Some(e) = error {
             self.failure.get_or_insert_with(|| e.clone());
         }
+        if self.spare.len() < SPARE_BUFFERS {
+            self.spare.push(batch.bytes);
+        }
+        batch.ack
     }
 
     fn push_sealed(&mut self, sealed: Result<Batch, (Arc<Ack>, usize, ClientError)>) {

@@ -15,15 +15,15 @@ use std::fmt;
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use ringwire_kafka::api::produce::Acks;
-use ringwire_kafka::record::{Compression, Header, NewRecord};
+use ringwire_kafka::record::{Compression, Header};
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
 use crate::cluster::Cluster;
-use crate::{partitioner, ClientConfig, ClientError};
+use crate::{ClientConfig, ClientError};
 use accumulator::State;
 
 /// Producer settings. The defaults suit throughput on a LAN; `linger` trades latency for
@@ -86,7 +86,7 @@ pub struct ProducerRecord<'a> {
     pub value: Option<&'a [u8]>,
     /// Headers.
     pub headers: &'a [Header<'a>],
-    /// Create time in ms since the epoch; `None` is now.
+    /// Create time in ms since the epoch; `None` is now (from a clock of a few ms resolution).
     pub timestamp: Option<i64>,
 }
 
@@ -222,6 +222,23 @@ impl IntoFuture for Delivery {
     }
 }
 
+/// Now, in ms since the epoch: on Linux from the coarse clock, which is read without a
+/// system call or a timestamp-counter read (its resolution, a few ms, is what Kafka's
+/// `CreateTime` needs; a fine clock read was a tenth of the producer's time per record).
+fn now_ms() -> i64 {
+    #[cfg(target_os = "linux")]
+    {
+        let now = rustix::time::clock_gettime(rustix::time::ClockId::RealtimeCoarse);
+        now.tv_sec * 1000 + now.tv_nsec / 1_000_000
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64)
+    }
+}
+
 /// What the producer handle and its tasks share.
 #[derive(Debug)]
 struct Shared {
@@ -280,48 +297,63 @@ impl Producer {
     /// Appends `record` to its partition's batch. Waits only to learn a new topic's partitions,
     /// or while `buffer_memory` bytes wait for acknowledgement.
     pub async fn send(&self, record: ProducerRecord<'_>) -> Result<Delivery, ClientError> {
+        let timestamp = record.timestamp.unwrap_or_else(now_ms);
+        match self.try_append(&record, timestamp)? {
+            Some((delivery, false)) => Ok(delivery),
+            // A batch was opened or sealed: let the sender task see it now, even on a
+            // current-thread runtime whose caller never waits otherwise.
+            Some((delivery, true)) => {
+                tokio::task::yield_now().await;
+                Ok(delivery)
+            }
+            None => self.send_waiting(&record, timestamp).await,
+        }
+    }
+
+    /// The record appended, and whether the sender was woken; `None` when the buffer is full
+    /// or the topic new.
+    fn try_append(
+        &self,
+        record: &ProducerRecord<'_>,
+        timestamp: i64,
+    ) -> Result<Option<(Delivery, bool)>, ClientError> {
         let shared = &*self.shared;
-        let partitions = shared.cluster.partitions(record.topic).await?;
-        if let Some(p) = record.partition {
-            if usize::try_from(p).map_or(true, |p| p >= partitions) {
-                return Err(ClientError::NoPartition {
-                    topic: record.topic.to_owned(),
-                    partition: p,
-                });
+        let appended = {
+            let mut state = shared.state();
+            if state.buffered() >= shared.config.buffer_memory {
+                return Ok(None);
             }
-        }
+            state.append(record, timestamp)?
+        };
+        Ok(appended.map(|appended| {
+            if appended.wake_sender {
+                shared.wake_sender.notify_one();
+            }
+            (appended.delivery, appended.wake_sender)
+        }))
+    }
+
+    /// [`send`](Self::send) once the record has to wait: for room, or for the topic's
+    /// partitions.
+    async fn send_waiting(
+        &self,
+        record: &ProducerRecord<'_>,
+        timestamp: i64,
+    ) -> Result<Delivery, ClientError> {
+        let shared = &*self.shared;
         loop {
-            let notified = shared.progress.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            if shared.state().buffered() < shared.config.buffer_memory {
-                break;
+            // Created before the check, so it sees any progress made after it.
+            let progress = shared.progress.notified();
+            if shared.state().buffered() >= shared.config.buffer_memory {
+                progress.await;
+                continue;
             }
-            notified.await;
+            if let Some((delivery, _)) = self.try_append(record, timestamp)? {
+                return Ok(delivery);
+            }
+            let partitions = shared.cluster.partitions(record.topic).await?;
+            shared.state().add_topic(record.topic, partitions);
         }
-        let timestamp = record.timestamp.unwrap_or_else(|| {
-            SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| d.as_millis() as i64)
-        });
-        let new = NewRecord {
-            timestamp,
-            key: record.key,
-            value: record.value,
-            headers: record.headers,
-        };
-        let mut state = shared.state();
-        let partition = match (record.partition, record.key) {
-            (Some(p), _) => p,
-            (None, Some(key)) => partitioner::for_key(key, partitions),
-            (None, None) => state.sticky(record.topic, partitions),
-        };
-        let appended = state.append(record.topic, partitions, partition, &new)?;
-        drop(state);
-        if appended.wake_sender {
-            shared.wake_sender.notify_one();
-        }
-        Ok(appended.delivery)
     }
 
     /// Sends every batch now, lingering or not, and waits until each has been delivered or has

@@ -18,8 +18,8 @@ use crate::{ClientError, Connection};
 impl Shared {
     /// Finishes `batch`: delivered at `base_offset`, or failed.
     fn finish(&self, batch: Batch, result: Result<i64, ProduceError>) {
-        self.state().finish(&batch, result.as_ref().err());
-        batch.ack.complete(result);
+        let ack = self.state().finish(batch, result.as_ref().err());
+        ack.complete(result);
         self.progress.notify_waiters();
     }
 

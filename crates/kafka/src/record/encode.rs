@@ -134,14 +134,23 @@ impl BatchBuilder {
     /// An empty batch written with `options`.
     #[must_use]
     pub fn new(options: BatchOptions) -> Self {
+        BatchBuilder::with_buffer(options, Vec::new())
+    }
+
+    /// An empty batch written into `buf`, cleared first: a finished batch's buffer, reused
+    /// with its capacity.
+    #[must_use]
+    pub fn with_buffer(options: BatchOptions, mut buf: Vec<u8>) -> Self {
         let header = if options.compression == Compression::None {
             BATCH_HEADER_LEN
         } else {
             0
         };
+        buf.clear();
+        buf.resize(header, 0);
         BatchBuilder {
             options,
-            buf: vec![0; header],
+            buf,
             span: Span {
                 count: 0,
                 base_timestamp: -1,
