@@ -20,7 +20,7 @@ use ringwire_kafka::api::fetch::{FetchRequest, FetchResponse};
 use ringwire_kafka::api::list_offsets::{ListOffsetsRequest, ListOffsetsResponse};
 use ringwire_kafka::api::metadata::{MetadataRequest, MetadataResponse};
 use ringwire_kafka::api::produce::{Acks, ProduceRequest, ProduceResponse};
-use ringwire_kafka::record::walk;
+use ringwire_kafka::record::{walk, walk_committed};
 use ringwire_kafka::{ApiKey, Correlator, Limits, Request, ResponseFrame};
 use ringwire_wire::Status;
 
@@ -81,7 +81,8 @@ fn queue(c: &mut Correlator, key: ApiKey, version: i16) {
     }
 }
 
-/// Decodes the body with its API's decoder; for Fetch, walks every partition's batches.
+/// Decodes the body with its API's decoder; for Fetch, walks every partition's batches, read
+/// uncommitted and read committed.
 fn decode(frame: &ResponseFrame<'_>) {
     match frame.api_key {
         ApiKey::ApiVersions => drop(frame.decode::<ApiVersionsResponse>()),
@@ -95,7 +96,15 @@ fn decode(frame: &ResponseFrame<'_>) {
                 for p in response.topics.iter().flat_map(|t| &t.partitions) {
                     let range = frame.body.as_ptr_range();
                     assert!(p.records.is_empty() || range.contains(&p.records.as_ptr()));
-                    let _ = walk(p.records, 0, &mut scratch, &LIMITS, |_, _| {});
+                    let all = walk(p.records, 0, &mut scratch, &LIMITS, |_, _| {});
+                    // Read committed, with the frame's own aborted transactions: a subset.
+                    let aborted = &p.aborted_transactions;
+                    let committed =
+                        walk_committed(p.records, 0, aborted, &mut scratch, &LIMITS, |_, _| {});
+                    if let (Ok(all), Ok(committed)) = (all, committed) {
+                        assert!(committed.records <= all.records);
+                        assert_eq!(committed.next_offset, all.next_offset);
+                    }
                 }
             }
         }
