@@ -1,7 +1,6 @@
 //! The batches a producer holds: one filling per partition, sealed ones waiting to be routed,
 //! failed ones waiting out their backoff.
 
-use std::collections::HashMap;
 use std::mem;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -66,7 +65,8 @@ pub(super) struct State {
     linger: Duration,
     retry_backoff: Duration,
     delivery_timeout: Duration,
-    topics: HashMap<String, Topic>,
+    /// Few, so a scan that compares lengths first beats hashing every record's topic name.
+    topics: Vec<Topic>,
     ready: Vec<Batch>,
     retry: Vec<Batch>,
     buffered: usize,
@@ -74,12 +74,11 @@ pub(super) struct State {
     unfinished: usize,
     stale: bool,
     failure: Option<ProduceError>,
-    /// Buffers of delivered batches, for new batches to fill without page faults.
+    /// Buffers of delivered batches, for new batches to fill without page faults: as many
+    /// as `buffer_memory` has batches.
     spare: Vec<Vec<u8>>,
+    spare_max: usize,
 }
-
-/// Finished batches' buffers kept for reuse.
-const SPARE_BUFFERS: usize = 8;
 
 impl State {
     pub(super) fn new(config: &ProducerConfig) -> Self {
@@ -92,7 +91,7 @@ impl State {
             linger: config.linger,
             retry_backoff: config.retry_backoff,
             delivery_timeout: config.delivery_timeout,
-            topics: HashMap::new(),
+            topics: Vec::new(),
             ready: Vec::new(),
             retry: Vec::new(),
             buffered: 0,
@@ -100,6 +99,7 @@ impl State {
             stale: false,
             failure: None,
             spare: Vec::new(),
+            spare_max: config.buffer_memory / config.batch_size.max(1),
         }
     }
 
@@ -119,13 +119,13 @@ impl State {
 
     /// Starts keeping batches for `topic`, which has `partitions` partitions.
     pub(super) fn add_topic(&mut self, topic: &str, partitions: usize) {
-        if !self.topics.contains_key(topic) {
+        if !self.topics.iter().any(|t| *t.name == *topic) {
             let entry = Topic {
                 name: topic.into(),
                 partitions: (0..partitions).map(|_| None).collect(),
                 sticky: 0,
             };
-            self.topics.insert(topic.to_owned(), entry);
+            self.topics.push(entry);
         }
     }
 
@@ -137,7 +137,7 @@ impl State {
         record: &ProducerRecord<'_>,
         timestamp: i64,
     ) -> Result<Option<Appended>, ClientError> {
-        let Some(t) = self.topics.get_mut(record.topic) else {
+        let Some(t) = self.topics.iter_mut().find(|t| *t.name == *record.topic) else {
             return Ok(None);
         };
         let partitions = t.partitions.len();
@@ -170,6 +170,9 @@ impl State {
             open.builder.records() > 0 && open.builder.size() + incoming > self.batch_size
         });
         let before = overfull.then(|| seal(t, index));
+        if overfull {
+            move_sticky(t, index);
+        }
         let mut wake_sender = overfull;
         let spare = &mut self.spare;
         let open = t.partitions[index].get_or_insert_with(|| {
@@ -189,7 +192,11 @@ impl State {
             partition,
             offset_delta: open.builder.records() as i64 - 1,
         };
-        let after = (open.builder.size() >= self.batch_size).then(|| seal(t, index));
+        let full = open.builder.size() >= self.batch_size;
+        let after = full.then(|| seal(t, index));
+        if full {
+            move_sticky(t, index);
+        }
         wake_sender |= after.is_some();
         for sealed in before.into_iter().chain(after) {
             self.push_sealed(sealed);
@@ -204,12 +211,14 @@ impl State {
     /// Seals every batch, lingering or not.
     pub(super) fn seal_all(&mut self) {
         let mut sealed = Vec::new();
-        for t in self.topics.values_mut() {
+        for t in self.topics.iter_mut() {
             for index in 0..t.partitions.len() {
                 if t.partitions[index].is_some() {
                     sealed.push(seal(t, index));
                 }
             }
+            let sticky = t.sticky % t.partitions.len().max(1);
+            move_sticky(t, sticky);
         }
         for s in sealed {
             self.push_sealed(s);
@@ -222,7 +231,10 @@ impl State {
         let mut deadline: Option<Instant> = None;
         let mut due = |at: Instant| deadline = Some(deadline.map_or(at, |d| d.min(at)));
         let mut sealed = Vec::new();
-        for t in self.topics.values_mut() {
+        for t in self.topics.iter_mut() {
+            // Sealing several batches in one pass moves the sticky partition once.
+            let sticky = t.sticky % t.partitions.len().max(1);
+            let mut moved = false;
             for index in 0..t.partitions.len() {
                 let Some(open) = &t.partitions[index] else {
                     continue;
@@ -230,9 +242,13 @@ impl State {
                 let at = open.since + self.linger;
                 if at <= now {
                     sealed.push(seal(t, index));
+                    moved |= index == sticky;
                 } else {
                     due(at);
                 }
+            }
+            if moved {
+                move_sticky(t, sticky);
             }
         }
         for s in sealed {
@@ -280,7 +296,7 @@ impl State {
         if let Some(e) = error {
             self.failure.get_or_insert_with(|| e.clone());
         }
-        if self.spare.len() < SPARE_BUFFERS {
+        if self.spare.len() < self.spare_max {
             self.spare.push(batch.bytes);
         }
         batch.ack
@@ -302,13 +318,17 @@ impl State {
     }
 }
 
-/// Takes the open batch of `index` and finishes it; the sticky partition moves on when its
-/// batch is sealed.
+/// After the batch of `sealed` was sealed: if it was the sticky partition's, records without
+/// a key go to the next partition from now on.
+fn move_sticky(t: &mut Topic, sealed: usize) {
+    if t.sticky % t.partitions.len().max(1) == sealed {
+        t.sticky = sealed + 1;
+    }
+}
+
+/// Takes the open batch of `index` and finishes it.
 fn seal(t: &mut Topic, index: usize) -> Result<Batch, (Arc<Ack>, usize, ClientError)> {
     let open = t.partitions[index].take().expect("an open batch");
-    if t.sticky % t.partitions.len() == index {
-        t.sticky = t.sticky.wrapping_add(1);
-    }
     let charge = open.builder.size();
     match open.builder.finish() {
         Ok(bytes) => {
@@ -324,5 +344,69 @@ fn seal(t: &mut Topic, index: usize) -> Result<Batch, (Arc<Ack>, usize, ClientEr
             })
         }
         Err(e) => Err((open.ack, charge, e.into())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unkeyed(state: &mut State) -> i32 {
+        let record = ProducerRecord::new("t", b"v");
+        state
+            .append(&record, 0)
+            .unwrap()
+            .unwrap()
+            .delivery
+            .partition()
+    }
+
+    #[test]
+    fn sealing_every_batch_at_once_moves_the_sticky_partition_once() {
+        let config = ProducerConfig {
+            linger: Duration::ZERO,
+            ..ProducerConfig::default()
+        };
+        let mut state = State::new(&config);
+        assert!(state
+            .append(&ProducerRecord::new("t", b"v"), 0)
+            .unwrap()
+            .is_none());
+        state.add_topic("t", 3);
+        for p in 0..3 {
+            let record = ProducerRecord::new("t", b"v").partition(p);
+            state.append(&record, 0).unwrap().unwrap();
+        }
+        assert_eq!(unkeyed(&mut state), 0);
+        let work = state.take_work(Instant::now());
+        assert_eq!(work.batches.len(), 3);
+        assert_eq!(unkeyed(&mut state), 1);
+        state.seal_all();
+        assert_eq!(unkeyed(&mut state), 2);
+    }
+
+    #[test]
+    fn a_full_batch_is_sealed_and_the_sticky_partition_moves_on() {
+        let config = ProducerConfig {
+            batch_size: 64,
+            ..ProducerConfig::default()
+        };
+        let mut state = State::new(&config);
+        state.add_topic("t", 2);
+        let mut partitions = Vec::new();
+        for _ in 0..12 {
+            partitions.push(unkeyed(&mut state));
+        }
+        // Records of about 10 bytes: a 64-byte batch holds a handful, then the next partition.
+        assert!(
+            partitions.contains(&0) && partitions.contains(&1),
+            "{partitions:?}"
+        );
+        assert!(partitions
+            .windows(2)
+            .all(|w| w[0] == w[1] || w[1] == 1 - w[0]));
+        let sealed = state.take_work(Instant::now()).batches;
+        assert!(!sealed.is_empty());
+        assert!(state.buffered() > 0);
     }
 }

@@ -352,6 +352,12 @@ impl Producer {
                 return Ok(delivery);
             }
             let partitions = shared.cluster.partitions(record.topic).await?;
+            if partitions == 0 {
+                return Err(ClientError::NoLeader {
+                    topic: record.topic.to_owned(),
+                    partition: 0,
+                });
+            }
             shared.state().add_topic(record.topic, partitions);
         }
     }
