@@ -95,13 +95,7 @@ impl Connection {
         if broker.error_code == ErrorCode::UNSUPPORTED_VERSION {
             broker = conn.api_versions(0).await?;
         }
-        broker
-            .error_code
-            .check()
-            .map_err(|code| ClientError::Kafka {
-                api: ApiKey::ApiVersions,
-                code,
-            })?;
+        ClientError::check(ApiKey::ApiVersions, broker.error_code)?;
         conn.versions = Negotiated::new(&broker.api_keys);
         conn.broker = broker;
         Ok(conn)
@@ -223,11 +217,7 @@ impl Connection {
             response
                 .topics
                 .iter()
-                .try_for_each(|t| t.error_code.check())
-                .map_err(|code| ClientError::Kafka {
-                    api: ApiKey::CreateTopics,
-                    code,
-                })
+                .try_for_each(|t| ClientError::check(ApiKey::CreateTopics, t.error_code))
         })
         .await
     }
@@ -281,10 +271,7 @@ impl Connection {
                 .flat_map(|t| &t.partitions)
                 .find(|p| p.index == partition)
                 .ok_or(ClientError::MissingPartition)?;
-            p.error_code.check().map_err(|code| ClientError::Kafka {
-                api: ApiKey::Produce,
-                code,
-            })?;
+            ClientError::check(ApiKey::Produce, p.error_code)?;
             Ok(Some(p.base_offset))
         })
         .await
@@ -322,18 +309,14 @@ impl Connection {
         let (limits, mut scratch) = (self.limits, std::mem::take(&mut self.scratch));
         let walked = self.frame(len).and_then(|frame| {
             let response = frame.decode::<FetchResponse<'_>>()?;
-            let fetch_error = |code| ClientError::Kafka {
-                api: ApiKey::Fetch,
-                code,
-            };
-            response.error_code.check().map_err(fetch_error)?;
+            ClientError::check(ApiKey::Fetch, response.error_code)?;
             let p = response
                 .topics
                 .iter()
                 .flat_map(|t| &t.partitions)
                 .find(|p| p.partition_index == partition)
                 .ok_or(ClientError::MissingPartition)?;
-            p.error_code.check().map_err(fetch_error)?;
+            ClientError::check(ApiKey::Fetch, p.error_code)?;
             Ok(walk(
                 p.records,
                 offset,
@@ -374,10 +357,7 @@ impl Connection {
                 .flat_map(|t| &t.partitions)
                 .find(|p| p.partition_index == partition)
                 .ok_or(ClientError::MissingPartition)?;
-            p.error_code.check().map_err(|code| ClientError::Kafka {
-                api: ApiKey::ListOffsets,
-                code,
-            })?;
+            ClientError::check(ApiKey::ListOffsets, p.error_code)?;
             Ok(p.offset)
         })
         .await

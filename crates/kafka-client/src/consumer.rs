@@ -221,11 +221,7 @@ impl Consumer {
             ringwire_wire::Status::Partial { .. } => unreachable!("next_frame saw it whole"),
         };
         let response = frame.decode::<FetchResponse<'_>>()?;
-        let fetch_error = |code| ClientError::Kafka {
-            api: ApiKey::Fetch,
-            code,
-        };
-        response.error_code.check().map_err(fetch_error)?;
+        ClientError::check(ApiKey::Fetch, response.error_code)?;
         // The next Fetch first, from the batch headers alone.
         let mut moved = false;
         for topic in &response.topics {
@@ -269,7 +265,7 @@ impl Consumer {
                     if p.error_code.is_retriable() {
                         continue;
                     }
-                    return Err(fetch_error(p.error_code));
+                    ClientError::check(ApiKey::Fetch, p.error_code)?;
                 }
                 let on_record = |_: &Batch<'_>, record: Record<'_>| {
                     on_record(topic.name, p.partition_index, record);

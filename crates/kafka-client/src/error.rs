@@ -66,6 +66,14 @@ pub enum ClientError {
     NothingAssigned,
 }
 
+impl ClientError {
+    /// `Ok` for no error, else `code` as the broker's answer to `api`.
+    pub(crate) fn check(api: ApiKey, code: ErrorCode) -> Result<(), ClientError> {
+        code.check()
+            .map_err(|code| ClientError::Kafka { api, code })
+    }
+}
+
 impl fmt::Display for ClientError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -4,21 +4,14 @@
 use std::collections::BTreeMap;
 
 use futures::StreamExt as _;
-use rskafka::client::partition::{Compression, UnknownTopicHandling};
+use rskafka::client::partition::{Compression, PartitionClient, UnknownTopicHandling};
 use rskafka::client::ClientBuilder;
 use rskafka::record::Record;
 
 use crate::{BATCH_RECORDS, IN_FLIGHT, PARTITION_FETCH_BYTES};
 
 pub(super) async fn produce(bootstrap: &str, topic: &str, n: usize, value: &[u8]) {
-    let client = ClientBuilder::new(vec![bootstrap.to_owned()])
-        .build()
-        .await
-        .unwrap();
-    let partition = client
-        .partition_client(topic, 0, UnknownTopicHandling::Retry)
-        .await
-        .unwrap();
+    let partition = partition_zero(bootstrap, topic).await;
     let now = rskafka::chrono::Utc::now();
     let batches = (0..n).step_by(BATCH_RECORDS).map(|start| {
         let records = (start..n.min(start + BATCH_RECORDS))
@@ -40,14 +33,7 @@ pub(super) async fn produce(bootstrap: &str, topic: &str, n: usize, value: &[u8]
 }
 
 pub(super) async fn fetch(bootstrap: &str, topic: &str, n: usize) -> usize {
-    let client = ClientBuilder::new(vec![bootstrap.to_owned()])
-        .build()
-        .await
-        .unwrap();
-    let partition = client
-        .partition_client(topic, 0, UnknownTopicHandling::Retry)
-        .await
-        .unwrap();
+    let partition = partition_zero(bootstrap, topic).await;
     let (mut offset, mut records, mut bytes) = (0, 0, 0);
     while records < n {
         let (batch, _high_watermark) = partition
@@ -67,4 +53,15 @@ pub(super) async fn fetch(bootstrap: &str, topic: &str, n: usize) -> usize {
         }
     }
     bytes
+}
+
+async fn partition_zero(bootstrap: &str, topic: &str) -> PartitionClient {
+    let client = ClientBuilder::new(vec![bootstrap.to_owned()])
+        .build()
+        .await
+        .unwrap();
+    client
+        .partition_client(topic, 0, UnknownTopicHandling::Retry)
+        .await
+        .unwrap()
 }
