@@ -217,19 +217,15 @@ impl<S: AsyncStream + Send + Sync> AsyncStream for TlsStream<S> {
         }
     }
 
+    /// Ready once the ciphertext held back has gone to the socket. Callers
+    /// wait here after `try_write` found no room or `try_flush` found the
+    /// socket full; returning early while ciphertext waits would have them
+    /// spin without ever yielding to the peer that must read it.
     async fn writable(&self) -> io::Result<()> {
         loop {
-            {
-                let mut state = self.lock();
-                match self.push(&mut state) {
-                    Ok(()) => return Ok(()),
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                        if state.session.wire().room() > 0 {
-                            return Ok(());
-                        }
-                    }
-                    Err(e) => return Err(e),
-                }
+            match self.push(&mut self.lock()) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                done => return done,
             }
             self.io.writable().await?;
         }
