@@ -50,6 +50,27 @@ impl Default for ClientConfig {
     }
 }
 
+/// Which records of transactional producers a reader sees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Isolation {
+    /// Every record, aborted transactions' included.
+    ReadUncommitted,
+    /// Only committed records: the broker answers up to the last stable offset (the first
+    /// record of a transaction still open), and the batches of aborted transactions are
+    /// skipped.
+    ReadCommitted,
+}
+
+impl Isolation {
+    /// The wire value (Fetch and ListOffsets `isolation_level`).
+    pub(crate) fn level(self) -> i8 {
+        match self {
+            Isolation::ReadUncommitted => 0,
+            Isolation::ReadCommitted => 1,
+        }
+    }
+}
+
 /// One broker connection with negotiated API versions.
 ///
 /// [`send`](Self::send) queues a request in the send ring, [`flush`](Self::flush) sends what is
@@ -331,19 +352,32 @@ impl Connection {
     }
 
     /// The offset for `timestamp` ([`EARLIEST`](ringwire_kafka::api::list_offsets::EARLIEST),
-    /// `LATEST`, or ms).
+    /// `LATEST`, or ms), read uncommitted: `LATEST` is the end of the log.
     pub async fn list_offset(
         &mut self,
         topic: &str,
         partition: i32,
         timestamp: i64,
     ) -> Result<i64, ClientError> {
+        self.list_offset_isolated(topic, partition, timestamp, Isolation::ReadUncommitted)
+            .await
+    }
+
+    /// [`list_offset`](Self::list_offset) seen with `isolation`: read committed, `LATEST` is the
+    /// last stable offset.
+    pub async fn list_offset_isolated(
+        &mut self,
+        topic: &str,
+        partition: i32,
+        timestamp: i64,
+        isolation: Isolation,
+    ) -> Result<i64, ClientError> {
         let partitions = [ListOffsetsPartition {
             partition_index: partition,
             timestamp,
         }];
         let request = ListOffsetsRequest {
-            isolation_level: 0,
+            isolation_level: isolation.level(),
             topics: &[ListOffsetsTopic {
                 name: topic,
                 partitions: &partitions,

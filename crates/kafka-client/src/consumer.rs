@@ -15,7 +15,7 @@ use ringwire_kafka::{ApiKey, ErrorCode};
 
 use crate::cluster::Cluster;
 use crate::connection::queue;
-use crate::{ClientConfig, ClientError, Connection};
+use crate::{ClientConfig, ClientError, Connection, Isolation};
 
 /// Consumer settings.
 #[derive(Debug, Clone)]
@@ -32,16 +32,6 @@ pub struct ConsumerConfig {
     pub partition_max_bytes: i32,
     /// Whether records of open and aborted transactions are handed out.
     pub isolation: Isolation,
-}
-
-/// Which records of transactional producers a consumer sees.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Isolation {
-    /// Every record, aborted transactions' included.
-    ReadUncommitted,
-    /// Only committed records: the broker answers up to the last stable offset, and the
-    /// batches of aborted transactions are skipped.
-    ReadCommitted,
 }
 
 impl Default for ConsumerConfig {
@@ -135,10 +125,14 @@ impl Consumer {
                 } else {
                     LATEST
                 };
+                let isolation = self.config.isolation;
                 let fetcher = self.fetcher(topic, partition).await?;
                 // A Fetch in flight would answer first: drop it (nothing was handed out).
                 settle(fetcher).await?;
-                fetcher.conn.list_offset(topic, partition, at).await?
+                fetcher
+                    .conn
+                    .list_offset_isolated(topic, partition, at, isolation)
+                    .await?
             }
         };
         self.assigned
@@ -452,10 +446,7 @@ fn fetch_request<'a>(config: &ConsumerConfig, topics: &'a [FetchTopic<'a>]) -> F
         max_wait_ms: config.max_wait.as_millis().min(i32::MAX as u128) as i32,
         min_bytes: config.min_bytes,
         max_bytes: config.max_bytes,
-        isolation_level: match config.isolation {
-            Isolation::ReadUncommitted => 0,
-            Isolation::ReadCommitted => 1,
-        },
+        isolation_level: config.isolation.level(),
         topics,
     }
 }

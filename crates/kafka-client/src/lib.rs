@@ -19,8 +19,8 @@ mod error;
 mod partitioner;
 pub mod producer;
 
-pub use connection::{ClientConfig, Connection, DEFAULT_RX_RING, DEFAULT_RX_RING_MAX};
-pub use consumer::{Consumer, ConsumerConfig, Isolation, Start};
+pub use connection::{ClientConfig, Connection, Isolation, DEFAULT_RX_RING, DEFAULT_RX_RING_MAX};
+pub use consumer::{Consumer, ConsumerConfig, Start};
 pub use error::ClientError;
 pub use producer::{
     Delivery, ProduceError, Producer, ProducerConfig, ProducerRecord, RecordMetadata,

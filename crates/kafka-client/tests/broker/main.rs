@@ -742,6 +742,10 @@ const TESTS: &[Test] = &[
         pipelined::read_committed_skips_what_a_java_producer_aborted,
     ),
     (
+        "read_committed_latest_is_the_last_stable_offset",
+        pipelined::read_committed_latest_is_the_last_stable_offset,
+    ),
+    (
         "producer_rides_out_a_broker_restart",
         pipelined::producer_rides_out_a_broker_restart,
     ),

@@ -231,3 +231,48 @@ pub(crate) fn read_committed_skips_what_a_java_producer_aborted(bootstrap: &str)
     assert_eq!(all.len(), 60);
     assert_eq!(all.iter().filter(|v| v.starts_with("aborted")).count(), 30);
 }
+
+/// With a transaction left open by Kafka's Java producer, a read-committed consumer that
+/// starts at the latest offset starts at the last stable one (the open transaction's first
+/// record), a read-uncommitted one at the end of the log.
+pub(crate) fn read_committed_latest_is_the_last_stable_offset(bootstrap: &str) {
+    use std::io::BufRead as _;
+
+    let mut conn = connect(bootstrap);
+    let topic = unique("open-transaction");
+    create(&mut conn, &topic, 1, &[]);
+    let mut java = std::process::Command::new("bash")
+        .arg(script())
+        .arg("java")
+        .arg(script().with_file_name("Transactions.java"))
+        .args([bootstrap, &topic, "2", "open"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("run Transactions.java");
+    let mut line = String::new();
+    std::io::BufReader::new(java.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let latest = |isolation| {
+        runtime().block_on(async {
+            let config = ConsumerConfig {
+                isolation,
+                ..ConsumerConfig::default()
+            };
+            let mut consumer = Consumer::connect(bootstrap, config).await.unwrap();
+            consumer.assign(&topic, Start::Latest).await.unwrap();
+            consumer.position(&topic, 0)
+        })
+    };
+    let (committed, uncommitted) = (
+        latest(Isolation::ReadCommitted),
+        latest(Isolation::ReadUncommitted),
+    );
+    // Stopped by its process id (the JVM is bash's exec'd child, so the same one).
+    let _ = java.kill();
+    let _ = java.wait();
+    assert_eq!(line.trim(), "open", "the transaction was left open");
+    // Round 0: offsets 0-9 and a commit marker at 10; round 1: 11-20 and an abort marker at
+    // 21; the open transaction: 22-31.
+    assert_eq!((committed, uncommitted), (Some(22), Some(32)));
+}
