@@ -1,15 +1,19 @@
-//! WebSocket frame reading: ringwire-ws against tungstenite and fastwebsockets, the same frames
+//! WebSocket frame reading: ringwire-ws against nexus-web, tungstenite and fastwebsockets, the same frames
 //! delivered in 64 KiB reads from an in-memory stream (the `Chunks` fixture, which copies each
 //! read into the caller's buffer as `recv` would).
 //!
 //! Groups `ws/read/{40b,1k,64k,64k_masked,1k_text_8_fragments}`, each with `ringwire`,
-//! `tungstenite` and `fastwebsockets`. One iteration reads a whole stream of about 1 MiB of
+//! `nexus-web`, `tungstenite` and `fastwebsockets`. One iteration reads a whole stream of about 1 MiB of
 //! identical messages and touches every payload through `black_box`; throughput is in messages,
 //! so criterion's `elem/s` inverts to the time per message. Unmasked streams are server frames
 //! read by a client; the masked stream is client frames read by a server (unmasking included).
 //!
 //! - `ringwire`: `RecvTransport` (mirrored ring) + `Reader::read` on the ring's readable span,
 //!   unmasking in place; unfragmented messages are slices of the ring.
+//! - `nexus-web`: its sans-IO `FrameReader` with its default (1 MiB) buffer, driven as its
+//!   `Client::recv` drives it: `poll` + `next` while a message is ready, else `read_from` the
+//!   stream (which compacts when the buffer's spare room runs out). Unfragmented messages borrow
+//!   its buffer; payloads that span reads, and fragments, are copied into its message buffer.
 //! - `tungstenite`: `WebSocket::read` over a `Read + Write` stream, kept across iterations (the
 //!   stream answers `WouldBlock` at its end, which leaves the socket usable), as a connection
 //!   keeps it.
@@ -109,10 +113,8 @@ impl RingwireRead {
         loop {
             match self.reader.read(self.rx.ring_mut().readable_mut()) {
                 Ok(Status::Complete(message, n)) => {
-                    if let Some(m) = message {
-                        black_box(&m);
-                        count += 1;
-                    }
+                    count += usize::from(message.is_some());
+                    black_box(&message);
                     self.rx.consume(n);
                 }
                 Ok(Status::Partial { at_least }) => {
@@ -172,6 +174,21 @@ impl tokio::io::AsyncWrite for MemStream {
     }
     fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
         Poll::Ready(Ok(()))
+    }
+}
+
+/// nexus-web: reads messages until the stream ends.
+fn nexus_run(reader: &mut nexus_web::ws::FrameReader, stream: &mut Chunks) -> usize {
+    stream.rewind();
+    reader.reset();
+    let mut count = 0;
+    loop {
+        if reader.poll().expect("nexus-web") {
+            black_box(&reader.next().expect("nexus-web"));
+            count += 1;
+        } else if reader.read_from(stream).expect("nexus-web buffer") == 0 {
+            return count;
+        }
     }
 }
 
@@ -273,6 +290,18 @@ fn bench_read(c: &mut Criterion) {
         let mut ringwire = RingwireRead::new(&stream, case.reader_role());
         assert_eq!(ringwire.run(), count);
         group.bench_function("ringwire", |b| b.iter(|| ringwire.run()));
+
+        let mut nexus = nexus_web::ws::FrameReader::builder()
+            .role(match case.reader_role() {
+                Role::Server => nexus_web::ws::Role::Server,
+                Role::Client => nexus_web::ws::Role::Client,
+            })
+            .build();
+        let mut chunks = Chunks::every(&stream, READ);
+        assert_eq!(nexus_run(&mut nexus, &mut chunks), count);
+        group.bench_function("nexus-web", |b| {
+            b.iter(|| nexus_run(&mut nexus, &mut chunks))
+        });
 
         let role = match case.reader_role() {
             Role::Server => tungstenite::protocol::Role::Server,

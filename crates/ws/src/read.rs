@@ -127,6 +127,7 @@ impl Reader {
     }
 
     /// Reads from the front of `buf`; see the type's documentation for the contract.
+    #[inline]
     pub fn read<'a>(&'a mut self, buf: &'a mut [u8]) -> Result<Status<Option<Message<'a>>>, Error> {
         if let Some(err) = self.failed.get() {
             return Err(err);
@@ -159,6 +160,9 @@ impl Reader {
 
     #[inline]
     fn step(&mut self, buf: &mut [u8]) -> Result<Step, Error> {
+        if let Some(step) = self.whole_short_frame(buf) {
+            return Ok(step);
+        }
         let frame = match self.frame {
             Some(frame) => frame,
             None => match FrameHeader::parse(buf)? {
@@ -215,6 +219,52 @@ impl Reader {
         })
     }
 
+    /// The common case in one go: an unfragmented, uncompressed text or binary frame with a
+    /// 7- or 16-bit length, all here, masked as the role expects, between messages. Everything
+    /// else (including every error) takes the general path, which accepts the same frames.
+    #[inline]
+    fn whole_short_frame(&self, buf: &mut [u8]) -> Option<Step> {
+        let [b0 @ (0x81 | 0x82), b1, ..] = *buf else {
+            return None;
+        };
+        let masked = self.role == Role::Server;
+        if self.frame.is_some() || self.message.is_some() || (b1 & 0x80 != 0) != masked {
+            return None;
+        }
+        let (len, len_len) = match b1 & 0x7f {
+            127 => return None,
+            126 => (
+                usize::from(u16::from_be_bytes([*buf.get(2)?, *buf.get(3)?])),
+                2,
+            ),
+            short => (usize::from(short), 0),
+        };
+        if len as u64 > self.limits.max_frame_len.min(self.limits.max_message_len) {
+            return None;
+        }
+        let header_len = 2 + len_len + if masked { 4 } else { 0 };
+        let total = header_len + len;
+        let frame = buf.get_mut(..total)?;
+        if masked {
+            let (header, payload) = frame.split_at_mut(header_len);
+            let key = [
+                header[2 + len_len],
+                header[3 + len_len],
+                header[4 + len_len],
+                header[5 + len_len],
+            ];
+            apply_mask(payload, key, 0);
+        }
+        let text = b0 == 0x81;
+        Some(Step::Ready(
+            Ready::Single {
+                text,
+                payload: header_len..total,
+            },
+            total,
+        ))
+    }
+
     /// Checks a new frame's header against the connection and the message in progress.
     #[inline]
     fn begin(&mut self, header: &FrameHeader) -> Result<Kind, Error> {
@@ -236,46 +286,48 @@ impl Reader {
         let too_large = Error::MessageTooLarge {
             limit: self.limits.max_message_len,
         };
-        match header.opcode {
-            OpCode::Close | OpCode::Ping | OpCode::Pong => Ok(Kind::Control),
-            OpCode::Text | OpCode::Binary if self.message.is_some() => {
-                Err(Error::ExpectedContinuation)
-            }
-            OpCode::Text | OpCode::Binary => {
-                let text = header.opcode == OpCode::Text;
-                if header.payload_len > self.limits.max_message_len && !header.rsv1 {
-                    return Err(too_large);
-                }
-                if header.fin && !header.rsv1 {
-                    self.single_utf8.reset();
-                    return Ok(Kind::Single { text });
-                }
-                self.text.clear();
-                self.binary.clear();
-                self.message = Some(Assembly {
-                    text,
-                    compressed: header.rsv1,
-                    compressed_len: 0,
-                    utf8: Utf8Stream::default(),
-                });
-                Ok(Kind::Part)
-            }
-            OpCode::Continuation => {
-                let Some(message) = &self.message else {
-                    return Err(Error::UnexpectedContinuation);
-                };
-                let held = (self.text.len() + self.binary.len()) as u64;
-                if !message.compressed
-                    && held.saturating_add(header.payload_len) > self.limits.max_message_len
-                {
-                    return Err(too_large);
-                }
-                Ok(Kind::Part)
-            }
+        // Tests, not a `match`: its jump table mispredicts when data frames and continuations
+        // alternate.
+        if header.opcode.is_control() {
+            return Ok(Kind::Control);
         }
+        if header.opcode == OpCode::Continuation {
+            let Some(message) = &self.message else {
+                return Err(Error::UnexpectedContinuation);
+            };
+            let held = (self.text.len() + self.binary.len()) as u64;
+            if !message.compressed
+                && held.saturating_add(header.payload_len) > self.limits.max_message_len
+            {
+                return Err(too_large);
+            }
+            return Ok(Kind::Part);
+        }
+        // Text or binary: a new message.
+        if self.message.is_some() {
+            return Err(Error::ExpectedContinuation);
+        }
+        let text = header.opcode == OpCode::Text;
+        if header.payload_len > self.limits.max_message_len && !header.rsv1 {
+            return Err(too_large);
+        }
+        if header.fin && !header.rsv1 {
+            self.single_utf8.reset();
+            return Ok(Kind::Single { text });
+        }
+        self.text.clear();
+        self.binary.clear();
+        self.message = Some(Assembly {
+            text,
+            compressed: header.rsv1,
+            compressed_len: 0,
+            utf8: Utf8Stream::default(),
+        });
+        Ok(Kind::Part)
     }
 
     /// Takes unmasked payload bytes of the message being assembled.
+    #[inline]
     fn absorb(&mut self, bytes: &[u8]) -> Result<(), Error> {
         let Some(message) = &mut self.message else {
             return Err(Error::UnexpectedContinuation);
@@ -344,6 +396,7 @@ impl Reader {
         Ok(message.text)
     }
 
+    #[inline]
     fn message_of<'a>(&'a self, ready: Ready, frame: &'a [u8]) -> Result<Message<'a>, Error> {
         Ok(match ready {
             Ready::Single {

@@ -16,6 +16,7 @@ impl Utf8Stream {
     /// Validates the next piece. Complete characters are passed to `sink` as `&str` (so an
     /// assembling caller copies validated text without a second pass); an incomplete character
     /// at the end is kept for the next piece. Fails as soon as the bytes seen cannot be UTF-8.
+    #[inline]
     pub(crate) fn feed(
         &mut self,
         mut piece: &[u8],
@@ -84,6 +85,9 @@ fn char_width(lead: u8) -> usize {
 #[inline]
 fn incomplete_tail_start(piece: &[u8]) -> usize {
     let len = piece.len();
+    if piece.last().is_none_or(u8::is_ascii) {
+        return len;
+    }
     for back in 1..=3.min(len) {
         let i = len - back;
         if piece[i] & 0xc0 != 0x80 {

@@ -353,3 +353,58 @@ fn header_only_then_payload_for_writev() {
     let got = support::drive(&mut server(), ringwire_io::Chunks::every(&wire, 4096));
     assert_eq!(got, ok(vec![Owned::Binary(payload)]));
 }
+
+/// Whole short text and binary frames take the reader's one-step path; split ones take the
+/// general path. Both must give the same messages and errors, for both roles, at the length
+/// forms' edges, with limits below and above the frame, and with invalid text.
+#[test]
+fn whole_frames_and_split_frames_agree() {
+    for role in [Role::Client, Role::Server] {
+        let mut peer = Writer::new(match role {
+            Role::Client => Role::Server,
+            Role::Server => Role::Client,
+        })
+        .unwrap();
+        for len in [0, 1, 125, 126, 300, 65535, 65536] {
+            for opcode in [OpCode::Text, OpCode::Binary] {
+                let mut payload: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
+                if len > 0 && opcode == OpCode::Text && len % 2 == 1 {
+                    payload[len / 2] = 0xff;
+                }
+                let header = peer.header(opcode, true, len as u64);
+                let mut frame = vec![0; 14 + len];
+                let h = header.write(&mut frame).unwrap();
+                frame[h..h + len].copy_from_slice(&payload);
+                if let Some(key) = header.mask {
+                    ringwire_ws::apply_mask(&mut frame[h..h + len], key, 0);
+                }
+                frame.truncate(h + len);
+                for max in [len as u64 / 2, len as u64, u64::MAX] {
+                    let limits = Limits {
+                        max_frame_len: max,
+                        max_message_len: max,
+                    };
+                    let whole = support::drive(
+                        &mut Reader::new(role, limits, None),
+                        ringwire_io::Chunks::new([&frame[..]]),
+                    );
+                    for cut in [1, h, h + len / 2] {
+                        let split = support::drive(
+                            &mut Reader::new(role, limits, None),
+                            ringwire_io::Chunks::split_at(&frame, cut),
+                        );
+                        let case = format!("{role:?} {opcode:?} {len} max {max} cut {cut}");
+                        assert_eq!(split.messages, whole.messages, "{case}");
+                        assert_eq!(split.error, whole.error, "{case}");
+                    }
+                    let expect_ok = max >= len as u64 && (opcode == OpCode::Binary || len % 2 == 0);
+                    assert_eq!(
+                        whole.error.is_none(),
+                        expect_ok,
+                        "{role:?} {opcode:?} {len} {max}"
+                    );
+                }
+            }
+        }
+    }
+}
