@@ -27,7 +27,7 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let [_, serve, name] = &args[..] {
         if serve == "serve" {
-            let addr = servers::start(name).expect("a server of that name");
+            let addr = servers::start(name).expect("a server of that name").addr;
             println!("{addr}");
             loop {
                 std::thread::park();

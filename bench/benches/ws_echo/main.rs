@@ -1,94 +1,203 @@
-//! Loopback echo throughput: a client sends a binary message over
-//! 127.0.0.1 TCP and waits for its echo, `n` times in a row, for 40 B,
-//! 128 B, 4 KiB and 64 KiB messages. Each library runs its own server
-//! (`servers.rs`) and its own client (`clients.rs`); ringwire's blocking
-//! client is measured against ringwire's server as well.
+//! Loopback echo over 127.0.0.1 TCP, binary messages, in two parts.
+//!
+//! 1. **Each library's own client, one connection**: the client sends a
+//!    message and waits for its echo from its own library's server, `n`
+//!    times in a row (40 B, 1 KiB, 64 KiB); ringwire's blocking client is
+//!    measured against ringwire's server as well.
+//! 2. **One load generator, 1 and 64 connections** (`load.rs`): the same
+//!    cheap client in front of every server, each connection echoing in a
+//!    loop, all connections at once (40 B and 1 KiB).
+//!
+//! Both report messages per second and the server's CPU time per message,
+//! from the scheduler's accounting of the server's own threads (steady where
+//! the rate swings with the machine's load).
 //!
 //! Not criterion: on a shared machine, load that comes and goes would fall
 //! on whichever library criterion measured at the time. Here each round
-//! runs every library in turn on its own connection, after a warm-up, and
-//! the median of the rounds is reported with the spread.
+//! runs every library in turn, after a warm-up, and the median of the
+//! rounds is reported with the spread.
 //!
 //! ```sh
 //! cargo bench -p ringwire-bench --bench ws_echo
 //! ```
 
 mod clients;
+mod load;
 mod servers;
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use clients::{Client, FastWebSockets, Nexus, Ringwire, RingwireBlocking, Sockudo, Tungstenite};
+use load::{Frames, Load};
+use servers::Running;
 
-/// Message sizes, and round trips per round (about a quarter second).
-const SIZES: [(usize, usize); 4] = [
-    (40, 20_000),
-    (128, 20_000),
-    (4 << 10, 10_000),
-    (64 << 10, 2_000),
-];
+/// Message sizes with each library's own client, and round trips per round.
+const OWN_CLIENT: [(usize, usize); 3] = [(40, 20_000), (1 << 10, 20_000), (64 << 10, 2_000)];
+/// Message sizes with the common load generator, and round trips per round.
+const SHARED_CLIENT: [(usize, usize); 2] = [(40, 64_000), (1 << 10, 64_000)];
+/// Connection counts with the common load generator.
+const CONNECTIONS: [usize; 2] = [1, 64];
 /// Rounds per size.
 const ROUNDS: usize = 7;
+
+/// The servers in both parts.
+const SERVERS: [&str; 5] = [
+    "ringwire",
+    "tokio-tungstenite",
+    "fastwebsockets",
+    "sockudo-ws",
+    "nexus-web",
+];
 
 fn main() {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("runtime");
-    let started = |name| servers::start(name).expect("a server of that name");
-    let ringwire = started("ringwire");
-    let mut contenders: Vec<(&str, Box<dyn Client>)> = vec![
-        ("ringwire", Box::new(Ringwire::connect(&runtime, ringwire))),
+    let servers: Vec<Running> = SERVERS
+        .iter()
+        .map(|name| servers::start(name).expect("a server of that name"))
+        .collect();
+    own_clients(&runtime, &servers);
+    shared_client(&runtime, &servers);
+}
+
+/// Part 1: each library's client against its own server, one connection.
+fn own_clients(runtime: &tokio::runtime::Runtime, servers: &[Running]) {
+    let [ringwire, tungstenite, fastwebsockets, sockudo, nexus] = servers else {
+        unreachable!("five servers")
+    };
+    let mut contenders: Vec<(&str, Running, Box<dyn Client>)> = vec![
+        (
+            "ringwire",
+            *ringwire,
+            Box::new(Ringwire::connect(runtime, ringwire.addr)),
+        ),
         (
             "ringwire, blocking client",
-            Box::new(RingwireBlocking::connect(ringwire)),
+            *ringwire,
+            Box::new(RingwireBlocking::connect(ringwire.addr)),
         ),
         (
             "tokio-tungstenite",
-            Box::new(Tungstenite::connect(&runtime, started("tokio-tungstenite"))),
+            *tungstenite,
+            Box::new(Tungstenite::connect(runtime, tungstenite.addr)),
         ),
         (
             "fastwebsockets",
-            Box::new(FastWebSockets::connect(&runtime, started("fastwebsockets"))),
+            *fastwebsockets,
+            Box::new(FastWebSockets::connect(runtime, fastwebsockets.addr)),
         ),
         (
             "sockudo-ws",
-            Box::new(Sockudo::connect(&runtime, started("sockudo-ws"))),
+            *sockudo,
+            Box::new(Sockudo::connect(runtime, sockudo.addr)),
         ),
         (
             "nexus-web (blocking)",
-            Box::new(Nexus::connect(started("nexus-web"))),
+            *nexus,
+            Box::new(Nexus::connect(nexus.addr)),
         ),
     ];
-    println!("| message | library | median msg/s | min-max msg/s | vs ringwire |");
-    println!("|---|---|---|---|---|");
-    for (size, n) in SIZES {
+    println!("Each library's own client, one connection:\n");
+    header();
+    for (size, n) in OWN_CLIENT {
         let mut payload: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
-        for (_, client) in &mut contenders {
-            client.echo(&runtime, &mut payload, n / 10);
+        for (_, _, client) in &mut contenders {
+            client.echo(runtime, &mut payload, n / 10);
         }
-        let mut rates = vec![Vec::with_capacity(ROUNDS); contenders.len()];
-        for _ in 0..ROUNDS {
-            for ((_, client), rates) in contenders.iter_mut().zip(&mut rates) {
-                let start = Instant::now();
-                client.echo(&runtime, &mut payload, n);
-                rates.push(n as f64 / start.elapsed().as_secs_f64());
+        let results = rounds(contenders.len(), n, |i| {
+            let (_, server, client) = &mut contenders[i];
+            measure(*server, || client.echo(runtime, &mut payload, n))
+        });
+        let names = contenders.iter().map(|(name, ..)| *name);
+        report(&label(size), names, &results);
+    }
+}
+
+/// Part 2: the common load generator against every server.
+fn shared_client(runtime: &tokio::runtime::Runtime, servers: &[Running]) {
+    for connections in CONNECTIONS {
+        println!("\nThe common load generator, {connections} connection(s):\n");
+        header();
+        let mut loads: Vec<Load> = servers
+            .iter()
+            .map(|s| Load::connect(runtime, s.addr, connections))
+            .collect();
+        for (size, n) in SHARED_CLIENT {
+            let payload: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
+            let frames = Frames::new(&payload);
+            for load in &mut loads {
+                load.echo(runtime, &frames, n / 10);
             }
+            let results = rounds(servers.len(), n, |i| {
+                measure(servers[i], || loads[i].echo(runtime, &frames, n))
+            });
+            report(&label(size), SERVERS.into_iter(), &results);
         }
-        for rates in &mut rates {
-            rates.sort_by(f64::total_cmp);
+    }
+}
+
+/// Wall time and server CPU time of one run.
+fn measure(server: Running, run: impl FnOnce()) -> (Duration, Duration) {
+    let cpu = server.cpu_time();
+    let start = Instant::now();
+    run();
+    (start.elapsed(), server.cpu_time() - cpu)
+}
+
+/// Per contender, sorted: messages per second, and server CPU per message.
+struct Results {
+    rates: Vec<f64>,
+    cpu_ns: Vec<f64>,
+}
+
+/// [`ROUNDS`] rounds, each running every contender in turn once.
+fn rounds(
+    contenders: usize,
+    n: usize,
+    mut run: impl FnMut(usize) -> (Duration, Duration),
+) -> Vec<Results> {
+    let mut results: Vec<Results> = (0..contenders)
+        .map(|_| Results {
+            rates: Vec::with_capacity(ROUNDS),
+            cpu_ns: Vec::with_capacity(ROUNDS),
+        })
+        .collect();
+    for _ in 0..ROUNDS {
+        for (i, result) in results.iter_mut().enumerate() {
+            let (wall, cpu) = run(i);
+            result.rates.push(n as f64 / wall.as_secs_f64());
+            result.cpu_ns.push(cpu.as_nanos() as f64 / n as f64);
         }
-        let ringwire = rates[0][ROUNDS / 2];
-        for ((name, _), rates) in contenders.iter().zip(&rates) {
-            let median = rates[ROUNDS / 2];
-            println!(
-                "| {} | {name} | {median:.0} | {:.0}-{:.0} | {:.2}x |",
-                label(size),
-                rates[0],
-                rates[ROUNDS - 1],
-                median / ringwire,
-            );
-        }
+    }
+    for result in &mut results {
+        result.rates.sort_by(f64::total_cmp);
+        result.cpu_ns.sort_by(f64::total_cmp);
+    }
+    results
+}
+
+fn header() {
+    println!(
+        "| message | library | median msg/s | min-max msg/s | vs ringwire | \
+         server CPU per message | vs ringwire |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+}
+
+fn report<'a>(size: &str, names: impl Iterator<Item = &'a str>, results: &[Results]) {
+    let median = |v: &[f64]| v[ROUNDS / 2];
+    let (rate0, cpu0) = (median(&results[0].rates), median(&results[0].cpu_ns));
+    for (name, r) in names.zip(results) {
+        let (rate, cpu) = (median(&r.rates), median(&r.cpu_ns));
+        println!(
+            "| {size} | {name} | {rate:.0} | {:.0}-{:.0} | {:.2}x | {cpu:.0} ns | {:.2}x |",
+            r.rates[0],
+            r.rates[ROUNDS - 1],
+            rate / rate0,
+            cpu / cpu0,
+        );
     }
 }
 

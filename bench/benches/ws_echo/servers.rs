@@ -3,10 +3,13 @@
 //! connection), as each library's examples run it: binary and text messages
 //! come back as they came, with default settings and no permessage-deflate.
 //! Every accepted socket has `TCP_NODELAY`, as ringwire's server sets it.
+//! Each server's threads carry its name, so [`Running::cpu_time`] can add up the CPU
+//! time the server alone spent (the clients run on other threads).
 
 use std::future::Future;
 use std::net::SocketAddr;
 use std::thread;
+use std::time::Duration;
 
 use fastwebsockets::{FragmentCollector, OpCode, Role, WebSocket};
 use futures_util::{SinkExt as _, StreamExt as _};
@@ -14,8 +17,9 @@ use ringwire_server::{ws, Router, Server, ServerConfig, Threading};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
 
-/// Starts a server on a loopback port of its own and returns the address.
-type Start = fn() -> SocketAddr;
+/// Starts a server on a loopback port of its own, its threads named by the
+/// argument, and returns the address.
+type Start = fn(&'static str) -> SocketAddr;
 
 /// The servers compared, by name.
 pub(crate) const SERVERS: [(&str, Start); 5] = [
@@ -26,23 +30,67 @@ pub(crate) const SERVERS: [(&str, Start); 5] = [
     ("nexus-web", nexus),
 ];
 
-/// Starts the server named `name` (one of [`SERVERS`]).
-pub(crate) fn start(name: &str) -> Option<SocketAddr> {
-    SERVERS
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, start)| start())
+/// A running server: where it listens, and the name its threads carry.
+#[derive(Clone, Copy)]
+pub(crate) struct Running {
+    pub(crate) addr: SocketAddr,
+    thread: &'static str,
 }
 
-/// Runs what `serve` makes on a current-thread runtime in a new thread.
-fn on_own_runtime<F: Future<Output = ()> + 'static>(serve: impl FnOnce() -> F + Send + 'static) {
-    thread::spawn(move || {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("runtime")
-            .block_on(serve());
-    });
+impl Running {
+    /// CPU time the server's threads have used so far, from the scheduler's
+    /// own accounting (`/proc/self/task/*/schedstat`, in nanoseconds).
+    #[allow(
+        dead_code,
+        reason = "the bench uses it; ws_memory, which shares this file, does not"
+    )]
+    pub(crate) fn cpu_time(&self) -> Duration {
+        let mut total = 0;
+        let tasks = std::fs::read_dir("/proc/self/task").expect("/proc/self/task");
+        for task in tasks.flatten() {
+            let path = task.path();
+            let comm = std::fs::read_to_string(path.join("comm")).unwrap_or_default();
+            if comm.trim_end() != self.thread {
+                continue;
+            }
+            let ran = std::fs::read_to_string(path.join("schedstat")).unwrap_or_default();
+            total += ran
+                .split(' ')
+                .next()
+                .and_then(|n| n.parse::<u64>().ok())
+                .unwrap_or(0);
+        }
+        Duration::from_nanos(total)
+    }
+}
+
+/// Starts the server named `name` (one of [`SERVERS`]).
+pub(crate) fn start(name: &str) -> Option<Running> {
+    let (i, (_, start)) = SERVERS.iter().enumerate().find(|(_, (n, _))| *n == name)?;
+    // Thread names are cut to 15 bytes by the kernel; these stay short and distinct.
+    let thread = ["srv-0", "srv-1", "srv-2", "srv-3", "srv-4"][i];
+    Some(Running {
+        addr: start(thread),
+        thread,
+    })
+}
+
+/// Runs what `serve` makes on a current-thread runtime in a new thread named
+/// `thread`.
+fn on_own_runtime<F: Future<Output = ()> + 'static>(
+    thread: &'static str,
+    serve: impl FnOnce() -> F + Send + 'static,
+) {
+    thread::Builder::new()
+        .name(thread.into())
+        .spawn(move || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime")
+                .block_on(serve());
+        })
+        .expect("server thread");
 }
 
 /// A loopback listener, bound before its runtime starts so that its address
@@ -68,12 +116,12 @@ where
 }
 
 /// ringwire's server with its `/ws/echo` handler on `/`, one listener.
-fn ringwire() -> SocketAddr {
+fn ringwire(thread: &'static str) -> SocketAddr {
     let mut config = ServerConfig::new("127.0.0.1:0".parse().expect("addr"));
     config.threading = Threading::Shared(1);
     let server = Server::bind(config).expect("bind");
     let addr = server.local_addr();
-    on_own_runtime(move || async move {
+    on_own_runtime(thread, move || async move {
         server
             .serve(Router::new().get("/", ws::echo))
             .await
@@ -83,9 +131,9 @@ fn ringwire() -> SocketAddr {
 }
 
 /// tokio-tungstenite's `accept_async`, default configuration.
-fn tungstenite() -> SocketAddr {
+fn tungstenite(thread: &'static str) -> SocketAddr {
     let (listener, addr) = listener();
-    on_own_runtime(move || {
+    on_own_runtime(thread, move || {
         accept_each(listener, |stream| async move {
             let mut ws = tokio_tungstenite::accept_async(stream)
                 .await
@@ -104,9 +152,9 @@ fn tungstenite() -> SocketAddr {
 /// unconstrained by tokio's budget), default settings. The upgrade is
 /// answered on the raw `TcpStream` rather than through hyper, which only
 /// spares fastwebsockets hyper's boxed stream.
-fn fastwebsockets() -> SocketAddr {
+fn fastwebsockets(thread: &'static str) -> SocketAddr {
     let (listener, addr) = listener();
-    on_own_runtime(move || {
+    on_own_runtime(thread, move || {
         accept_each(listener, |mut stream| async move {
             answer_upgrade(&mut stream).await;
             let mut ws = FragmentCollector::new(WebSocket::after_handshake(stream, Role::Server));
@@ -130,11 +178,11 @@ fn fastwebsockets() -> SocketAddr {
 
 /// sockudo-ws as in its `simple_echo` example: its `server_handshake` on
 /// the raw stream, then `WebSocketStream::server` with the default `Config`.
-fn sockudo() -> SocketAddr {
+fn sockudo(thread: &'static str) -> SocketAddr {
     use sockudo_ws::{handshake, Config, Message, WebSocketStream};
 
     let (listener, addr) = listener();
-    on_own_runtime(move || {
+    on_own_runtime(thread, move || {
         accept_each(listener, |mut stream| async move {
             let done = handshake::server_handshake(&mut stream)
                 .await
@@ -159,43 +207,48 @@ fn sockudo() -> SocketAddr {
 /// nexus-web's blocking `Client::accept`, a thread per connection, default
 /// builder but for the write buffer ([`NEXUS_WRITE_BUFFER`]). Its messages borrow the reader, so each is copied
 /// into a reused buffer before it is sent back.
-fn nexus() -> SocketAddr {
+fn nexus(thread: &'static str) -> SocketAddr {
     use nexus_web::ws::{ClientBuilder, Message};
 
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let addr = listener.local_addr().expect("addr");
-    thread::spawn(move || {
-        for stream in listener.incoming() {
-            let stream = stream.expect("accept");
-            stream.set_nodelay(true).expect("nodelay");
-            thread::spawn(move || {
-                let mut ws = ClientBuilder::new()
-                    .write_buffer_capacity(NEXUS_WRITE_BUFFER)
-                    .accept(stream)
-                    .expect("handshake");
-                let (mut binary, mut text) = (Vec::new(), String::new());
-                loop {
-                    let sent = match ws.recv() {
-                        Ok(Some(Message::Binary(bytes))) => {
-                            binary.clear();
-                            binary.extend_from_slice(bytes);
-                            ws.send_binary(&binary)
+    let named = || thread::Builder::new().name(thread.into());
+    named()
+        .spawn(move || {
+            for stream in listener.incoming() {
+                let stream = stream.expect("accept");
+                stream.set_nodelay(true).expect("nodelay");
+                named()
+                    .spawn(move || {
+                        let mut ws = ClientBuilder::new()
+                            .write_buffer_capacity(NEXUS_WRITE_BUFFER)
+                            .accept(stream)
+                            .expect("handshake");
+                        let (mut binary, mut text) = (Vec::new(), String::new());
+                        loop {
+                            let sent = match ws.recv() {
+                                Ok(Some(Message::Binary(bytes))) => {
+                                    binary.clear();
+                                    binary.extend_from_slice(bytes);
+                                    ws.send_binary(&binary)
+                                }
+                                Ok(Some(Message::Text(message))) => {
+                                    text.clear();
+                                    text.push_str(message);
+                                    ws.send_text(&text)
+                                }
+                                Ok(Some(_)) => Ok(()),
+                                Ok(None) | Err(_) => return,
+                            };
+                            if sent.is_err() {
+                                return;
+                            }
                         }
-                        Ok(Some(Message::Text(message))) => {
-                            text.clear();
-                            text.push_str(message);
-                            ws.send_text(&text)
-                        }
-                        Ok(Some(_)) => Ok(()),
-                        Ok(None) | Err(_) => return,
-                    };
-                    if sent.is_err() {
-                        return;
-                    }
-                }
-            });
-        }
-    });
+                    })
+                    .expect("connection thread");
+            }
+        })
+        .expect("accept thread");
     addr
 }
 

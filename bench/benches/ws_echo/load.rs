@@ -1,0 +1,100 @@
+//! One load generator for every server: `connections` sockets on the bench
+//! thread's runtime, each sending the same pre-masked binary frame and
+//! reading its echo back, over and over. The same cheap client in front of
+//! every server, so the servers alone differ; many connections keep many
+//! messages in flight, which weighs each server's per-message work more
+//! than its wake-up path.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::TcpStream;
+use tokio::runtime::Runtime;
+use tokio::task::JoinSet;
+
+use crate::servers::read_head;
+
+/// Connections to one server.
+pub(crate) struct Load {
+    streams: Vec<TcpStream>,
+}
+
+/// A message as the generator sends it and as the server must echo it.
+pub(crate) struct Frames {
+    /// Client frame: masked with a fixed key (servers unmask whatever the key).
+    sent: Arc<[u8]>,
+    /// Server frame: the same payload, unmasked.
+    echoed: Arc<[u8]>,
+}
+
+impl Frames {
+    pub(crate) fn new(payload: &[u8]) -> Self {
+        let key = [0x37, 0xfa, 0x21, 0x3d];
+        let length = |mask: u8| -> Vec<u8> {
+            match payload.len() {
+                n @ 0..=125 => vec![mask | n as u8],
+                n @ 126..=0xffff => [&[mask | 126][..], &(n as u16).to_be_bytes()].concat(),
+                n => [&[mask | 127][..], &(n as u64).to_be_bytes()].concat(),
+            }
+        };
+        let mut sent = vec![0x82];
+        sent.extend(length(0x80));
+        sent.extend(key);
+        sent.extend(payload.iter().enumerate().map(|(i, b)| b ^ key[i % 4]));
+        let mut echoed = vec![0x82];
+        echoed.extend(length(0));
+        echoed.extend_from_slice(payload);
+        Frames {
+            sent: sent.into(),
+            echoed: echoed.into(),
+        }
+    }
+}
+
+impl Load {
+    /// Opens `connections` WebSocket connections to `addr`.
+    pub(crate) fn connect(runtime: &Runtime, addr: SocketAddr, connections: usize) -> Self {
+        let streams = runtime.block_on(async {
+            let mut streams = Vec::with_capacity(connections);
+            for _ in 0..connections {
+                let mut stream = TcpStream::connect(addr).await.expect("connect");
+                stream.set_nodelay(true).expect("nodelay");
+                let request = format!(
+                    "GET / HTTP/1.1\r\nhost: {addr}\r\nupgrade: websocket\r\nconnection: Upgrade\r\n\
+                     sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\nsec-websocket-version: 13\r\n\r\n"
+                );
+                stream.write_all(request.as_bytes()).await.expect("upgrade");
+                let head = read_head(&mut stream).await;
+                assert!(head.starts_with(b"HTTP/1.1 101"), "upgrade refused");
+                streams.push(stream);
+            }
+            streams
+        });
+        Load { streams }
+    }
+
+    /// `n` round trips of `frames`, spread evenly over the connections, all
+    /// running at once; each connection checks its first echo byte for byte.
+    pub(crate) fn echo(&mut self, runtime: &Runtime, frames: &Frames, n: usize) {
+        let per_connection = n / self.streams.len();
+        runtime.block_on(tokio::task::unconstrained(async {
+            let mut tasks = JoinSet::new();
+            for mut stream in self.streams.drain(..) {
+                let (sent, echoed) = (Arc::clone(&frames.sent), Arc::clone(&frames.echoed));
+                tasks.spawn(async move {
+                    let mut echo = vec![0; echoed.len()];
+                    for i in 0..per_connection {
+                        stream.write_all(&sent).await.expect("send");
+                        stream.read_exact(&mut echo).await.expect("echo");
+                        assert!(i > 0 || echo[..] == echoed[..], "a wrong echo");
+                    }
+                    stream
+                });
+            }
+            while let Some(stream) = tasks.join_next().await {
+                self.streams.push(stream.expect("a connection task"));
+            }
+        }));
+    }
+}
