@@ -41,8 +41,9 @@ const CONNECTIONS: [usize; 2] = [1, 64];
 const ROUNDS: usize = 7;
 
 /// The servers in both parts.
-const SERVERS: [&str; 5] = [
+const SERVERS: [&str; 6] = [
     "ringwire",
+    "ringwire-ws, bare",
     "tokio-tungstenite",
     "fastwebsockets",
     "sockudo-ws",
@@ -64,8 +65,8 @@ fn main() {
 
 /// Part 1: each library's client against its own server, one connection.
 fn own_clients(runtime: &tokio::runtime::Runtime, servers: &[Running]) {
-    let [ringwire, tungstenite, fastwebsockets, sockudo, nexus] = servers else {
-        unreachable!("five servers")
+    let [ringwire, _, tungstenite, fastwebsockets, sockudo, nexus] = servers else {
+        unreachable!("six servers")
     };
     let mut contenders: Vec<(&str, Running, Box<dyn Client>)> = vec![
         (

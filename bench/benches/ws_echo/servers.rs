@@ -22,8 +22,9 @@ use tokio::net::{TcpListener, TcpStream};
 type Start = fn(&'static str) -> SocketAddr;
 
 /// The servers compared, by name.
-pub(crate) const SERVERS: [(&str, Start); 5] = [
+pub(crate) const SERVERS: [(&str, Start); 6] = [
     ("ringwire", ringwire),
+    ("ringwire-ws, bare", ringwire_bare),
     ("tokio-tungstenite", tungstenite),
     ("fastwebsockets", fastwebsockets),
     ("sockudo-ws", sockudo),
@@ -68,7 +69,7 @@ impl Running {
 pub(crate) fn start(name: &str) -> Option<Running> {
     let (i, (_, start)) = SERVERS.iter().enumerate().find(|(_, (n, _))| *n == name)?;
     // Thread names are cut to 15 bytes by the kernel; these stay short and distinct.
-    let thread = ["srv-0", "srv-1", "srv-2", "srv-3", "srv-4"][i];
+    let thread = ["srv-0", "srv-1", "srv-2", "srv-3", "srv-4", "srv-5"][i];
     Some(Running {
         addr: start(thread),
         thread,
@@ -126,6 +127,36 @@ fn ringwire(thread: &'static str) -> SocketAddr {
             .serve(Router::new().get("/", ws::echo))
             .await
             .expect("serve");
+    });
+    addr
+}
+
+/// ringwire-ws's tokio socket on the same bare accept loop as the peers
+/// below (no HTTP server around it): what the WebSocket layer costs alone.
+fn ringwire_bare(thread: &'static str) -> SocketAddr {
+    use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport};
+    use ringwire_io::TransportConfig;
+    use ringwire_ws::{Connection, Limits, Message};
+
+    let (listener, addr) = listener();
+    on_own_runtime(thread, move || {
+        accept_each(listener, |mut stream| async move {
+            answer_upgrade(&mut stream).await;
+            let stream = std::sync::Arc::new(stream);
+            let config = TransportConfig::new(64 << 10, 32 << 20);
+            let mut ws = ringwire_ws::socket::WebSocket::from_parts(
+                AsyncRecvTransport::new(config, std::sync::Arc::clone(&stream)).expect("rx"),
+                AsyncSendTransport::new(config, stream).expect("tx"),
+                Connection::new(ringwire_ws::Role::Server, Limits::default(), None).expect("conn"),
+            );
+            while let Some(Ok((message, mut reply))) = ws.recv().await {
+                if matches!(message, Message::Binary(_) | Message::Text(_))
+                    && reply.send(&message).await.is_err()
+                {
+                    break;
+                }
+            }
+        })
     });
     addr
 }
