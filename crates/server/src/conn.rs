@@ -775,7 +775,7 @@ mod tests {
         let client = TcpStream::connect(listener.local_addr().expect("addr"))
             .await
             .expect("connect");
-        let sweeper = Sweeper::start(config.timeouts);
+        let sweeper = Sweeper::start(config.timeouts).expect("sweeper thread");
         let shared = Arc::new(Shared::new(Nothing, Arc::new(config)));
         let future = serve(
             Socket::Plain(client),

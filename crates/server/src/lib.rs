@@ -32,7 +32,7 @@
 //! traffic; one that goes quiet gives them back and idles in about a
 //! kilobyte.
 //!
-//! Slow clients are cut off by one sweeper task per runtime, not a timer per
+//! Slow clients are cut off by one sweeper thread per runtime, not a timer per
 //! request ([`Timeouts`]): a request head must arrive whole within a fixed
 //! time, keep-alive connections idle out, request bodies must keep a minimum
 //! rate, and a client that stops taking its answers is dropped.

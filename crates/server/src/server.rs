@@ -207,7 +207,7 @@ impl Server {
         // One sweeper for all connections; it stops when dropped on return.
         // It also passes shutdown on to every connection, through the timer
         // each already waits on.
-        let sweeper = Sweeper::start(self.config.timeouts);
+        let sweeper = Sweeper::start(self.config.timeouts)?;
         // The handler, the settings, the ring pools (idle connections hold
         // no ring) and the count of live connections (a `JoinSet` would cost
         // each connection an entry).
