@@ -66,6 +66,11 @@ impl<S: Read + Write> BlockingTlsStream<S> {
         self.session.alpn_protocol()
     }
 
+    /// Whether the handshake resumed an earlier session with this server.
+    pub fn is_resumed(&self) -> bool {
+        self.session.is_resumed()
+    }
+
     /// The stream underneath.
     pub fn get_ref(&self) -> &S {
         &self.io

@@ -222,6 +222,16 @@ impl Session {
     }
 
     /// The protocol ALPN settled on.
+    /// Whether the handshake resumed an earlier session.
+    pub(crate) fn is_resumed(&self) -> bool {
+        match self {
+            Session::OpenSsl(stream) => stream.ssl().session_reused(),
+            Session::Rustls { conn, .. } => {
+                conn.handshake_kind() == Some(rustls::HandshakeKind::Resumed)
+            }
+        }
+    }
+
     pub(crate) fn alpn_protocol(&self) -> Option<Vec<u8>> {
         match self {
             Session::OpenSsl(stream) => stream.ssl().selected_alpn_protocol().map(<[u8]>::to_vec),

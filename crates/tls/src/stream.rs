@@ -14,7 +14,9 @@ use crate::{ClientConfig, ServerConfig, TlsError};
 #[derive(Clone)]
 pub struct TlsAcceptor(ServerContext);
 
-/// Makes client sessions.
+/// Makes client sessions. Clones share one context; with the rustls backend
+/// that includes rustls' session cache, so a reconnect to a server name
+/// resumes the last session it gave (the OpenSSL backend does not resume yet).
 #[derive(Clone)]
 pub struct TlsConnector {
     context: ClientContext,
@@ -119,6 +121,12 @@ impl<S> TlsStream<S> {
     /// The protocol ALPN settled on, if any.
     pub fn alpn_protocol(&self) -> Option<Vec<u8>> {
         self.lock().session.alpn_protocol()
+    }
+
+    /// Whether the handshake resumed an earlier session with this server
+    /// (see [`TlsConnector`]).
+    pub fn is_resumed(&self) -> bool {
+        self.lock().session.is_resumed()
     }
 
     /// The stream underneath.

@@ -335,3 +335,36 @@ async fn openssl_s_client_talks_to_an_acceptor() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A second connection from the same rustls connector to the same server
+/// name resumes the session the first one received, with either library
+/// serving; another name does not. (OpenSSL clients do not resume yet.)
+#[tokio::test]
+async fn a_rustls_reconnect_resumes_the_last_session() {
+    let pki = Pki::new();
+    for server_side in BACKENDS {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let acceptor = TlsAcceptor::new(&pki.server(server_side)).unwrap();
+        let connector = TlsConnector::new(&pki.client(Backend::Rustls)).unwrap();
+        for (round, name, resumed) in [
+            (1, "localhost", false),
+            (2, "localhost", true),
+            (3, "127.0.0.1", false),
+            (4, "127.0.0.1", true),
+        ] {
+            let (tcp, accepted) = tokio::join!(TcpStream::connect(addr), listener.accept());
+            let (server, client) = tokio::join!(
+                acceptor.accept(accepted.unwrap().0),
+                connector.connect(name, tcp.unwrap())
+            );
+            let (server, client) = (server.unwrap(), client.unwrap());
+            let case = format!("{server_side:?} server, round {round}");
+            assert_eq!(client.is_resumed(), resumed, "{case}");
+            assert_eq!(server.is_resumed(), resumed, "{case}");
+            // Tickets come after the handshake: the client takes them in
+            // with the server's first bytes.
+            transfer(&server, &client, b"ticket, please", Sending::Chunks).await;
+        }
+    }
+}
