@@ -113,6 +113,20 @@ impl Client for RingwireBlocking {
     }
 }
 
+/// Asks for a WebSocket on `stream` by hand and reads the `101`.
+pub(crate) async fn upgrade(stream: &mut TcpStream, addr: SocketAddr) {
+    let request = format!(
+        "GET / HTTP/1.1\r\nhost: {addr}\r\nupgrade: websocket\r\nconnection: Upgrade\r\n\
+         sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\nsec-websocket-version: 13\r\n\r\n"
+    );
+    stream
+        .write_all(request.as_bytes())
+        .await
+        .expect("upgrade request");
+    let head = read_head(stream).await;
+    assert!(head.starts_with(b"HTTP/1.1 101"), "upgrade refused");
+}
+
 /// tokio-tungstenite's `client_async`, default configuration. The message
 /// is built once per call; each send clones its `Bytes` (a reference count).
 pub(crate) struct Tungstenite(tokio_tungstenite::WebSocketStream<TcpStream>);
@@ -155,15 +169,7 @@ pub(crate) struct FastWebSockets(fastwebsockets::WebSocket<TcpStream>);
 impl FastWebSockets {
     pub(crate) fn connect(runtime: &Runtime, addr: SocketAddr) -> Self {
         let mut stream = tokio_stream(runtime, addr);
-        runtime.block_on(async {
-            let request = format!(
-                "GET / HTTP/1.1\r\nhost: {addr}\r\nupgrade: websocket\r\nconnection: Upgrade\r\n\
-                 sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\nsec-websocket-version: 13\r\n\r\n"
-            );
-            stream.write_all(request.as_bytes()).await.expect("request");
-            let head = read_head(&mut stream).await;
-            assert!(head.starts_with(b"HTTP/1.1 101"), "fastwebsockets upgrade");
-        });
+        runtime.block_on(upgrade(&mut stream, addr));
         FastWebSockets(fastwebsockets::WebSocket::after_handshake(
             stream,
             fastwebsockets::Role::Client,

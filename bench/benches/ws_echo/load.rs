@@ -13,7 +13,7 @@ use tokio::net::TcpStream;
 use tokio::runtime::Runtime;
 use tokio::task::JoinSet;
 
-use crate::servers::read_head;
+use crate::clients::upgrade;
 
 /// Connections to one server.
 pub(crate) struct Load {
@@ -60,13 +60,7 @@ impl Load {
             for _ in 0..connections {
                 let mut stream = TcpStream::connect(addr).await.expect("connect");
                 stream.set_nodelay(true).expect("nodelay");
-                let request = format!(
-                    "GET / HTTP/1.1\r\nhost: {addr}\r\nupgrade: websocket\r\nconnection: Upgrade\r\n\
-                     sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\nsec-websocket-version: 13\r\n\r\n"
-                );
-                stream.write_all(request.as_bytes()).await.expect("upgrade");
-                let head = read_head(&mut stream).await;
-                assert!(head.starts_with(b"HTTP/1.1 101"), "upgrade refused");
+                upgrade(&mut stream, addr).await;
                 streams.push(stream);
             }
             streams
