@@ -7,6 +7,7 @@ use openssl::x509::X509;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
+use crate::resume::Sessions;
 use crate::TlsError;
 
 /// Which TLS library runs the sessions.
@@ -156,7 +157,8 @@ pub(crate) enum ServerContext {
 /// A client context of either library.
 #[derive(Clone)]
 pub(crate) enum ClientContext {
-    OpenSsl(SslConnector),
+    /// The connector, and the sessions its connections received.
+    OpenSsl(SslConnector, Arc<Sessions>),
     Rustls(Arc<rustls::ClientConfig>),
 }
 
@@ -279,13 +281,14 @@ fn rustls_server(config: &ServerConfig) -> Result<Arc<rustls::ServerConfig>, Tls
 impl ClientContext {
     pub(crate) fn new(config: &ClientConfig) -> Result<Self, TlsError> {
         match config.backend {
-            Backend::OpenSsl => openssl_client(config).map(ClientContext::OpenSsl),
+            Backend::OpenSsl => openssl_client(config)
+                .map(|(connector, sessions)| ClientContext::OpenSsl(connector, sessions)),
             Backend::Rustls => rustls_client(config).map(ClientContext::Rustls),
         }
     }
 }
 
-fn openssl_client(config: &ClientConfig) -> Result<SslConnector, TlsError> {
+fn openssl_client(config: &ClientConfig) -> Result<(SslConnector, Arc<Sessions>), TlsError> {
     let err = |what| move |e: openssl::error::ErrorStack| TlsError::Config(format!("{what}: {e}"));
     let mut builder =
         SslConnector::builder(SslMethod::tls_client()).map_err(err("OpenSSL context"))?;
@@ -315,7 +318,8 @@ fn openssl_client(config: &ClientConfig) -> Result<SslConnector, TlsError> {
             .set_alpn_protos(&alpn_wire(&config.alpn))
             .map_err(err("ALPN"))?;
     }
-    Ok(builder.build())
+    let sessions = Sessions::install(&mut builder).map_err(err("session cache"))?;
+    Ok((builder.build(), sessions))
 }
 
 fn rustls_client(config: &ClientConfig) -> Result<Arc<rustls::ClientConfig>, TlsError> {

@@ -30,6 +30,7 @@ mod config;
 mod error;
 mod insecure;
 mod maybe;
+mod resume;
 mod session;
 mod stream;
 mod wire;

@@ -4,7 +4,7 @@
 
 use std::io::{self, IoSlice, Read as _, Write as _};
 
-use openssl::ssl::{ErrorCode, Ssl, SslStream};
+use openssl::ssl::{ErrorCode, ShutdownState, Ssl, SslStream};
 use openssl::x509::X509VerifyResult;
 use rustls::pki_types::ServerName;
 
@@ -60,14 +60,13 @@ impl Session {
     ) -> Result<Session, TlsError> {
         let wire = Wire::new()?;
         Ok(match context {
-            ClientContext::OpenSsl(connector) => {
+            ClientContext::OpenSsl(connector, sessions) => {
                 // SNI and host name verification (an IP address is checked
-                // as one, and sent without SNI).
-                let mut ssl = connector
-                    .configure()
-                    .map_err(config)?
-                    .verify_hostname(verify)
-                    .into_ssl(server_name)
+                // as one, and sent without SNI); the last session from
+                // `server_name` offered for resumption.
+                let configured = connector.configure().map_err(config)?;
+                let mut ssl = sessions
+                    .connect(configured.verify_hostname(verify), server_name)
                     .map_err(config)?;
                 ssl.set_connect_state();
                 Session::OpenSsl(SslStream::new(ssl, wire).map_err(config)?)
@@ -236,6 +235,21 @@ impl Session {
         match self {
             Session::OpenSsl(stream) => stream.ssl().selected_alpn_protocol().map(<[u8]>::to_vec),
             Session::Rustls { conn, .. } => conn.alpn_protocol().map(<[u8]>::to_vec),
+        }
+    }
+}
+
+impl Drop for Session {
+    /// OpenSSL marks the session of a connection freed without a
+    /// `close_notify` as not resumable. A client's connections usually end
+    /// that way (a pool drops them; the server closes idle ones), and an
+    /// abrupt end says nothing against the session, so a client whose
+    /// handshake finished is marked as shut down first.
+    fn drop(&mut self) {
+        if let Session::OpenSsl(stream) = self {
+            if !stream.ssl().is_server() && stream.ssl().is_init_finished() {
+                stream.set_shutdown(ShutdownState::SENT);
+            }
         }
     }
 }

@@ -14,9 +14,10 @@ use crate::{ClientConfig, ServerConfig, TlsError};
 #[derive(Clone)]
 pub struct TlsAcceptor(ServerContext);
 
-/// Makes client sessions. Clones share one context; with the rustls backend
-/// that includes rustls' session cache, so a reconnect to a server name
-/// resumes the last session it gave (the OpenSSL backend does not resume yet).
+/// Makes client sessions. Clones share one context, and so the sessions its
+/// connections received: a reconnect to a server name resumes the last
+/// session that name gave (OpenSSL through the connector's own store, rustls
+/// through its session cache).
 #[derive(Clone)]
 pub struct TlsConnector {
     context: ClientContext,
