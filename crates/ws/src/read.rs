@@ -161,7 +161,7 @@ impl Reader {
     #[inline]
     fn step(&mut self, buf: &mut [u8]) -> Result<Step, Error> {
         if let Some(step) = self.whole_short_frame(buf) {
-            return Ok(step);
+            return step;
         }
         let frame = match self.frame {
             Some(frame) => frame,
@@ -219,16 +219,61 @@ impl Reader {
         })
     }
 
-    /// The common case in one go: an unfragmented, uncompressed text or binary frame with a
-    /// 7- or 16-bit length, all here, masked as the role expects, between messages. Everything
-    /// else (including every error) takes the general path, which accepts the same frames.
+    /// The common cases in one go, for a frame with a 7- or 16-bit length that is all here and
+    /// masked as the role expects: an unfragmented, uncompressed text or binary frame between
+    /// messages, or a continuation of an uncompressed message. Everything else (including every
+    /// error the header could cause) takes the general path, which accepts the same frames.
     #[inline]
-    fn whole_short_frame(&self, buf: &mut [u8]) -> Option<Step> {
-        let [b0 @ (0x81 | 0x82), b1, ..] = *buf else {
+    fn whole_short_frame(&mut self, buf: &mut [u8]) -> Option<Result<Step, Error>> {
+        let (b0, header_len, len) = self.short_header(buf)?;
+        let total = header_len + len;
+        let Limits {
+            max_frame_len,
+            max_message_len,
+        } = self.limits;
+        match b0 {
+            0x81 | 0x82
+                if self.message.is_none() && len as u64 <= max_frame_len.min(max_message_len) =>
+            {
+                self.unmask_whole(buf, header_len, len);
+                let ready = Ready::Single {
+                    text: b0 == 0x81,
+                    payload: header_len..total,
+                };
+                Some(Ok(Step::Ready(ready, total)))
+            }
+            0x00 | 0x80 => {
+                let held = (self.text.len() + self.binary.len()) as u64;
+                if self.message.as_ref().is_none_or(|m| m.compressed)
+                    || len as u64 > max_frame_len
+                    || held + len as u64 > max_message_len
+                {
+                    return None;
+                }
+                self.unmask_whole(buf, header_len, len);
+                let absorbed = self.absorb(&buf[header_len..total]);
+                Some(absorbed.and_then(|()| {
+                    Ok(if b0 == 0x80 {
+                        let text = self.finish_message()?;
+                        Step::Ready(Ready::Assembled { text }, total)
+                    } else {
+                        Step::Absorbed(total)
+                    })
+                }))
+            }
+            _ => None,
+        }
+    }
+
+    /// A whole frame with a 7- or 16-bit length, masked as the role expects, and no frame
+    /// in progress: its first byte, header length and payload length.
+    #[inline]
+    fn short_header(&self, buf: &[u8]) -> Option<(u8, usize, usize)> {
+        let [b0, b1, ..] = *buf else {
             return None;
         };
         let masked = self.role == Role::Server;
-        if self.frame.is_some() || self.message.is_some() || (b1 & 0x80 != 0) != masked {
+        if self.frame.is_some() || (b1 & 0x80 != 0) != masked {
             return None;
         }
         let (len, len_len) = match b1 & 0x7f {
@@ -239,30 +284,24 @@ impl Reader {
             ),
             short => (usize::from(short), 0),
         };
-        if len as u64 > self.limits.max_frame_len.min(self.limits.max_message_len) {
-            return None;
-        }
         let header_len = 2 + len_len + if masked { 4 } else { 0 };
-        let total = header_len + len;
-        let frame = buf.get_mut(..total)?;
-        if masked {
-            let (header, payload) = frame.split_at_mut(header_len);
+        (buf.len() >= header_len + len).then_some((b0, header_len, len))
+    }
+
+    /// Unmasks, where it lies, the payload of a frame [`short_header`](Self::short_header)
+    /// accepted.
+    #[inline]
+    fn unmask_whole(&self, buf: &mut [u8], header_len: usize, len: usize) {
+        if self.role == Role::Server {
+            let (header, payload) = buf[..header_len + len].split_at_mut(header_len);
             let key = [
-                header[2 + len_len],
-                header[3 + len_len],
-                header[4 + len_len],
-                header[5 + len_len],
+                header[header_len - 4],
+                header[header_len - 3],
+                header[header_len - 2],
+                header[header_len - 1],
             ];
             apply_mask(payload, key, 0);
         }
-        let text = b0 == 0x81;
-        Some(Step::Ready(
-            Ready::Single {
-                text,
-                payload: header_len..total,
-            },
-            total,
-        ))
     }
 
     /// Checks a new frame's header against the connection and the message in progress.

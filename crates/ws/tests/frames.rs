@@ -408,3 +408,54 @@ fn whole_frames_and_split_frames_agree() {
         }
     }
 }
+
+/// Fragmented messages whose frames arrive whole take the reader's one-step path for the
+/// continuations; split, the general path. Same messages and errors both ways, for both roles,
+/// with limits below and above the message and with invalid text in a later fragment.
+#[test]
+fn whole_and_split_fragments_agree() {
+    for role in [Role::Client, Role::Server] {
+        let mut peer = Writer::new(match role {
+            Role::Client => Role::Server,
+            Role::Server => Role::Client,
+        })
+        .unwrap();
+        for (opcode, pieces) in [
+            (OpCode::Text, vec![&b"Hel"[..], b"lo, ", b"wor", b"ld"]),
+            (OpCode::Text, vec![&b"ok "[..], b"then \xff", b"bad"]),
+            (OpCode::Text, vec![&b"split \xce"[..], b"\xba char"]),
+            (OpCode::Binary, vec![&[0u8; 200][..], &[1; 300], &[2; 5]]),
+        ] {
+            let mut wire = Vec::new();
+            for (i, piece) in pieces.iter().enumerate() {
+                let op = if i == 0 { opcode } else { OpCode::Continuation };
+                let header = peer.header(op, i + 1 == pieces.len(), piece.len() as u64);
+                let mut frame = vec![0; 14 + piece.len()];
+                let h = header.write(&mut frame).unwrap();
+                frame[h..h + piece.len()].copy_from_slice(piece);
+                if let Some(key) = header.mask {
+                    ringwire_ws::apply_mask(&mut frame[h..h + piece.len()], key, 0);
+                }
+                wire.extend_from_slice(&frame[..h + piece.len()]);
+            }
+            let total: usize = pieces.iter().map(|p| p.len()).sum();
+            for max in [total as u64 - 1, total as u64, u64::MAX] {
+                let new = || {
+                    Reader::new(
+                        role,
+                        Limits {
+                            max_frame_len: max,
+                            max_message_len: max,
+                        },
+                        None,
+                    )
+                };
+                let case = format!("{role:?} {opcode:?} {pieces:x?} max {max}");
+                let whole = support::drive(&mut new(), ringwire_io::Chunks::new([&wire[..]]));
+                let bytes = support::drive(&mut new(), ringwire_io::Chunks::every(&wire, 1));
+                assert_eq!(bytes.messages, whole.messages, "{case}");
+                assert_eq!(bytes.error, whole.error, "{case}");
+            }
+        }
+    }
+}
