@@ -292,19 +292,8 @@ fn every_error_maps_to_its_close_code() {
 fn invalid_text_fails_before_the_rest_arrives() {
     for role in [Role::Client, Role::Server] {
         let payload = b"valid start \xce\xba then \xff and a long tail that never needs to arrive";
-        let mut frame = [0; 200];
-        // Build the frame the peer would send (the opposite role).
-        let mut peer = Writer::new(match role {
-            Role::Client => Role::Server,
-            Role::Server => Role::Client,
-        })
-        .unwrap();
-        let header = peer.header(OpCode::Text, true, payload.len() as u64);
-        let h = header.write(&mut frame).unwrap();
-        frame[h..h + payload.len()].copy_from_slice(payload);
-        if let Some(key) = header.mask {
-            ringwire_ws::apply_mask(&mut frame[h..h + payload.len()], key, 0);
-        }
+        // The frame the peer would send (the opposite role).
+        let (frame, h) = frame_of(&mut peer_of(role), OpCode::Text, true, payload);
         let bad = payload.iter().position(|&b| b == 0xff).unwrap();
         // Deliver only up to and including the bad byte: the frame is unfinished.
         let upto = &frame[..h + bad + 1];
@@ -360,25 +349,14 @@ fn header_only_then_payload_for_writev() {
 #[test]
 fn whole_frames_and_split_frames_agree() {
     for role in [Role::Client, Role::Server] {
-        let mut peer = Writer::new(match role {
-            Role::Client => Role::Server,
-            Role::Server => Role::Client,
-        })
-        .unwrap();
+        let mut peer = peer_of(role);
         for len in [0, 1, 125, 126, 300, 65535, 65536] {
             for opcode in [OpCode::Text, OpCode::Binary] {
                 let mut payload: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
                 if len > 0 && opcode == OpCode::Text && len % 2 == 1 {
                     payload[len / 2] = 0xff;
                 }
-                let header = peer.header(opcode, true, len as u64);
-                let mut frame = vec![0; 14 + len];
-                let h = header.write(&mut frame).unwrap();
-                frame[h..h + len].copy_from_slice(&payload);
-                if let Some(key) = header.mask {
-                    ringwire_ws::apply_mask(&mut frame[h..h + len], key, 0);
-                }
-                frame.truncate(h + len);
+                let (frame, h) = frame_of(&mut peer, opcode, true, &payload);
                 for max in [len as u64 / 2, len as u64, u64::MAX] {
                     let limits = Limits {
                         max_frame_len: max,
@@ -415,11 +393,7 @@ fn whole_frames_and_split_frames_agree() {
 #[test]
 fn whole_and_split_fragments_agree() {
     for role in [Role::Client, Role::Server] {
-        let mut peer = Writer::new(match role {
-            Role::Client => Role::Server,
-            Role::Server => Role::Client,
-        })
-        .unwrap();
+        let mut peer = peer_of(role);
         for (opcode, pieces) in [
             (OpCode::Text, vec![&b"Hel"[..], b"lo, ", b"wor", b"ld"]),
             (OpCode::Text, vec![&b"ok "[..], b"then \xff", b"bad"]),
@@ -429,14 +403,7 @@ fn whole_and_split_fragments_agree() {
             let mut wire = Vec::new();
             for (i, piece) in pieces.iter().enumerate() {
                 let op = if i == 0 { opcode } else { OpCode::Continuation };
-                let header = peer.header(op, i + 1 == pieces.len(), piece.len() as u64);
-                let mut frame = vec![0; 14 + piece.len()];
-                let h = header.write(&mut frame).unwrap();
-                frame[h..h + piece.len()].copy_from_slice(piece);
-                if let Some(key) = header.mask {
-                    ringwire_ws::apply_mask(&mut frame[h..h + piece.len()], key, 0);
-                }
-                wire.extend_from_slice(&frame[..h + piece.len()]);
+                wire.extend(frame_of(&mut peer, op, i + 1 == pieces.len(), piece).0);
             }
             let total: usize = pieces.iter().map(|p| p.len()).sum();
             for max in [total as u64 - 1, total as u64, u64::MAX] {
@@ -458,4 +425,26 @@ fn whole_and_split_fragments_agree() {
             }
         }
     }
+}
+
+/// A writer for the other end from `role`: the frames a `role` reader receives.
+fn peer_of(role: Role) -> Writer {
+    Writer::new(match role {
+        Role::Client => Role::Server,
+        Role::Server => Role::Client,
+    })
+    .unwrap()
+}
+
+/// One frame as `peer` sends it, and its header length.
+fn frame_of(peer: &mut Writer, opcode: OpCode, fin: bool, payload: &[u8]) -> (Vec<u8>, usize) {
+    let header = peer.header(opcode, fin, payload.len() as u64);
+    let mut frame = vec![0; 14 + payload.len()];
+    let h = header.write(&mut frame).unwrap();
+    frame[h..h + payload.len()].copy_from_slice(payload);
+    if let Some(key) = header.mask {
+        ringwire_ws::apply_mask(&mut frame[h..h + payload.len()], key, 0);
+    }
+    frame.truncate(h + payload.len());
+    (frame, h)
 }
