@@ -4,12 +4,13 @@
 //! [`Timeouts::sweep`], advances a coarse millisecond clock and scans every
 //! live connection. A thread, not a task: a timer on the runtime would make
 //! each of its idle waits arm a kernel timer (`epoll_wait` with a timeout),
-//! about 0.3 µs per wait on this project's KVM machines, paid per request. A connection owns a [`Timer`]: a shared [`Watch`] of
-//! atomics that it updates on its hot path with plain relaxed/release stores,
-//! and a [`Notify`] the sweeper fires when a limit is exceeded. Nothing is
-//! armed, re-armed or cancelled per request or per chunk; the connection never
-//! reads the system clock (phase changes read the sweeper's clock, one atomic
-//! load).
+//! about 0.3 µs per wait on this project's KVM machines, paid per request.
+//!
+//! A connection owns a [`Timer`]: a shared [`Watch`] of atomics that it
+//! updates on its hot path with plain relaxed/release stores, and a
+//! [`Notify`] the sweeper fires when a limit is exceeded. Nothing is armed,
+//! re-armed or cancelled per request or per chunk; the connection never reads
+//! the system clock (phase changes read the sweeper's clock, one atomic load).
 //!
 //! # What is timed
 //!

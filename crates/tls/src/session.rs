@@ -220,7 +220,6 @@ impl Session {
         }
     }
 
-    /// The protocol ALPN settled on.
     /// Whether the handshake resumed an earlier session.
     pub(crate) fn is_resumed(&self) -> bool {
         match self {
@@ -231,6 +230,7 @@ impl Session {
         }
     }
 
+    /// The protocol ALPN settled on.
     pub(crate) fn alpn_protocol(&self) -> Option<Vec<u8>> {
         match self {
             Session::OpenSsl(stream) => stream.ssl().selected_alpn_protocol().map(<[u8]>::to_vec),
