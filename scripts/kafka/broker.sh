@@ -48,9 +48,13 @@ free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# Kafka cluster ids are 16 random bytes in URL-safe base64 without padding.
+# Kafka cluster ids are 16 random bytes in URL-safe base64 without padding. One that starts with
+# '-' reads as an option to the format tool's argument parser (1 run in 64 failed so); Kafka's
+# own Uuid.randomUuid redraws those too.
 cluster_id() {
-    head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n'
+    local id
+    while id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')"; [[ "$id" == -* ]]; do :; done
+    echo "$id"
 }
 
 # True when the pid file names a live process.
