@@ -279,7 +279,8 @@ async fn lease<H: Handler>(
     if let (Ok(Close::Upgraded), Some(OnUpgrade(on_upgrade))) = (&end, upgrade) {
         // The new protocol runs untimed (its own limits are its business)
         // until its future ends; shutdown's grace bounds it.
-        on_upgrade(Upgraded { rx, tx }).await;
+        let shutdown = timer.shutdown();
+        on_upgrade(Upgraded { rx, tx, shutdown }).await;
         return Ok(Close::Now);
     }
     shared.rx.give(rx.into_parts().0);

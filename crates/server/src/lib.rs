@@ -76,7 +76,7 @@ pub use response::{Body, BodyClosed, BodySender, BodyStream, FileBody, Response}
 pub use router::Router;
 pub use server::{Server, Threading};
 pub use socket::Socket;
-pub use timeout::Timeouts;
+pub use timeout::{Shutdown, Timeouts};
 #[cfg(feature = "tower")]
 pub use tower::TowerHandler;
 pub use upgrade::{UpgradeFuture, Upgraded};

@@ -391,10 +391,47 @@ impl Timer {
         self.watch.cancel.notified()
     }
 
+    /// The start of shutdown, for an upgraded protocol to say goodbye by.
+    pub(crate) fn shutdown(&self) -> Shutdown {
+        Shutdown {
+            watch: Arc::clone(&self.watch),
+        }
+    }
+
     /// The end of the shutdown grace, for [`Abort::run`].
     pub(crate) fn abort_signal(&self) -> Abort {
         Abort {
             watch: Arc::clone(&self.watch),
+        }
+    }
+}
+
+/// The server's graceful shutdown, as an upgraded connection sees it: a
+/// WebSocket closes with `1001 Going Away` when it starts, rather than
+/// waiting for the grace to run out and be dropped.
+#[derive(Debug, Clone)]
+pub struct Shutdown {
+    watch: Arc<Watch>,
+}
+
+impl Shutdown {
+    /// Whether the server has begun shutting down.
+    #[must_use]
+    pub fn is_started(&self) -> bool {
+        self.watch.shared.stopped.load(Ordering::SeqCst)
+    }
+
+    /// Resolves once the server begins shutting down.
+    pub async fn started(&self) {
+        loop {
+            // Created before the check: the sweeper's `notify_waiters` after
+            // the flag is set wakes it even before its first poll. Other
+            // wake-ups (an expiry) go round again.
+            let notified = self.watch.cancel.notified();
+            if self.is_started() {
+                return;
+            }
+            notified.await;
         }
     }
 }

@@ -5,7 +5,7 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 
-use crate::Socket;
+use crate::{Shutdown, Socket};
 use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport};
 
 /// The connection after a `101 Switching Protocols`, handed to the
@@ -22,6 +22,9 @@ pub struct Upgraded<'s> {
     pub rx: AsyncRecvTransport<&'s Socket>,
     /// Sends from the connection's ring.
     pub tx: AsyncSendTransport<&'s Socket>,
+    /// The server's graceful shutdown: the new protocol's cue to end its
+    /// side (the grace drops whatever is still running when it ends).
+    pub shutdown: Shutdown,
 }
 
 /// What an upgrade callback returns.

@@ -22,7 +22,9 @@
 //!
 //! The socket is `ringwire-ws`'s tokio [`WebSocket`](ringwire_ws::socket::WebSocket)
 //! over the connection: messages are read zero-copy, pings are answered and
-//! the closing handshake completed by the socket itself.
+//! the closing handshake completed by the socket itself. When the server
+//! shuts down, the socket sends `1001 Going Away` from within `recv`, which
+//! returns `None` once the client answers.
 
 use crate::Socket;
 use ringwire_ws::handshake::{self, HandshakeError};
@@ -81,7 +83,14 @@ where
     };
     let protocol = accepted.protocol().map(str::to_owned);
     let mut response = Response::upgrade("websocket", move |up: Upgraded<'_>| {
-        on_open(WebSocket::from_parts(up.rx, up.tx, conn))
+        let mut socket = WebSocket::from_parts(up.rx, up.tx, conn);
+        let shutdown = up.shutdown;
+        socket.close_on(
+            async move { shutdown.started().await },
+            CloseCode::GOING_AWAY,
+            "server shutting down",
+        );
+        on_open(socket)
     })
     .header("sec-websocket-accept", accept_value(request));
     if let Some(protocol) = protocol {

@@ -1,12 +1,12 @@
 //! Graceful shutdown: stop accepting, close idle connections, finish
-//! requests in flight.
+//! requests in flight, say goodbye on WebSockets.
 
 use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use ringwire_server::{Handler, Request, Response, Server, ServerConfig};
+use ringwire_server::{ws, Handler, Request, Response, Router, Server, ServerConfig};
 
 #[derive(Debug)]
 struct Slow;
@@ -22,10 +22,11 @@ impl Handler for Slow {
     }
 }
 
-/// Runs the `Slow` handler on its own runtime until `stop` is sent; the
-/// thread ends when the server has shut down.
+/// Runs `handler` on its own runtime until `stop` is sent; the thread ends
+/// when the server has shut down.
 fn serve_until_stopped(
     config: ServerConfig,
+    handler: impl Handler,
 ) -> (
     std::net::SocketAddr,
     tokio::sync::oneshot::Sender<()>,
@@ -41,7 +42,7 @@ fn serve_until_stopped(
             .build()
             .expect("runtime");
         runtime
-            .block_on(server.run_until(Slow, async {
+            .block_on(server.run_until(handler, async {
                 let _ = stopped.await;
             }))
             .expect("serve");
@@ -52,7 +53,7 @@ fn serve_until_stopped(
 #[test]
 fn shutdown_closes_idle_connections_and_finishes_requests_in_flight() {
     let config = ServerConfig::new("127.0.0.1:0".parse().expect("addr"));
-    let (addr, stop, serving) = serve_until_stopped(config);
+    let (addr, stop, serving) = serve_until_stopped(config, Slow);
 
     let connect = || {
         let s = TcpStream::connect(addr).expect("connect");
@@ -98,7 +99,7 @@ fn shutdown_closes_idle_connections_and_finishes_requests_in_flight() {
 fn connections_still_busy_after_the_grace_are_dropped() {
     let mut config = ServerConfig::new("127.0.0.1:0".parse().expect("addr"));
     config.shutdown_grace = Duration::from_millis(300);
-    let (addr, stop, serving) = serve_until_stopped(config);
+    let (addr, stop, serving) = serve_until_stopped(config, Slow);
 
     let mut stuck = TcpStream::connect(addr).expect("connect");
     stuck
@@ -124,4 +125,43 @@ fn connections_still_busy_after_the_grace_are_dropped() {
         Ok(_) => assert!(rest.is_empty(), "{rest:?}"),
         Err(e) => assert_ne!(e.kind(), std::io::ErrorKind::WouldBlock, "{e}"),
     }
+}
+
+#[test]
+fn shutdown_closes_websockets_with_going_away() {
+    use tungstenite::protocol::frame::coding::CloseCode;
+    use tungstenite::Message as T;
+
+    // A grace far longer than the test may take: the socket must end by
+    // its closing handshake, not by the grace running out.
+    let mut config = ServerConfig::new("127.0.0.1:0".parse().expect("addr"));
+    config.shutdown_grace = Duration::from_secs(30);
+    let (addr, stop, serving) =
+        serve_until_stopped(config, Router::new().get("/ws/echo", ws::echo));
+
+    let (mut socket, _) = tungstenite::connect(format!("ws://{addr}/ws/echo")).expect("handshake");
+    socket.send(T::text("before")).expect("send");
+    assert_eq!(socket.read().expect("echo"), T::text("before"));
+
+    let began = Instant::now();
+    stop.send(()).expect("stop");
+    match socket.read().expect("close") {
+        T::Close(Some(frame)) => {
+            assert_eq!(frame.code, CloseCode::Away);
+            assert_eq!(frame.reason, "server shutting down");
+        }
+        other => panic!("expected a close, got {other:?}"),
+    }
+    // tungstenite answers the close; the server then closes TCP.
+    match socket.read() {
+        Err(tungstenite::Error::ConnectionClosed) => {}
+        Ok(other) => panic!("after the close: {other:?}"),
+        Err(e) => panic!("closing: {e}"),
+    }
+    serving.join().expect("server thread");
+    assert!(
+        began.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        began.elapsed()
+    );
 }

@@ -24,7 +24,7 @@ impl Handler for EchoProtocol {
     }
 }
 
-async fn echo(Upgraded { mut rx, mut tx }: Upgraded<'_>) {
+async fn echo(Upgraded { mut rx, mut tx, .. }: Upgraded<'_>) {
     loop {
         if rx.data().is_empty() {
             match rx.fill(1).await {

@@ -9,7 +9,10 @@
 //! without a runtime.
 
 use std::fmt;
+use std::future::{poll_fn, Future};
 use std::ops::ControlFlow;
+use std::pin::{pin, Pin};
+use std::task::Poll;
 
 use polonius_the_crab::prelude::*;
 use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport, AsyncStream};
@@ -27,6 +30,15 @@ pub struct WebSocket<S> {
     conn: Connection,
     /// Bytes of the last message handed out, consumed before the next read.
     consumed: usize,
+    /// A close to send when a signal comes ([`close_on`](WebSocket::close_on)).
+    close_on: Option<CloseOn>,
+}
+
+/// A close to send once `signal` resolves.
+struct CloseOn {
+    signal: Pin<Box<dyn Future<Output = ()> + Send>>,
+    code: CloseCode,
+    reason: &'static str,
 }
 
 /// Sends on a [`WebSocket`] while a message read from it is still borrowed
@@ -52,7 +64,25 @@ impl<S: AsyncStream> WebSocket<S> {
             tx,
             conn,
             consumed: 0,
+            close_on: None,
         }
+    }
+
+    /// Starts the closing handshake with `code` and `reason` once `signal`
+    /// resolves (a server shutting down sends `1001 Going Away` so): the
+    /// close goes out while [`recv`](Self::recv) waits for the peer, and
+    /// `recv` then returns what arrives until the peer's close ends it.
+    pub fn close_on(
+        &mut self,
+        signal: impl Future<Output = ()> + Send + 'static,
+        code: CloseCode,
+        reason: &'static str,
+    ) {
+        self.close_on = Some(CloseOn {
+            signal: Box::pin(signal),
+            code,
+            reason,
+        });
     }
 
     /// Opens a WebSocket as a client over `rx` and `tx` (one stream's two
@@ -120,12 +150,38 @@ impl<S: AsyncStream> WebSocket<S> {
                 return None;
             }
             let Some(at_least) = at_least else { continue };
-            match this.rx.fill(at_least).await {
-                Ok(0) => return None,
+            match this.fill(at_least).await {
+                Ok(Some(0)) => return None,
                 Ok(_) => {}
-                Err(e) => return Some(Err(e.into())),
+                Err(e) => return Some(Err(e)),
             }
         }
+    }
+
+    /// Receives once, unless the [`close_on`](Self::close_on) signal comes
+    /// first: then sends that close instead (`None`: nothing received).
+    async fn fill(&mut self, at_least: usize) -> Result<Option<usize>, SocketError> {
+        let Some(close) = &mut self.close_on else {
+            return Ok(Some(self.rx.fill(at_least).await?));
+        };
+        {
+            let mut fill = pin!(self.rx.fill(at_least));
+            let filled = poll_fn(|cx| match close.signal.as_mut().poll(cx) {
+                Poll::Ready(()) => Poll::Ready(None),
+                Poll::Pending => fill.as_mut().poll(cx).map(Some),
+            })
+            .await;
+            if let Some(filled) = filled {
+                return Ok(Some(filled?));
+            }
+        }
+        let Some(CloseOn { code, reason, .. }) = self.close_on.take() else {
+            return Ok(None);
+        };
+        if self.conn.state() == State::Open {
+            self.close(code, reason).await?;
+        }
+        Ok(None)
     }
 
     /// One [`drive::step`]: what `recv` returns, or how many bytes it needs
