@@ -166,9 +166,11 @@ impl<S: AsyncStream> WebSocket<S> {
         };
         {
             let mut fill = pin!(self.rx.fill(at_least));
-            let filled = poll_fn(|cx| match close.signal.as_mut().poll(cx) {
-                Poll::Ready(()) => Poll::Ready(None),
-                Poll::Pending => fill.as_mut().poll(cx).map(Some),
+            // The signal only while the peer is quiet: one poll of it per
+            // wait rather than per wake.
+            let filled = poll_fn(|cx| match fill.as_mut().poll(cx) {
+                Poll::Ready(filled) => Poll::Ready(Some(filled)),
+                Poll::Pending => close.signal.as_mut().poll(cx).map(|()| None),
             })
             .await;
             if let Some(filled) = filled {
