@@ -18,6 +18,12 @@
 //! bytes for `fetch_frame`; inputs are
 //! `1k`: 1,000 records of 100-byte values with 8-byte keys in 10 batches (about 125 KiB, two
 //! reads), and `10k`: 10,000 such records in 100 batches (about 1.2 MiB, 19 reads).
+//!
+//! The producer's side, `kafka/encode/10k`: one uncompressed batch of 10,000 records of
+//! 100-byte values, no key (the end-to-end produce race's records). `ringwire`: a
+//! `BatchBuilder` on a reused buffer, one `push` per record as the producer appends them, then
+//! `finish`. `kafka_protocol`: the `Record` values built (the value a shared `Bytes`), then
+//! `RecordBatchEncoder::encode` into a reused `BytesMut`, as its users (and the race) do.
 
 use std::hint::black_box;
 use std::io::Read;
@@ -30,7 +36,7 @@ use kafka_protocol::protocol::{Decodable, Encodable};
 use kafka_protocol::records::RecordBatchDecoder;
 use ringwire_io::{Chunks, RecvTransport};
 use ringwire_kafka::api::fetch::{FetchPartition, FetchRequest, FetchResponse, FetchTopic};
-use ringwire_kafka::record::{walk, BatchEncoder, BatchOptions, NewRecord};
+use ringwire_kafka::record::{walk, BatchBuilder, BatchEncoder, BatchOptions, NewRecord};
 use ringwire_kafka::{Correlator, Limits, ResponseFrame};
 use ringwire_ring::{Backing, Ring, RingConfig};
 use ringwire_wire::Status;
@@ -360,6 +366,89 @@ fn bench_fetch(c: &mut Criterion) {
     }
 }
 
+/// Records per batch and value size of the encode benchmark.
+const ENCODE_RECORDS: usize = 10_000;
+const ENCODE_VALUE: usize = 100;
+
+/// ringwire: one record at a time into a builder, on the last batch's buffer.
+fn encode_ringwire(value: &[u8], buf: Vec<u8>) -> Vec<u8> {
+    let mut builder = BatchBuilder::with_buffer(BatchOptions::default(), buf);
+    for _ in 0..ENCODE_RECORDS {
+        let record = NewRecord {
+            timestamp: 1_700_000_000_000,
+            key: None,
+            value: Some(value),
+            headers: &[],
+        };
+        builder.push(&record).expect("push");
+    }
+    builder.finish().expect("finish")
+}
+
+/// kafka-protocol: the records built, then encoded as one batch into `out`.
+fn encode_kafka_protocol(value: &Bytes, out: &mut BytesMut) {
+    use kafka_protocol::records::{
+        Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
+    };
+    let records: Vec<Record> = (0..ENCODE_RECORDS)
+        .map(|i| Record {
+            transactional: false,
+            control: false,
+            partition_leader_epoch: -1,
+            producer_id: -1,
+            producer_epoch: -1,
+            timestamp_type: TimestampType::Creation,
+            offset: i as i64,
+            // One batch: the encoder splits wherever offset minus sequence changes.
+            sequence: i as i32 - 1,
+            timestamp: 1_700_000_000_000,
+            key: None,
+            value: Some(value.clone()),
+            headers: Default::default(),
+        })
+        .collect();
+    out.clear();
+    let options = RecordEncodeOptions {
+        version: 2,
+        compression: Compression::None,
+    };
+    RecordBatchEncoder::encode(out, &records, &options).expect("encode");
+}
+
+fn bench_encode(c: &mut Criterion) {
+    let value = vec![b'v'; ENCODE_VALUE];
+    let shared = Bytes::from(value.clone());
+    // Both give a batch of the same length that decodes to the same records.
+    let mine = encode_ringwire(&value, Vec::new());
+    let mut theirs = BytesMut::new();
+    encode_kafka_protocol(&shared, &mut theirs);
+    assert_eq!(mine.len(), theirs.len());
+    let decoded = RecordBatchDecoder::decode(&mut Bytes::from(mine.clone())).expect("decode");
+    assert_eq!(decoded.records.len(), ENCODE_RECORDS);
+    assert!(decoded
+        .records
+        .iter()
+        .all(|r| r.value.as_deref() == Some(&value[..]) && r.key.is_none()));
+
+    let mut group = c.benchmark_group("kafka/encode/10k");
+    group.throughput(Throughput::Elements(ENCODE_RECORDS as u64));
+    let mut buf = Some(mine);
+    group.bench_function("ringwire", |b| {
+        b.iter(|| {
+            let batch = encode_ringwire(&value, buf.take().unwrap_or_default());
+            black_box(batch.len());
+            buf = Some(batch);
+        });
+    });
+    group.bench_function("kafka_protocol", |b| {
+        b.iter(|| {
+            encode_kafka_protocol(&shared, &mut theirs);
+            black_box(theirs.len());
+        });
+    });
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     // Short by default, like the other benches: the machine is small and shared. Command-line
@@ -368,6 +457,6 @@ criterion_group! {
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(2))
         .sample_size(20);
-    targets = bench_fetch
+    targets = bench_fetch, bench_encode
 }
 criterion_main!(benches);

@@ -61,5 +61,6 @@ pub use parse::{run, run_async, AsyncSource, Control, Finish, Parse, RunError, S
 pub use scan::Scan;
 pub use status::Status;
 pub use varint::{
-    put_uvarint, put_varint, uvarint_len, varint_len, MAX_VARINT32_LEN, MAX_VARINT_LEN,
+    push_uvarint, push_varint, put_uvarint, put_varint, uvarint_len, varint_len, MAX_VARINT32_LEN,
+    MAX_VARINT_LEN,
 };

@@ -1,6 +1,6 @@
 //! Writing record batches v2 for Produce.
 
-use ringwire_wire::{put_varint, varint_len, MAX_VARINT_LEN};
+use ringwire_wire::{push_varint, varint_len};
 
 use super::batch::{
     BATCH_HEADER_LEN, CONTROL_BIT, CRC_AT, CRC_START, TIMESTAMP_TYPE_BIT, TRANSACTIONAL_BIT,
@@ -253,13 +253,6 @@ fn seal(options: &BatchOptions, span: &Span, batch: &mut [u8]) -> Result<(), Enc
     Ok(())
 }
 
-/// Appends a zigzag varint.
-fn put(out: &mut Vec<u8>, v: i64) {
-    let mut tmp = [0u8; MAX_VARINT_LEN];
-    let n = put_varint(&mut tmp, v);
-    out.extend_from_slice(&tmp[..n]);
-}
-
 /// Length of a nullable field: its varint length prefix plus its bytes.
 fn nullable_len(field: Option<&[u8]>) -> usize {
     field.map_or(varint_len(-1), |b| varint_len(b.len() as i64) + b.len())
@@ -268,10 +261,10 @@ fn nullable_len(field: Option<&[u8]>) -> usize {
 fn put_nullable(out: &mut Vec<u8>, field: Option<&[u8]>) {
     match field {
         Some(bytes) => {
-            put(out, bytes.len() as i64);
+            push_varint(out, bytes.len() as i64);
             out.extend_from_slice(bytes);
         }
-        None => put(out, -1),
+        None => push_varint(out, -1),
     }
 }
 
@@ -300,13 +293,13 @@ fn write_record(
             len: body_len,
         });
     }
-    put(out, body_len as i64);
+    push_varint(out, body_len as i64);
     out.push(0); // attributes: unused
-    put(out, timestamp_delta);
-    put(out, offset_delta as i64);
+    push_varint(out, timestamp_delta);
+    push_varint(out, offset_delta as i64);
     put_nullable(out, record.key);
     put_nullable(out, record.value);
-    put(out, record.headers.len() as i64);
+    push_varint(out, record.headers.len() as i64);
     for header in record.headers {
         put_nullable(out, Some(header.key.as_bytes()));
         put_nullable(out, header.value);
