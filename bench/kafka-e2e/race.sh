@@ -13,7 +13,7 @@ broker="$here/../../scripts/kafka/broker.sh"
 records="${RECORDS:-1000000}"
 size="${SIZE:-100}"
 runs="${RUNS:-5}"
-read -r -a clients <<<"${CLIENTS:-ringwire rskafka rdkafka kafka_protocol}"
+read -r -a clients <<<"${CLIENTS:-ringwire ringwire_bulk rskafka rdkafka kafka_protocol}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/ringwire/target-kafka-e2e}"
 
 cargo build --release --manifest-path "$here/Cargo.toml" >&2

@@ -4,10 +4,11 @@
 //!   kafka-e2e CLIENT produce|fetch --bootstrap HOST:PORT --topic T --records N --size B
 //!   kafka-e2e create --bootstrap HOST:PORT --topic T
 //!
-//! CLIENT is `ringwire`, `rskafka`, `rdkafka` or `kafka_protocol`. Produce sends N records of B
-//! bytes (no key, uncompressed) to partition 0 and returns once every one is acknowledged
-//! (acks = all: rskafka's only setting; on one broker the same as acks = 1). Fetch reads N
-//! records of partition 0 from offset 0, touching every value.
+//! CLIENT is `ringwire` (`Producer::send` per record), `ringwire_bulk` (`Producer::send_all`
+//! of 10,000 records at a time), `rskafka`, `rdkafka` or `kafka_protocol`. Produce sends N
+//! records of B bytes (no key, uncompressed) to partition 0 and returns once every one is
+//! acknowledged (acks = all: rskafka's only setting; on one broker the same as acks = 1).
+//! Fetch reads N records of partition 0 from offset 0, touching every value.
 
 mod peers;
 

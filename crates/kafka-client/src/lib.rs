@@ -23,5 +23,5 @@ pub use connection::{ClientConfig, Connection, Isolation, DEFAULT_RX_RING, DEFAU
 pub use consumer::{Consumer, ConsumerConfig, Start};
 pub use error::ClientError;
 pub use producer::{
-    Delivery, ProduceError, Producer, ProducerConfig, ProducerRecord, RecordMetadata,
+    Deliveries, Delivery, ProduceError, Producer, ProducerConfig, ProducerRecord, RecordMetadata,
 };

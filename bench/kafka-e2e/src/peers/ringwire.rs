@@ -7,23 +7,46 @@ use ringwire_kafka_client::{
     Consumer, ConsumerConfig, Producer, ProducerConfig, ProducerRecord, Start,
 };
 
-use crate::{BATCH_BYTES, FETCH_BYTES, IN_FLIGHT, PARTITION_FETCH_BYTES};
+use crate::{BATCH_BYTES, BATCH_RECORDS, FETCH_BYTES, IN_FLIGHT, PARTITION_FETCH_BYTES};
 
-pub(super) async fn produce(bootstrap: &str, topic: &str, n: usize, value: &[u8]) {
-    let config = ProducerConfig {
+fn producer_config() -> ProducerConfig {
+    ProducerConfig {
         acks: Acks::All,
         linger: Duration::from_millis(5),
         batch_size: BATCH_BYTES,
         max_request_size: BATCH_BYTES + (64 << 10),
         max_in_flight: IN_FLIGHT,
         ..ProducerConfig::default()
-    };
-    let producer = Producer::connect(bootstrap, config).await.unwrap();
+    }
+}
+
+/// `Producer::send` per record.
+pub(super) async fn produce(bootstrap: &str, topic: &str, n: usize, value: &[u8]) {
+    let producer = Producer::connect(bootstrap, producer_config())
+        .await
+        .unwrap();
     for _ in 0..n {
         producer
             .send(ProducerRecord::new(topic, value).partition(0))
             .await
             .unwrap();
+    }
+    producer.flush().await.unwrap();
+}
+
+/// `Producer::send_all` of `BATCH_RECORDS` records at a time, as the other clients hand
+/// records over in bulk.
+pub(super) async fn produce_bulk(bootstrap: &str, topic: &str, n: usize, value: &[u8]) {
+    let producer = Producer::connect(bootstrap, producer_config())
+        .await
+        .unwrap();
+    let mut sent = 0;
+    while sent < n {
+        let count = BATCH_RECORDS.min(n - sent);
+        let records = (0..count).map(|_| ProducerRecord::new(topic, value).partition(0));
+        // Dropped, not awaited: `flush` below reports any failure.
+        let _ = producer.send_all(records).await.unwrap();
+        sent += count;
     }
     producer.flush().await.unwrap();
 }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use ringwire_kafka::record::{BatchBuilder, BatchOptions, NewRecord};
 
-use super::{Ack, Delivery, ProduceError, ProducerConfig, ProducerRecord};
+use super::{Ack, ProduceError, ProducerConfig, ProducerRecord};
 use crate::{partitioner, ClientError};
 
 /// A sealed batch on its way to its partition's leader.
@@ -42,8 +42,9 @@ struct Topic {
 
 /// What [`State::append`] did.
 #[derive(Debug)]
-pub(super) struct Appended {
-    pub(super) delivery: Delivery,
+pub(super) struct Appended<T> {
+    /// What the caller made of the record's batch outcome, partition and offset delta.
+    pub(super) delivery: T,
     /// A batch was opened (its linger starts) or sealed.
     pub(super) wake_sender: bool,
 }
@@ -132,11 +133,12 @@ impl State {
     /// Appends `record` to its partition's batch, sealing the batch first if the record would
     /// overfill it, and after if it is full. `None` when the topic is not known yet
     /// ([`add_topic`](Self::add_topic)).
-    pub(super) fn append(
+    pub(super) fn append<T>(
         &mut self,
         record: &ProducerRecord<'_>,
         timestamp: i64,
-    ) -> Result<Option<Appended>, ClientError> {
+        deliver: impl FnOnce(&Arc<Ack>, i32, i64) -> T,
+    ) -> Result<Option<Appended<T>>, ClientError> {
         let Some(t) = self.topics.iter_mut().find(|t| *t.name == *record.topic) else {
             return Ok(None);
         };
@@ -187,11 +189,7 @@ impl State {
         let size = open.builder.size();
         let pushed = open.builder.push(&new);
         self.buffered += open.builder.size() - size;
-        let delivery = Delivery {
-            ack: Arc::clone(&open.ack),
-            partition,
-            offset_delta: open.builder.records() as i64 - 1,
-        };
+        let delivery = deliver(&open.ack, partition, open.builder.records() as i64 - 1);
         let full = open.builder.size() >= self.batch_size;
         let after = full.then(|| seal(t, index));
         if full {
@@ -354,11 +352,10 @@ mod tests {
     fn unkeyed(state: &mut State) -> i32 {
         let record = ProducerRecord::new("t", b"v");
         state
-            .append(&record, 0)
+            .append(&record, 0, |_, partition, _| partition)
             .unwrap()
             .unwrap()
             .delivery
-            .partition()
     }
 
     #[test]
@@ -369,13 +366,13 @@ mod tests {
         };
         let mut state = State::new(&config);
         assert!(state
-            .append(&ProducerRecord::new("t", b"v"), 0)
+            .append(&ProducerRecord::new("t", b"v"), 0, |_, _, _| ())
             .unwrap()
             .is_none());
         state.add_topic("t", 3);
         for p in 0..3 {
             let record = ProducerRecord::new("t", b"v").partition(p);
-            state.append(&record, 0).unwrap().unwrap();
+            state.append(&record, 0, |_, _, _| ()).unwrap().unwrap();
         }
         assert_eq!(unkeyed(&mut state), 0);
         let work = state.take_work(Instant::now());

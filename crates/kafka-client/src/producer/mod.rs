@@ -175,6 +175,19 @@ impl Ack {
         let _ = self.result.set(result);
         self.done.notify_waiters();
     }
+
+    /// The batch's base offset (negative without an answer), once it is delivered.
+    async fn wait(&self) -> Result<i64, ProduceError> {
+        loop {
+            let notified = self.done.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if let Some(result) = self.result.get() {
+                return result.clone();
+            }
+            notified.await;
+        }
+    }
 }
 
 /// One record's delivery: await it for the offset the broker gave it.
@@ -186,6 +199,14 @@ pub struct Delivery {
 }
 
 impl Delivery {
+    fn new(ack: &Arc<Ack>, partition: i32, offset_delta: i64) -> Self {
+        Delivery {
+            ack: Arc::clone(ack),
+            partition,
+            offset_delta,
+        }
+    }
+
     /// The partition the record went to.
     #[must_use]
     pub fn partition(&self) -> i32 {
@@ -193,23 +214,15 @@ impl Delivery {
     }
 
     async fn wait(self) -> Result<RecordMetadata, ProduceError> {
-        loop {
-            let notified = self.ack.done.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            if let Some(result) = self.ack.result.get() {
-                let base = result.clone()?;
-                return Ok(RecordMetadata {
-                    partition: self.partition,
-                    offset: if base < 0 {
-                        -1
-                    } else {
-                        base + self.offset_delta
-                    },
-                });
-            }
-            notified.await;
-        }
+        let base = self.ack.wait().await?;
+        Ok(RecordMetadata {
+            partition: self.partition,
+            offset: if base < 0 {
+                -1
+            } else {
+                base + self.offset_delta
+            },
+        })
     }
 }
 
@@ -219,6 +232,37 @@ impl IntoFuture for Delivery {
 
     fn into_future(self) -> Self::IntoFuture {
         Box::pin(self.wait())
+    }
+}
+
+/// The delivery of every record of one [`Producer::send_all`]: await it to learn that all of
+/// them were delivered, or the first failure.
+#[derive(Debug)]
+pub struct Deliveries {
+    /// The batches the records went into (each once, in order).
+    acks: Vec<Arc<Ack>>,
+}
+
+impl Deliveries {
+    /// Counts `ack` in, unless one of the last few batches is already it.
+    fn note(&mut self, ack: &Arc<Ack>) {
+        if !self.acks.iter().rev().take(8).any(|a| Arc::ptr_eq(a, ack)) {
+            self.acks.push(Arc::clone(ack));
+        }
+    }
+}
+
+impl IntoFuture for Deliveries {
+    type Output = Result<(), ProduceError>;
+    type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(async move {
+            for ack in &self.acks {
+                ack.wait().await?;
+            }
+            Ok(())
+        })
     }
 }
 
@@ -323,7 +367,7 @@ impl Producer {
             if state.buffered() >= shared.config.buffer_memory {
                 return Ok(None);
             }
-            state.append(record, timestamp)?
+            state.append(record, timestamp, Delivery::new)?
         };
         Ok(appended.map(|appended| {
             if appended.wake_sender {
@@ -331,6 +375,56 @@ impl Producer {
             }
             (appended.delivery, appended.wake_sender)
         }))
+    }
+
+    /// Appends `records` in order, as [`send`](Self::send) would one by one, but under one
+    /// lock and one clock read for as many as the buffer takes, and without a [`Delivery`]
+    /// each: for pipelines that hand records over in bulk. Waits like `send` when the
+    /// buffer is full or a topic is new. After an error, the records before the failing one
+    /// are appended and go out with the next batches ([`flush`](Self::flush) waits for them).
+    pub async fn send_all<'r>(
+        &self,
+        records: impl IntoIterator<Item = ProducerRecord<'r>>,
+    ) -> Result<Deliveries, ClientError> {
+        let shared = &*self.shared;
+        let mut deliveries = Deliveries { acks: Vec::new() };
+        let mut records = records.into_iter().peekable();
+        while records.peek().is_some() {
+            let now = now_ms();
+            // Under the lock until a batch opens or seals (the sender must see it), the
+            // buffer is full, or a topic is new.
+            let (woke, waiting) = {
+                let mut state = shared.state();
+                loop {
+                    let Some(record) = records.peek() else {
+                        break (false, None);
+                    };
+                    let timestamp = record.timestamp.unwrap_or(now);
+                    if state.buffered() >= shared.config.buffer_memory {
+                        break (false, records.next());
+                    }
+                    match state.append(record, timestamp, |ack, _, _| deliveries.note(ack))? {
+                        None => break (false, records.next()),
+                        Some(appended) => {
+                            records.next();
+                            if appended.wake_sender {
+                                break (true, None);
+                            }
+                        }
+                    }
+                }
+            };
+            if woke {
+                shared.wake_sender.notify_one();
+                tokio::task::yield_now().await;
+            }
+            if let Some(record) = waiting {
+                let timestamp = record.timestamp.unwrap_or_else(now_ms);
+                let delivery = self.send_waiting(&record, timestamp).await?;
+                deliveries.note(&delivery.ack);
+            }
+        }
+        Ok(deliveries)
     }
 
     /// [`send`](Self::send) once the record has to wait: for room, or for the topic's

@@ -734,6 +734,10 @@ const TESTS: &[Test] = &[
         ten_megabyte_batch_round_trips,
     ),
     (
+        "send_all_delivers_every_record_in_order",
+        pipelined::send_all_delivers_every_record_in_order,
+    ),
+    (
         "producer_and_consumer_pipeline_many_partitions",
         pipelined::producer_and_consumer_pipeline_many_partitions,
     ),

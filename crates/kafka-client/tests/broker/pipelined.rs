@@ -92,6 +92,82 @@ pub(crate) fn producer_and_consumer_pipeline_many_partitions(bootstrap: &str) {
     });
 }
 
+/// `send_all` in bulk through a buffer far smaller than the records (so it waits for room
+/// again and again) to a topic the producer has not seen: every record arrives, each
+/// partition in the order sent.
+pub(crate) fn send_all_delivers_every_record_in_order(bootstrap: &str) {
+    let mut conn = connect(bootstrap);
+    let topic = unique("send-all");
+    create(&mut conn, &topic, 3, &[]);
+    let n = 30_000;
+    runtime().block_on(async {
+        let config = ProducerConfig {
+            batch_size: 16 << 10,
+            buffer_memory: 128 << 10,
+            linger: Duration::from_millis(1),
+            ..ProducerConfig::default()
+        };
+        let producer = Producer::connect(bootstrap, config).await.unwrap();
+        let values: Vec<String> = (0..n).map(|i| format!("{i}")).collect();
+        let keys: Vec<String> = (0..n).map(|i| format!("key-{}", i % 5)).collect();
+        let records: Vec<ProducerRecord<'_>> = values
+            .iter()
+            .zip(&keys)
+            .enumerate()
+            .map(|(i, (value, key))| {
+                let record = ProducerRecord::new(&topic, value.as_bytes());
+                if i % 3 == 0 {
+                    record
+                } else {
+                    record.key(key.as_bytes())
+                }
+            })
+            .collect();
+        // The first call meets the topic; the second finds it known.
+        let deliveries = producer
+            .send_all(records[..10].iter().copied())
+            .await
+            .unwrap();
+        let more = producer
+            .send_all(records[10..].iter().copied())
+            .await
+            .unwrap();
+        deliveries.await.unwrap();
+        more.await.unwrap();
+
+        let mut consumer = Consumer::connect(bootstrap, ConsumerConfig::default())
+            .await
+            .unwrap();
+        consumer.assign(&topic, Start::Earliest).await.unwrap();
+        let mut seen: HashMap<i32, Vec<usize>> = HashMap::new();
+        let mut total = 0;
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while total < n {
+            assert!(Instant::now() < deadline, "only {total} of {n}");
+            total += consumer
+                .poll(|_, p, r| {
+                    let i = std::str::from_utf8(r.value.unwrap())
+                        .unwrap()
+                        .parse()
+                        .unwrap();
+                    seen.entry(p).or_default().push(i);
+                })
+                .await
+                .unwrap();
+        }
+        let mut all: Vec<usize> = seen.values().flatten().copied().collect();
+        all.sort_unstable();
+        assert_eq!(all, (0..n).collect::<Vec<_>>(), "each record once");
+        for (p, sent) in &seen {
+            assert!(
+                sent.windows(2).all(|w| w[0] < w[1]),
+                "partition {p} out of order"
+            );
+        }
+        assert_eq!(seen.len(), 3);
+    });
+}
+
 /// A producer keeps sending while its broker restarts: every record it says was delivered is
 /// in the log afterwards at the offset it said.
 pub(crate) fn producer_rides_out_a_broker_restart(_shared: &str) {
