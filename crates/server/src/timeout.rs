@@ -458,7 +458,10 @@ impl Abort {
                 notified.await;
             }
         };
+        // Biased: the work first, without drawing a random number on every
+        // wake-up of a busy connection (an upgraded one wakes per message).
         tokio::select! {
+            biased;
             out = work => Some(out),
             () = aborted => None,
         }
