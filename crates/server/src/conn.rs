@@ -285,6 +285,13 @@ async fn lease<H: Handler>(
     }
     shared.rx.give(rx.into_parts().0);
     shared.tx.give(tx.into_parts().0);
+    if let Ok(Close::Idle) = end {
+        // A TLS session's ciphertext rings are its own, not the pools':
+        // their pages go back here instead.
+        if let Err(e) = stream.release_idle_memory() {
+            log::debug!("releasing an idle TLS session's pages: {e}");
+        }
+    }
     end
 }
 

@@ -40,6 +40,19 @@ impl<S> MaybeTls<S> {
         }
     }
 
+    /// For a connection going idle: gives a TLS session's empty ciphertext
+    /// rings' pages back to the OS (see [`TlsStream::release_idle_memory`]).
+    ///
+    /// # Errors
+    ///
+    /// The OS refused.
+    pub fn release_idle_memory(&self) -> Result<bool, crate::TlsError> {
+        match self {
+            MaybeTls::Plain(_) => Ok(false),
+            MaybeTls::Tls(tls) => tls.release_idle_memory(),
+        }
+    }
+
     /// Whether a read can only progress once the stream underneath is
     /// readable (always, for a plain stream; see [`TlsStream::is_starved`]).
     pub fn is_starved(&self) -> bool {

@@ -144,6 +144,18 @@ impl<S> TlsStream<S> {
         self.lock().starved
     }
 
+    /// Gives the ciphertext rings' touched pages back to the OS when
+    /// nothing waits in them: for a connection going idle (the rings stay
+    /// mapped; the next record faults fresh pages in). Whether they were
+    /// released.
+    ///
+    /// # Errors
+    ///
+    /// The OS refused (`madvise`).
+    pub fn release_idle_memory(&self) -> Result<bool, TlsError> {
+        self.lock().session.wire().release_pages()
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         // Nothing panics while the lock is held; the state stays usable.
         self.state.lock().unwrap_or_else(PoisonError::into_inner)

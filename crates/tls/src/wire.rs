@@ -39,6 +39,15 @@ impl Wire {
         })
     }
 
+    /// Gives the rings' touched pages back to the OS if both are empty (an
+    /// idle connection); whether they were.
+    pub(crate) fn release_pages(&mut self) -> Result<bool, TlsError> {
+        if !(self.input.is_empty() && self.output.is_empty()) {
+            return Ok(false);
+        }
+        Ok(self.input.release_pages()? && self.output.release_pages()?)
+    }
+
     /// How much more plaintext a write may encrypt now (record overhead
     /// aside): what the output ring holds counts against [`PENDING_MAX`].
     pub(crate) fn room(&self) -> usize {

@@ -368,3 +368,22 @@ async fn a_reconnect_resumes_the_last_session() {
         }
     }
 }
+
+#[tokio::test]
+async fn an_idle_session_gives_its_pages_back_and_carries_on() {
+    let pki = Pki::new();
+    for backend in BACKENDS {
+        let (server, client) =
+            handshake(&pki.server(backend), &pki.client(backend), "localhost").await;
+        let (server, client) = (server.unwrap(), client.unwrap());
+        transfer(&client, &server, &[7; 100_000], Sending::Chunks).await;
+        assert!(
+            server.release_idle_memory().unwrap(),
+            "{backend:?}: nothing waits, so the pages go"
+        );
+        assert!(client.release_idle_memory().unwrap(), "{backend:?}");
+        // Released pages read as zeros and are written afresh: both ways still work.
+        transfer(&client, &server, &[8; 100_000], Sending::OneSlice).await;
+        transfer(&server, &client, &[9; 70_000], Sending::Chunks).await;
+    }
+}
