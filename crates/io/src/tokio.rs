@@ -191,6 +191,17 @@ impl<S: AsyncStream> AsyncRecvTransport<S> {
     pub fn into_parts(self) -> (Ring, S) {
         (self.ring, self.io)
     }
+
+    /// Gives the ring's touched pages back to the OS if nothing is unread (see
+    /// [`Ring::release_pages`]): for a connection gone quiet after a large message grew its
+    /// ring. Whether they were released.
+    ///
+    /// # Errors
+    ///
+    /// The OS refused.
+    pub fn release_pages(&mut self) -> Result<bool, TransportError> {
+        Ok(self.ring.release_pages()?)
+    }
 }
 
 impl<S: AsyncStream> AsyncSource for AsyncRecvTransport<S> {

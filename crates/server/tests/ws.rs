@@ -50,6 +50,32 @@ fn tungstenite_echoes_text_binary_and_pings() {
     }
 }
 
+/// A message that grows the receive ring past 1 MiB: the ring gives its pages back
+/// while the client is quiet, and what comes after (small, then large again) is intact.
+#[test]
+fn messages_after_a_large_one_survive_the_ring_giving_its_pages_back() {
+    use tungstenite::Message as T;
+
+    let addr = server();
+    let (mut socket, _) = tungstenite::connect(format!("ws://{addr}/ws/echo")).expect("handshake");
+    let large = |seed: u32| -> Vec<u8> {
+        (0..3_000_000u32)
+            .map(|i| ((i ^ seed) % 253) as u8)
+            .collect()
+    };
+    for message in [
+        T::binary(large(1)),
+        T::text("small"),
+        T::binary(large(2)),
+        T::binary(vec![5; 70_000]),
+    ] {
+        socket.send(message.clone()).expect("send");
+        // Quiet long enough for the server to wait (and release) before the next.
+        assert_eq!(socket.read().expect("echo"), message);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 #[test]
 fn a_plain_request_to_a_websocket_route_is_refused() {
     let addr = server();

@@ -34,6 +34,10 @@ pub struct WebSocket<S> {
     close_on: Option<CloseOn>,
 }
 
+/// A receive ring larger than this grew for a large message: it gives its
+/// pages back whenever it is empty and the peer quiet.
+const GROWN: usize = 1 << 20;
+
 /// A close to send once `signal` resolves.
 struct CloseOn {
     signal: Pin<Box<dyn Future<Output = ()> + Send>>,
@@ -161,6 +165,18 @@ impl<S: AsyncStream> WebSocket<S> {
     /// Receives once, unless the [`close_on`](Self::close_on) signal comes
     /// first: then sends that close instead (`None`: nothing received).
     async fn fill(&mut self, at_least: usize) -> Result<Option<usize>, SocketError> {
+        // A ring a large message grew keeps its pages while the peer is
+        // quiet otherwise (16 MiB of memory for the connection's life after
+        // one 16 MiB message).
+        let ring = self.rx.ring();
+        if ring.capacity() > GROWN && ring.is_empty() {
+            match self.rx.try_fill(at_least)? {
+                Some(n) => return Ok(Some(n)),
+                None => {
+                    self.rx.release_pages()?;
+                }
+            }
+        }
         let Some(close) = &mut self.close_on else {
             return Ok(Some(self.rx.fill(at_least).await?));
         };
