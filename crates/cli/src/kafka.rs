@@ -12,7 +12,7 @@ use ringwire_kafka_client::{
     ClientConfig, Connection, Consumer, ConsumerConfig, Producer, ProducerConfig, ProducerRecord,
     Start,
 };
-use tokio::io::AsyncBufReadExt as _;
+use tokio::io::AsyncReadExt as _;
 
 #[derive(Debug, Args)]
 pub(crate) struct KafkaArgs {
@@ -152,25 +152,60 @@ async fn produce(
     let producer = Producer::connect(bootstrap, config)
         .await
         .map_err(|e| format!("cannot connect to {bootstrap}: {e}"))?;
-    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
-    while let Some(line) = lines.next_line().await.map_err(|e| e.to_string())? {
-        let mut record = ProducerRecord::new(topic, line.as_bytes());
-        if let Some(key) = key {
-            record = record.key(key.as_bytes());
-        }
-        if let Some(partition) = partition {
-            record = record.partition(partition);
-        }
-        producer
-            .send(record)
+    // The lines of each read go to `send_all` together, borrowed from the
+    // read buffer; a line cut by the end of a read waits for the next one.
+    let mut stdin = tokio::io::stdin();
+    let mut pending = Vec::with_capacity(STDIN_READ);
+    loop {
+        let start = pending.len();
+        pending.resize(start + STDIN_READ, 0);
+        let n = stdin
+            .read(&mut pending[start..])
             .await
-            .map_err(|e| format!("produce to {topic}: {e}"))?;
+            .map_err(|e| format!("reading stdin: {e}"))?;
+        pending.truncate(start + n);
+        let complete = match pending.iter().rposition(|&b| b == b'\n') {
+            _ if n == 0 => pending.len(),
+            Some(last) => last + 1,
+            None => continue,
+        };
+        if complete > 0 {
+            let text = &pending[..complete];
+            let lines = text
+                .strip_suffix(b"\n")
+                .unwrap_or(text)
+                .split(|&b| b == b'\n');
+            let records = lines.map(|line| {
+                // As `lines()` reads them: without `\n` or `\r\n`.
+                let line = line.strip_suffix(b"\r").unwrap_or(line);
+                let mut record = ProducerRecord::new(topic, line);
+                if let Some(key) = key {
+                    record = record.key(key.as_bytes());
+                }
+                if let Some(partition) = partition {
+                    record = record.partition(partition);
+                }
+                record
+            });
+            // Delivery failures surface in the `flush` below.
+            let _ = producer
+                .send_all(records)
+                .await
+                .map_err(|e| format!("produce to {topic}: {e}"))?;
+            pending.drain(..complete);
+        }
+        if n == 0 {
+            break;
+        }
     }
     producer
         .flush()
         .await
         .map_err(|e| format!("produce to {topic}: {e}"))
 }
+
+/// Bytes read from stdin at a time by `produce`.
+const STDIN_READ: usize = 256 << 10;
 
 async fn consume(
     bootstrap: &str,

@@ -116,8 +116,14 @@ fn creates_produces_and_consumes_against_a_real_broker() {
         &["produce", &topic, "--key", "user-42"],
         b"keyed one\nkeyed two\n",
     );
+    // CRLF line ends, and a last line without one.
+    kafka(
+        b,
+        &["produce", &topic, "--partition", "0"],
+        b"crlf line\r\nlast line",
+    );
 
-    let total = plain.len() + 2;
+    let total = plain.len() + 4;
     let count = total.to_string();
     let ours = kafka(
         b,
@@ -125,7 +131,7 @@ fn creates_produces_and_consumes_against_a_real_broker() {
         b"",
     );
     let mut expected = plain.clone();
-    expected.extend(["keyed one".to_owned(), "keyed two".to_owned()]);
+    expected.extend(["keyed one", "keyed two", "crlf line", "last line"].map(str::to_owned));
     expected.sort();
     assert_eq!(sorted_lines(&ours.stdout), expected);
 
