@@ -50,6 +50,9 @@ pub(crate) struct GetArgs {
     /// Skip certificate and host name checks (https://; for testing).
     #[arg(short = 'k', long = "insecure")]
     insecure: bool,
+    /// The TLS library.
+    #[arg(long, value_enum, default_value_t)]
+    tls_library: crate::TlsLibrary,
     /// Also trust the CA certificates in FILE (PEM).
     #[arg(long = "cacert", value_name = "FILE")]
     cacert: Option<PathBuf>,
@@ -98,7 +101,9 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
         })
         .collect::<Result<Vec<_>, _>>()?;
 
-    let mut tls = ringwire_tls::ClientConfig::default().insecure(args.insecure);
+    let mut tls = ringwire_tls::ClientConfig::default()
+        .insecure(args.insecure)
+        .backend(args.tls_library.into());
     if let Some(path) = &args.cacert {
         let pem =
             std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;

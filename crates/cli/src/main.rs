@@ -8,7 +8,7 @@ mod websocket;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
 
 #[derive(Debug, Parser)]
 #[command(name = "ringwire", version, about = "HTTP/1.1 over a magic ring")]
@@ -35,5 +35,24 @@ fn main() -> ExitCode {
         Command::Ws(args) => websocket::run(&args),
         Command::Serve(args) => serve::run(args),
         Command::Kafka(args) => kafka::run(&args),
+    }
+}
+
+/// The TLS library behind `serve`'s HTTPS, `get https://` and `ws wss://`.
+#[derive(Debug, Clone, Copy, Default, ValueEnum)]
+enum TlsLibrary {
+    /// The system's OpenSSL (plaintext decrypted straight into the ring).
+    #[default]
+    Openssl,
+    /// rustls, pure Rust (one copy more).
+    Rustls,
+}
+
+impl From<TlsLibrary> for ringwire_tls::Backend {
+    fn from(library: TlsLibrary) -> Self {
+        match library {
+            TlsLibrary::Openssl => ringwire_tls::Backend::OpenSsl,
+            TlsLibrary::Rustls => ringwire_tls::Backend::Rustls,
+        }
     }
 }

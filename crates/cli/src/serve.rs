@@ -57,6 +57,9 @@ pub(crate) struct ServeArgs {
     /// development (clients must trust the file it names, or skip checks).
     #[arg(long, conflicts_with = "tls_cert")]
     self_signed: bool,
+    /// The TLS library.
+    #[arg(long, value_enum, default_value_t)]
+    tls_library: crate::TlsLibrary,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -166,7 +169,8 @@ fn tls(args: &ServeArgs, addr: SocketAddr) -> Result<Option<TlsAcceptor>, String
     let invalid = |e: TlsError| format!("cannot use the certificate: {e}");
     let config = ringwire_tls::ServerConfig::from_pem(&cert, &key)
         .map_err(invalid)?
-        .alpn(ALPN);
+        .alpn(ALPN)
+        .backend(args.tls_library.into());
     TlsAcceptor::new(&config).map(Some).map_err(invalid)
 }
 

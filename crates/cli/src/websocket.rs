@@ -27,6 +27,9 @@ pub(crate) struct WsArgs {
     /// wss://: skip certificate and host name checks (for testing).
     #[arg(short = 'k', long = "insecure")]
     insecure: bool,
+    /// The TLS library.
+    #[arg(long, value_enum, default_value_t)]
+    tls_library: crate::TlsLibrary,
     /// wss://: also trust the CA certificates in FILE (PEM).
     #[arg(long = "cacert", value_name = "FILE")]
     cacert: Option<std::path::PathBuf>,
@@ -105,6 +108,7 @@ async fn session(args: &WsArgs) -> Result<(), String> {
     let stream = if target.tls {
         let mut tls = ringwire_tls::ClientConfig::default()
             .insecure(args.insecure)
+            .backend(args.tls_library.into())
             .alpn(&[b"http/1.1"]);
         if let Some(path) = &args.cacert {
             let pem =

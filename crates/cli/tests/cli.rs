@@ -365,3 +365,31 @@ fn serves_https_with_a_self_signed_certificate() {
     let again = curl_with(&["--insecure"], &format!("https://127.0.0.1:{port}/hello"));
     assert_eq!(again, "Hello from ringwire!\n");
 }
+
+#[test]
+fn serves_https_with_rustls_too() {
+    let server = serve(&[
+        "--addr",
+        "127.0.0.1:0",
+        "--threads",
+        "1",
+        "--self-signed",
+        "--tls-library",
+        "rustls",
+    ]);
+    let port = server.addr.rsplit_once(':').expect("port").1;
+    let body = curl_with(&["--insecure"], &format!("https://localhost:{port}/hello"));
+    assert_eq!(body, "Hello from ringwire!\n");
+    // ringwire's own client on rustls as well.
+    let got = Command::new(env!("CARGO_BIN_EXE_ringwire"))
+        .args(["get", "-k", "--tls-library", "rustls"])
+        .arg(format!("https://127.0.0.1:{port}/hello"))
+        .output()
+        .expect("ringwire get");
+    assert!(
+        got.status.success(),
+        "{}",
+        String::from_utf8_lossy(&got.stderr)
+    );
+    assert_eq!(got.stdout, b"Hello from ringwire!\n");
+}
