@@ -185,6 +185,29 @@ struct Watch {
     shared: Arc<Shared>,
 }
 
+impl Watch {
+    /// Whether shutdown has begun.
+    fn is_stopped(&self) -> bool {
+        self.shared.stopped.load(Ordering::SeqCst)
+    }
+
+    /// Resolves with what `check` finds once it finds something, looking
+    /// again at each notification from the sweeper. Cancel-safe.
+    async fn until<T>(&self, check: impl Fn() -> Option<T>) -> T {
+        loop {
+            // Created before the check: the sweeper's `notify_waiters` after
+            // it sets a flag wakes it even before its first poll. Wake-ups
+            // meant for something else (another flag, a phase since left)
+            // find nothing and wait again.
+            let notified = self.cancel.notified();
+            if let Some(found) = check() {
+                return found;
+            }
+            notified.await;
+        }
+    }
+}
+
 /// State shared by the sweeper and every connection.
 #[derive(Debug)]
 struct Shared {
@@ -345,36 +368,23 @@ impl Timer {
 
     /// Whether shutdown has begun.
     pub(crate) fn is_stopped(&self) -> bool {
-        self.watch.shared.stopped.load(Ordering::SeqCst)
+        self.watch.is_stopped()
     }
 
     /// Resolves when the sweeper has found the current phase over its
     /// limit, with that phase. Cancel-safe.
     pub(crate) async fn expired(&self) -> Phase {
-        loop {
-            // Created before the check: the sweeper's `notify_waiters` after
-            // it sets the flag wakes it even before its first poll.
-            let notified = self.watch.cancel.notified();
-            let state = self.watch.state.load(Ordering::Acquire);
-            if state & EXPIRED != 0 {
-                return Phase::from_bits(state);
-            }
-            // A wake-up for a phase since left (the connection moved on as
-            // the sweeper fired), or for a shutdown, finds the flag cleared
-            // and waits again.
-            notified.await;
-        }
+        self.watch
+            .until(|| {
+                let state = self.watch.state.load(Ordering::Acquire);
+                (state & EXPIRED != 0).then(|| Phase::from_bits(state))
+            })
+            .await
     }
 
     /// Resolves when [`is_over`](Self::is_over) holds. Cancel-safe.
     pub(crate) async fn over(&self) {
-        loop {
-            let notified = self.notified();
-            if self.is_over() {
-                return;
-            }
-            notified.await;
-        }
+        self.watch.until(|| self.is_over().then_some(())).await;
     }
 
     /// Whether the current phase expired or shutdown began: what ends an
@@ -418,21 +428,12 @@ impl Shutdown {
     /// Whether the server has begun shutting down.
     #[must_use]
     pub fn is_started(&self) -> bool {
-        self.watch.shared.stopped.load(Ordering::SeqCst)
+        self.watch.is_stopped()
     }
 
     /// Resolves once the server begins shutting down.
     pub async fn started(&self) {
-        loop {
-            // Created before the check: the sweeper's `notify_waiters` after
-            // the flag is set wakes it even before its first poll. Other
-            // wake-ups (an expiry) go round again.
-            let notified = self.watch.cancel.notified();
-            if self.is_started() {
-                return;
-            }
-            notified.await;
-        }
+        self.watch.until(|| self.is_started().then_some(())).await;
     }
 }
 
@@ -447,17 +448,13 @@ impl Abort {
     /// Box the returned future: the wait need not be part of an idle
     /// connection's task.
     pub(crate) async fn run<F: Future>(self, work: F) -> Option<F::Output> {
-        let aborted = async {
-            loop {
-                // Created before the check: the sweeper's `notify_waiters`
-                // after the flag is set wakes it even before its first poll.
-                let notified = self.watch.cancel.notified();
-                if self.watch.shared.aborted.load(Ordering::SeqCst) {
-                    return;
-                }
-                notified.await;
-            }
-        };
+        let aborted = self.watch.until(|| {
+            self.watch
+                .shared
+                .aborted
+                .load(Ordering::SeqCst)
+                .then_some(())
+        });
         // Biased: the work first, without drawing a random number on every
         // wake-up of a busy connection (an upgraded one wakes per message).
         tokio::select! {
