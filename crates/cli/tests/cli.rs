@@ -381,11 +381,8 @@ fn serves_https_with_rustls_too() {
     let body = curl_with(&["--insecure"], &format!("https://localhost:{port}/hello"));
     assert_eq!(body, "Hello from ringwire!\n");
     // ringwire's own client on rustls as well.
-    let got = Command::new(env!("CARGO_BIN_EXE_ringwire"))
-        .args(["get", "-k", "--tls-library", "rustls"])
-        .arg(format!("https://127.0.0.1:{port}/hello"))
-        .output()
-        .expect("ringwire get");
+    let url = format!("https://127.0.0.1:{port}/hello");
+    let got = run(&["get", "-k", "--tls-library", "rustls", &url]);
     assert!(
         got.status.success(),
         "{}",
