@@ -23,8 +23,9 @@
 //! buffer, like `recv`), rewound each iteration; receivers are built once outside the timed
 //! loop, as a connection builds them once. Reads ask for at most 64 KiB on every path.
 
+mod common;
+
 use std::hint::black_box;
-use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use ringwire_bench::{frames, ClassicPath, ClassicRead, Delivery, RingPath};
@@ -86,11 +87,7 @@ fn bench_frames(c: &mut Criterion) {
 
 criterion_group! {
     name = benches;
-    // Short by default: the machine is small and shared. Command-line flags still override.
-    config = Criterion::default()
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(2))
-        .sample_size(20);
+    config = common::short_criterion();
     targets = bench_frames
 }
 criterion_main!(benches);

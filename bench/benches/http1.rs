@@ -24,8 +24,9 @@
 //! Parsers, receivers and their buffers are built once, outside the timed loop, as a connection
 //! keeps them; see `bench/src/http1.rs` for exactly what each keeps.
 
+mod common;
+
 use std::hint::black_box;
-use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use ringwire_bench::http1::{
@@ -132,12 +133,7 @@ fn bench_chunked(c: &mut Criterion) {
 
 criterion_group! {
     name = benches;
-    // Short by default, like the other benches: the machine is small and shared. Command-line
-    // flags still override.
-    config = Criterion::default()
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(2))
-        .sample_size(20);
+    config = common::short_criterion();
     targets = bench_parse, bench_recv, bench_chunked
 }
 criterion_main!(benches);

@@ -25,9 +25,10 @@
 //! `finish`. `kafka_protocol`: the `Record` values built (the value a shared `Bytes`), then
 //! `RecordBatchEncoder::encode` into a reused `BytesMut`, as its users (and the race) do.
 
+mod common;
+
 use std::hint::black_box;
 use std::io::Read;
-use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
@@ -451,12 +452,7 @@ fn bench_encode(c: &mut Criterion) {
 
 criterion_group! {
     name = benches;
-    // Short by default, like the other benches: the machine is small and shared. Command-line
-    // flags still override.
-    config = Criterion::default()
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(2))
-        .sample_size(20);
+    config = common::short_criterion();
     targets = bench_fetch, bench_encode
 }
 criterion_main!(benches);

@@ -4,8 +4,9 @@
 //! that size), and a [`RingPool`] round trip (take, then give: clear + `release_pages`, a
 //! `fallocate` hole punch for the mirror, `madvise(MADV_DONTNEED)` for the heap).
 
+mod common;
+
 use std::hint::black_box;
-use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use ringwire_ring::{Backing, Ring, RingConfig, RingPool};
@@ -57,11 +58,7 @@ fn pool(c: &mut Criterion) {
 
 criterion_group! {
     name = benches;
-    // Short by default: the machine is small and shared. Command-line flags still override.
-    config = Criterion::default()
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(2))
-        .sample_size(50);
+    config = common::short_criterion().sample_size(50);
     targets = create_destroy, pool
 }
 criterion_main!(benches);

@@ -10,6 +10,8 @@
 //! cargo bench -p ringwire-bench --bench tls_handshake
 //! ```
 
+mod common;
+
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -98,10 +100,7 @@ fn bench_handshake(c: &mut Criterion) {
 
 criterion_group! {
     name = benches;
-    config = Criterion::default()
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3))
-        .sample_size(20);
+    config = common::short_criterion().measurement_time(Duration::from_secs(3));
     targets = bench_handshake
 }
 criterion_main!(benches);

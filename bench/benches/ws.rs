@@ -24,12 +24,13 @@
 //!
 //! Readers and their buffers are built once, outside the timed loop, except where noted.
 
+mod common;
+
 use std::hint::black_box;
 use std::io::{self, Read, Write};
 use std::num::NonZeroUsize;
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use ringwire_io::{Chunks, RecvTransport, RingConfig, TransportConfig};
@@ -334,12 +335,7 @@ fn bench_read(c: &mut Criterion) {
 
 criterion_group! {
     name = benches;
-    // Short by default, like the other benches: the machine is small and shared. Command-line
-    // flags still override.
-    config = Criterion::default()
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(2))
-        .sample_size(20);
+    config = common::short_criterion();
     targets = bench_read
 }
 criterion_main!(benches);
