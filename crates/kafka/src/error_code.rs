@@ -37,12 +37,16 @@ const KNOWN: &[(i16, &str, bool)] = &[
     (42, "INVALID_REQUEST", false),
     (43, "UNSUPPORTED_FOR_MESSAGE_FORMAT", false),
     (45, "OUT_OF_ORDER_SEQUENCE_NUMBER", false),
+    (46, "DUPLICATE_SEQUENCE_NUMBER", false),
+    (47, "INVALID_PRODUCER_EPOCH", false),
+    (59, "UNKNOWN_PRODUCER_ID", false),
     (56, "KAFKA_STORAGE_ERROR", true),
     (74, "FENCED_LEADER_EPOCH", true),
     (75, "UNKNOWN_LEADER_EPOCH", true),
     (76, "UNSUPPORTED_COMPRESSION_TYPE", false),
     (78, "OFFSET_NOT_AVAILABLE", true),
     (87, "INVALID_RECORD", false),
+    (90, "PRODUCER_FENCED", false),
     (100, "UNKNOWN_TOPIC_ID", true),
 ];
 
@@ -57,6 +61,12 @@ impl ErrorCode {
     pub const TOPIC_ALREADY_EXISTS: ErrorCode = ErrorCode(36);
     /// A fetch offset outside the log.
     pub const OFFSET_OUT_OF_RANGE: ErrorCode = ErrorCode(1);
+    /// An idempotent batch whose sequence does not follow the partition's last one: an
+    /// earlier batch of the same producer has not arrived (yet).
+    pub const OUT_OF_ORDER_SEQUENCE_NUMBER: ErrorCode = ErrorCode(45);
+    /// An idempotent batch the broker already has (older brokers; newer ones answer it as
+    /// delivered, with its first offset).
+    pub const DUPLICATE_SEQUENCE_NUMBER: ErrorCode = ErrorCode(46);
 
     /// `Ok` for 0, the code as an error otherwise.
     pub fn check(self) -> Result<(), ErrorCode> {

@@ -8,6 +8,7 @@ use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, StrBytes};
 use ringwire_kafka::api::api_versions::{ApiVersionsRequest, ApiVersionsResponse};
 use ringwire_kafka::api::create_topics::{CreateTopicsRequest, CreateTopicsResponse, NewTopic};
 use ringwire_kafka::api::fetch::{FetchPartition, FetchRequest, FetchResponse, FetchTopic};
+use ringwire_kafka::api::init_producer_id::{InitProducerIdRequest, InitProducerIdResponse};
 use ringwire_kafka::api::list_offsets::{
     ListOffsetsPartition, ListOffsetsRequest, ListOffsetsResponse, ListOffsetsTopic,
 };
@@ -679,6 +680,43 @@ fn list_offsets_against_kafka_protocol() {
         let p = &ours.topics[0].partitions[0];
         assert_eq!((p.partition_index, p.offset, p.timestamp), (4, 1234, -1));
         assert_eq!(p.leader_epoch, if version >= 4 { 3 } else { -1 });
+    }
+}
+
+#[test]
+fn init_producer_id_against_kafka_protocol() {
+    for version in ApiKey::InitProducerId.versions() {
+        let request = InitProducerIdRequest {
+            producer_id: 77,
+            producer_epoch: 3,
+            ..InitProducerIdRequest::default()
+        };
+        let (_, req) = round_trip_request::<_, kp::InitProducerIdRequest>(&request, version);
+        assert_eq!(req.transactional_id, None);
+        assert_eq!(req.transaction_timeout_ms, -1);
+        // The id and epoch to bump exist from v3 on.
+        let (id, epoch) = if version >= 3 { (77, 3) } else { (-1, -1) };
+        assert_eq!(
+            (req.producer_id, req.producer_epoch),
+            (kp::ProducerId(id), epoch)
+        );
+
+        let mut resp = kp::InitProducerIdResponse::default();
+        resp.throttle_time_ms = 5;
+        resp.error_code = 0;
+        resp.producer_id = kp::ProducerId(4242);
+        resp.producer_epoch = 7;
+        let body = encode_response(&resp, version);
+        let ours: InitProducerIdResponse = decode_response(&body, version);
+        assert_eq!(
+            ours,
+            InitProducerIdResponse {
+                throttle_time_ms: 5,
+                error_code: ErrorCode::NONE,
+                producer_id: 4242,
+                producer_epoch: 7,
+            }
+        );
     }
 }
 

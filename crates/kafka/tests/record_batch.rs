@@ -6,8 +6,8 @@ use kafka_protocol::records as kpr;
 use proptest::prelude::*;
 use ringwire_kafka::api::fetch::AbortedTransaction;
 use ringwire_kafka::record::{
-    walk, walk_committed, Batch, BatchBuilder, BatchEncoder, BatchOptions, Batches, Compression,
-    Header, NewRecord, TimestampType, BATCH_HEADER_LEN,
+    restamp, walk, walk_committed, Batch, BatchBuilder, BatchEncoder, BatchOptions, Batches,
+    Compression, Header, NewRecord, TimestampType, BATCH_HEADER_LEN,
 };
 use ringwire_kafka::{DecodeError, Limits};
 
@@ -303,6 +303,42 @@ fn same_bytes_as_an_independent_encoder() {
         ours.extend(encode(std::slice::from_ref(record), &options));
     }
     assert_eq!(ours, theirs);
+}
+
+/// A batch sealed under one producer id, re-stamped with another, is the batch the encoder
+/// would have written with that id in the first place, for every codec.
+#[test]
+fn restamping_equals_encoding_with_the_new_producer_state() {
+    let records = simple(30);
+    for compression in [Compression::None, Compression::Gzip, Compression::Zstd] {
+        let old = BatchOptions {
+            compression,
+            producer_id: 7,
+            producer_epoch: 1,
+            base_sequence: 100,
+            ..BatchOptions::default()
+        };
+        let new = BatchOptions {
+            producer_id: 9001,
+            producer_epoch: 0,
+            base_sequence: 0,
+            ..old
+        };
+        let mut bytes = encode(&records, &old);
+        restamp(&mut bytes, 9001, 0, 0).unwrap();
+        assert_eq!(bytes, encode(&records, &new), "{compression:?}");
+        let batch = one_batch(&bytes);
+        batch.verify_crc().unwrap();
+        assert_eq!(
+            (
+                batch.producer_id(),
+                batch.producer_epoch(),
+                batch.base_sequence()
+            ),
+            (9001, 0, 0)
+        );
+    }
+    assert!(restamp(&mut [0; 60], 1, 0, 0).is_err());
 }
 
 #[test]

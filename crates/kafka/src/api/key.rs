@@ -19,17 +19,20 @@ pub enum ApiKey {
     ApiVersions = 18,
     /// CreateTopics (19).
     CreateTopics = 19,
+    /// InitProducerId (22).
+    InitProducerId = 22,
 }
 
 impl ApiKey {
     /// Every API this crate implements.
-    pub const ALL: [ApiKey; 6] = [
+    pub const ALL: [ApiKey; 7] = [
         ApiKey::Produce,
         ApiKey::Fetch,
         ApiKey::ListOffsets,
         ApiKey::Metadata,
         ApiKey::ApiVersions,
         ApiKey::CreateTopics,
+        ApiKey::InitProducerId,
     ];
 
     /// The wire value.
@@ -47,7 +50,7 @@ impl ApiKey {
     /// Versions this crate can encode and decode. Kafka 4.x dropped Produce below v3, Fetch
     /// below v4, ListOffsets v0 and CreateTopics below v2; the tops stop before the first
     /// version that names topics by id (Fetch 13, Produce 13) or adds fields this crate does
-    /// not send (ListOffsets 10). Produce 12 has v11's layout (it only changes how brokers add
+    /// not send (ListOffsets 10, InitProducerId 5). Produce 12 has v11's layout (it only changes how brokers add
     /// partitions to transactions, which this crate does not use) and is served by Kafka 4.x
     /// but not 3.9, so the two brokers negotiate differently.
     #[must_use]
@@ -59,6 +62,7 @@ impl ApiKey {
             ApiKey::Metadata => 4..=12,
             ApiKey::ApiVersions => 0..=4,
             ApiKey::CreateTopics => 2..=7,
+            ApiKey::InitProducerId => 0..=4,
         }
     }
 
@@ -72,6 +76,7 @@ impl ApiKey {
             ApiKey::Metadata => 9,
             ApiKey::ApiVersions => 3,
             ApiKey::CreateTopics => 5,
+            ApiKey::InitProducerId => 2,
         }
     }
 

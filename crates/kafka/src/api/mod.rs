@@ -3,6 +3,7 @@
 pub mod api_versions;
 pub mod create_topics;
 pub mod fetch;
+pub mod init_producer_id;
 mod key;
 pub mod list_offsets;
 pub mod metadata;

@@ -17,6 +17,8 @@ const LOG_OVERHEAD: usize = 12;
 pub(crate) const CRC_START: usize = 21;
 /// Offset of the CRC field.
 pub(crate) const CRC_AT: usize = 17;
+/// Offset of the producer id, followed by the producer epoch and the base sequence.
+pub(crate) const PRODUCER_ID_AT: usize = 43;
 
 pub(crate) const TIMESTAMP_TYPE_BIT: i16 = 1 << 3;
 pub(crate) const TRANSACTIONAL_BIT: i16 = 1 << 4;

@@ -3,7 +3,8 @@
 use ringwire_wire::{push_varint, varint_len};
 
 use super::batch::{
-    BATCH_HEADER_LEN, CONTROL_BIT, CRC_AT, CRC_START, TIMESTAMP_TYPE_BIT, TRANSACTIONAL_BIT,
+    BATCH_HEADER_LEN, CONTROL_BIT, CRC_AT, CRC_START, PRODUCER_ID_AT, TIMESTAMP_TYPE_BIT,
+    TRANSACTIONAL_BIT,
 };
 use super::compression::compress;
 use super::{Compression, Header, TimestampType};
@@ -248,6 +249,32 @@ fn seal(options: &BatchOptions, span: &Span, batch: &mut [u8]) -> Result<(), Enc
     put(&options.producer_epoch.to_be_bytes());
     put(&options.base_sequence.to_be_bytes());
     put(&(last_offset_delta + 1).to_be_bytes());
+    let crc = crc32c::crc32c(&batch[CRC_START..]);
+    batch[CRC_AT..CRC_AT + 4].copy_from_slice(&crc.to_be_bytes());
+    Ok(())
+}
+
+/// Re-stamps a sealed batch (one, whole, as [`BatchBuilder::finish`] made it) with another
+/// idempotent producer id, epoch and base sequence, and its CRC again: for a producer that must
+/// send batches it already sealed under a fresh producer id.
+///
+/// # Errors
+///
+/// `batch` is shorter than a batch header.
+pub fn restamp(
+    batch: &mut [u8],
+    producer_id: i64,
+    producer_epoch: i16,
+    base_sequence: i32,
+) -> Result<(), EncodeError> {
+    if batch.len() < BATCH_HEADER_LEN {
+        return Err(EncodeError::BufferTooSmall {
+            need: BATCH_HEADER_LEN,
+        });
+    }
+    batch[PRODUCER_ID_AT..PRODUCER_ID_AT + 8].copy_from_slice(&producer_id.to_be_bytes());
+    batch[PRODUCER_ID_AT + 8..PRODUCER_ID_AT + 10].copy_from_slice(&producer_epoch.to_be_bytes());
+    batch[PRODUCER_ID_AT + 10..PRODUCER_ID_AT + 14].copy_from_slice(&base_sequence.to_be_bytes());
     let crc = crc32c::crc32c(&batch[CRC_START..]);
     batch[CRC_AT..CRC_AT + 4].copy_from_slice(&crc.to_be_bytes());
     Ok(())

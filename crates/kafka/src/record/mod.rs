@@ -16,6 +16,6 @@ mod walk;
 
 pub use batch::{Batch, Batches, TimestampType, BATCH_HEADER_LEN};
 pub use compression::Compression;
-pub use encode::{BatchBuilder, BatchEncoder, BatchOptions, NewRecord};
+pub use encode::{restamp, BatchBuilder, BatchEncoder, BatchOptions, NewRecord};
 pub use records::{Header, Headers, Record, Records};
 pub use walk::{walk, walk_committed, Walk};
