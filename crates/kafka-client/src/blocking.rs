@@ -86,6 +86,11 @@ impl Connection {
         self.runtime.block_on(self.inner.create_topic(topic))
     }
 
+    /// [`crate::Connection::init_producer_id`].
+    pub fn init_producer_id(&mut self) -> Result<(i64, i16), ClientError> {
+        self.runtime.block_on(self.inner.init_producer_id())
+    }
+
     /// [`crate::Connection::metadata`].
     pub fn metadata<T>(
         &mut self,

@@ -137,6 +137,12 @@ impl Cluster {
         unreachable!("the second attempt returns")
     }
 
+    /// A new producer id and epoch from any broker (a non-transactional id needs no
+    /// coordinator).
+    pub(crate) async fn init_producer_id(&self) -> Result<(i64, i16), ClientError> {
+        self.connect_any().await?.init_producer_id().await
+    }
+
     /// A connection to the first bootstrap address or known broker that answers.
     async fn connect_any(&self) -> Result<Connection, ClientError> {
         let known: Vec<String> = self.map().brokers.values().cloned().collect();

@@ -8,6 +8,7 @@ use ringwire_io::{RingConfig, TransportConfig, TransportError};
 use ringwire_kafka::api::api_versions::{ApiVersionsRequest, ApiVersionsResponse, Negotiated};
 use ringwire_kafka::api::create_topics::{CreateTopicsRequest, CreateTopicsResponse, NewTopic};
 use ringwire_kafka::api::fetch::{FetchPartition, FetchRequest, FetchResponse, FetchTopic};
+use ringwire_kafka::api::init_producer_id::{InitProducerIdRequest, InitProducerIdResponse};
 use ringwire_kafka::api::list_offsets::{
     ListOffsetsPartition, ListOffsetsRequest, ListOffsetsResponse, ListOffsetsTopic,
 };
@@ -239,6 +240,16 @@ impl Connection {
                 .topics
                 .iter()
                 .try_for_each(|t| ClientError::check(ApiKey::CreateTopics, t.error_code))
+        })
+        .await
+    }
+
+    /// A new producer id and epoch, for an idempotent producer's batches.
+    pub async fn init_producer_id(&mut self) -> Result<(i64, i16), ClientError> {
+        self.call(&InitProducerIdRequest::default(), |frame| {
+            let response = frame.decode::<InitProducerIdResponse>()?;
+            ClientError::check(ApiKey::InitProducerId, response.error_code)?;
+            Ok((response.producer_id, response.producer_epoch))
         })
         .await
     }

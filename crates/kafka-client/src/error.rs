@@ -64,6 +64,8 @@ pub enum ClientError {
     Broken(String),
     /// A consumer polled before any partition was assigned.
     NothingAssigned,
+    /// A client configuration that cannot work, and why.
+    Config(&'static str),
 }
 
 impl ClientError {
@@ -105,6 +107,7 @@ impl fmt::Display for ClientError {
             Self::RequestTimeout(after) => write!(f, "no answer within {after:?}"),
             Self::Broken(why) => write!(f, "connection broke: {why}"),
             Self::NothingAssigned => f.write_str("no partition assigned"),
+            Self::Config(why) => write!(f, "invalid configuration: {why}"),
         }
     }
 }

@@ -23,5 +23,6 @@ pub use connection::{ClientConfig, Connection, Isolation, DEFAULT_RX_RING, DEFAU
 pub use consumer::{Consumer, ConsumerConfig, Start};
 pub use error::ClientError;
 pub use producer::{
-    Deliveries, Delivery, ProduceError, Producer, ProducerConfig, ProducerRecord, RecordMetadata,
+    Deliveries, Delivery, ProduceError, Producer, ProducerConfig, ProducerRecord, ProducerStats,
+    RecordMetadata,
 };

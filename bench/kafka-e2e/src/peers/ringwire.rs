@@ -16,6 +16,8 @@ fn producer_config() -> ProducerConfig {
         batch_size: BATCH_BYTES,
         max_request_size: BATCH_BYTES + (64 << 10),
         max_in_flight: IN_FLIGHT,
+        // As the peers run (rdkafka with `enable.idempotence=false`): the same work for all.
+        idempotence: false,
         ..ProducerConfig::default()
     }
 }

@@ -4,9 +4,18 @@
 //! broker restarted) refresh the metadata and send the batch again until it is acknowledged or
 //! the delivery timeout passes; each record's [`Delivery`] tells which.
 //!
-//! Without idempotence a retried batch may be written twice, and with more than one request in
-//! flight batches of a partition may land out of order after a retry (as in Kafka's Java client
-//! with `enable.idempotence=false`). Nothing acknowledged is lost.
+//! **Idempotence** (on by default, as in Kafka's Java client since 3.0): the producer takes a
+//! producer id from the cluster (InitProducerId) and numbers each partition's records; the
+//! broker drops a batch it already has and refuses one that skips ahead, so a retry after a
+//! lost answer or a broken connection writes nothing twice, and a partition's batches land in
+//! the order they were sealed. A batch that fails for good (refused as too large, or out of
+//! time) leaves a gap the broker would refuse every later batch for; the partition's later
+//! batches then go out under a fresh producer id, numbered from 0 (the epoch bump of
+//! KIP-360, by a new id instead).
+//!
+//! Without idempotence a retried batch may be written twice. Either way a partition's batches
+//! are sent in order, retries included; without idempotence, batches in flight together may
+//! still land out of order when an earlier one fails. Nothing acknowledged is lost.
 
 mod accumulator;
 mod sender;
@@ -14,6 +23,7 @@ mod sender;
 use std::fmt;
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Duration;
 
@@ -52,6 +62,9 @@ pub struct ProducerConfig {
     pub retry_backoff: Duration,
     /// How long a request may wait for its answer before its connection counts as broken.
     pub request_timeout: Duration,
+    /// Idempotent delivery (see the [module docs](self)): needs `acks` [`Acks::All`] and at
+    /// most 5 requests in flight (the batches a broker remembers per producer).
+    pub idempotence: bool,
 }
 
 impl Default for ProducerConfig {
@@ -68,8 +81,40 @@ impl Default for ProducerConfig {
             delivery_timeout: Duration::from_secs(120),
             retry_backoff: Duration::from_millis(100),
             request_timeout: Duration::from_secs(30),
+            idempotence: true,
         }
     }
+}
+
+impl ProducerConfig {
+    /// Why this configuration cannot work, if it cannot.
+    fn check(&self) -> Result<(), ClientError> {
+        if self.idempotence && self.acks != Acks::All {
+            return Err(ClientError::Config(
+                "idempotence needs acks = All (or turn idempotence off)",
+            ));
+        }
+        if self.idempotence && self.max_in_flight > 5 {
+            return Err(ClientError::Config(
+                "idempotence allows at most 5 requests in flight (or turn idempotence off)",
+            ));
+        }
+        if self.max_in_flight == 0 {
+            return Err(ClientError::Config("max_in_flight must be at least 1"));
+        }
+        Ok(())
+    }
+}
+
+/// What a producer has done so far ([`Producer::stats`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct ProducerStats {
+    /// Batches sent again after a retriable error, a broken connection or a timeout.
+    pub retries: u64,
+    /// Producer ids taken from the cluster (idempotence: one at start, one more after each
+    /// gap left by a batch that failed for good).
+    pub producer_ids: u64,
 }
 
 /// A record to produce, borrowed: [`Producer::send`] copies it into its partition's batch.
@@ -283,6 +328,25 @@ fn now_ms() -> i64 {
     }
 }
 
+/// The producer id to start with, asked for again while the broker says it is not ready to
+/// give one (a fresh broker loads its producer-id state first), up to the delivery timeout.
+async fn first_producer_id(
+    cluster: &Cluster,
+    config: &ProducerConfig,
+) -> Result<(i64, i16), ClientError> {
+    let deadline = tokio::time::Instant::now() + config.delivery_timeout;
+    loop {
+        match cluster.init_producer_id().await {
+            Err(ClientError::Kafka { code, .. })
+                if code.is_retriable() && tokio::time::Instant::now() < deadline =>
+            {
+                tokio::time::sleep(config.retry_backoff).await;
+            }
+            answer => return answer,
+        }
+    }
+}
+
 /// What the producer handle and its tasks share.
 #[derive(Debug)]
 struct Shared {
@@ -293,6 +357,8 @@ struct Shared {
     wake_sender: Notify,
     /// A batch finished (delivered or failed): for `flush` and for `send` waiting for room.
     progress: Notify,
+    retries: AtomicU64,
+    producer_ids: AtomicU64,
 }
 
 impl Shared {
@@ -322,14 +388,27 @@ pub struct Producer {
 impl Producer {
     /// Connects to the cluster through `bootstrap` (`HOST:PORT[,HOST:PORT...]`) and starts the
     /// sender task on the current tokio runtime.
+    ///
+    /// # Errors
+    ///
+    /// No broker answers, the configuration cannot work ([`ClientError::Config`]), or an
+    /// idempotent producer gets no producer id.
     pub async fn connect(bootstrap: &str, config: ProducerConfig) -> Result<Self, ClientError> {
+        config.check()?;
         let cluster = Cluster::connect(bootstrap, config.client.clone()).await?;
+        let producer = if config.idempotence {
+            Some(first_producer_id(&cluster, &config).await?)
+        } else {
+            None
+        };
         let shared = Arc::new(Shared {
             cluster,
-            state: Mutex::new(State::new(&config)),
+            state: Mutex::new(State::new(&config, producer)),
             config,
             wake_sender: Notify::new(),
             progress: Notify::new(),
+            retries: AtomicU64::new(0),
+            producer_ids: AtomicU64::new(u64::from(producer.is_some())),
         });
         let task = tokio::spawn(sender::run(Arc::clone(&shared)));
         Ok(Producer {
@@ -453,6 +532,15 @@ impl Producer {
                 });
             }
             shared.state().add_topic(record.topic, partitions);
+        }
+    }
+
+    /// What the producer has done so far.
+    #[must_use]
+    pub fn stats(&self) -> ProducerStats {
+        ProducerStats {
+            retries: self.shared.retries.load(Ordering::Relaxed),
+            producer_ids: self.shared.producer_ids.load(Ordering::Relaxed),
         }
     }
 

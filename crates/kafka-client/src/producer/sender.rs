@@ -2,6 +2,7 @@
 //! leader broker pipelines Produce requests on its connection.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use ringwire_kafka::api::produce::{
@@ -18,13 +19,19 @@ use crate::{ClientError, Connection};
 impl Shared {
     /// Finishes `batch`: delivered at `base_offset`, or failed.
     fn finish(&self, batch: Batch, result: Result<i64, ProduceError>) {
+        let failed = result.is_err();
         let ack = self.state().finish(batch, result.as_ref().err());
         ack.complete(result);
         self.progress.notify_waiters();
+        if failed && self.config.idempotence {
+            // The partition may now wait for a fresh producer id.
+            self.wake_sender.notify_one();
+        }
     }
 
     /// Sends `batch` again later, unless its delivery timeout has passed.
     fn retry(&self, batch: Batch, error: ClientError) {
+        self.retries.fetch_add(1, Ordering::Relaxed);
         let expired = self.state().retry(batch, error);
         match expired {
             Some((batch, error)) => self.finish(batch, Err(error)),
@@ -37,9 +44,22 @@ impl Shared {
 pub(super) async fn run(shared: Arc<Shared>) {
     let mut brokers: HashMap<i32, UnboundedSender<Batch>> = HashMap::new();
     loop {
-        let work = shared.state().take_work(std::time::Instant::now());
+        let mut work = shared.state().take_work(std::time::Instant::now());
         if !work.batches.is_empty() {
             route(&shared, &mut brokers, work.batches, work.stale).await;
+        }
+        if work.needs_id {
+            match shared.cluster.init_producer_id().await {
+                Ok(producer) => {
+                    shared.producer_ids.fetch_add(1, Ordering::Relaxed);
+                    shared.state().install(producer);
+                    continue;
+                }
+                Err(_) => {
+                    let again = std::time::Instant::now() + shared.config.retry_backoff;
+                    work.deadline = Some(work.deadline.map_or(again, |d| d.min(again)));
+                }
+            }
         }
         let notified = shared.wake_sender.notified();
         match work.deadline {
@@ -271,14 +291,21 @@ fn read_response(
 /// Delivers, retries or fails each batch of an answered request.
 fn complete(shared: &Shared, batches: Vec<Batch>, outcomes: &[Option<(ErrorCode, i64)>]) {
     for (batch, outcome) in batches.into_iter().zip(outcomes) {
+        let idempotent = shared.config.idempotence;
         match *outcome {
             Some((ErrorCode::NONE, base_offset)) => shared.finish(batch, Ok(base_offset)),
+            // Already in the log (an older broker's answer to a retry).
+            Some((ErrorCode::DUPLICATE_SEQUENCE_NUMBER, base_offset)) if idempotent => {
+                shared.finish(batch, Ok(base_offset));
+            }
             Some((code, _)) => {
                 let error = ClientError::Kafka {
                     api: ApiKey::Produce,
                     code,
                 };
-                if code.is_retriable() {
+                // Out of order: an earlier batch of the partition is being retried.
+                let reordered = idempotent && code == ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER;
+                if code.is_retriable() || reordered {
                     shared.retry(batch, error);
                 } else {
                     shared.finish(batch, Err(ProduceError(Arc::new(error))));

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+mod idempotent;
 mod pipelined;
 
 use ringwire_io::{RingConfig, TransportConfig};
@@ -748,6 +749,18 @@ const TESTS: &[Test] = &[
     (
         "read_committed_latest_is_the_last_stable_offset",
         pipelined::read_committed_latest_is_the_last_stable_offset,
+    ),
+    (
+        "idempotent_batches_are_numbered_and_deduplicated",
+        idempotent::idempotent_batches_are_numbered_and_deduplicated,
+    ),
+    (
+        "retries_after_timeouts_write_nothing_twice",
+        idempotent::retries_after_timeouts_write_nothing_twice,
+    ),
+    (
+        "a_batch_refused_for_good_does_not_stall_its_partition",
+        idempotent::a_batch_refused_for_good_does_not_stall_its_partition,
     ),
     (
         "producer_rides_out_a_broker_restart",
