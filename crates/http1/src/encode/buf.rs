@@ -73,6 +73,28 @@ impl<'b> HeadBuf<'b> {
             17 if name.eq_ignore_ascii_case("transfer-encoding") => Some(true),
             _ => None,
         };
+        self.put_field(framing, name, value)
+    }
+
+    /// Writes the body's framing field, `content-length: digits` or
+    /// `transfer-encoding: chunked`: fixed names and values known valid, so
+    /// only the conflict check of [`field`](Self::field) is left (this runs
+    /// for nearly every response).
+    pub(super) fn framing(&mut self, chunked: bool, value: &[u8]) -> Result<(), EncodeError> {
+        let name = if chunked {
+            "transfer-encoding"
+        } else {
+            "content-length"
+        };
+        self.put_field(Some(chunked), name, value)
+    }
+
+    fn put_field(
+        &mut self,
+        framing: Option<bool>,
+        name: &str,
+        value: &[u8],
+    ) -> Result<(), EncodeError> {
         if let (Some(new), Some(old)) = (framing, self.framing) {
             if new != old {
                 return Err(EncodeError::ConflictingFraming);
@@ -148,6 +170,23 @@ mod tests {
             out.field("Transfer-Encoding", b"chunked"),
             Err(EncodeError::ConflictingFraming)
         );
+    }
+
+    #[test]
+    fn one_framing_field_kind_per_head() {
+        let mut buf = [0; 128];
+        let mut out = HeadBuf::new(&mut buf, 2);
+        out.framing(false, b"5").unwrap();
+        out.field("Content-Length", b"5").unwrap();
+        let conflict = Err(EncodeError::ConflictingFraming);
+        assert_eq!(out.framing(true, b"chunked"), conflict);
+        assert_eq!(out.field("TRANSFER-ENCODING", b"chunked"), conflict);
+        let mut buf = [0; 128];
+        let mut out = HeadBuf::new(&mut buf, 2);
+        out.field("transfer-encoding", b"chunked").unwrap();
+        assert_eq!(out.framing(false, b"5"), conflict);
+        let n = out.finish().unwrap();
+        assert_eq!(&buf[..n], b"transfer-encoding: chunked\r\n\r\n");
     }
 
     #[test]

@@ -46,8 +46,7 @@ macro_rules! field_methods {
         /// [`chunked`](Self::chunked); [`BufferFull`](EncodeError::BufferFull).
         pub fn content_length(&mut self, len: u64) -> Result<&mut Self, EncodeError> {
             let mut text = [0; 20];
-            self.head
-                .field("content-length", digits(len, 10, &mut text))?;
+            self.head.framing(false, digits(len, 10, &mut text))?;
             Ok(self)
         }
 
@@ -60,7 +59,7 @@ macro_rules! field_methods {
         /// [`content_length`](Self::content_length);
         /// [`BufferFull`](EncodeError::BufferFull).
         pub fn chunked(&mut self) -> Result<&mut Self, EncodeError> {
-            self.head.field("transfer-encoding", b"chunked")?;
+            self.head.framing(true, b"chunked")?;
             Ok(self)
         }
 
