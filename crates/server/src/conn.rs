@@ -494,7 +494,7 @@ async fn requests<H: Handler>(
                 http10: false,
                 is_head: false,
             };
-            write_response(tx, response, framing).await?;
+            write_response(tx, &mut response, framing).await?;
             tx.flush().await?;
             // What follows the request is the new protocol's.
             rx.consume(total);
@@ -510,7 +510,7 @@ async fn requests<H: Handler>(
             is_head,
         };
         timer.enter(Phase::Writing);
-        let keep_alive = write_response(tx, response, framing).await?;
+        let keep_alive = write_response(tx, &mut response, framing).await?;
         rx.consume(total);
         if !keep_alive {
             tx.shutdown_write().await?;
@@ -581,7 +581,9 @@ struct Framing {
 /// HTTP/1.0 client ends with the connection.
 async fn write_response(
     tx: &mut Tx<'_>,
-    mut response: Response,
+    // By reference: a `Response` is a few hundred bytes, and moving it into
+    // this future's state was a measurable copy per pipelined request.
+    response: &mut Response,
     mut framing: Framing,
 ) -> Result<bool, TransportError> {
     let status = response.status();
@@ -598,7 +600,7 @@ async fn write_response(
             })
             .sum::<usize>();
     let buf = tx.reserve(need).await?;
-    let (n, send_body) = match encode_head(buf, &response, framing, bodiless) {
+    let (n, send_body) = match encode_head(buf, response, framing, bodiless) {
         Ok(n) => (n, !bodiless && !framing.is_head),
         Err(e) => {
             log::warn!("handler's {status} response cannot be encoded: {e}");

@@ -326,7 +326,10 @@ impl Drop for Sweeper {
 pub(crate) struct Timer {
     watch: Arc<Watch>,
     phase: Phase,
-    seq: u16,
+    /// Counts phases; its low 16 bits go into the shared word. A full word
+    /// of its own, so updating it never reads back the phase byte's store
+    /// (a narrower store, which stalled the wider load on store forwarding).
+    seq: u32,
     /// A response went out on this connection.
     answered: bool,
 }
@@ -354,7 +357,7 @@ impl Timer {
             self.watch.progress.store(0, Ordering::Relaxed);
         }
         // Release: the sweeper that sees the new phase sees the reset too.
-        let word = pack(phase, self.seq, self.watch.shared.now());
+        let word = pack(phase, self.seq as u16, self.watch.shared.now());
         self.watch.state.store(word, Ordering::Release);
     }
 
