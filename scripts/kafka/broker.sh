@@ -5,7 +5,10 @@
 #   broker.sh install   gather kafka_2.13 + kafka-tools and their dependencies into the cache
 #   broker.sh start     install if needed, format fresh storage, start, wait for ApiVersions
 #   broker.sh restart   stop it cleanly, start it again on the same storage and ports
-#   broker.sh stop      kill the started broker by its recorded pid
+#   broker.sh stop      kill the started broker (and an added one) by its recorded pid
+#   broker.sh add-broker
+#                       start a second node, broker only, in the running cluster (for tests
+#                       that need partitions led by two brokers); prints its address
 #   broker.sh status    print the bootstrap address, or fail when no broker runs
 #   broker.sh java FILE.java ARGS...
 #                       run a single-file Java program with Kafka's own client on the class
@@ -57,9 +60,10 @@ cluster_id() {
     echo "$id"
 }
 
-# True when the pid file names a live process.
+# True when the pid file of node directory $1 (default: the first node's) names a live process.
 running() {
-    [[ -f "$run/pid" ]] && kill -0 "$(cat "$run/pid")" 2>/dev/null
+    local dir="${1:-$run}"
+    [[ -f "$dir/pid" ]] && kill -0 "$(cat "$dir/pid")" 2>/dev/null
 }
 
 # True once the broker answers an ApiVersions v0 request (correlation id 1) on $1: an open port
@@ -117,21 +121,28 @@ replica.fetch.max.bytes=16777216
 socket.request.max.bytes=104857600
 EOF
     echo "$port" >"$run/port"
-    "${java[@]}" kafka.tools.StorageTool format -t "$id" -c "$run/server.properties" \
-        >"$run/format.log" 2>&1 || { cat "$run/format.log" >&2; exit 1; }
-    launch
+    echo "$id" >"$run/cluster_id"
+    format "$run"
+    launch "$run"
 }
 
-# Starts the JVM on the formatted storage in $run and waits until it answers ApiVersions.
+# Formats the storage of node directory $1 for the cluster in $run.
+format() {
+    "${java[@]}" kafka.tools.StorageTool format -t "$(cat "$run/cluster_id")" \
+        -c "$1/server.properties" >"$1/format.log" 2>&1 || { cat "$1/format.log" >&2; exit 1; }
+}
+
+# Starts the JVM of node directory $1 on its formatted storage and waits until it answers
+# ApiVersions.
 launch() {
-    local port
-    port="$(cat "$run/port")"
-    nohup "${java[@]}" kafka.Kafka "$run/server.properties" >>"$run/server.log" 2>&1 &
-    echo $! >"$run/pid"
+    local dir="$1" port
+    port="$(cat "$dir/port")"
+    nohup "${java[@]}" kafka.Kafka "$dir/server.properties" >>"$dir/server.log" 2>&1 &
+    echo $! >"$dir/pid"
     local deadline=$((SECONDS + 60))
     until answers "$port"; do
-        if ! running; then
-            tail -n 30 "$run/server.log" >&2
+        if ! running "$dir"; then
+            tail -n 30 "$dir/server.log" >&2
             log "Kafka $version exited during start"
             exit 1
         fi
@@ -142,9 +153,33 @@ launch() {
         fi
         sleep 0.2
     done
-    echo "127.0.0.1:$port" >"$run/bootstrap"
-    log "Kafka $version ready at 127.0.0.1:$port (pid $(cat "$run/pid"))"
-    cat "$run/bootstrap"
+    echo "127.0.0.1:$port" >"$dir/bootstrap"
+    log "Kafka $version ready at 127.0.0.1:$port (pid $(cat "$dir/pid"))"
+    cat "$dir/bootstrap"
+}
+
+# A second node (node.id 2, broker only) in the running cluster, with the first node's
+# settings, its own port and storage, the first node's controller as its quorum.
+add_broker() {
+    local dir="$run/node2" port
+    if ! running; then
+        log "no Kafka $version broker running in $run"
+        exit 1
+    fi
+    if running "$dir"; then
+        cat "$dir/bootstrap"
+        return
+    fi
+    rm -rf "$dir"
+    mkdir -p "$dir/data"
+    port="$(free_port)"
+    sed -e 's/^process.roles=.*/process.roles=broker/' -e 's/^node.id=.*/node.id=2/' \
+        -e "s|^listeners=.*|listeners=PLAINTEXT://127.0.0.1:$port|" \
+        -e "s|^advertised.listeners=.*|advertised.listeners=PLAINTEXT://127.0.0.1:$port|" \
+        -e "s|^log.dirs=.*|log.dirs=$dir/data|" "$run/server.properties" >"$dir/server.properties"
+    echo "$port" >"$dir/port"
+    format "$dir"
+    launch "$dir"
 }
 
 # Stops the broker cleanly and starts it again on the same storage and ports.
@@ -153,16 +188,22 @@ restart() {
         log "no Kafka $version broker running in $run"
         exit 1
     fi
-    stop
-    launch
+    stop_node "$run"
+    launch "$run"
 }
 
 stop() {
-    if ! [[ -f "$run/pid" ]]; then
+    stop_node "$run/node2"
+    stop_node "$run"
+}
+
+# Stops the node of directory $1, if it runs.
+stop_node() {
+    local dir="$1" pid
+    if ! [[ -f "$dir/pid" ]]; then
         return
     fi
-    local pid
-    pid="$(cat "$run/pid")"
+    pid="$(cat "$dir/pid")"
     if kill "$pid" 2>/dev/null; then
         # A clean shutdown takes a few seconds; past 20 s it is killed outright.
         for _ in $(seq 100); do
@@ -171,7 +212,7 @@ stop() {
         done
         kill -9 "$pid" 2>/dev/null || true
     fi
-    rm -f "$run/pid" "$run/bootstrap"
+    rm -f "$dir/pid" "$dir/bootstrap"
 }
 
 status() {
@@ -188,6 +229,7 @@ install) install ;;
 start) start ;;
 restart) restart ;;
 stop) stop ;;
+add-broker) add_broker ;;
 status) status ;;
 java)
     shift
@@ -195,7 +237,7 @@ java)
     exec "${java[@]}" "$@"
     ;;
 *)
-    echo "usage: $0 {install|start|restart|stop|status|java FILE ARGS...}" >&2
+    echo "usage: $0 {install|start|restart|stop|add-broker|status|java FILE ARGS...}" >&2
     exit 2
     ;;
 esac

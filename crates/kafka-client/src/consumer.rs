@@ -5,7 +5,9 @@
 //! broker reads the log while the caller handles records borrowed from the receive ring.
 
 use std::collections::HashMap;
+use std::future::{poll_fn, Future};
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use ringwire_kafka::api::fetch::{FetchPartition, FetchRequest, FetchResponse, FetchTopic};
@@ -58,6 +60,33 @@ pub enum Start {
     At(i64),
 }
 
+/// The first whole Fetch answer from any of `leaders` (each has a Fetch in flight): its
+/// leader and length. Whichever answers first: a leader with nothing new holds its Fetch for
+/// `max_wait`, which must not hold back the others' records. Looks at the leaders from
+/// `turn` on (cancel-safe: a frame read in part stays in its receive ring).
+async fn first_answer(
+    fetchers: &mut HashMap<i32, Fetcher>,
+    leaders: &[i32],
+    turn: usize,
+) -> Result<(i32, usize), ClientError> {
+    let mut waits: Vec<_> = fetchers
+        .iter_mut()
+        .filter(|(node, _)| leaders.contains(node))
+        .map(|(&node, fetcher)| Box::pin(async move { (node, fetcher.conn.next_frame().await) }))
+        .collect();
+    let n = waits.len();
+    let (node, len) = poll_fn(|cx| {
+        for k in 0..n {
+            if let Poll::Ready(answer) = waits[(turn + k) % n].as_mut().poll(cx) {
+                return Poll::Ready(answer);
+            }
+        }
+        Poll::Pending
+    })
+    .await;
+    Ok((node, len?))
+}
+
 /// A partition being consumed.
 #[derive(Debug)]
 struct Assigned {
@@ -83,7 +112,7 @@ pub struct Consumer {
     config: ConsumerConfig,
     assigned: Vec<Assigned>,
     fetchers: HashMap<i32, Fetcher>,
-    /// Where the round of waiting on fetchers resumes.
+    /// Rotates the leader whose answer is looked for first.
     turn: usize,
     scratch: Vec<u8>,
 }
@@ -196,8 +225,9 @@ impl Consumer {
                 send_fetch(fetcher, &self.config, &self.assigned, node, &self.cluster).await?;
             }
         }
-        self.turn = (self.turn + 1) % leaders.len();
-        let node = leaders[self.turn];
+        // Rotating where the search starts, so no leader is favoured.
+        self.turn = self.turn.wrapping_add(1);
+        let (node, len) = first_answer(&mut self.fetchers, &leaders, self.turn).await?;
         let Consumer {
             cluster,
             config,
@@ -207,7 +237,6 @@ impl Consumer {
             ..
         } = self;
         let fetcher = fetchers.get_mut(&node).expect("connected above");
-        let len = fetcher.conn.next_frame().await?;
         fetcher.in_flight = false;
         let conn = &mut fetcher.conn;
         let frame = match conn.correlator.parse_response(&conn.rx.data()[..len])? {

@@ -763,6 +763,10 @@ const TESTS: &[Test] = &[
         idempotent::a_batch_refused_for_good_does_not_stall_its_partition,
     ),
     (
+        "an_idle_leader_does_not_hold_back_the_busy_one",
+        pipelined::an_idle_leader_does_not_hold_back_the_busy_one,
+    ),
+    (
         "producer_rides_out_a_broker_restart",
         pipelined::producer_rides_out_a_broker_restart,
     ),

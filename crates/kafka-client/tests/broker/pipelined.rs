@@ -11,6 +11,7 @@ use ringwire_kafka_client::{
 };
 
 use super::{broker_cmd, broker_in, connect, create, runtime, script, unique, PrivateBroker};
+use ringwire_kafka::api::create_topics::NewTopic;
 
 /// Many records over three partitions, keyed and not, through small batches so that many
 /// requests are in flight; every record is read back where its delivery said it landed.
@@ -351,4 +352,93 @@ pub(crate) fn read_committed_latest_is_the_last_stable_offset(bootstrap: &str) {
     // Round 0: offsets 0-9 and a commit marker at 10; round 1: 11-20 and an abort marker at
     // 21; the open transaction: 22-31.
     assert_eq!((committed, uncommitted), (Some(22), Some(32)));
+}
+
+/// Two brokers, a partition led by each, records in one of them only: the consumer's Fetch to
+/// the idle leader waits out `max_wait` every time, and the other leader's answers must not
+/// queue behind it. (Waiting on the leaders in turn took one `max_wait` per answer here.)
+pub(crate) fn an_idle_leader_does_not_hold_back_the_busy_one(_shared: &str) {
+    let dir = std::env::temp_dir().join(unique("ringwire-kafka-two"));
+    let private = PrivateBroker(dir);
+    let addr = broker_in(&private.0, "start");
+    broker_in(&private.0, "add-broker");
+    let mut conn = connect(&addr);
+    // The second broker registers with the controller shortly after it answers.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while conn.metadata(None, |m| m.brokers.len()).unwrap() < 2 {
+        assert!(
+            Instant::now() < deadline,
+            "the second broker never registered"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let topic = unique("two-leaders");
+    // Not `create`, whose readiness check asks the first broker about every partition.
+    conn.create_topic(NewTopic {
+        name: &topic,
+        num_partitions: 2,
+        replication_factor: 1,
+        configs: &[],
+    })
+    .unwrap();
+    let leaders = loop {
+        let leaders: Vec<i32> = conn
+            .metadata(Some(&[topic.as_str()]), |m| {
+                let mut p: Vec<(i32, i32)> = m.topics[0]
+                    .partitions
+                    .iter()
+                    .map(|p| (p.partition_index, p.leader_id))
+                    .collect();
+                p.sort_unstable();
+                p.into_iter().map(|(_, leader)| leader).collect()
+            })
+            .unwrap();
+        if leaders.len() == 2 && leaders.iter().all(|&l| l >= 0) {
+            break leaders;
+        }
+        assert!(Instant::now() < deadline, "no leaders: {leaders:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(
+        leaders[0] != leaders[1],
+        "one broker leads both: {leaders:?}"
+    );
+
+    let n = 3_000;
+    let max_wait = Duration::from_secs(2);
+    let elapsed = runtime().block_on(async {
+        let config = ProducerConfig {
+            batch_size: 1024,
+            linger: Duration::ZERO,
+            ..ProducerConfig::default()
+        };
+        let producer = Producer::connect(&addr, config).await.unwrap();
+        for i in 0..n {
+            let value = format!("{i:0>100}");
+            let record = ProducerRecord::new(&topic, value.as_bytes()).partition(0);
+            producer.send(record).await.unwrap();
+        }
+        producer.flush().await.unwrap();
+
+        let config = ConsumerConfig {
+            max_wait,
+            // A few batches per answer: the records take dozens of Fetches.
+            partition_max_bytes: 4096,
+            ..ConsumerConfig::default()
+        };
+        let mut consumer = Consumer::connect(&addr, config).await.unwrap();
+        consumer.assign(&topic, Start::Earliest).await.unwrap();
+        let started = Instant::now();
+        let (mut got, mut answers) = (0, 0);
+        while got < n {
+            assert!(started.elapsed() < Duration::from_secs(60), "{got} of {n}");
+            got += consumer.poll(|_, p, _| assert_eq!(p, 0)).await.unwrap();
+            answers += 1;
+        }
+        assert!(answers > 10, "{answers} answers: too few to tell");
+        println!("{n} records in {answers} answers, {:?}", started.elapsed());
+        started.elapsed()
+    });
+    // In turn, every other wait would be the idle leader's `max_wait`.
+    assert!(elapsed < max_wait * 3, "{elapsed:?}");
 }
