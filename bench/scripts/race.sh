@@ -19,8 +19,8 @@
 # writes docs/race/results.md and docs/race/race.svg from them.
 #
 # With RACE_TLS=1 the race runs over HTTPS (TLS 1.3, one self-signed P-256
-# certificate made with `openssl req`): ringwire (OpenSSL backend), hyper with
-# tokio-rustls and nginx; results go to docs/race-tls.
+# certificate made with `openssl req`): ringwire (OpenSSL backend; RACE_TLS_LIBRARY=rustls
+# for its rustls one), hyper with tokio-rustls and nginx; results go to docs/race-tls.
 #
 # Environment: RACE_TLS, RACE_SECONDS, RACE_ROUNDS, RACE_NICE, RACE_SERVERS ("ringwire hyper actix may nginx"),
 # RACE_IDLE_SERVERS (same list), RACE_IDLE_COUNT, RACE_PORT (18080),

@@ -71,7 +71,7 @@ async fn first_answer(
 ) -> Result<(i32, usize), ClientError> {
     let mut waits: Vec<_> = fetchers
         .iter_mut()
-        .filter(|(node, _)| leaders.contains(node))
+        .filter(|(node, fetcher)| fetcher.in_flight && leaders.contains(node))
         .map(|(&node, fetcher)| Box::pin(async move { (node, fetcher.conn.next_frame().await) }))
         .collect();
     let n = waits.len();

@@ -35,8 +35,13 @@ fn main() -> std::io::Result<()> {
     };
     let mut server = Server::bind(config)?;
     if let Some((cert, key)) = ringwire_race::tls_files() {
+        // OpenSSL unless RACE_TLS_LIBRARY=rustls.
+        let backend = match std::env::var("RACE_TLS_LIBRARY").as_deref() {
+            Ok("rustls") => ringwire_tls::Backend::Rustls,
+            _ => ringwire_tls::Backend::OpenSsl,
+        };
         let tls = ringwire_tls::ServerConfig::from_pem(&cert, &key)
-            .and_then(|tls| TlsAcceptor::new(&tls.alpn(&[b"http/1.1"])))
+            .and_then(|tls| TlsAcceptor::new(&tls.alpn(&[b"http/1.1"]).backend(backend)))
             .map_err(std::io::Error::other)?;
         server = server.with_tls(tls);
     }

@@ -73,6 +73,16 @@ fn stored_batches(conn: &mut Connection, topic: &str) -> Vec<Stored> {
     batches
 }
 
+/// A record of each value, to partition 0 of `topic`.
+fn to_partition_0<'a>(
+    topic: &'a str,
+    values: &'a [String],
+) -> impl Iterator<Item = ProducerRecord<'a>> {
+    values
+        .iter()
+        .map(move |v| ProducerRecord::new(topic, v.as_bytes()).partition(0))
+}
+
 /// The producer's batches carry one producer id and sequences that count its records from 0;
 /// one of them sent again is answered as delivered at its first offset and not written twice,
 /// and one that skips ahead is refused.
@@ -89,9 +99,7 @@ pub(crate) fn idempotent_batches_are_numbered_and_deduplicated(bootstrap: &str) 
         };
         let producer = Producer::connect(bootstrap, config).await.unwrap();
         let values: Vec<String> = (0..n).map(|i| format!("record {i}")).collect();
-        let records = values
-            .iter()
-            .map(|v| ProducerRecord::new(&topic, v.as_bytes()).partition(0));
+        let records = to_partition_0(&topic, &values);
         producer.send_all(records).await.unwrap().await.unwrap();
         assert_eq!(producer.stats().producer_ids, 1);
     });
@@ -170,10 +178,10 @@ pub(crate) fn retries_after_timeouts_write_nothing_twice(bootstrap: &str) {
         };
         let producer = Producer::connect(bootstrap, config).await.unwrap();
         let values: Vec<String> = (0..n).map(|i| format!("{i}")).collect();
-        let records = values
-            .iter()
-            .map(|v| ProducerRecord::new(&topic, v.as_bytes()).partition(0));
-        producer.send_all(records).await.unwrap();
+        producer
+            .send_all(to_partition_0(&topic, &values))
+            .await
+            .unwrap();
         producer.flush().await.unwrap();
         producer.stats().retries
     });
