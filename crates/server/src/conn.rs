@@ -206,25 +206,17 @@ pub(crate) fn serve<H: Handler>(
                     break Ok(Close::Now);
                 }
             }
-            // Boxed, so that the request loop's state (and the wait for the
-            // end of the shutdown grace) is only allocated while the connection
-            // has something to do.
-            match Box::pin(
-                timer
-                    .abort_signal()
-                    .run(lease(&stream, &mut timer, &shared)),
-            )
-            .await
-            {
-                Some(Ok(Close::Idle)) => {}
-                Some(end) => break end,
-                None => break Ok(Close::Now),
+            // Boxed, so that the request loop's state is only allocated while
+            // the connection has something to do.
+            match Box::pin(lease(&stream, &mut timer, &shared)).await {
+                Ok(Close::Idle) => {}
+                end => break end,
             }
         };
         match end {
             // Boxed: its timer and buffer need not be part of every idle task.
             Ok(Close::Linger) => {
-                let _ = Box::pin(timer.abort_signal().run(linger(stream.get_ref()))).await;
+                Box::pin(linger(stream.get_ref())).await;
             }
             Ok(Close::Now | Close::Idle | Close::Upgraded) => {}
             Err(e) => log::debug!(

@@ -229,11 +229,14 @@ impl Server {
                 accepted = accept() => match accepted {
                     Ok((tcp, _)) => {
                         let (timer, live) = (sweeper.register(), conn::Live::new(&shared));
-                        if let Some(acceptor) = &self.tls {
-                            tokio::spawn(conn::serve_tls(tcp, acceptor.clone(), timer, live));
-                            continue;
-                        }
-                        tokio::spawn(conn::serve(Socket::Plain(tcp), timer, live));
+                        let slot = timer.task_slot();
+                        let task = match &self.tls {
+                            Some(acceptor) => {
+                                tokio::spawn(conn::serve_tls(tcp, acceptor.clone(), timer, live))
+                            }
+                            None => tokio::spawn(conn::serve(Socket::Plain(tcp), timer, live)),
+                        };
+                        slot.fill(task.abort_handle());
                     }
                     Err(e) => {
                         // Out of descriptors and the like: back off, go on.

@@ -53,14 +53,14 @@
 //! that `accept` needs. Finished connections are dropped from the scan when
 //! the sweeper holds the last reference to their watch.
 
-use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 use std::{io, thread};
 
 use tokio::sync::futures::Notified;
 use tokio::sync::Notify;
+use tokio::task::AbortHandle;
 
 /// Per-connection time limits, enforced by one sweeper per server
 /// (see [`ServerConfig::timeouts`](crate::ServerConfig::timeouts)).
@@ -180,6 +180,8 @@ struct Watch {
     /// Body bytes received in the current `Body` phase.
     progress: AtomicU64,
     cancel: Notify,
+    /// The connection's task, aborted when the shutdown grace runs out.
+    task: OnceLock<AbortHandle>,
     /// Here rather than in the [`Timer`]: one pointer less in every
     /// connection's task (the watch's allocation has room for it).
     shared: Arc<Shared>,
@@ -275,6 +277,7 @@ impl Sweeper {
             state: AtomicU64::new(pack(Phase::Head, 0, self.shared.now())),
             progress: AtomicU64::new(0),
             cancel: Notify::new(),
+            task: OnceLock::new(),
             shared: Arc::clone(&self.shared),
         });
         self.shared
@@ -299,8 +302,8 @@ impl Sweeper {
         self.thread.unpark();
     }
 
-    /// The shutdown grace is over: every connection ends at its next await
-    /// (see [`Abort::run`]).
+    /// The shutdown grace is over: every connection's task is aborted (at
+    /// its next await) by the sweeper.
     pub(crate) fn abort(&self) {
         self.shared.stopped.store(true, Ordering::SeqCst);
         self.shared.aborted.store(true, Ordering::SeqCst);
@@ -411,11 +414,22 @@ impl Timer {
         }
     }
 
-    /// The end of the shutdown grace, for [`Abort::run`].
-    pub(crate) fn abort_signal(&self) -> Abort {
-        Abort {
-            watch: Arc::clone(&self.watch),
-        }
+    /// Where the connection's task is handed to the sweeper, which aborts
+    /// it when the shutdown grace runs out.
+    pub(crate) fn task_slot(&self) -> TaskSlot {
+        TaskSlot(Arc::clone(&self.watch))
+    }
+}
+
+/// Takes a connection's task, to be aborted at the end of the shutdown
+/// grace: by the sweeper, so a busy connection does not check for the
+/// abort at each of its wake-ups (an upgraded one wakes per message).
+#[derive(Debug)]
+pub(crate) struct TaskSlot(Arc<Watch>);
+
+impl TaskSlot {
+    pub(crate) fn fill(self, task: AbortHandle) {
+        let _ = self.0.task.set(task);
     }
 }
 
@@ -437,34 +451,6 @@ impl Shutdown {
     /// Resolves once the server begins shutting down.
     pub async fn started(&self) {
         self.watch.until(|| self.is_started().then_some(())).await;
-    }
-}
-
-/// Ends a connection's work when the shutdown grace runs out.
-#[derive(Debug)]
-pub(crate) struct Abort {
-    watch: Arc<Watch>,
-}
-
-impl Abort {
-    /// Runs `work` unless the shutdown grace runs out first (`None` then).
-    /// Box the returned future: the wait need not be part of an idle
-    /// connection's task.
-    pub(crate) async fn run<F: Future>(self, work: F) -> Option<F::Output> {
-        let aborted = self.watch.until(|| {
-            self.watch
-                .shared
-                .aborted
-                .load(Ordering::SeqCst)
-                .then_some(())
-        });
-        // Biased: the work first, without drawing a random number on every
-        // wake-up of a busy connection (an upgraded one wakes per message).
-        tokio::select! {
-            biased;
-            out = work => Some(out),
-            () = aborted => None,
-        }
     }
 }
 
@@ -573,6 +559,11 @@ fn sweep(shared: &Shared, limits: &Limits) {
             }
             if tell {
                 entry.watch.cancel.notify_waiters();
+                if flags.1 {
+                    if let Some(task) = entry.watch.task.get() {
+                        task.abort();
+                    }
+                }
             }
             let state = entry.watch.state.load(Ordering::Acquire);
             if state & EXPIRED == 0
@@ -602,6 +593,7 @@ mod tests {
             state: AtomicU64::new(state),
             progress: AtomicU64::new(0),
             cancel: Notify::new(),
+            task: OnceLock::new(),
             shared: Arc::new(Shared {
                 epoch: Instant::now(),
                 now_ms: AtomicU64::new(0),
