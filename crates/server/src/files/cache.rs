@@ -99,8 +99,12 @@ impl Entry {
 pub(super) struct FileCache {
     ttl: Duration,
     capacity: usize,
-    entries: Mutex<HashMap<Vec<u8>, Arc<Entry>>>,
+    entries: Mutex<Map>,
 }
+
+/// Keys are request paths of files that exist, in a bounded map: a seeded
+/// fast hash is enough (SipHash was 2.4% of a pipelined static-file profile).
+type Map = HashMap<Vec<u8>, Arc<Entry>, foldhash::fast::RandomState>;
 
 impl FileCache {
     /// Keeps at most `capacity` entries, each for `ttl`. Either being zero
@@ -109,7 +113,7 @@ impl FileCache {
         FileCache {
             ttl,
             capacity,
-            entries: Mutex::new(HashMap::new()),
+            entries: Mutex::new(Map::default()),
         }
     }
 
@@ -146,7 +150,7 @@ impl FileCache {
         self.lock().len()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Vec<u8>, Arc<Entry>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Map> {
         // No code panics while holding the lock; a poisoned map is still a
         // valid map.
         self.entries.lock().unwrap_or_else(PoisonError::into_inner)
