@@ -53,8 +53,11 @@
 //! that `accept` needs. Finished connections are dropped from the scan when
 //! the sweeper holds the last reference to their watch.
 
+use std::future::{poll_fn, Future};
+use std::pin::pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
 use std::{io, thread};
 
@@ -180,6 +183,10 @@ struct Watch {
     /// Body bytes received in the current `Body` phase.
     progress: AtomicU64,
     cancel: Notify,
+    /// `notify_waiters` calls on `cancel` begun and ended (odd while one is
+    /// under way), so that a waiter can tell that none came since it
+    /// registered without polling its `Notified`, which takes the lock.
+    notices: AtomicU64,
     /// The connection's task, aborted when the shutdown grace runs out.
     task: OnceLock<AbortHandle>,
     /// Here rather than in the [`Timer`]: one pointer less in every
@@ -195,6 +202,11 @@ impl Watch {
 
     /// Resolves with what `check` finds once it finds something, looking
     /// again at each notification from the sweeper. Cancel-safe.
+    ///
+    /// Polled at every wake-up of a busy connection (in a `select!` beside
+    /// its I/O), so a poll that can know nothing was notified since the last
+    /// one returns at once: same waker, no notification begun since it
+    /// registered (one atomic load instead of the `Notify`'s lock).
     async fn until<T>(&self, check: impl Fn() -> Option<T>) -> T {
         loop {
             // Created before the check: the sweeper's `notify_waiters` after
@@ -205,8 +217,32 @@ impl Watch {
             if let Some(found) = check() {
                 return found;
             }
-            notified.await;
+            let mut notified = pin!(notified);
+            let mut registered: Option<(Waker, u64)> = None;
+            poll_fn(|cx| {
+                if let Some((waker, seen)) = &registered {
+                    let quiet = self.notices.load(Ordering::SeqCst) == *seen;
+                    if quiet && waker.will_wake(cx.waker()) {
+                        return Poll::Pending;
+                    }
+                }
+                let seen = self.notices.load(Ordering::SeqCst);
+                let polled = notified.as_mut().poll(cx);
+                // An odd count: a notification was under way; trust only
+                // the `Notified` next time.
+                registered = (seen % 2 == 0).then(|| (cx.waker().clone(), seen));
+                polled
+            })
+            .await;
         }
+    }
+
+    /// Wakes every waiter of [`until`](Self::until) and of
+    /// [`Timer::notified`], counting the notification around it.
+    fn notify(&self) {
+        self.notices.fetch_add(1, Ordering::SeqCst);
+        self.cancel.notify_waiters();
+        self.notices.fetch_add(1, Ordering::SeqCst);
     }
 }
 
@@ -277,6 +313,7 @@ impl Sweeper {
             state: AtomicU64::new(pack(Phase::Head, 0, self.shared.now())),
             progress: AtomicU64::new(0),
             cancel: Notify::new(),
+            notices: AtomicU64::new(0),
             task: OnceLock::new(),
             shared: Arc::clone(&self.shared),
         });
@@ -558,7 +595,7 @@ fn sweep(shared: &Shared, limits: &Limits) {
                 return false;
             }
             if tell {
-                entry.watch.cancel.notify_waiters();
+                entry.watch.notify();
                 if flags.1 {
                     if let Some(task) = entry.watch.task.get() {
                         task.abort();
@@ -575,8 +612,8 @@ fn sweep(shared: &Shared, limits: &Limits) {
                     .is_ok()
             {
                 // Every waiter: a busy connection may wait on both its
-                // expiry and the shutdown abort.
-                entry.watch.cancel.notify_waiters();
+                // expiry and a shutdown.
+                entry.watch.notify();
             }
             true
         });
@@ -593,6 +630,7 @@ mod tests {
             state: AtomicU64::new(state),
             progress: AtomicU64::new(0),
             cancel: Notify::new(),
+            notices: AtomicU64::new(0),
             task: OnceLock::new(),
             shared: Arc::new(Shared {
                 epoch: Instant::now(),
@@ -604,6 +642,37 @@ mod tests {
             }),
         });
         (Entry { watch, mark: None }, state)
+    }
+
+    /// `until` skips polling its `Notified` while nothing was notified, and
+    /// still wakes for a notification that comes after such skipped polls,
+    /// or one that was under way when it registered.
+    #[test]
+    fn until_sees_every_notification_past_skipped_polls() {
+        let (entry, _) = entry(Phase::Handler, 0);
+        let watch = entry.watch;
+        let flag = AtomicBool::new(false);
+        let mut cx = std::task::Context::from_waker(Waker::noop());
+        let mut until = pin!(watch.until(|| flag.load(Ordering::SeqCst).then_some(())));
+        for _ in 0..10 {
+            assert!(until.as_mut().poll(&mut cx).is_pending());
+        }
+        // A wake-up meant for something else: found nothing, waits again.
+        watch.notify();
+        assert!(until.as_mut().poll(&mut cx).is_pending());
+        assert!(until.as_mut().poll(&mut cx).is_pending());
+        flag.store(true, Ordering::SeqCst);
+        watch.notify();
+        assert!(until.as_mut().poll(&mut cx).is_ready());
+
+        // Registered while a notification was under way (an odd count).
+        flag.store(false, Ordering::SeqCst);
+        let mut until = pin!(watch.until(|| flag.load(Ordering::SeqCst).then_some(())));
+        watch.notices.fetch_add(1, Ordering::SeqCst);
+        assert!(until.as_mut().poll(&mut cx).is_pending());
+        flag.store(true, Ordering::SeqCst);
+        watch.cancel.notify_waiters();
+        assert!(until.as_mut().poll(&mut cx).is_ready());
     }
 
     fn limits() -> Limits {
