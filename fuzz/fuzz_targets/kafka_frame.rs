@@ -7,7 +7,7 @@
 //! | bytes   | meaning                                                                  |
 //! |---------|--------------------------------------------------------------------------|
 //! | 0       | `n`: requests in flight, `1 + b % 8`                                      |
-//! | 1..1+n  | each request: API `b % 6` (of `ApiKey::ALL`), version `b / 6` within its range |
+//! | 1..1+n  | each request: API `b % 7` (of `ApiKey::ALL`), version `b / 7` within its range |
 //! | 1+n     | a cut point: the stream is also parsed from a prefix of this many bytes     |
 //! | rest    | the response stream                                                        |
 
@@ -17,6 +17,7 @@ use libfuzzer_sys::fuzz_target;
 use ringwire_kafka::api::api_versions::{ApiVersionsRequest, ApiVersionsResponse};
 use ringwire_kafka::api::create_topics::{CreateTopicsRequest, CreateTopicsResponse};
 use ringwire_kafka::api::fetch::{FetchRequest, FetchResponse};
+use ringwire_kafka::api::init_producer_id::{InitProducerIdRequest, InitProducerIdResponse};
 use ringwire_kafka::api::list_offsets::{ListOffsetsRequest, ListOffsetsResponse};
 use ringwire_kafka::api::metadata::{MetadataRequest, MetadataResponse};
 use ringwire_kafka::api::produce::{Acks, ProduceRequest, ProduceResponse};
@@ -78,6 +79,7 @@ fn queue(c: &mut Correlator, key: ApiKey, version: i16) {
             },
             version,
         ),
+        ApiKey::InitProducerId => send(c, &InitProducerIdRequest::default(), version),
     }
 }
 
@@ -90,6 +92,7 @@ fn decode(frame: &ResponseFrame<'_>) {
         ApiKey::CreateTopics => drop(frame.decode::<CreateTopicsResponse<'_>>()),
         ApiKey::Produce => drop(frame.decode::<ProduceResponse<'_>>()),
         ApiKey::ListOffsets => drop(frame.decode::<ListOffsetsResponse<'_>>()),
+        ApiKey::InitProducerId => drop(frame.decode::<InitProducerIdResponse>()),
         ApiKey::Fetch => {
             if let Ok(response) = frame.decode::<FetchResponse<'_>>() {
                 let mut scratch = Vec::new();
@@ -117,10 +120,11 @@ fn correlator(data: &[u8]) -> (Correlator, Vec<(ApiKey, i16)>, usize, &[u8]) {
     let mut sent = Vec::new();
     for i in 0..n {
         let b = data.get(1 + i).copied().unwrap_or(0);
-        let key = ApiKey::ALL[usize::from(b % 6)];
+        let apis = ApiKey::ALL.len() as u8;
+        let key = ApiKey::ALL[usize::from(b % apis)];
         let range = key.versions();
         let span = (range.end() - range.start() + 1) as u8;
-        let version = range.start() + i16::from((b / 6) % span);
+        let version = range.start() + i16::from((b / apis) % span);
         queue(&mut c, key, version);
         sent.push((key, version));
     }

@@ -209,7 +209,9 @@ fuzz_target!(|input: Input| {
     assert_eq!(ring.is_mirrored(), !input.heap);
     let cap = ring.capacity();
     assert!(
-        cap.is_power_of_two() && cap >= input.capacity && cap.is_multiple_of(ringwire_ring::page_size())
+        cap.is_power_of_two()
+            && cap >= input.capacity
+            && cap.is_multiple_of(ringwire_ring::page_size())
     );
     let max = ring.max_capacity();
     assert_eq!(max, MAX_CAPACITY.max(cap));
