@@ -117,8 +117,10 @@ pub async fn echo(request: &Request<'_>) -> Response {
         Box::pin(async move {
             while let Some(received) = socket.recv().await {
                 let sent = match received {
+                    // Queued: the echoes of one read go out in one write,
+                    // when the socket next waits for the peer.
                     Ok((message @ (Message::Text(_) | Message::Binary(_)), mut reply)) => {
-                        reply.send(&message).await
+                        reply.queue(&message).await
                     }
                     Ok(_) => Ok(()),
                     Err(e) => Err(e),

@@ -279,3 +279,55 @@ fn the_blocking_client_socket_with_compression() {
         received.expect("closing handshake");
     }
 }
+
+/// Queued messages: the client queues a thousand without flushing, then reads; `recv` sends
+/// the queue before it waits, the server's echo queues its answers the same way, and every
+/// echo comes back in order. (Without the flush before waiting both ends would wait forever;
+/// the timeout turns that into a failure.)
+#[test]
+fn queued_messages_go_out_before_the_socket_waits() {
+    use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport};
+    use ringwire_io::TransportConfig;
+    use ringwire_server::ws::{Limits, Message};
+    use ringwire_ws::socket::WebSocket;
+
+    let addr = server().to_string();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        let stream = tokio::net::TcpStream::connect(&addr)
+            .await
+            .expect("connect");
+        let config = TransportConfig::new(64 << 10, 16 << 20);
+        let (mut socket, _) = WebSocket::connect(
+            AsyncRecvTransport::new(config, &stream).expect("rx"),
+            AsyncSendTransport::new(config, &stream).expect("tx"),
+            &addr,
+            "/ws/echo",
+            &[],
+            None,
+            Limits::default(),
+        )
+        .await
+        .expect("handshake");
+        let n = 1000;
+        let round = async {
+            for i in 0..n {
+                let text = format!("message {i}");
+                socket.queue(&Message::Text(&text)).await.expect("queue");
+            }
+            for i in 0..n {
+                let (echoed, _) = socket.recv().await.expect("open").expect("echo");
+                assert_eq!(echoed, Message::Text(&format!("message {i}")));
+            }
+        };
+        tokio::time::timeout(std::time::Duration::from_secs(10), round)
+            .await
+            .expect("queued messages never went out");
+        socket.send(&Message::Text("last")).await.expect("send");
+        let (echoed, _) = socket.recv().await.expect("open").expect("echo");
+        assert_eq!(echoed, Message::Text("last"));
+    });
+}

@@ -131,6 +131,12 @@ impl<R: Read, W: Write + ShutdownWrite> WebSocket<R, W> {
                 return None;
             }
             let Some(at_least) = at_least else { continue };
+            // Queued messages go out before waiting for the peer.
+            if this.tx.pending() > 0 {
+                if let Err(e) = this.tx.flush() {
+                    return Some(Err(e.into()));
+                }
+            }
             match this.rx.fill(at_least) {
                 Ok(0) => return None,
                 Ok(_) => {}
@@ -175,6 +181,25 @@ impl<R: Read, W: Write + ShutdownWrite> WebSocket<R, W> {
         self.reply().send(message)
     }
 
+    /// Encodes a message into the send ring without sending it yet, as the
+    /// async socket's [`queue`](crate::socket::WebSocket::queue).
+    ///
+    /// # Errors
+    ///
+    /// As [`send`](Self::send).
+    pub fn queue(&mut self, message: &Message<'_>) -> Result<(), SocketError> {
+        self.reply().queue(message)
+    }
+
+    /// Sends what [`queue`](Self::queue) left in the send ring.
+    ///
+    /// # Errors
+    ///
+    /// The connection failed.
+    pub fn flush(&mut self) -> Result<(), SocketError> {
+        Ok(self.tx.flush()?)
+    }
+
     /// Starts the closing handshake with `code` and `reason`; keep calling
     /// [`recv`](Self::recv) until it returns `None` for the peer's answer.
     ///
@@ -199,6 +224,17 @@ impl<W: Write + ShutdownWrite> Reply<'_, W> {
     ///
     /// The connection failed, or the socket is closing.
     pub fn send(&mut self, message: &Message<'_>) -> Result<(), SocketError> {
+        self.queue(message)?;
+        Ok(self.tx.flush()?)
+    }
+
+    /// Encodes a message into the send ring and leaves it there, as the
+    /// async socket's [`Reply::queue`](crate::socket::Reply::queue).
+    ///
+    /// # Errors
+    ///
+    /// The connection failed, or the socket is closing.
+    pub fn queue(&mut self, message: &Message<'_>) -> Result<(), SocketError> {
         self.flush_replies()?;
         match drive::outgoing(self.sender, message)? {
             Outgoing::Ring(need) => {
@@ -214,7 +250,6 @@ impl<W: Write + ShutdownWrite> Reply<'_, W> {
             }
             Outgoing::Apart(encoded) => self.tx.send_vectored(&[&encoded])?,
         }
-        self.tx.flush()?;
         Ok(())
     }
 

@@ -165,6 +165,11 @@ impl<S: AsyncStream> WebSocket<S> {
     /// Receives once, unless the [`close_on`](Self::close_on) signal comes
     /// first: then sends that close instead (`None`: nothing received).
     async fn fill(&mut self, at_least: usize) -> Result<Option<usize>, SocketError> {
+        // Queued messages go out before the socket waits for the peer, who
+        // may be waiting for them.
+        if self.tx.pending() > 0 {
+            self.tx.flush().await?;
+        }
         // A ring a large message grew keeps its pages while the peer is
         // quiet otherwise (16 MiB of memory for the connection's life after
         // one 16 MiB message).
@@ -242,6 +247,25 @@ impl<S: AsyncStream> WebSocket<S> {
         self.reply().send(message).await
     }
 
+    /// Encodes a message into the send ring without sending it yet: see
+    /// [`Reply::queue`].
+    ///
+    /// # Errors
+    ///
+    /// As [`send`](Self::send).
+    pub async fn queue(&mut self, message: &Message<'_>) -> Result<(), SocketError> {
+        self.reply().queue(message).await
+    }
+
+    /// Sends what [`queue`](Self::queue) left in the send ring.
+    ///
+    /// # Errors
+    ///
+    /// The connection failed.
+    pub async fn flush(&mut self) -> Result<(), SocketError> {
+        Ok(self.tx.flush().await?)
+    }
+
     /// Starts the closing handshake with `code` and `reason`; keep calling
     /// [`recv`](Self::recv) until it returns `None` for the peer's answer.
     ///
@@ -267,6 +291,22 @@ impl<S: AsyncStream> Reply<'_, S> {
     ///
     /// The connection failed, or the socket is closing.
     pub async fn send(&mut self, message: &Message<'_>) -> Result<(), SocketError> {
+        self.queue(message).await?;
+        Ok(self.tx.flush().await?)
+    }
+
+    /// Encodes a message into the send ring and leaves it there: queued
+    /// messages go out together, in one write, on the next
+    /// [`send`](Self::send) or [`WebSocket::flush`], when the ring is full,
+    /// and at the latest when [`WebSocket::recv`] waits for the peer. An
+    /// echo or a fan-out that answers every message of one read makes one
+    /// system call for all of them. (Large uncompressed payloads from a
+    /// server go out at once, gathered from where they lie.)
+    ///
+    /// # Errors
+    ///
+    /// The connection failed, or the socket is closing.
+    pub async fn queue(&mut self, message: &Message<'_>) -> Result<(), SocketError> {
         self.flush_replies().await?;
         match drive::outgoing(self.sender, message)? {
             Outgoing::Ring(need) => {
@@ -282,7 +322,6 @@ impl<S: AsyncStream> Reply<'_, S> {
             }
             Outgoing::Apart(encoded) => self.tx.send_vectored(&[&encoded]).await?,
         }
-        self.tx.flush().await?;
         Ok(())
     }
 
