@@ -117,16 +117,24 @@ impl<R: Read, W: Write + ShutdownWrite> WebSocket<R, W> {
             }
             // A message borrows the ring; the loop that fills the ring must
             // not, which plain borrows cannot express yet.
-            let mut at_least = None;
+            let mut next = Ok(None);
             polonius!(|this| -> Received<'polonius, W> {
                 match this.read_step() {
                     ControlFlow::Break(received) => polonius_return!(received),
-                    ControlFlow::Continue(more) => at_least = more,
+                    ControlFlow::Continue(more) => next = more,
                 }
             });
             if let Err(e) = this.reply().flush_replies() {
                 return Some(Err(e));
             }
+            let at_least = match next {
+                Ok(at_least) => at_least,
+                // A protocol error: messages queued before it still go out.
+                Err(e) => {
+                    let _ = this.tx.flush();
+                    return Some(Err(e));
+                }
+            };
             if this.conn.sender().may_close_tcp() {
                 return None;
             }
@@ -147,7 +155,7 @@ impl<R: Read, W: Write + ShutdownWrite> WebSocket<R, W> {
 
     /// One [`drive::step`]: what `recv` returns, or how many bytes it needs
     /// first (`None`: none more, read on).
-    fn read_step(&mut self) -> ControlFlow<Received<'_, W>, Option<usize>> {
+    fn read_step(&mut self) -> ControlFlow<Received<'_, W>, Result<Option<usize>, SocketError>> {
         self.rx.consume(std::mem::take(&mut self.consumed));
         let data = self.rx.ring_mut().readable_mut();
         match drive::step(&mut self.conn, data, &mut self.consumed) {
@@ -158,10 +166,12 @@ impl<R: Read, W: Write + ShutdownWrite> WebSocket<R, W> {
                     sender,
                 },
             )))),
-            Step::Again => ControlFlow::Continue(None),
-            Step::More(n) => ControlFlow::Continue(Some(n)),
+            Step::Again => ControlFlow::Continue(Ok(None)),
+            Step::More(n) => ControlFlow::Continue(Ok(Some(n))),
             Step::Closed => ControlFlow::Break(None),
-            Step::Failed(e) => ControlFlow::Break(Some(Err(e))),
+            // Returned once what is queued (and the close the error calls
+            // for) has gone out: see `recv`.
+            Step::Failed(e) => ControlFlow::Continue(Err(e)),
         }
     }
 

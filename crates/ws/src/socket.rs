@@ -139,16 +139,25 @@ impl<S: AsyncStream> WebSocket<S> {
             }
             // A message borrows the ring; the loop that fills the ring must
             // not, which plain borrows cannot express yet.
-            let mut at_least = None;
+            let mut next = Ok(None);
             polonius!(|this| -> Received<'polonius, S> {
                 match this.read_step() {
                     ControlFlow::Break(received) => polonius_return!(received),
-                    ControlFlow::Continue(more) => at_least = more,
+                    ControlFlow::Continue(more) => next = more,
                 }
             });
             if let Err(e) = this.flush_replies().await {
                 return Some(Err(e));
             }
+            let at_least = match next {
+                Ok(at_least) => at_least,
+                // A protocol error: messages queued before it (answers to
+                // the valid ones that came first) still go out.
+                Err(e) => {
+                    let _ = this.tx.flush().await;
+                    return Some(Err(e));
+                }
+            };
             if this.conn.sender().may_close_tcp() {
                 // Both closes exchanged: a server closes TCP first.
                 return None;
@@ -209,7 +218,7 @@ impl<S: AsyncStream> WebSocket<S> {
 
     /// One [`drive::step`]: what `recv` returns, or how many bytes it needs
     /// first (`None`: none more, read on).
-    fn read_step(&mut self) -> ControlFlow<Received<'_, S>, Option<usize>> {
+    fn read_step(&mut self) -> ControlFlow<Received<'_, S>, Result<Option<usize>, SocketError>> {
         self.rx.consume(std::mem::take(&mut self.consumed));
         match drive::step(&mut self.conn, self.rx.data_mut(), &mut self.consumed) {
             Step::Message(message, sender) => ControlFlow::Break(Some(Ok((
@@ -219,10 +228,12 @@ impl<S: AsyncStream> WebSocket<S> {
                     sender,
                 },
             )))),
-            Step::Again => ControlFlow::Continue(None),
-            Step::More(n) => ControlFlow::Continue(Some(n)),
+            Step::Again => ControlFlow::Continue(Ok(None)),
+            Step::More(n) => ControlFlow::Continue(Ok(Some(n))),
             Step::Closed => ControlFlow::Break(None),
-            Step::Failed(e) => ControlFlow::Break(Some(Err(e))),
+            // Returned once what is queued (and the close the error calls
+            // for) has gone out: see `recv`.
+            Step::Failed(e) => ControlFlow::Continue(Err(e)),
         }
     }
 
