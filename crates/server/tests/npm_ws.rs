@@ -12,11 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 
-use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport};
-use ringwire_io::TransportConfig;
-use ringwire_server::ws::{self, CloseCode, DeflateConfig, Limits, Message};
+use ringwire_server::ws::{self, CloseCode, DeflateConfig, Message};
 use ringwire_server::{Router, ServerConfig};
-use ringwire_ws::socket::WebSocket;
 
 const SCRIPTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/npm");
 
@@ -138,27 +135,9 @@ fn client_against_npm_server(deflate: Option<DeflateConfig>) {
     } else {
         "plain"
     });
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    runtime.block_on(async {
-        let stream = tokio::net::TcpStream::connect(&addr)
-            .await
-            .expect("connect");
+    common::runtime().block_on(async {
         // A 16 MiB frame and its header must fit the receive ring whole.
-        let config = TransportConfig::new(64 << 10, 32 << 20);
-        let (mut socket, negotiated) = WebSocket::connect(
-            AsyncRecvTransport::new(config, &stream).expect("rx"),
-            AsyncSendTransport::new(config, &stream).expect("tx"),
-            &addr,
-            "/",
-            &[],
-            deflate,
-            Limits::default(),
-        )
-        .await
-        .expect("handshake");
+        let (mut socket, negotiated) = common::ws_client(&addr, "/", deflate, 32 << 20).await;
         assert_eq!(negotiated.deflate.is_some(), deflate.is_some());
         for size in SIZES {
             let (text, binary) = (text(size), binary(size));

@@ -171,10 +171,7 @@ asyncio.run(main())
 fn the_client_socket_against_python_websockets() {
     use std::io::{BufRead as _, BufReader};
 
-    use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport};
-    use ringwire_io::TransportConfig;
-    use ringwire_server::ws::{CloseCode, DeflateConfig, Limits, Message};
-    use ringwire_ws::socket::WebSocket;
+    use ringwire_server::ws::{CloseCode, DeflateConfig, Message};
 
     ensure_python_websockets();
     let mut child = Command::new("python3")
@@ -187,26 +184,9 @@ fn the_client_socket_against_python_websockets() {
         .read_line(&mut port)
         .expect("port");
     let addr = format!("127.0.0.1:{}", port.trim());
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    runtime.block_on(async {
-        let stream = tokio::net::TcpStream::connect(&addr)
-            .await
-            .expect("connect");
-        let config = TransportConfig::new(64 << 10, 16 << 20);
-        let (mut socket, negotiated) = WebSocket::connect(
-            AsyncRecvTransport::new(config, &stream).expect("rx"),
-            AsyncSendTransport::new(config, &stream).expect("tx"),
-            &addr,
-            "/",
-            &[],
-            Some(DeflateConfig::default()),
-            Limits::default(),
-        )
-        .await
-        .expect("handshake");
+    common::runtime().block_on(async {
+        let (mut socket, negotiated) =
+            common::ws_client(&addr, "/", Some(DeflateConfig::default()), 16 << 20).await;
         assert!(negotiated.deflate.is_some(), "permessage-deflate agreed");
         let text = "compressible ".repeat(20_000);
         let blob: Vec<u8> = (0..300_000u32).map(|i| (i % 253) as u8).collect();
@@ -286,32 +266,11 @@ fn the_blocking_client_socket_with_compression() {
 /// the timeout turns that into a failure.)
 #[test]
 fn queued_messages_go_out_before_the_socket_waits() {
-    use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport};
-    use ringwire_io::TransportConfig;
-    use ringwire_server::ws::{Limits, Message};
-    use ringwire_ws::socket::WebSocket;
+    use ringwire_server::ws::Message;
 
     let addr = server().to_string();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    runtime.block_on(async {
-        let stream = tokio::net::TcpStream::connect(&addr)
-            .await
-            .expect("connect");
-        let config = TransportConfig::new(64 << 10, 16 << 20);
-        let (mut socket, _) = WebSocket::connect(
-            AsyncRecvTransport::new(config, &stream).expect("rx"),
-            AsyncSendTransport::new(config, &stream).expect("tx"),
-            &addr,
-            "/ws/echo",
-            &[],
-            None,
-            Limits::default(),
-        )
-        .await
-        .expect("handshake");
+    common::runtime().block_on(async {
+        let (mut socket, _) = common::ws_client(&addr, "/ws/echo", None, 16 << 20).await;
         let n = 1000;
         let round = async {
             for i in 0..n {

@@ -97,3 +97,41 @@ pub fn statuses(text: &str) -> Vec<u16> {
         .filter_map(|(at, _)| text.get(at + 9..at + 12)?.parse().ok())
         .collect()
 }
+
+/// ringwire-ws's async client socket over a new connection to `addr` (`HOST:PORT`), upgraded
+/// on `path` with `deflate` offered; its receive ring may grow to `rx_max`. Call from a tokio
+/// runtime.
+pub async fn ws_client(
+    addr: &str,
+    path: &str,
+    deflate: Option<ringwire_ws::DeflateConfig>,
+    rx_max: usize,
+) -> (
+    ringwire_ws::socket::WebSocket<std::sync::Arc<tokio::net::TcpStream>>,
+    ringwire_ws::handshake::Negotiated,
+) {
+    use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport};
+
+    let stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let stream = std::sync::Arc::new(stream);
+    let config = ringwire_io::TransportConfig::new(64 << 10, rx_max);
+    ringwire_ws::socket::WebSocket::connect(
+        AsyncRecvTransport::new(config, std::sync::Arc::clone(&stream)).expect("rx"),
+        AsyncSendTransport::new(config, stream).expect("tx"),
+        addr,
+        path,
+        &[],
+        deflate,
+        ringwire_ws::Limits::default(),
+    )
+    .await
+    .expect("handshake")
+}
+
+/// A current-thread tokio runtime for a test's async clients.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
