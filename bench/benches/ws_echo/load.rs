@@ -1,9 +1,10 @@
 //! One load generator for every server: `connections` sockets on the bench
-//! thread's runtime, each sending the same pre-masked binary frame and
-//! reading its echo back, over and over. The same cheap client in front of
-//! every server, so the servers alone differ; many connections keep many
-//! messages in flight, which weighs each server's per-message work more
-//! than its wake-up path.
+//! thread's runtime, each sending the same pre-masked binary frame (or a
+//! batch of them, in one write) and reading the echoes back, over and
+//! over. The same cheap client in front of every server, so the servers
+//! alone differ; many connections and batches keep many messages in
+//! flight, which weighs each server's per-message work more than its
+//! wake-up path.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -20,16 +21,20 @@ pub(crate) struct Load {
     streams: Vec<TcpStream>,
 }
 
-/// A message as the generator sends it and as the server must echo it.
+/// A batch of messages as the generator sends it and as the server must
+/// echo it.
 pub(crate) struct Frames {
-    /// Client frame: masked with a fixed key (servers unmask whatever the key).
+    /// Client frames: masked with a fixed key (servers unmask whatever the key).
     sent: Arc<[u8]>,
-    /// Server frame: the same payload, unmasked.
+    /// Server frames: the same payloads, unmasked.
     echoed: Arc<[u8]>,
+    /// Messages in the batch.
+    depth: usize,
 }
 
 impl Frames {
-    pub(crate) fn new(payload: &[u8]) -> Self {
+    /// `depth` copies of a binary message of `payload`, sent in one write.
+    pub(crate) fn new(payload: &[u8], depth: usize) -> Self {
         let key = [0x37, 0xfa, 0x21, 0x3d];
         let length = |mask: u8| -> Vec<u8> {
             match payload.len() {
@@ -46,8 +51,9 @@ impl Frames {
         echoed.extend(length(0));
         echoed.extend_from_slice(payload);
         Frames {
-            sent: sent.into(),
-            echoed: echoed.into(),
+            sent: sent.repeat(depth).into(),
+            echoed: echoed.repeat(depth).into(),
+            depth,
         }
     }
 }
@@ -68,10 +74,11 @@ impl Load {
         Load { streams }
     }
 
-    /// `n` round trips of `frames`, spread evenly over the connections, all
-    /// running at once; each connection checks its first echo byte for byte.
+    /// `n` messages echoed, in batches of `frames`, spread evenly over the
+    /// connections, all running at once; each connection checks its first
+    /// batch byte for byte.
     pub(crate) fn echo(&mut self, runtime: &Runtime, frames: &Frames, n: usize) {
-        let per_connection = n / self.streams.len();
+        let per_connection = n / self.streams.len() / frames.depth;
         runtime.block_on(tokio::task::unconstrained(async {
             let mut tasks = JoinSet::new();
             for mut stream in self.streams.drain(..) {

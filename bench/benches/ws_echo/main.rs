@@ -7,6 +7,11 @@
 //! 2. **One load generator, 1 and 64 connections** (`load.rs`): the same
 //!    cheap client in front of every server, each connection echoing in a
 //!    loop, all connections at once (40 B and 1 KiB).
+//! 3. **The same, pipelined**: each connection sends 16 messages in one
+//!    write and reads the 16 echoes. tokio-tungstenite and sockudo-ws run
+//!    twice here, as their per-message `send` loop (a flush each) and as a
+//!    `forward` from their stream into their sink (a flush when no message
+//!    is ready), the idiom that batches.
 //!
 //! Both report messages per second and the server's CPU time per message,
 //! from the scheduler's accounting of the server's own threads (steady where
@@ -37,17 +42,21 @@ const OWN_CLIENT: [(usize, usize); 3] = [(40, 20_000), (1 << 10, 20_000), (64 <<
 const SHARED_CLIENT: [(usize, usize); 2] = [(40, 64_000), (1 << 10, 64_000)];
 /// Connection counts with the common load generator.
 const CONNECTIONS: [usize; 2] = [1, 64];
+/// Messages each connection sends at once in part 3, and messages per round.
+const PIPELINED: (usize, usize) = (16, 320_000);
 /// Rounds per size.
 const ROUNDS: usize = 7;
 
-/// The servers in both parts.
-const SERVERS: [&str; 6] = [
+/// The servers: all in part 3, the first six in parts 1 and 2.
+const SERVERS: [&str; 8] = [
     "ringwire",
     "ringwire-ws, bare",
     "tokio-tungstenite",
     "fastwebsockets",
     "sockudo-ws",
     "nexus-web",
+    "tokio-tungstenite, forward",
+    "sockudo-ws, forward",
 ];
 
 fn main() {
@@ -60,13 +69,21 @@ fn main() {
         .map(|name| servers::start(name).expect("a server of that name"))
         .collect();
     own_clients(&runtime, &servers);
-    shared_client(&runtime, &servers);
+    for connections in CONNECTIONS {
+        println!("\nThe common load generator, {connections} connection(s):\n");
+        shared_client(&runtime, &servers[..6], connections, 1);
+    }
+    let depth = PIPELINED.0;
+    for connections in CONNECTIONS {
+        println!("\nThe common load generator, {connections} connection(s), {depth} messages in flight on each:\n");
+        shared_client(&runtime, &servers, connections, depth);
+    }
 }
 
 /// Part 1: each library's client against its own server, one connection.
 fn own_clients(runtime: &tokio::runtime::Runtime, servers: &[Running]) {
-    let [ringwire, _, tungstenite, fastwebsockets, sockudo, nexus] = servers else {
-        unreachable!("six servers")
+    let [ringwire, _, tungstenite, fastwebsockets, sockudo, nexus, ..] = servers else {
+        unreachable!("eight servers")
     };
     let mut contenders: Vec<(&str, Running, Box<dyn Client>)> = vec![
         (
@@ -116,26 +133,30 @@ fn own_clients(runtime: &tokio::runtime::Runtime, servers: &[Running]) {
     }
 }
 
-/// Part 2: the common load generator against every server.
-fn shared_client(runtime: &tokio::runtime::Runtime, servers: &[Running]) {
-    for connections in CONNECTIONS {
-        println!("\nThe common load generator, {connections} connection(s):\n");
-        header();
-        let mut loads: Vec<Load> = servers
-            .iter()
-            .map(|s| Load::connect(runtime, s.addr, connections))
-            .collect();
-        for (size, n) in SHARED_CLIENT {
-            let payload: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
-            let frames = Frames::new(&payload);
-            for load in &mut loads {
-                load.echo(runtime, &frames, n / 10);
-            }
-            let results = rounds(servers.len(), n, |i| {
-                measure(servers[i], || loads[i].echo(runtime, &frames, n))
-            });
-            report(&label(size), SERVERS.into_iter(), &results);
+/// Parts 2 and 3: the common load generator against `servers`, with
+/// `connections` connections and `depth` messages in flight on each.
+fn shared_client(
+    runtime: &tokio::runtime::Runtime,
+    servers: &[Running],
+    connections: usize,
+    depth: usize,
+) {
+    header();
+    let mut loads: Vec<Load> = servers
+        .iter()
+        .map(|s| Load::connect(runtime, s.addr, connections))
+        .collect();
+    for (size, n) in SHARED_CLIENT {
+        let n = if depth > 1 { PIPELINED.1 } else { n };
+        let payload: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
+        let frames = Frames::new(&payload, depth);
+        for load in &mut loads {
+            load.echo(runtime, &frames, n / 10);
         }
+        let results = rounds(servers.len(), n, |i| {
+            measure(servers[i], || loads[i].echo(runtime, &frames, n))
+        });
+        report(&label(size), SERVERS.into_iter(), &results);
     }
 }
 

@@ -12,7 +12,7 @@ use std::thread;
 use std::time::Duration;
 
 use fastwebsockets::{FragmentCollector, OpCode, Role, WebSocket};
-use futures_util::{SinkExt as _, StreamExt as _};
+use futures_util::{SinkExt as _, StreamExt as _, TryStreamExt as _};
 use ringwire_server::{ws, Router, Server, ServerConfig, Threading};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
@@ -22,13 +22,15 @@ use tokio::net::{TcpListener, TcpStream};
 type Start = fn(&'static str) -> SocketAddr;
 
 /// The servers compared, by name.
-pub(crate) const SERVERS: [(&str, Start); 6] = [
+pub(crate) const SERVERS: [(&str, Start); 8] = [
     ("ringwire", ringwire),
     ("ringwire-ws, bare", ringwire_bare),
     ("tokio-tungstenite", tungstenite),
     ("fastwebsockets", fastwebsockets),
     ("sockudo-ws", sockudo),
     ("nexus-web", nexus),
+    ("tokio-tungstenite, forward", tungstenite_forward),
+    ("sockudo-ws, forward", sockudo_forward),
 ];
 
 /// A running server: where it listens, and the name its threads carry.
@@ -69,7 +71,9 @@ impl Running {
 pub(crate) fn start(name: &str) -> Option<Running> {
     let (i, (_, start)) = SERVERS.iter().enumerate().find(|(_, (n, _))| *n == name)?;
     // Thread names are cut to 15 bytes by the kernel; these stay short and distinct.
-    let thread = ["srv-0", "srv-1", "srv-2", "srv-3", "srv-4", "srv-5"][i];
+    let thread = [
+        "srv-0", "srv-1", "srv-2", "srv-3", "srv-4", "srv-5", "srv-6", "srv-7",
+    ][i];
     Some(Running {
         addr: start(thread),
         thread,
@@ -149,9 +153,11 @@ fn ringwire_bare(thread: &'static str) -> SocketAddr {
                 AsyncSendTransport::new(config, stream).expect("tx"),
                 Connection::new(ringwire_ws::Role::Server, Limits::default(), None).expect("conn"),
             );
+            // Queued as `ws::echo` queues: the socket sends them when it
+            // next waits for the peer, one write for a read's worth.
             while let Some(Ok((message, mut reply))) = ws.recv().await {
                 if matches!(message, Message::Binary(_) | Message::Text(_))
-                    && reply.send(&message).await.is_err()
+                    && reply.queue(&message).await.is_err()
                 {
                     break;
                 }
@@ -174,6 +180,25 @@ fn tungstenite(thread: &'static str) -> SocketAddr {
                     break;
                 }
             }
+        })
+    });
+    addr
+}
+
+/// tokio-tungstenite as its `echo-server` example writes it: the data
+/// messages `forward`ed from the read half to the write half, which feeds
+/// the sink while messages are ready and flushes when the stream waits
+/// (one write for a read's worth of messages).
+fn tungstenite_forward(thread: &'static str) -> SocketAddr {
+    let (listener, addr) = listener();
+    on_own_runtime(thread, move || {
+        accept_each(listener, |stream| async move {
+            let ws = tokio_tungstenite::accept_async(stream)
+                .await
+                .expect("handshake");
+            let (write, read) = ws.split();
+            let data = read.try_filter(|m| std::future::ready(m.is_binary() || m.is_text()));
+            let _ = data.forward(write).await;
         })
     });
     addr
@@ -230,6 +255,33 @@ fn sockudo(thread: &'static str) -> SocketAddr {
                     break;
                 }
             }
+        })
+    });
+    addr
+}
+
+/// sockudo-ws with its stream `forward`ed into its sink, as for
+/// tokio-tungstenite above: messages ready together go into its cork
+/// buffer and out in one flush.
+fn sockudo_forward(thread: &'static str) -> SocketAddr {
+    use sockudo_ws::{handshake, Config, Message, WebSocketStream};
+    let (listener, addr) = listener();
+    on_own_runtime(thread, move || {
+        accept_each(listener, |mut stream| async move {
+            let done = handshake::server_handshake(&mut stream)
+                .await
+                .expect("handshake");
+            assert!(
+                done.leftover.is_none_or(|b| b.is_empty()),
+                "no frame before the 101"
+            );
+            // futures' split (the sink first), not sockudo-ws's own.
+            let ws = WebSocketStream::server(stream, Config::default());
+            let (write, read) = futures_util::StreamExt::split(ws);
+            let data = read.try_filter(|m| {
+                std::future::ready(matches!(m, Message::Text(_) | Message::Binary(_)))
+            });
+            let _ = data.forward(write).await;
         })
     });
     addr
