@@ -20,7 +20,7 @@ mod stream;
 pub mod tokio;
 
 pub use chunks::Chunks;
-pub use config::TransportConfig;
+pub use config::{TransportConfig, BURST_CAPACITY};
 pub use duplex::Duplex;
 pub use error::TransportError;
 pub use recv::RecvTransport;

@@ -5,6 +5,7 @@ use std::io::{self, Read};
 use ringwire_ring::Ring;
 use ringwire_wire::Source;
 
+use crate::config::grow_for_burst;
 use crate::{TransportConfig, TransportError};
 
 /// A receive ring fed by any [`Read`] (socket, TLS stream, callback, pipe, fixture).
@@ -88,7 +89,8 @@ impl<R: Read> Source for RecvTransport<R> {
 }
 
 /// Grows the ring so it can hold `at_least` bytes (and at least one more than it holds now),
-/// then receives once into its free span. Shared by every receive driver, blocking or not.
+/// then receives once into its free span; a read that filled it grows the ring for bursts
+/// ([`crate::BURST_CAPACITY`]). Shared by every receive driver, blocking or not.
 pub(crate) fn fill_with(
     ring: &mut Ring,
     at_least: usize,
@@ -98,9 +100,15 @@ pub(crate) fn fill_with(
     // growing here (up to the bound) is what keeps a message larger than the ring from hanging.
     ring.ensure_capacity(at_least.max(ring.len() + 1))?;
     loop {
-        match recv(ring.writable()) {
+        let span = ring.writable();
+        let room = span.len();
+        match recv(span) {
             Ok(n) => {
                 ring.commit(n);
+                if n == room {
+                    // Full, and more is likely waiting: the next read takes the rest.
+                    grow_for_burst(ring, 1);
+                }
                 return Ok(n);
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,

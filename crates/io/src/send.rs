@@ -4,6 +4,7 @@ use std::io::{self, IoSlice, Write};
 
 use ringwire_ring::Ring;
 
+use crate::config::grow_for_burst;
 use crate::{ShutdownWrite, TransportConfig, TransportError};
 
 /// A send ring drained into any [`Write`] (socket, TLS stream, callback, pipe).
@@ -28,10 +29,11 @@ impl<W: Write + ShutdownWrite> SendTransport<W> {
         Self { ring, io }
     }
 
-    /// A writable span of at least `n` bytes. Flushes first when the ring lacks room, and grows
-    /// it (up to its bound) only for a single message larger than the ring.
+    /// A writable span of at least `n` bytes. When the ring lacks room it grows for the burst
+    /// ([`crate::BURST_CAPACITY`]), else it is flushed first; past that it grows (up to its
+    /// bound) only for a single message larger than the ring.
     pub fn reserve(&mut self, n: usize) -> Result<&mut [u8], TransportError> {
-        if self.ring.free() < n {
+        if self.ring.free() < n && !grow_for_burst(&mut self.ring, n) {
             self.flush()?;
         }
         Ok(self.ring.reserve(n)?)

@@ -10,6 +10,7 @@ use std::time::Duration;
 use ringwire_ring::Ring;
 use ringwire_wire::AsyncSource;
 
+use crate::config::grow_for_burst;
 use crate::recv::fill_with;
 use crate::send::{send_once, Gather};
 use crate::{TransportConfig, TransportError};
@@ -270,9 +271,10 @@ impl<S: AsyncStream> AsyncSendTransport<S> {
         }
     }
 
-    /// A writable span of at least `n` bytes; flushes first when the ring lacks room.
+    /// A writable span of at least `n` bytes. When the ring lacks room it grows for the burst
+    /// ([`crate::BURST_CAPACITY`]), else it is flushed first.
     pub async fn reserve(&mut self, n: usize) -> Result<&mut [u8], TransportError> {
-        if self.ring.free() < n {
+        if self.ring.free() < n && !grow_for_burst(&mut self.ring, n) {
             self.flush().await?;
         }
         Ok(self.ring.reserve(n)?)
