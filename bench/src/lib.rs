@@ -58,7 +58,9 @@ pub fn frames(body_len: usize, count: usize) -> Vec<u8> {
 /// How the stream reaches the receiver.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Delivery {
-    /// One chunk: each `read` returns as much as the caller's buffer holds.
+    /// As fast as the reader takes it: each `read` returns as much as the caller's buffer
+    /// holds, up to [`READ_SIZE`] (a ring the transport grew for bursts reads no more per
+    /// call than the classic paths' buffers).
     Whole,
     /// Chunks of this many bytes: one `read` per chunk, like a peer's small writes.
     Chunked(usize),
@@ -68,7 +70,7 @@ impl Delivery {
     /// The fixture delivering `stream` this way.
     pub fn source(self, stream: &[u8]) -> Chunks {
         match self {
-            Delivery::Whole => Chunks::new([stream]),
+            Delivery::Whole => Chunks::every(stream, READ_SIZE),
             Delivery::Chunked(size) => Chunks::every(stream, size),
         }
     }
