@@ -235,19 +235,12 @@ fn fastwebsockets(thread: &'static str) -> SocketAddr {
 /// sockudo-ws as in its `simple_echo` example: its `server_handshake` on
 /// the raw stream, then `WebSocketStream::server` with the default `Config`.
 fn sockudo(thread: &'static str) -> SocketAddr {
-    use sockudo_ws::{handshake, Config, Message, WebSocketStream};
+    use sockudo_ws::Message;
 
     let (listener, addr) = listener();
     on_own_runtime(thread, move || {
-        accept_each(listener, |mut stream| async move {
-            let done = handshake::server_handshake(&mut stream)
-                .await
-                .expect("handshake");
-            assert!(
-                done.leftover.is_none_or(|b| b.is_empty()),
-                "no frame before the 101"
-            );
-            let mut ws = WebSocketStream::server(stream, Config::default());
+        accept_each(listener, |stream| async move {
+            let mut ws = sockudo_accept(stream).await;
             while let Some(Ok(message)) = ws.next().await {
                 if matches!(message, Message::Text(_) | Message::Binary(_))
                     && ws.send(message).await.is_err()
@@ -264,20 +257,13 @@ fn sockudo(thread: &'static str) -> SocketAddr {
 /// tokio-tungstenite above: messages ready together go into its cork
 /// buffer and out in one flush.
 fn sockudo_forward(thread: &'static str) -> SocketAddr {
-    use sockudo_ws::{handshake, Config, Message, WebSocketStream};
+    use sockudo_ws::Message;
+
     let (listener, addr) = listener();
     on_own_runtime(thread, move || {
-        accept_each(listener, |mut stream| async move {
-            let done = handshake::server_handshake(&mut stream)
-                .await
-                .expect("handshake");
-            assert!(
-                done.leftover.is_none_or(|b| b.is_empty()),
-                "no frame before the 101"
-            );
+        accept_each(listener, |stream| async move {
             // futures' split (the sink first), not sockudo-ws's own.
-            let ws = WebSocketStream::server(stream, Config::default());
-            let (write, read) = futures_util::StreamExt::split(ws);
+            let (write, read) = futures_util::StreamExt::split(sockudo_accept(stream).await);
             let data = read.try_filter(|m| {
                 std::future::ready(matches!(m, Message::Text(_) | Message::Binary(_)))
             });
@@ -285,6 +271,19 @@ fn sockudo_forward(thread: &'static str) -> SocketAddr {
         })
     });
     addr
+}
+
+/// sockudo-ws's `server_handshake` on the raw stream, then
+/// `WebSocketStream::server` with the default `Config`.
+async fn sockudo_accept(mut stream: TcpStream) -> sockudo_ws::WebSocketStream<TcpStream> {
+    let done = sockudo_ws::handshake::server_handshake(&mut stream)
+        .await
+        .expect("handshake");
+    assert!(
+        done.leftover.is_none_or(|b| b.is_empty()),
+        "no frame before the 101"
+    );
+    sockudo_ws::WebSocketStream::server(stream, sockudo_ws::Config::default())
 }
 
 /// nexus-web's blocking `Client::accept`, a thread per connection, default

@@ -70,7 +70,7 @@ fn main() {
         for depth in DEPTHS {
             for size in SIZES {
                 let payload: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
-                let mut results = [(); 3].map(|()| Vec::new());
+                let mut results: Results = Default::default();
                 for round in 0..=ROUNDS {
                     let mut runs = Vec::new();
                     for socket in &mut ours {
@@ -79,20 +79,13 @@ fn main() {
                     runs.push(tungstenite_echo(&mut theirs, depth, &payload).await);
                     // Round 0 warms up.
                     if round > 0 {
-                        results
-                            .iter_mut()
-                            .zip(runs)
-                            .for_each(|(r, run)| r.push(run));
+                        keep(&mut results, runs);
                     }
                 }
-                for (name, runs) in LIBRARIES.iter().zip(&mut results) {
-                    let (wall, cpu) = median(runs);
-                    println!(
-                        "| {depth} | {size} B | {name} | {:.0} | {:.2} |",
-                        N as f64 / wall,
-                        cpu * 1e6 / N as f64
-                    );
-                }
+                report(&mut results, |name, wall, cpu| {
+                    let (rate, cpu) = (N as f64 / wall, cpu * 1e6 / N as f64);
+                    format!("| {depth} | {size} B | {name} | {rate:.0} | {cpu:.2} |")
+                });
             }
         }
 
@@ -101,7 +94,7 @@ fn main() {
         println!("|---|---|---:|---:|");
         for size in SIZES {
             let path = format!("/blast?size={size}&n={STREAM}");
-            let mut results = [(); 3].map(|()| Vec::new());
+            let mut results: Results = Default::default();
             for round in 0..=ROUNDS {
                 let mut runs = Vec::new();
                 for backend in BACKENDS {
@@ -111,28 +104,35 @@ fn main() {
                 let socket = tungstenite_client(&cert, blast_port, &path).await;
                 runs.push(tungstenite_stream(socket, size).await);
                 if round > 0 {
-                    results
-                        .iter_mut()
-                        .zip(runs)
-                        .for_each(|(r, run)| r.push(run));
+                    keep(&mut results, runs);
                 }
             }
-            for (name, runs) in LIBRARIES.iter().zip(&mut results) {
-                let (wall, cpu) = median(runs);
-                println!(
-                    "| {size} B | {name} | {:.0} | {:.1} |",
-                    STREAM as f64 / wall,
-                    cpu * 1e9 / STREAM as f64
-                );
-            }
+            report(&mut results, |name, wall, cpu| {
+                let (rate, cpu) = (STREAM as f64 / wall, cpu * 1e9 / STREAM as f64);
+                format!("| {size} B | {name} | {rate:.0} | {cpu:.1} |")
+            });
         }
     });
 }
 
-/// The run of median wall time: (wall, CPU) seconds.
-fn median(runs: &mut [(f64, f64)]) -> (f64, f64) {
-    runs.sort_by(|a, b| a.0.total_cmp(&b.0));
-    runs[runs.len() / 2]
+/// (wall, CPU) seconds of every round, per library in [`LIBRARIES`] order.
+type Results = [Vec<(f64, f64)>; 3];
+
+/// Adds one round's runs, one per library.
+fn keep(results: &mut Results, runs: Vec<(f64, f64)>) {
+    results
+        .iter_mut()
+        .zip(runs)
+        .for_each(|(r, run)| r.push(run));
+}
+
+/// Prints `row(library, wall, cpu)` for each library's run of median wall time.
+fn report(results: &mut Results, row: impl Fn(&str, f64, f64) -> String) {
+    for (name, runs) in LIBRARIES.iter().zip(results) {
+        runs.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let (wall, cpu) = runs[runs.len() / 2];
+        println!("{}", row(name, wall, cpu));
+    }
 }
 
 /// `N` echoes, `depth` at a time; (wall, process CPU) seconds.
