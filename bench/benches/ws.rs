@@ -3,13 +3,16 @@
 //! read into the caller's buffer as `recv` would).
 //!
 //! Groups `ws/read/{40b,1k,64k,64k_masked,1k_text_8_fragments}`, each with `ringwire`,
-//! `nexus-web`, `tungstenite` and `fastwebsockets`. One iteration reads a whole stream of about 1 MiB of
+//! `ringwire_socket`, `nexus-web`, `tungstenite` and `fastwebsockets`. One iteration reads a whole stream of about 1 MiB of
 //! identical messages and touches every payload through `black_box`; throughput is in messages,
 //! so criterion's `elem/s` inverts to the time per message. Unmasked streams are server frames
 //! read by a client; the masked stream is client frames read by a server (unmasking included).
 //!
 //! - `ringwire`: `RecvTransport` (mirrored ring) + `Reader::read` on the ring's readable span,
 //!   unmasking in place; unfragmented messages are slices of the ring.
+//! - `ringwire_socket`: ringwire-ws's blocking `WebSocket` (its `recv`) over the same transport
+//!   and reads, the fixture cycling so the socket is kept: what the socket's loop around the
+//!   reader (replies queued for pings and closes, the close handshake's state) costs.
 //! - `nexus-web`: its sans-IO `FrameReader` with its default (1 MiB) buffer, driven as its
 //!   `Client::recv` drives it: `poll` + `next` while a message is ready, else `read_from` the
 //!   stream (which compacts when the buffer's spare room runs out). Unfragmented messages borrow
@@ -126,6 +129,69 @@ impl RingwireRead {
                 Err(e) => panic!("ringwire: {e}"),
             }
         }
+    }
+}
+
+/// ringwire's blocking socket, kept across iterations over a fixture that starts again at its
+/// end (the stream holds whole messages, so the socket never sees the seam).
+struct RingwireSocket(ringwire_ws::blocking::WebSocket<Cycle, Discard>);
+
+impl RingwireSocket {
+    fn new(stream: &[u8], role: Role) -> Self {
+        let ring = RingConfig::with_capacity(READ)
+            .max_capacity(4 * READ)
+            .backing(Backing::Mirrored);
+        let config = TransportConfig { rx: ring, tx: ring };
+        let rx = RecvTransport::new(config, Cycle(Chunks::every(stream, READ))).expect("ring");
+        let tx = ringwire_io::SendTransport::new(config, Discard).expect("ring");
+        let conn = ringwire_ws::Connection::new(role, Limits::default(), None).expect("conn");
+        Self(ringwire_ws::blocking::WebSocket::from_parts(rx, tx, conn))
+    }
+
+    /// Receives `count` messages.
+    fn run(&mut self, count: usize) -> usize {
+        for _ in 0..count {
+            match self.0.recv() {
+                Some(Ok((message, _))) => {
+                    black_box(&message);
+                }
+                other => panic!("ringwire socket: {other:?}"),
+            }
+        }
+        count
+    }
+}
+
+/// The fixture, from its start again after its end.
+struct Cycle(Chunks);
+
+impl Read for Cycle {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self.0.read(buf)? {
+            0 => {
+                self.0.rewind();
+                self.0.read(buf)
+            }
+            n => Ok(n),
+        }
+    }
+}
+
+/// A sink for the socket's send side (nothing is sent while reading).
+struct Discard;
+
+impl Write for Discard {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl ringwire_io::ShutdownWrite for Discard {
+    fn shutdown_write(&mut self) -> io::Result<()> {
+        Ok(())
     }
 }
 
@@ -291,6 +357,9 @@ fn bench_read(c: &mut Criterion) {
         let mut ringwire = RingwireRead::new(&stream, case.reader_role());
         assert_eq!(ringwire.run(), count);
         group.bench_function("ringwire", |b| b.iter(|| ringwire.run()));
+
+        let mut socket = RingwireSocket::new(&stream, case.reader_role());
+        group.bench_function("ringwire_socket", |b| b.iter(|| socket.run(count)));
 
         let mut nexus = nexus_web::ws::FrameReader::builder()
             .role(match case.reader_role() {

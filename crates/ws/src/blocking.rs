@@ -107,13 +107,20 @@ impl<R: Read, W: Write + ShutdownWrite> WebSocket<R, W> {
     /// The next message (pings and closes included, after the socket has
     /// queued its answer), with a [`Reply`] to answer it by; `None` once the
     /// closing handshake is over or the peer is gone.
+    ///
+    /// Inline and small, the rest out of line in [`Self::advance`]: a
+    /// message whole in the ring comes back in registers, not through a
+    /// stack copy the caller's reads would stall on.
+    #[inline]
     pub fn recv(&mut self) -> Received<'_, W> {
         let mut this = self;
         loop {
             // A pong or close queued while the last message was read goes
             // out before the next frame is read: every ping gets its pong.
-            if let Err(e) = this.reply().flush_replies() {
-                return Some(Err(e));
+            if this.conn.sender().wants_transmit() {
+                if let Err(e) = this.reply().flush_replies() {
+                    return Some(Err(e));
+                }
             }
             // A message borrows the ring; the loop that fills the ring must
             // not, which plain borrows cannot express yet.
@@ -124,37 +131,53 @@ impl<R: Read, W: Write + ShutdownWrite> WebSocket<R, W> {
                     ControlFlow::Continue(more) => next = more,
                 }
             });
-            if let Err(e) = this.reply().flush_replies() {
-                return Some(Err(e));
+            if let ControlFlow::Break(end) = this.advance(next) {
+                return end.map(Err);
             }
-            let at_least = match next {
-                Ok(at_least) => at_least,
-                // A protocol error: messages queued before it still go out.
-                Err(e) => {
-                    let _ = this.tx.flush();
-                    return Some(Err(e));
-                }
-            };
-            if this.conn.sender().may_close_tcp() {
-                return None;
+        }
+    }
+
+    /// After a step without a message: the replies it queued go out, then
+    /// the ring is refilled. `Break` ends [`recv`](Self::recv) (`None`: the
+    /// connection is over).
+    #[inline(never)]
+    fn advance(
+        &mut self,
+        next: Result<Option<usize>, SocketError>,
+    ) -> ControlFlow<Option<SocketError>> {
+        if let Err(e) = self.reply().flush_replies() {
+            return ControlFlow::Break(Some(e));
+        }
+        let at_least = match next {
+            Ok(at_least) => at_least,
+            // A protocol error: messages queued before it still go out.
+            Err(e) => {
+                let _ = self.tx.flush();
+                return ControlFlow::Break(Some(e));
             }
-            let Some(at_least) = at_least else { continue };
-            // Queued messages go out before waiting for the peer.
-            if this.tx.pending() > 0 {
-                if let Err(e) = this.tx.flush() {
-                    return Some(Err(e.into()));
-                }
+        };
+        if self.conn.sender().may_close_tcp() {
+            return ControlFlow::Break(None);
+        }
+        let Some(at_least) = at_least else {
+            return ControlFlow::Continue(());
+        };
+        // Queued messages go out before waiting for the peer.
+        if self.tx.pending() > 0 {
+            if let Err(e) = self.tx.flush() {
+                return ControlFlow::Break(Some(e.into()));
             }
-            match this.rx.fill(at_least) {
-                Ok(0) => return None,
-                Ok(_) => {}
-                Err(e) => return Some(Err(e.into())),
-            }
+        }
+        match self.rx.fill(at_least) {
+            Ok(0) => ControlFlow::Break(None),
+            Ok(_) => ControlFlow::Continue(()),
+            Err(e) => ControlFlow::Break(Some(e.into())),
         }
     }
 
     /// One [`drive::step`]: what `recv` returns, or how many bytes it needs
     /// first (`None`: none more, read on).
+    #[inline]
     fn read_step(&mut self) -> ControlFlow<Received<'_, W>, Result<Option<usize>, SocketError>> {
         self.rx.consume(std::mem::take(&mut self.consumed));
         let data = self.rx.ring_mut().readable_mut();

@@ -99,16 +99,19 @@ impl Connection {
     }
 
     /// Both halves, so a message read through one can be answered through the other.
+    #[inline]
     pub fn split(&mut self) -> (&mut Receiver, &mut Sender) {
         (&mut self.receiver, &mut self.sender)
     }
 
     /// The sending half.
+    #[inline]
     pub fn sender(&mut self) -> &mut Sender {
         &mut self.sender
     }
 
     /// Reads from the front of `buf`: [`Receiver::handle_read`].
+    #[inline]
     pub fn handle_read<'a>(
         &'a mut self,
         buf: &'a mut [u8],
@@ -126,6 +129,7 @@ impl Connection {
 impl Receiver {
     /// Reads from the front of `buf` (see [`Reader::read`]) and queues the replies pings and
     /// closes call for in `sender`. After the connection closed, input is consumed and ignored.
+    #[inline]
     pub fn handle_read<'a>(
         &'a mut self,
         buf: &'a mut [u8],
@@ -138,18 +142,25 @@ impl Receiver {
                 Status::Complete(None, buf.len())
             });
         }
-        let status = match self.reader.read(buf) {
-            Ok(status) => status,
-            Err(err) => {
-                if sender.state == State::Open {
-                    sender.queue_close(Some(CloseFrame {
-                        code: err.close_code(),
-                        reason: "",
-                    }));
-                }
-                sender.state = State::Closed;
-                return Err(err);
+        if sender.state == State::Open {
+            if let Some((text, payload)) = self.reader.whole_single_frame(buf) {
+                // The commonest frame, in registers: no reply to queue for it.
+                let total = payload.end;
+                let payload = &buf[payload];
+                let message = if text {
+                    match simdutf8::basic::from_utf8(payload) {
+                        Ok(text) => Message::Text(text),
+                        Err(_) => return Err(Self::failed(self.reader.fail_utf8(), sender)),
+                    }
+                } else {
+                    Message::Binary(payload)
+                };
+                return Ok(Status::Complete(Some(message), total));
             }
+        }
+        let status = match self.reader.read_outlined(buf) {
+            Ok(status) => status,
+            Err(err) => return Err(Self::failed(err, sender)),
         };
         match status {
             Status::Complete(Some(Message::Ping(payload)), _) if sender.state == State::Open => {
@@ -175,6 +186,18 @@ impl Receiver {
             _ => {}
         }
         Ok(status)
+    }
+
+    /// A protocol error: the close its code calls for is queued, and the connection is over.
+    fn failed(err: Error, sender: &mut Sender) -> Error {
+        if sender.state == State::Open {
+            sender.queue_close(Some(CloseFrame {
+                code: err.close_code(),
+                reason: "",
+            }));
+        }
+        sender.state = State::Closed;
+        err
     }
 }
 
@@ -228,6 +251,7 @@ impl Sender {
 
     /// Whether frames are queued for [`poll_transmit`](Sender::poll_transmit).
     #[must_use]
+    #[inline]
     pub fn wants_transmit(&self) -> bool {
         self.pong.is_some() || self.close.is_some()
     }
@@ -259,6 +283,7 @@ impl Sender {
     /// Whether this endpoint should close the TCP connection now: the handshake is over and
     /// nothing is queued. A server closes first; a client may too if the server does not.
     #[must_use]
+    #[inline]
     pub fn may_close_tcp(&self) -> bool {
         self.state == State::Closed && !self.wants_transmit()
     }

@@ -152,7 +152,9 @@ pub(crate) enum Step<'a> {
 
 /// Reads the next frame from `data`; `consumed` becomes the bytes it spans,
 /// which the driver drops from its ring before the next step (the message
-/// borrows them until then).
+/// borrows them until then). Inline, as [`crate::Reader::read`] is: the
+/// message comes back in registers rather than through memory.
+#[inline]
 pub(crate) fn step<'a>(
     conn: &'a mut Connection,
     data: &'a mut [u8],

@@ -153,6 +153,18 @@ impl Reader {
         }
     }
 
+    /// [`read`](Self::read), not inlined: for a connection's loop, which takes the commonest
+    /// frame inline first ([`whole_single_frame`](Self::whole_single_frame)). Two inlined
+    /// calls of `read` in one codegen unit make the compiler inline it at neither, and the
+    /// message then comes back through memory, a stack copy the caller's reads stall on.
+    #[inline(never)]
+    pub(crate) fn read_outlined<'a>(
+        &'a mut self,
+        buf: &'a mut [u8],
+    ) -> Result<Status<Option<Message<'a>>>, Error> {
+        self.read(buf)
+    }
+
     fn fail(&self, err: Error) -> Error {
         self.failed.set(Some(err));
         err
@@ -232,15 +244,9 @@ impl Reader {
             max_message_len,
         } = self.limits;
         match b0 {
-            0x81 | 0x82
-                if self.message.is_none() && len as u64 <= max_frame_len.min(max_message_len) =>
-            {
-                self.unmask_whole(buf, header_len, len);
-                let ready = Ready::Single {
-                    text: b0 == 0x81,
-                    payload: header_len..total,
-                };
-                Some(Ok(Step::Ready(ready, total)))
+            0x81 | 0x82 => {
+                let (text, payload) = self.single_frame(buf, b0, header_len, len)?;
+                Some(Ok(Step::Ready(Ready::Single { text, payload }, total)))
             }
             0x00 | 0x80 => {
                 let held = (self.text.len() + self.binary.len()) as u64;
@@ -263,6 +269,46 @@ impl Reader {
             }
             _ => None,
         }
+    }
+
+    /// The commonest frame, for a connection's read loop to take before [`read`](Self::read):
+    /// a whole, unfragmented, uncompressed text or binary frame with a 7- or 16-bit length,
+    /// unmasked in place. Whether it is text (not yet validated) and where its payload lies
+    /// (it ends the frame); nothing is borrowed, so the caller can fall back to `read`.
+    #[inline(always)]
+    pub(crate) fn whole_single_frame(&mut self, buf: &mut [u8]) -> Option<(bool, Range<usize>)> {
+        if self.failed.get().is_some() {
+            return None;
+        }
+        match self.short_header(buf)? {
+            (b0 @ (0x81 | 0x82), header_len, len) => self.single_frame(buf, b0, header_len, len),
+            _ => None,
+        }
+    }
+
+    /// The first case of [`whole_short_frame`](Self::whole_short_frame), for a header
+    /// [`short_header`](Self::short_header) accepted: an unfragmented, uncompressed data frame
+    /// between messages, within the limits, unmasked.
+    #[inline(always)]
+    fn single_frame(
+        &mut self,
+        buf: &mut [u8],
+        b0: u8,
+        header_len: usize,
+        len: usize,
+    ) -> Option<(bool, Range<usize>)> {
+        let limit = self.limits.max_frame_len.min(self.limits.max_message_len);
+        if self.message.is_some() || len as u64 > limit {
+            return None;
+        }
+        self.unmask_whole(buf, header_len, len);
+        Some((b0 == 0x81, header_len..header_len + len))
+    }
+
+    /// Records a text payload that is not UTF-8, found by the caller of
+    /// [`whole_single_frame`](Self::whole_single_frame): the reader fails from then on.
+    pub(crate) fn fail_utf8(&self) -> Error {
+        self.fail(Error::InvalidUtf8)
     }
 
     /// A whole frame with a 7- or 16-bit length, masked as the role expects, and no frame
@@ -290,7 +336,7 @@ impl Reader {
 
     /// Unmasks, where it lies, the payload of a frame [`short_header`](Self::short_header)
     /// accepted.
-    #[inline]
+    #[inline(always)]
     fn unmask_whole(&self, buf: &mut [u8], header_len: usize, len: usize) {
         if self.role == Role::Server {
             let (header, payload) = buf[..header_len + len].split_at_mut(header_len);
