@@ -152,9 +152,7 @@ pub(crate) enum Step<'a> {
 
 /// Reads the next frame from `data`; `consumed` becomes the bytes it spans,
 /// which the driver drops from its ring before the next step (the message
-/// borrows them until then). Inline, as [`crate::Reader::read`] is: the
-/// message comes back in registers rather than through memory.
-#[inline]
+/// borrows them until then). The tokio socket's.
 pub(crate) fn step<'a>(
     conn: &'a mut Connection,
     data: &'a mut [u8],
@@ -164,7 +162,34 @@ pub(crate) fn step<'a>(
     if sender.may_close_tcp() {
         return Step::Closed;
     }
-    match receiver.handle_read(data, sender) {
+    let read = receiver.handle_read(data, sender);
+    to_step(read, sender, consumed)
+}
+
+/// [`step`], inlined, with the commonest frame taken inline first
+/// ([`Receiver::handle_read_fast`](crate::conn::Receiver::handle_read_fast)):
+/// the blocking socket's.
+#[inline]
+pub(crate) fn step_fast<'a>(
+    conn: &'a mut Connection,
+    data: &'a mut [u8],
+    consumed: &mut usize,
+) -> Step<'a> {
+    let (receiver, sender) = conn.split();
+    if sender.may_close_tcp() {
+        return Step::Closed;
+    }
+    let read = receiver.handle_read_fast(data, sender);
+    to_step(read, sender, consumed)
+}
+
+#[inline(always)]
+fn to_step<'a>(
+    read: Result<Status<Option<Message<'a>>>, crate::Error>,
+    sender: &'a mut Sender,
+    consumed: &mut usize,
+) -> Step<'a> {
+    match read {
         Ok(Status::Complete(message, n)) => {
             *consumed = n;
             match message {

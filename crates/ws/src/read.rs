@@ -153,18 +153,6 @@ impl Reader {
         }
     }
 
-    /// [`read`](Self::read), not inlined: for a connection's loop, which takes the commonest
-    /// frame inline first ([`whole_single_frame`](Self::whole_single_frame)). Two inlined
-    /// calls of `read` in one codegen unit make the compiler inline it at neither, and the
-    /// message then comes back through memory, a stack copy the caller's reads stall on.
-    #[inline(never)]
-    pub(crate) fn read_outlined<'a>(
-        &'a mut self,
-        buf: &'a mut [u8],
-    ) -> Result<Status<Option<Message<'a>>>, Error> {
-        self.read(buf)
-    }
-
     fn fail(&self, err: Error) -> Error {
         self.failed.set(Some(err));
         err
