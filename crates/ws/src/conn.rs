@@ -176,6 +176,7 @@ impl Receiver {
     /// back in registers: returned through memory, it costs a stack copy the caller's loads
     /// stall on. For the blocking socket; inlined into the tokio socket's `recv` future, the
     /// same made it slower (the TLS stream of `wss-echo`: 46 to 53 ns per message).
+    #[cfg(feature = "blocking")]
     #[inline]
     pub(crate) fn handle_read_fast<'a>(
         &'a mut self,

@@ -153,6 +153,7 @@ pub(crate) enum Step<'a> {
 /// Reads the next frame from `data`; `consumed` becomes the bytes it spans,
 /// which the driver drops from its ring before the next step (the message
 /// borrows them until then). The tokio socket's.
+#[cfg(feature = "tokio")]
 pub(crate) fn step<'a>(
     conn: &'a mut Connection,
     data: &'a mut [u8],
@@ -169,6 +170,7 @@ pub(crate) fn step<'a>(
 /// [`step`], inlined, with the commonest frame taken inline first
 /// ([`Receiver::handle_read_fast`](crate::conn::Receiver::handle_read_fast)):
 /// the blocking socket's.
+#[cfg(feature = "blocking")]
 #[inline]
 pub(crate) fn step_fast<'a>(
     conn: &'a mut Connection,
