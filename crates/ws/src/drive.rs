@@ -10,8 +10,8 @@ use ringwire_io::TransportError;
 
 use crate::handshake::{ClientHandshake, HandshakeError, Negotiated};
 use crate::{
-    Connection, DeflateConfig, EncodeError, FrameHeader, Limits, Message, OpCode, Role, Sender,
-    State, Status, MAX_CONTROL_PAYLOAD, MAX_HEADER_LEN,
+    Connection, DeflateConfig, EncodeError, FrameHeader, Limits, Message, OpCode, Receiver, Role,
+    Sender, State, Status, MAX_CONTROL_PAYLOAD, MAX_HEADER_LEN,
 };
 
 /// Why a WebSocket stopped.
@@ -159,17 +159,11 @@ pub(crate) fn step<'a>(
     data: &'a mut [u8],
     consumed: &mut usize,
 ) -> Step<'a> {
-    let (receiver, sender) = conn.split();
-    if sender.may_close_tcp() {
-        return Step::Closed;
-    }
-    let read = receiver.handle_read(data, sender);
-    to_step(read, sender, consumed)
+    step_with(conn, data, consumed, Receiver::handle_read)
 }
 
 /// [`step`], inlined, with the commonest frame taken inline first
-/// ([`Receiver::handle_read_fast`](crate::conn::Receiver::handle_read_fast)):
-/// the blocking socket's.
+/// ([`Receiver::handle_read_fast`]): the blocking socket's.
 #[cfg(feature = "blocking")]
 #[inline]
 pub(crate) fn step_fast<'a>(
@@ -177,21 +171,29 @@ pub(crate) fn step_fast<'a>(
     data: &'a mut [u8],
     consumed: &mut usize,
 ) -> Step<'a> {
+    step_with(conn, data, consumed, Receiver::handle_read_fast)
+}
+
+/// One step, reading with `read`.
+#[inline(always)]
+fn step_with<'a, F>(
+    conn: &'a mut Connection,
+    data: &'a mut [u8],
+    consumed: &mut usize,
+    read: F,
+) -> Step<'a>
+where
+    F: FnOnce(
+        &'a mut Receiver,
+        &'a mut [u8],
+        &mut Sender,
+    ) -> Result<Status<Option<Message<'a>>>, crate::Error>,
+{
     let (receiver, sender) = conn.split();
     if sender.may_close_tcp() {
         return Step::Closed;
     }
-    let read = receiver.handle_read_fast(data, sender);
-    to_step(read, sender, consumed)
-}
-
-#[inline(always)]
-fn to_step<'a>(
-    read: Result<Status<Option<Message<'a>>>, crate::Error>,
-    sender: &'a mut Sender,
-    consumed: &mut usize,
-) -> Step<'a> {
-    match read {
+    match read(receiver, data, sender) {
         Ok(Status::Complete(message, n)) => {
             *consumed = n;
             match message {
