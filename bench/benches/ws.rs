@@ -92,6 +92,14 @@ impl Case {
     }
 }
 
+/// ringwire's rings: mirrored, one read's size, room to grow for a frame.
+fn rings() -> TransportConfig {
+    let ring = RingConfig::with_capacity(READ)
+        .max_capacity(4 * READ)
+        .backing(Backing::Mirrored);
+    TransportConfig { rx: ring, tx: ring }
+}
+
 /// ringwire: the ring receives, the reader parses and unmasks in place.
 struct RingwireRead {
     rx: RecvTransport<Chunks>,
@@ -100,10 +108,7 @@ struct RingwireRead {
 
 impl RingwireRead {
     fn new(stream: &[u8], role: Role) -> Self {
-        let ring = RingConfig::with_capacity(READ)
-            .max_capacity(4 * READ)
-            .backing(Backing::Mirrored);
-        let config = TransportConfig { rx: ring, tx: ring };
+        let config = rings();
         Self {
             rx: RecvTransport::new(config, Chunks::every(stream, READ)).expect("ring"),
             reader: Reader::new(role, Limits::default(), None),
@@ -138,10 +143,7 @@ struct RingwireSocket(ringwire_ws::blocking::WebSocket<Cycle, Discard>);
 
 impl RingwireSocket {
     fn new(stream: &[u8], role: Role) -> Self {
-        let ring = RingConfig::with_capacity(READ)
-            .max_capacity(4 * READ)
-            .backing(Backing::Mirrored);
-        let config = TransportConfig { rx: ring, tx: ring };
+        let config = rings();
         let rx = RecvTransport::new(config, Cycle(Chunks::every(stream, READ))).expect("ring");
         let tx = ringwire_io::SendTransport::new(config, Discard).expect("ring");
         let conn = ringwire_ws::Connection::new(role, Limits::default(), None).expect("conn");
