@@ -150,6 +150,18 @@ pub(crate) fn hex_digit(b: u8) -> Option<u8> {
     }
 }
 
+/// The first `needle` in `bytes`: `memchr` for long spans; a plain loop for
+/// short ones (the few bytes a small read adds, a short path), where
+/// `memchr`'s setup costs more than it saves.
+#[inline]
+pub(crate) fn find(needle: u8, bytes: &[u8]) -> Option<usize> {
+    if bytes.len() < 16 {
+        bytes.iter().position(|&b| b == needle)
+    } else {
+        memchr::memchr(needle, bytes)
+    }
+}
+
 /// The sixteen bytes at `at`, if there are that many.
 #[inline(always)]
 fn block(bytes: &[u8], at: usize) -> Option<u8x16> {

@@ -11,7 +11,7 @@ use std::iter::FusedIterator;
 
 use memchr::{memchr, memchr2};
 
-use crate::chars::hex_digit;
+use crate::chars::{find, hex_digit};
 
 /// The four shapes of a request target (RFC 9112 section 3.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -113,7 +113,7 @@ impl<'a> Target<'a> {
 
     #[inline]
     fn split(&self) -> (&'a [u8], Option<&'a [u8]>) {
-        let raw = match memchr(b'#', self.raw) {
+        let raw = match find(b'#', self.raw) {
             Some(hash) => &self.raw[..hash],
             None => self.raw,
         };
@@ -129,7 +129,7 @@ impl<'a> Target<'a> {
                 &after[path..]
             }
         };
-        let (path, query) = match memchr(b'?', rest) {
+        let (path, query) = match find(b'?', rest) {
             Some(q) => (&rest[..q], Some(&rest[q + 1..])),
             None => (rest, None),
         };
@@ -210,7 +210,7 @@ impl FusedIterator for QueryPairs<'_> {}
 /// What comes before the first `sep`, and what after it if there is one.
 #[inline]
 fn split_once(bytes: &[u8], sep: u8) -> (&[u8], Option<&[u8]>) {
-    match memchr(sep, bytes) {
+    match find(sep, bytes) {
         Some(i) => (&bytes[..i], Some(&bytes[i + 1..])),
         None => (bytes, None),
     }

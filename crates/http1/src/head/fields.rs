@@ -1,7 +1,7 @@
 //! Field lines (RFC 9112 section 5): shared by request heads, response heads
 //! and chunked trailers.
 
-use crate::chars::{token_end, value_end};
+use crate::chars::{find, token_end, value_end};
 use crate::head::{HeaderIndex, Span};
 use crate::Error;
 
@@ -147,13 +147,8 @@ impl SectionScan {
     }
 }
 
-/// The first LF in `bytes`: `memchr` for long spans; a plain loop for the
-/// few bytes a small read adds, where `memchr`'s setup costs more than it saves.
+/// The first LF in `bytes`.
 #[inline]
 pub(crate) fn find_lf(bytes: &[u8]) -> Option<usize> {
-    if bytes.len() < 16 {
-        bytes.iter().position(|&b| b == b'\n')
-    } else {
-        memchr::memchr(b'\n', bytes)
-    }
+    find(b'\n', bytes)
 }
