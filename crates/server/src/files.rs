@@ -92,8 +92,8 @@ impl StaticFiles {
         let raw_path = target.path();
         // Keyed by the path as sent: a hit costs no path building (and no
         // allocation); each spelling of a path is checked once on its miss.
-        if let Some(entry) = self.cache.get(raw_path) {
-            return answer(&entry, request);
+        if let Some(response) = self.cache.with(raw_path, |entry| answer(entry, request)) {
+            return response;
         }
         let mut path = self.root.clone();
         for segment in target.segments() {
@@ -182,23 +182,24 @@ fn answer(entry: &Entry, request: &Request<'_>) -> Response {
     if not_modified {
         return Response::new(304).header("etag", entry.etag.clone());
     }
-    let whole = Response::new(200).fields(entry.fields.clone());
     // Range is defined for GET only; an If-Range that does not match asks
-    // for the whole (changed) file.
-    let range = match request.header("range") {
-        Some(range) if request.method() == Method::Get => range,
-        _ => return whole.body(file_body(entry, 0, entry.len)),
-    };
-    if request
-        .header("if-range")
-        .is_some_and(|v| !if_range_holds(v, entry))
-    {
-        return whole.body(file_body(entry, 0, entry.len));
-    }
-    match parse_range(range, entry.len) {
-        ByteRange::Whole => whole.body(file_body(entry, 0, entry.len)),
-        ByteRange::Part { first, last } => whole
-            .status_code(206)
+    // for the whole (changed) file. (Decided before the response is built,
+    // so it is built once, in place.)
+    let range = request
+        .header("range")
+        .filter(|_| request.method() == Method::Get)
+        .filter(|_| {
+            request
+                .header("if-range")
+                .is_none_or(|v| if_range_holds(v, entry))
+        })
+        .map_or(ByteRange::Whole, |range| parse_range(range, entry.len));
+    match range {
+        ByteRange::Whole => Response::new(200)
+            .fields(entry.fields.clone())
+            .body(file_body(entry, 0, entry.len)),
+        ByteRange::Part { first, last } => Response::new(206)
+            .fields(entry.fields.clone())
             .header(
                 "content-range",
                 format!("bytes {first}-{last}/{}", entry.len),

@@ -117,12 +117,14 @@ impl FileCache {
         }
     }
 
-    /// The fresh entry for `key`, dropping a stale one.
-    pub(super) fn get(&self, key: &[u8]) -> Option<Arc<Entry>> {
+    /// What `f` makes of the fresh entry for `key`, dropping a stale one.
+    /// (Under the lock, rather than handing out a clone of the entry's
+    /// `Arc`: a hit is answered without touching its count.)
+    pub(super) fn with<R>(&self, key: &[u8], f: impl FnOnce(&Entry) -> R) -> Option<R> {
         let mut entries = self.lock();
         let entry = entries.get(key)?;
         if entry.age() < self.ttl {
-            return Some(Arc::clone(entry));
+            return Some(f(entry));
         }
         entries.remove(key);
         None
@@ -197,14 +199,14 @@ mod tests {
 
         let cache = FileCache::new(Duration::from_millis(200), 2);
         cache.insert(b"a".to_vec(), Arc::clone(&a));
-        assert!(cache.get(b"a").is_some());
+        assert!(cache.with(b"a", |_| ()).is_some());
         cache.insert(b"b".to_vec(), entry(dir.path(), "b"));
         cache.insert(b"c".to_vec(), entry(dir.path(), "c"));
         assert_eq!(cache.len(), 2, "bounded");
-        assert!(cache.get(b"c").is_some());
+        assert!(cache.with(b"c", |_| ()).is_some());
 
         std::thread::sleep(Duration::from_millis(250));
-        assert!(cache.get(b"c").is_none(), "expired");
+        assert!(cache.with(b"c", |_| ()).is_none(), "expired");
         assert_eq!(cache.len(), 1, "the stale entry was dropped on use");
         // Only the test's own handle keeps `a` now that it may be evicted.
         cache.insert(b"d".to_vec(), entry(dir.path(), "d"));
