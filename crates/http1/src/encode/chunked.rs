@@ -23,7 +23,7 @@ pub fn chunk_header(len: usize, buf: &mut [u8]) -> Result<usize, EncodeError> {
     }
     let mut hex = [0; 20];
     let mut out = HeadBuf::new(buf, 0);
-    out.put(&[digits(len as u64, 16, &mut hex), CHUNK_END])?;
+    out.put(&[digits::<16>(len as u64, &mut hex), CHUNK_END])?;
     Ok(out.len())
 }
 
@@ -40,7 +40,7 @@ pub fn encode_chunk(data: &[u8], buf: &mut [u8]) -> Result<usize, EncodeError> {
     let mut hex = [0; 20];
     let mut out = HeadBuf::new(buf, 0);
     out.put(&[
-        digits(data.len() as u64, 16, &mut hex),
+        digits::<16>(data.len() as u64, &mut hex),
         CHUNK_END,
         data,
         CHUNK_END,

