@@ -2,7 +2,9 @@
 
 use std::sync::Arc;
 
-use openssl::ssl::{AlpnError, SslAcceptor, SslConnector, SslMethod, SslVerifyMode, SslVersion};
+use openssl::ssl::{
+    AlpnError, SslAcceptor, SslConnector, SslMethod, SslMode, SslVerifyMode, SslVersion,
+};
 use openssl::x509::X509;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
@@ -231,6 +233,10 @@ fn openssl_server(config: &ServerConfig) -> Result<SslAcceptor, TlsError> {
     let err = |what| move |e: openssl::error::ErrorStack| TlsError::Config(format!("{what}: {e}"));
     let mut builder = SslAcceptor::mozilla_intermediate_v5(SslMethod::tls_server())
         .map_err(err("OpenSSL context"))?;
+    // A busy connection keeps its record buffers between records (releasing
+    // them cost three allocations per request); an idle one frees them
+    // (`Session::release_buffers`).
+    crate::ffi::clear_mode(&mut builder, SslMode::RELEASE_BUFFERS);
     let mut chain = X509::stack_from_pem(&config.chain).map_err(err("certificate PEM"))?;
     if chain.is_empty() {
         return Err(TlsError::Config("no certificate in the PEM".into()));

@@ -28,6 +28,7 @@
 mod blocking;
 mod config;
 mod error;
+mod ffi;
 mod insecure;
 mod maybe;
 mod resume;

@@ -94,6 +94,15 @@ impl Session {
         }
     }
 
+    /// Frees the TLS library's record buffers if they hold nothing (an
+    /// idle connection); whether they are free. rustls keeps none worth it.
+    pub(crate) fn release_buffers(&mut self) -> bool {
+        match self {
+            Session::OpenSsl(stream) => crate::ffi::free_buffers(stream.ssl()),
+            Session::Rustls { .. } => true,
+        }
+    }
+
     /// Advances the handshake: `true` once it is done.
     pub(crate) fn handshake(&mut self) -> Result<bool, TlsError> {
         match self {

@@ -144,16 +144,18 @@ impl<S> TlsStream<S> {
         self.lock().starved
     }
 
-    /// Gives the ciphertext rings' touched pages back to the OS when
-    /// nothing waits in them: for a connection going idle (the rings stay
-    /// mapped; the next record faults fresh pages in). Whether they were
-    /// released.
+    /// Gives the ciphertext rings' touched pages back to the OS, and frees
+    /// the TLS library's record buffers, when nothing waits in them: for a
+    /// connection going idle (the rings stay mapped; the next record faults
+    /// fresh pages in). Whether all of it was released.
     ///
     /// # Errors
     ///
     /// The OS refused (`madvise`).
     pub fn release_idle_memory(&self) -> Result<bool, TlsError> {
-        self.lock().session.wire().release_pages()
+        let mut state = self.lock();
+        let freed = state.session.release_buffers();
+        Ok(state.session.wire().release_pages()? && freed)
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
