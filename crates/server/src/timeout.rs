@@ -61,6 +61,7 @@ use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
 use std::{io, thread};
 
+use atomic_waker::AtomicWaker;
 use tokio::sync::futures::Notified;
 use tokio::sync::Notify;
 use tokio::task::AbortHandle;
@@ -187,6 +188,11 @@ struct Watch {
     /// under way), so that a waiter can tell that none came since it
     /// registered without polling its `Notified`, which takes the lock.
     notices: AtomicU64,
+    /// The connection task's own wait ([`Timer::expired`], [`Timer::over`]):
+    /// a waiter per request, so a lock-free slot rather than a `Notified`
+    /// (whose registration and removal each take the `Notify`'s lock). The
+    /// connection awaits one of them at a time.
+    own: AtomicWaker,
     /// The connection's task, aborted when the shutdown grace runs out.
     task: OnceLock<AbortHandle>,
     /// Here rather than in the [`Timer`]: one pointer less in every
@@ -237,10 +243,28 @@ impl Watch {
         }
     }
 
-    /// Wakes every waiter of [`until`](Self::until) and of
-    /// [`Timer::notified`], counting the notification around it.
+    /// Resolves with what `check` finds once it finds something, woken by
+    /// [`notify`](Self::notify) through the connection's own slot: for the
+    /// connection task's waits only, one at a time. Cancel-safe.
+    async fn until_own<T>(&self, check: impl Fn() -> Option<T>) -> T {
+        poll_fn(|cx| {
+            if let Some(found) = check() {
+                return Poll::Ready(found);
+            }
+            self.own.register(cx.waker());
+            // Checked again: a notification between the first check and the
+            // registration woke nobody.
+            check().map_or(Poll::Pending, Poll::Ready)
+        })
+        .await
+    }
+
+    /// Wakes every waiter of [`until`](Self::until), of
+    /// [`until_own`](Self::until_own) and of [`Timer::notified`], counting
+    /// the notification around it.
     fn notify(&self) {
         self.notices.fetch_add(1, Ordering::SeqCst);
+        self.own.wake();
         self.cancel.notify_waiters();
         self.notices.fetch_add(1, Ordering::SeqCst);
     }
@@ -314,6 +338,7 @@ impl Sweeper {
             progress: AtomicU64::new(0),
             cancel: Notify::new(),
             notices: AtomicU64::new(0),
+            own: AtomicWaker::new(),
             task: OnceLock::new(),
             shared: Arc::clone(&self.shared),
         });
@@ -418,7 +443,7 @@ impl Timer {
     /// limit, with that phase. Cancel-safe.
     pub(crate) async fn expired(&self) -> Phase {
         self.watch
-            .until(|| {
+            .until_own(|| {
                 let state = self.watch.state.load(Ordering::Acquire);
                 (state & EXPIRED != 0).then(|| Phase::from_bits(state))
             })
@@ -427,7 +452,7 @@ impl Timer {
 
     /// Resolves when [`is_over`](Self::is_over) holds. Cancel-safe.
     pub(crate) async fn over(&self) {
-        self.watch.until(|| self.is_over().then_some(())).await;
+        self.watch.until_own(|| self.is_over().then_some(())).await;
     }
 
     /// Whether the current phase expired or shutdown began: what ends an
@@ -455,6 +480,14 @@ impl Timer {
     /// it when the shutdown grace runs out.
     pub(crate) fn task_slot(&self) -> TaskSlot {
         TaskSlot(Arc::clone(&self.watch))
+    }
+}
+
+impl Drop for Timer {
+    /// The task's waker leaves the shared watch with the task's future, so
+    /// the sweeper's reference does not keep a finished task's memory.
+    fn drop(&mut self) {
+        drop(self.watch.own.take());
     }
 }
 
@@ -631,6 +664,7 @@ mod tests {
             progress: AtomicU64::new(0),
             cancel: Notify::new(),
             notices: AtomicU64::new(0),
+            own: AtomicWaker::new(),
             task: OnceLock::new(),
             shared: Arc::new(Shared {
                 epoch: Instant::now(),
@@ -673,6 +707,36 @@ mod tests {
         flag.store(true, Ordering::SeqCst);
         watch.cancel.notify_waiters();
         assert!(until.as_mut().poll(&mut cx).is_ready());
+    }
+
+    /// The connection's own wait wakes its task on a notification that
+    /// finds its condition, whether it came before or after the wait began.
+    #[test]
+    fn until_own_is_woken_by_a_notification() {
+        struct Count(std::sync::atomic::AtomicUsize);
+        impl std::task::Wake for Count {
+            fn wake(self: Arc<Self>) {
+                self.0.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        let (entry, _) = entry(Phase::Head, 0);
+        let watch = entry.watch;
+        let count = Arc::new(Count(0.into()));
+        let waker = Waker::from(Arc::clone(&count));
+        let mut cx = std::task::Context::from_waker(&waker);
+        let flag = AtomicBool::new(false);
+        let mut until = pin!(watch.until_own(|| flag.load(Ordering::SeqCst).then_some(())));
+        assert!(until.as_mut().poll(&mut cx).is_pending());
+        assert!(until.as_mut().poll(&mut cx).is_pending());
+        flag.store(true, Ordering::SeqCst);
+        watch.notify();
+        assert_eq!(count.0.load(Ordering::SeqCst), 1, "woken once");
+        assert!(until.as_mut().poll(&mut cx).is_ready());
+        // A condition already met: ready at once, nothing registered.
+        let mut until = pin!(watch.until_own(|| flag.load(Ordering::SeqCst).then_some(())));
+        assert!(until.as_mut().poll(&mut cx).is_ready());
+        watch.notify();
+        assert_eq!(count.0.load(Ordering::SeqCst), 1);
     }
 
     fn limits() -> Limits {
