@@ -207,10 +207,11 @@ impl Watch {
     }
 
     /// Resolves with what `check` finds once it finds something, looking
-    /// again at each notification from the sweeper. Cancel-safe.
+    /// again at each notification from the sweeper. Cancel-safe, and for
+    /// any number of waiters in any tasks ([`Shutdown::started`]).
     ///
-    /// Polled at every wake-up of a busy connection (in a `select!` beside
-    /// its I/O), so a poll that can know nothing was notified since the last
+    /// Polled at every wait of an upgraded connection (a WebSocket's close
+    /// signal), so a poll that can know nothing was notified since the last
     /// one returns at once: same waker, no notification begun since it
     /// registered (one atomic load instead of the `Notify`'s lock).
     async fn until<T>(&self, check: impl Fn() -> Option<T>) -> T {
