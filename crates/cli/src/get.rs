@@ -12,26 +12,19 @@ use clap::Args;
 use ringwire_client::blocking::{Client, Response};
 use ringwire_client::{ClientConfig, RequestBuffer, Url};
 
+use crate::request::{line, seconds, RequestArgs, TlsArgs};
+
 /// The exit status for an HTTP error with `--fail`, as curl's.
 const HTTP_ERROR_EXIT: u8 = 22;
-/// Sent unless a `-H user-agent: ...` replaces it.
-const USER_AGENT: &str = concat!("ringwire/", env!("CARGO_PKG_VERSION"));
 /// Bodies shorter than this get no progress bar.
 const PROGRESS_FROM: u64 = 1 << 20;
 
 #[derive(Debug, Args)]
 pub(crate) struct GetArgs {
-    /// The URL (http:// only for now).
+    /// The URL (http:// or https://).
     url: String,
-    /// The method [default: GET, or POST with -d].
-    #[arg(short = 'X', long = "request", value_name = "METHOD")]
-    method: Option<String>,
-    /// A request header, `NAME: VALUE` (repeatable).
-    #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
-    headers: Vec<String>,
-    /// The request body; `@FILE` reads it from FILE.
-    #[arg(short = 'd', long = "data", value_name = "DATA")]
-    data: Option<String>,
+    #[command(flatten)]
+    request: RequestArgs,
     /// Write the body to FILE instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
@@ -47,15 +40,8 @@ pub(crate) struct GetArgs {
     /// Exit with status 22, writing no body, when the status is 400 or above.
     #[arg(long)]
     fail: bool,
-    /// Skip certificate and host name checks (https://; for testing).
-    #[arg(short = 'k', long = "insecure")]
-    insecure: bool,
-    /// The TLS library.
-    #[arg(long, value_enum, default_value_t)]
-    tls_library: crate::TlsLibrary,
-    /// Also trust the CA certificates in FILE (PEM).
-    #[arg(long = "cacert", value_name = "FILE")]
-    cacert: Option<PathBuf>,
+    #[command(flatten)]
+    tls: TlsArgs,
     /// Seconds the whole request may take.
     #[arg(long = "max-time", value_name = "SECS")]
     max_time: Option<f64>,
@@ -77,38 +63,7 @@ pub(crate) fn run(args: &GetArgs) -> ExitCode {
 
 fn get(args: &GetArgs) -> Result<ExitCode, String> {
     let url = Url::parse(&args.url).map_err(|e| format!("invalid URL {:?}: {e}", args.url))?;
-    let body = match args.data.as_deref() {
-        Some(data) => match data.strip_prefix('@') {
-            Some(path) => {
-                std::fs::read(path).map_err(|e| format!("cannot read {path}: {}", line(e)))?
-            }
-            None => data.as_bytes().to_vec(),
-        },
-        None => Vec::new(),
-    };
-    let method = match &args.method {
-        Some(method) => method.as_str(),
-        None if args.data.is_some() => "POST",
-        None => "GET",
-    };
-    let headers = args
-        .headers
-        .iter()
-        .map(|h| {
-            h.split_once(':')
-                .map(|(name, value)| (name.trim(), value.trim()))
-                .ok_or_else(|| format!("invalid header {h:?} (expected NAME: VALUE)"))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-
-    let mut tls = ringwire_tls::ClientConfig::default()
-        .insecure(args.insecure)
-        .backend(args.tls_library.into());
-    if let Some(path) = &args.cacert {
-        let pem =
-            std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        tls = tls.add_root_pem(&pem);
-    }
+    let body = args.request.body()?;
     let client = Client::with_tls(
         ClientConfig {
             max_redirects: if args.follow { args.max_redirects } else { 0 },
@@ -119,30 +74,11 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
                 .transpose()?,
             ..ClientConfig::default()
         },
-        tls,
+        args.tls.config()?,
     );
 
     let mut buffer = RequestBuffer::new().map_err(line)?;
-    let mut request = buffer
-        .request(method, &url)
-        .map_err(line)?
-        .headers()
-        .map_err(line)?;
-    if !headers
-        .iter()
-        .any(|(name, _)| name.eq_ignore_ascii_case("user-agent"))
-    {
-        request = request.header("user-agent", USER_AGENT).map_err(line)?;
-    }
-    for (name, value) in headers {
-        request = request.header(name, value).map_err(line)?;
-    }
-    let request = if body.is_empty() && args.data.is_none() {
-        request.finish()
-    } else {
-        request.body(&body)
-    }
-    .map_err(line)?;
+    let request = args.request.encode(&mut buffer, &url, &body)?;
     if args.verbose {
         let (head, _) = buffer.bytes(&request).map_err(line)?;
         print_head("> ", head);
@@ -181,14 +117,6 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
     out.flush()
         .map_err(|e| format!("cannot write the body: {}", line(e)))?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// A positive number of seconds as a `Duration`.
-fn seconds(secs: f64, flag: &str) -> Result<Duration, String> {
-    Duration::try_from_secs_f64(secs)
-        .ok()
-        .filter(|d| !d.is_zero())
-        .ok_or_else(|| format!("{flag} wants a positive number of seconds"))
 }
 
 /// Prints a head's lines with `prefix`, as `curl -v` does.
@@ -279,14 +207,5 @@ impl Progress {
             self.draw();
             eprintln!();
         }
-    }
-}
-
-/// An error as one line, without the OS error number.
-fn line(e: impl std::fmt::Display) -> String {
-    let text = e.to_string();
-    match text.find(" (os error") {
-        Some(at) => text[..at].to_owned(),
-        None => text,
     }
 }

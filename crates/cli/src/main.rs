@@ -1,8 +1,11 @@
-//! `ringwire`: serve a directory, or the built-in demo site, over HTTP/1.1.
+//! `ringwire`: serve a directory or the built-in demo site, fetch, talk
+//! WebSocket and Kafka, and load a server.
 
+mod bench;
 mod get;
 mod kafka;
 mod logger;
+mod request;
 mod serve;
 mod websocket;
 
@@ -27,6 +30,9 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Produce to and consume from Kafka topics, create topics.
     Kafka(kafka::KafkaArgs),
+    /// Load an HTTP server: N connections for D seconds, then requests/s,
+    /// latency percentiles, statuses and errors.
+    Bench(bench::BenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -35,6 +41,7 @@ fn main() -> ExitCode {
         Command::Ws(args) => websocket::run(&args),
         Command::Serve(args) => serve::run(args),
         Command::Kafka(args) => kafka::run(&args),
+        Command::Bench(args) => bench::run(&args),
     }
 }
 

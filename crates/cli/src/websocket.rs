@@ -24,15 +24,8 @@ pub(crate) struct WsArgs {
     /// Do not offer permessage-deflate.
     #[arg(long)]
     no_deflate: bool,
-    /// wss://: skip certificate and host name checks (for testing).
-    #[arg(short = 'k', long = "insecure")]
-    insecure: bool,
-    /// The TLS library.
-    #[arg(long, value_enum, default_value_t)]
-    tls_library: crate::TlsLibrary,
-    /// wss://: also trust the CA certificates in FILE (PEM).
-    #[arg(long = "cacert", value_name = "FILE")]
-    cacert: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    tls: crate::request::TlsArgs,
 }
 
 /// The parts of a `ws://` or `wss://` URL.
@@ -106,15 +99,7 @@ async fn session(args: &WsArgs) -> Result<(), String> {
         .map_err(|e| format!("cannot connect to {addr}: {e}"))?;
     tcp.set_nodelay(true).map_err(|e| e.to_string())?;
     let stream = if target.tls {
-        let mut tls = ringwire_tls::ClientConfig::default()
-            .insecure(args.insecure)
-            .backend(args.tls_library.into())
-            .alpn(&[b"http/1.1"]);
-        if let Some(path) = &args.cacert {
-            let pem =
-                std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-            tls = tls.add_root_pem(&pem);
-        }
+        let tls = args.tls.config()?.alpn(&[b"http/1.1"]);
         let connector = TlsConnector::new(&tls).map_err(|e| e.to_string())?;
         let session = connector
             .connect(target.host(), tcp)

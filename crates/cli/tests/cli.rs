@@ -1,51 +1,14 @@
 //! The `ringwire` binary: serving over HTTP and HTTPS (against curl and
 //! `openssl s_client`), and its one-line errors.
 
-use std::io::{BufRead as _, BufReader};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-const BIN: &str = env!("CARGO_BIN_EXE_ringwire");
+mod common;
 
-/// A running `ringwire serve` and the address it printed.
-struct Running {
-    child: Child,
-    addr: String,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve(args: &[&str]) -> Running {
-    let mut child = Command::new(BIN)
-        .arg("serve")
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run ringwire");
-    // The banner, after any note (such as a self-signed certificate's path).
-    let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
-    let mut line = String::new();
-    while line.is_empty() || line.starts_with("ringwire: self-signed") {
-        line.clear();
-        stderr.read_line(&mut line).expect("banner");
-    }
-    let addr = line
-        .trim_end()
-        .strip_suffix('/')
-        .and_then(|l| l.rsplit_once("://"))
-        .map(|(_, addr)| addr.to_owned())
-        .unwrap_or_else(|| panic!("unexpected banner: {line:?}"));
-    assert!(line.starts_with("ringwire: serving "), "{line}");
-    Running { child, addr }
-}
+use common::{serve, BIN};
 
 /// A certificate authority and a certificate it signed for localhost and
 /// 127.0.0.1, made with the openssl command in `dir`: `ca.pem`,

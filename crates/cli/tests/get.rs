@@ -1,48 +1,16 @@
 //! `ringwire get` end to end: against `ringwire serve` (over HTTP and
 //! HTTPS) and Python's `http.server`, over loopback.
 
-use std::io::{BufRead as _, BufReader};
 use std::net::TcpListener;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 
-const BIN: &str = env!("CARGO_BIN_EXE_ringwire");
+mod common;
 
-/// A child process killed (by its pid) when the test ends.
-struct Running {
-    child: Child,
-    addr: String,
-}
+use common::{python, serve, Running, BIN};
 
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// `ringwire serve` on the demo site, with `args`.
+/// `ringwire serve` on the demo site, on a free port, with `args`.
 fn ringwire_serve(args: &[&str]) -> Running {
-    let mut child = Command::new(BIN)
-        .args(["serve", "--addr", "127.0.0.1:0"])
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run ringwire serve");
-    let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
-    let mut line = String::new();
-    // The banner, after any note (a self-signed certificate's path).
-    while line.is_empty() || line.starts_with("ringwire: self-signed") {
-        line.clear();
-        stderr.read_line(&mut line).expect("banner");
-    }
-    let addr = line
-        .trim_end()
-        .trim_end_matches('/')
-        .rsplit_once("://")
-        .map(|(_, addr)| addr.to_owned())
-        .unwrap_or_else(|| panic!("unexpected banner: {line:?}"));
-    Running { child, addr }
+    serve(&[&["--addr", "127.0.0.1:0"], args].concat())
 }
 
 /// Python's `http.server` answering `/echo` (method, then `x-test`, then
@@ -82,20 +50,6 @@ print(srv.server_address[1], flush=True)
 srv.serve_forever()
 "#;
 
-fn python() -> Running {
-    let mut child = Command::new("python3")
-        .args(["-c", PYTHON_SERVER])
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("python3 is installed");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("port");
-    let addr = format!("127.0.0.1:{}", line.trim());
-    Running { child, addr }
-}
-
 fn get(args: &[&str]) -> Output {
     Command::new(BIN)
         .arg("get")
@@ -131,7 +85,7 @@ fn fetches_from_ringwire_serve_with_the_exchange_on_stderr() {
 
 #[test]
 fn methods_headers_and_bodies() {
-    let server = python();
+    let server = python(PYTHON_SERVER);
     let url = format!("http://{}/echo", server.addr);
     let agent = concat!("ringwire/", env!("CARGO_PKG_VERSION"));
 
@@ -170,7 +124,7 @@ fn methods_headers_and_bodies() {
 
 #[test]
 fn redirects_and_http_errors() {
-    let server = python();
+    let server = python(PYTHON_SERVER);
     let redirect = format!("http://{}/redirect", server.addr);
     let out = get(&[&redirect]);
     assert!(out.status.success());
@@ -236,7 +190,7 @@ fn failures_are_one_line_and_non_zero() {
 
 #[test]
 fn progress_bar_only_on_a_terminal() {
-    let server = python();
+    let server = python(PYTHON_SERVER);
     let dir = std::env::temp_dir().join(format!("ringwire-get-tty-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let output = dir.join("big.bin");

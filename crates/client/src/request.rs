@@ -438,12 +438,7 @@ impl<'a> Request<'a> {
     /// The method as the response parser needs it (only HEAD and CONNECT
     /// change how a response is framed).
     pub(crate) fn parse_method(&self) -> Method<'a> {
-        match self.method {
-            "HEAD" => Method::Head,
-            "CONNECT" => Method::Connect,
-            "GET" => Method::Get,
-            other => Method::Other(other),
-        }
+        Method::from(self.method)
     }
 
     /// Whether sending it twice does no more than sending it once

@@ -72,6 +72,14 @@ impl<'a> Method<'a> {
     }
 }
 
+impl<'a> From<&'a str> for Method<'a> {
+    /// Names the method a request line would carry (a client's, say, to tell
+    /// [`ResponseParser`](crate::ResponseParser) what it asked).
+    fn from(method: &'a str) -> Self {
+        Method::from_token(method.as_bytes())
+    }
+}
+
 impl fmt::Display for Method<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())

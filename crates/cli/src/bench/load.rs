@@ -1,0 +1,277 @@
+//! One connection's load: its requests written as one batch, the answers
+//! read in place from its receive ring, head and body, as a client would
+//! (the body is framed and skipped, never copied).
+
+use std::io;
+use std::time::Instant;
+
+use ringwire_client::{Origin, Scheme};
+use ringwire_http1::{BodyDecoder, Decoded, Limits, Method, ResponseParser, Status};
+use ringwire_io::tokio::{AsyncRecvTransport, AsyncStream};
+use ringwire_io::TransportError;
+use ringwire_ring::{Ring, RingConfig};
+use ringwire_tls::{MaybeTls, TlsConnector};
+use tokio::net::TcpStream;
+
+use super::guard::{Board, Interrupt};
+use super::stats::Stats;
+use crate::request::line;
+
+/// What every connection sends, and where.
+#[derive(Debug)]
+pub(crate) struct Target {
+    pub(crate) origin: Origin,
+    /// Present for `https://`.
+    pub(crate) tls: Option<TlsConnector>,
+    /// The request, `depth` times over: one write per batch.
+    pub(crate) batch: Vec<u8>,
+    /// Requests in flight per connection.
+    pub(crate) depth: usize,
+    /// The request's method, which decides whether answers have bodies.
+    pub(crate) method: String,
+}
+
+/// A receive ring large enough for any head; bodies are read through it
+/// piece by piece, so it need not hold one whole.
+const RX: RingConfig = RingConfig {
+    capacity: 64 << 10,
+    max_capacity: 1 << 20,
+    backing: ringwire_ring::Backing::Auto,
+};
+
+type Socket = MaybeTls<TcpStream>;
+
+/// How a connection ended.
+enum End {
+    /// The run is over.
+    Stop,
+    /// Timed out, failed or closed: counted, and a new connection follows.
+    Again,
+}
+
+/// Connection `slot`'s whole run: connect, load, reconnect after a failure
+/// or a close, until the board stops.
+pub(crate) async fn connection(target: &Target, board: &Board, slot: usize, stats: &mut Stats) {
+    while !board.stopped() {
+        board.arm(slot);
+        let socket = match board.guard(slot, connect(target)).await {
+            Err(Interrupt::Stop) => return,
+            Err(Interrupt::Timeout) => {
+                stats.connect_error("connecting timed out");
+                continue;
+            }
+            Ok(Err(message)) => {
+                stats.connect_error(&message);
+                // Refused: do not spin while the server is away.
+                board.disarm(slot);
+                if let Err(Interrupt::Stop) = board
+                    .guard(
+                        slot,
+                        tokio::time::sleep(std::time::Duration::from_millis(10)),
+                    )
+                    .await
+                {
+                    return;
+                }
+                continue;
+            }
+            Ok(Ok(socket)) => socket,
+        };
+        stats.connects += 1;
+        if let End::Stop = load(target, &socket, board, slot, stats).await {
+            return;
+        }
+    }
+}
+
+async fn connect(target: &Target) -> Result<Socket, String> {
+    let origin = &target.origin;
+    let tcp = TcpStream::connect((origin.host(), origin.port()))
+        .await
+        .map_err(|e| {
+            format!(
+                "cannot connect to {}:{}: {}",
+                origin.host(),
+                origin.port(),
+                line(e)
+            )
+        })?;
+    tcp.set_nodelay(true).map_err(line)?;
+    match (&target.tls, origin.scheme()) {
+        (Some(connector), Scheme::Https) => connector
+            .connect(origin.host(), tcp)
+            .await
+            .map(|tls| MaybeTls::Tls(Box::new(tls)))
+            .map_err(line),
+        _ => Ok(MaybeTls::Plain(tcp)),
+    }
+}
+
+/// Batches on one connection until the run stops or the connection ends.
+async fn load(
+    target: &Target,
+    socket: &Socket,
+    board: &Board,
+    slot: usize,
+    stats: &mut Stats,
+) -> End {
+    let ring = match Ring::new(RX) {
+        Ok(ring) => ring,
+        Err(e) => {
+            stats.read_error(&e.to_string());
+            return End::Again;
+        }
+    };
+    let mut rx = AsyncRecvTransport::with_ring(ring, socket);
+    let mut parser = ResponseParser::new(Limits::default());
+    let method = Method::from(target.method.as_str());
+    loop {
+        if board.stopped() {
+            return End::Stop;
+        }
+        board.arm(slot);
+        let sent = Instant::now();
+        match board.guard(slot, write_all(socket, &target.batch)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return failed(stats, "send", &e),
+            Err(interrupt) => return interrupted(stats, interrupt),
+        }
+        for _ in 0..target.depth {
+            let answer = board
+                .guard(slot, read_answer(&mut rx, &mut parser, method))
+                .await;
+            match answer {
+                Ok(Ok(answer)) => {
+                    stats.answer(answer.status, answer.body, sent.elapsed());
+                    if !answer.keep_alive {
+                        // The rest of the batch will not be answered.
+                        stats.closed += 1;
+                        return End::Again;
+                    }
+                }
+                Ok(Err(Failure::Closed)) => {
+                    stats.read_error("the server closed the connection");
+                    return End::Again;
+                }
+                Ok(Err(Failure::Protocol(e))) => {
+                    stats.protocol_error(&e.to_string());
+                    return End::Again;
+                }
+                Ok(Err(Failure::Io(e))) => return failed(stats, "receive", &e),
+                Err(interrupt) => return interrupted(stats, interrupt),
+            }
+        }
+        board.disarm(slot);
+    }
+}
+
+fn failed(stats: &mut Stats, what: &str, e: &dyn std::fmt::Display) -> End {
+    stats.read_error(&format!("{what}: {e}"));
+    End::Again
+}
+
+fn interrupted(stats: &mut Stats, interrupt: Interrupt) -> End {
+    match interrupt {
+        Interrupt::Stop => End::Stop,
+        Interrupt::Timeout => {
+            stats.timeouts += 1;
+            End::Again
+        }
+    }
+}
+
+async fn write_all(socket: &Socket, mut bytes: &[u8]) -> io::Result<()> {
+    while !bytes.is_empty() {
+        match socket.try_write(bytes) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => bytes = &bytes[n..],
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => socket.writable().await?,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    loop {
+        match socket.try_flush() {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => socket.writable().await?,
+            done => return done,
+        }
+    }
+}
+
+/// One answer, read to its end.
+struct Answer {
+    status: u16,
+    /// Body bytes.
+    body: u64,
+    keep_alive: bool,
+}
+
+enum Failure {
+    /// The server closed before the answer was whole.
+    Closed,
+    Protocol(ringwire_http1::Error),
+    Io(TransportError),
+}
+
+impl From<ringwire_http1::Error> for Failure {
+    fn from(e: ringwire_http1::Error) -> Self {
+        Failure::Protocol(e)
+    }
+}
+
+impl From<TransportError> for Failure {
+    fn from(e: TransportError) -> Self {
+        Failure::Io(e)
+    }
+}
+
+async fn read_answer<S: AsyncStream>(
+    rx: &mut AsyncRecvTransport<S>,
+    parser: &mut ResponseParser,
+    method: Method<'_>,
+) -> Result<Answer, Failure> {
+    let (status, mut keep_alive, mut decoder) = loop {
+        match parser.parse(rx.data(), method)? {
+            Status::Partial { at_least } => {
+                if rx.fill(at_least).await? == 0 {
+                    return Err(Failure::Closed);
+                }
+            }
+            Status::Complete(head, len) if head.is_interim() => rx.consume(len),
+            Status::Complete(head, len) => {
+                let answer = (
+                    head.status(),
+                    head.keep_alive(),
+                    BodyDecoder::new(head.body(), &Limits::default()),
+                );
+                rx.consume(len);
+                break answer;
+            }
+        }
+    };
+    loop {
+        let consumed = match decoder.decode(rx.data())? {
+            Decoded::Data { consumed, .. } => {
+                rx.consume(consumed);
+                continue;
+            }
+            Decoded::Done { consumed, .. } => {
+                rx.consume(consumed);
+                break;
+            }
+            Decoded::Partial { consumed } => consumed,
+        };
+        rx.consume(consumed);
+        if rx.fill(rx.data().len() + 1).await? == 0 {
+            // The end of a close-delimited body; an error for any other.
+            decoder.finish_eof()?;
+            keep_alive = false;
+            break;
+        }
+    }
+    Ok(Answer {
+        status,
+        body: decoder.delivered(),
+        keep_alive,
+    })
+}

@@ -1,0 +1,177 @@
+//! `ringwire bench URL`: an HTTP/1.1 load generator in the manner of `wrk`,
+//! on ringwire's own client path (requests encoded once, answers parsed in
+//! place in each connection's receive ring). Connections are spread over
+//! worker threads, each a current-thread runtime; `--pipeline N` keeps N
+//! requests in flight per connection, written as one batch.
+
+mod guard;
+mod load;
+mod stats;
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use ringwire_client::{RequestBuffer, Scheme, Url};
+use ringwire_tls::TlsConnector;
+
+use crate::request::{line, seconds, RequestArgs, TlsArgs};
+use guard::Board;
+use load::Target;
+use stats::Stats;
+
+/// How often the watchdog looks for connections past the timeout.
+const SWEEP: Duration = Duration::from_millis(50);
+
+#[derive(Debug, Args)]
+pub(crate) struct BenchArgs {
+    /// The URL (http:// or https://).
+    url: String,
+    /// Connections kept open.
+    #[arg(short = 'c', long, default_value_t = 64)]
+    connections: usize,
+    /// Seconds to run.
+    #[arg(
+        short = 'D',
+        long = "duration",
+        value_name = "SECS",
+        default_value_t = 10.0
+    )]
+    duration: f64,
+    /// Worker threads (each a runtime of its own), connections spread
+    /// evenly over them.
+    #[arg(short = 't', long, default_value_t = 1)]
+    threads: usize,
+    /// Requests in flight per connection, sent as one batch.
+    #[arg(short = 'p', long, default_value_t = 1)]
+    pipeline: usize,
+    /// Seconds a batch may wait for its answers (or a connection to open)
+    /// before the connection is dropped and counted as a timeout.
+    #[arg(long, value_name = "SECS", default_value_t = 2.0)]
+    timeout: f64,
+    #[command(flatten)]
+    request: RequestArgs,
+    #[command(flatten)]
+    tls: TlsArgs,
+}
+
+/// Runs `ringwire bench`; the report goes to stdout, errors to stderr as
+/// one line. Fails when no request was answered.
+pub(crate) fn run(args: &BenchArgs) -> ExitCode {
+    match bench(args) {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("ringwire: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
+    let url = Url::parse(&args.url).map_err(|e| format!("invalid URL {:?}: {e}", args.url))?;
+    let duration = seconds(args.duration, "--duration")?;
+    let timeout = seconds(args.timeout, "--timeout")?;
+    if args.connections == 0 || args.threads == 0 || args.pipeline == 0 {
+        return Err("--connections, --threads and --pipeline want at least 1".to_owned());
+    }
+    let threads = args.threads.min(args.connections);
+    let target = Arc::new(target(args, &url)?);
+    let board = Arc::new(Board::new(args.connections));
+
+    println!(
+        "ringwire bench {}: {} connections, {} thread{}, pipeline {}, {:.1} s",
+        args.url,
+        args.connections,
+        threads,
+        if threads == 1 { "" } else { "s" },
+        args.pipeline,
+        duration.as_secs_f64()
+    );
+    let start = Instant::now();
+    let workers: Vec<_> = (0..threads)
+        .map(|t| {
+            // Connection i runs on worker i % threads.
+            let slots: Vec<usize> = (t..args.connections).step_by(threads).collect();
+            let (target, board) = (Arc::clone(&target), Arc::clone(&board));
+            std::thread::Builder::new()
+                .name(format!("bench-{t}"))
+                .spawn(move || worker(&target, &board, &slots))
+                .map_err(|e| format!("cannot start a worker thread: {e}"))
+        })
+        .collect::<Result<_, _>>()?;
+    while start.elapsed() < duration {
+        std::thread::sleep(SWEEP.min(duration.saturating_sub(start.elapsed())));
+        board.sweep(timeout);
+    }
+    board.stop();
+    let elapsed = start.elapsed();
+    let mut total = Stats::default();
+    for worker in workers {
+        total.merge(worker.join().map_err(|_| "a worker thread panicked")??);
+    }
+    print!("{}", total.report(elapsed));
+    if total.answers() == 0 {
+        let why = total.first_error.as_deref().unwrap_or("no answer");
+        return Err(format!("no request was answered: {why}"));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The batch every connection sends, and the TLS connector for https://.
+fn target(args: &BenchArgs, url: &Url) -> Result<Target, String> {
+    let body = args.request.body()?;
+    let mut buffer = RequestBuffer::new().map_err(line)?;
+    let request = args.request.encode(&mut buffer, url, &body)?;
+    let (head, body) = buffer.bytes(&request).map_err(line)?;
+    let one = [head, body].concat();
+    let tls = match url.scheme() {
+        Scheme::Https => {
+            let config = args.tls.config()?.alpn(&[b"http/1.1"]);
+            Some(TlsConnector::new(&config).map_err(line)?)
+        }
+        Scheme::Http => None,
+    };
+    Ok(Target {
+        origin: url.origin().clone(),
+        tls,
+        batch: one.repeat(args.pipeline),
+        depth: args.pipeline,
+        method: args.request.method().to_owned(),
+    })
+}
+
+/// One worker thread: its connections on a current-thread runtime, then
+/// its counts and CPU time.
+fn worker(target: &Arc<Target>, board: &Arc<Board>, slots: &[usize]) -> Result<Stats, String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    let mut stats = runtime.block_on(async {
+        let mut connections = tokio::task::JoinSet::new();
+        for &slot in slots {
+            let (target, board) = (Arc::clone(target), Arc::clone(board));
+            connections.spawn(async move {
+                let mut stats = Stats::default();
+                load::connection(&target, &board, slot, &mut stats).await;
+                stats
+            });
+        }
+        let mut stats = Stats::default();
+        while let Some(one) = connections.join_next().await {
+            stats.merge(one.map_err(|e| format!("a connection task failed: {e}"))?);
+        }
+        Ok::<_, String>(stats)
+    })?;
+    stats.cpu = thread_cpu();
+    Ok(stats)
+}
+
+/// The calling thread's CPU time so far, from the scheduler's accounting
+/// (Linux); `None` elsewhere.
+fn thread_cpu() -> Option<Duration> {
+    let schedstat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns = schedstat.split_whitespace().next()?.parse().ok()?;
+    Some(Duration::from_nanos(ns))
+}

@@ -1,0 +1,285 @@
+//! What a run counts: answers by status class, body bytes, errors by kind,
+//! and a latency histogram; one per worker thread, merged at the end.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+/// Sub-buckets per power of two: values are kept within 1/32 (3%).
+const SUB: usize = 32;
+/// Up to 2^40 ns (18 minutes) and beyond, saturating.
+const BUCKETS: usize = SUB * 36;
+
+/// Latencies in nanoseconds, log-linear: exact below 64, then 32 buckets
+/// per power of two.
+#[derive(Debug, Clone)]
+pub(crate) struct Histogram {
+    counts: Box<[u64; BUCKETS]>,
+    total: u64,
+    max: u64,
+}
+
+impl Default for Histogram {
+    fn default() -> Self {
+        Histogram {
+            counts: Box::new([0; BUCKETS]),
+            total: 0,
+            max: 0,
+        }
+    }
+}
+
+impl Histogram {
+    fn index(ns: u64) -> usize {
+        if ns < SUB as u64 {
+            return ns as usize;
+        }
+        // `ns >> shift` lands in [SUB, 2 * SUB).
+        let shift = 64 - ns.leading_zeros() as usize - 6;
+        ((shift + 1) * SUB + (ns >> shift) as usize - SUB).min(BUCKETS - 1)
+    }
+
+    /// The middle of bucket `i`'s range.
+    fn value(i: usize) -> u64 {
+        if i < SUB {
+            return i as u64;
+        }
+        let shift = i / SUB - 1;
+        (((SUB + i % SUB) as u64) << shift) + ((1u64 << shift) >> 1)
+    }
+
+    pub(crate) fn record(&mut self, latency: Duration) {
+        let ns = u64::try_from(latency.as_nanos()).unwrap_or(u64::MAX);
+        self.counts[Self::index(ns)] += 1;
+        self.total += 1;
+        self.max = self.max.max(ns);
+    }
+
+    fn merge(&mut self, other: &Histogram) {
+        for (mine, theirs) in self.counts.iter_mut().zip(other.counts.iter()) {
+            *mine += theirs;
+        }
+        self.total += other.total;
+        self.max = self.max.max(other.max);
+    }
+
+    /// The latency `q` (0..=1) of the answers were at most, within 3%.
+    pub(crate) fn quantile(&self, q: f64) -> Duration {
+        if self.total == 0 {
+            return Duration::ZERO;
+        }
+        let rank = ((q * self.total as f64).ceil() as u64).clamp(1, self.total);
+        let mut seen = 0;
+        for (i, &count) in self.counts.iter().enumerate() {
+            seen += count;
+            if seen >= rank {
+                return Duration::from_nanos(Self::value(i).min(self.max));
+            }
+        }
+        Duration::from_nanos(self.max)
+    }
+
+    pub(crate) fn max(&self) -> Duration {
+        Duration::from_nanos(self.max)
+    }
+}
+
+/// One worker's counts (or, merged, the run's).
+#[derive(Debug, Default)]
+pub(crate) struct Stats {
+    /// Answers read whole, by status class: `[1xx, 2xx, 3xx, 4xx, 5xx]`.
+    pub(crate) classes: [u64; 5],
+    /// Body bytes received.
+    pub(crate) body: u64,
+    pub(crate) latency: Histogram,
+    /// Connections opened.
+    pub(crate) connects: u64,
+    pub(crate) connect_errors: u64,
+    /// Sends and receives that failed, or ended early by a close.
+    pub(crate) read_errors: u64,
+    /// Answers that did not parse.
+    pub(crate) protocol_errors: u64,
+    /// Batches not answered within the timeout.
+    pub(crate) timeouts: u64,
+    /// Answers that closed their connection (`connection: close`).
+    pub(crate) closed: u64,
+    /// The first error's message, to show what went wrong.
+    pub(crate) first_error: Option<String>,
+    /// The worker thread's CPU time (user and system), where the OS says.
+    pub(crate) cpu: Option<Duration>,
+}
+
+impl Stats {
+    pub(crate) fn answer(&mut self, status: u16, body: u64, latency: Duration) {
+        let class = usize::from(status / 100).clamp(1, 5) - 1;
+        self.classes[class] += 1;
+        self.body += body;
+        self.latency.record(latency);
+    }
+
+    pub(crate) fn answers(&self) -> u64 {
+        self.classes.iter().sum()
+    }
+
+    fn note(&mut self, message: &str) {
+        if self.first_error.is_none() {
+            self.first_error = Some(message.to_owned());
+        }
+    }
+
+    pub(crate) fn connect_error(&mut self, message: &str) {
+        self.connect_errors += 1;
+        self.note(message);
+    }
+
+    pub(crate) fn read_error(&mut self, message: &str) {
+        self.read_errors += 1;
+        self.note(message);
+    }
+
+    pub(crate) fn protocol_error(&mut self, message: &str) {
+        self.protocol_errors += 1;
+        self.note(message);
+    }
+
+    pub(crate) fn merge(&mut self, other: Stats) {
+        for (mine, theirs) in self.classes.iter_mut().zip(other.classes) {
+            *mine += theirs;
+        }
+        self.body += other.body;
+        self.latency.merge(&other.latency);
+        self.connects += other.connects;
+        self.connect_errors += other.connect_errors;
+        self.read_errors += other.read_errors;
+        self.protocol_errors += other.protocol_errors;
+        self.timeouts += other.timeouts;
+        self.closed += other.closed;
+        if self.first_error.is_none() {
+            self.first_error = other.first_error;
+        }
+        self.cpu = match (self.cpu, other.cpu) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
+    }
+
+    /// The report: what was answered, how fast, and what failed.
+    pub(crate) fn report(&self, elapsed: Duration) -> String {
+        let answers = self.answers();
+        let secs = elapsed.as_secs_f64().max(f64::MIN_POSITIVE);
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "  requests   {answers} in {secs:.2} s: {:.0}/s",
+            answers as f64 / secs
+        );
+        let mib = self.body as f64 / f64::from(1 << 20);
+        let _ = writeln!(out, "  body       {mib:.1} MiB: {:.1} MiB/s", mib / secs);
+        let l = &self.latency;
+        let _ = writeln!(
+            out,
+            "  latency    p50 {}, p90 {}, p99 {}, p99.9 {}, max {}",
+            micros(l.quantile(0.5)),
+            micros(l.quantile(0.9)),
+            micros(l.quantile(0.99)),
+            micros(l.quantile(0.999)),
+            micros(l.max())
+        );
+        let classes: Vec<String> = self
+            .classes
+            .iter()
+            .enumerate()
+            .filter(|(_, &n)| n > 0)
+            .map(|(i, n)| format!("{}xx {n}", i + 1))
+            .collect();
+        let classes = if classes.is_empty() {
+            "none".to_owned()
+        } else {
+            classes.join(", ")
+        };
+        let _ = writeln!(out, "  statuses   {classes}");
+        let _ = writeln!(
+            out,
+            "  connects   {} (closed by the server after an answer: {})",
+            self.connects, self.closed
+        );
+        let _ = writeln!(
+            out,
+            "  errors     connect {}, read {}, protocol {}, timeout {}",
+            self.connect_errors, self.read_errors, self.protocol_errors, self.timeouts
+        );
+        if let Some(first) = &self.first_error {
+            let _ = writeln!(out, "  first      {first}");
+        }
+        if let Some(cpu) = self.cpu.filter(|_| answers > 0) {
+            let _ = writeln!(
+                out,
+                "  client CPU {:.2} µs per request (user + system, every worker)",
+                cpu.as_secs_f64() * 1e6 / answers as f64
+            );
+        }
+        out
+    }
+}
+
+fn micros(d: Duration) -> String {
+    let us = d.as_secs_f64() * 1e6;
+    match us {
+        _ if us < 1_000.0 => format!("{us:.0} µs"),
+        _ if us < 10_000.0 => format!("{:.2} ms", us / 1000.0),
+        _ => format!("{:.1} ms", us / 1000.0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_are_within_three_percent() {
+        let mut h = Histogram::default();
+        for us in 1..=10_000u64 {
+            h.record(Duration::from_micros(us));
+        }
+        for (q, want) in [(0.5, 5_000.0), (0.9, 9_000.0), (0.99, 9_900.0)] {
+            let got = h.quantile(q).as_secs_f64() * 1e6;
+            assert!(
+                (got - want).abs() / want < 0.03,
+                "q{q}: {got} against {want}"
+            );
+        }
+        assert_eq!(h.max(), Duration::from_micros(10_000));
+        assert_eq!(h.quantile(1.0), Duration::from_micros(10_000));
+    }
+
+    #[test]
+    fn every_value_lands_in_a_bucket_that_contains_it() {
+        let mut ns = 0u64;
+        while ns < 1 << 40 {
+            let i = Histogram::index(ns);
+            let mid = Histogram::value(i);
+            assert!(
+                mid.abs_diff(ns) <= ns / 32 + 1,
+                "{ns} in bucket {i} around {mid}"
+            );
+            ns = ns * 9 / 8 + 1;
+        }
+        assert_eq!(Histogram::index(u64::MAX), BUCKETS - 1);
+    }
+
+    #[test]
+    fn merged_counts_add_up() {
+        let mut a = Stats::default();
+        a.answer(200, 10, Duration::from_micros(5));
+        a.connect_error("refused");
+        let mut b = Stats::default();
+        b.answer(404, 3, Duration::from_micros(50));
+        b.answer(503, 0, Duration::from_micros(500));
+        b.read_error("reset");
+        a.merge(b);
+        assert_eq!(a.classes, [0, 1, 0, 1, 1]);
+        assert_eq!(a.body, 13);
+        assert_eq!((a.connect_errors, a.read_errors), (1, 1));
+        assert_eq!(a.first_error.as_deref(), Some("refused"));
+        assert_eq!(a.latency.max(), Duration::from_micros(500));
+    }
+}

@@ -1,0 +1,134 @@
+//! What `get` and `bench` share: the request flags (`-X`, `-H`, `-d`), the
+//! TLS flags, and errors as one line.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+use ringwire_client::{Request, RequestBuffer, Url};
+
+/// Sent unless a `-H user-agent: ...` replaces it.
+const USER_AGENT: &str = concat!("ringwire/", env!("CARGO_PKG_VERSION"));
+
+/// The request to send, besides its URL.
+#[derive(Debug, Args)]
+pub(crate) struct RequestArgs {
+    /// The method [default: GET, or POST with -d].
+    #[arg(short = 'X', long = "request", value_name = "METHOD")]
+    method: Option<String>,
+    /// A request header, `NAME: VALUE` (repeatable).
+    #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
+    headers: Vec<String>,
+    /// The request body; `@FILE` reads it from FILE.
+    #[arg(short = 'd', long = "data", value_name = "DATA")]
+    data: Option<String>,
+}
+
+impl RequestArgs {
+    /// The body `-d` names (empty without it).
+    pub(crate) fn body(&self) -> Result<Vec<u8>, String> {
+        match self.data.as_deref() {
+            Some(data) => match data.strip_prefix('@') {
+                Some(path) => {
+                    std::fs::read(path).map_err(|e| format!("cannot read {path}: {}", line(e)))
+                }
+                None => Ok(data.as_bytes().to_vec()),
+            },
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// The method: `-X`, else POST with a body, else GET.
+    pub(crate) fn method(&self) -> &str {
+        match &self.method {
+            Some(method) => method,
+            None if self.data.is_some() => "POST",
+            None => "GET",
+        }
+    }
+
+    /// Encodes the request for `url` into `buffer`, with `body` (read
+    /// beforehand by [`body`](Self::body)).
+    pub(crate) fn encode<'a>(
+        &'a self,
+        buffer: &mut RequestBuffer,
+        url: &'a Url,
+        body: &'a [u8],
+    ) -> Result<Request<'a>, String> {
+        let headers = self
+            .headers
+            .iter()
+            .map(|h| {
+                h.split_once(':')
+                    .map(|(name, value)| (name.trim(), value.trim()))
+                    .ok_or_else(|| format!("invalid header {h:?} (expected NAME: VALUE)"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut request = buffer
+            .request(self.method(), url)
+            .map_err(line)?
+            .headers()
+            .map_err(line)?;
+        if !headers
+            .iter()
+            .any(|(name, _)| name.eq_ignore_ascii_case("user-agent"))
+        {
+            request = request.header("user-agent", USER_AGENT).map_err(line)?;
+        }
+        for (name, value) in headers {
+            request = request.header(name, value).map_err(line)?;
+        }
+        if body.is_empty() && self.data.is_none() {
+            request.finish()
+        } else {
+            request.body(body)
+        }
+        .map_err(line)
+    }
+}
+
+/// How `https://` and `wss://` connections are checked.
+#[derive(Debug, Args)]
+pub(crate) struct TlsArgs {
+    /// Skip certificate and host name checks (https://, wss://; for testing).
+    #[arg(short = 'k', long = "insecure")]
+    insecure: bool,
+    /// The TLS library.
+    #[arg(long, value_enum, default_value_t)]
+    tls_library: crate::TlsLibrary,
+    /// Also trust the CA certificates in FILE (PEM).
+    #[arg(long = "cacert", value_name = "FILE")]
+    cacert: Option<PathBuf>,
+}
+
+impl TlsArgs {
+    /// The client TLS settings these flags ask for.
+    pub(crate) fn config(&self) -> Result<ringwire_tls::ClientConfig, String> {
+        let mut tls = ringwire_tls::ClientConfig::default()
+            .insecure(self.insecure)
+            .backend(self.tls_library.into());
+        if let Some(path) = &self.cacert {
+            let pem =
+                std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            tls = tls.add_root_pem(&pem);
+        }
+        Ok(tls)
+    }
+}
+
+/// A positive number of seconds as a `Duration`.
+pub(crate) fn seconds(secs: f64, flag: &str) -> Result<Duration, String> {
+    Duration::try_from_secs_f64(secs)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| format!("{flag} wants a positive number of seconds"))
+}
+
+/// An error as one line, without the OS error number.
+pub(crate) fn line(e: impl std::fmt::Display) -> String {
+    let text = e.to_string();
+    match text.find(" (os error") {
+        Some(at) => text[..at].to_owned(),
+        None => text,
+    }
+}

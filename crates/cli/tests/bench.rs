@@ -1,0 +1,210 @@
+//! `ringwire bench` end to end: its counts checked against a server that
+//! counts for itself (Python's `http.server`), statuses, closes,
+//! timeouts, refusals and HTTPS.
+
+use std::io::Read as _;
+use std::net::TcpListener;
+use std::process::{Command, Output};
+
+mod common;
+
+use common::{python, serve, BIN};
+
+/// Counts every request but `/count`, which answers the count. `/hit`
+/// answers 200 "ok" when the request is a POST of `payload` (400
+/// otherwise); `/close` answers and closes the connection.
+const COUNTING_SERVER: &str = r#"
+import http.server, threading
+count = 0
+lock = threading.Lock()
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def log_message(self, *args):
+        pass
+    def answer(self, status, body, close=False):
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(body)))
+        if close:
+            self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(body)
+    def handle_one(self):
+        global count
+        if self.path == "/count":
+            with lock:
+                return self.answer(200, str(count).encode())
+        with lock:
+            count += 1
+        length = int(self.headers.get("Content-Length", "0"))
+        body = self.rfile.read(length)
+        if self.path == "/hit":
+            good = self.command == "POST" and body == b"payload"
+            self.answer(200 if good else 400, b"ok" if good else b"bad")
+        elif self.path == "/close":
+            self.answer(200, b"bye", close=True)
+        else:
+            self.answer(404, b"")
+    do_GET = do_POST = handle_one
+srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+print(srv.server_address[1], flush=True)
+srv.serve_forever()
+"#;
+
+fn bench(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .arg("bench")
+        .args(args)
+        .output()
+        .expect("run ringwire bench")
+}
+
+/// The report's numbers: `(label, first number after it)`.
+fn number(out: &Output, label: &str) -> u64 {
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines()
+        .find_map(|l| l.trim().strip_prefix(label))
+        .and_then(|rest| {
+            rest.split_whitespace()
+                .next()?
+                .trim_end_matches(',')
+                .parse()
+                .ok()
+        })
+        .unwrap_or_else(|| panic!("no {label:?} in:\n{text}"))
+}
+
+fn report(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// The `errors` line of a report that has none.
+const NO_ERRORS: &str = "errors     connect 0, read 0, protocol 0, timeout 0";
+
+#[test]
+fn counts_what_the_server_counted() {
+    let server = python(COUNTING_SERVER);
+    let url = format!("http://{}/hit", server.addr);
+    let out = bench(&["-c", "4", "-p", "4", "-D", "1", "-d", "payload", &url]);
+    assert!(out.status.success(), "{}", report(&out));
+    let answered = number(&out, "requests");
+    assert!(answered > 0, "{}", report(&out));
+    assert_eq!(number(&out, "statuses   2xx"), answered, "{}", report(&out));
+    assert!(report(&out).contains(NO_ERRORS), "{}", report(&out));
+
+    let count = Command::new(BIN)
+        .args(["get", &format!("http://{}/count", server.addr)])
+        .output()
+        .expect("run ringwire get");
+    let counted: u64 = String::from_utf8_lossy(&count.stdout)
+        .parse()
+        .expect("a count");
+    // Every answer was counted once; the batches cut off at the end of the
+    // run (4 connections, 4 in flight) may have been counted unanswered.
+    assert!(
+        (answered..=answered + 16).contains(&counted),
+        "bench says {answered}, the server counted {counted}"
+    );
+}
+
+#[test]
+fn reconnects_when_the_server_closes_after_each_answer() {
+    let server = python(COUNTING_SERVER);
+    let url = format!("http://{}/close", server.addr);
+    let out = bench(&["-c", "2", "-p", "3", "-D", "1", &url]);
+    assert!(out.status.success(), "{}", report(&out));
+    let answered = number(&out, "requests");
+    // One answer per connection: the other two of each batch never come
+    // (and the run may end before a connection's first answer).
+    let connects = number(&out, "connects");
+    assert!(
+        (answered..=answered + 2).contains(&connects),
+        "{}",
+        report(&out)
+    );
+    assert!(report(&out).contains(&format!("after an answer: {answered})")));
+}
+
+#[test]
+fn statuses_are_counted_by_class() {
+    let server = serve(&["--addr", "127.0.0.1:0"]);
+    let out = bench(&[
+        "-c",
+        "2",
+        "-D",
+        "0.5",
+        &format!("http://{}/nowhere", server.addr),
+    ]);
+    assert!(out.status.success(), "{}", report(&out));
+    assert_eq!(
+        number(&out, "statuses   4xx"),
+        number(&out, "requests"),
+        "{}",
+        report(&out)
+    );
+}
+
+#[test]
+fn loads_https_with_two_threads() {
+    let server = serve(&["--addr", "127.0.0.1:0", "--self-signed"]);
+    let url = format!("https://{}/hello", server.addr);
+    let out = bench(&["-k", "-c", "4", "-t", "2", "-p", "2", "-D", "1", &url]);
+    assert!(out.status.success(), "{}", report(&out));
+    let answered = number(&out, "requests");
+    assert!(answered > 0);
+    assert_eq!(number(&out, "statuses   2xx"), answered, "{}", report(&out));
+    assert!(report(&out).contains(NO_ERRORS), "{}", report(&out));
+    assert!(report(&out).contains("2 threads"), "{}", report(&out));
+}
+
+#[test]
+fn a_silent_server_times_out_and_the_run_fails() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    // Accepts, reads, never answers.
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            std::thread::spawn(move || {
+                let mut sink = [0; 1024];
+                while matches!(stream.read(&mut sink), Ok(n) if n > 0) {}
+            });
+        }
+    });
+    let out = bench(&[
+        "-c",
+        "2",
+        "-D",
+        "1",
+        "--timeout",
+        "0.2",
+        &format!("http://{addr}/"),
+    ]);
+    assert!(!out.status.success(), "{}", report(&out));
+    assert!(number(&out, "errors     connect 0, read 0, protocol 0, timeout") >= 2);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("ringwire: no request was answered"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_refused_port_fails_with_one_line() {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = bench(&["-c", "1", "-D", "0.3", &format!("http://127.0.0.1:{port}/")]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.trim_end(),
+        format!("ringwire: no request was answered: cannot connect to 127.0.0.1:{port}: Connection refused"),
+    );
+    assert!(number(&out, "errors     connect") > 0);
+}

@@ -1,0 +1,64 @@
+//! What the binary's tests share: running `ringwire serve` and Python
+//! servers as children that die with the test.
+
+#![allow(dead_code)] // each test file uses its own part
+
+use std::io::{BufRead as _, BufReader};
+use std::process::{Child, Command, Stdio};
+
+pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_ringwire");
+
+/// A child process killed (by its pid) when the test ends, and the address
+/// it listens on.
+pub(crate) struct Running {
+    pub(crate) child: Child,
+    pub(crate) addr: String,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `ringwire serve` with `args`, once its banner names the address.
+pub(crate) fn serve(args: &[&str]) -> Running {
+    let mut child = Command::new(BIN)
+        .arg("serve")
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run ringwire serve");
+    // The banner, after any note (such as a self-signed certificate's path).
+    let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
+    let mut line = String::new();
+    while line.is_empty() || line.starts_with("ringwire: self-signed") {
+        line.clear();
+        stderr.read_line(&mut line).expect("banner");
+    }
+    let addr = line
+        .trim_end()
+        .strip_suffix('/')
+        .and_then(|l| l.rsplit_once("://"))
+        .map(|(_, addr)| addr.to_owned())
+        .unwrap_or_else(|| panic!("unexpected banner: {line:?}"));
+    assert!(line.starts_with("ringwire: serving "), "{line}");
+    Running { child, addr }
+}
+
+/// `python3 -c script`, where the script prints its port on a line first.
+pub(crate) fn python(script: &str) -> Running {
+    let mut child = Command::new("python3")
+        .args(["-c", script])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3 is installed");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("port");
+    let addr = format!("127.0.0.1:{}", line.trim());
+    Running { child, addr }
+}
