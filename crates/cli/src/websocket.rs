@@ -14,6 +14,8 @@ use ringwire_ws::socket::WebSocket;
 use tokio::io::AsyncBufReadExt as _;
 use tokio::net::TcpStream;
 
+use crate::request::{line, TlsArgs};
+
 #[derive(Debug, Args)]
 pub(crate) struct WsArgs {
     /// ws://HOST[:PORT]/PATH or wss://...
@@ -25,11 +27,12 @@ pub(crate) struct WsArgs {
     #[arg(long)]
     no_deflate: bool,
     #[command(flatten)]
-    tls: crate::request::TlsArgs,
+    tls: TlsArgs,
 }
 
 /// The parts of a `ws://` or `wss://` URL.
-struct Target {
+#[derive(Debug)]
+pub(crate) struct Target {
     tls: bool,
     authority: String,
     path: String,
@@ -54,7 +57,8 @@ impl Target {
     }
 }
 
-fn parse(url: &str) -> Result<Target, String> {
+/// Splits a `ws://` or `wss://` URL.
+pub(crate) fn parse(url: &str) -> Result<Target, String> {
     let (tls, rest) = if let Some(rest) = url.strip_prefix("ws://") {
         (false, rest)
     } else if let Some(rest) = url.strip_prefix("wss://") {
@@ -91,40 +95,68 @@ pub(crate) fn run(args: &WsArgs) -> ExitCode {
     }
 }
 
-async fn session(args: &WsArgs) -> Result<(), String> {
-    let target = parse(&args.url)?;
+/// A connection to `target`'s host: TCP, then TLS through `connector`
+/// for `wss://`.
+pub(crate) async fn open(
+    target: &Target,
+    connector: Option<&TlsConnector>,
+) -> Result<MaybeTls<TcpStream>, String> {
     let addr = target.addr();
     let tcp = TcpStream::connect(&addr)
         .await
-        .map_err(|e| format!("cannot connect to {addr}: {e}"))?;
-    tcp.set_nodelay(true).map_err(|e| e.to_string())?;
-    let stream = if target.tls {
-        let tls = args.tls.config()?.alpn(&[b"http/1.1"]);
-        let connector = TlsConnector::new(&tls).map_err(|e| e.to_string())?;
-        let session = connector
-            .connect(target.host(), tcp)
-            .await
-            .map_err(|e| e.to_string())?;
-        MaybeTls::Tls(Box::new(session))
-    } else {
-        MaybeTls::Plain(tcp)
-    };
+        .map_err(|e| format!("cannot connect to {addr}: {}", line(e)))?;
+    tcp.set_nodelay(true).map_err(line)?;
+    match connector {
+        Some(connector) if target.tls => {
+            let session = connector.connect(target.host(), tcp).await.map_err(line)?;
+            Ok(MaybeTls::Tls(Box::new(session)))
+        }
+        _ => Ok(MaybeTls::Plain(tcp)),
+    }
+}
+
+/// The WebSocket handshake for `target` over `stream`.
+pub(crate) async fn handshake<'s>(
+    stream: &'s MaybeTls<TcpStream>,
+    target: &Target,
+    protocols: &[&str],
+    deflate: Option<DeflateConfig>,
+) -> Result<WebSocket<&'s MaybeTls<TcpStream>>, String> {
     let config = TransportConfig::new(64 << 10, 64 << 20);
-    let rx = AsyncRecvTransport::new(config, &stream).map_err(|e| e.to_string())?;
-    let tx = AsyncSendTransport::new(config, &stream).map_err(|e| e.to_string())?;
-    let protocols: Vec<&str> = args.protocols.iter().map(String::as_str).collect();
-    let deflate = (!args.no_deflate).then(DeflateConfig::default);
-    let (mut socket, _) = WebSocket::connect(
+    let rx = AsyncRecvTransport::new(config, stream).map_err(line)?;
+    let tx = AsyncSendTransport::new(config, stream).map_err(line)?;
+    let (socket, _) = WebSocket::connect(
         rx,
         tx,
         &target.authority,
         &target.path,
-        &protocols,
+        protocols,
         deflate,
         Limits::default(),
     )
     .await
-    .map_err(|e| format!("{}: {e}", args.url))?;
+    .map_err(line)?;
+    Ok(socket)
+}
+
+/// The connector `wss://` needs, `None` for `ws://`.
+pub(crate) fn connector(target: &Target, tls: &TlsArgs) -> Result<Option<TlsConnector>, String> {
+    if !target.tls {
+        return Ok(None);
+    }
+    let config = tls.config()?.alpn(&[b"http/1.1"]);
+    TlsConnector::new(&config).map(Some).map_err(line)
+}
+
+async fn session(args: &WsArgs) -> Result<(), String> {
+    let target = parse(&args.url)?;
+    let connector = connector(&target, &args.tls)?;
+    let stream = open(&target, connector.as_ref()).await?;
+    let protocols: Vec<&str> = args.protocols.iter().map(String::as_str).collect();
+    let deflate = (!args.no_deflate).then(DeflateConfig::default);
+    let mut socket = handshake(&stream, &target, &protocols, deflate)
+        .await
+        .map_err(|e| format!("{}: {e}", args.url))?;
     let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
     let mut stdin_open = true;
     loop {

@@ -1,10 +1,12 @@
-//! `ringwire bench` end to end: its counts checked against a server that
-//! counts for itself (Python's `http.server`), statuses, closes,
-//! timeouts, refusals and HTTPS.
+//! `ringwire bench` end to end: its counts checked against servers that
+//! count for themselves (Python's `http.server`, a tungstenite echo
+//! server), statuses, closes, timeouts, refusals, HTTPS and WSS.
 
 use std::io::Read as _;
 use std::net::TcpListener;
 use std::process::{Command, Output};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 mod common;
 
@@ -46,6 +48,7 @@ class H(http.server.BaseHTTPRequestHandler):
             self.answer(404, b"")
     do_GET = do_POST = handle_one
 srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+srv.handle_error = lambda request, address: None  # resets when a run ends
 print(srv.server_address[1], flush=True)
 srv.serve_forever()
 "#;
@@ -187,7 +190,7 @@ fn a_silent_server_times_out_and_the_run_fails() {
     assert!(number(&out, "errors     connect 0, read 0, protocol 0, timeout") >= 2);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.starts_with("ringwire: no request was answered"),
+        stderr.starts_with("ringwire: nothing was answered"),
         "{stderr}"
     );
 }
@@ -204,7 +207,102 @@ fn a_refused_port_fails_with_one_line() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
         stderr.trim_end(),
-        format!("ringwire: no request was answered: cannot connect to 127.0.0.1:{port}: Connection refused"),
+        format!("ringwire: nothing was answered: cannot connect to 127.0.0.1:{port}: Connection refused"),
     );
     assert!(number(&out, "errors     connect") > 0);
+}
+
+/// A tungstenite echo server, a thread per connection, counting the
+/// binary messages it echoed.
+fn tungstenite_echo() -> (String, Arc<AtomicU64>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let count = Arc::new(AtomicU64::new(0));
+    let counted = Arc::clone(&count);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            let count = Arc::clone(&counted);
+            std::thread::spawn(move || {
+                let Ok(mut ws) = tungstenite::accept(stream) else {
+                    return;
+                };
+                while let Ok(message) = ws.read() {
+                    if message.is_binary() {
+                        count.fetch_add(1, Ordering::SeqCst);
+                        if ws.send(message).is_err() {
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    (addr, count)
+}
+
+#[test]
+fn counts_the_echoes_a_tungstenite_server_counted() {
+    let (addr, count) = tungstenite_echo();
+    let out = bench(&[
+        "-c",
+        "2",
+        "-p",
+        "4",
+        "--size",
+        "100",
+        "-D",
+        "1",
+        &format!("ws://{addr}/"),
+    ]);
+    assert!(out.status.success(), "{}", report(&out));
+    let echoed = number(&out, "messages");
+    assert!(echoed > 0, "{}", report(&out));
+    assert!(report(&out).contains(NO_ERRORS), "{}", report(&out));
+    assert!(!report(&out).contains("statuses"), "{}", report(&out));
+    // Echoed messages were counted once; the batches cut off at the end of
+    // the run (2 connections, 4 in flight) may have been counted unechoed.
+    let counted = count.load(Ordering::SeqCst);
+    assert!(
+        (echoed..=echoed + 8).contains(&counted),
+        "bench says {echoed}, the server counted {counted}"
+    );
+}
+
+#[test]
+fn loads_ringwire_serves_websocket_echo_over_tls_with_compression() {
+    let server = serve(&["--addr", "127.0.0.1:0", "--self-signed"]);
+    let url = format!("wss://{}/ws/echo", server.addr);
+    let out = bench(&[
+        "-k",
+        "--deflate",
+        "-c",
+        "4",
+        "-t",
+        "2",
+        "-p",
+        "2",
+        "--size",
+        "1000",
+        "-D",
+        "1",
+        &url,
+    ]);
+    assert!(out.status.success(), "{}", report(&out));
+    assert!(number(&out, "messages") > 0, "{}", report(&out));
+    assert!(report(&out).contains(NO_ERRORS), "{}", report(&out));
+}
+
+#[test]
+fn a_refused_upgrade_is_a_protocol_error() {
+    let server = serve(&["--addr", "127.0.0.1:0"]);
+    let url = format!("ws://{}/not-a-websocket", server.addr);
+    let out = bench(&["-c", "1", "-D", "0.3", &url]);
+    assert!(!out.status.success(), "{}", report(&out));
+    assert!(number(&out, "errors     connect 0, read 0, protocol") > 0);
+    assert!(
+        report(&out).contains("first      handshake: "),
+        "{}",
+        report(&out)
+    );
 }

@@ -1,12 +1,15 @@
-//! `ringwire bench URL`: an HTTP/1.1 load generator in the manner of `wrk`,
-//! on ringwire's own client path (requests encoded once, answers parsed in
-//! place in each connection's receive ring). Connections are spread over
-//! worker threads, each a current-thread runtime; `--pipeline N` keeps N
-//! requests in flight per connection, written as one batch.
+//! `ringwire bench URL`: a load generator in the manner of `wrk`, on
+//! ringwire's own client path. `http://` and `https://`: requests encoded
+//! once, answers parsed in place in each connection's receive ring.
+//! `ws://` and `wss://`: binary messages echoed back. Connections are
+//! spread over worker threads, each a current-thread runtime; `--pipeline
+//! N` keeps N requests (or messages) in flight per connection, written as
+//! one batch.
 
 mod guard;
-mod load;
+mod http;
 mod stats;
+mod ws;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -14,11 +17,12 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use ringwire_client::{RequestBuffer, Scheme, Url};
-use ringwire_tls::TlsConnector;
+use ringwire_tls::{MaybeTls, TlsConnector};
+use tokio::net::TcpStream;
 
 use crate::request::{line, seconds, RequestArgs, TlsArgs};
-use guard::Board;
-use load::Target;
+use crate::websocket;
+use guard::{Board, Interrupt};
 use stats::Stats;
 
 /// How often the watchdog looks for connections past the timeout.
@@ -26,7 +30,7 @@ const SWEEP: Duration = Duration::from_millis(50);
 
 #[derive(Debug, Args)]
 pub(crate) struct BenchArgs {
-    /// The URL (http:// or https://).
+    /// The URL: http://, https://, or ws:// and wss:// for an echo server.
     url: String,
     /// Connections kept open.
     #[arg(short = 'c', long, default_value_t = 64)]
@@ -43,21 +47,147 @@ pub(crate) struct BenchArgs {
     /// evenly over them.
     #[arg(short = 't', long, default_value_t = 1)]
     threads: usize,
-    /// Requests in flight per connection, sent as one batch.
+    /// Requests (or messages) in flight per connection, sent as one batch.
     #[arg(short = 'p', long, default_value_t = 1)]
     pipeline: usize,
     /// Seconds a batch may wait for its answers (or a connection to open)
     /// before the connection is dropped and counted as a timeout.
     #[arg(long, value_name = "SECS", default_value_t = 2.0)]
     timeout: f64,
+    /// ws://: bytes per binary message.
+    #[arg(long, value_name = "BYTES", default_value_t = 40)]
+    size: usize,
+    /// ws://: offer permessage-deflate.
+    #[arg(long)]
+    deflate: bool,
     #[command(flatten)]
     request: RequestArgs,
     #[command(flatten)]
     tls: TlsArgs,
 }
 
+/// A connection's stream: TCP, or TLS over it.
+type Socket = MaybeTls<TcpStream>;
+
+/// What the connections load.
+#[derive(Debug)]
+enum Target {
+    Http(http::Target),
+    Ws(ws::Target),
+}
+
+impl Target {
+    fn new(args: &BenchArgs) -> Result<Target, String> {
+        if args.url.starts_with("ws://") || args.url.starts_with("wss://") {
+            let url = websocket::parse(&args.url)?;
+            return Ok(Target::Ws(ws::Target {
+                tls: websocket::connector(&url, &args.tls)?,
+                url,
+                payload: vec![b'x'; args.size],
+                depth: args.pipeline,
+                deflate: args.deflate,
+            }));
+        }
+        let url = Url::parse(&args.url).map_err(|e| format!("invalid URL {:?}: {e}", args.url))?;
+        let body = args.request.body()?;
+        let mut buffer = RequestBuffer::new().map_err(line)?;
+        let request = args.request.encode(&mut buffer, &url, &body)?;
+        let (head, body) = buffer.bytes(&request).map_err(line)?;
+        let one = [head, body].concat();
+        let tls = match url.scheme() {
+            Scheme::Https => {
+                let config = args.tls.config()?.alpn(&[b"http/1.1"]);
+                Some(TlsConnector::new(&config).map_err(line)?)
+            }
+            Scheme::Http => None,
+        };
+        Ok(Target::Http(http::Target {
+            origin: url.origin().clone(),
+            tls,
+            batch: one.repeat(args.pipeline),
+            depth: args.pipeline,
+            method: args.request.method().to_owned(),
+        }))
+    }
+
+    /// What the report counts.
+    fn unit(&self) -> &'static str {
+        match self {
+            Target::Http(_) => "requests",
+            Target::Ws(_) => "messages",
+        }
+    }
+
+    async fn open(&self) -> Result<Socket, String> {
+        match self {
+            Target::Http(target) => http::open(target).await,
+            Target::Ws(target) => ws::open(target).await,
+        }
+    }
+
+    async fn load(&self, socket: &Socket, board: &Board, slot: usize, stats: &mut Stats) -> End {
+        match self {
+            Target::Http(target) => http::load(target, socket, board, slot, stats).await,
+            Target::Ws(target) => ws::load(target, socket, board, slot, stats).await,
+        }
+    }
+}
+
+/// How a connection ended.
+enum End {
+    /// The run is over.
+    Stop,
+    /// Timed out, failed or closed: counted, and a new connection follows.
+    Again,
+}
+
+fn failed(stats: &mut Stats, what: &str, e: &dyn std::fmt::Display) -> End {
+    stats.read_error(&format!("{what}: {}", line(e)));
+    End::Again
+}
+
+fn interrupted(stats: &mut Stats, interrupt: Interrupt) -> End {
+    match interrupt {
+        Interrupt::Stop => End::Stop,
+        Interrupt::Timeout => {
+            stats.timeouts += 1;
+            End::Again
+        }
+    }
+}
+
+/// Connection `slot`'s whole run: connect, load, reconnect after a failure
+/// or a close, until the board stops.
+async fn connection(target: &Target, board: &Board, slot: usize, stats: &mut Stats) {
+    while !board.stopped() {
+        board.arm(slot);
+        let socket = match board.guard(slot, target.open()).await {
+            Err(Interrupt::Stop) => return,
+            Err(Interrupt::Timeout) => {
+                stats.connect_error("connecting timed out");
+                continue;
+            }
+            Ok(Err(message)) => {
+                stats.connect_error(&message);
+                // Refused: do not spin while the server is away.
+                board.disarm(slot);
+                let pause = tokio::time::sleep(Duration::from_millis(10));
+                if let Err(Interrupt::Stop) = board.guard(slot, pause).await {
+                    return;
+                }
+                continue;
+            }
+            Ok(Ok(socket)) => socket,
+        };
+        stats.connects += 1;
+        if let End::Stop = target.load(&socket, board, slot, stats).await {
+            return;
+        }
+    }
+}
+
 /// Runs `ringwire bench`; the report goes to stdout, errors to stderr as
-/// one line. Fails when no request was answered.
+/// one line. Fails when nothing was answered.
 pub(crate) fn run(args: &BenchArgs) -> ExitCode {
     match bench(args) {
         Ok(code) => code,
@@ -69,14 +199,13 @@ pub(crate) fn run(args: &BenchArgs) -> ExitCode {
 }
 
 fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
-    let url = Url::parse(&args.url).map_err(|e| format!("invalid URL {:?}: {e}", args.url))?;
     let duration = seconds(args.duration, "--duration")?;
     let timeout = seconds(args.timeout, "--timeout")?;
     if args.connections == 0 || args.threads == 0 || args.pipeline == 0 {
         return Err("--connections, --threads and --pipeline want at least 1".to_owned());
     }
     let threads = args.threads.min(args.connections);
-    let target = Arc::new(target(args, &url)?);
+    let target = Arc::new(Target::new(args)?);
     let board = Arc::new(Board::new(args.connections));
 
     println!(
@@ -110,35 +239,12 @@ fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
     for worker in workers {
         total.merge(worker.join().map_err(|_| "a worker thread panicked")??);
     }
-    print!("{}", total.report(elapsed));
+    print!("{}", total.report(elapsed, target.unit()));
     if total.answers() == 0 {
         let why = total.first_error.as_deref().unwrap_or("no answer");
-        return Err(format!("no request was answered: {why}"));
+        return Err(format!("nothing was answered: {why}"));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The batch every connection sends, and the TLS connector for https://.
-fn target(args: &BenchArgs, url: &Url) -> Result<Target, String> {
-    let body = args.request.body()?;
-    let mut buffer = RequestBuffer::new().map_err(line)?;
-    let request = args.request.encode(&mut buffer, url, &body)?;
-    let (head, body) = buffer.bytes(&request).map_err(line)?;
-    let one = [head, body].concat();
-    let tls = match url.scheme() {
-        Scheme::Https => {
-            let config = args.tls.config()?.alpn(&[b"http/1.1"]);
-            Some(TlsConnector::new(&config).map_err(line)?)
-        }
-        Scheme::Http => None,
-    };
-    Ok(Target {
-        origin: url.origin().clone(),
-        tls,
-        batch: one.repeat(args.pipeline),
-        depth: args.pipeline,
-        method: args.request.method().to_owned(),
-    })
 }
 
 /// One worker thread: its connections on a current-thread runtime, then
@@ -154,7 +260,7 @@ fn worker(target: &Arc<Target>, board: &Arc<Board>, slots: &[usize]) -> Result<S
             let (target, board) = (Arc::clone(target), Arc::clone(board));
             connections.spawn(async move {
                 let mut stats = Stats::default();
-                load::connection(&target, &board, slot, &mut stats).await;
+                connection(&target, &board, slot, &mut stats).await;
                 stats
             });
         }

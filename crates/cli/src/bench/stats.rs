@@ -88,7 +88,9 @@ impl Histogram {
 pub(crate) struct Stats {
     /// Answers read whole, by status class: `[1xx, 2xx, 3xx, 4xx, 5xx]`.
     pub(crate) classes: [u64; 5],
-    /// Body bytes received.
+    /// WebSocket echoes read whole.
+    pub(crate) messages: u64,
+    /// Body (or echoed payload) bytes received.
     pub(crate) body: u64,
     pub(crate) latency: Histogram,
     /// Connections opened.
@@ -116,8 +118,15 @@ impl Stats {
         self.latency.record(latency);
     }
 
+    pub(crate) fn message(&mut self, payload: u64, latency: Duration) {
+        self.messages += 1;
+        self.body += payload;
+        self.latency.record(latency);
+    }
+
+    /// Answers and echoes read whole.
     pub(crate) fn answers(&self) -> u64 {
-        self.classes.iter().sum()
+        self.classes.iter().sum::<u64>() + self.messages
     }
 
     fn note(&mut self, message: &str) {
@@ -145,6 +154,7 @@ impl Stats {
         for (mine, theirs) in self.classes.iter_mut().zip(other.classes) {
             *mine += theirs;
         }
+        self.messages += other.messages;
         self.body += other.body;
         self.latency.merge(&other.latency);
         self.connects += other.connects;
@@ -162,14 +172,15 @@ impl Stats {
         };
     }
 
-    /// The report: what was answered, how fast, and what failed.
-    pub(crate) fn report(&self, elapsed: Duration) -> String {
+    /// The report: what was answered, how fast, and what failed; `unit`
+    /// names what was counted (requests, messages).
+    pub(crate) fn report(&self, elapsed: Duration, unit: &str) -> String {
         let answers = self.answers();
         let secs = elapsed.as_secs_f64().max(f64::MIN_POSITIVE);
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "  requests   {answers} in {secs:.2} s: {:.0}/s",
+            "  {unit:<10} {answers} in {secs:.2} s: {:.0}/s",
             answers as f64 / secs
         );
         let mib = self.body as f64 / f64::from(1 << 20);
@@ -196,7 +207,9 @@ impl Stats {
         } else {
             classes.join(", ")
         };
-        let _ = writeln!(out, "  statuses   {classes}");
+        if self.messages == 0 {
+            let _ = writeln!(out, "  statuses   {classes}");
+        }
         let _ = writeln!(
             out,
             "  connects   {} (closed by the server after an answer: {})",
@@ -213,8 +226,9 @@ impl Stats {
         if let Some(cpu) = self.cpu.filter(|_| answers > 0) {
             let _ = writeln!(
                 out,
-                "  client CPU {:.2} µs per request (user + system, every worker)",
-                cpu.as_secs_f64() * 1e6 / answers as f64
+                "  client CPU {:.2} µs per {} (user + system, every worker)",
+                cpu.as_secs_f64() * 1e6 / answers as f64,
+                unit.trim_end_matches('s')
             );
         }
         out

@@ -1,4 +1,4 @@
-//! One connection's load: its requests written as one batch, the answers
+//! HTTP/1.1 load on one connection: its requests written as one batch, the answers
 //! read in place from its receive ring, head and body, as a client would
 //! (the body is framed and skipped, never copied).
 
@@ -13,8 +13,9 @@ use ringwire_ring::{Ring, RingConfig};
 use ringwire_tls::{MaybeTls, TlsConnector};
 use tokio::net::TcpStream;
 
-use super::guard::{Board, Interrupt};
+use super::guard::Board;
 use super::stats::Stats;
+use super::{failed, interrupted, End, Socket};
 use crate::request::line;
 
 /// What every connection sends, and where.
@@ -39,52 +40,8 @@ const RX: RingConfig = RingConfig {
     backing: ringwire_ring::Backing::Auto,
 };
 
-type Socket = MaybeTls<TcpStream>;
-
-/// How a connection ended.
-enum End {
-    /// The run is over.
-    Stop,
-    /// Timed out, failed or closed: counted, and a new connection follows.
-    Again,
-}
-
-/// Connection `slot`'s whole run: connect, load, reconnect after a failure
-/// or a close, until the board stops.
-pub(crate) async fn connection(target: &Target, board: &Board, slot: usize, stats: &mut Stats) {
-    while !board.stopped() {
-        board.arm(slot);
-        let socket = match board.guard(slot, connect(target)).await {
-            Err(Interrupt::Stop) => return,
-            Err(Interrupt::Timeout) => {
-                stats.connect_error("connecting timed out");
-                continue;
-            }
-            Ok(Err(message)) => {
-                stats.connect_error(&message);
-                // Refused: do not spin while the server is away.
-                board.disarm(slot);
-                if let Err(Interrupt::Stop) = board
-                    .guard(
-                        slot,
-                        tokio::time::sleep(std::time::Duration::from_millis(10)),
-                    )
-                    .await
-                {
-                    return;
-                }
-                continue;
-            }
-            Ok(Ok(socket)) => socket,
-        };
-        stats.connects += 1;
-        if let End::Stop = load(target, &socket, board, slot, stats).await {
-            return;
-        }
-    }
-}
-
-async fn connect(target: &Target) -> Result<Socket, String> {
+/// A connection to the target's origin, TLS for `https://`.
+pub(crate) async fn open(target: &Target) -> Result<Socket, String> {
     let origin = &target.origin;
     let tcp = TcpStream::connect((origin.host(), origin.port()))
         .await
@@ -108,7 +65,7 @@ async fn connect(target: &Target) -> Result<Socket, String> {
 }
 
 /// Batches on one connection until the run stops or the connection ends.
-async fn load(
+pub(crate) async fn load(
     target: &Target,
     socket: &Socket,
     board: &Board,
@@ -162,21 +119,6 @@ async fn load(
             }
         }
         board.disarm(slot);
-    }
-}
-
-fn failed(stats: &mut Stats, what: &str, e: &dyn std::fmt::Display) -> End {
-    stats.read_error(&format!("{what}: {e}"));
-    End::Again
-}
-
-fn interrupted(stats: &mut Stats, interrupt: Interrupt) -> End {
-    match interrupt {
-        Interrupt::Stop => End::Stop,
-        Interrupt::Timeout => {
-            stats.timeouts += 1;
-            End::Again
-        }
     }
 }
 

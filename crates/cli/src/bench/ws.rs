@@ -1,0 +1,112 @@
+//! WebSocket echo load on one connection: `depth` binary messages queued and
+//! sent as one write, then their echoes read (each checked for its size).
+
+use std::time::Instant;
+
+use ringwire_server::ws::{DeflateConfig, Message};
+use ringwire_tls::TlsConnector;
+
+use super::guard::Board;
+use super::stats::Stats;
+use super::{failed, interrupted, End, Socket};
+use crate::websocket;
+
+/// Where every connection sends what.
+#[derive(Debug)]
+pub(crate) struct Target {
+    pub(crate) url: websocket::Target,
+    /// Present for `wss://`.
+    pub(crate) tls: Option<TlsConnector>,
+    /// Every message's payload.
+    pub(crate) payload: Vec<u8>,
+    /// Messages in flight per connection.
+    pub(crate) depth: usize,
+    /// Offer permessage-deflate.
+    pub(crate) deflate: bool,
+}
+
+/// A connection to the target's host, TLS for `wss://`.
+pub(crate) async fn open(target: &Target) -> Result<Socket, String> {
+    websocket::open(&target.url, target.tls.as_ref()).await
+}
+
+/// The handshake, then batches of messages until the run stops or the
+/// connection ends.
+pub(crate) async fn load(
+    target: &Target,
+    stream: &Socket,
+    board: &Board,
+    slot: usize,
+    stats: &mut Stats,
+) -> End {
+    let deflate = target.deflate.then(DeflateConfig::default);
+    let handshake = websocket::handshake(stream, &target.url, &[], deflate);
+    let mut socket = match board.guard(slot, handshake).await {
+        Ok(Ok(socket)) => socket,
+        Ok(Err(message)) => {
+            stats.protocol_error(&format!("handshake: {message}"));
+            return End::Again;
+        }
+        Err(interrupt) => return interrupted(stats, interrupt),
+    };
+    board.disarm(slot);
+    let message = Message::Binary(&target.payload);
+    loop {
+        if board.stopped() {
+            return End::Stop;
+        }
+        board.arm(slot);
+        let sent = Instant::now();
+        let send = async {
+            for _ in 0..target.depth {
+                socket.queue(&message).await?;
+            }
+            socket.flush().await
+        };
+        match board.guard(slot, send).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return failed(stats, "send", &e),
+            Err(interrupt) => return interrupted(stats, interrupt),
+        }
+        let mut echoed = 0;
+        while echoed < target.depth {
+            match board.guard(slot, socket.recv()).await {
+                Ok(Some(Ok((Message::Binary(echo), _)))) if echo.len() == target.payload.len() => {
+                    stats.message(echo.len() as u64, sent.elapsed());
+                    echoed += 1;
+                }
+                // Answered by the socket itself.
+                Ok(Some(Ok((Message::Ping(_) | Message::Pong(_), _)))) => {}
+                Ok(Some(Ok((Message::Binary(echo), _)))) => {
+                    let sizes = (echo.len(), target.payload.len());
+                    stats.protocol_error(&format!(
+                        "an echo of {} bytes for a message of {}",
+                        sizes.0, sizes.1
+                    ));
+                    return End::Again;
+                }
+                Ok(Some(Ok((other, _)))) => {
+                    stats
+                        .protocol_error(&format!("a {} message instead of the echo", kind(&other)));
+                    return End::Again;
+                }
+                Ok(Some(Err(e))) => return failed(stats, "receive", &e),
+                Ok(None) => {
+                    stats.read_error("the server closed the WebSocket");
+                    return End::Again;
+                }
+                Err(interrupt) => return interrupted(stats, interrupt),
+            }
+        }
+        board.disarm(slot);
+    }
+}
+
+fn kind(message: &Message<'_>) -> &'static str {
+    match message {
+        Message::Text(_) => "text",
+        Message::Binary(_) => "binary",
+        Message::Close(_) => "close",
+        Message::Ping(_) | Message::Pong(_) => "control",
+    }
+}
