@@ -2,12 +2,11 @@
 //! read in place from its receive ring, head and body, as a client would
 //! (the body is framed and skipped, never copied).
 
-use std::io;
 use std::time::Instant;
 
 use ringwire_client::{Origin, Scheme};
 use ringwire_http1::{BodyDecoder, Decoded, Limits, Method, ResponseParser, Status};
-use ringwire_io::tokio::{AsyncRecvTransport, AsyncStream};
+use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport, AsyncStream};
 use ringwire_io::TransportError;
 use ringwire_ring::{Ring, RingConfig};
 use ringwire_tls::{MaybeTls, TlsConnector};
@@ -72,14 +71,18 @@ pub(crate) async fn load(
     slot: usize,
     stats: &mut Stats,
 ) -> End {
-    let ring = match Ring::new(RX) {
-        Ok(ring) => ring,
+    // The batch goes out from where it lies: the send ring stays empty.
+    let rings = Ring::new(RX).and_then(|rx| Ok((rx, Ring::new(RingConfig::with_capacity(0))?)));
+    let (mut rx, mut tx) = match rings {
+        Ok((rx, tx)) => (
+            AsyncRecvTransport::with_ring(rx, socket),
+            AsyncSendTransport::with_ring(tx, socket),
+        ),
         Err(e) => {
             stats.read_error(&e.to_string());
             return End::Again;
         }
     };
-    let mut rx = AsyncRecvTransport::with_ring(ring, socket);
     let mut parser = ResponseParser::new(Limits::default());
     let method = Method::from(target.method.as_str());
     loop {
@@ -88,7 +91,7 @@ pub(crate) async fn load(
         }
         board.arm(slot);
         let sent = Instant::now();
-        match board.guard(slot, write_all(socket, &target.batch)).await {
+        match board.guard(slot, tx.send_vectored(&[&target.batch])).await {
             Ok(Ok(())) => {}
             Ok(Err(e)) => return failed(stats, "send", &e),
             Err(interrupt) => return interrupted(stats, interrupt),
@@ -119,24 +122,6 @@ pub(crate) async fn load(
             }
         }
         board.disarm(slot);
-    }
-}
-
-async fn write_all(socket: &Socket, mut bytes: &[u8]) -> io::Result<()> {
-    while !bytes.is_empty() {
-        match socket.try_write(bytes) {
-            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-            Ok(n) => bytes = &bytes[n..],
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => socket.writable().await?,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    loop {
-        match socket.try_flush() {
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => socket.writable().await?,
-            done => return done,
-        }
     }
 }
 
