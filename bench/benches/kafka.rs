@@ -1,5 +1,11 @@
-//! Kafka: one Fetch response holding many records, received in 64 KiB reads and walked record
-//! by record, three ways. One criterion run gives every path, so the ratios come from one run.
+//! Kafka: response frames and one Fetch response holding many records, received in 64 KiB
+//! reads, parsed (and walked record by record) several ways. One criterion run gives every
+//! path, so the ratios come from one run.
+//!
+//! `kafka/frames/*`: the reference design's table, ApiVersions response frames with 64-byte
+//! bodies (100 and 1,000) and 4 KiB bodies (100), each matched to its request by correlation
+//! id: `ring` parses them where the reads put them, `copy` reads each length and copies the
+//! frame into a buffer of its own first.
 //!
 //! - `ring`: `RecvTransport` (mirrored ring) over the `Chunks` fixture; `Correlator` reads the
 //!   frame in place, `FetchResponse` borrows the ring, `record::walk` hands each record's key
@@ -31,11 +37,12 @@ use std::hint::black_box;
 use std::io::Read;
 
 use bytes::{Bytes, BytesMut};
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use kafka_protocol::messages as kp;
 use kafka_protocol::protocol::{Decodable, Encodable};
 use kafka_protocol::records::RecordBatchDecoder;
 use ringwire_io::{Chunks, RecvTransport};
+use ringwire_kafka::api::api_versions::ApiVersionsRequest;
 use ringwire_kafka::api::fetch::{FetchPartition, FetchRequest, FetchResponse, FetchTopic};
 use ringwire_kafka::record::{walk, BatchBuilder, BatchEncoder, BatchOptions, NewRecord};
 use ringwire_kafka::{Correlator, Limits, ResponseFrame};
@@ -218,15 +225,20 @@ impl Classic {
         }
     }
 
-    /// Receives one length-prefixed frame into a buffer made by `alloc` and filled by `append`.
+    /// Starts the stream again.
+    fn rewind(&mut self) {
+        self.source.rewind();
+        self.start = 0;
+        self.end = 0;
+    }
+
+    /// Receives the next length-prefixed frame into a buffer made by `alloc` and filled by
+    /// `append`.
     fn frame<B>(
         &mut self,
         alloc: impl FnOnce(usize) -> B,
         mut append: impl FnMut(&mut B, &[u8]),
     ) -> B {
-        self.source.rewind();
-        self.start = 0;
-        self.end = 0;
         let mut prefix = [0u8; 4];
         let mut have = 0;
         while have < 4 {
@@ -288,6 +300,7 @@ impl CopyPath {
         self.correlator
             .encode(&request(), FETCH_VERSION, &mut self.request_buf)
             .unwrap();
+        self.classic.rewind();
         let frame = self
             .classic
             .frame(Vec::with_capacity, |buf: &mut Vec<u8>, bytes| {
@@ -307,6 +320,7 @@ struct KafkaProtocolPath {
 
 impl KafkaProtocolPath {
     fn run(&mut self, depth: Depth) -> usize {
+        self.classic.rewind();
         let frame = self
             .classic
             .frame(BytesMut::with_capacity, |buf: &mut BytesMut, bytes| {
@@ -364,6 +378,93 @@ fn bench_fetch(c: &mut Criterion) {
             group.bench_function("kafka_protocol", |b| b.iter(|| kafka_protocol.run(depth)));
             group.finish();
         }
+    }
+}
+
+/// `count` ApiVersions response frames (header v0: size, correlation id 0, 1, ..., then `body`
+/// bytes), back to back.
+fn response_frames(count: usize, body: usize) -> Vec<u8> {
+    let mut stream = Vec::with_capacity(count * (8 + body));
+    for id in 0..count {
+        stream.extend_from_slice(&((4 + body) as u32).to_be_bytes());
+        stream.extend_from_slice(&(id as i32).to_be_bytes());
+        stream.resize(stream.len() + body, 0x61);
+    }
+    stream
+}
+
+/// A correlator with `count` ApiVersions requests in flight (correlation ids 0..count), as a
+/// pipelining client has when their answers arrive. Made outside the timed part.
+fn in_flight(count: usize) -> Correlator {
+    let limits = Limits::default();
+    let mut correlator = Correlator::new(None, &limits);
+    let request = ApiVersionsRequest::default();
+    let mut buf = vec![0; correlator.request_len(&request, 3).unwrap()];
+    for _ in 0..count {
+        correlator.encode(&request, 3, &mut buf).unwrap();
+    }
+    correlator
+}
+
+/// The reference design's Kafka table: many small response frames (64 B bodies) and some big
+/// ones (4 KiB), in 64 KiB reads, each frame's length and correlation id read (and matched to
+/// its request) and its body handed out. `ring`: parsed where the reads put them. `copy`: the
+/// classic path, a length read, then each frame copied into a buffer of its own, parsed there.
+fn bench_frames(c: &mut Criterion) {
+    for (name, count, body) in [
+        ("64b_x100", 100, 64),
+        ("64b_x1000", 1000, 64),
+        ("4k_x100", 100, 4096),
+    ] {
+        let stream = response_frames(count, body);
+        let config = RingConfig::with_capacity(1 << 20)
+            .max_capacity(1 << 20)
+            .backing(Backing::Mirrored);
+        let mut rx =
+            RecvTransport::with_ring(Ring::new(config).unwrap(), Chunks::every(&stream, READ));
+        let mut ring = |mut correlator: Correlator| {
+            rx.get_mut().rewind();
+            let (mut frames, mut seen) = (0, 0);
+            while frames < count {
+                let at_least = match correlator.parse_response(rx.data()).unwrap() {
+                    Status::Complete(frame, consumed) => {
+                        seen += black_box(frame.body).len();
+                        frames += 1;
+                        rx.consume(consumed);
+                        continue;
+                    }
+                    Status::Partial { at_least } => at_least,
+                };
+                assert!(rx.fill(at_least).unwrap() > 0);
+            }
+            seen
+        };
+        let mut classic = Classic::new(&stream);
+        let mut copy = |mut correlator: Correlator| {
+            classic.rewind();
+            let mut seen = 0;
+            for _ in 0..count {
+                let frame = classic.frame(Vec::with_capacity, |buf: &mut Vec<u8>, bytes| {
+                    buf.extend_from_slice(bytes)
+                });
+                let Status::Complete(frame, _) = correlator.parse_response(&frame).unwrap() else {
+                    panic!("whole frame")
+                };
+                seen += black_box(frame.body).len();
+            }
+            seen
+        };
+        assert_eq!(ring(in_flight(count)), count * body);
+        assert_eq!(copy(in_flight(count)), count * body);
+        let mut group = c.benchmark_group(format!("kafka/frames/{name}"));
+        group.throughput(Throughput::Elements(count as u64));
+        group.bench_function("ring", |b| {
+            b.iter_batched(|| in_flight(count), &mut ring, BatchSize::SmallInput)
+        });
+        group.bench_function("copy", |b| {
+            b.iter_batched(|| in_flight(count), &mut copy, BatchSize::SmallInput)
+        });
+        group.finish();
     }
 }
 
@@ -453,6 +554,6 @@ fn bench_encode(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = common::short_criterion();
-    targets = bench_fetch, bench_encode
+    targets = bench_frames, bench_fetch, bench_encode
 }
 criterion_main!(benches);
