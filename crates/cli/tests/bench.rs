@@ -14,9 +14,9 @@ use common::{python, serve, BIN};
 
 /// Counts every request but `/count`, which answers the count. `/hit`
 /// answers 200 "ok" when the request is a POST of `payload` (400
-/// otherwise); `/close` answers and closes the connection.
+/// otherwise); `/slow` answers after 50 ms; `/close` answers and closes the connection.
 const COUNTING_SERVER: &str = r#"
-import http.server, threading
+import http.server, threading, time
 count = 0
 lock = threading.Lock()
 class H(http.server.BaseHTTPRequestHandler):
@@ -42,6 +42,9 @@ class H(http.server.BaseHTTPRequestHandler):
         if self.path == "/hit":
             good = self.command == "POST" and body == b"payload"
             self.answer(200 if good else 400, b"ok" if good else b"bad")
+        elif self.path == "/slow":
+            time.sleep(0.05)
+            self.answer(200, b"late")
         elif self.path == "/close":
             self.answer(200, b"bye", close=True)
         else:
@@ -304,5 +307,48 @@ fn a_refused_upgrade_is_a_protocol_error() {
         report(&out).contains("first      handshake: "),
         "{}",
         report(&out)
+    );
+}
+
+/// The report's median latency, in milliseconds.
+fn p50_ms(out: &Output) -> f64 {
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("latency    p50 "))
+        .unwrap_or_else(|| panic!("no latency in:\n{text}"));
+    let mut words = line.split([' ', ',']);
+    let value: f64 = words.next().and_then(|v| v.parse().ok()).expect("a number");
+    match words.next() {
+        Some("ms") => value,
+        Some("µs") => value / 1000.0,
+        unit => panic!("unit {unit:?} in {line}"),
+    }
+}
+
+#[test]
+fn a_rate_is_kept_and_says_how_long_requests_waited_for_a_slow_server() {
+    let server = serve(&["--addr", "127.0.0.1:0"]);
+    let url = format!("http://{}/hello", server.addr);
+    let out = bench(&["-c", "2", "--rate", "200", "-D", "1", &url]);
+    assert!(out.status.success(), "{}", report(&out));
+    let answered = number(&out, "requests");
+    assert!((160..=205).contains(&answered), "{}", report(&out));
+    assert!(report(&out).contains("200 per second"), "{}", report(&out));
+
+    // 100 requests a second are due, 20 can be answered: each waits for
+    // the ones before it, and the latency says so (not just the 50 ms).
+    let slow = python(COUNTING_SERVER);
+    let url = format!("http://{}/slow", slow.addr);
+    let out = bench(&["-c", "1", "--rate", "100", "-D", "1", &url]);
+    assert!(out.status.success(), "{}", report(&out));
+    assert!(number(&out, "requests") <= 21, "{}", report(&out));
+    assert!(p50_ms(&out) > 150.0, "{}", report(&out));
+
+    let out = bench(&["-c", "1", "--rate", "100", "-p", "2", "-D", "1", &url]);
+    assert!(!out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim_end(),
+        "ringwire: --rate sends one request at a time: leave out --pipeline"
     );
 }

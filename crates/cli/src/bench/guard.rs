@@ -50,6 +50,11 @@ impl Board {
         }
     }
 
+    /// How many connections the run has.
+    pub(crate) fn connections(&self) -> usize {
+        self.slots.len()
+    }
+
     fn now(&self) -> u64 {
         u64::try_from(self.start.elapsed().as_micros()).unwrap_or(u64::MAX) + 1
     }

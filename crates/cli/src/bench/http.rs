@@ -2,8 +2,6 @@
 //! read in place from its receive ring, head and body, as a client would
 //! (the body is framed and skipped, never copied).
 
-use std::time::Instant;
-
 use ringwire_client::{Origin, Scheme};
 use ringwire_http1::{BodyDecoder, Decoded, Limits, Method, ResponseParser, Status};
 use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport, AsyncStream};
@@ -13,6 +11,7 @@ use ringwire_tls::{MaybeTls, TlsConnector};
 use tokio::net::TcpStream;
 
 use super::guard::Board;
+use super::pace::Pace;
 use super::stats::Stats;
 use super::{failed, interrupted, End, Socket};
 use crate::request::line;
@@ -69,6 +68,7 @@ pub(crate) async fn load(
     socket: &Socket,
     board: &Board,
     slot: usize,
+    pace: &mut Pace,
     stats: &mut Stats,
 ) -> End {
     // The batch goes out from where it lies: the send ring stays empty.
@@ -89,8 +89,11 @@ pub(crate) async fn load(
         if board.stopped() {
             return End::Stop;
         }
+        let sent = match board.guard(slot, pace.due()).await {
+            Ok(due) => due,
+            Err(interrupt) => return interrupted(stats, interrupt),
+        };
         board.arm(slot);
-        let sent = Instant::now();
         match board.guard(slot, tx.send_vectored(&[&target.batch])).await {
             Ok(Ok(())) => {}
             Ok(Err(e)) => return failed(stats, "send", &e),

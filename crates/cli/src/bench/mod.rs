@@ -8,6 +8,7 @@
 
 mod guard;
 mod http;
+mod pace;
 mod stats;
 mod ws;
 
@@ -23,6 +24,7 @@ use tokio::net::TcpStream;
 use crate::request::{line, seconds, RequestArgs, TlsArgs};
 use crate::websocket;
 use guard::{Board, Interrupt};
+use pace::Pace;
 use stats::Stats;
 
 /// How often the watchdog looks for connections past the timeout.
@@ -50,6 +52,12 @@ pub(crate) struct BenchArgs {
     /// Requests (or messages) in flight per connection, sent as one batch.
     #[arg(short = 'p', long, default_value_t = 1)]
     pipeline: usize,
+    /// Requests (or messages) per second over all connections, each
+    /// connection on a fixed schedule, latency counted from when a request
+    /// was due (wrk2's correction for coordinated omission); without it,
+    /// each connection sends as soon as its last answer came.
+    #[arg(short = 'R', long, value_name = "PER_SEC")]
+    rate: Option<f64>,
     /// Seconds a batch may wait for its answers (or a connection to open)
     /// before the connection is dropped and counted as a timeout.
     #[arg(long, value_name = "SECS", default_value_t = 2.0)]
@@ -125,10 +133,17 @@ impl Target {
         }
     }
 
-    async fn load(&self, socket: &Socket, board: &Board, slot: usize, stats: &mut Stats) -> End {
+    async fn load(
+        &self,
+        socket: &Socket,
+        board: &Board,
+        slot: usize,
+        pace: &mut Pace,
+        stats: &mut Stats,
+    ) -> End {
         match self {
-            Target::Http(target) => http::load(target, socket, board, slot, stats).await,
-            Target::Ws(target) => ws::load(target, socket, board, slot, stats).await,
+            Target::Http(target) => http::load(target, socket, board, slot, pace, stats).await,
+            Target::Ws(target) => ws::load(target, socket, board, slot, pace, stats).await,
         }
     }
 }
@@ -158,7 +173,13 @@ fn interrupted(stats: &mut Stats, interrupt: Interrupt) -> End {
 
 /// Connection `slot`'s whole run: connect, load, reconnect after a failure
 /// or a close, until the board stops.
-async fn connection(target: &Target, board: &Board, slot: usize, stats: &mut Stats) {
+async fn connection(
+    target: &Target,
+    board: &Board,
+    slot: usize,
+    mut pace: Pace,
+    stats: &mut Stats,
+) {
     while !board.stopped() {
         board.arm(slot);
         let socket = match board.guard(slot, target.open()).await {
@@ -180,7 +201,7 @@ async fn connection(target: &Target, board: &Board, slot: usize, stats: &mut Sta
             Ok(Ok(socket)) => socket,
         };
         stats.connects += 1;
-        if let End::Stop = target.load(&socket, board, slot, stats).await {
+        if let End::Stop = target.load(&socket, board, slot, &mut pace, stats).await {
             return;
         }
     }
@@ -204,17 +225,26 @@ fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
     if args.connections == 0 || args.threads == 0 || args.pipeline == 0 {
         return Err("--connections, --threads and --pipeline want at least 1".to_owned());
     }
+    if args.rate.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
+        return Err("--rate wants a positive number of requests per second".to_owned());
+    }
+    if args.rate.is_some() && args.pipeline > 1 {
+        return Err("--rate sends one request at a time: leave out --pipeline".to_owned());
+    }
     let threads = args.threads.min(args.connections);
     let target = Arc::new(Target::new(args)?);
     let board = Arc::new(Board::new(args.connections));
 
+    let pacing = match args.rate {
+        Some(rate) => format!("{rate} per second"),
+        None => format!("pipeline {}", args.pipeline),
+    };
     println!(
-        "ringwire bench {}: {} connections, {} thread{}, pipeline {}, {:.1} s",
+        "ringwire bench {}: {} connections, {} thread{}, {pacing}, {:.1} s",
         args.url,
         args.connections,
         threads,
         if threads == 1 { "" } else { "s" },
-        args.pipeline,
         duration.as_secs_f64()
     );
     let start = Instant::now();
@@ -222,10 +252,10 @@ fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
         .map(|t| {
             // Connection i runs on worker i % threads.
             let slots: Vec<usize> = (t..args.connections).step_by(threads).collect();
-            let (target, board) = (Arc::clone(&target), Arc::clone(&board));
+            let (target, board, rate) = (Arc::clone(&target), Arc::clone(&board), args.rate);
             std::thread::Builder::new()
                 .name(format!("bench-{t}"))
-                .spawn(move || worker(&target, &board, &slots))
+                .spawn(move || worker(&target, &board, &slots, rate))
                 .map_err(|e| format!("cannot start a worker thread: {e}"))
         })
         .collect::<Result<_, _>>()?;
@@ -249,7 +279,12 @@ fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
 
 /// One worker thread: its connections on a current-thread runtime, then
 /// its counts and CPU time.
-fn worker(target: &Arc<Target>, board: &Arc<Board>, slots: &[usize]) -> Result<Stats, String> {
+fn worker(
+    target: &Arc<Target>,
+    board: &Arc<Board>,
+    slots: &[usize],
+    rate: Option<f64>,
+) -> Result<Stats, String> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -258,9 +293,10 @@ fn worker(target: &Arc<Target>, board: &Arc<Board>, slots: &[usize]) -> Result<S
         let mut connections = tokio::task::JoinSet::new();
         for &slot in slots {
             let (target, board) = (Arc::clone(target), Arc::clone(board));
+            let pace = Pace::new(rate, board.connections(), slot);
             connections.spawn(async move {
                 let mut stats = Stats::default();
-                connection(&target, &board, slot, &mut stats).await;
+                connection(&target, &board, slot, pace, &mut stats).await;
                 stats
             });
         }

@@ -1,12 +1,11 @@
 //! WebSocket echo load on one connection: `depth` binary messages queued and
 //! sent as one write, then their echoes read (each checked for its size).
 
-use std::time::Instant;
-
 use ringwire_server::ws::{DeflateConfig, Message};
 use ringwire_tls::TlsConnector;
 
 use super::guard::Board;
+use super::pace::Pace;
 use super::stats::Stats;
 use super::{failed, interrupted, End, Socket};
 use crate::websocket;
@@ -37,6 +36,7 @@ pub(crate) async fn load(
     stream: &Socket,
     board: &Board,
     slot: usize,
+    pace: &mut Pace,
     stats: &mut Stats,
 ) -> End {
     let deflate = target.deflate.then(DeflateConfig::default);
@@ -55,8 +55,11 @@ pub(crate) async fn load(
         if board.stopped() {
             return End::Stop;
         }
+        let sent = match board.guard(slot, pace.due()).await {
+            Ok(due) => due,
+            Err(interrupt) => return interrupted(stats, interrupt),
+        };
         board.arm(slot);
-        let sent = Instant::now();
         let send = async {
             for _ in 0..target.depth {
                 socket.queue(&message).await?;
