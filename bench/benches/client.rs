@@ -10,7 +10,8 @@
 //!
 //! After criterion's runs, a latency pass prints p50 / p99, requests per
 //! second and the client's CPU time per request, from sequential requests
-//! timed one by one.
+//! timed one by one. reqwest's blocking client runs on a thread of its own
+//! besides the caller's, so its CPU is the process's less the server's.
 //!
 //! On a small VM an idle vCPU takes ~100 µs to wake, which swamps a
 //! loopback round trip when client and server sit on different cores; pin
@@ -83,6 +84,11 @@ trait Round {
     fn name(&self) -> &'static str;
     /// Runs `n` round trips; `each` gets each one's duration.
     fn run(&mut self, n: u64, each: &mut dyn FnMut(Duration));
+    /// The name (as `/proc` truncates it) of a thread of the client's own
+    /// besides the caller, whose CPU time is the client's too.
+    fn helper_thread(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 struct RingBlocking {
@@ -178,6 +184,35 @@ impl Round for Reqwest {
     }
 }
 
+/// reqwest's blocking API: requests handed to a runtime on a thread of its
+/// own, which the calling thread waits for.
+struct ReqwestBlocking {
+    client: reqwest::blocking::Client,
+    url: String,
+}
+
+impl Round for ReqwestBlocking {
+    fn name(&self) -> &'static str {
+        "reqwest (blocking)"
+    }
+    fn helper_thread(&self) -> Option<&'static str> {
+        Some("reqwest-interna")
+    }
+    fn run(&mut self, n: u64, each: &mut dyn FnMut(Duration)) {
+        for _ in 0..n {
+            let start = Instant::now();
+            let mut request = self.client.post(&self.url);
+            for (name, value) in HEADERS {
+                request = request.header(name, value);
+            }
+            let response = request.body(BODY).send().unwrap();
+            assert_eq!(response.status(), 200);
+            black_box(response.bytes().unwrap());
+            each(start.elapsed());
+        }
+    }
+}
+
 struct HyperConn {
     runtime: tokio::runtime::Runtime,
     addr: SocketAddr,
@@ -261,6 +296,13 @@ fn clients(addr: SocketAddr) -> Vec<Box<dyn Round>> {
                 .unwrap(),
             url: format!("http://{addr}/orders"),
         }),
+        Box::new(ReqwestBlocking {
+            client: reqwest::blocking::Client::builder()
+                .tcp_nodelay(true)
+                .build()
+                .unwrap(),
+            url: format!("http://{addr}/orders"),
+        }),
     ]
 }
 
@@ -286,6 +328,20 @@ fn thread_cpu() -> Option<Duration> {
     Some(Duration::from_nanos(nanos))
 }
 
+/// CPU time of this process's threads called `name`.
+fn threads_cpu(name: &str) -> Option<Duration> {
+    let mut total = Duration::ZERO;
+    for task in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+        let path = task.path();
+        let comm = std::fs::read_to_string(path.join("comm")).unwrap_or_default();
+        if comm.trim_end() == name {
+            let stat = std::fs::read_to_string(path.join("schedstat")).ok()?;
+            total += Duration::from_nanos(stat.split_whitespace().next()?.parse().ok()?);
+        }
+    }
+    Some(total)
+}
+
 /// Sequential round trips timed one by one: p50, p99, requests per second,
 /// and the client's own CPU time per request. Every client here runs on
 /// the calling thread (the async ones on a current-thread runtime), so that
@@ -301,10 +357,15 @@ fn latency(clients: &mut [Box<dyn Round>]) {
     for client in clients.iter_mut() {
         client.run(WARM, &mut |_| {});
         let mut times = Vec::with_capacity(N as usize);
-        let (start, cpu) = (Instant::now(), thread_cpu());
+        let helper_thread = client.helper_thread();
+        let client_cpu = || {
+            let helper = helper_thread.map_or(Some(Duration::ZERO), threads_cpu);
+            Some(thread_cpu()? + helper?)
+        };
+        let (start, cpu) = (Instant::now(), client_cpu());
         client.run(N, &mut |d| times.push(d));
         let total = start.elapsed();
-        let cpu = thread_cpu().zip(cpu).map_or(f64::NAN, |(end, start)| {
+        let cpu = client_cpu().zip(cpu).map_or(f64::NAN, |(end, start)| {
             (end - start).as_secs_f64() * 1e6 / N as f64
         });
         times.sort_unstable();
