@@ -306,6 +306,7 @@ fn worker(
         }
         Ok::<_, String>(stats)
     })?;
+    stats.latency = stats::take_thread_latency();
     stats.cpu = thread_cpu();
     Ok(stats)
 }
