@@ -13,7 +13,7 @@ use tokio::net::TcpStream;
 use super::guard::Board;
 use super::pace::Pace;
 use super::stats::Stats;
-use super::{failed, interrupted, End, Socket};
+use super::{failed, interrupted, next_batch, End, Socket};
 use crate::request::line;
 
 /// What every connection sends, and where.
@@ -86,14 +86,10 @@ pub(crate) async fn load(
     let mut parser = ResponseParser::new(Limits::default());
     let method = Method::from(target.method.as_str());
     loop {
-        if board.stopped() {
-            return End::Stop;
-        }
-        let sent = match board.guard(slot, pace.due()).await {
+        let sent = match next_batch(board, slot, pace, stats).await {
             Ok(due) => due,
-            Err(interrupt) => return interrupted(stats, interrupt),
+            Err(end) => return end,
         };
-        board.arm(slot);
         match board.guard(slot, tx.send_vectored(&[&target.batch])).await {
             Ok(Ok(())) => {}
             Ok(Err(e)) => return failed(stats, "send", &e),

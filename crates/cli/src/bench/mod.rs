@@ -171,6 +171,25 @@ fn interrupted(stats: &mut Stats, interrupt: Interrupt) -> End {
     }
 }
 
+/// Waits until the next batch is due (at once without `--rate`) and starts
+/// its timeout; returns the time its latency counts from.
+async fn next_batch(
+    board: &Board,
+    slot: usize,
+    pace: &mut Pace,
+    stats: &mut Stats,
+) -> Result<Instant, End> {
+    if board.stopped() {
+        return Err(End::Stop);
+    }
+    let due = board
+        .guard(slot, pace.due())
+        .await
+        .map_err(|interrupt| interrupted(stats, interrupt))?;
+    board.arm(slot);
+    Ok(due)
+}
+
 /// Connection `slot`'s whole run: connect, load, reconnect after a failure
 /// or a close, until the board stops.
 async fn connection(

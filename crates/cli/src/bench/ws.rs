@@ -7,7 +7,7 @@ use ringwire_tls::TlsConnector;
 use super::guard::Board;
 use super::pace::Pace;
 use super::stats::Stats;
-use super::{failed, interrupted, End, Socket};
+use super::{failed, interrupted, next_batch, End, Socket};
 use crate::websocket;
 
 /// Where every connection sends what.
@@ -52,14 +52,10 @@ pub(crate) async fn load(
     board.disarm(slot);
     let message = Message::Binary(&target.payload);
     loop {
-        if board.stopped() {
-            return End::Stop;
-        }
-        let sent = match board.guard(slot, pace.due()).await {
+        let sent = match next_batch(board, slot, pace, stats).await {
             Ok(due) => due,
-            Err(interrupt) => return interrupted(stats, interrupt),
+            Err(end) => return end,
         };
-        board.arm(slot);
         let send = async {
             for _ in 0..target.depth {
                 socket.queue(&message).await?;
