@@ -117,6 +117,23 @@ fn counts_what_the_server_counted() {
 }
 
 #[test]
+fn reports_as_json_for_scripts() {
+    let server = python(COUNTING_SERVER);
+    let url = format!("http://{}/nowhere", server.addr);
+    let out = bench(&["--json", "-c", "2", "-p", "2", "-D", "0.5", &url]);
+    assert!(out.status.success(), "{}", report(&out));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    let answered = json["answered"].as_u64().expect("answered");
+    assert!(answered > 0, "{json}");
+    assert_eq!(json["statuses"]["4xx"].as_u64(), Some(answered), "{json}");
+    assert_eq!(json["errors"]["read"].as_u64(), Some(0), "{json}");
+    assert_eq!(json["pipeline"].as_u64(), Some(2), "{json}");
+    assert_eq!(json["url"].as_str(), Some(url.as_str()));
+    let p50 = json["latency_us"]["p50"].as_f64().expect("p50");
+    assert!(p50 > 0.0 && p50 <= json["latency_us"]["max"].as_f64().unwrap());
+}
+
+#[test]
 fn reconnects_when_the_server_closes_after_each_answer() {
     let server = python(COUNTING_SERVER);
     let url = format!("http://{}/close", server.addr);

@@ -68,6 +68,9 @@ pub(crate) struct BenchArgs {
     /// ws://: offer permessage-deflate.
     #[arg(long)]
     deflate: bool,
+    /// Print the report as one JSON object (and nothing else on stdout).
+    #[arg(long)]
+    json: bool,
     #[command(flatten)]
     request: RequestArgs,
     #[command(flatten)]
@@ -258,14 +261,16 @@ fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
         Some(rate) => format!("{rate} per second"),
         None => format!("pipeline {}", args.pipeline),
     };
-    println!(
-        "ringwire bench {}: {} connections, {} thread{}, {pacing}, {:.1} s",
-        args.url,
-        args.connections,
-        threads,
-        if threads == 1 { "" } else { "s" },
-        duration.as_secs_f64()
-    );
+    if !args.json {
+        println!(
+            "ringwire bench {}: {} connections, {} thread{}, {pacing}, {:.1} s",
+            args.url,
+            args.connections,
+            threads,
+            if threads == 1 { "" } else { "s" },
+            duration.as_secs_f64()
+        );
+    }
     let start = Instant::now();
     let workers: Vec<_> = (0..threads)
         .map(|t| {
@@ -288,7 +293,17 @@ fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
     for worker in workers {
         total.merge(worker.join().map_err(|_| "a worker thread panicked")??);
     }
-    print!("{}", total.report(elapsed, target.unit()));
+    if args.json {
+        let mut report = total.json(elapsed, target.unit());
+        report["url"] = args.url.as_str().into();
+        report["connections"] = args.connections.into();
+        report["threads"] = threads.into();
+        report["pipeline"] = args.pipeline.into();
+        report["rate"] = args.rate.into();
+        println!("{report}");
+    } else {
+        print!("{}", total.report(elapsed, target.unit()));
+    }
     if total.answers() == 0 {
         let why = total.first_error.as_deref().unwrap_or("no answer");
         return Err(format!("nothing was answered: {why}"));

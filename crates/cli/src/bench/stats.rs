@@ -245,6 +245,51 @@ impl Stats {
         }
         out
     }
+
+    /// The same as [`report`](Self::report), for scripts: counts, rates,
+    /// latencies in microseconds, CPU per answer in microseconds (`null`
+    /// where the OS does not say).
+    pub(crate) fn json(&self, elapsed: Duration, unit: &str) -> serde_json::Value {
+        let answers = self.answers();
+        let secs = elapsed.as_secs_f64().max(f64::MIN_POSITIVE);
+        let us = |d: Duration| d.as_secs_f64() * 1e6;
+        let l = &self.latency;
+        let statuses: serde_json::Map<String, serde_json::Value> = self
+            .classes
+            .iter()
+            .enumerate()
+            .filter(|(_, &n)| n > 0)
+            .map(|(i, &n)| (format!("{}xx", i + 1), n.into()))
+            .collect();
+        serde_json::json!({
+            "unit": unit,
+            "answered": answers,
+            "seconds": secs,
+            "per_second": answers as f64 / secs,
+            "body_bytes": self.body,
+            "latency_us": {
+                "p50": us(l.quantile(0.5)),
+                "p90": us(l.quantile(0.9)),
+                "p99": us(l.quantile(0.99)),
+                "p99_9": us(l.quantile(0.999)),
+                "max": us(l.max()),
+            },
+            "statuses": statuses,
+            "connects": self.connects,
+            "closed_by_server": self.closed,
+            "errors": {
+                "connect": self.connect_errors,
+                "read": self.read_errors,
+                "protocol": self.protocol_errors,
+                "timeout": self.timeouts,
+            },
+            "first_error": self.first_error,
+            "cpu_us_per_answer": self
+                .cpu
+                .filter(|_| answers > 0)
+                .map(|cpu| us(cpu) / answers as f64),
+        })
+    }
 }
 
 fn micros(d: Duration) -> String {
