@@ -30,8 +30,8 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Produce to and consume from Kafka topics, create topics.
     Kafka(kafka::KafkaArgs),
-    /// Load an HTTP server: N connections for D seconds, then requests/s,
-    /// latency percentiles, statuses and errors.
+    /// Load an HTTP server (or a WebSocket echo server): N connections for
+    /// D seconds, then requests/s, latency percentiles, statuses and errors.
     Bench(bench::BenchArgs),
 }
 
