@@ -353,6 +353,27 @@ fn a_rate_is_kept_and_says_how_long_requests_waited_for_a_slow_server() {
     assert!((160..=205).contains(&answered), "{}", report(&out));
     assert!(report(&out).contains("200 per second"), "{}", report(&out));
 
+    // A send due later than the timeout is not a timeout: one a second on
+    // each of two connections, the second's schedule half a second behind.
+    let out = bench(&[
+        "-c",
+        "2",
+        "--rate",
+        "2",
+        "--timeout",
+        "0.3",
+        "-D",
+        "1.2",
+        &url,
+    ]);
+    assert!(out.status.success(), "{}", report(&out));
+    assert!(report(&out).contains(NO_ERRORS), "{}", report(&out));
+    assert!(
+        (2..=3).contains(&number(&out, "requests")),
+        "{}",
+        report(&out)
+    );
+
     // 100 requests a second are due, 20 can be answered: each waits for
     // the ones before it, and the latency says so (not just the 50 ms).
     let slow = python(COUNTING_SERVER);

@@ -175,7 +175,8 @@ fn interrupted(stats: &mut Stats, interrupt: Interrupt) -> End {
 }
 
 /// Waits until the next batch is due (at once without `--rate`) and starts
-/// its timeout; returns the time its latency counts from.
+/// its timeout (the slot is disarmed between batches); returns the time its
+/// latency counts from.
 async fn next_batch(
     board: &Board,
     slot: usize,
@@ -222,6 +223,9 @@ async fn connection(
             }
             Ok(Ok(socket)) => socket,
         };
+        // Armed again for each batch: with `--rate` the first may be due
+        // well after the timeout.
+        board.disarm(slot);
         stats.connects += 1;
         if let End::Stop = target.load(&socket, board, slot, &mut pace, stats).await {
             return;

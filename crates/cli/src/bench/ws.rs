@@ -41,6 +41,7 @@ pub(crate) async fn load(
 ) -> End {
     let deflate = target.deflate.then(DeflateConfig::default);
     let handshake = websocket::handshake(stream, &target.url, &[], deflate);
+    board.arm(slot);
     let mut socket = match board.guard(slot, handshake).await {
         Ok(Ok(socket)) => socket,
         Ok(Err(message)) => {
