@@ -150,16 +150,30 @@ pub(crate) fn hex_digit(b: u8) -> Option<u8> {
     }
 }
 
-/// The first `needle` in `bytes`: `memchr` for long spans; a plain loop for
-/// short ones (the few bytes a small read adds, a short path), where
-/// `memchr`'s setup costs more than it saves.
+/// The first `needle` in `bytes`: `memchr` for long spans; for short ones
+/// (the few bytes a small read adds, a short path), where `memchr`'s setup
+/// costs more than it saves, four bytes a step in a register. Four-byte
+/// loads also match the stores a small read's copy made, so they are
+/// forwarded from them, where a wider load spanning older bytes would wait.
 #[inline]
 pub(crate) fn find(needle: u8, bytes: &[u8]) -> Option<usize> {
-    if bytes.len() < 16 {
-        bytes.iter().position(|&b| b == needle)
-    } else {
-        memchr::memchr(needle, bytes)
+    if bytes.len() >= 16 {
+        return memchr::memchr(needle, bytes);
     }
+    let spread = u32::from(needle) * 0x0101_0101;
+    let mut at = 0;
+    while let Some(&[a, b, c, d]) = bytes.get(at..at + 4) {
+        // A byte equal to `needle` is a zero byte of `x`; the lowest set
+        // bit of `zeros` marks the first (higher ones may be false).
+        let x = u32::from_le_bytes([a, b, c, d]) ^ spread;
+        let zeros = x.wrapping_sub(0x0101_0101) & !x & 0x8080_8080;
+        if zeros != 0 {
+            return Some(at + zeros.trailing_zeros() as usize / 8);
+        }
+        at += 4;
+    }
+    let tail = bytes.get(at..).unwrap_or_default();
+    tail.iter().position(|&b| b == needle).map(|i| at + i)
 }
 
 /// The sixteen bytes at `at`, if there are that many.
@@ -226,6 +240,34 @@ pub(crate) fn value_end(bytes: &[u8], from: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn find_agrees_with_position_for_every_length_byte_and_place() {
+        for len in 0..40 {
+            for needle in [b'\n', 0, 0x80, 0xff, 0x0a ^ 0x01] {
+                for at in 0..len {
+                    for other in [b'a', needle ^ 0x01, needle.wrapping_sub(1), 0x80] {
+                        if other == needle {
+                            continue;
+                        }
+                        let mut bytes = vec![other; len];
+                        bytes[at] = needle;
+                        // A second match later must not hide the first.
+                        if at + 2 < len {
+                            bytes[len - 1] = needle;
+                        }
+                        assert_eq!(
+                            find(needle, &bytes),
+                            Some(at),
+                            "{len} {needle} {at} {other}"
+                        );
+                    }
+                }
+                let none = vec![needle.wrapping_add(1); len];
+                assert_eq!(find(needle, &none), None);
+            }
+        }
+    }
 
     #[test]
     fn simd_scans_agree_with_bytewise_scans_at_every_offset() {
