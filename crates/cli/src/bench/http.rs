@@ -83,7 +83,8 @@ pub(crate) async fn load(
             return End::Again;
         }
     };
-    let mut parser = ResponseParser::new(Limits::default());
+    let limits = Limits::default();
+    let mut parser = ResponseParser::new(limits);
     let method = Method::from(target.method.as_str());
     loop {
         let sent = match next_batch(board, slot, pace, stats).await {
@@ -97,7 +98,7 @@ pub(crate) async fn load(
         }
         for _ in 0..target.depth {
             let answer = board
-                .guard(slot, read_answer(&mut rx, &mut parser, method))
+                .guard(slot, read_answer(&mut rx, &mut parser, method, &limits))
                 .await;
             match answer {
                 Ok(Ok(answer)) => {
@@ -155,6 +156,7 @@ async fn read_answer<S: AsyncStream>(
     rx: &mut AsyncRecvTransport<S>,
     parser: &mut ResponseParser,
     method: Method<'_>,
+    limits: &Limits,
 ) -> Result<Answer, Failure> {
     let (status, mut keep_alive, mut decoder) = loop {
         match parser.parse(rx.data(), method)? {
@@ -168,7 +170,7 @@ async fn read_answer<S: AsyncStream>(
                 let answer = (
                     head.status(),
                     head.keep_alive(),
-                    BodyDecoder::new(head.body(), &Limits::default()),
+                    BodyDecoder::new(head.body(), limits),
                 );
                 rx.consume(len);
                 break answer;
