@@ -294,15 +294,47 @@ impl<S: AsyncStream> AsyncSendTransport<S> {
 
     /// Sends what is queued, then `slices`, without copying them.
     pub async fn send_vectored(&mut self, slices: &[&[u8]]) -> Result<(), TransportError> {
-        let mut gather = Gather::new(self.ring.readable(), slices);
+        self.gather(Gather::new(self.ring.readable(), slices))
+            .await?;
+        self.ring.clear();
+        self.flush_stream().await
+    }
+
+    /// Sends what is queued with `slices[i]` inserted after its first `at[i]` bytes, without
+    /// copying the slices (an encoder that left room for payloads lying elsewhere, such as
+    /// Kafka's record batches, notes where each goes).
+    ///
+    /// # Panics
+    ///
+    /// If `at` and `slices` differ in length, or `at` is not ascending within the queued bytes.
+    pub async fn send_spliced(
+        &mut self,
+        at: &[usize],
+        slices: &[&[u8]],
+    ) -> Result<(), TransportError> {
+        assert_eq!(at.len(), slices.len(), "one offset per spliced slice");
+        let queued = self.ring.readable();
+        let mut pieces = Vec::with_capacity(2 * slices.len() + 1);
+        let mut from = 0;
+        for (&at, &slice) in at.iter().zip(slices) {
+            pieces.extend([&queued[from..at], slice]);
+            from = at;
+        }
+        pieces.push(&queued[from..]);
+        self.gather(Gather::new(&[], &pieces)).await?;
+        self.ring.clear();
+        self.flush_stream().await
+    }
+
+    /// Writes everything `gather` holds (the caller then drops the queued bytes among it).
+    async fn gather(&self, mut gather: Gather<'_>) -> Result<(), TransportError> {
         while !gather.is_done() {
             match gather.write(|iov| self.io.try_write_vectored(iov)) {
                 Err(e) if e.is_would_block() => self.writable().await?,
                 sent => sent?,
             }
         }
-        self.ring.clear();
-        self.flush_stream().await
+        Ok(())
     }
 
     /// Sends everything queued.

@@ -184,6 +184,40 @@ async fn tokio_duplex_streams_frames_and_grows() {
 
 #[cfg(feature = "tokio")]
 #[tokio::test]
+async fn tokio_spliced_send_puts_each_slice_in_its_place() {
+    use ringwire_io::tokio::AsyncSendTransport;
+    use tokio::io::AsyncReadExt;
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let reader = tokio::spawn(async move {
+        let (mut stream, _) = listener.accept().await.unwrap();
+        let mut got = Vec::new();
+        stream.read_to_end(&mut got).await.unwrap();
+        got
+    });
+    let stream = std::sync::Arc::new(tokio::net::TcpStream::connect(addr).await.unwrap());
+    let mut tx = AsyncSendTransport::new(TransportConfig::new(4096, 1 << 20), stream).unwrap();
+    // More than a socket buffer takes at once, so the send waits for the reader midway.
+    let big: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
+    let slices: [&[u8]; 4] = [b"one", b"", &big, b"four"];
+    tx.write(b"0123456789").await.unwrap();
+    tx.send_spliced(&[0, 4, 4, 10], &slices).await.unwrap();
+    assert_eq!(tx.pending(), 0);
+    tx.shutdown_write().await.unwrap();
+    let mut expected = b"one0123".to_vec();
+    expected.extend_from_slice(&big);
+    expected.extend_from_slice(b"456789four");
+    let got = reader.await.unwrap();
+    assert!(
+        got == expected,
+        "spliced bytes differ ({} received)",
+        got.len()
+    );
+}
+
+#[cfg(feature = "tokio")]
+#[tokio::test]
 async fn tokio_ring_goes_back_to_the_pool_while_idle() {
     use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport};
     use ringwire_io::{RingConfig, RingPool};

@@ -87,6 +87,8 @@ pub struct Connection {
     broker: ApiVersionsResponse,
     pub(crate) limits: Limits,
     pub(crate) scratch: Vec<u8>,
+    /// Where [`send_spliced`](Self::send_spliced) puts each payload (kept for its capacity).
+    splices: Vec<usize>,
 }
 
 impl Connection {
@@ -110,6 +112,7 @@ impl Connection {
             },
             limits: config.limits,
             scratch: Vec::new(),
+            splices: Vec::new(),
         };
         let mut broker = conn
             .api_versions(*ApiKey::ApiVersions.versions().end())
@@ -171,6 +174,32 @@ impl Connection {
         version: i16,
     ) -> Result<Sent, ClientError> {
         queue(&mut self.tx, &mut self.correlator, request, version).await
+    }
+
+    /// Sends `request` (with anything queued before it) at once, its `records` fields' payloads
+    /// (`records`, in the order the request holds them) from where they lie: record batches
+    /// are not copied into the send ring.
+    pub async fn send_spliced<Q: Request>(
+        &mut self,
+        request: &Q,
+        records: &[&[u8]],
+    ) -> Result<Sent, ClientError> {
+        let version = self
+            .versions
+            .version(Q::API_KEY)
+            .ok_or(ClientError::UnsupportedApi(Q::API_KEY))?;
+        let len = self.correlator.spliced_len(request, version)?;
+        let span = self.tx.reserve(len).await?;
+        self.splices.clear();
+        let sent = self
+            .correlator
+            .encode_spliced(request, version, span, &mut self.splices)?;
+        self.tx.commit(sent.len);
+        // Offsets into the queued bytes, which may hold earlier requests.
+        let before = self.tx.pending() - sent.len;
+        self.splices.iter_mut().for_each(|at| *at += before);
+        self.tx.send_spliced(&self.splices, records).await?;
+        Ok(sent)
     }
 
     /// Sends everything queued.

@@ -92,10 +92,15 @@ impl Correlator {
     /// Bytes [`encode`](Correlator::encode) will write for `request` at `version`, so a driver can
     /// reserve exactly that much send-ring space.
     pub fn request_len<R: Request>(&self, request: &R, version: i16) -> Result<usize, EncodeError> {
-        match self.write(request, version, 0, &mut []) {
-            Err(EncodeError::BufferTooSmall { need }) => Ok(need),
-            other => other,
-        }
+        measure(self.write(request, version, 0, Writer::new(&mut [], false)))
+    }
+
+    /// Bytes [`encode_spliced`](Correlator::encode_spliced) will write for `request`: all of it
+    /// but the payloads of its `records` fields.
+    pub fn spliced_len<R: Request>(&self, request: &R, version: i16) -> Result<usize, EncodeError> {
+        let mut splices = Vec::new();
+        let w = Writer::splicing(&mut [], false, &mut splices);
+        measure(self.write(request, version, 0, w))
     }
 
     /// Writes `request` framed with a request header (v1, or v2 for flexible versions) into
@@ -106,8 +111,31 @@ impl Correlator {
         version: i16,
         out: &mut [u8],
     ) -> Result<Sent, EncodeError> {
+        self.queue(request, version, Writer::new(out, false))
+    }
+
+    /// [`encode`](Correlator::encode) with the payloads of `records` fields left out: `out`
+    /// gets the rest, and `splices` the offset in `out` where each payload belongs, in the
+    /// order the request holds them. Sent from where they lie between those pieces (a
+    /// vectored write), record batches are never copied. `Sent::len` counts `out`'s bytes.
+    pub fn encode_spliced<R: Request>(
+        &mut self,
+        request: &R,
+        version: i16,
+        out: &mut [u8],
+        splices: &mut Vec<usize>,
+    ) -> Result<Sent, EncodeError> {
+        self.queue(request, version, Writer::splicing(out, false, splices))
+    }
+
+    fn queue<R: Request>(
+        &mut self,
+        request: &R,
+        version: i16,
+        w: Writer<'_>,
+    ) -> Result<Sent, EncodeError> {
         let correlation_id = self.next_id;
-        let len = self.write(request, version, correlation_id, out)?;
+        let len = self.write(request, version, correlation_id, w)?;
         self.next_id = self.next_id.wrapping_add(1);
         let expects_response = request.expects_response();
         if expects_response {
@@ -124,12 +152,14 @@ impl Correlator {
         })
     }
 
+    /// Writes the framed request with `w`, which starts out classic (the header's client id
+    /// is never compact).
     fn write<R: Request>(
         &self,
         request: &R,
         version: i16,
         correlation_id: i32,
-        out: &mut [u8],
+        mut w: Writer<'_>,
     ) -> Result<usize, EncodeError> {
         let key = R::API_KEY;
         if !key.versions().contains(&version) {
@@ -139,8 +169,6 @@ impl Correlator {
             });
         }
         let flexible = key.is_flexible(version);
-        // The client id is a classic nullable string even in header v2.
-        let mut w = Writer::new(out, false);
         w.i32(0);
         w.i16(key.code());
         w.i16(version);
@@ -220,5 +248,13 @@ impl Parse for Correlator {
 
     fn parse<'a>(&mut self, buf: &'a [u8]) -> Result<Status<ResponseFrame<'a>>, DecodeError> {
         self.parse_response(buf)
+    }
+}
+
+/// The length a writer over an empty span found.
+fn measure(written: Result<usize, EncodeError>) -> Result<usize, EncodeError> {
+    match written {
+        Err(EncodeError::BufferTooSmall { need }) => Ok(need),
+        other => other,
     }
 }

@@ -734,3 +734,69 @@ fn unknown_error_codes_stay_typed() {
     assert_eq!(code.check(), Err(ErrorCode(31_000)));
     assert_eq!(code.name(), None);
 }
+
+/// A spliced encoding with each payload put back at its offset is the plain encoding, byte for
+/// byte, at every Produce version (classic and flexible lengths).
+#[test]
+fn spliced_produce_is_the_plain_encoding() {
+    let big = vec![7u8; 70_000];
+    let partitions = [
+        ProducePartition {
+            index: 0,
+            records: b"batch zero",
+        },
+        ProducePartition {
+            index: 1,
+            records: b"",
+        },
+        ProducePartition {
+            index: 2,
+            records: &big,
+        },
+    ];
+    let topics = [
+        ProduceTopic {
+            name: "events",
+            partitions: &partitions[..2],
+        },
+        ProduceTopic {
+            name: "logs",
+            partitions: &partitions[2..],
+        },
+    ];
+    let request = ProduceRequest {
+        transactional_id: None,
+        acks: Acks::Leader,
+        timeout_ms: 500,
+        topics: &topics,
+    };
+    for version in ApiKey::Produce.versions() {
+        let mut plain = Correlator::new(Some("c"), &Limits::default());
+        let mut out = vec![0; plain.request_len(&request, version).unwrap()];
+        plain.encode(&request, version, &mut out).unwrap();
+
+        let mut spliced = Correlator::new(Some("c"), &Limits::default());
+        let len = spliced.spliced_len(&request, version).unwrap();
+        assert_eq!(len, out.len() - 70_010, "v{version}");
+        let mut head = vec![0; len];
+        let mut at = Vec::new();
+        let sent = spliced
+            .encode_spliced(&request, version, &mut head, &mut at)
+            .unwrap();
+        assert_eq!((sent.len, sent.correlation_id), (len, 0));
+        assert_eq!(spliced.in_flight(), 1);
+        assert_eq!(at.len(), 3, "v{version}");
+        let mut joined = Vec::new();
+        let mut from = 0;
+        for (&at, p) in at.iter().zip(&partitions) {
+            joined.extend_from_slice(&head[from..at]);
+            joined.extend_from_slice(p.records);
+            from = at;
+        }
+        joined.extend_from_slice(&head[from..]);
+        assert!(joined == out, "v{version}: spliced bytes differ");
+        // Too short a span is measured, as for the plain encoding.
+        let err = spliced.encode_spliced(&request, version, &mut head[..len - 1], &mut at);
+        assert_eq!(err.unwrap_err(), EncodeError::BufferTooSmall { need: len });
+    }
+}

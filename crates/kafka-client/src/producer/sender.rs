@@ -233,7 +233,7 @@ fn gather(
     batches
 }
 
-/// Encodes one Produce request for `batches` into the send ring and sends it.
+/// Sends one Produce request for `batches`, the batches from where they lie.
 async fn send(conn: &mut Connection, batches: &[Batch], acks: Acks) -> Result<(), ClientError> {
     let partitions: Vec<ProducePartition<'_>> = batches
         .iter()
@@ -259,8 +259,10 @@ async fn send(conn: &mut Connection, batches: &[Batch], acks: Acks) -> Result<()
         timeout_ms: 30_000,
         topics: &topics,
     };
-    conn.send(&request).await?;
-    conn.flush().await
+    // The request holds the partitions in this order.
+    let records: Vec<&[u8]> = partitions.iter().map(|p| p.records).collect();
+    conn.send_spliced(&request, &records).await?;
+    Ok(())
 }
 
 /// Reads the Produce response of `batches` into `outcomes`, one per batch (`None`: the

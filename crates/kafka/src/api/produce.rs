@@ -69,7 +69,7 @@ impl Request for ProduceRequest<'_> {
             w.string("topic name", topic.name);
             w.array("produce partitions", topic.partitions, |w, partition| {
                 w.i32(partition.index);
-                w.nullable_bytes("records", Some(partition.records));
+                w.records("records", partition.records);
                 w.tagged_fields();
             });
             w.tagged_fields();

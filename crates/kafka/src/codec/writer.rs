@@ -9,10 +9,19 @@ use crate::EncodeError;
 /// Writing past the end is not an error at the call: the writer keeps counting, and
 /// [`finish`](Writer::finish) reports the full length needed. A writer over an empty span is
 /// therefore how a message is measured before reserving room for it.
+///
+/// A [`splicing`](Writer::splicing) writer leaves the payload of every
+/// [`records`](Writer::records) field out of the span and notes where it belongs, so a driver
+/// can send record batches from where they lie (a vectored write) instead of copying them.
 #[derive(Debug)]
 pub struct Writer<'a> {
     buf: &'a mut [u8],
+    /// Bytes written into `buf` (or that would have been).
     pos: usize,
+    /// Bytes of the message left out of `buf`: spliced `records` payloads.
+    spliced: usize,
+    /// Where each spliced payload goes: its offset in `buf`. `None`: nothing is spliced.
+    splices: Option<&'a mut Vec<usize>>,
     flexible: bool,
     /// The first field too long for its length prefix; reported by `finish`.
     too_long: Option<EncodeError>,
@@ -24,8 +33,19 @@ impl<'a> Writer<'a> {
         Writer {
             buf,
             pos: 0,
+            spliced: 0,
+            splices: None,
             flexible,
             too_long: None,
+        }
+    }
+
+    /// A writer into `buf` that leaves `records` payloads out, pushing to `splices` the offset
+    /// in `buf` where each one belongs, in the order written.
+    pub fn splicing(buf: &'a mut [u8], flexible: bool, splices: &'a mut Vec<usize>) -> Self {
+        Writer {
+            splices: Some(splices),
+            ..Writer::new(buf, flexible)
         }
     }
 
@@ -40,13 +60,14 @@ impl<'a> Writer<'a> {
         self.flexible = flexible;
     }
 
-    /// Bytes written (or that would have been written) so far.
+    /// Length of the message so far (spliced payloads included).
     #[must_use]
     pub fn position(&self) -> usize {
-        self.pos
+        self.pos + self.spliced
     }
 
-    /// The written bytes, or the length the message needs when the span was too short.
+    /// The bytes written into the span (spliced payloads excluded), or the length the span
+    /// needs when it was too short.
     pub fn finish(self) -> Result<usize, EncodeError> {
         if let Some(err) = self.too_long {
             return Err(err);
@@ -148,11 +169,24 @@ impl<'a> Writer<'a> {
         self.nullable_string(what, Some(v));
     }
 
-    /// Writes `nullable_bytes` or `records` (or their compact forms).
+    /// Writes `nullable_bytes` (or its compact form).
     pub fn nullable_bytes(&mut self, what: &'static str, v: Option<&[u8]>) {
         self.length(what, v.map(<[u8]>::len), true);
         if let Some(v) = v {
             self.bytes_raw(v);
+        }
+    }
+
+    /// Writes a `records` field (or its compact form): encoded record batches, spliced when
+    /// the writer splices.
+    pub fn records(&mut self, what: &'static str, v: &[u8]) {
+        self.length(what, Some(v.len()), true);
+        match &mut self.splices {
+            Some(splices) => {
+                splices.push(self.pos);
+                self.spliced += v.len();
+            }
+            None => self.bytes_raw(v),
         }
     }
 
