@@ -161,11 +161,15 @@ impl Connection {
     /// Queues `request` at the negotiated version (sent at the next [`flush`](Self::flush), or
     /// earlier when the send ring fills).
     pub async fn send<Q: Request>(&mut self, request: &Q) -> Result<Sent, ClientError> {
-        let version = self
-            .versions
-            .version(Q::API_KEY)
-            .ok_or(ClientError::UnsupportedApi(Q::API_KEY))?;
+        let version = self.version::<Q>()?;
         self.send_at(request, version).await
+    }
+
+    /// The version negotiated for `Q`'s API.
+    fn version<Q: Request>(&self) -> Result<i16, ClientError> {
+        self.versions
+            .version(Q::API_KEY)
+            .ok_or(ClientError::UnsupportedApi(Q::API_KEY))
     }
 
     async fn send_at<Q: Request>(
@@ -184,10 +188,7 @@ impl Connection {
         request: &Q,
         records: &[&[u8]],
     ) -> Result<Sent, ClientError> {
-        let version = self
-            .versions
-            .version(Q::API_KEY)
-            .ok_or(ClientError::UnsupportedApi(Q::API_KEY))?;
+        let version = self.version::<Q>()?;
         let len = self.correlator.spliced_len(request, version)?;
         let span = self.tx.reserve(len).await?;
         self.splices.clear();
