@@ -1,18 +1,28 @@
 //! Reuse of rings across connections, so accepting one does not pay for memfd + mmap.
 
-use std::sync::Mutex;
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::{Ring, RingConfig, RingError};
 
 /// A bounded stack of idle rings of one configuration.
 ///
-/// Rings come back empty with their pages released, so a pooled ring costs address space and a
-/// descriptor but no memory. A ring that grew past the configured capacity is dropped on return
-/// rather than kept: one large message must not pin its memory for every later connection.
+/// A ring taken from the pool goes back to it when dropped, wherever that happens (a protocol
+/// that took over a connection's rings need not know about the pool); [`give`](Self::give)
+/// adopts any other ring. Rings come back empty with their pages released, so a pooled ring
+/// costs address space and a descriptor but no memory. A ring that grew past the configured
+/// capacity is unmapped instead of kept: one large message must not pin its memory for every
+/// later connection.
 #[derive(Debug)]
 pub struct RingPool {
+    shelf: Arc<Shelf>,
+}
+
+/// What a pool and the rings it lent out share.
+pub(crate) struct Shelf {
     config: RingConfig,
     keep: usize,
+    /// Idle rings; each has no home of its own while here, so nothing cycles.
     idle: Mutex<Vec<Ring>>,
 }
 
@@ -20,22 +30,38 @@ impl RingPool {
     /// A pool that hands out rings built from `config` and keeps at most `keep` idle ones.
     pub fn new(config: RingConfig, keep: usize) -> Self {
         Self {
-            config,
-            keep,
-            idle: Mutex::new(Vec::with_capacity(keep)),
+            shelf: Arc::new(Shelf {
+                config,
+                keep,
+                idle: Mutex::new(Vec::with_capacity(keep)),
+            }),
         }
     }
 
-    /// An idle ring, or a new one.
+    /// An idle ring, or a new one; it comes back when dropped.
     pub fn take(&self) -> Result<Ring, RingError> {
-        match self.lock().pop() {
-            Some(ring) => Ok(ring),
-            None => Ring::new(self.config),
-        }
+        let ring = match self.shelf.lock().pop() {
+            Some(ring) => ring,
+            None => Ring::new(self.shelf.config)?,
+        };
+        Ok(ring.homed(Arc::clone(&self.shelf)))
     }
 
-    /// Returns a ring: it is emptied, its pages released, and kept if there is room.
-    pub fn give(&self, mut ring: Ring) {
+    /// Returns a ring now (one from anywhere): it is emptied, its pages released, and kept if
+    /// there is room.
+    pub fn give(&self, ring: Ring) {
+        self.shelf.put(ring.unhomed());
+    }
+
+    /// Idle rings held right now.
+    pub fn idle(&self) -> usize {
+        self.shelf.lock().len()
+    }
+}
+
+impl Shelf {
+    /// Keeps `ring` (which has no home) if it is of the pool's size and there is room.
+    pub(crate) fn put(&self, mut ring: Ring) {
         let (cap, _) = self.config.normalized();
         ring.clear();
         if ring.capacity() != cap || ring.release_pages().is_err() {
@@ -47,15 +73,19 @@ impl RingPool {
         }
     }
 
-    /// Idle rings held right now.
-    pub fn idle(&self) -> usize {
-        self.lock().len()
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Ring>> {
+    fn lock(&self) -> MutexGuard<'_, Vec<Ring>> {
         // A panic elsewhere while holding the lock leaves the Vec valid; keep using it.
         self.idle
             .lock()
             .unwrap_or_else(|poison| poison.into_inner())
+    }
+}
+
+impl fmt::Debug for Shelf {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Shelf")
+            .field("config", &self.config)
+            .field("keep", &self.keep)
+            .finish_non_exhaustive()
     }
 }

@@ -1,9 +1,11 @@
 //! The ring: a tail (`start`) and a fill level over [`Storage`], with bounded growth.
 
 use std::sync::atomic::{compiler_fence, Ordering};
+use std::sync::Arc;
 
 use crate::config::{Backing, RingConfig};
 use crate::error::RingError;
+use crate::pool::Shelf;
 use crate::storage::Storage;
 
 /// A byte ring whose readable and writable spans are each one contiguous slice.
@@ -25,6 +27,8 @@ pub struct Ring {
     len: usize,
     /// Growth bound (a power of two, `>= capacity`).
     max: usize,
+    /// The pool it goes back to when dropped, if it came from one.
+    home: Option<Arc<Shelf>>,
 }
 
 impl Ring {
@@ -49,7 +53,20 @@ impl Ring {
             start: 0,
             len: 0,
             max,
+            home: None,
         })
+    }
+
+    /// This ring, to go back to `shelf` when dropped.
+    pub(crate) fn homed(mut self, shelf: Arc<Shelf>) -> Self {
+        self.home = Some(shelf);
+        self
+    }
+
+    /// This ring, to be unmapped when dropped.
+    pub(crate) fn unhomed(mut self) -> Self {
+        self.home = None;
+        self
     }
 
     /// Bytes the ring holds without growing.
@@ -202,5 +219,22 @@ impl Ring {
         self.storage.release_pages().map_err(RingError::Os)?;
         self.start = 0;
         Ok(true)
+    }
+}
+
+impl Drop for Ring {
+    /// A ring from a pool goes back to it (its storage moves into a fresh `Ring` value, this one
+    /// keeping an empty heap slice, which frees nothing).
+    fn drop(&mut self) {
+        if let Some(shelf) = self.home.take() {
+            let storage = std::mem::replace(&mut self.storage, Storage::Heap(Box::default()));
+            shelf.put(Ring {
+                storage,
+                start: self.start,
+                len: self.len,
+                max: self.max,
+                home: None,
+            });
+        }
     }
 }

@@ -197,6 +197,34 @@ fn pool_reuses_and_drops_grown_rings() {
     assert_eq!(pool.idle(), 2, "the pool keeps at most `keep`");
 }
 
+#[test]
+fn a_pooled_ring_goes_home_when_dropped() {
+    let pool = ringwire_ring::RingPool::new(RingConfig::with_capacity(4096), 2);
+    let mut a = pool.take().unwrap();
+    let b = pool.take().unwrap();
+    write_all(&mut a, b"unread");
+    let elsewhere = std::thread::spawn(move || drop(a));
+    elsewhere.join().unwrap();
+    assert_eq!(
+        pool.idle(),
+        1,
+        "dropped on another thread, back in the pool"
+    );
+    let mut a = pool.take().unwrap();
+    assert!(a.is_empty(), "it came back emptied");
+    a.ensure_capacity(8192).unwrap();
+    drop(a);
+    assert_eq!(pool.idle(), 0, "a grown ring is unmapped, not pooled");
+    // A ring outliving its pool is simply unmapped.
+    drop(pool);
+    drop(b);
+    // One given to a pool and taken again goes home too.
+    let pool = ringwire_ring::RingPool::new(RingConfig::with_capacity(4096), 2);
+    pool.give(Ring::new(RingConfig::with_capacity(4096)).unwrap());
+    drop(pool.take().unwrap());
+    assert_eq!(pool.idle(), 1);
+}
+
 /// Bytes changed in place through `readable_mut` across the wrap point read back changed, in order.
 #[test]
 fn readable_mut_edits_in_place_across_the_wrap() {

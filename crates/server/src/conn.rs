@@ -275,8 +275,9 @@ async fn lease<H: Handler>(
         on_upgrade(Upgraded { rx, tx, shutdown }).await;
         return Ok(Close::Now);
     }
-    shared.rx.give(rx.into_parts().0);
-    shared.tx.give(tx.into_parts().0);
+    // Dropped, the rings go back to their pools (an upgraded connection's
+    // when the new protocol drops them).
+    drop((rx, tx));
     if let Ok(Close::Idle) = end {
         // A TLS session's ciphertext rings are its own, not the pools':
         // their pages go back here instead.
