@@ -69,9 +69,18 @@ async fn first_answer(
     leaders: &[i32],
     turn: usize,
 ) -> Result<(i32, usize), ClientError> {
-    let mut waits: Vec<_> = fetchers
+    let mut waiting = fetchers
         .iter_mut()
-        .filter(|(node, fetcher)| fetcher.in_flight && leaders.contains(node))
+        .filter(|(node, fetcher)| fetcher.in_flight && leaders.contains(node));
+    let first = waiting.next().ok_or(ClientError::NothingAssigned)?;
+    let Some(second) = waiting.next() else {
+        // One leader (the common case): its answer, with nothing to race or box.
+        let (&node, fetcher) = first;
+        return Ok((node, fetcher.conn.next_frame().await?));
+    };
+    let mut waits: Vec<_> = [first, second]
+        .into_iter()
+        .chain(waiting)
         .map(|(&node, fetcher)| Box::pin(async move { (node, fetcher.conn.next_frame().await) }))
         .collect();
     let n = waits.len();
