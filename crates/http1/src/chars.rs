@@ -291,6 +291,31 @@ mod tests {
     }
 
     #[test]
+    fn token_end_agrees_with_a_bytewise_walk_on_names() {
+        // Every byte in every place of a name of letters, `-`, digits and
+        // other token bytes, from several starts (four-byte steps and tail).
+        let name = b"Accept-Language-x-B3-Trace.Id_9ab-Sec-Fetch-Dest~Zz-";
+        let reference = |bytes: &[u8], from: usize| {
+            from + bytes[from..]
+                .iter()
+                .position(|&b| !is_token(b))
+                .unwrap_or(bytes.len() - from)
+        };
+        for len in [0, 1, 4, 15, 16, 17, 31, 32, 33, name.len()] {
+            for bad in 0u8..=255 {
+                for at in 0..len {
+                    let mut bytes = name[..len].to_vec();
+                    bytes[at] = bad;
+                    for from in [0, 1, 5, 16].into_iter().filter(|&f| f <= len) {
+                        let want = reference(&bytes, from);
+                        assert_eq!(token_end(&bytes, from), want, "{bytes:?} from {from}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
     fn unreserved_class_matches_rfc_3986() {
         let unreserved = b"-._~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
         for b in 0u8..=255 {
