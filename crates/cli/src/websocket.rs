@@ -18,7 +18,8 @@ use crate::request::{line, TlsArgs};
 
 #[derive(Debug, Args)]
 pub(crate) struct WsArgs {
-    /// ws://HOST[:PORT]/PATH or wss://...
+    // `help`, not a doc comment: rustdoc would read `[:PORT]` as a link.
+    #[arg(help = "ws://HOST[:PORT]/PATH or wss://...")]
     url: String,
     /// Offer this subprotocol (repeatable).
     #[arg(long = "protocol", value_name = "NAME")]

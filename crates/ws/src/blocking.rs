@@ -107,10 +107,9 @@ impl<R: Read, W: Write + ShutdownWrite> WebSocket<R, W> {
     /// The next message (pings and closes included, after the socket has
     /// queued its answer), with a [`Reply`] to answer it by; `None` once the
     /// closing handshake is over or the peer is gone.
-    ///
-    /// Inline and small, the rest out of line in [`Self::advance`]: a
-    /// message whole in the ring comes back in registers, not through a
-    /// stack copy the caller's reads would stall on.
+    // Inline and small, the rest out of line in `advance`: a message whole
+    // in the ring comes back in registers, not through a stack copy the
+    // caller's reads would stall on.
     #[inline]
     pub fn recv(&mut self) -> Received<'_, W> {
         let mut this = self;

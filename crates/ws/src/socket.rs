@@ -5,7 +5,7 @@
 //! of the receive ring, unmasked where it arrived. Pings are answered and
 //! the closing handshake completed by the socket itself. A server gets one
 //! from an upgraded connection ([`WebSocket::from_parts`]); a client from
-//! [`WebSocket::connect`]. [`blocking`](crate::blocking) has the same API
+//! [`WebSocket::connect`]. `blocking` (feature `blocking`) has the same API
 //! without a runtime.
 
 use std::fmt;
