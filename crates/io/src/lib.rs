@@ -7,6 +7,32 @@
 //! fixture — or, with the `tokio` feature, over tokio sockets by readiness and `try_read`.
 //!
 //! Protocol crates never see this crate: they parse `&[u8]` and encode into `&mut [u8]`.
+//!
+//! What a parser borrows from [`RecvTransport::data`] cannot be kept across the next `fill`
+//! (which may grow the ring or, on a heap ring, move its bytes) or `consume`: the compiler
+//! refuses it (E0502), so no parsed slice ever points at bytes that moved or were reused.
+//!
+//! ```compile_fail,E0502
+//! # use ringwire_io::{Chunks, RecvTransport, TransportConfig};
+//! let source = Chunks::new(vec![b"GET / ".to_vec(), b"HTTP/1.1".to_vec()]);
+//! let mut rx = RecvTransport::new(TransportConfig::default(), source).unwrap();
+//! rx.fill(1).unwrap();
+//! let method = &rx.data()[..3];
+//! rx.fill(1).unwrap(); // may move the bytes `method` points at...
+//! assert_eq!(method, b"GET"); // ...so this use is refused
+//! ```
+//!
+//! Used before the next `fill`, or copied out, it is fine:
+//!
+//! ```
+//! # use ringwire_io::{Chunks, RecvTransport, TransportConfig};
+//! # let source = Chunks::new(vec![b"GET / ".to_vec(), b"HTTP/1.1".to_vec()]);
+//! # let mut rx = RecvTransport::new(TransportConfig::default(), source).unwrap();
+//! rx.fill(1).unwrap();
+//! let method = rx.data()[..3].to_vec();
+//! rx.fill(1).unwrap();
+//! assert_eq!(method, b"GET");
+//! ```
 
 mod chunks;
 mod config;

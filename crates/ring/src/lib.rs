@@ -14,6 +14,43 @@
 //!   a wait that cannot end;
 //! - an idle ring can give its pages back ([`Ring::release_pages`]); mappings are not inherited by
 //!   `fork`; a refused mapping falls back to the heap ring with a warning.
+//!
+//! A slice read from the ring is valid until the tail moves past it, and the compiler holds
+//! every caller to that: bytes read, then used after `consume` or after more bytes were written,
+//! do not compile (E0502: the ring is still borrowed by the slice).
+//!
+//! ```compile_fail,E0502
+//! # use ringwire_ring::{Ring, RingConfig};
+//! let mut ring = Ring::new(RingConfig::with_capacity(4096)).unwrap();
+//! ring.writable()[..5].copy_from_slice(b"hello");
+//! ring.commit(5);
+//! let hello = ring.readable();
+//! ring.consume(5); // the tail moves past `hello`...
+//! assert_eq!(hello, b"hello"); // ...so this use is refused
+//! ```
+//!
+//! ```compile_fail,E0502
+//! # use ringwire_ring::{Ring, RingConfig};
+//! # let mut ring = Ring::new(RingConfig::with_capacity(4096)).unwrap();
+//! # ring.writable()[..5].copy_from_slice(b"hello");
+//! # ring.commit(5);
+//! let hello = ring.readable();
+//! ring.writable()[0] = b'j'; // writing may wrap onto bytes a reader still holds
+//! assert_eq!(hello, b"hello");
+//! ```
+//!
+//! The same steps in the order the rules allow compile and run:
+//!
+//! ```
+//! # use ringwire_ring::{Ring, RingConfig};
+//! let mut ring = Ring::new(RingConfig::with_capacity(4096)).unwrap();
+//! ring.writable()[..5].copy_from_slice(b"hello");
+//! ring.commit(5);
+//! let hello = ring.readable();
+//! assert_eq!(hello, b"hello");
+//! ring.consume(5);
+//! ring.writable()[0] = b'j';
+//! ```
 
 mod config;
 mod error;
