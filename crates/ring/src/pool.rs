@@ -40,7 +40,9 @@ impl RingPool {
 
     /// An idle ring, or a new one; it comes back when dropped.
     pub fn take(&self) -> Result<Ring, RingError> {
-        let ring = match self.shelf.lock().pop() {
+        // Not under the lock: making a ring takes system calls.
+        let idle = self.shelf.lock().pop();
+        let ring = match idle {
             Some(ring) => ring,
             None => Ring::new(self.shelf.config)?,
         };
