@@ -14,7 +14,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 
 #[derive(Debug, Parser)]
-#[command(name = "ringwire", version, about = "HTTP/1.1 over a magic ring")]
+#[command(
+    name = "ringwire",
+    version,
+    about = "HTTP/1.1, WebSocket and Kafka over a magic ring"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
