@@ -298,8 +298,9 @@ impl Connection {
             .await
     }
 
-    /// Produces encoded batches to one partition. Returns the base offset the broker gave them,
-    /// or `None` with [`Acks::None`] (no response comes).
+    /// Produces encoded batches to one partition (sent from where they lie, not copied).
+    /// Returns the base offset the broker gave them, or `None` with [`Acks::None`] (no
+    /// response comes).
     pub async fn produce(
         &mut self,
         topic: &str,
@@ -320,8 +321,7 @@ impl Connection {
                 partitions: &partitions,
             }],
         };
-        let sent = self.send(&request).await?;
-        self.flush().await?;
+        let sent = self.send_spliced(&request, &[batches]).await?;
         if !sent.expects_response {
             return Ok(None);
         }
