@@ -293,6 +293,9 @@ impl<S: AsyncStream> AsyncSendTransport<S> {
     }
 
     /// Sends what is queued, then `slices`, without copying them.
+    ///
+    /// Not cancel-safe: dropped midway, part of the bytes is on the wire and the queued ones
+    /// would go out again; the stream is then unusable.
     pub async fn send_vectored(&mut self, slices: &[&[u8]]) -> Result<(), TransportError> {
         self.gather(Gather::new(self.ring.readable(), slices))
             .await?;
@@ -303,6 +306,8 @@ impl<S: AsyncStream> AsyncSendTransport<S> {
     /// Sends what is queued with `slices[i]` inserted after its first `at[i]` bytes, without
     /// copying the slices (an encoder that left room for payloads lying elsewhere, such as
     /// Kafka's record batches, notes where each goes).
+    ///
+    /// Not cancel-safe, as [`send_vectored`](Self::send_vectored).
     ///
     /// # Panics
     ///

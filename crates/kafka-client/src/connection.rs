@@ -77,7 +77,11 @@ impl Isolation {
 /// [`send`](Self::send) queues a request in the send ring, [`flush`](Self::flush) sends what is
 /// queued, and [`recv`](Self::recv) hands the oldest response, borrowed from the receive ring,
 /// to a closure: as many requests may be in flight as the caller likes (Kafka answers them in
-/// order). The other calls send one request and wait for its answer.
+/// order). The other calls send one request and wait for its answer; one dropped while it
+/// waits (a timeout around it) has its answer dropped when it comes, and one dropped while
+/// [`produce`](Self::produce) or [`send_spliced`](Self::send_spliced) is halfway through
+/// sending a batch from the caller's buffer leaves the connection refusing every later call
+/// ([`ClientError::Broken`]): connect again.
 #[derive(Debug)]
 pub struct Connection {
     pub(crate) rx: AsyncRecvTransport<Arc<TcpStream>>,
@@ -89,6 +93,14 @@ pub struct Connection {
     pub(crate) scratch: Vec<u8>,
     /// Where [`send_spliced`](Self::send_spliced) puts each payload (kept for its capacity).
     splices: Vec<usize>,
+    /// A spliced send stopped midway (dropped, or failed): part of a request may be on the
+    /// wire, so nothing more can be sent or matched on this connection.
+    torn: bool,
+    /// The request a one-shot call (`call`, `produce`, `fetch`, ...) waits to be answered;
+    /// still set when the next receive starts, that call was dropped.
+    awaiting: Option<i32>,
+    /// Requests of dropped one-shot calls: their answers are read and dropped.
+    abandoned: Vec<i32>,
 }
 
 impl Connection {
@@ -113,6 +125,9 @@ impl Connection {
             limits: config.limits,
             scratch: Vec::new(),
             splices: Vec::new(),
+            torn: false,
+            awaiting: None,
+            abandoned: Vec::new(),
         };
         let mut broker = conn
             .api_versions(*ApiKey::ApiVersions.versions().end())
@@ -127,10 +142,10 @@ impl Connection {
     }
 
     async fn api_versions(&mut self, version: i16) -> Result<ApiVersionsResponse, ClientError> {
-        self.send_at(&ApiVersionsRequest::default(), version)
+        let sent = self
+            .send_at(&ApiVersionsRequest::default(), version)
             .await?;
-        self.flush().await?;
-        self.recv(|frame| Ok(frame.decode::<ApiVersionsResponse>()?))
+        self.answer(sent, |frame| Ok(frame.decode::<ApiVersionsResponse>()?))
             .await
     }
 
@@ -177,6 +192,8 @@ impl Connection {
         request: &Q,
         version: i16,
     ) -> Result<Sent, ClientError> {
+        self.settle();
+        self.intact()?;
         queue(&mut self.tx, &mut self.correlator, request, version).await
     }
 
@@ -188,6 +205,8 @@ impl Connection {
         request: &Q,
         records: &[&[u8]],
     ) -> Result<Sent, ClientError> {
+        self.settle();
+        self.intact()?;
         let version = self.version::<Q>()?;
         let len = self.correlator.spliced_len(request, version)?;
         let span = self.tx.reserve(len).await?;
@@ -199,22 +218,43 @@ impl Connection {
         // Offsets into the queued bytes, which may hold earlier requests.
         let before = self.tx.pending() - sent.len;
         self.splices.iter_mut().for_each(|at| *at += before);
+        // Not cancel-safe: the batches are the caller's, so a send dropped midway cannot
+        // leave the rest queued. The connection is marked torn until it completes.
+        self.torn = true;
         self.tx.send_spliced(&self.splices, records).await?;
+        self.torn = false;
         Ok(sent)
+    }
+
+    /// An error once a spliced send stopped midway.
+    fn intact(&self) -> Result<(), ClientError> {
+        if self.torn {
+            return Err(ClientError::Broken(
+                "a send stopped midway (dropped or failed); connect again".into(),
+            ));
+        }
+        Ok(())
     }
 
     /// Sends everything queued.
     pub async fn flush(&mut self) -> Result<(), ClientError> {
+        self.settle();
+        self.intact()?;
         Ok(self.tx.flush().await?)
     }
 
     /// Waits for the oldest response in flight and hands it, borrowed from the receive ring,
     /// to `handle`; it is consumed when `handle` returns. Cancel-safe: a wait dropped midway
     /// loses nothing (what arrived stays in the ring).
+    ///
+    /// Answers to the requests of one-shot calls (`call`, `produce`, `fetch`, ...) that were
+    /// dropped before their answer came are read and dropped on the way, here and in those
+    /// calls, so a call cut short by a timeout never hands its answer to the next one.
     pub async fn recv<T>(
         &mut self,
         handle: impl FnOnce(ResponseFrame<'_>) -> Result<T, ClientError>,
     ) -> Result<T, ClientError> {
+        self.settle();
         let consumed = self.next_frame().await?;
         let frame = self.frame(consumed)?;
         let out = handle(frame);
@@ -222,9 +262,53 @@ impl Connection {
         out
     }
 
-    /// Waits until the oldest response in flight is whole in the receive ring: its length.
-    /// [`frame`](Self::frame) then reads it, and `rx.consume` drops it.
+    /// Flushes, then waits for the answer to `sent` (the request a one-shot call just queued)
+    /// and hands it to `handle`. Dropped midway, the call's answer is dropped when it comes.
+    async fn answer<T>(
+        &mut self,
+        sent: Sent,
+        handle: impl FnOnce(ResponseFrame<'_>) -> Result<T, ClientError>,
+    ) -> Result<T, ClientError> {
+        self.awaiting = Some(sent.correlation_id);
+        self.intact()?;
+        self.tx.flush().await?;
+        let len = self.next_frame().await?;
+        self.awaiting = None;
+        let out = self.frame(len).and_then(handle);
+        self.rx.consume(len);
+        out
+    }
+
+    /// Notes that a one-shot call still awaiting its answer was dropped (a call on `&mut
+    /// self` starts only once the last one ended): its answer is dropped when it comes.
+    fn settle(&mut self) {
+        if let Some(dropped) = self.awaiting.take() {
+            self.abandoned.push(dropped);
+        }
+    }
+
+    /// Waits until the oldest response in flight that someone waits for is whole in the
+    /// receive ring: its length. [`frame`](Self::frame) then reads it, and `rx.consume` drops
+    /// it. Answers to dropped one-shot calls are read and dropped first.
     pub(crate) async fn next_frame(&mut self) -> Result<usize, ClientError> {
+        loop {
+            let len = self.whole_frame().await?;
+            let Some(pos) = self
+                .correlator
+                .next_answer()
+                .and_then(|id| self.abandoned.iter().position(|&a| a == id))
+            else {
+                return Ok(len);
+            };
+            self.abandoned.swap_remove(pos);
+            self.frame(len)?;
+            self.rx.consume(len);
+        }
+    }
+
+    /// Waits until the oldest response in flight is whole in the receive ring: its length.
+    async fn whole_frame(&mut self) -> Result<usize, ClientError> {
+        self.intact()?;
         loop {
             let at_least = match self.correlator.frame_len(self.rx.data())? {
                 Status::Complete((), consumed) => return Ok(consumed),
@@ -252,9 +336,8 @@ impl Connection {
         request: &Q,
         handle: impl FnOnce(ResponseFrame<'_>) -> Result<T, ClientError>,
     ) -> Result<T, ClientError> {
-        self.send(request).await?;
-        self.flush().await?;
-        self.recv(handle).await
+        let sent = self.send(request).await?;
+        self.answer(sent, handle).await
     }
 
     /// Creates a topic; an existing one is `TOPIC_ALREADY_EXISTS`.
@@ -325,7 +408,7 @@ impl Connection {
         if !sent.expects_response {
             return Ok(None);
         }
-        self.recv(|frame| {
+        self.answer(sent, |frame| {
             let response = frame.decode::<ProduceResponse<'_>>()?;
             let p = response
                 .topics
@@ -365,30 +448,29 @@ impl Connection {
                 partitions: &partitions,
             }],
         };
-        self.send(&request).await?;
-        self.flush().await?;
-        let len = self.next_frame().await?;
+        let sent = self.send(&request).await?;
         let (limits, mut scratch) = (self.limits, std::mem::take(&mut self.scratch));
-        let walked = self.frame(len).and_then(|frame| {
-            let response = frame.decode::<FetchResponse<'_>>()?;
-            ClientError::check(ApiKey::Fetch, response.error_code)?;
-            let p = response
-                .topics
-                .iter()
-                .flat_map(|t| &t.partitions)
-                .find(|p| p.partition_index == partition)
-                .ok_or(ClientError::MissingPartition)?;
-            ClientError::check(ApiKey::Fetch, p.error_code)?;
-            Ok(walk(
-                p.records,
-                offset,
-                &mut scratch,
-                &limits,
-                |_, record| on_record(record),
-            )?)
-        });
+        let walked = self
+            .answer(sent, |frame| {
+                let response = frame.decode::<FetchResponse<'_>>()?;
+                ClientError::check(ApiKey::Fetch, response.error_code)?;
+                let p = response
+                    .topics
+                    .iter()
+                    .flat_map(|t| &t.partitions)
+                    .find(|p| p.partition_index == partition)
+                    .ok_or(ClientError::MissingPartition)?;
+                ClientError::check(ApiKey::Fetch, p.error_code)?;
+                Ok(walk(
+                    p.records,
+                    offset,
+                    &mut scratch,
+                    &limits,
+                    |_, record| on_record(record),
+                )?)
+            })
+            .await;
         self.scratch = scratch;
-        self.rx.consume(len);
         walked
     }
 

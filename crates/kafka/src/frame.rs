@@ -89,6 +89,12 @@ impl Correlator {
         self.in_flight.len()
     }
 
+    /// The correlation id of the oldest request not yet answered: whose response comes next.
+    #[must_use]
+    pub fn next_answer(&self) -> Option<i32> {
+        self.in_flight.front().map(|f| f.correlation_id)
+    }
+
     /// Bytes [`encode`](Correlator::encode) will write for `request` at `version`, so a driver can
     /// reserve exactly that much send-ring space.
     pub fn request_len<R: Request>(&self, request: &R, version: i16) -> Result<usize, EncodeError> {

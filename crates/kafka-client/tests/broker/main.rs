@@ -698,6 +698,61 @@ fn ten_megabyte_batch_round_trips(bootstrap: &str) {
     }
 }
 
+/// One-shot calls dropped midway (a timeout around them, say). Dropped while its answer is
+/// awaited, a produce's answer is read and dropped when it comes, not handed to the next
+/// call. Dropped while its batch is half sent (the batch goes out from the caller's buffer,
+/// so the rest cannot stay queued), it leaves the connection refusing every later call with
+/// a clear error instead of sending the broker the torn request's remains.
+fn one_shot_calls_dropped_midway(bootstrap: &str) {
+    use std::future::Future;
+    use std::task::{Context, Poll, Waker};
+
+    /// Polls `call` once, then drops it; whether it was still pending.
+    fn poll_once<T>(call: impl Future<Output = T>) -> bool {
+        let mut call = std::pin::pin!(call);
+        let polled = call.as_mut().poll(&mut Context::from_waker(Waker::noop()));
+        matches!(polled, Poll::Pending)
+    }
+
+    let topic = unique("dropped");
+    create(&mut connect(bootstrap), &topic, 1, &[]);
+    let batch = |value: &[u8]| {
+        let record = NewRecord {
+            timestamp: now_ms(),
+            key: None,
+            value: Some(value),
+            headers: &[],
+        };
+        encode(&[record], Compression::None)
+    };
+    let (small, huge) = (batch(b"first"), batch(&vec![7u8; 32 << 20]));
+    runtime().block_on(async {
+        let config = ClientConfig::default();
+        let mut conn = ringwire_kafka_client::Connection::connect(bootstrap, &config)
+            .await
+            .unwrap();
+        // Sent whole at the first poll, then dropped while waiting for the answer.
+        assert!(poll_once(conn.produce(&topic, 0, &small, Acks::All)));
+        let second = conn.produce(&topic, 0, &batch(b"second"), Acks::All).await;
+        assert_eq!(second.unwrap(), Some(1), "the second gets its own answer");
+        assert_eq!(conn.list_offset(&topic, 0, LATEST).await.unwrap(), 2);
+
+        // More than a loopback socket takes at once: dropped halfway through the send.
+        assert!(poll_once(conn.produce(&topic, 0, &huge, Acks::All)));
+        let err = conn
+            .produce(&topic, 0, &small, Acks::All)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ClientError::Broken(_)), "{err}");
+        assert!(conn.list_offset(&topic, 0, LATEST).await.is_err());
+        // A fresh connection is fine, and the torn request never reached the log.
+        let mut fresh = ringwire_kafka_client::Connection::connect(bootstrap, &config)
+            .await
+            .unwrap();
+        assert_eq!(fresh.list_offset(&topic, 0, LATEST).await.unwrap(), 2);
+    });
+}
+
 /// Stops a private broker and removes its directory however the test ends.
 pub(crate) struct PrivateBroker(PathBuf);
 
@@ -733,6 +788,10 @@ const TESTS: &[Test] = &[
     (
         "ten_megabyte_batch_round_trips",
         ten_megabyte_batch_round_trips,
+    ),
+    (
+        "one_shot_calls_dropped_midway",
+        one_shot_calls_dropped_midway,
     ),
     (
         "send_all_delivers_every_record_in_order",
