@@ -229,7 +229,10 @@ impl Consumer {
         let leaders = self.leaders().await?;
         for &node in &leaders {
             let fetcher = self.fetcher_of(node).await?;
-            if !fetcher.in_flight {
+            if fetcher.in_flight {
+                // Nothing to send, unless a poll dropped midway left its Fetch queued.
+                fetcher.conn.flush().await?;
+            } else {
                 let fetcher = self.fetchers.get_mut(&node).expect("connected above");
                 send_fetch(fetcher, &self.config, &self.assigned, node, &self.cluster).await?;
             }
@@ -282,8 +285,10 @@ impl Consumer {
             let topics = list.topics();
             let request = fetch_request(config, &topics);
             queue(&mut conn.tx, &mut conn.correlator, &request, version).await?;
-            conn.tx.flush().await?;
+            // In flight from here: a poll dropped during the flush leaves it queued, and the
+            // next poll flushes it rather than sending another.
             fetcher.in_flight = true;
+            conn.tx.flush().await?;
         }
         // Then the records.
         let mut delivered = 0;
@@ -419,8 +424,8 @@ async fn send_fetch(
     });
     let topics = list.topics();
     fetcher.conn.send(&fetch_request(config, &topics)).await?;
-    fetcher.conn.flush().await?;
     fetcher.in_flight = true;
+    fetcher.conn.flush().await?;
     Ok(())
 }
 

@@ -698,22 +698,10 @@ fn ten_megabyte_batch_round_trips(bootstrap: &str) {
     }
 }
 
-/// One-shot calls dropped midway (a timeout around them, say). Dropped while its answer is
-/// awaited, a produce's answer is read and dropped when it comes, not handed to the next
-/// call. Dropped while its batch is half sent (the batch goes out from the caller's buffer,
-/// so the rest cannot stay queued), it leaves the connection refusing every later call with
-/// a clear error instead of sending the broker the torn request's remains.
+/// One-shot calls dropped midway (a timeout around them, say): a produce dropped while its
+/// answer is awaited has that answer read and dropped when it comes, not handed to the next
+/// call; a consumer whose polls are dropped while they wait still hands out every record once.
 fn one_shot_calls_dropped_midway(bootstrap: &str) {
-    use std::future::Future;
-    use std::task::{Context, Poll, Waker};
-
-    /// Polls `call` once, then drops it; whether it was still pending.
-    fn poll_once<T>(call: impl Future<Output = T>) -> bool {
-        let mut call = std::pin::pin!(call);
-        let polled = call.as_mut().poll(&mut Context::from_waker(Waker::noop()));
-        matches!(polled, Poll::Pending)
-    }
-
     let topic = unique("dropped");
     create(&mut connect(bootstrap), &topic, 1, &[]);
     let batch = |value: &[u8]| {
@@ -725,32 +713,97 @@ fn one_shot_calls_dropped_midway(bootstrap: &str) {
         };
         encode(&[record], Compression::None)
     };
-    let (small, huge) = (batch(b"first"), batch(&vec![7u8; 32 << 20]));
     runtime().block_on(async {
         let config = ClientConfig::default();
         let mut conn = ringwire_kafka_client::Connection::connect(bootstrap, &config)
             .await
             .unwrap();
         // Sent whole at the first poll, then dropped while waiting for the answer.
-        assert!(poll_once(conn.produce(&topic, 0, &small, Acks::All)));
+        assert!(poll_once(conn.produce(
+            &topic,
+            0,
+            &batch(b"first"),
+            Acks::All
+        )));
         let second = conn.produce(&topic, 0, &batch(b"second"), Acks::All).await;
         assert_eq!(second.unwrap(), Some(1), "the second gets its own answer");
         assert_eq!(conn.list_offset(&topic, 0, LATEST).await.unwrap(), 2);
 
-        // More than a loopback socket takes at once: dropped halfway through the send.
-        assert!(poll_once(conn.produce(&topic, 0, &huge, Acks::All)));
-        let err = conn
-            .produce(&topic, 0, &small, Acks::All)
-            .await
-            .unwrap_err();
-        assert!(matches!(err, ClientError::Broken(_)), "{err}");
-        assert!(conn.list_offset(&topic, 0, LATEST).await.is_err());
-        // A fresh connection is fine, and the torn request never reached the log.
-        let mut fresh = ringwire_kafka_client::Connection::connect(bootstrap, &config)
+        // A consumer whose polls are dropped while they wait still hands out every record
+        // once, in order.
+        let mut consumer = Consumer::connect(bootstrap, ConsumerConfig::default())
             .await
             .unwrap();
-        assert_eq!(fresh.list_offset(&topic, 0, LATEST).await.unwrap(), 2);
+        consumer.assign(&topic, Start::Earliest).await.unwrap();
+        let mut got = Vec::new();
+        for _ in 0..3 {
+            assert!(poll_once(consumer.poll(|_, _, r| got.push(r.offset))));
+        }
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while got.len() < 2 {
+            assert!(Instant::now() < deadline, "only {got:?}");
+            consumer.poll(|_, _, r| got.push(r.offset)).await.unwrap();
+        }
+        assert_eq!(got, [0, 1]);
     });
+}
+
+/// Polls `call` once, then drops it; whether it was still pending.
+fn poll_once<T>(call: impl std::future::Future<Output = T>) -> bool {
+    use std::task::{Context, Poll, Waker};
+    let mut call = std::pin::pin!(call);
+    let polled = call.as_mut().poll(&mut Context::from_waker(Waker::noop()));
+    matches!(polled, Poll::Pending)
+}
+
+/// A produce dropped halfway through sending its batch (which goes out from the caller's
+/// buffer, so the rest cannot stay queued) leaves the connection refusing every later call
+/// with a clear error, instead of sending the torn request's remains. The peer is a stand-in
+/// that answers ApiVersions and then stops reading: a real broker reads as fast as it can,
+/// so no send of a size it accepts would reliably stop halfway.
+fn a_send_dropped_halfway_tears_the_connection(_bootstrap: &str) {
+    use std::io::{Read, Write};
+
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let (hold, stop) = std::sync::mpsc::channel::<()>();
+    let peer = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        let mut size = [0; 4];
+        s.read_exact(&mut size).unwrap();
+        let mut request = vec![0; u32::from_be_bytes(size) as usize];
+        s.read_exact(&mut request).unwrap();
+        // ApiVersions v3's answer: response header v0 (the correlation id), then error 0,
+        // a compact array of one API (Produce, v3 to v9, no tags), throttle 0, no tags.
+        let mut body = request[4..8].to_vec();
+        body.extend_from_slice(&[0, 0, 2, 0, 0, 0, 3, 0, 9, 0, 0, 0, 0, 0, 0]);
+        let mut answer = (body.len() as u32).to_be_bytes().to_vec();
+        answer.extend_from_slice(&body);
+        s.write_all(&answer).unwrap();
+        // Then read nothing more until the test is done.
+        let _ = stop.recv();
+    });
+    let batch = vec![7u8; 16 << 20];
+    runtime().block_on(async {
+        let config = ClientConfig::default();
+        let mut conn = ringwire_kafka_client::Connection::connect(&addr, &config)
+            .await
+            .unwrap();
+        assert!(poll_once(conn.produce("t", 0, &batch, Acks::All)));
+        // At once: the stand-in reads nothing more, so a send would wait forever.
+        let later = conn.produce("t", 0, b"", Acks::All);
+        let err = tokio::time::timeout(Duration::from_secs(5), later)
+            .await
+            .expect("refused at once")
+            .unwrap_err();
+        assert!(matches!(err, ClientError::Broken(_)), "{err}");
+        let err = conn.flush().await.unwrap_err();
+        assert!(matches!(err, ClientError::Broken(_)), "{err}");
+        let err = conn.recv(|_| Ok(())).await.unwrap_err();
+        assert!(matches!(err, ClientError::Broken(_)), "{err}");
+    });
+    drop(hold);
+    peer.join().unwrap();
 }
 
 /// Stops a private broker and removes its directory however the test ends.
@@ -792,6 +845,10 @@ const TESTS: &[Test] = &[
     (
         "one_shot_calls_dropped_midway",
         one_shot_calls_dropped_midway,
+    ),
+    (
+        "a_send_dropped_halfway_tears_the_connection",
+        a_send_dropped_halfway_tears_the_connection,
     ),
     (
         "send_all_delivers_every_record_in_order",
