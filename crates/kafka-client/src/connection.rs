@@ -410,12 +410,11 @@ impl Connection {
         }
         self.answer(sent, |frame| {
             let response = frame.decode::<ProduceResponse<'_>>()?;
-            let p = response
-                .topics
-                .iter()
-                .flat_map(|t| &t.partitions)
-                .find(|p| p.index == partition)
-                .ok_or(ClientError::MissingPartition)?;
+            let p = one_partition(
+                &response.topics,
+                |t| &t.partitions,
+                |p| p.index == partition,
+            )?;
             ClientError::check(ApiKey::Produce, p.error_code)?;
             Ok(Some(p.base_offset))
         })
@@ -454,12 +453,11 @@ impl Connection {
             .answer(sent, |frame| {
                 let response = frame.decode::<FetchResponse<'_>>()?;
                 ClientError::check(ApiKey::Fetch, response.error_code)?;
-                let p = response
-                    .topics
-                    .iter()
-                    .flat_map(|t| &t.partitions)
-                    .find(|p| p.partition_index == partition)
-                    .ok_or(ClientError::MissingPartition)?;
+                let p = one_partition(
+                    &response.topics,
+                    |t| &t.partitions,
+                    |p| p.partition_index == partition,
+                )?;
                 ClientError::check(ApiKey::Fetch, p.error_code)?;
                 Ok(walk(
                     p.records,
@@ -508,12 +506,11 @@ impl Connection {
         };
         self.call(&request, |frame| {
             let response = frame.decode::<ListOffsetsResponse<'_>>()?;
-            let p = response
-                .topics
-                .iter()
-                .flat_map(|t| &t.partitions)
-                .find(|p| p.partition_index == partition)
-                .ok_or(ClientError::MissingPartition)?;
+            let p = one_partition(
+                &response.topics,
+                |t| &t.partitions,
+                |p| p.partition_index == partition,
+            )?;
             ClientError::check(ApiKey::ListOffsets, p.error_code)?;
             Ok(p.offset)
         })
@@ -534,4 +531,17 @@ pub(crate) async fn queue<Q: Request>(
     let sent = correlator.encode(request, version, span)?;
     tx.commit(sent.len);
     Ok(sent)
+}
+
+/// The entry of the one partition a call asked about, among a response's topics.
+fn one_partition<'a, T, P>(
+    topics: &'a [T],
+    partitions: impl Fn(&'a T) -> &'a Vec<P>,
+    is_it: impl Fn(&P) -> bool,
+) -> Result<&'a P, ClientError> {
+    topics
+        .iter()
+        .flat_map(partitions)
+        .find(|p| is_it(p))
+        .ok_or(ClientError::MissingPartition)
 }
