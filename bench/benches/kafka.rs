@@ -44,7 +44,9 @@ use kafka_protocol::records::RecordBatchDecoder;
 use ringwire_io::{Chunks, RecvTransport};
 use ringwire_kafka::api::api_versions::ApiVersionsRequest;
 use ringwire_kafka::api::fetch::{FetchPartition, FetchRequest, FetchResponse, FetchTopic};
-use ringwire_kafka::record::{walk, BatchBuilder, BatchEncoder, BatchOptions, NewRecord};
+use ringwire_kafka::record::{
+    walk, BatchBuilder, BatchEncoder, BatchOptions, Compression, NewRecord,
+};
 use ringwire_kafka::{Correlator, Limits, ResponseFrame};
 use ringwire_ring::{Backing, Ring, RingConfig};
 use ringwire_wire::Status;
@@ -74,7 +76,7 @@ fn request() -> FetchRequest<'static> {
 
 /// A Fetch v12 response frame (size, correlation id 0, header tags, body) with `batches`
 /// batches of `per_batch` records, encoded by ringwire and framed by kafka-protocol.
-fn fetch_frame(batches: usize, per_batch: usize) -> Vec<u8> {
+fn fetch_frame(batches: usize, per_batch: usize, compression: Compression) -> Vec<u8> {
     let value = [0x61u8; 100];
     let keys: Vec<String> = (0..per_batch).map(|i| format!("key{i:05}")).collect();
     let mut records = Vec::new();
@@ -92,6 +94,7 @@ fn fetch_frame(batches: usize, per_batch: usize) -> Vec<u8> {
             .collect();
         let options = BatchOptions {
             base_offset: (b * per_batch) as i64,
+            compression,
             ..BatchOptions::default()
         };
         encoder.encode(&options, &new, &mut records).unwrap();
@@ -354,7 +357,7 @@ impl KafkaProtocolPath {
 
 fn bench_fetch(c: &mut Criterion) {
     for (name, batches, per_batch) in [("1k", 10, 100), ("10k", 100, 100)] {
-        let frame = fetch_frame(batches, per_batch);
+        let frame = fetch_frame(batches, per_batch, Compression::None);
         let records = batches * per_batch;
         let mut ring = RingPath::new(&frame);
         let mut copy = CopyPath::new(&frame);
@@ -379,6 +382,18 @@ fn bench_fetch(c: &mut Criterion) {
             group.finish();
         }
     }
+}
+
+/// Walking zstd batches (100 records of 100 B each, 10 per response): the decompression
+/// context's cost per batch shows here.
+fn bench_fetch_zstd(c: &mut Criterion) {
+    let frame = fetch_frame(10, 100, Compression::Zstd);
+    let mut ring = RingPath::new(&frame);
+    let mut group = c.benchmark_group("kafka/fetch_records/1k_zstd");
+    group.throughput(Throughput::Elements(1000));
+    assert_eq!(ring.run(Depth::Records), 1000);
+    group.bench_function("ring", |b| b.iter(|| ring.run(Depth::Records)));
+    group.finish();
 }
 
 /// `count` ApiVersions response frames (header v0: size, correlation id 0, 1, ..., then `body`
@@ -554,6 +569,6 @@ fn bench_encode(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = common::short_criterion();
-    targets = bench_frames, bench_fetch, bench_encode
+    targets = bench_frames, bench_fetch, bench_fetch_zstd, bench_encode
 }
 criterion_main!(benches);

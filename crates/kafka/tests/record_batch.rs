@@ -641,6 +641,50 @@ fn decompression_is_bounded() {
     }
 }
 
+/// The bound is inclusive for every codec, and a bound too large to reserve room for (zstd
+/// decodes into room reserved up front) still decodes.
+#[test]
+fn decompression_bound_is_exact() {
+    let records: Vec<Owned> = (0..50u8)
+        .map(|i| Owned {
+            timestamp: i64::from(i),
+            key: Some(vec![i; 3]),
+            value: Some(vec![i; 100 + usize::from(i)]),
+            headers: vec![],
+        })
+        .collect();
+    let plain = encode(&records, &BatchOptions::default());
+    // The records section: the batch after its 61-byte header.
+    let exact = plain.len() - 61;
+    for compression in [
+        Compression::Gzip,
+        Compression::Snappy,
+        Compression::Lz4,
+        Compression::Zstd,
+    ] {
+        let bytes = encode(
+            &records,
+            &BatchOptions {
+                compression,
+                ..BatchOptions::default()
+            },
+        );
+        for (max, fits) in [(exact, true), (exact - 1, false), (usize::MAX, true)] {
+            let limits = Limits {
+                max_decompressed_len: max,
+                ..Limits::default()
+            };
+            let mut n = 0;
+            let walked = walk(&bytes, 0, &mut Vec::new(), &limits, |_, _| n += 1);
+            match walked {
+                Ok(_) => assert!(fits && n == 50, "{compression} at {max}: {n} records"),
+                Err(DecodeError::Limit(l)) => assert!(!fits && l.max == max, "{compression}"),
+                Err(e) => panic!("{compression} at {max}: {e}"),
+            }
+        }
+    }
+}
+
 #[test]
 fn empty_batches_are_refused() {
     let mut out = Vec::new();
