@@ -607,6 +607,20 @@ fn every_truncation_of_the_records_is_a_typed_error() {
     }
 }
 
+/// `records` encoded as one batch with each codec that compresses.
+fn compressed(records: &[Owned]) -> impl Iterator<Item = (Compression, Vec<u8>)> + '_ {
+    Compression::ALL
+        .into_iter()
+        .filter(|&c| c != Compression::None)
+        .map(|compression| {
+            let options = BatchOptions {
+                compression,
+                ..BatchOptions::default()
+            };
+            (compression, encode(records, &options))
+        })
+}
+
 #[test]
 fn decompression_is_bounded() {
     let records = vec![Owned {
@@ -615,19 +629,7 @@ fn decompression_is_bounded() {
         value: Some(vec![0; 1 << 20]),
         headers: vec![],
     }];
-    for compression in [
-        Compression::Gzip,
-        Compression::Snappy,
-        Compression::Lz4,
-        Compression::Zstd,
-    ] {
-        let bytes = encode(
-            &records,
-            &BatchOptions {
-                compression,
-                ..BatchOptions::default()
-            },
-        );
+    for (compression, bytes) in compressed(&records) {
         assert!(bytes.len() < 64 * 1024, "{compression} compresses zeros");
         let limits = Limits {
             max_decompressed_len: 512 * 1024,
@@ -656,19 +658,7 @@ fn decompression_bound_is_exact() {
     let plain = encode(&records, &BatchOptions::default());
     // The records section: the batch after its 61-byte header.
     let exact = plain.len() - 61;
-    for compression in [
-        Compression::Gzip,
-        Compression::Snappy,
-        Compression::Lz4,
-        Compression::Zstd,
-    ] {
-        let bytes = encode(
-            &records,
-            &BatchOptions {
-                compression,
-                ..BatchOptions::default()
-            },
-        );
+    for (compression, bytes) in compressed(&records) {
         for (max, fits) in [(exact, true), (exact - 1, false), (usize::MAX, true)] {
             let limits = Limits {
                 max_decompressed_len: max,
