@@ -249,7 +249,9 @@ impl Connection {
     ///
     /// Answers to the requests of one-shot calls (`call`, `produce`, `fetch`, ...) that were
     /// dropped before their answer came are read and dropped on the way, here and in those
-    /// calls, so a call cut short by a timeout never hands its answer to the next one.
+    /// calls, so a call cut short by a timeout never hands its answer to the next one. With
+    /// no request in flight that gets an answer, fails at once with
+    /// [`ClientError::NoResponseAwaited`].
     pub async fn recv<T>(
         &mut self,
         handle: impl FnOnce(ResponseFrame<'_>) -> Result<T, ClientError>,
@@ -309,6 +311,9 @@ impl Connection {
     /// Waits until the oldest response in flight is whole in the receive ring: its length.
     async fn whole_frame(&mut self) -> Result<usize, ClientError> {
         self.intact()?;
+        if self.correlator.in_flight() == 0 {
+            return Err(ClientError::NoResponseAwaited);
+        }
         loop {
             let at_least = match self.correlator.frame_len(self.rx.data())? {
                 Status::Complete((), consumed) => return Ok(consumed),
@@ -330,12 +335,17 @@ impl Connection {
         }
     }
 
-    /// Sends one request and decodes its response with `handle`.
+    /// Sends one request and decodes its response with `handle`. A request that gets no
+    /// response (a Produce with acks = 0) is refused unsent with
+    /// [`ClientError::NoResponseAwaited`]: queue it with [`send`](Self::send) instead.
     pub async fn call<Q: Request, T>(
         &mut self,
         request: &Q,
         handle: impl FnOnce(ResponseFrame<'_>) -> Result<T, ClientError>,
     ) -> Result<T, ClientError> {
+        if !request.expects_response() {
+            return Err(ClientError::NoResponseAwaited);
+        }
         let sent = self.send(request).await?;
         self.answer(sent, handle).await
     }

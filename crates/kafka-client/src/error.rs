@@ -64,6 +64,10 @@ pub enum ClientError {
     Broken(String),
     /// A consumer polled before any partition was assigned.
     NothingAssigned,
+    /// A wait for a response with no request in flight that gets one (none was sent, or
+    /// only requests that get no answer, such as a Produce with acks = 0): it would wait
+    /// forever.
+    NoResponseAwaited,
     /// A client configuration that cannot work, and why.
     Config(&'static str),
 }
@@ -107,6 +111,9 @@ impl fmt::Display for ClientError {
             Self::RequestTimeout(after) => write!(f, "no answer within {after:?}"),
             Self::Broken(why) => write!(f, "connection broke: {why}"),
             Self::NothingAssigned => f.write_str("no partition assigned"),
+            Self::NoResponseAwaited => f.write_str(
+                "no request in flight gets an answer (a Produce with acks = 0 gets none)",
+            ),
             Self::Config(why) => write!(f, "invalid configuration: {why}"),
         }
     }

@@ -748,6 +748,82 @@ fn one_shot_calls_dropped_midway(bootstrap: &str) {
     });
 }
 
+/// Waiting for an answer that never comes fails at once: `call` refuses a Produce with
+/// acks = 0 unsent, and `recv` with nothing in flight, or only such a Produce, refuses too.
+/// Sent with `send`, that Produce still lands.
+fn waits_for_no_answer_fail_at_once(bootstrap: &str) {
+    use ringwire_kafka::api::produce::{ProducePartition, ProduceRequest, ProduceTopic};
+
+    let topic = unique("unanswered");
+    create(&mut connect(bootstrap), &topic, 1, &[]);
+    let record = NewRecord {
+        timestamp: now_ms(),
+        key: None,
+        value: Some(b"unanswered"),
+        headers: &[],
+    };
+    let batch = encode(&[record], Compression::None);
+    let partitions = [ProducePartition {
+        index: 0,
+        records: &batch,
+    }];
+    let topics = [ProduceTopic {
+        name: &topic,
+        partitions: &partitions,
+    }];
+    let request = ProduceRequest {
+        transactional_id: None,
+        acks: Acks::None,
+        timeout_ms: 30_000,
+        topics: &topics,
+    };
+    runtime().block_on(async {
+        let config = ClientConfig::default();
+        let mut conn = ringwire_kafka_client::Connection::connect(bootstrap, &config)
+            .await
+            .unwrap();
+        let err = at_once(conn.call(&request, |_| Ok(()))).await;
+        assert!(
+            matches!(err, Err(ClientError::NoResponseAwaited)),
+            "{err:?}"
+        );
+        let err = at_once(conn.recv(|_| Ok(()))).await;
+        assert!(
+            matches!(err, Err(ClientError::NoResponseAwaited)),
+            "{err:?}"
+        );
+        assert_eq!(
+            conn.list_offset(&topic, 0, LATEST).await.unwrap(),
+            0,
+            "nothing sent"
+        );
+
+        let sent = conn.send(&request).await.unwrap();
+        assert!(!sent.expects_response);
+        conn.flush().await.unwrap();
+        let err = at_once(conn.recv(|_| Ok(()))).await;
+        assert!(
+            matches!(err, Err(ClientError::NoResponseAwaited)),
+            "{err:?}"
+        );
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while conn.list_offset(&topic, 0, LATEST).await.unwrap() < 1 {
+            assert!(
+                Instant::now() < deadline,
+                "the acks = 0 produce never landed"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    });
+}
+
+/// `call`'s outcome, which must come within seconds.
+async fn at_once<T>(call: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(5), call)
+        .await
+        .expect("an outcome at once")
+}
+
 /// Polls `call` once, then drops it; whether it was still pending.
 fn poll_once<T>(call: impl std::future::Future<Output = T>) -> bool {
     use std::task::{Context, Poll, Waker};
@@ -845,6 +921,10 @@ const TESTS: &[Test] = &[
     (
         "one_shot_calls_dropped_midway",
         one_shot_calls_dropped_midway,
+    ),
+    (
+        "waits_for_no_answer_fail_at_once",
+        waits_for_no_answer_fail_at_once,
     ),
     (
         "a_send_dropped_halfway_tears_the_connection",
