@@ -164,7 +164,8 @@ impl Client {
                         rx: RecvTransport::with_ring(ring, stream),
                         parser: ResponseParser::new(self.config.limits),
                         origin: origin.clone(),
-                        timed: false,
+                        // The handshake left the connect timeout on the socket.
+                        timed: origin.scheme() == Scheme::Https,
                     });
                 }
                 Err(e) if e.kind() == io::ErrorKind::TimedOut => {

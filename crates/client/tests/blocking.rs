@@ -420,6 +420,24 @@ fn limits_on_heads_and_bodies() {
     }
 }
 
+/// The connect timeout bounds the TLS handshake, not the requests after it: with no request
+/// timeout, an answer slower than the connect timeout still arrives, on a new connection and
+/// on a pooled one.
+#[test]
+fn a_slow_https_answer_outlives_the_connect_timeout() {
+    let (addr, cert) = common::ringwire_tls(Echo);
+    let tls = ringwire_tls::ClientConfig::default().add_root_pem(&cert);
+    let client = Client::with_tls(
+        config(|c| c.connect_timeout = Some(Duration::from_millis(200))),
+        tls,
+    );
+    let url = format!("https://localhost:{}/slow/600", addr.port());
+    for _ in 0..2 {
+        let (status, body) = get(&client, &url).unwrap();
+        assert_eq!((status, body.as_str()), (200, "GET /slow/600 body=0\n"));
+    }
+}
+
 #[test]
 fn unreachable_hosts_and_https_are_clear_errors() {
     let port = std::net::TcpListener::bind("127.0.0.1:0")

@@ -54,12 +54,17 @@ fn serve(handler: impl Handler, tls: Option<ringwire_tls::TlsAcceptor>) -> Socke
 /// Answers `METHOD target body=N`, a newline, then the body itself (and
 /// the `x-test` and `authorization` fields); `/peer` with the client's
 /// port, one per connection; `/redirect/NNN/path` with status NNN to
-/// `/path`; `/loop` with a redirect to itself.
+/// `/path`; `/loop` with a redirect to itself; `/slow/MS` after MS
+/// milliseconds.
 #[derive(Debug)]
 pub struct Echo;
 
 impl Handler for Echo {
     async fn call(&self, request: &Request<'_>) -> Response {
+        if let Some(ms) = request.target().as_bytes().strip_prefix(b"/slow/") {
+            let ms = std::str::from_utf8(ms).unwrap().parse().unwrap();
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+        }
         let mut out = format!(
             "{} {} body={}\n",
             request.method(),
