@@ -9,8 +9,8 @@ use common::{curl_text, raw, start, statuses};
 use ringwire_server::files::{EmbeddedSite, StaticFiles};
 use ringwire_server::ServerConfig;
 
-/// A root with a file, a directory with an index, one without, and a
-/// symlink to a file outside the root.
+/// A root with a file, a directory with an index, one without, a symlink to
+/// a file outside the root, and FIFOs (one as a directory's index).
 fn site() -> (tempfile::TempDir, SocketAddr) {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path().join("root");
@@ -27,6 +27,13 @@ fn site() -> (tempfile::TempDir, SocketAddr) {
     fs::create_dir_all(root.join("leak")).expect("mkdir");
     std::os::unix::fs::symlink(dir.path().join("secret.txt"), root.join("leak/index.html"))
         .expect("symlink");
+    fs::create_dir_all(root.join("fifo")).expect("mkdir");
+    for fifo in ["pipe", "fifo/index.html"] {
+        let made = std::process::Command::new("mkfifo")
+            .arg(root.join(fifo))
+            .status();
+        assert!(made.expect("mkfifo").success());
+    }
     let files = StaticFiles::new(root).expect("root");
     let addr = start(ServerConfig::default(), files);
     (dir, addr)
@@ -110,6 +117,19 @@ fn missing_escaping_and_wrong_methods_are_refused() {
     let post = curl_text(&["-i", "-X", "POST", &format!("http://{addr}/a.txt")]);
     assert_eq!(status(&post), 405, "{post}");
     assert!(post.contains("allow: GET, HEAD\r\n"), "{post}");
+}
+
+/// A FIFO is not a file: refused at once (opening one for reading would wait for a writer),
+/// and a directory whose index is one gets its listing.
+#[test]
+fn fifos_are_not_served() {
+    let (_dir, addr) = site();
+    let timed = |path: &str| curl_text(&["-i", "--max-time", "5", &format!("http://{addr}{path}")]);
+    let out = timed("/pipe");
+    assert_eq!(status(&out), 404, "{out}");
+    let out = timed("/fifo/");
+    assert_eq!(status(&out), 200, "{out}");
+    assert!(out.contains(">index.html</a>"), "{out}");
 }
 
 #[test]

@@ -52,7 +52,14 @@ impl Entry {
 
     /// Opens `path`; `NotFound` when it is not a regular file.
     pub(super) async fn open(path: &Path) -> io::Result<Entry> {
-        let mut file = tokio::fs::File::open(path).await?;
+        // Non-blocking, so a FIFO in the tree cannot hold the open until a writer comes
+        // (the check below then refuses it); reads of a regular file ignore the flag.
+        let nonblocking = rustix::fs::OFlags::NONBLOCK.bits() as i32;
+        let mut file = tokio::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(nonblocking)
+            .open(path)
+            .await?;
         // The metadata of the descriptor we keep, not of whatever the path
         // names a moment later.
         let meta = file.metadata().await?;
