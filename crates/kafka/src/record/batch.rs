@@ -223,13 +223,13 @@ impl<'a> Batch<'a> {
         let bytes: &'s [u8] = match self.compression {
             Compression::None => payload,
             codec => {
-                super::compression::decompress(
+                let len = super::compression::decompress(
                     codec,
                     payload,
                     scratch,
                     limits.max_decompressed_len,
                 )?;
-                scratch
+                &scratch[..len]
             }
         };
         let log_append_time =

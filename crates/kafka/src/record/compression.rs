@@ -73,14 +73,14 @@ const XERIAL_HEADER_LEN: usize = 16;
 /// Input per xerial block: snappy-java's default block size.
 const XERIAL_BLOCK: usize = 32 * 1024;
 
-/// Decompresses `input` into `out` (cleared first), refusing output longer than `max`.
+/// Decompresses `input` into the front of `out`, refusing output longer than `max`: the
+/// length written. `out` is scratch: past that length it may hold earlier output.
 pub(crate) fn decompress(
     codec: Compression,
     input: &[u8],
     out: &mut Vec<u8>,
     max: usize,
-) -> Result<(), DecodeError> {
-    out.clear();
+) -> Result<usize, DecodeError> {
     let limit = Limit::new("decompressed batch length", max);
     let failed = |reason: String| DecodeError::Decompress { codec, reason };
     // One byte past the bound tells "exactly max" from "more than max".
@@ -90,56 +90,80 @@ pub(crate) fn decompress(
             .by_ref()
             .take(bound)
             .read_to_end(out)
+            .map(drop)
             .map_err(|e| failed(e.to_string()))
     };
     match codec {
-        Compression::None => out.extend_from_slice(input),
-        Compression::Gzip => {
-            read(Box::new(flate2::read::MultiGzDecoder::new(input)), out)?;
-        }
-        Compression::Lz4 => {
-            read(Box::new(lz4_flex::frame::FrameDecoder::new(input)), out)?;
-        }
+        // Block by block into room kept from earlier batches: zeroed once, not per batch.
+        Compression::Lz4 => super::lz4::decompress(input, out, limit),
+        Compression::Snappy => snappy(input, out, limit, &failed),
+        // Appended to `out`, emptied first.
+        Compression::None => appended(out, limit, |out| {
+            out.extend_from_slice(input);
+            Ok(())
+        }),
+        Compression::Gzip => appended(out, limit, |out| {
+            read(Box::new(flate2::read::MultiGzDecoder::new(input)), out)
+        }),
         // The reused context writes into room reserved up front (capacity, not pages).
-        Compression::Zstd if out.try_reserve(max).is_ok() => {
-            zstd_frames(input, out, max).map_err(|e| match limit.check(max + 1) {
-                // More output than the bound allows: that is the limit's error.
-                Err(over) if e.to_string() == DST_TOO_SMALL => over.into(),
-                _ => failed(e.to_string()),
-            })?;
-        }
-        // A bound too large to reserve (a caller's "unlimited"): a fresh streaming decoder.
-        Compression::Zstd => {
+        Compression::Zstd => appended(out, limit, |out| {
+            if out.try_reserve(max).is_ok() {
+                return zstd_frames(input, out, max).map_err(|e| match limit.check(max + 1) {
+                    // More output than the bound allows: that is the limit's error.
+                    Err(over) if e.to_string() == DST_TOO_SMALL => over.into(),
+                    _ => failed(e.to_string()),
+                });
+            }
+            // A bound too large to reserve (a caller's "unlimited"): a fresh streaming decoder.
             let mut decoder = zstd::stream::read::Decoder::with_buffer(input)
                 .map_err(|e| failed(e.to_string()))?;
             decoder
                 .window_log_max(zstd_window_log(max))
                 .map_err(|e| failed(e.to_string()))?;
-            read(Box::new(decoder), out)?;
-        }
-        Compression::Snappy => {
-            if let Some(blocks) = input.strip_prefix(XERIAL_MAGIC) {
-                let mut blocks = blocks
-                    .get(XERIAL_HEADER_LEN - XERIAL_MAGIC.len()..)
-                    .ok_or_else(|| failed("xerial header truncated".into()))?;
-                while !blocks.is_empty() {
-                    let (len, rest) = blocks
-                        .split_first_chunk::<4>()
-                        .ok_or_else(|| failed("xerial block length truncated".into()))?;
-                    let len = usize::try_from(u32::from_be_bytes(*len)).unwrap_or(usize::MAX);
-                    let block = rest
-                        .get(..len)
-                        .ok_or_else(|| failed("xerial block truncated".into()))?;
-                    snappy_block(block, out, limit, &failed)?;
-                    blocks = &rest[len..];
-                }
-            } else {
-                snappy_block(input, out, limit, &failed)?;
-            }
-        }
+            read(Box::new(decoder), out)
+        }),
     }
+}
+
+/// Empties `out`, lets `fill` append to it, and checks what it appended against `limit`.
+fn appended(
+    out: &mut Vec<u8>,
+    limit: Limit,
+    fill: impl FnOnce(&mut Vec<u8>) -> Result<(), DecodeError>,
+) -> Result<usize, DecodeError> {
+    out.clear();
+    fill(out)?;
     limit.check(out.len())?;
-    Ok(())
+    Ok(out.len())
+}
+
+/// Decompresses snappy `input` (xerial framing or one raw block) into the front of `out`:
+/// the length written.
+fn snappy(
+    input: &[u8],
+    out: &mut Vec<u8>,
+    limit: Limit,
+    failed: &impl Fn(String) -> DecodeError,
+) -> Result<usize, DecodeError> {
+    let Some(blocks) = input.strip_prefix(XERIAL_MAGIC) else {
+        return snappy_block(input, out, 0, limit, failed);
+    };
+    let mut blocks = blocks
+        .get(XERIAL_HEADER_LEN - XERIAL_MAGIC.len()..)
+        .ok_or_else(|| failed("xerial header truncated".into()))?;
+    let mut end = 0;
+    while !blocks.is_empty() {
+        let (len, rest) = blocks
+            .split_first_chunk::<4>()
+            .ok_or_else(|| failed("xerial block length truncated".into()))?;
+        let len = usize::try_from(u32::from_be_bytes(*len)).unwrap_or(usize::MAX);
+        let block = rest
+            .get(..len)
+            .ok_or_else(|| failed("xerial block truncated".into()))?;
+        end = snappy_block(block, out, end, limit, failed)?;
+        blocks = &rest[len..];
+    }
+    Ok(end)
 }
 
 /// What zstd says of output that does not fit the room given (`ZSTD_getErrorName` of
@@ -175,22 +199,25 @@ fn zstd_window_log(max: usize) -> u32 {
     log.clamp(23, 27)
 }
 
-/// Appends one raw snappy block, checking its declared length against what `limit` leaves.
+/// Decompresses one raw snappy block into `out` at `end`, its declared length checked against
+/// `limit` first: where its output ends. Room `out` already holds is not zeroed again.
 fn snappy_block(
     block: &[u8],
     out: &mut Vec<u8>,
+    end: usize,
     limit: Limit,
     failed: &impl Fn(String) -> DecodeError,
-) -> Result<(), DecodeError> {
+) -> Result<usize, DecodeError> {
     let len = snap::raw::decompress_len(block).map_err(|e| failed(e.to_string()))?;
-    limit.check(out.len().saturating_add(len))?;
-    let start = out.len();
-    out.resize(start + len, 0);
+    let new_end = end.saturating_add(len);
+    limit.check(new_end)?;
+    if out.len() < new_end {
+        out.resize(new_end, 0);
+    }
     let n = snap::raw::Decoder::new()
-        .decompress(block, &mut out[start..])
+        .decompress(block, &mut out[end..new_end])
         .map_err(|e| failed(e.to_string()))?;
-    out.truncate(start + n);
-    Ok(())
+    Ok(end + n)
 }
 
 /// Appends `input` compressed with `codec` to `out`.
@@ -259,12 +286,16 @@ mod tests {
         let input: Vec<u8> = (0..100_000u32)
             .flat_map(|i| (i % 251).to_le_bytes())
             .collect();
+        // One scratch buffer for every codec, as a walker reuses it from batch to batch,
+        // whatever each batch's codec, and each codec twice: after another, then after itself.
+        let mut out = Vec::new();
         for codec in Compression::ALL {
             let mut packed = Vec::new();
             compress(codec, &input, &mut packed).unwrap();
-            let mut out = Vec::new();
-            decompress(codec, &packed, &mut out, input.len()).unwrap();
-            assert_eq!(out, input, "{codec}");
+            for _ in 0..2 {
+                let len = decompress(codec, &packed, &mut out, input.len()).unwrap();
+                assert!(out[..len] == input, "{codec}");
+            }
             if codec != Compression::None {
                 assert!(packed.len() < input.len() / 2, "{codec} compresses");
             }
@@ -297,8 +328,8 @@ mod tests {
             matches!(err, DecodeError::Decompress { .. } | DecodeError::Limit(_)),
             "{err}"
         );
-        decompress(Compression::Zstd, &packed, &mut out, 1 << 24).unwrap();
-        assert_eq!(out.len(), 1 << 24);
+        let len = decompress(Compression::Zstd, &packed, &mut out, 1 << 24).unwrap();
+        assert_eq!(len, 1 << 24);
     }
 
     #[test]
@@ -306,8 +337,8 @@ mod tests {
         let input = b"raw snappy blocks, as librdkafka writes them".repeat(20);
         let packed = snap::raw::Encoder::new().compress_vec(&input).unwrap();
         let mut out = Vec::new();
-        decompress(Compression::Snappy, &packed, &mut out, 1 << 20).unwrap();
-        assert_eq!(out, input);
+        let len = decompress(Compression::Snappy, &packed, &mut out, 1 << 20).unwrap();
+        assert_eq!(out[..len], input);
     }
 
     #[test]

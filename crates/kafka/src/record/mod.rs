@@ -11,6 +11,7 @@
 mod batch;
 mod compression;
 mod encode;
+mod lz4;
 mod records;
 mod walk;
 
