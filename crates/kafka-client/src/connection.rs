@@ -2,6 +2,7 @@
 //! responses parsed where they landed in the receive ring, many requests in flight.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport};
 use ringwire_io::{RingConfig, TransportConfig, TransportError};
@@ -37,6 +38,13 @@ pub struct ClientConfig {
     pub transport: TransportConfig,
     /// Decoding bounds.
     pub limits: Limits,
+    /// How long connecting may take, version negotiation included.
+    pub connect_timeout: Duration,
+    /// How long a one-shot call (metadata, `list_offset`, `fetch`, ...) or a consumer's Fetch
+    /// (on top of its `max_wait`) waits for its answer; past it the connection counts as
+    /// broken. The producer's Produce requests have
+    /// [`ProducerConfig::request_timeout`](crate::ProducerConfig::request_timeout).
+    pub request_timeout: Duration,
 }
 
 impl Default for ClientConfig {
@@ -47,6 +55,8 @@ impl Default for ClientConfig {
             client_id: "ringwire".into(),
             transport: TransportConfig { rx, tx },
             limits: Limits::default(),
+            connect_timeout: Duration::from_secs(10),
+            request_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -81,7 +91,8 @@ impl Isolation {
 /// waits (a timeout around it) has its answer dropped when it comes, and one dropped while
 /// [`produce`](Self::produce) or [`send_spliced`](Self::send_spliced) is halfway through
 /// sending a batch from the caller's buffer leaves the connection refusing every later call
-/// ([`ClientError::Broken`]): connect again.
+/// ([`ClientError::Broken`]): connect again. So does a one-shot call left unanswered past
+/// [`ClientConfig::request_timeout`] (it fails with [`ClientError::RequestTimeout`]).
 #[derive(Debug)]
 pub struct Connection {
     pub(crate) rx: AsyncRecvTransport<Arc<TcpStream>>,
@@ -93,9 +104,12 @@ pub struct Connection {
     pub(crate) scratch: Vec<u8>,
     /// Where [`send_spliced`](Self::send_spliced) puts each payload (kept for its capacity).
     splices: Vec<usize>,
-    /// A spliced send stopped midway (dropped, or failed): part of a request may be on the
-    /// wire, so nothing more can be sent or matched on this connection.
-    torn: bool,
+    /// Why nothing more can be sent or matched on this connection, once something broke
+    /// it: a spliced send stopped midway (part of a request may be on the wire), or a
+    /// request went unanswered past its timeout.
+    broken: Option<&'static str>,
+    /// How long a one-shot call waits for its answer.
+    request_timeout: Duration,
     /// The request a one-shot call (`call`, `produce`, `fetch`, ...) waits to be answered;
     /// still set when the next receive starts, that call was dropped.
     awaiting: Option<i32>,
@@ -105,8 +119,20 @@ pub struct Connection {
 
 impl Connection {
     /// Connects, then negotiates versions with ApiVersions (at this crate's newest version,
-    /// falling back to v0 when the broker says it does not serve that one).
+    /// falling back to v0 when the broker says it does not serve that one), all within
+    /// `config.connect_timeout`.
     pub async fn connect(addr: &str, config: &ClientConfig) -> Result<Self, ClientError> {
+        let limit = config.connect_timeout;
+        match tokio::time::timeout(limit, Self::negotiate(addr, config)).await {
+            // The negotiation's own wait is bounded by the same limit.
+            Err(_) | Ok(Err(ClientError::RequestTimeout(_))) => {
+                Err(ClientError::ConnectTimeout(limit))
+            }
+            Ok(negotiated) => negotiated,
+        }
+    }
+
+    async fn negotiate(addr: &str, config: &ClientConfig) -> Result<Self, ClientError> {
         let stream = TcpStream::connect(addr)
             .await
             .map_err(TransportError::from)?;
@@ -125,7 +151,8 @@ impl Connection {
             limits: config.limits,
             scratch: Vec::new(),
             splices: Vec::new(),
-            torn: false,
+            broken: None,
+            request_timeout: config.connect_timeout,
             awaiting: None,
             abandoned: Vec::new(),
         };
@@ -138,6 +165,7 @@ impl Connection {
         ClientError::check(ApiKey::ApiVersions, broker.error_code)?;
         conn.versions = Negotiated::new(&broker.api_keys);
         conn.broker = broker;
+        conn.request_timeout = config.request_timeout;
         Ok(conn)
     }
 
@@ -219,19 +247,17 @@ impl Connection {
         let before = self.tx.pending() - sent.len;
         self.splices.iter_mut().for_each(|at| *at += before);
         // Not cancel-safe: the batches are the caller's, so a send dropped midway cannot
-        // leave the rest queued. The connection is marked torn until it completes.
-        self.torn = true;
+        // leave the rest queued. The connection is marked broken until it completes.
+        self.broken = Some("a send stopped midway (dropped or failed)");
         self.tx.send_spliced(&self.splices, records).await?;
-        self.torn = false;
+        self.broken = None;
         Ok(sent)
     }
 
     /// An error once a spliced send stopped midway.
     fn intact(&self) -> Result<(), ClientError> {
-        if self.torn {
-            return Err(ClientError::Broken(
-                "a send stopped midway (dropped or failed); connect again".into(),
-            ));
+        if let Some(why) = self.broken {
+            return Err(ClientError::Broken(format!("{why}; connect again")));
         }
         Ok(())
     }
@@ -273,12 +299,22 @@ impl Connection {
     ) -> Result<T, ClientError> {
         self.awaiting = Some(sent.correlation_id);
         self.intact()?;
-        self.tx.flush().await?;
-        let len = self.next_frame().await?;
+        let limit = self.request_timeout;
+        let Ok(len) = tokio::time::timeout(limit, self.flush_and_wait()).await else {
+            self.broken = Some("a request went unanswered past its timeout");
+            return Err(ClientError::RequestTimeout(limit));
+        };
+        let len = len?;
         self.awaiting = None;
         let out = self.frame(len).and_then(handle);
         self.rx.consume(len);
         out
+    }
+
+    /// Sends what is queued, then waits for the next whole answer: its length.
+    async fn flush_and_wait(&mut self) -> Result<usize, ClientError> {
+        self.tx.flush().await?;
+        self.next_frame().await
     }
 
     /// Notes that a one-shot call still awaiting its answer was dropped (a call on `&mut

@@ -239,7 +239,13 @@ impl Consumer {
         }
         // Rotating where the search starts, so no leader is favoured.
         self.turn = self.turn.wrapping_add(1);
-        let (node, len) = first_answer(&mut self.fetchers, &leaders, self.turn).await?;
+        // The broker holds a Fetch up to `max_wait`; past that plus the request timeout, the
+        // connections are dropped (an error here) and the next poll connects again.
+        let limit = self.config.max_wait + self.config.client.request_timeout;
+        let (node, len) =
+            tokio::time::timeout(limit, first_answer(&mut self.fetchers, &leaders, self.turn))
+                .await
+                .map_err(|_| ClientError::RequestTimeout(limit))??;
         let Consumer {
             cluster,
             config,

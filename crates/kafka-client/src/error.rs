@@ -22,6 +22,15 @@ pub enum ClientError {
         /// The receive ring's bound.
         max: usize,
     },
+    /// A response longer than [`Limits::max_response_len`](ringwire_kafka::Limits) (from its
+    /// length prefix, before it is read). Raise `ClientConfig::limits.max_response_len` (and
+    /// the receive ring's bound with it) or ask for less.
+    ResponseOverLimit {
+        /// The response's length.
+        len: usize,
+        /// The limit.
+        max: usize,
+    },
     /// The broker closed the connection, `buffered` bytes into a response.
     Closed {
         /// Bytes of the unfinished response received.
@@ -58,8 +67,10 @@ pub enum ClientError {
         /// Partition.
         partition: i32,
     },
-    /// A request waited this long without an answer; its connection was dropped.
+    /// A request waited this long without an answer; its connection counts as broken.
     RequestTimeout(Duration),
+    /// Connecting (version negotiation included) took longer than this.
+    ConnectTimeout(Duration),
     /// The connection a request was on broke, for this reason.
     Broken(String),
     /// A consumer polled before any partition was assigned.
@@ -89,6 +100,12 @@ impl fmt::Display for ClientError {
                 "response needs {requested} bytes but the receive ring may grow to {max}: raise \
                  ClientConfig.transport.rx max_capacity, or lower the fetch max_bytes"
             ),
+            Self::ResponseOverLimit { len, max } => write!(
+                f,
+                "response of {len} bytes exceeds ClientConfig.limits.max_response_len ({max}): \
+                 raise it (and ClientConfig.transport.rx max_capacity with it), or lower the \
+                 fetch max_bytes"
+            ),
             Self::Closed { buffered } => write!(
                 f,
                 "broker closed the connection ({buffered} bytes into a response)"
@@ -109,6 +126,7 @@ impl fmt::Display for ClientError {
                 write!(f, "topic {topic} has no partition {partition}")
             }
             Self::RequestTimeout(after) => write!(f, "no answer within {after:?}"),
+            Self::ConnectTimeout(after) => write!(f, "not connected within {after:?}"),
             Self::Broken(why) => write!(f, "connection broke: {why}"),
             Self::NothingAssigned => f.write_str("no partition assigned"),
             Self::NoResponseAwaited => f.write_str(
@@ -144,7 +162,16 @@ impl From<TransportError> for ClientError {
 
 impl From<DecodeError> for ClientError {
     fn from(e: DecodeError) -> Self {
-        ClientError::Decode(e)
+        match e {
+            // The response frame's own bound, the one setting a caller may need to raise.
+            DecodeError::Limit(l) if l.name == ringwire_wire::FRAME_LENGTH => {
+                ClientError::ResponseOverLimit {
+                    len: l.len,
+                    max: l.max,
+                }
+            }
+            e => ClientError::Decode(e),
+        }
     }
 }
 

@@ -10,6 +10,9 @@ use crate::status::Status;
 /// Default bound on a frame body, in bytes.
 pub const DEFAULT_MAX_FRAME_LEN: usize = 16 * 1024 * 1024;
 
+/// The name of a [`LengthPrefixed`] parser's limit, as its errors report it.
+pub const FRAME_LENGTH: &str = "frame length";
+
 /// Parser for frames made of a 4-byte big-endian body length followed by
 /// the body, which is returned borrowed from the buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,7 +25,7 @@ impl LengthPrefixed {
     #[must_use]
     pub const fn new(max_len: usize) -> Self {
         LengthPrefixed {
-            max_len: Limit::new("frame length", max_len),
+            max_len: Limit::new(FRAME_LENGTH, max_len),
         }
     }
 

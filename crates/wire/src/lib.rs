@@ -55,7 +55,7 @@ mod status;
 mod varint;
 
 pub use cursor::{Cursor, Incomplete, VarintError};
-pub use frame::{FrameError, LengthPrefixed, DEFAULT_MAX_FRAME_LEN};
+pub use frame::{FrameError, LengthPrefixed, DEFAULT_MAX_FRAME_LEN, FRAME_LENGTH};
 pub use limits::{Limit, LimitExceeded};
 pub use parse::{run, run_async, AsyncSource, Control, Finish, Parse, RunError, Source};
 pub use scan::Scan;

@@ -60,7 +60,8 @@ pub struct ProducerConfig {
     pub delivery_timeout: Duration,
     /// Pause before a failed batch is sent again.
     pub retry_backoff: Duration,
-    /// How long a request may wait for its answer before its connection counts as broken.
+    /// How long a Produce request may wait for its answer before its connection counts as
+    /// broken (other requests: [`ClientConfig::request_timeout`]).
     pub request_timeout: Duration,
     /// Idempotent delivery (see the [module docs](self)): needs `acks` [`Acks::All`] and at
     /// most 5 requests in flight (the batches a broker remembers per producer).

@@ -11,6 +11,7 @@ use std::process::Command;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 mod idempotent;
+mod paused;
 mod pipelined;
 
 use ringwire_io::{RingConfig, TransportConfig};
@@ -440,6 +441,24 @@ fn fetch_larger_than_the_ring(bootstrap: &str) {
         "{err:?}"
     );
     assert!(err.to_string().contains("max_capacity"), "{err}");
+
+    // A ring that may grow but a response limit below the answer: named as that limit.
+    let limited = ClientConfig {
+        limits: ringwire_kafka::Limits {
+            max_response_len: 256 * 1024,
+            ..ringwire_kafka::Limits::default()
+        },
+        ..ClientConfig::default()
+    };
+    let mut limited = Connection::connect(bootstrap, &limited).unwrap();
+    let err = limited
+        .fetch(&topic, 0, 0, 64 * 1024, 100, |_| panic!("no record fits"))
+        .unwrap_err();
+    assert!(
+        matches!(err, ClientError::ResponseOverLimit { max, len } if max == 256 * 1024 && len > value.len()),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("max_response_len"), "{err}");
 }
 
 fn pipelined_requests_keep_their_order(bootstrap: &str) {
@@ -929,6 +948,10 @@ const TESTS: &[Test] = &[
     (
         "a_send_dropped_halfway_tears_the_connection",
         a_send_dropped_halfway_tears_the_connection,
+    ),
+    (
+        "a_paused_broker_times_out_every_wait",
+        paused::a_paused_broker_times_out_every_wait,
     ),
     (
         "send_all_delivers_every_record_in_order",

@@ -1,0 +1,115 @@
+//! A broker that stops answering without closing its connections (paused, or cut off by a
+//! partition): every wait on it ends at its timeout, and the clients carry on once it is back.
+
+use std::time::{Duration, Instant};
+
+use ringwire_kafka::api::list_offsets::LATEST;
+use ringwire_kafka::api::produce::Acks;
+use ringwire_kafka::record::{Compression, NewRecord};
+use ringwire_kafka_client::{
+    ClientConfig, ClientError, Connection, Consumer, ConsumerConfig, Start,
+};
+
+use super::{broker_in, connect, create, encode, now_ms, runtime, unique, PrivateBroker};
+
+/// Stops a process with SIGSTOP; continues it when dropped, however the test ends.
+struct Paused(String);
+
+impl Paused {
+    fn new(pid: &str) -> Paused {
+        signal(pid, "-STOP");
+        Paused(pid.to_owned())
+    }
+}
+
+impl Drop for Paused {
+    fn drop(&mut self) {
+        signal(&self.0, "-CONT");
+    }
+}
+
+fn signal(pid: &str, signal: &str) {
+    let sent = std::process::Command::new("kill")
+        .args([signal, pid])
+        .status();
+    assert!(sent.expect("kill").success(), "kill {signal} {pid}");
+}
+
+/// A one-shot call, a consumer's poll and a connect to a paused broker fail with their
+/// timeouts (the call's connection refusing every later call), and once the broker runs
+/// again a new connection produces and the same consumer reads on.
+pub(crate) fn a_paused_broker_times_out_every_wait(_shared: &str) {
+    let dir = std::env::temp_dir().join(unique("ringwire-kafka-paused"));
+    let private = PrivateBroker(dir);
+    let addr = broker_in(&private.0, "start");
+    let pid = std::fs::read_to_string(private.0.join("pid")).expect("the broker's pid");
+    let topic = unique("paused");
+    create(&mut connect(&addr), &topic, 1, &[]);
+    let batch = |value: &[u8]| {
+        let record = NewRecord {
+            timestamp: now_ms(),
+            key: None,
+            value: Some(value),
+            headers: &[],
+        };
+        encode(&[record], Compression::None)
+    };
+    let client = ClientConfig {
+        connect_timeout: Duration::from_secs(1),
+        request_timeout: Duration::from_secs(1),
+        ..ClientConfig::default()
+    };
+    // Bounded as a whole: a wait that no timeout ends fails the test instead of hanging it.
+    let bounded = |test| async { tokio::time::timeout(Duration::from_secs(90), test).await };
+    runtime()
+        .block_on(bounded(async {
+            let mut conn = Connection::connect(&addr, &client).await.unwrap();
+            conn.produce(&topic, 0, &batch(b"before"), Acks::All)
+                .await
+                .unwrap();
+            let config = ConsumerConfig {
+                client: client.clone(),
+                max_wait: Duration::from_millis(200),
+                ..ConsumerConfig::default()
+            };
+            let mut consumer = Consumer::connect(&addr, config).await.unwrap();
+            consumer.assign(&topic, Start::Earliest).await.unwrap();
+            let mut got = Vec::new();
+            while got.is_empty() {
+                consumer.poll(|_, _, r| got.push(r.offset)).await.unwrap();
+            }
+
+            let paused = Paused::new(pid.trim());
+            let started = Instant::now();
+            let err = conn.list_offset(&topic, 0, LATEST).await.unwrap_err();
+            assert!(matches!(err, ClientError::RequestTimeout(_)), "{err}");
+            let err = conn.list_offset(&topic, 0, LATEST).await.unwrap_err();
+            assert!(matches!(err, ClientError::Broken(_)), "{err}");
+            let err = consumer
+                .poll(|_, _, r| got.push(r.offset))
+                .await
+                .unwrap_err();
+            assert!(matches!(err, ClientError::RequestTimeout(_)), "{err}");
+            let err = Connection::connect(&addr, &client).await.unwrap_err();
+            assert!(matches!(err, ClientError::ConnectTimeout(_)), "{err}");
+            assert!(
+                started.elapsed() < Duration::from_secs(15),
+                "{:?}",
+                started.elapsed()
+            );
+            drop(paused);
+
+            let mut conn = Connection::connect(&addr, &client).await.unwrap();
+            conn.produce(&topic, 0, &batch(b"after"), Acks::All)
+                .await
+                .unwrap();
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while got.len() < 2 {
+                assert!(Instant::now() < deadline, "only {got:?}");
+                // A poll may still meet the timeouts of requests sent while the broker was paused.
+                let _ = consumer.poll(|_, _, r| got.push(r.offset)).await;
+            }
+            assert_eq!(got, [0, 1]);
+        }))
+        .expect("every wait ends");
+}
