@@ -499,19 +499,20 @@ fn pipelined_requests_keep_their_order(bootstrap: &str) {
     assert_eq!(conn.in_flight(), 0);
 }
 
-/// kcat (librdkafka), an implementation no one here wrote, or `None` with a note when missing.
-fn kcat() -> Option<&'static str> {
+/// Checks that kcat (librdkafka), an implementation no one here wrote, is installed.
+fn kcat() {
     let found = Command::new("kcat")
         .arg("-V")
         .output()
         .is_ok_and(|o| o.status.success());
-    if !found {
-        println!("    skipped: kcat is not installed (apt-get install kcat)");
-    }
-    found.then_some("kcat")
+    assert!(
+        found,
+        "kcat is not installed: apt-get install kcat (.ci/run does)"
+    );
 }
 
-fn kcat_run(args: &[&str], stdin: Option<&str>) -> String {
+/// kcat's output for `args`, `stdin` fed to it.
+fn kcat_run(args: &[&str], stdin: &[u8]) -> Vec<u8> {
     use std::io::Write;
     use std::process::Stdio;
     let mut child = Command::new("kcat")
@@ -521,22 +522,22 @@ fn kcat_run(args: &[&str], stdin: Option<&str>) -> String {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn kcat");
+    // Fed from a thread: kcat may write output before it has read all of its input.
     let mut input = child.stdin.take().unwrap();
-    if let Some(text) = stdin {
-        input.write_all(text.as_bytes()).unwrap();
-    }
-    drop(input);
+    let stdin = stdin.to_vec();
+    let feeder = std::thread::spawn(move || input.write_all(&stdin));
     let out = child.wait_with_output().unwrap();
+    feeder.join().unwrap().unwrap();
     assert!(
         out.status.success(),
         "kcat {args:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8(out.stdout).unwrap()
+    out.stdout
 }
 
 fn ringwire_produces_kcat_consumes(bootstrap: &str) {
-    let Some(_) = kcat() else { return };
+    kcat();
     let mut conn = connect(bootstrap);
     let topic = unique("to-kcat");
     create(&mut conn, &topic, 1, &[]);
@@ -619,27 +620,35 @@ fn ringwire_produces_kcat_consumes(bootstrap: &str) {
             "-f",
             "%o|%T|%k|%s|%h\n",
         ],
-        None,
+        b"",
     );
-    assert_eq!(got, want);
+    assert_eq!(String::from_utf8(got).unwrap(), want);
 }
 
 fn kcat_produces_ringwire_consumes(bootstrap: &str) {
-    let Some(_) = kcat() else { return };
+    kcat();
     let mut conn = connect(bootstrap);
     let topic = unique("from-kcat");
     create(&mut conn, &topic, 1, &[]);
     let mut want = Vec::new();
     for codec in ["none", "gzip", "snappy", "lz4", "zstd"] {
-        let lines: Vec<(String, String)> = (0..50)
+        // With -Z an empty key or value is sent as null: every tenth record has a null key,
+        // and another tenth a null value.
+        let lines: Vec<(Option<String>, Option<String>)> = (0..50)
             .map(|i| {
                 (
-                    format!("{codec}-key-{i}"),
-                    format!("{codec} value {i} ").repeat(i % 9 + 1),
+                    (i % 10 != 3).then(|| format!("{codec}-key-{i}")),
+                    (i % 10 != 4).then(|| format!("{codec} value {i} ").repeat(i % 9 + 1)),
                 )
             })
             .collect();
-        let input: String = lines.iter().map(|(k, v)| format!("{k}\t{v}\n")).collect();
+        let input: String = lines
+            .iter()
+            .map(|(k, v)| {
+                let text = |t: &Option<String>| t.clone().unwrap_or_default();
+                format!("{}\t{}\n", text(k), text(v))
+            })
+            .collect();
         kcat_run(
             &[
                 "-b",
@@ -653,28 +662,31 @@ fn kcat_produces_ringwire_consumes(bootstrap: &str) {
                 "\t",
                 "-z",
                 codec,
+                "-Z",
                 "-H",
                 "codec=",
                 "-H",
                 &format!("name={codec}"),
+                "-H",
+                "null",
                 "-q",
             ],
-            Some(&input),
+            input.as_bytes(),
         );
-        want.extend(lines);
+        want.extend(lines.into_iter().map(|line| (codec, line)));
     }
     let got = runtime().block_on(consume_all(bootstrap, &topic, want.len()));
     assert_eq!(got.len(), want.len());
-    for (i, (g, (k, v))) in got.iter().zip(&want).enumerate() {
+    for (i, (g, (codec, (k, v)))) in got.iter().zip(&want).enumerate() {
         assert_eq!(g.offset, i as i64);
-        assert_eq!(g.key.as_deref(), Some(k.as_bytes()));
-        assert_eq!(g.value.as_deref(), Some(v.as_bytes()));
-        let codec = k.split('-').next().unwrap();
+        assert_eq!(g.key.as_deref(), k.as_deref().map(str::as_bytes));
+        assert_eq!(g.value.as_deref(), v.as_deref().map(str::as_bytes));
         assert_eq!(
             g.headers,
             [
                 ("codec".to_owned(), Some(Vec::new())),
-                ("name".to_owned(), Some(codec.as_bytes().to_vec()))
+                ("name".to_owned(), Some(codec.as_bytes().to_vec())),
+                ("null".to_owned(), None),
             ]
         );
     }
@@ -715,6 +727,100 @@ fn ten_megabyte_batch_round_trips(bootstrap: &str) {
             .unwrap();
         assert_eq!((got, walked.next_offset), (640, base + 640), "{codec}");
     }
+}
+
+/// A 10 MiB batch each way between ringwire and kcat: 640 records of 16 KiB, one LZ4 batch
+/// from ringwire read by kcat, then one batch from kcat (lingering until every line is in)
+/// read by ringwire, byte for byte.
+fn ten_megabyte_batches_to_and_from_kcat(bootstrap: &str) {
+    kcat();
+    let mut conn = connect(bootstrap);
+    let topic = unique("ten-mb-kcat");
+    create(
+        &mut conn,
+        &topic,
+        1,
+        &[("max.message.bytes", Some("16777216"))],
+    );
+    // Letters only, each value distinct, so kcat's line-per-record input can carry them.
+    let values: Vec<Vec<u8>> = (0..640u32)
+        .map(|i| {
+            (0..16 * 1024u32)
+                .map(|j| b'a' + ((i * 31 + j) % 26) as u8)
+                .collect()
+        })
+        .collect();
+    let records: Vec<NewRecord<'_>> = values
+        .iter()
+        .map(|v| NewRecord {
+            timestamp: now_ms(),
+            key: None,
+            value: Some(v),
+            headers: &[],
+        })
+        .collect();
+    let batch = encode(&records, Compression::Lz4);
+    conn.produce(&topic, 0, &batch, Acks::All).unwrap();
+    let big = "message.max.bytes=16777216";
+    let read = kcat_run(
+        &[
+            "-b",
+            bootstrap,
+            "-C",
+            "-t",
+            &topic,
+            "-p",
+            "0",
+            "-o",
+            "beginning",
+            "-c",
+            "640",
+            "-e",
+            "-q",
+            "-X",
+            big,
+            "-f",
+            "%s",
+        ],
+        b"",
+    );
+    assert!(read == values.concat(), "kcat read {} bytes", read.len());
+
+    let lines: Vec<u8> = values
+        .iter()
+        .flat_map(|v| [&v[..], b"\n"].concat())
+        .collect();
+    kcat_run(
+        &[
+            "-b",
+            bootstrap,
+            "-P",
+            "-t",
+            &topic,
+            "-p",
+            "0",
+            "-q",
+            "-X",
+            big,
+            "-X",
+            "batch.size=16777216",
+            "-X",
+            "batch.num.messages=1000000",
+            "-X",
+            "linger.ms=2000",
+        ],
+        &lines,
+    );
+    // max_bytes 1: the broker answers with the first batch alone (whole), so 640 records in
+    // one answer means kcat sent them as one batch.
+    let mut got = 0;
+    conn.fetch(&topic, 0, 640, 1, 1000, |r| {
+        let i = (r.offset - 640) as usize;
+        assert!(r.value == Some(&values[i][..]), "record {i}");
+        got += 1;
+    })
+    .unwrap();
+    assert_eq!(got, 640);
 }
 
 /// One-shot calls dropped midway (a timeout around them, say): a produce dropped while its
@@ -938,6 +1044,10 @@ const TESTS: &[Test] = &[
         ten_megabyte_batch_round_trips,
     ),
     (
+        "ten_megabyte_batches_to_and_from_kcat",
+        ten_megabyte_batches_to_and_from_kcat,
+    ),
+    (
         "one_shot_calls_dropped_midway",
         one_shot_calls_dropped_midway,
     ),
@@ -952,6 +1062,10 @@ const TESTS: &[Test] = &[
     (
         "a_paused_broker_times_out_every_wait",
         paused::a_paused_broker_times_out_every_wait,
+    ),
+    (
+        "every_acks_setting_delivers_in_order",
+        pipelined::every_acks_setting_delivers_in_order,
     ),
     (
         "send_all_delivers_every_record_in_order",

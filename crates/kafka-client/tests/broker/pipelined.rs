@@ -442,3 +442,50 @@ pub(crate) fn an_idle_leader_does_not_hold_back_the_busy_one(_shared: &str) {
     // In turn, every other wait would be the idle leader's `max_wait`.
     assert!(elapsed < max_wait * 3, "{elapsed:?}");
 }
+
+/// The pipelined producer with each acks setting (idempotence off, as acks other than All
+/// need): every record lands once, in order; deliveries report offsets, except with acks =
+/// 0, whose requests get no answer (offset -1).
+pub(crate) fn every_acks_setting_delivers_in_order(bootstrap: &str) {
+    let mut conn = connect(bootstrap);
+    let n = 5_000;
+    let values: Vec<String> = (0..n).map(|i| format!("record {i}")).collect();
+    for acks in [Acks::None, Acks::Leader, Acks::All] {
+        let topic = unique("acks");
+        create(&mut conn, &topic, 1, &[]);
+        runtime().block_on(async {
+            let config = ProducerConfig {
+                acks,
+                idempotence: false,
+                batch_size: 16 << 10,
+                linger: Duration::from_millis(1),
+                ..ProducerConfig::default()
+            };
+            let producer = Producer::connect(bootstrap, config).await.unwrap();
+            let mut deliveries = Vec::new();
+            for value in &values {
+                let record = ProducerRecord::new(&topic, value.as_bytes()).partition(0);
+                deliveries.push(producer.send(record).await.unwrap());
+            }
+            producer.flush().await.unwrap();
+            for (i, delivery) in deliveries.into_iter().enumerate() {
+                let offset = delivery.await.unwrap().offset;
+                let want = if acks == Acks::None { -1 } else { i as i64 };
+                assert_eq!(offset, want, "{acks:?} record {i}");
+            }
+        });
+        let got = runtime().block_on(super::consume_all(bootstrap, &topic, n));
+        let got: Vec<&[u8]> = got.iter().map(|r| r.value.as_deref().unwrap()).collect();
+        let want: Vec<&[u8]> = values.iter().map(|v| v.as_bytes()).collect();
+        assert!(
+            got == want,
+            "{acks:?}: {} records, out of order or changed",
+            got.len()
+        );
+        assert_eq!(
+            conn.list_offset(&topic, 0, LATEST).unwrap(),
+            n as i64,
+            "{acks:?}"
+        );
+    }
+}
