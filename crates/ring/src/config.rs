@@ -57,7 +57,15 @@ impl RingConfig {
     /// and `capacity <= max_capacity`.
     pub(crate) fn normalized(&self) -> (usize, usize) {
         let page = crate::page_size();
-        let round = |n: usize| n.max(page).next_power_of_two();
+        // A size past the largest power of two (`usize::MAX` for "no bound") rounds down to
+        // it, rather than overflowing; the ring's double mapping must still fit an `isize`.
+        let largest = 1 << (usize::BITS - 2);
+        let round = |n: usize| {
+            n.max(page)
+                .checked_next_power_of_two()
+                .unwrap_or(largest)
+                .min(largest)
+        };
         let capacity = round(self.capacity);
         (capacity, round(self.max_capacity).max(capacity))
     }
@@ -66,5 +74,22 @@ impl RingConfig {
 impl Default for RingConfig {
     fn default() -> Self {
         Self::with_capacity(Self::DEFAULT_CAPACITY)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_round_up_to_powers_of_two_and_huge_ones_saturate() {
+        let page = crate::page_size();
+        let config = RingConfig::with_capacity(page + 1).max_capacity(3 * page);
+        assert_eq!(config.normalized(), (2 * page, 4 * page));
+        let largest = 1 << (usize::BITS - 2);
+        for huge in [usize::MAX, usize::MAX / 2 + 2, largest + 1] {
+            let config = RingConfig::with_capacity(page).max_capacity(huge);
+            assert_eq!(config.normalized(), (page, largest), "{huge:#x}");
+        }
     }
 }

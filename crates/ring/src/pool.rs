@@ -3,13 +3,13 @@
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::{Ring, RingConfig, RingError};
+use crate::{Backing, Ring, RingConfig, RingError};
 
 /// A bounded stack of idle rings of one configuration.
 ///
 /// A ring taken from the pool goes back to it when dropped, wherever that happens (a protocol
 /// that took over a connection's rings need not know about the pool); [`give`](Self::give)
-/// adopts any other ring. Rings come back empty with their pages released, so a pooled ring
+/// adopts any other ring made to the pool's configuration. Rings come back empty with their pages released, so a pooled ring
 /// costs address space and a descriptor but no memory. A ring that grew past the configured
 /// capacity is unmapped instead of kept: one large message must not pin its memory for every
 /// later connection.
@@ -62,17 +62,29 @@ impl RingPool {
 }
 
 impl Shelf {
-    /// Keeps `ring` (which has no home) if it is of the pool's size and there is room.
+    /// Keeps `ring` (which has no home) if it is what the pool would make and there is room.
     pub(crate) fn put(&self, mut ring: Ring) {
-        let (cap, _) = self.config.normalized();
         ring.clear();
-        if ring.capacity() != cap || ring.release_pages().is_err() {
+        if !self.fits(&ring) || ring.release_pages().is_err() {
             return;
         }
         let mut idle = self.lock();
         if idle.len() < self.keep {
             idle.push(ring);
         }
+    }
+
+    /// Whether `ring` could have come from this pool: its capacity (not grown), its growth
+    /// bound, and its backing (mirrored or heap, as `Auto` allows either), so a ring handed
+    /// out later behaves as the pool's configuration promises.
+    fn fits(&self, ring: &Ring) -> bool {
+        let (cap, max) = self.config.normalized();
+        let backing = match self.config.backing {
+            Backing::Auto => true,
+            Backing::Mirrored => ring.is_mirrored(),
+            Backing::Heap => !ring.is_mirrored(),
+        };
+        ring.capacity() == cap && ring.max_capacity() == max && backing
     }
 
     fn lock(&self) -> MutexGuard<'_, Vec<Ring>> {

@@ -67,26 +67,28 @@ fn wrap_at_every_offset() {
 }
 
 /// The double mapping's hazard: a store through the upper view must be seen through the lower
-/// one even after the optimiser had the old value in hand. Run in release too (`.ci/run`).
+/// one even after the optimiser had the old value in hand. The lower view's first bytes are
+/// loaded, the same bytes are then stored through the upper view (a write crossing the wrap
+/// point), and loaded again through the lower one. Run in release too (`.ci/run`).
 #[test]
 fn write_through_upper_view_reads_through_lower() {
     for backing in backings() {
         let mut r = ring(backing, 4096, 4096);
         let cap = r.capacity();
-        write_all(&mut r, &vec![0xAA; cap - 8]);
-        r.consume(cap - 8); // empty: resets to 0
         write_all(&mut r, &vec![0x11; cap - 8]);
+        // Offsets 0..56 through the lower view, loaded for real.
+        let before: Vec<u8> = std::hint::black_box(r.readable()[..56].to_vec());
         r.consume(cap - 16);
-        // Tail at cap - 16 with 8 bytes unread; the next write crosses the wrap point.
-        let before = r.readable()[0];
+        // Tail at cap - 16 with 8 bytes unread: the write runs from cap - 8 to cap + 56, its
+        // last 56 bytes stored through the upper view over offsets 0..56.
         write_all(&mut r, &[0x5A; 64]);
-        r.consume(16); // tail wraps to offset 0: these bytes were stored at offset cap..cap+48
-        let lower = r.readable();
-        assert_eq!(before, 0x11);
-        assert_eq!(lower.len(), 56);
+        r.consume(16); // the tail wraps to offset 0: the lower view again
+        let after = std::hint::black_box(r.readable());
+        assert_eq!(before, [0x11; 56]);
+        assert_eq!(after.len(), 56);
         assert!(
-            lower.iter().all(|&b| b == 0x5A),
-            "{backing:?}: {lower:02x?}"
+            after.iter().all(|&b| b == 0x5A),
+            "{backing:?}: {after:02x?}"
         );
     }
 }
@@ -124,6 +126,18 @@ fn grows_keeping_wrapped_contents() {
             r.consume(expect.len() + 1);
             assert_eq!(r.readable(), &more[1..]);
         }
+    }
+}
+
+/// `usize::MAX` as the bound means "no bound" (the largest power of two), not an overflow
+/// that would leave the ring unable to grow.
+#[test]
+fn an_unbounded_ring_grows() {
+    for backing in backings() {
+        let mut r = ring(backing, 4096, usize::MAX);
+        write_all(&mut r, b"keep me");
+        r.ensure_capacity(1 << 20).unwrap();
+        assert_eq!((r.capacity(), r.readable()), (1 << 20, &b"keep me"[..]));
     }
 }
 
@@ -197,6 +211,29 @@ fn pool_reuses_and_drops_grown_rings() {
     assert_eq!(pool.idle(), 2, "the pool keeps at most `keep`");
 }
 
+/// A ring given to a pool is kept only if the pool could have made it: the same capacity,
+/// growth bound and backing.
+#[test]
+fn a_pool_keeps_only_rings_of_its_configuration() {
+    let config = RingConfig::with_capacity(4096).max_capacity(16384);
+    for backing in backings() {
+        let pool = ringwire_ring::RingPool::new(config.backing(backing), 4);
+        pool.give(ring(backing, 4096, 1 << 20));
+        assert_eq!(pool.idle(), 0, "{backing:?}: another bound is not kept");
+        for other in backings().into_iter().filter(|&b| b != backing) {
+            pool.give(ring(other, 4096, 16384));
+            assert_eq!(pool.idle(), 0, "{backing:?}: {other:?} is not kept");
+        }
+        pool.give(ring(backing, 4096, 16384));
+        assert_eq!(pool.idle(), 1, "{backing:?}");
+    }
+    let auto = ringwire_ring::RingPool::new(config, 4);
+    for backing in backings() {
+        auto.give(ring(backing, 4096, 16384));
+    }
+    assert_eq!(auto.idle(), backings().len(), "Auto takes either backing");
+}
+
 #[test]
 fn a_pooled_ring_goes_home_when_dropped() {
     let pool = ringwire_ring::RingPool::new(RingConfig::with_capacity(4096), 2);
@@ -242,4 +279,47 @@ fn readable_mut_edits_in_place_across_the_wrap() {
         assert_eq!(r.readable_mut().len(), 6);
         assert_eq!(r.readable(), &expected[4..], "{backing:?}");
     }
+}
+
+/// Both views of a mirrored ring are marked `MADV_DONTFORK` (`dc` in the mapping's VmFlags),
+/// so a forked child does not share a parent's connection buffers.
+#[cfg(target_os = "linux")]
+#[test]
+fn mirrored_views_are_not_inherited_by_forks() {
+    if !MIRROR_SUPPORTED {
+        return;
+    }
+    let mut r = ring(Backing::Mirrored, 4096, 4096);
+    let cap = r.capacity();
+    let base = r.writable().as_ptr() as usize;
+    let end = base + 2 * cap;
+    // Each mapping: its address range, then fields, VmFlags last.
+    let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+    let mut flags_at = Vec::new();
+    let mut range = (0, 0);
+    for line in smaps.lines() {
+        if let Some(span) = address_range(line) {
+            range = span;
+        } else if let Some(flags) = line.strip_prefix("VmFlags:") {
+            if range.0 < end && base < range.1 {
+                flags_at.push((range, flags.split_whitespace().any(|f| f == "dc")));
+            }
+        }
+    }
+    let covered: usize = flags_at
+        .iter()
+        .map(|((s, e), _)| e.min(&(base + 2 * cap)) - s.max(&base))
+        .sum();
+    assert_eq!(covered, 2 * cap, "both views found: {flags_at:x?}");
+    assert!(flags_at.iter().all(|&(_, dc)| dc), "{flags_at:x?}");
+}
+
+/// The range of an smaps mapping line (`start-end perms ...`).
+#[cfg(target_os = "linux")]
+fn address_range(line: &str) -> Option<(usize, usize)> {
+    let (start, end) = line.split_whitespace().next()?.split_once('-')?;
+    Some((
+        usize::from_str_radix(start, 16).ok()?,
+        usize::from_str_radix(end, 16).ok()?,
+    ))
 }
