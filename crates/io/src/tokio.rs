@@ -397,6 +397,11 @@ impl<S: AsyncStream> AsyncSendTransport<S> {
         self.ring.len()
     }
 
+    /// The send ring, to inspect its size and bound.
+    pub fn ring(&self) -> &Ring {
+        &self.ring
+    }
+
     /// The ring (with any bytes still queued) and the stream.
     pub fn into_parts(self) -> (Ring, S) {
         (self.ring, self.io)

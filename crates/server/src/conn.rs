@@ -561,6 +561,9 @@ async fn stopped(tx: &mut Tx<'_>, stop: Stop) -> Result<Close, TransportError> {
     }
 }
 
+/// Room for a head without fields of the handler's: status line, date, framing.
+const ERROR_HEAD: usize = 160;
+
 /// Connection facts that shape the response head.
 #[derive(Clone, Copy)]
 struct Framing {
@@ -584,7 +587,7 @@ async fn write_response(
     if framing.http10 && !bodiless && response.body_ref().len().is_none() {
         framing.keep_alive = false;
     }
-    let need = 160
+    let need = ERROR_HEAD
         + response
             .fields_to_write()
             .map(|field| match field {
@@ -592,11 +595,20 @@ async fn write_response(
                 Fields::Block(block) => block.as_bytes().len(),
             })
             .sum::<usize>();
-    let buf = tx.reserve(need).await?;
-    let (n, send_body) = match encode_head(buf, response, framing, bodiless) {
+    // A head the send ring cannot hold (its bound set too low for the handler's fields) is
+    // answered like one that cannot be encoded: a 500, and the connection goes on.
+    let fits = need <= tx.ring().max_capacity();
+    let buf = tx.reserve(if fits { need } else { ERROR_HEAD }).await?;
+    let encoded = match fits {
+        true => encode_head(buf, response, framing, bodiless).map_err(|e| e.to_string()),
+        false => Err(format!(
+            "its head needs {need} bytes, past the send ring's bound"
+        )),
+    };
+    let (n, send_body) = match encoded {
         Ok(n) => (n, !bodiless && !framing.is_head),
-        Err(e) => {
-            log::warn!("handler's {status} response cannot be encoded: {e}");
+        Err(why) => {
+            log::warn!("handler's {status} response cannot be sent: {why}");
             let error = Response::new(500);
             (
                 encode_head(buf, &error, framing, false).map_err(encode_bug)?,

@@ -250,3 +250,39 @@ fn python_http_client_keeps_alive_and_streams_bodies() {
     );
     assert_eq!(out.stdout, b"ok\n");
 }
+
+/// A handler's response head larger than the send ring may grow is answered with a 500 (not
+/// a silent close), and the connection serves the next request.
+#[test]
+fn a_response_head_past_the_send_ring_bound_is_a_500() {
+    use std::io::{Read as _, Write as _};
+
+    let mut config = ServerConfig::default();
+    config.transport.tx = config.transport.tx.max_capacity(64 * 1024);
+    let addr = start(config, HugeHead);
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    stream
+        .write_all(b"GET /huge HTTP/1.1\r\nHost: a\r\n\r\nGET /small HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut out = Vec::new();
+    stream.read_to_end(&mut out).unwrap();
+    let out = String::from_utf8_lossy(&out);
+    assert_eq!(statuses(&out), [500, 200], "{out}");
+    assert!(out.ends_with("\r\n\r\nok"), "{out}");
+}
+
+/// Answers `/huge` with a 200 KiB field, anything else with `ok`.
+struct HugeHead;
+
+impl ringwire_server::Handler for HugeHead {
+    async fn call(&self, request: &ringwire_server::Request<'_>) -> ringwire_server::Response {
+        let response = ringwire_server::Response::new(200).body("ok");
+        match request.target().as_bytes() {
+            b"/huge" => response.header("x-huge", "a".repeat(200 * 1024)),
+            _ => response,
+        }
+    }
+}

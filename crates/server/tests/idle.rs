@@ -125,17 +125,6 @@ fn usage() -> (usize, usize) {
     (rss, fds)
 }
 
-/// The soft limit on open files: the server needs one per connection.
-fn fd_limit() -> usize {
-    let limits = std::fs::read_to_string("/proc/self/limits").expect("/proc/self/limits");
-    limits
-        .lines()
-        .find_map(|line| line.strip_prefix("Max open files"))
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|soft| soft.parse().ok())
-        .unwrap_or(1024)
-}
-
 /// Opens `n` idle keep-alive connections; returns the growth in resident
 /// bytes and descriptors per connection.
 fn idle_cost(n: usize) -> (f64, f64) {
@@ -177,7 +166,8 @@ fn idle_cost(n: usize) -> (f64, f64) {
 #[test]
 fn idle_connections_hold_no_rings() {
     // The server and the clients each need a descriptor per connection.
-    let n = 2000.min(fd_limit().saturating_sub(200));
+    let limit = usize::try_from(common::raise_open_files_limit()).unwrap_or(usize::MAX);
+    let n = 2000.min(limit.saturating_sub(200));
     if n < 500 {
         eprintln!("skipped: the open-file limit allows only {n} connections");
         return;
@@ -199,7 +189,7 @@ fn idle_connections_hold_no_rings() {
 fn ten_thousand_idle_connections() {
     let n = 10_000;
     assert!(
-        fd_limit() > n + 200,
+        common::raise_open_files_limit() > n as u64 + 200,
         "raise the open-file limit (ulimit -n)"
     );
     let (rss, fds) = idle_cost(n);

@@ -318,16 +318,6 @@ fn slowloris(addr: SocketAddr, n: usize, every: Duration, stop: &AtomicBool) -> 
     attack
 }
 
-/// `Max open files` (soft) of this process.
-fn open_files_limit() -> u64 {
-    let limits = std::fs::read_to_string("/proc/self/limits").unwrap_or_default();
-    limits
-        .lines()
-        .find(|l| l.starts_with("Max open files"))
-        .and_then(|l| l.split_whitespace().nth(3)?.parse().ok())
-        .unwrap_or(u64::MAX)
-}
-
 #[test]
 fn slowloris_is_cut_off_and_a_normal_client_keeps_its_rate() {
     let _alone = SERIAL.write().unwrap_or_else(|e| e.into_inner());
@@ -335,8 +325,8 @@ fn slowloris_is_cut_off_and_a_normal_client_keeps_its_rate() {
     // Each attacker costs two descriptors here (both ends live in this
     // process), more while the server lingers on a cut connection.
     assert!(
-        open_files_limit() >= 4 * ATTACKERS as u64,
-        "raise `ulimit -n` to run this test"
+        common::raise_open_files_limit() >= 4 * ATTACKERS as u64,
+        "the hard limit on open files is too low: raise `ulimit -Hn` to run this test"
     );
     let (head, sweep) = (2000, 100);
     let addr = start(config(head, 10_000, 1024, 5000, sweep), Echo);

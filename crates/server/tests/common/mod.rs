@@ -11,6 +11,17 @@ use std::time::Duration;
 
 use ringwire_server::{Handler, Request, Response, Server, ServerConfig};
 
+/// Raises this process's soft limit on open files to its hard limit (children started later
+/// inherit it), as a server under load would: the soft limit, often 1024, is what load tests
+/// run into first. The limit now.
+pub fn raise_open_files_limit() -> u64 {
+    use rustix::process::{getrlimit, setrlimit, Resource};
+    let mut limit = getrlimit(Resource::Nofile);
+    limit.current = limit.maximum;
+    let _ = setrlimit(Resource::Nofile, limit);
+    getrlimit(Resource::Nofile).current.unwrap_or(u64::MAX)
+}
+
 /// Starts `handler` on 127.0.0.1:0 in a runtime on a background thread.
 pub fn start<H: Handler>(mut config: ServerConfig, handler: H) -> SocketAddr {
     config.addr = "127.0.0.1:0".parse().expect("addr");
