@@ -15,9 +15,18 @@ pub(super) struct HeadBuf<'b> {
     buf: &'b mut [u8],
     len: usize,
     tail: usize,
-    /// Which framing field was written: `Content-Length` (false) or
-    /// `Transfer-Encoding` (true). Sending both invites request smuggling.
-    framing: Option<bool>,
+    /// The framing field written, if any. Sending both kinds, or lengths
+    /// that differ, invites request smuggling.
+    framing: Option<Framing>,
+}
+
+/// A body's framing, as a head's fields declare it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Framing {
+    /// `Content-Length` with this value.
+    Length(u64),
+    /// `Transfer-Encoding`.
+    Coded,
 }
 
 impl<'b> HeadBuf<'b> {
@@ -69,33 +78,36 @@ impl<'b> HeadBuf<'b> {
     pub(super) fn field(&mut self, name: &str, value: &[u8]) -> Result<(), EncodeError> {
         check_field(name, value)?;
         let framing = match name.len() {
-            14 if name.eq_ignore_ascii_case("content-length") => Some(false),
-            17 if name.eq_ignore_ascii_case("transfer-encoding") => Some(true),
+            14 if name.eq_ignore_ascii_case("content-length") => {
+                Some(Framing::Length(content_length(value)?))
+            }
+            17 if name.eq_ignore_ascii_case("transfer-encoding") => Some(Framing::Coded),
             _ => None,
         };
         self.put_field(framing, name, value)
     }
 
-    /// Writes the body's framing field, `content-length: digits` or
-    /// `transfer-encoding: chunked`: fixed names and values known valid, so
-    /// only the conflict check of [`field`](Self::field) is left (this runs
-    /// for nearly every response).
-    pub(super) fn framing(&mut self, chunked: bool, value: &[u8]) -> Result<(), EncodeError> {
-        let name = if chunked {
-            "transfer-encoding"
-        } else {
-            "content-length"
+    /// Writes the body's framing field, `content-length: digits` (`value`
+    /// the digits of that length) or `transfer-encoding: chunked`: fixed
+    /// names and values known valid, so only the conflict check of
+    /// [`field`](Self::field) is left (this runs for nearly every response).
+    pub(super) fn framing(&mut self, framing: Framing, value: &[u8]) -> Result<(), EncodeError> {
+        let name = match framing {
+            Framing::Coded => "transfer-encoding",
+            Framing::Length(_) => "content-length",
         };
-        self.put_field(Some(chunked), name, value)
+        self.put_field(Some(framing), name, value)
     }
 
     fn put_field(
         &mut self,
-        framing: Option<bool>,
+        framing: Option<Framing>,
         name: &str,
         value: &[u8],
     ) -> Result<(), EncodeError> {
         if let (Some(new), Some(old)) = (framing, self.framing) {
+            // The same length twice is one framing (so are codings listed over
+            // two fields); a length against codings, or another length, is not.
             if new != old {
                 return Err(EncodeError::ConflictingFraming);
             }
@@ -123,6 +135,17 @@ impl fmt::Debug for HeadBuf<'_> {
             .field("capacity", &self.buf.len())
             .finish()
     }
+}
+
+/// A `Content-Length` value: decimal digits (RFC 9110 section 8.6), as a
+/// receiver will parse them.
+fn content_length(value: &[u8]) -> Result<u64, EncodeError> {
+    let digits = !value.is_empty() && value.iter().all(u8::is_ascii_digit);
+    std::str::from_utf8(value)
+        .ok()
+        .filter(|_| digits)
+        .and_then(|text| text.parse().ok())
+        .ok_or(EncodeError::InvalidContentLength)
 }
 
 /// Checks a field line (RFC 9110 section 5): the name a token, the value
@@ -170,21 +193,48 @@ mod tests {
             out.field("Transfer-Encoding", b"chunked"),
             Err(EncodeError::ConflictingFraming)
         );
+        assert_eq!(
+            out.field("Content-Length", b"6"),
+            Err(EncodeError::ConflictingFraming),
+            "two lengths that differ"
+        );
+    }
+
+    #[test]
+    fn content_length_values_are_digits() {
+        let mut buf = [0; 64];
+        let mut out = HeadBuf::new(&mut buf, 0);
+        for bad in [
+            &b""[..],
+            b"-1",
+            b"+5",
+            b"5 5",
+            b"0x10",
+            b"1,1",
+            b"99999999999999999999",
+        ] {
+            assert_eq!(
+                out.field("content-length", bad),
+                Err(EncodeError::InvalidContentLength),
+                "{bad:?}"
+            );
+        }
+        out.field("content-length", b"007").unwrap();
     }
 
     #[test]
     fn one_framing_field_kind_per_head() {
         let mut buf = [0; 128];
         let mut out = HeadBuf::new(&mut buf, 2);
-        out.framing(false, b"5").unwrap();
+        out.framing(Framing::Length(5), b"5").unwrap();
         out.field("Content-Length", b"5").unwrap();
         let conflict = Err(EncodeError::ConflictingFraming);
-        assert_eq!(out.framing(true, b"chunked"), conflict);
+        assert_eq!(out.framing(Framing::Coded, b"chunked"), conflict);
         assert_eq!(out.field("TRANSFER-ENCODING", b"chunked"), conflict);
         let mut buf = [0; 128];
         let mut out = HeadBuf::new(&mut buf, 2);
         out.field("transfer-encoding", b"chunked").unwrap();
-        assert_eq!(out.framing(false, b"5"), conflict);
+        assert_eq!(out.framing(Framing::Length(5), b"5"), conflict);
         let n = out.finish().unwrap();
         assert_eq!(&buf[..n], b"transfer-encoding: chunked\r\n\r\n");
     }

@@ -48,6 +48,23 @@ pub fn encode_chunk(data: &[u8], buf: &mut [u8]) -> Result<usize, EncodeError> {
     Ok(out.len())
 }
 
+/// Fields a sender must not put in a trailer section (RFC 9110 section 6.5.1):
+/// those that frame the message, route it, or control the connection; a
+/// receiver that merged them into the head could be misled.
+const FORBIDDEN_TRAILERS: &[&str] = &[
+    "content-length",
+    "transfer-encoding",
+    "trailer",
+    "host",
+    "connection",
+    "keep-alive",
+    "upgrade",
+    "te",
+    "content-encoding",
+    "content-type",
+    "content-range",
+];
+
 /// Writes the last chunk (`0` CRLF), the trailer fields, and the empty line
 /// that ends the body.
 ///
@@ -55,11 +72,18 @@ pub fn encode_chunk(data: &[u8], buf: &mut [u8]) -> Result<usize, EncodeError> {
 ///
 /// [`InvalidHeaderName`](EncodeError::InvalidHeaderName) or
 /// [`InvalidHeaderValue`](EncodeError::InvalidHeaderValue) for a trailer
-/// field that a head would refuse (checked before anything is written);
-/// [`BufferFull`](EncodeError::BufferFull).
+/// field that a head would refuse, [`ForbiddenTrailer`](EncodeError::ForbiddenTrailer)
+/// for one that frames, routes or controls the message (all checked before
+/// anything is written); [`BufferFull`](EncodeError::BufferFull).
 pub fn last_chunk(trailers: &[(&str, &[u8])], buf: &mut [u8]) -> Result<usize, EncodeError> {
     for (name, value) in trailers {
         check_field(name, value)?;
+        if FORBIDDEN_TRAILERS
+            .iter()
+            .any(|f| f.eq_ignore_ascii_case(name))
+        {
+            return Err(EncodeError::ForbiddenTrailer);
+        }
     }
     let mut out = HeadBuf::new(buf, 2);
     out.put(&[b"0\r\n"])?;
@@ -119,6 +143,21 @@ mod tests {
             last_chunk(&named, &mut []),
             Err(EncodeError::InvalidHeaderName)
         );
+        assert_eq!(buf, [0; 64]);
+        for name in [
+            "Content-Length",
+            "transfer-encoding",
+            "Host",
+            "trailer",
+            "Connection",
+        ] {
+            let framing: [(&str, &[u8]); 2] = [("ok", b"1"), (name, b"5")];
+            assert_eq!(
+                last_chunk(&framing, &mut buf),
+                Err(EncodeError::ForbiddenTrailer),
+                "{name}"
+            );
+        }
         assert_eq!(buf, [0; 64]);
     }
 

@@ -4,7 +4,7 @@
 //! then query parameters, then fields) so nothing can be appended to the
 //! target once fields have started.
 
-use super::buf::HeadBuf;
+use super::buf::{Framing, HeadBuf};
 use super::query::{pair_len, write_pair};
 use super::{digits, reason_phrase, DateCache, EncodeError, FieldBlock};
 use crate::chars::{is_token_str, is_value_byte, target_end};
@@ -46,7 +46,8 @@ macro_rules! field_methods {
         /// [`chunked`](Self::chunked); [`BufferFull`](EncodeError::BufferFull).
         pub fn content_length(&mut self, len: u64) -> Result<&mut Self, EncodeError> {
             let mut text = [0; 20];
-            self.head.framing(false, digits::<10>(len, &mut text))?;
+            self.head
+                .framing(Framing::Length(len), digits::<10>(len, &mut text))?;
             Ok(self)
         }
 
@@ -59,7 +60,7 @@ macro_rules! field_methods {
         /// [`content_length`](Self::content_length);
         /// [`BufferFull`](EncodeError::BufferFull).
         pub fn chunked(&mut self) -> Result<&mut Self, EncodeError> {
-            self.head.framing(true, b"chunked")?;
+            self.head.framing(Framing::Coded, b"chunked")?;
             Ok(self)
         }
 

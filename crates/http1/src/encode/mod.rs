@@ -55,8 +55,15 @@ pub enum EncodeError {
     InvalidReason,
     /// A chunk of zero bytes, which would end the body.
     EmptyChunk,
-    /// Both `Content-Length` and `Transfer-Encoding` in one head.
+    /// Both `Content-Length` and `Transfer-Encoding` in one head, or two
+    /// `Content-Length` values that differ.
     ConflictingFraming,
+    /// A `Content-Length` value that is not decimal digits fitting a `u64`.
+    InvalidContentLength,
+    /// A trailer field that must not be one (RFC 9110 section 6.5.1): framing,
+    /// routing or connection control (`Content-Length`, `Transfer-Encoding`,
+    /// `Host`, `Trailer`, `Connection`, ...).
+    ForbiddenTrailer,
     /// A framing field in a [`FieldBlock`]: the head's writer adds those.
     FramingInBlock,
 }
@@ -76,7 +83,13 @@ impl fmt::Display for EncodeError {
             EncodeError::InvalidStatus => "status code outside 100..=999",
             EncodeError::InvalidReason => "control character in reason phrase",
             EncodeError::EmptyChunk => "empty chunk",
-            EncodeError::ConflictingFraming => "both Content-Length and Transfer-Encoding",
+            EncodeError::ConflictingFraming => {
+                "conflicting framing (Content-Length and Transfer-Encoding, or two lengths)"
+            }
+            EncodeError::InvalidContentLength => {
+                "Content-Length value that is not a decimal length"
+            }
+            EncodeError::ForbiddenTrailer => "a field that may not be sent as a trailer",
             EncodeError::FramingInBlock => "a framing field in a field block",
         };
         f.write_str(what)
