@@ -246,6 +246,13 @@ impl<R: Read, W: Write + ShutdownWrite> WebSocket<R, W> {
     pub fn state(&self) -> State {
         self.conn.state()
     }
+
+    /// Sends data messages longer than `size` as frames of at most `size` payload bytes
+    /// (`None`, the default: one frame per message), for peers that take large messages
+    /// frame by frame.
+    pub fn set_fragment_size(&mut self, size: Option<std::num::NonZeroUsize>) {
+        self.conn.sender().writer_mut().set_fragment_size(size);
+    }
 }
 
 impl<W: Write + ShutdownWrite> Reply<'_, W> {

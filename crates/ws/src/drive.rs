@@ -242,8 +242,12 @@ pub(crate) fn outgoing<'m>(
     if sender.state() != State::Open {
         return Err(EncodeError::Closed.into());
     }
-    // Uncompressed, `need` is exact.
-    if need <= payload.len() + MAX_HEADER_LEN {
+    // Uncompressed, `need` is exact; one frame unless a fragment size splits it.
+    let whole = sender
+        .writer_mut()
+        .fragment_size()
+        .is_none_or(|size| payload.len() <= size.get());
+    if whole && need <= payload.len() + MAX_HEADER_LEN {
         let header = sender
             .writer_mut()
             .header(opcode, true, payload.len() as u64);
@@ -255,4 +259,72 @@ pub(crate) fn outgoing<'m>(
     let n = sender.send(message, &mut encoded)?;
     encoded.truncate(n);
     Ok(Outgoing::Apart(encoded))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::num::NonZeroUsize;
+
+    use super::*;
+    use crate::{Connection, Limits, Reader, Role};
+
+    /// A large message leaves from where it lies as one frame, unless a fragment size is set:
+    /// then it is encoded apart, in frames of that size (a gathered write would have sent
+    /// one frame whenever the extra headers fit in one header's room).
+    #[test]
+    fn a_fragment_size_splits_large_messages_however_they_leave() {
+        let payload = vec![7u8; LARGE + 1000];
+        let message = Message::Binary(&payload);
+        let mut conn = Connection::new(Role::Server, Limits::default(), None).unwrap();
+        assert!(matches!(
+            outgoing(conn.sender(), &message).unwrap(),
+            Outgoing::Gathered(..)
+        ));
+        for size in [LARGE / 2 + 500, 40_000, 1000] {
+            let size = NonZeroUsize::new(size).unwrap();
+            conn.sender().writer_mut().set_fragment_size(Some(size));
+            let Outgoing::Apart(mut bytes) = outgoing(conn.sender(), &message).unwrap() else {
+                panic!("fragments of {size} left whole");
+            };
+            // The frames, walked by their headers (a server's: unmasked)...
+            let mut frames = Vec::new();
+            let mut at = 0;
+            while at < bytes.len() {
+                let (fin, len) = (bytes[at] & 0x80 != 0, usize::from(bytes[at + 1] & 0x7f));
+                let (len, header) = match len {
+                    126 => (
+                        usize::from(u16::from_be_bytes([bytes[at + 2], bytes[at + 3]])),
+                        4,
+                    ),
+                    127 => (
+                        u64::from_be_bytes(bytes[at + 2..at + 10].try_into().unwrap()) as usize,
+                        10,
+                    ),
+                    len => (len, 2),
+                };
+                frames.push((fin, len));
+                at += header + len;
+            }
+            let sizes: Vec<usize> = frames.iter().map(|&(_, len)| len).collect();
+            assert!(
+                sizes.iter().all(|&len| len <= size.get()),
+                "{size}: {sizes:?}"
+            );
+            assert_eq!(sizes.iter().sum::<usize>(), payload.len());
+            assert!(frames.iter().rev().skip(1).all(|&(fin, _)| !fin) && frames.last().unwrap().0);
+            // ...and read back by a client as the message whole.
+            let mut reader = Reader::new(Role::Client, Limits::default(), None);
+            let mut at = 0;
+            let got = loop {
+                match reader.read(&mut bytes[at..]).unwrap() {
+                    Status::Complete(Some(Message::Binary(got)), _) => break got.len(),
+                    Status::Complete(_, n) => at += n,
+                    Status::Partial { .. } => panic!("cut short at {at}"),
+                }
+            };
+            assert_eq!(got, payload.len());
+            let frames = frames.len();
+            assert_eq!(frames, payload.len().div_ceil(size.get()), "{size}");
+        }
+    }
 }

@@ -87,6 +87,12 @@ impl Writer {
         self.fragment_size = size;
     }
 
+    /// The fragment size set, if any.
+    #[must_use]
+    pub fn fragment_size(&self) -> Option<NonZeroUsize> {
+        self.fragment_size
+    }
+
     /// The endpoint this writer frames for.
     #[must_use]
     pub fn role(&self) -> Role {

@@ -61,6 +61,15 @@ fn the_blocking_client_against_tungstenite() {
             assert!(echoed == message, "{len} B: the echo differs");
         }
     }
+    // Sent as 16 KiB frames, the large ones too: tungstenite reassembles them.
+    socket.set_fragment_size(std::num::NonZeroUsize::new(16 << 10));
+    let bytes: Vec<u8> = (0..1 << 20).map(|i| (i * 7 % 251) as u8).collect();
+    for message in [Message::Binary(&bytes), Message::Text(&text)] {
+        socket.send(&message).expect("send fragmented");
+        let (echoed, _) = socket.recv().expect("open").expect("echo");
+        assert!(echoed == message, "a fragmented message's echo differs");
+    }
+    socket.set_fragment_size(None);
     socket.send(&Message::Text(&text)).expect("send");
     assert_eq!(
         socket.recv().expect("open").expect("echo").0,
