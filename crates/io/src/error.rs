@@ -44,6 +44,13 @@ impl From<RingError> for TransportError {
 }
 
 impl TransportError {
+    /// Whether what was asked is past the ring's growth bound ([`RingError::TooLarge`]): the
+    /// message is too big for this connection, rather than the connection broken.
+    #[must_use]
+    pub fn is_too_large(&self) -> bool {
+        matches!(self, Self::Ring(RingError::TooLarge { .. }))
+    }
+
     /// True for the nonblocking "try again after readiness" case.
     #[cfg(feature = "tokio")]
     pub(crate) fn is_would_block(&self) -> bool {

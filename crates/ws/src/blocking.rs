@@ -170,7 +170,14 @@ impl<R: Read, W: Write + ShutdownWrite> WebSocket<R, W> {
         match self.rx.fill(at_least) {
             Ok(0) => ControlFlow::Break(None),
             Ok(_) => ControlFlow::Continue(()),
-            Err(e) => ControlFlow::Break(Some(e.into())),
+            Err(e) => {
+                let e = e.into();
+                if drive::too_big(&e) {
+                    // Best effort: the peer learns why (1009) before the error is seen.
+                    let _ = self.close(CloseCode::TOO_BIG, "message too big");
+                }
+                ControlFlow::Break(Some(e))
+            }
         }
     }
 

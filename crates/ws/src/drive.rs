@@ -213,6 +213,12 @@ pub(crate) const REPLIES_LEN: usize = 2 * (MAX_HEADER_LEN + MAX_CONTROL_PAYLOAD)
 /// Messages larger than this skip the copy into the send ring.
 const LARGE: usize = 64 << 10;
 
+/// Whether a receive failed because a frame outgrew the receive ring's bound (limits set
+/// past what the ring may hold): the peer is owed a 1009, as for a frame past the limits.
+pub(crate) fn too_big(e: &SocketError) -> bool {
+    matches!(e, SocketError::Transport(t) if t.is_too_large())
+}
+
 /// How a message leaves.
 pub(crate) enum Outgoing<'m> {
     /// Encoded into a send-ring reservation of this many bytes.

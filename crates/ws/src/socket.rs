@@ -166,7 +166,13 @@ impl<S: AsyncStream> WebSocket<S> {
             match this.fill(at_least).await {
                 Ok(Some(0)) => return None,
                 Ok(_) => {}
-                Err(e) => return Some(Err(e)),
+                Err(e) => {
+                    if drive::too_big(&e) {
+                        // Best effort: the peer learns why (1009) before the error is seen.
+                        let _ = this.close(CloseCode::TOO_BIG, "message too big").await;
+                    }
+                    return Some(Err(e));
+                }
             }
         }
     }

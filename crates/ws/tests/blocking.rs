@@ -116,3 +116,37 @@ fn a_refused_upgrade_is_a_handshake_error() {
         "{refused:?}"
     );
 }
+
+/// Limits that allow more than the receive ring may hold: a frame past the ring's bound is
+/// refused like one past the limits, with a 1009 close the peer sees, not a silent error.
+#[test]
+fn a_frame_past_the_ring_bound_is_closed_with_1009() {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr").to_string();
+    let peer = thread::spawn(move || {
+        let (stream, _) = listener.accept().expect("accept");
+        let mut ws = tungstenite::accept(stream).expect("handshake");
+        ws.send(TMessage::binary(vec![7u8; 1 << 20])).expect("send");
+        loop {
+            match ws.read() {
+                Ok(TMessage::Close(frame)) => return frame.map(|f| u16::from(f.code)),
+                Ok(_) => {}
+                Err(e) => panic!("no close frame: {e}"),
+            }
+        }
+    });
+    let stream = TcpStream::connect(&addr).expect("connect");
+    let Duplex { rx, tx } =
+        Duplex::tcp(TransportConfig::new(64 << 10, 256 << 10), &stream).expect("rings");
+    let (mut socket, _) =
+        WebSocket::connect(rx, tx, &addr, "/", &[], None, Limits::default()).expect("handshake");
+    let err = socket.recv().expect("an error").unwrap_err();
+    assert!(
+        matches!(&err, ringwire_ws::blocking::SocketError::Transport(t) if t.is_too_large()),
+        "{err}"
+    );
+    // The peer sees the end either way: a missing close fails the test, not hangs it.
+    drop(socket);
+    drop(stream);
+    assert_eq!(peer.join().unwrap(), Some(1009));
+}
