@@ -188,6 +188,12 @@ impl<S: AsyncStream> AsyncRecvTransport<S> {
         self.ring.consume(n);
     }
 
+    /// Forgets the unread bytes past the first `len` ([`Ring::truncate`]): for a decoder that
+    /// compacts in place, to give the room it freed back to the next receive.
+    pub fn truncate(&mut self, len: usize) {
+        self.ring.truncate(len);
+    }
+
     /// The ring and the stream.
     pub fn into_parts(self) -> (Ring, S) {
         (self.ring, self.io)

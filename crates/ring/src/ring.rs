@@ -205,6 +205,21 @@ impl Ring {
         };
     }
 
+    /// Keeps the first `len` unread bytes and forgets the rest, as if they had never been
+    /// committed: for a decoder that compacts what it decoded in place (a chunked body), so
+    /// the room its framing took is free again. Nothing changes if `len >= self.len()`.
+    #[inline]
+    pub fn truncate(&mut self, len: usize) {
+        if len >= self.len {
+            return;
+        }
+        compiler_fence(Ordering::SeqCst);
+        self.len = len;
+        if len == 0 {
+            self.start = 0;
+        }
+    }
+
     /// Forgets every unread byte.
     pub fn clear(&mut self) {
         self.consume(self.len);

@@ -93,6 +93,26 @@ fn write_through_upper_view_reads_through_lower() {
     }
 }
 
+/// Truncating keeps the first bytes, across the wrap point, and the freed room takes the next
+/// writes right after them.
+#[test]
+fn truncate_keeps_a_prefix_and_frees_the_rest() {
+    for backing in backings() {
+        for (tail, unread) in [(10, 50), (4000, 300), (0, 4096)] {
+            let (mut r, expect) = wrapped(backing, tail, unread);
+            r.truncate(expect.len() + 1);
+            assert_eq!(r.readable(), &expect[..], "longer: nothing changes");
+            let keep = expect.len() / 3;
+            r.truncate(keep);
+            assert_eq!(r.readable(), &expect[..keep], "{backing:?} {tail} {unread}");
+            write_all(&mut r, b"after");
+            assert_eq!(r.readable(), &[&expect[..keep], b"after"].concat()[..]);
+            r.truncate(0);
+            assert!(r.is_empty());
+        }
+    }
+}
+
 /// A ring whose tail sits at `tail` and whose `unread` bytes may cross the wrap point.
 fn wrapped(backing: Backing, tail: usize, unread: usize) -> (Ring, Vec<u8>) {
     let mut r = ring(backing, 4096, 1 << 20);

@@ -300,10 +300,8 @@ async fn requests<H: Handler>(
     upgrade: &mut Option<OnUpgrade>,
 ) -> Result<Close, TransportError> {
     let mut parser = RequestParser::new(config.limits);
-    // Chunked bodies are decoded into this buffer, reused across the
-    // requests of one lease (freed while the connection idles); heads of
-    // streamed requests are copied into the other.
-    let mut dechunked = Vec::new();
+    // Heads of streamed requests are copied here, reused across the requests
+    // of one lease (freed while the connection idles).
     let mut head_copy = Vec::new();
     loop {
         // The head, parsed in place in the receive ring.
@@ -400,8 +398,10 @@ async fn requests<H: Handler>(
             (response, 0)
         } else {
             // The whole body: `total` is the head plus the body's framed bytes.
-            let (total, chunked) = match kind {
-                BodyKind::Empty => (head_len, false),
+            // `total`: the head and the body's bytes in the ring; for a chunked body,
+            // where its dechunked payload (from `head_len`) ends.
+            let (total, dechunked_end) = match kind {
+                BodyKind::Empty => (head_len, None),
                 BodyKind::Length(n) => {
                     let Some(total) = usize::try_from(n)
                         .ok()
@@ -421,25 +421,30 @@ async fn requests<H: Handler>(
                             return stopped(tx, stop).await;
                         }
                     }
-                    (total, false)
+                    (total, None)
                 }
                 BodyKind::Chunked => {
                     if expects_continue {
                         continue_100(tx).await?;
                     }
-                    dechunked.clear();
                     timer.enter(Phase::Body);
                     let mut decoder = BodyDecoder::new(kind, &config.limits);
-                    // The head stays in the ring (the parsed view points into
-                    // it), so the chunked bytes are read past it, not consumed.
+                    // Dechunked in place: each chunk's payload moves down to just after
+                    // the head (which stays: the parsed view points into it) and the body
+                    // so far, and before each read the undecoded rest closes up behind it,
+                    // so the ring holds the head, the body and one read's framing at most.
                     let mut at = head_len;
+                    let mut end = head_len;
                     loop {
                         let (consumed, more) = match decoder.decode(&rx.data()[at..]) {
                             Ok(Decoded::Data { data, consumed }) => {
-                                if dechunked.len() + data.len() > config.max_buffered_body {
+                                let len = data.len();
+                                if end - head_len + len > config.max_buffered_body {
                                     return fail(tx, 413, "Content Too Large").await;
                                 }
-                                dechunked.extend_from_slice(data);
+                                let from = at + consumed - len;
+                                rx.data_mut().copy_within(from..from + len, end);
+                                end += len;
                                 (consumed, false)
                             }
                             Ok(Decoded::Partial { consumed }) => (consumed, true),
@@ -451,13 +456,17 @@ async fn requests<H: Handler>(
                         };
                         at += consumed;
                         if more {
+                            let buffered = rx.data().len();
+                            rx.data_mut().copy_within(at..buffered, end);
+                            rx.truncate(end + buffered - at);
+                            at = end;
                             let want = rx.data().len() + 1;
                             if let Err(stop) = more_body(rx, want, timer, head_len).await? {
                                 return stopped(tx, stop).await;
                             }
                         }
                     }
-                    (at, true)
+                    (at, Some(end))
                 }
                 // Requests are never close-delimited; the parser does not say so.
                 BodyKind::CloseDelimited => return fail(tx, 400, "Bad Request").await,
@@ -466,11 +475,7 @@ async fn requests<H: Handler>(
             timer.enter(Phase::Handler);
             let response = {
                 let data = rx.data();
-                let body = if chunked {
-                    &dechunked[..]
-                } else {
-                    &data[head_len..total]
-                };
+                let body = &data[head_len..dechunked_end.unwrap_or(total)];
                 let request = Request::new(parser.head().view(data), body).on(stream);
                 handler.call(&request).await
             };

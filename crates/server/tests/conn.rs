@@ -286,3 +286,52 @@ impl ringwire_server::Handler for HugeHead {
         }
     }
 }
+
+/// A chunked body in 1-byte chunks: six bytes on the wire per byte of body, so its framing
+/// alone would outgrow the receive ring's bound. The body is dechunked in place and the
+/// framing's room reused, so it is answered like any other body of its size (413 before),
+/// and the pipelined request after it is served.
+#[test]
+fn a_body_in_one_byte_chunks_fits_where_its_framing_would_not() {
+    use std::io::{Read as _, Write as _};
+
+    let mut config = ServerConfig {
+        max_buffered_body: 1 << 20,
+        ..ServerConfig::default()
+    };
+    config.transport.rx = config.transport.rx.max_capacity(2 << 20);
+    let addr = start(config, Echo);
+    let body: Vec<u8> = (0..1 << 20).map(|i| b'a' + (i % 26) as u8).collect();
+    let mut request =
+        b"POST /up HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+    for &b in &body {
+        request.extend_from_slice(b"1\r\n");
+        request.push(b);
+        request.extend_from_slice(b"\r\n");
+    }
+    request
+        .extend_from_slice(b"0\r\n\r\nGET /next HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+    assert!(request.len() > 3 << 20);
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .unwrap();
+    let mut writer = stream.try_clone().unwrap();
+    let sending = std::thread::spawn(move || writer.write_all(&request));
+    let mut out = Vec::new();
+    stream.read_to_end(&mut out).unwrap();
+    sending.join().unwrap().unwrap();
+    let out = String::from_utf8_lossy(&out);
+    assert_eq!(statuses(&out), [200, 200], "{}", &out[..out.len().min(300)]);
+    let echoed = format!(
+        "POST /up body={}\n{}",
+        body.len(),
+        String::from_utf8_lossy(&body)
+    );
+    assert!(out.contains(&echoed), "the body came back changed");
+    assert!(
+        out.ends_with("GET /next body=0\n"),
+        "{}",
+        &out[out.len() - 100..]
+    );
+}
