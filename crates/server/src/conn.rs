@@ -552,8 +552,10 @@ async fn more_body(
             Ok(Ok(()))
         }
         Ok(None) => Ok(Err(Stop::Status(408, "Request Timeout"))),
-        // The ring cannot grow far enough for this body.
-        Err(TransportError::Ring(_)) => Ok(Err(Stop::Status(413, "Content Too Large"))),
+        // The ring cannot grow far enough for this body...
+        Err(e) if e.is_too_large() => Ok(Err(Stop::Status(413, "Content Too Large"))),
+        // ...or the system refused it the memory: not the client's fault.
+        Err(TransportError::Ring(_)) => Ok(Err(Stop::Status(503, "Service Unavailable"))),
         Err(e) => Err(e),
     }
 }
