@@ -126,6 +126,45 @@ fn ringwire_ws_talks_to_ringwire_serve_over_wss() {
     );
 }
 
+/// After the closing handshake over WSS the server ends TLS with `close_notify`, so a
+/// client (Python's `ssl`, which tells the two apart) sees a clean end, not a truncation.
+#[test]
+fn a_wss_connection_ends_with_close_notify() {
+    const CLIENT: &str = r#"
+import os, socket, ssl, sys
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+ctx.check_hostname = False
+ctx.verify_mode = ssl.CERT_NONE
+s = ctx.wrap_socket(socket.create_connection(("127.0.0.1", int(sys.argv[1]))), server_hostname="localhost", suppress_ragged_eofs=False)
+s.sendall(b"GET /ws/echo HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+          b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+head = b""
+while b"\r\n\r\n" not in head:
+    head += s.recv(4096)
+assert head.startswith(b"HTTP/1.1 101"), head
+mask = os.urandom(4)
+s.sendall(b"\x88\x82" + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(b"\x03\xe8")))
+try:
+    while s.recv(4096):
+        pass
+    print("clean")
+except ssl.SSLEOFError:
+    print("truncated")
+"#;
+    let server = serve(&["--addr", "127.0.0.1:0", "--self-signed"]);
+    let port = server.addr.rsplit_once(':').expect("port").1;
+    let out = Command::new("python3")
+        .args(["-c", CLIENT, port])
+        .output()
+        .expect("python3");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "clean\n");
+}
+
 /// `ringwire ws ARGS` sends two lines and prints them back from the echo.
 fn echo_lines(args: &[&str]) {
     use std::io::Write as _;

@@ -156,6 +156,10 @@ impl<R: Read, W: Write + ShutdownWrite> WebSocket<R, W> {
             }
         };
         if self.conn.sender().may_close_tcp() {
+            // Both closes exchanged: a server closes TCP first, with a half-close the
+            // client sees (a TLS stream's `close_notify` first). Best effort: the
+            // handshake is complete.
+            let _ = self.tx.shutdown_write();
             return ControlFlow::Break(None);
         }
         let Some(at_least) = at_least else {
@@ -197,7 +201,8 @@ impl<R: Read, W: Write + ShutdownWrite> WebSocket<R, W> {
             )))),
             Step::Again => ControlFlow::Continue(Ok(None)),
             Step::More(n) => ControlFlow::Continue(Ok(Some(n))),
-            Step::Closed => ControlFlow::Break(None),
+            // Ended by the caller once replies are flushed: see `may_close_tcp` there.
+            Step::Closed => ControlFlow::Continue(Ok(None)),
             // Returned once what is queued (and the close the error calls
             // for) has gone out: see `recv`.
             Step::Failed(e) => ControlFlow::Continue(Err(e)),

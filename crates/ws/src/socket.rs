@@ -159,7 +159,10 @@ impl<S: AsyncStream> WebSocket<S> {
                 }
             };
             if this.conn.sender().may_close_tcp() {
-                // Both closes exchanged: a server closes TCP first.
+                // Both closes exchanged: a server closes TCP first, with a half-close
+                // the client sees (a TLS stream's `close_notify` first, so the close is
+                // not taken for a truncation). Best effort: the handshake is complete.
+                let _ = this.tx.shutdown_write().await;
                 return None;
             }
             let Some(at_least) = at_least else { continue };
@@ -236,7 +239,8 @@ impl<S: AsyncStream> WebSocket<S> {
             )))),
             Step::Again => ControlFlow::Continue(Ok(None)),
             Step::More(n) => ControlFlow::Continue(Ok(Some(n))),
-            Step::Closed => ControlFlow::Break(None),
+            // Ended by the caller once replies are flushed: see `may_close_tcp` there.
+            Step::Closed => ControlFlow::Continue(Ok(None)),
             // Returned once what is queued (and the close the error calls
             // for) has gone out: see `recv`.
             Step::Failed(e) => ControlFlow::Continue(Err(e)),
