@@ -201,7 +201,9 @@ async fn shutdown_signal() {
     {
         let _ = tokio::signal::ctrl_c().await;
     }
-    eprintln!("ringwire: shutting down");
+    // Not `eprintln!`: stderr may be gone by now (a supervisor that read the banner and
+    // closed the pipe), and a panic here would drop every connection instead of closing them.
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), b"ringwire: shutting down\n");
 }
 
 /// An I/O error as a short lowercase phrase, without the OS error number.

@@ -106,6 +106,59 @@ fn the_demo_site_echoes_websocket_messages() {
     socket.close(None).expect("close");
 }
 
+/// SIGTERM stops `ringwire serve` gracefully: a WebSocket gets `1001 Going Away`, an idle
+/// keep-alive connection is closed, and once the closing handshake is answered the process
+/// exits with success, well within the grace period. (Its stderr pipe is closed by then, as
+/// a supervisor's may be: the goodbye line must not panic.)
+#[test]
+fn sigterm_stops_serve_gracefully() {
+    use std::io::{Read as _, Write as _};
+    use tungstenite::Message;
+
+    let mut server = serve(&["--addr", "127.0.0.1:0"]);
+    let mut idle = std::net::TcpStream::connect(&server.addr).expect("connect");
+    idle.set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    idle.write_all(b"GET /hello HTTP/1.1\r\nHost: a\r\n\r\n")
+        .expect("request");
+    let mut answer = [0; 4096];
+    let n = idle.read(&mut answer).expect("answer");
+    assert!(
+        answer[..n].starts_with(b"HTTP/1.1 200"),
+        "{:?}",
+        &answer[..n]
+    );
+    let (mut socket, _) =
+        tungstenite::connect(format!("ws://{}/ws/echo", server.addr)).expect("handshake");
+    socket.send(Message::text("before")).expect("send");
+    assert_eq!(socket.read().expect("echo"), Message::text("before"));
+
+    let started = std::time::Instant::now();
+    let pid = server.child.id().to_string();
+    let sent = Command::new("kill").args(["-TERM", &pid]).status();
+    assert!(sent.expect("kill").success());
+    let closed = loop {
+        match socket.read() {
+            Ok(Message::Close(frame)) => break frame.map(|f| u16::from(f.code)),
+            Ok(_) => {}
+            Err(e) => panic!("no close frame: {e}"),
+        }
+    };
+    assert_eq!(closed, Some(1001));
+    // tungstenite queued the answering close: send it, ending the closing handshake.
+    let _ = socket.flush();
+    assert_eq!(idle.read(&mut answer).expect("end of stream"), 0);
+    let status = loop {
+        if let Some(status) = server.child.try_wait().expect("wait") {
+            break status;
+        }
+        // Well before the 5 s grace would abort what is left.
+        assert!(started.elapsed() < Duration::from_secs(3), "still running");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status}");
+}
+
 #[test]
 fn ringwire_ws_talks_to_ringwire_serve() {
     let server = serve(&["--addr", "127.0.0.1:0"]);
