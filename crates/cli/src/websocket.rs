@@ -4,6 +4,7 @@
 
 use std::io::Write as _;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::Args;
 use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport};
@@ -15,6 +16,11 @@ use tokio::io::AsyncBufReadExt as _;
 use tokio::net::TcpStream;
 
 use crate::request::{line, TlsArgs};
+
+/// How long connecting (TCP, TLS, the upgrade) may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long the server has to answer the close sent when stdin ends.
+const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
 
 #[derive(Debug, Args)]
 pub(crate) struct WsArgs {
@@ -152,16 +158,34 @@ pub(crate) fn connector(target: &Target, tls: &TlsArgs) -> Result<Option<TlsConn
 async fn session(args: &WsArgs) -> Result<(), String> {
     let target = parse(&args.url)?;
     let connector = connector(&target, &args.tls)?;
-    let stream = open(&target, connector.as_ref()).await?;
+    let within = |limit: Duration, what: &'static str| {
+        move |_| format!("{what} took longer than {} s", limit.as_secs())
+    };
+    let stream = tokio::time::timeout(CONNECT_TIMEOUT, open(&target, connector.as_ref()))
+        .await
+        .map_err(within(CONNECT_TIMEOUT, "connecting"))??;
     let protocols: Vec<&str> = args.protocols.iter().map(String::as_str).collect();
     let deflate = (!args.no_deflate).then(DeflateConfig::default);
-    let mut socket = handshake(&stream, &target, &protocols, deflate)
-        .await
-        .map_err(|e| format!("{}: {e}", args.url))?;
+    let mut socket = tokio::time::timeout(
+        CONNECT_TIMEOUT,
+        handshake(&stream, &target, &protocols, deflate),
+    )
+    .await
+    .map_err(within(CONNECT_TIMEOUT, "the WebSocket handshake"))?
+    .map_err(|e| format!("{}: {e}", args.url))?;
     let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
     let mut stdin_open = true;
+    // Once stdin ends and the close is sent, how long the server has to answer it.
+    let closing = tokio::time::sleep(Duration::MAX);
+    tokio::pin!(closing);
     loop {
         tokio::select! {
+            () = &mut closing => {
+                return Err(format!(
+                    "the server did not answer the close within {} s",
+                    CLOSE_TIMEOUT.as_secs()
+                ));
+            }
             line = lines.next_line(), if stdin_open => match line {
                 Ok(Some(line)) => socket
                     .send(&Message::Text(&line))
@@ -174,6 +198,7 @@ async fn session(args: &WsArgs) -> Result<(), String> {
                         .close(CloseCode::NORMAL, "")
                         .await
                         .map_err(|e| e.to_string())?;
+                    closing.as_mut().reset(tokio::time::Instant::now() + CLOSE_TIMEOUT);
                 }
             },
             received = socket.recv() => match received {

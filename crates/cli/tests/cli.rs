@@ -218,6 +218,71 @@ except ssl.SSLEOFError:
     assert_eq!(String::from_utf8_lossy(&out.stdout), "clean\n");
 }
 
+/// A server that completes the upgrade and then never answers: `ringwire ws` gives up on
+/// the closing handshake after its timeout and says so, instead of waiting forever.
+#[test]
+fn ringwire_ws_does_not_wait_forever_for_the_close() {
+    use std::io::{BufRead as _, BufReader, Write as _};
+
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let (hold, stop) = std::sync::mpsc::channel::<()>();
+    let peer = std::thread::spawn(move || {
+        let (stream, _) = listener.accept().expect("accept");
+        let mut reader = BufReader::new(&stream);
+        let mut key = String::new();
+        let mut line = String::new();
+        while reader.read_line(&mut line).expect("head") > 2 {
+            match line.split_once(':') {
+                Some((name, value)) if name.eq_ignore_ascii_case("sec-websocket-key") => {
+                    key = value.trim().to_owned();
+                }
+                _ => {}
+            }
+            line.clear();
+        }
+        let accept = tungstenite::handshake::derive_accept_key(key.as_bytes());
+        (&stream)
+            .write_all(
+                format!(
+                    "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\
+                     Connection: Upgrade\r\nSec-WebSocket-Accept: {accept}\r\n\r\n"
+                )
+                .as_bytes(),
+            )
+            .expect("101");
+        // Then silence, the connection held open.
+        let _ = stop.recv();
+    });
+    let started = std::time::Instant::now();
+    let mut client = Command::new(BIN)
+        .args(["ws", &format!("ws://{addr}/")])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run ringwire ws");
+    client
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(b"anyone there?\n")
+        .expect("write");
+    let out = client.wait_with_output().expect("ringwire ws");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(!out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "ringwire: the server did not answer the close within 5 s\n"
+    );
+    drop(hold);
+    peer.join().expect("peer");
+}
+
 /// `ringwire ws ARGS` sends two lines and prints them back from the echo.
 fn echo_lines(args: &[&str]) {
     use std::io::Write as _;
