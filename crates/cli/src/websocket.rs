@@ -7,18 +7,13 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Args;
-use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport};
-use ringwire_io::TransportConfig;
-use ringwire_server::ws::{CloseCode, DeflateConfig, Limits, Message};
-use ringwire_tls::{MaybeTls, TlsConnector};
-use ringwire_ws::socket::WebSocket;
+use ringwire_client::tokio::Client;
+use ringwire_client::ws::{CloseCode, DeflateConfig, Message, WsOptions, WsUrl};
+use ringwire_client::ClientConfig;
 use tokio::io::AsyncBufReadExt as _;
-use tokio::net::TcpStream;
 
 use crate::request::{line, TlsArgs};
 
-/// How long connecting (TCP, TLS, the upgrade) may take.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long the server has to answer the close sent when stdin ends.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -37,56 +32,6 @@ pub(crate) struct WsArgs {
     tls: TlsArgs,
 }
 
-/// The parts of a `ws://` or `wss://` URL.
-#[derive(Debug)]
-pub(crate) struct Target {
-    tls: bool,
-    authority: String,
-    path: String,
-}
-
-impl Target {
-    /// The host, without the port.
-    fn host(&self) -> &str {
-        match self.authority.rsplit_once(':') {
-            Some((host, port)) if !port.contains(']') => host,
-            _ => &self.authority,
-        }
-    }
-
-    /// `host:port`, with the scheme's port when the URL names none.
-    fn addr(&self) -> String {
-        if self.authority.contains(':') && !self.authority.ends_with(']') {
-            self.authority.clone()
-        } else {
-            format!("{}:{}", self.authority, if self.tls { 443 } else { 80 })
-        }
-    }
-}
-
-/// Splits a `ws://` or `wss://` URL.
-pub(crate) fn parse(url: &str) -> Result<Target, String> {
-    let (tls, rest) = if let Some(rest) = url.strip_prefix("ws://") {
-        (false, rest)
-    } else if let Some(rest) = url.strip_prefix("wss://") {
-        (true, rest)
-    } else {
-        return Err(format!("not a ws:// or wss:// URL: {url}"));
-    };
-    let (authority, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, "/"),
-    };
-    if authority.is_empty() {
-        return Err(format!("no host in {url}"));
-    }
-    Ok(Target {
-        tls,
-        authority: authority.to_owned(),
-        path: path.to_owned(),
-    })
-}
-
 pub(crate) fn run(args: &WsArgs) -> ExitCode {
     let result = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -102,77 +47,24 @@ pub(crate) fn run(args: &WsArgs) -> ExitCode {
     }
 }
 
-/// A connection to `target`'s host: TCP, then TLS through `connector`
-/// for `wss://`.
-pub(crate) async fn open(
-    target: &Target,
-    connector: Option<&TlsConnector>,
-) -> Result<MaybeTls<TcpStream>, String> {
-    let addr = target.addr();
-    let tcp = TcpStream::connect(&addr)
-        .await
-        .map_err(|e| format!("cannot connect to {addr}: {}", line(e)))?;
-    tcp.set_nodelay(true).map_err(line)?;
-    match connector {
-        Some(connector) if target.tls => {
-            let session = connector.connect(target.host(), tcp).await.map_err(line)?;
-            Ok(MaybeTls::Tls(Box::new(session)))
-        }
-        _ => Ok(MaybeTls::Plain(tcp)),
-    }
-}
-
-/// The WebSocket handshake for `target` over `stream`.
-pub(crate) async fn handshake<'s>(
-    stream: &'s MaybeTls<TcpStream>,
-    target: &Target,
-    protocols: &[&str],
-    deflate: Option<DeflateConfig>,
-) -> Result<WebSocket<&'s MaybeTls<TcpStream>>, String> {
-    let config = TransportConfig::new(64 << 10, 64 << 20);
-    let rx = AsyncRecvTransport::new(config, stream).map_err(line)?;
-    let tx = AsyncSendTransport::new(config, stream).map_err(line)?;
-    let (socket, _) = WebSocket::connect(
-        rx,
-        tx,
-        &target.authority,
-        &target.path,
-        protocols,
-        deflate,
-        Limits::default(),
-    )
-    .await
-    .map_err(line)?;
-    Ok(socket)
-}
-
-/// The connector `wss://` needs, `None` for `ws://`.
-pub(crate) fn connector(target: &Target, tls: &TlsArgs) -> Result<Option<TlsConnector>, String> {
-    if !target.tls {
-        return Ok(None);
-    }
-    let config = tls.config()?.alpn(&[b"http/1.1"]);
-    TlsConnector::new(&config).map(Some).map_err(line)
-}
-
 async fn session(args: &WsArgs) -> Result<(), String> {
-    let target = parse(&args.url)?;
-    let connector = connector(&target, &args.tls)?;
-    let within = |limit: Duration, what: &'static str| {
-        move |_| format!("{what} took longer than {} s", limit.as_secs())
-    };
-    let stream = tokio::time::timeout(CONNECT_TIMEOUT, open(&target, connector.as_ref()))
-        .await
-        .map_err(within(CONNECT_TIMEOUT, "connecting"))??;
+    let url = WsUrl::parse(&args.url).map_err(|e| format!("invalid URL {:?}: {e}", args.url))?;
+    // Connecting (TCP, TLS, the upgrade) within the client's default 10 s.
+    let client = Client::with_tls(ClientConfig::default(), args.tls.config()?);
     let protocols: Vec<&str> = args.protocols.iter().map(String::as_str).collect();
-    let deflate = (!args.no_deflate).then(DeflateConfig::default);
-    let mut socket = tokio::time::timeout(
-        CONNECT_TIMEOUT,
-        handshake(&stream, &target, &protocols, deflate),
-    )
-    .await
-    .map_err(within(CONNECT_TIMEOUT, "the WebSocket handshake"))?
-    .map_err(|e| format!("{}: {e}", args.url))?;
+    let options = WsOptions {
+        protocols: &protocols,
+        deflate: (!args.no_deflate).then(DeflateConfig::default),
+        ..WsOptions::default()
+    };
+    let (mut socket, _) = client
+        .websocket(&url, &options)
+        .await
+        .map_err(|e| match e {
+            // The upgrade's refusal names the URL; connection and TLS errors name the peer.
+            ringwire_client::Error::WebSocket(_) => format!("{}: {}", args.url, line(e)),
+            e => line(e),
+        })?;
     let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
     let mut stdin_open = true;
     // Once stdin ends and the close is sent, how long the server has to answer it.

@@ -68,6 +68,10 @@ pub enum Error {
     },
     /// A redirect whose `Location` is not a URL this client can follow.
     InvalidLocation(UrlError),
+    /// The WebSocket upgrade failed (refused by the server, or its answer
+    /// invalid), or the connection failed during it.
+    #[cfg(feature = "ws")]
+    WebSocket(ringwire_ws::socket::SocketError),
 }
 
 /// Which deadline passed.
@@ -112,6 +116,8 @@ impl fmt::Display for Error {
             Error::UnexpectedUpgrade => f.write_str("unexpected 101 Switching Protocols"),
             Error::TooManyRedirects { max } => write!(f, "more than {max} redirects"),
             Error::InvalidLocation(e) => write!(f, "redirect to an invalid location: {e}"),
+            #[cfg(feature = "ws")]
+            Error::WebSocket(e) => write!(f, "WebSocket {e}"),
         }
     }
 }
@@ -125,6 +131,8 @@ impl std::error::Error for Error {
             Error::Io(e) => Some(e),
             Error::Ring(e) => Some(e),
             Error::Response(e) => Some(e),
+            #[cfg(feature = "ws")]
+            Error::WebSocket(e) => Some(e),
             _ => None,
         }
     }

@@ -19,6 +19,9 @@
 //! and host names verified against the system's roots unless the client is
 //! made otherwise ([`blocking::Client::with_tls`],
 //! [`tokio::Client::with_tls`]); a failed handshake is [`Error::Tls`].
+//!
+//! With the `ws` feature, `ws://` and `wss://` too: `tokio::Client::websocket` opens a
+//! WebSocket on the client's connection and TLS settings (module `ws`).
 
 #![forbid(unsafe_code)]
 
@@ -33,6 +36,8 @@ mod stream;
 mod tls;
 pub mod tokio;
 mod url;
+#[cfg(feature = "ws")]
+pub mod ws;
 
 pub use config::ClientConfig;
 pub use error::{Error, Phase};

@@ -24,7 +24,7 @@ use crate::{ClientConfig, Error, Phase, Request, RequestBuffer, Url};
 /// (or in an `Arc`) across tasks.
 #[derive(Debug)]
 pub struct Client {
-    config: ClientConfig,
+    pub(crate) config: ClientConfig,
     pool: Pool<Connection>,
     tls: Tls,
 }
@@ -47,7 +47,7 @@ struct Connection {
 }
 
 /// A connection's stream: TCP, or TLS over it.
-type Socket = MaybeTls<TcpStream>;
+pub(crate) type Socket = MaybeTls<TcpStream>;
 
 impl Keyed for Connection {
     fn origin(&self) -> &Origin {
@@ -149,6 +149,22 @@ impl Client {
             (limit, None) => limit,
             (limit, Some(d)) => Some(remaining(d)?.min(limit.unwrap_or(Duration::MAX))),
         };
+        let stream = Arc::new(self.dial(origin, limit).await?);
+        let ring = Ring::new(self.config.rx)?;
+        Ok(Connection {
+            rx: AsyncRecvTransport::with_ring(ring, Arc::clone(&stream)),
+            stream,
+            parser: ResponseParser::new(self.config.limits),
+            origin: origin.clone(),
+        })
+    }
+
+    /// A stream to `origin`: TCP, then TLS for `https://`, within `limit`.
+    pub(crate) async fn dial(
+        &self,
+        origin: &Origin,
+        limit: Option<Duration>,
+    ) -> Result<Socket, Error> {
         let connecting = TcpStream::connect((origin.host(), origin.port()));
         let connected = match limit {
             Some(limit) => ::tokio::time::timeout(limit, connecting)
@@ -162,7 +178,7 @@ impl Client {
         };
         let tcp = connected.map_err(failed)?;
         tcp.set_nodelay(true).map_err(failed)?;
-        let stream = Arc::new(match origin.scheme() {
+        Ok(match origin.scheme() {
             Scheme::Http => MaybeTls::Plain(tcp),
             Scheme::Https => {
                 let handshake = self.tls.connector()?.connect(origin.host(), tcp);
@@ -174,13 +190,6 @@ impl Client {
                 };
                 MaybeTls::Tls(Box::new(tls.map_err(Error::Tls)?))
             }
-        });
-        let ring = Ring::new(self.config.rx)?;
-        Ok(Connection {
-            rx: AsyncRecvTransport::with_ring(ring, Arc::clone(&stream)),
-            stream,
-            parser: ResponseParser::new(self.config.limits),
-            origin: origin.clone(),
         })
     }
 

@@ -17,12 +17,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Args;
+use ringwire_client::ws::WsUrl;
 use ringwire_client::{RequestBuffer, Scheme, Url};
 use ringwire_tls::{MaybeTls, TlsConnector};
 use tokio::net::TcpStream;
 
 use crate::request::{line, seconds, RequestArgs, TlsArgs};
-use crate::websocket;
+
 use guard::{Board, Interrupt};
 use pace::Pace;
 use stats::Stats;
@@ -90,9 +91,17 @@ enum Target {
 impl Target {
     fn new(args: &BenchArgs) -> Result<Target, String> {
         if args.url.starts_with("ws://") || args.url.starts_with("wss://") {
-            let url = websocket::parse(&args.url)?;
+            let url =
+                WsUrl::parse(&args.url).map_err(|e| format!("invalid URL {:?}: {e}", args.url))?;
+            let tls = match url.is_tls() {
+                true => {
+                    let config = args.tls.config()?.alpn(&[b"http/1.1"]);
+                    Some(TlsConnector::new(&config).map_err(line)?)
+                }
+                false => None,
+            };
             return Ok(Target::Ws(ws::Target {
-                tls: websocket::connector(&url, &args.tls)?,
+                tls,
                 url,
                 payload: vec![b'x'; args.size],
                 depth: args.pipeline,

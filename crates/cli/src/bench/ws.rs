@@ -1,19 +1,20 @@
 //! WebSocket echo load on one connection: `depth` binary messages queued and
 //! sent as one write, then their echoes read (each checked for its size).
 
-use ringwire_server::ws::{DeflateConfig, Message};
-use ringwire_tls::TlsConnector;
+use ringwire_client::ws::{self as client_ws, DeflateConfig, Message, WsOptions, WsUrl};
+use ringwire_tls::{MaybeTls, TlsConnector};
+use tokio::net::TcpStream;
 
 use super::guard::Board;
 use super::pace::Pace;
 use super::stats::Stats;
 use super::{failed, interrupted, next_batch, End, Socket};
-use crate::websocket;
+use crate::request::line;
 
 /// Where every connection sends what.
 #[derive(Debug)]
 pub(crate) struct Target {
-    pub(crate) url: websocket::Target,
+    pub(crate) url: WsUrl,
     /// Present for `wss://`.
     pub(crate) tls: Option<TlsConnector>,
     /// Every message's payload.
@@ -26,7 +27,19 @@ pub(crate) struct Target {
 
 /// A connection to the target's host, TLS for `wss://`.
 pub(crate) async fn open(target: &Target) -> Result<Socket, String> {
-    websocket::open(&target.url, target.tls.as_ref()).await
+    let origin = target.url.http().origin();
+    let addr = format!("{}:{}", origin.host(), origin.port());
+    let tcp = TcpStream::connect(&addr)
+        .await
+        .map_err(|e| format!("cannot connect to {addr}: {}", line(e)))?;
+    tcp.set_nodelay(true).map_err(line)?;
+    match &target.tls {
+        Some(connector) => {
+            let session = connector.connect(origin.host(), tcp).await.map_err(line)?;
+            Ok(MaybeTls::Tls(Box::new(session)))
+        }
+        None => Ok(MaybeTls::Plain(tcp)),
+    }
 }
 
 /// The handshake, then batches of messages until the run stops or the
@@ -39,13 +52,16 @@ pub(crate) async fn load(
     pace: &mut Pace,
     stats: &mut Stats,
 ) -> End {
-    let deflate = target.deflate.then(DeflateConfig::default);
-    let handshake = websocket::handshake(stream, &target.url, &[], deflate);
+    let options = WsOptions {
+        deflate: target.deflate.then(DeflateConfig::default),
+        ..WsOptions::default()
+    };
+    let handshake = client_ws::handshake(stream, &target.url, &options);
     board.arm(slot);
     let mut socket = match board.guard(slot, handshake).await {
-        Ok(Ok(socket)) => socket,
-        Ok(Err(message)) => {
-            stats.protocol_error(&format!("handshake: {message}"));
+        Ok(Ok((socket, _))) => socket,
+        Ok(Err(e)) => {
+            stats.protocol_error(&format!("handshake: {}", line(e)));
             return End::Again;
         }
         Err(interrupt) => return interrupted(stats, interrupt),

@@ -1,0 +1,152 @@
+//! WebSocket clients (`ws://`, `wss://`, feature `ws`) on this client's connections: TCP, TLS
+//! with the client's settings (roots, verification, the TLS library), then the upgrade, all
+//! within its connect timeout.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), ringwire_client::Error> {
+//! use ringwire_client::tokio::Client;
+//! use ringwire_client::ws::{Message, WsOptions, WsUrl};
+//!
+//! let client = Client::default();
+//! let url = WsUrl::parse("wss://echo.example/chat")?;
+//! let (mut socket, _) = client.websocket(&url, &WsOptions::default()).await?;
+//! socket.send(&Message::Text("hello")).await.map_err(ringwire_client::Error::WebSocket)?;
+//! if let Some(Ok((reply, _))) = socket.recv().await {
+//!     println!("{reply:?}");
+//! }
+//! # Ok(())
+//! # }
+//! ```
+
+use std::sync::Arc;
+
+use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport, AsyncStream};
+use ringwire_io::TransportConfig;
+
+pub use ringwire_ws::handshake::Negotiated;
+pub use ringwire_ws::socket::{SocketError, WebSocket};
+pub use ringwire_ws::{CloseCode, DeflateConfig, Limits, Message};
+
+use crate::tokio::{Client, Socket};
+use crate::url::{Scheme, Url, UrlError};
+use crate::{Error, Phase};
+
+/// A WebSocket on a connection of its own, as [`Client::websocket`] opens it.
+pub type ClientWebSocket = WebSocket<Arc<Socket>>;
+
+/// A `ws://` or `wss://` URL: the host, port and target of the `http://` or `https://` URL of
+/// the same place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WsUrl(Url);
+
+impl WsUrl {
+    /// Parses a `ws://` or `wss://` URL (any fragment is dropped: RFC 6455 allows none).
+    ///
+    /// # Errors
+    ///
+    /// Another scheme, or what [`Url::parse`] refuses.
+    pub fn parse(text: &str) -> Result<WsUrl, UrlError> {
+        let (scheme, rest) = text.split_once("://").ok_or(UrlError::MissingScheme)?;
+        let http = if scheme.eq_ignore_ascii_case("ws") {
+            "http"
+        } else if scheme.eq_ignore_ascii_case("wss") {
+            "https"
+        } else {
+            return Err(UrlError::UnsupportedScheme(scheme.to_owned()));
+        };
+        Url::parse(&format!("{http}://{rest}")).map(WsUrl)
+    }
+
+    /// Whether the connection is TLS (`wss://`).
+    #[must_use]
+    pub fn is_tls(&self) -> bool {
+        self.0.scheme() == Scheme::Https
+    }
+
+    /// The same place as an `http://` or `https://` URL: host, port, target.
+    #[must_use]
+    pub fn http(&self) -> &Url {
+        &self.0
+    }
+}
+
+/// What a WebSocket connection offers and holds.
+#[derive(Debug, Clone)]
+pub struct WsOptions<'a> {
+    /// Subprotocols to offer, most preferred first.
+    pub protocols: &'a [&'a str],
+    /// permessage-deflate to offer (`None`: none).
+    pub deflate: Option<DeflateConfig>,
+    /// Frame and message size limits (`1009` past them).
+    pub limits: Limits,
+    /// The connection's rings. The receive ring must be able to grow to the largest frame
+    /// the limits allow.
+    pub transport: TransportConfig,
+}
+
+impl Default for WsOptions<'_> {
+    /// No subprotocol, permessage-deflate offered, default limits, 64 KiB rings growing to
+    /// 64 MiB.
+    fn default() -> Self {
+        WsOptions {
+            protocols: &[],
+            deflate: Some(DeflateConfig::default()),
+            limits: Limits::default(),
+            transport: TransportConfig::new(64 << 10, 64 << 20),
+        }
+    }
+}
+
+/// The WebSocket upgrade for `url` over `stream`, already connected (and TLS for `wss://`):
+/// the socket and what the server agreed to. For callers that open their streams
+/// themselves; [`Client::websocket`] does both.
+///
+/// # Errors
+///
+/// [`Error::WebSocket`]: the server refused the upgrade or answered it wrongly, or the
+/// connection failed.
+pub async fn handshake<S: AsyncStream + Clone>(
+    stream: S,
+    url: &WsUrl,
+    options: &WsOptions<'_>,
+) -> Result<(WebSocket<S>, Negotiated), Error> {
+    let rx = AsyncRecvTransport::new(options.transport, stream.clone())?;
+    let tx = AsyncSendTransport::new(options.transport, stream)?;
+    WebSocket::connect(
+        rx,
+        tx,
+        url.0.authority(),
+        url.0.target(),
+        options.protocols,
+        options.deflate,
+        options.limits,
+    )
+    .await
+    .map_err(Error::WebSocket)
+}
+
+impl Client {
+    /// Opens a WebSocket: TCP, TLS with this client's settings for `wss://`, then the
+    /// upgrade, all within [`ClientConfig::connect_timeout`](crate::ClientConfig).
+    ///
+    /// # Errors
+    ///
+    /// As a request's connection ([`Error::Connect`], [`Error::Tls`],
+    /// [`Error::Timeout`]), or [`Error::WebSocket`] for the upgrade.
+    pub async fn websocket(
+        &self,
+        url: &WsUrl,
+        options: &WsOptions<'_>,
+    ) -> Result<(ClientWebSocket, Negotiated), Error> {
+        let open = async {
+            let stream = Arc::new(self.dial(url.0.origin(), None).await?);
+            handshake(stream, url, options).await
+        };
+        match self.config.connect_timeout {
+            Some(limit) => ::tokio::time::timeout(limit, open)
+                .await
+                .map_err(|_| Error::Timeout(Phase::Connect))?,
+            None => open.await,
+        }
+    }
+}

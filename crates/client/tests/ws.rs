@@ -1,0 +1,83 @@
+//! `ws://` and `wss://` clients (feature `ws`) against ringwire's server and its echo route:
+//! messages both ways, the closing handshake, and each way the connection can fail.
+
+mod common;
+
+use ringwire_client::tokio::Client;
+use ringwire_client::ws::{CloseCode, Message, WsOptions, WsUrl};
+use ringwire_client::{ClientConfig, Error};
+use ringwire_server::Router;
+
+/// Echoes messages on `/echo`; anything else is a plain 404.
+fn router() -> Router {
+    Router::new().get("/echo", ringwire_server::ws::echo)
+}
+
+async fn echo_and_close(client: &Client, url: &str) {
+    let url = WsUrl::parse(url).unwrap();
+    let (mut socket, negotiated) = client.websocket(&url, &WsOptions::default()).await.unwrap();
+    assert!(
+        negotiated.deflate.is_some(),
+        "the server takes the deflate offer"
+    );
+    let big = "x".repeat(200_000);
+    for message in [
+        Message::Text("over the ring"),
+        Message::Binary(&[0, 1, 2, 255]),
+        Message::Text(&big),
+    ] {
+        socket.send(&message).await.unwrap();
+        let (echo, _) = socket.recv().await.expect("open").expect("echo");
+        assert!(echo == message, "the echo differs");
+    }
+    socket.close(CloseCode::NORMAL, "done").await.unwrap();
+    while let Some(received) = socket.recv().await {
+        assert!(matches!(received.unwrap().0, Message::Close(_)));
+    }
+}
+
+#[tokio::test]
+async fn ws_and_wss_echo_and_close() {
+    let plain = common::ringwire(router());
+    echo_and_close(&Client::default(), &format!("ws://{plain}/echo")).await;
+    let (tls, cert) = common::ringwire_tls(router());
+    let trusted = ringwire_tls::ClientConfig::default().add_root_pem(&cert);
+    let client = Client::with_tls(ClientConfig::default(), trusted);
+    echo_and_close(&client, &format!("wss://localhost:{}/echo", tls.port())).await;
+}
+
+#[tokio::test]
+async fn failures_are_typed() {
+    let (tls, _) = common::ringwire_tls(router());
+    let untrusted = WsUrl::parse(&format!("wss://localhost:{}/echo", tls.port())).unwrap();
+    let err = Client::default()
+        .websocket(&untrusted, &WsOptions::default())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::Tls(_)), "{err}");
+
+    let plain = common::ringwire(router());
+    let refused = WsUrl::parse(&format!("ws://{plain}/nowhere")).unwrap();
+    let err = Client::default()
+        .websocket(&refused, &WsOptions::default())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::WebSocket(_)), "{err}");
+    assert!(err.to_string().contains("404"), "{err}");
+
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let closed = WsUrl::parse(&format!("ws://127.0.0.1:{port}/")).unwrap();
+    let err = Client::default()
+        .websocket(&closed, &WsOptions::default())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::Connect { .. }), "{err}");
+
+    for bad in ["http://host/", "wss//host", "ws://"] {
+        assert!(WsUrl::parse(bad).is_err(), "{bad}");
+    }
+}
