@@ -96,15 +96,14 @@ pub(crate) fn decompress(
     match codec {
         // Block by block into room kept from earlier batches: zeroed once, not per batch.
         Compression::Lz4 => super::lz4::decompress(input, out, limit),
+        // On a per-thread decoder, into the buffer's spare capacity.
         Compression::Snappy => snappy(input, out, limit, &failed),
         // Appended to `out`, emptied first.
         Compression::None => appended(out, limit, |out| {
             out.extend_from_slice(input);
             Ok(())
         }),
-        Compression::Gzip => appended(out, limit, |out| {
-            read(Box::new(flate2::read::MultiGzDecoder::new(input)), out)
-        }),
+        Compression::Gzip => super::gzip::decompress(input, out, limit),
         // The reused context writes into room reserved up front (capacity, not pages).
         Compression::Zstd => appended(out, limit, |out| {
             if out.try_reserve(max).is_ok() {

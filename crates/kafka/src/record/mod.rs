@@ -11,6 +11,7 @@
 mod batch;
 mod compression;
 mod encode;
+mod gzip;
 mod lz4;
 mod records;
 mod walk;
