@@ -2,8 +2,9 @@
 //! page, which echoes text and binary messages from 0 B to 4 MiB through
 //! `/ws/echo` with permessage-deflate, then reports by fetching
 //! `/hello?selftest=...`; the test reads the verdict from the access log.
-//! Over `http://` and `ws://`, and over `https://` and `wss://` with the
-//! server's `--self-signed` certificate trusted by the browser for the test.
+//! Over `http://` and `ws://`, and over `https://` and `wss://` with a
+//! certificate from a CA made for the test and trusted in the browser's own
+//! certificate store.
 
 use std::io::{BufRead as _, BufReader};
 use std::process::{Command, Stdio};
@@ -36,55 +37,93 @@ fn chromium() -> &'static str {
 
 #[test]
 fn a_browser_echoes_messages_up_to_4_mib_with_compression() {
-    let verdict = echo_in_browser(&[], |_| Vec::new());
+    let verdict = echo_in_browser(&[], None);
     assert!(verdict.contains("selftest=pass"), "{verdict}");
     assert!(verdict.contains("permessage-deflate"), "{verdict}");
 }
 
+/// Over `wss://` with a certificate signed by a CA made for the test and trusted by the
+/// browser's own store (an NSS database in the profile's `HOME`): no certificate exceptions.
 #[test]
-fn a_browser_echoes_over_wss_with_a_trusted_certificate() {
-    let verdict = echo_in_browser(&["--self-signed"], |banner| {
-        // Chromium trusts a certificate whose public key hashes to one on
-        // this list: the one the server made up at start.
-        let cert = banner
-            .iter()
-            .find_map(|line| line.split_once("self-signed certificate for localhost: "))
-            .map(|(_, path)| path.to_owned())
-            .expect("the certificate's path in the banner");
-        vec![format!(
-            "--ignore-certificate-errors-spki-list={}",
-            spki_hash(&cert)
-        )]
-    });
-    assert!(verdict.contains("selftest=pass"), "{verdict}");
-    assert!(verdict.contains("permessage-deflate"), "{verdict}");
-}
-
-/// base64(SHA-256(SubjectPublicKeyInfo)) of the certificate in `pem`, as
-/// Chromium's SPKI list wants it (with the openssl command).
-fn spki_hash(pem: &str) -> String {
-    let script = format!(
-        "openssl x509 -in '{pem}' -pubkey -noout | openssl pkey -pubin -outform der \
-         | openssl dgst -sha256 -binary | base64"
-    );
-    let out = Command::new("sh")
-        .args(["-c", &script])
+fn a_browser_echoes_over_wss_trusting_a_generated_ca() {
+    let dir = std::env::temp_dir().join(format!("ringwire-ca-{}", std::process::id()));
+    let home = dir.join("home");
+    std::fs::create_dir_all(home.join(".pki/nssdb")).expect("mkdir");
+    // A CA, and a leaf for localhost signed by it (the openssl command).
+    let made = Command::new("sh")
+        .arg("-c")
+        .arg(
+            "set -e
+            openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+                -keyout ca.key -out ca.pem -days 2 -subj /CN=ringwire-test-ca \
+                -addext basicConstraints=critical,CA:TRUE \
+                -addext keyUsage=critical,keyCertSign,cRLSign
+            openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+                -keyout leaf.key -out leaf.csr -subj /CN=localhost
+            printf 'subjectAltName=DNS:localhost\\nextendedKeyUsage=serverAuth\\n' > leaf.ext
+            openssl x509 -req -in leaf.csr -CA ca.pem -CAkey ca.key -CAcreateserial \
+                -out leaf.pem -days 2 -extfile leaf.ext",
+        )
+        .current_dir(&dir)
         .output()
         .expect("run openssl");
-    assert!(out.status.success(), "openssl failed");
-    String::from_utf8(out.stdout)
-        .expect("base64")
-        .trim()
-        .to_owned()
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let db = format!("sql:{}", home.join(".pki/nssdb").display());
+    let ca = dir.join("ca.pem").display().to_string();
+    certutil(&["-d", &db, "-N", "--empty-password"]);
+    certutil(&[
+        "-d",
+        &db,
+        "-A",
+        "-t",
+        "C,,",
+        "-n",
+        "ringwire-test-ca",
+        "-i",
+        &ca,
+    ]);
+
+    let (cert, key) = (dir.join("leaf.pem"), dir.join("leaf.key"));
+    let serve_args = [
+        "--tls-cert",
+        cert.to_str().expect("path"),
+        "--tls-key",
+        key.to_str().expect("path"),
+    ];
+    let verdict = echo_in_browser(&serve_args, Some(&home));
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(verdict.contains("selftest=pass"), "{verdict}");
+    assert!(verdict.contains("permessage-deflate"), "{verdict}");
 }
 
-/// Runs `ringwire serve` with `serve_args`, points Chromium (with the
-/// flags `browser_args` derives from the server's banner lines) at the
-/// self-test page, and returns the verdict line from the access log.
-fn echo_in_browser(
-    serve_args: &[&str],
-    browser_args: impl FnOnce(&[String]) -> Vec<String>,
-) -> String {
+/// Runs NSS's `certutil` (Debian's `libnss3-tools`, installed when missing).
+fn certutil(args: &[&str]) {
+    let found = || Command::new("certutil").arg("-H").output().is_ok();
+    if !found() {
+        let _ = Command::new("apt-get")
+            .args(["install", "-y", "-qq", "libnss3-tools"])
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .status();
+    }
+    let out = Command::new("certutil")
+        .args(args)
+        .output()
+        .expect("certutil is needed: apt-get install libnss3-tools");
+    assert!(
+        out.status.success(),
+        "certutil {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Runs `ringwire serve` with `serve_args`, points Chromium (with `HOME`
+/// at `home`, whose NSS database it trusts, when given) at the self-test
+/// page, and returns the verdict line from the access log.
+fn echo_in_browser(serve_args: &[&str], home: Option<&std::path::Path>) -> String {
     let browser = chromium();
     let mut server = Command::new(BIN)
         .args(["serve", "--addr", "127.0.0.1:0", "--log"])
@@ -112,13 +151,16 @@ fn echo_in_browser(
             break at.replace("127.0.0.1", "localhost");
         }
     };
-    let extra = browser_args(&banner);
     let profile = std::env::temp_dir().join(format!(
         "ringwire-chromium-{}-{}",
         std::process::id(),
         serve_args.len()
     ));
-    let mut chrome = Command::new(browser)
+    let mut chrome = Command::new(browser);
+    if let Some(home) = home {
+        chrome.env("HOME", home);
+    }
+    let mut chrome = chrome
         .args([
             "--headless",
             "--no-sandbox",
@@ -130,7 +172,6 @@ fn echo_in_browser(
             "--disable-sync",
             &format!("--user-data-dir={}", profile.display()),
         ])
-        .args(&extra)
         .arg(format!("{url}ws.html?selftest"))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
