@@ -157,6 +157,17 @@ fn encode(records: &[NewRecord<'_>], compression: Compression) -> Vec<u8> {
     out
 }
 
+/// An uncompressed batch of one record holding `value`, stamped now.
+pub(crate) fn one_record(value: &[u8]) -> Vec<u8> {
+    let record = NewRecord {
+        timestamp: now_ms(),
+        key: None,
+        value: Some(value),
+        headers: &[],
+    };
+    encode(&[record], Compression::None)
+}
+
 /// Re-encodes `owned` (offsets ignored) with `compression`.
 fn encode_owned(owned: &[Owned], compression: Compression) -> Vec<u8> {
     let header_sets: Vec<Vec<Header<'_>>> = owned
@@ -692,15 +703,16 @@ fn kcat_produces_ringwire_consumes(bootstrap: &str) {
     }
 }
 
+/// A new one-partition topic taking batches of up to 16 MiB.
+fn big_topic(conn: &mut Connection, prefix: &str) -> String {
+    let topic = unique(prefix);
+    create(conn, &topic, 1, &[("max.message.bytes", Some("16777216"))]);
+    topic
+}
+
 fn ten_megabyte_batch_round_trips(bootstrap: &str) {
     let mut conn = connect(bootstrap);
-    let topic = unique("ten-mb");
-    create(
-        &mut conn,
-        &topic,
-        1,
-        &[("max.message.bytes", Some("16777216"))],
-    );
+    let topic = big_topic(&mut conn, "ten-mb");
     // 10 MiB over 640 records of 16 KiB, each value distinct so a misplaced byte shows.
     let values: Vec<Vec<u8>> = (0..640u32)
         .map(|i| (0..16 * 1024u32).map(|j| (i * 31 + j) as u8).collect())
@@ -735,13 +747,7 @@ fn ten_megabyte_batch_round_trips(bootstrap: &str) {
 fn ten_megabyte_batches_to_and_from_kcat(bootstrap: &str) {
     kcat();
     let mut conn = connect(bootstrap);
-    let topic = unique("ten-mb-kcat");
-    create(
-        &mut conn,
-        &topic,
-        1,
-        &[("max.message.bytes", Some("16777216"))],
-    );
+    let topic = big_topic(&mut conn, "ten-mb-kcat");
     // Letters only, each value distinct, so kcat's line-per-record input can carry them.
     let values: Vec<Vec<u8>> = (0..640u32)
         .map(|i| {
@@ -829,15 +835,6 @@ fn ten_megabyte_batches_to_and_from_kcat(bootstrap: &str) {
 fn one_shot_calls_dropped_midway(bootstrap: &str) {
     let topic = unique("dropped");
     create(&mut connect(bootstrap), &topic, 1, &[]);
-    let batch = |value: &[u8]| {
-        let record = NewRecord {
-            timestamp: now_ms(),
-            key: None,
-            value: Some(value),
-            headers: &[],
-        };
-        encode(&[record], Compression::None)
-    };
     runtime().block_on(async {
         let config = ClientConfig::default();
         let mut conn = ringwire_kafka_client::Connection::connect(bootstrap, &config)
@@ -847,10 +844,12 @@ fn one_shot_calls_dropped_midway(bootstrap: &str) {
         assert!(poll_once(conn.produce(
             &topic,
             0,
-            &batch(b"first"),
+            &one_record(b"first"),
             Acks::All
         )));
-        let second = conn.produce(&topic, 0, &batch(b"second"), Acks::All).await;
+        let second = conn
+            .produce(&topic, 0, &one_record(b"second"), Acks::All)
+            .await;
         assert_eq!(second.unwrap(), Some(1), "the second gets its own answer");
         assert_eq!(conn.list_offset(&topic, 0, LATEST).await.unwrap(), 2);
 
@@ -881,13 +880,7 @@ fn waits_for_no_answer_fail_at_once(bootstrap: &str) {
 
     let topic = unique("unanswered");
     create(&mut connect(bootstrap), &topic, 1, &[]);
-    let record = NewRecord {
-        timestamp: now_ms(),
-        key: None,
-        value: Some(b"unanswered"),
-        headers: &[],
-    };
-    let batch = encode(&[record], Compression::None);
+    let batch = one_record(b"unanswered");
     let partitions = [ProducePartition {
         index: 0,
         records: &batch,

@@ -5,12 +5,11 @@ use std::time::{Duration, Instant};
 
 use ringwire_kafka::api::list_offsets::LATEST;
 use ringwire_kafka::api::produce::Acks;
-use ringwire_kafka::record::{Compression, NewRecord};
 use ringwire_kafka_client::{
     ClientConfig, ClientError, Connection, Consumer, ConsumerConfig, Start,
 };
 
-use super::{broker_in, connect, create, encode, now_ms, runtime, unique, PrivateBroker};
+use super::{broker_in, connect, create, one_record, runtime, unique, PrivateBroker};
 
 /// Stops a process with SIGSTOP; continues it when dropped, however the test ends.
 struct Paused(String);
@@ -45,15 +44,6 @@ pub(crate) fn a_paused_broker_times_out_every_wait(_shared: &str) {
     let pid = std::fs::read_to_string(private.0.join("pid")).expect("the broker's pid");
     let topic = unique("paused");
     create(&mut connect(&addr), &topic, 1, &[]);
-    let batch = |value: &[u8]| {
-        let record = NewRecord {
-            timestamp: now_ms(),
-            key: None,
-            value: Some(value),
-            headers: &[],
-        };
-        encode(&[record], Compression::None)
-    };
     let client = ClientConfig {
         connect_timeout: Duration::from_secs(1),
         request_timeout: Duration::from_secs(1),
@@ -64,7 +54,7 @@ pub(crate) fn a_paused_broker_times_out_every_wait(_shared: &str) {
     runtime()
         .block_on(bounded(async {
             let mut conn = Connection::connect(&addr, &client).await.unwrap();
-            conn.produce(&topic, 0, &batch(b"before"), Acks::All)
+            conn.produce(&topic, 0, &one_record(b"before"), Acks::All)
                 .await
                 .unwrap();
             let config = ConsumerConfig {
@@ -100,7 +90,7 @@ pub(crate) fn a_paused_broker_times_out_every_wait(_shared: &str) {
             drop(paused);
 
             let mut conn = Connection::connect(&addr, &client).await.unwrap();
-            conn.produce(&topic, 0, &batch(b"after"), Acks::All)
+            conn.produce(&topic, 0, &one_record(b"after"), Acks::All)
                 .await
                 .unwrap();
             let deadline = Instant::now() + Duration::from_secs(30);

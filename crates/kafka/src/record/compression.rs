@@ -4,7 +4,7 @@ use std::cell::RefCell;
 use std::fmt;
 use std::io::{Read, Write};
 
-use ringwire_wire::Limit;
+use ringwire_wire::{Limit, LimitExceeded};
 
 use crate::{DecodeError, EncodeError};
 
@@ -107,10 +107,10 @@ pub(crate) fn decompress(
         // The reused context writes into room reserved up front (capacity, not pages).
         Compression::Zstd => appended(out, limit, |out| {
             if out.try_reserve(max).is_ok() {
-                return zstd_frames(input, out, max).map_err(|e| match limit.check(max + 1) {
+                return zstd_frames(input, out, max).map_err(|e| match e.to_string() {
                     // More output than the bound allows: that is the limit's error.
-                    Err(over) if e.to_string() == DST_TOO_SMALL => over.into(),
-                    _ => failed(e.to_string()),
+                    text if text == DST_TOO_SMALL => past(limit),
+                    text => failed(text),
                 });
             }
             // A bound too large to reserve (a caller's "unlimited"): a fresh streaming decoder.
@@ -122,6 +122,17 @@ pub(crate) fn decompress(
             read(Box::new(decoder), out)
         }),
     }
+}
+
+/// The error for output that would run past `limit`: one byte past it is as far as a
+/// decoder goes to know.
+pub(super) fn past(limit: Limit) -> DecodeError {
+    LimitExceeded {
+        name: limit.name,
+        len: limit.max.saturating_add(1),
+        max: limit.max,
+    }
+    .into()
 }
 
 /// Empties `out`, lets `fill` append to it, and checks what it appended against `limit`.
@@ -274,6 +285,30 @@ pub(crate) fn compress(
         }
     }
     Ok(())
+}
+
+/// For the decoders' tests: `decode` on `input` cut short anywhere is an error, and on
+/// `input` with any one byte corrupted is an error or (where no check covers that byte)
+/// what the codec's reference decoder, `reference`, makes of it. Never a panic.
+#[cfg(test)]
+pub(super) fn assert_fails_cleanly(
+    input: &[u8],
+    mut decode: impl FnMut(&[u8], &mut Vec<u8>) -> Result<usize, DecodeError>,
+    reference: impl Fn(&[u8]) -> Vec<u8>,
+) {
+    let mut out = Vec::new();
+    for cut in 1..input.len() {
+        assert!(decode(&input[..cut], &mut out).is_err(), "cut at {cut}");
+    }
+    for at in 0..input.len() {
+        for flip in [0x01, 0x80, 0xff] {
+            let mut bad = input.to_vec();
+            bad[at] ^= flip;
+            if let Ok(len) = decode(&bad, &mut out) {
+                assert_eq!(out[..len], reference(&bad), "byte {at} ^ {flip:#x}");
+            }
+        }
+    }
 }
 
 #[cfg(test)]
