@@ -79,14 +79,16 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
 
     let mut buffer = RequestBuffer::new().map_err(line)?;
     let request = args.request.encode(&mut buffer, &url, &body)?;
-    if args.verbose {
-        let (head, _) = buffer.bytes(&request).map_err(line)?;
-        print_head("> ", head);
-    }
-    let mut response = client.send(&mut buffer, &request).map_err(line)?;
-    if args.verbose {
-        print_response_head(&response);
-    }
+    // With -v, every hop of a redirect chain: each request head, then its answer's.
+    let trace = |head: &[u8], response: &Response<'_>| {
+        if args.verbose {
+            print_head("> ", head);
+            print_response_head(response);
+        }
+    };
+    let mut response = client
+        .send_traced(&mut buffer, &request, trace)
+        .map_err(line)?;
     let status = response.status();
     if args.fail && status >= 400 {
         let reason = response

@@ -137,6 +137,24 @@ fn redirects_and_http_errors() {
         "{}",
         text(&out.stdout)
     );
+    // -v shows every hop: the redirect's exchange, then the one it led to.
+    let out = get(&["-v", "-L", &redirect]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let hops: Vec<&str> = text(&out.stderr)
+        .lines()
+        .filter(|l| l.starts_with("> GET ") || l.starts_with("< HTTP/"))
+        .collect();
+    assert_eq!(
+        hops,
+        [
+            "> GET /redirect HTTP/1.1",
+            "< HTTP/1.1 302 Found",
+            "> GET /echo HTTP/1.1",
+            "< HTTP/1.1 200 OK"
+        ],
+        "{}",
+        text(&out.stderr)
+    );
 
     let missing = format!("http://{}/missing", server.addr);
     let out = get(&[&missing]);

@@ -77,16 +77,32 @@ impl Client {
         buffer: &mut RequestBuffer,
         request: &Request<'_>,
     ) -> Result<Response<'_>, Error> {
+        self.send_traced(buffer, request, |_, _| {})
+    }
+
+    /// [`send`](Self::send), handing `trace` each request head sent and the response it
+    /// got, every hop of a redirect chain and the last, as `curl -v` shows the exchange.
+    ///
+    /// # Errors
+    ///
+    /// See [`Error`].
+    pub fn send_traced(
+        &self,
+        buffer: &mut RequestBuffer,
+        request: &Request<'_>,
+        mut trace: impl FnMut(&[u8], &Response<'_>),
+    ) -> Result<Response<'_>, Error> {
         let deadline = self.config.request_timeout.map(|t| Instant::now() + t);
         let mut hop: Option<Hop> = None;
         let mut hops = 0;
         loop {
             let current = hop.as_ref().map_or(*request, |h| h.request(request));
             let response = self.exchange(buffer, &current, deadline)?;
+            let (head, body) = buffer.bytes(&current)?;
+            trace(head, &response);
             if self.config.max_redirects == 0 {
                 return Ok(response);
             }
-            let (head, body) = buffer.bytes(&current)?;
             let location = response.header("location");
             let Some(next) = Hop::after(&current, head, body.len(), response.status(), location)?
             else {
