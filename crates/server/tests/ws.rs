@@ -260,6 +260,55 @@ fn the_blocking_client_socket_with_compression() {
     }
 }
 
+/// The blocking client socket over TLS (`BlockingTlsStream::split` gives the receive and
+/// send transports their halves) against the server's WSS: echoes, then the closing
+/// handshake, ended with `close_notify` both ways.
+#[test]
+fn the_blocking_client_socket_over_wss() {
+    use ringwire_io::{RecvTransport, SendTransport, TransportConfig};
+    use ringwire_server::ws::{CloseCode, Limits, Message};
+    use ringwire_ws::blocking::WebSocket;
+
+    let (cert, key) = ringwire_tls::self_signed(&["localhost"]).expect("certificate");
+    let config = ringwire_tls::ServerConfig::from_pem(&cert, &key)
+        .expect("PEM")
+        .alpn(&[b"http/1.1"]);
+    let acceptor = ringwire_tls::TlsAcceptor::new(&config).expect("acceptor");
+    let addr = common::start_tls(
+        ServerConfig::default(),
+        Router::new().get("/ws/echo", ws::echo),
+        acceptor,
+    );
+    let client = ringwire_tls::ClientConfig::default()
+        .add_root_pem(&cert)
+        .alpn(&[b"http/1.1"]);
+    let connector = ringwire_tls::TlsConnector::new(&client).expect("connector");
+    let tcp = std::net::TcpStream::connect(addr).expect("connect");
+    let tls = connector.connect_blocking("localhost", tcp).expect("TLS");
+    let (read, write) = tls.split();
+    let config = TransportConfig::new(64 << 10, 32 << 20);
+    let (mut socket, _) = WebSocket::connect(
+        RecvTransport::new(config, read).expect("ring"),
+        SendTransport::new(config, write).expect("ring"),
+        "localhost",
+        "/ws/echo",
+        &[],
+        None,
+        Limits::default(),
+    )
+    .expect("handshake");
+    let big = vec![7u8; 1 << 20];
+    for message in [Message::Text("over TLS"), Message::Binary(&big)] {
+        socket.send(&message).expect("send");
+        let (echoed, _) = socket.recv().expect("open").expect("echo");
+        assert!(echoed == message, "the echo differs");
+    }
+    socket.close(CloseCode::NORMAL, "done").expect("close");
+    while let Some(received) = socket.recv() {
+        received.expect("closing handshake");
+    }
+}
+
 /// Queued messages: the client queues a thousand without flushing, then reads; `recv` sends
 /// the queue before it waits, the server's echo queues its answers the same way, and every
 /// echo comes back in order. (Without the flush before waiting both ends would wait forever;

@@ -1,7 +1,11 @@
 //! TLS over a blocking `Read + Write` stream: the same sessions, for the
 //! blocking transports and clients.
 
+use std::cell::RefCell;
 use std::io::{self, Read, Write};
+use std::rc::Rc;
+
+use ringwire_io::ShutdownWrite;
 
 use crate::session::{Plain, Session};
 use crate::wire::Wire;
@@ -84,6 +88,55 @@ impl<S: Read + Write> BlockingTlsStream<S> {
     pub fn close(&mut self) -> io::Result<()> {
         self.session.close()?;
         send(&mut self.io, self.session.wire())
+    }
+}
+
+impl<S: Read + Write> BlockingTlsStream<S> {
+    /// Two handles on this session for one thread, one for reading and one for writing, as
+    /// a receive and a send transport each take their own stream (a blocking WebSocket's,
+    /// say). Not `Send`: a read that waits for the peer holds the session.
+    pub fn split(self) -> (TlsHalf<S>, TlsHalf<S>) {
+        let shared = Rc::new(RefCell::new(self));
+        (TlsHalf(Rc::clone(&shared)), TlsHalf(shared))
+    }
+}
+
+/// One of the two handles [`BlockingTlsStream::split`] makes: reads and writes go to the
+/// shared session.
+pub struct TlsHalf<S>(Rc<RefCell<BlockingTlsStream<S>>>);
+
+impl<S> std::fmt::Debug for TlsHalf<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TlsHalf")
+    }
+}
+
+impl<S: Read + Write> Read for TlsHalf<S> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.borrow_mut().read(buf)
+    }
+}
+
+impl<S: Read + Write> Write for TlsHalf<S> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.borrow_mut().write(buf)
+    }
+
+    fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        self.0.borrow_mut().write_vectored(bufs)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.borrow_mut().flush()
+    }
+}
+
+impl<S: Read + Write + ShutdownWrite> ShutdownWrite for TlsHalf<S> {
+    /// `close_notify`, then the stream's own half-close.
+    fn shutdown_write(&mut self) -> io::Result<()> {
+        let mut stream = self.0.borrow_mut();
+        stream.close()?;
+        stream.io.shutdown_write()
     }
 }
 

@@ -36,7 +36,7 @@ mod session;
 mod stream;
 mod wire;
 
-pub use blocking::BlockingTlsStream;
+pub use blocking::{BlockingTlsStream, TlsHalf};
 pub use config::{self_signed, Backend, ClientConfig, ServerConfig, Version};
 pub use error::TlsError;
 pub use maybe::MaybeTls;

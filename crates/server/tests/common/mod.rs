@@ -23,9 +23,29 @@ pub fn raise_open_files_limit() -> u64 {
 }
 
 /// Starts `handler` on 127.0.0.1:0 in a runtime on a background thread.
-pub fn start<H: Handler>(mut config: ServerConfig, handler: H) -> SocketAddr {
+pub fn start<H: Handler>(config: ServerConfig, handler: H) -> SocketAddr {
+    serve(config, handler, None)
+}
+
+/// [`start`], serving HTTPS (and WSS) through `acceptor`.
+pub fn start_tls<H: Handler>(
+    config: ServerConfig,
+    handler: H,
+    acceptor: ringwire_tls::TlsAcceptor,
+) -> SocketAddr {
+    serve(config, handler, Some(acceptor))
+}
+
+fn serve<H: Handler>(
+    mut config: ServerConfig,
+    handler: H,
+    tls: Option<ringwire_tls::TlsAcceptor>,
+) -> SocketAddr {
     config.addr = "127.0.0.1:0".parse().expect("addr");
-    let server = Server::bind(config).expect("bind");
+    let mut server = Server::bind(config).expect("bind");
+    if let Some(acceptor) = tls {
+        server = server.with_tls(acceptor);
+    }
     let addr = server.local_addr();
     thread::spawn(move || {
         let runtime = tokio::runtime::Builder::new_multi_thread()
