@@ -338,7 +338,10 @@ async fn requests<H: Handler>(
                             Some(filled) => filled,
                             None if timer.phase() != Phase::Warm => return Ok(Close::Idle),
                             None => tokio::select! {
-                                filled = rx.fill(at_least) => filled?,
+                                filled = rx.fill(at_least) => match filled {
+                                    Ok(n) => n,
+                                    Err(e) => return refused(tx, e, HEAD_TOO_LARGE).await,
+                                },
                                 () = timer.over() => {
                                     timer.enter(Phase::Idle);
                                     return Ok(Close::Idle);
@@ -347,7 +350,10 @@ async fn requests<H: Handler>(
                         }
                     } else {
                         tokio::select! {
-                            filled = rx.fill(at_least) => filled?,
+                            filled = rx.fill(at_least) => match filled {
+                                Ok(n) => n,
+                                Err(e) => return refused(tx, e, HEAD_TOO_LARGE).await,
+                            },
                             _ = timer.expired() => return fail(tx, 408, "Request Timeout").await,
                         }
                     };
@@ -552,11 +558,38 @@ async fn more_body(
             Ok(Ok(()))
         }
         Ok(None) => Ok(Err(Stop::Status(408, "Request Timeout"))),
-        // The ring cannot grow far enough for this body...
-        Err(e) if e.is_too_large() => Ok(Err(Stop::Status(413, "Content Too Large"))),
-        // ...or the system refused it the memory: not the client's fault.
-        Err(TransportError::Ring(_)) => Ok(Err(Stop::Status(503, "Service Unavailable"))),
-        Err(e) => Err(e),
+        Err(e) => match ring_refusal(&e, BODY_TOO_LARGE) {
+            Some(status) => Ok(Err(Stop::Status(status.0, status.1))),
+            None => Err(e),
+        },
+    }
+}
+
+/// The answers to a receive ring that cannot take what a request needs.
+const HEAD_TOO_LARGE: (u16, &str) = (431, "Request Header Fields Too Large");
+const BODY_TOO_LARGE: (u16, &str) = (413, "Content Too Large");
+
+/// The status for a receive that failed because the ring could not take it: `too_large`
+/// past its bound, 503 when the system refused it the memory (not the client's fault).
+/// `None`: the connection itself failed.
+fn ring_refusal(e: &TransportError, too_large: (u16, &'static str)) -> Option<(u16, &'static str)> {
+    match e {
+        e if e.is_too_large() => Some(too_large),
+        TransportError::Ring(_) => Some((503, "Service Unavailable")),
+        _ => None,
+    }
+}
+
+/// Answers a receive the ring refused ([`ring_refusal`]) and closes, or passes a
+/// connection failure on.
+async fn refused(
+    tx: &mut Tx<'_>,
+    e: TransportError,
+    too_large: (u16, &'static str),
+) -> Result<Close, TransportError> {
+    match ring_refusal(&e, too_large) {
+        Some((status, reason)) => fail(tx, status, reason).await,
+        None => Err(e),
     }
 }
 

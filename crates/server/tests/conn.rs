@@ -335,3 +335,21 @@ fn a_body_in_one_byte_chunks_fits_where_its_framing_would_not() {
         &out[out.len() - 100..]
     );
 }
+
+/// A head the receive ring cannot hold (its bound set below the head limit) is answered 431
+/// and closed, not dropped silently.
+#[test]
+fn a_head_past_the_receive_ring_bound_is_a_431() {
+    let mut config = ServerConfig::default();
+    config.limits.max_head_len = 256 << 10;
+    config.transport.rx = config.transport.rx.max_capacity(32 << 10);
+    let addr = start(config, Echo);
+    let mut request = b"GET / HTTP/1.1\r\nHost: a\r\n".to_vec();
+    // 48 KiB in 50 fields: within the head's limits, past the ring's 32 KiB.
+    for i in 0..50 {
+        request.extend_from_slice(format!("x-field-{i}: {}\r\n", "v".repeat(1000)).as_bytes());
+    }
+    request.extend_from_slice(b"\r\n");
+    let out = raw(addr, &request);
+    assert_eq!(statuses(&out), [431], "{out}");
+}
