@@ -1,8 +1,11 @@
 //! Body decoding: every framing, valid and not, fed whole and split at every
-//! byte, must decode the same.
+//! byte, from a growing buffer and through the ring, must decode the same.
+
+mod support;
 
 use proptest::prelude::*;
 use ringwire_http1::{BodyDecoder, BodyKind, Decoded, Error, Limits};
+use ringwire_io::{Chunks, RecvTransport, TransportConfig};
 
 /// Everything a decoder made of one input.
 #[derive(Debug, PartialEq)]
@@ -79,8 +82,51 @@ fn feed(kind: BodyKind, limits: &Limits, input: &[u8], pieces: &[usize]) -> Outc
     out
 }
 
-/// Decodes `input` whole, split in two at every byte, and byte by byte;
-/// every way must give the same outcome.
+/// Receives `chunks` into a ring (the transport a server or client reads
+/// bodies from) and decodes in place, consuming what each call took.
+fn feed_ring(kind: BodyKind, limits: &Limits, chunks: Chunks) -> Outcome {
+    let mut decoder = BodyDecoder::new(kind, limits);
+    let mut rx = RecvTransport::new(TransportConfig::new(4096, 1 << 20), chunks).expect("ring");
+    let mut out = Outcome {
+        data: Vec::new(),
+        trailers: Vec::new(),
+        end: Ok(Vec::new()),
+    };
+    loop {
+        match decoder.decode(rx.data()) {
+            Err(e) => {
+                out.end = Err(e);
+                return out;
+            }
+            Ok(Decoded::Data { data, consumed }) => {
+                out.data.extend_from_slice(data);
+                rx.consume(consumed);
+            }
+            Ok(Decoded::Partial { consumed }) => {
+                rx.consume(consumed);
+                if rx.fill(rx.data().len() + 1).expect("fixture") == 0 {
+                    out.end = decoder.finish_eof().map(|()| rx.data().to_vec());
+                    return out;
+                }
+            }
+            Ok(Decoded::Done { consumed, trailers }) => {
+                out.trailers = trailers
+                    .iter()
+                    .map(|h| (h.name.to_string(), h.value.to_vec()))
+                    .collect();
+                rx.consume(consumed);
+                // What follows the body, as it arrives.
+                while rx.fill(rx.data().len() + 1).expect("fixture") > 0 {}
+                out.end = Ok(rx.data().to_vec());
+                return out;
+            }
+        }
+    }
+}
+
+/// Decodes `input` whole, split in two at every byte, and byte by byte,
+/// from a growing buffer and through the ring; every way must give the
+/// same outcome.
 fn decode(kind: BodyKind, limits: &Limits, input: &[u8]) -> Outcome {
     let whole = feed(kind, limits, input, &[]);
     for at in 0..=input.len() {
@@ -88,6 +134,9 @@ fn decode(kind: BodyKind, limits: &Limits, input: &[u8]) -> Outcome {
     }
     let bytes = vec![1; input.len()];
     assert_eq!(feed(kind, limits, input, &bytes), whole, "byte by byte");
+    for (how, chunks) in support::deliveries(input) {
+        assert_eq!(feed_ring(kind, limits, chunks), whole, "ring, {how}");
+    }
     whole
 }
 
