@@ -21,7 +21,7 @@ use crate::{ClientConfig, Error, Phase, Request, RequestBuffer, Url};
 /// across threads.
 #[derive(Debug)]
 pub struct Client {
-    config: ClientConfig,
+    pub(crate) config: ClientConfig,
     pool: Pool<Connection>,
     tls: Tls,
 }
@@ -150,14 +150,27 @@ impl Client {
     }
 
     fn connect(&self, origin: &Origin, deadline: Option<Instant>) -> Result<Connection, Error> {
-        let authority = || format!("{}:{}", origin.host(), origin.port());
-        let failed = |source| Error::Connect {
-            authority: authority(),
-            source,
-        };
         let timeout = match (self.config.connect_timeout, deadline) {
             (limit, None) => limit,
             (limit, Some(d)) => Some(remaining(d)?.min(limit.unwrap_or(Duration::MAX))),
+        };
+        let stream = self.dial(origin, timeout)?;
+        let ring = Ring::new(self.config.rx)?;
+        Ok(Connection {
+            rx: RecvTransport::with_ring(ring, stream),
+            parser: ResponseParser::new(self.config.limits),
+            origin: origin.clone(),
+            // The handshake left the connect timeout on the socket.
+            timed: origin.scheme() == Scheme::Https,
+        })
+    }
+
+    /// A stream to `origin`: TCP, then TLS for `https://` (leaving `timeout` on the
+    /// socket), connecting within `timeout`.
+    pub(crate) fn dial(&self, origin: &Origin, timeout: Option<Duration>) -> Result<Stream, Error> {
+        let failed = |source| Error::Connect {
+            authority: format!("{}:{}", origin.host(), origin.port()),
+            source,
         };
         let mut last = io::Error::from(io::ErrorKind::AddrNotAvailable);
         for addr in (origin.host(), origin.port())
@@ -171,18 +184,10 @@ impl Client {
             match connected {
                 Ok(stream) => {
                     stream.set_nodelay(true).map_err(failed)?;
-                    let stream = match origin.scheme() {
-                        Scheme::Http => Stream::Tcp(stream),
-                        Scheme::Https => self.handshake(origin, stream, timeout)?,
+                    return match origin.scheme() {
+                        Scheme::Http => Ok(Stream::Tcp(stream)),
+                        Scheme::Https => self.handshake(origin, stream, timeout),
                     };
-                    let ring = Ring::new(self.config.rx)?;
-                    return Ok(Connection {
-                        rx: RecvTransport::with_ring(ring, stream),
-                        parser: ResponseParser::new(self.config.limits),
-                        origin: origin.clone(),
-                        // The handshake left the connect timeout on the socket.
-                        timed: origin.scheme() == Scheme::Https,
-                    });
                 }
                 Err(e) if e.kind() == io::ErrorKind::TimedOut => {
                     return Err(Error::Timeout(Phase::Connect))

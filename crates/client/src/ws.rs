@@ -1,6 +1,7 @@
 //! WebSocket clients (`ws://`, `wss://`, feature `ws`) on this client's connections: TCP, TLS
 //! with the client's settings (roots, verification, the TLS library), then the upgrade, all
-//! within its connect timeout.
+//! within its connect timeout; from the tokio client ([`Client::websocket`]) or the blocking one
+//! ([`blocking::Client::websocket`]).
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), ringwire_client::Error> {
@@ -18,18 +19,22 @@
 //! # }
 //! ```
 
+use std::io::{self, IoSlice, Read, Write};
+use std::net::TcpStream;
 use std::sync::Arc;
 
 use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport, AsyncStream};
-use ringwire_io::TransportConfig;
+use ringwire_io::{RecvTransport, SendTransport, ShutdownWrite, TransportConfig};
+use ringwire_tls::TlsHalf;
 
 pub use ringwire_ws::handshake::Negotiated;
 pub use ringwire_ws::socket::{SocketError, WebSocket};
 pub use ringwire_ws::{CloseCode, DeflateConfig, Limits, Message};
 
+use crate::stream::Stream;
 use crate::tokio::{Client, Socket};
 use crate::url::{Scheme, Url, UrlError};
-use crate::{Error, Phase};
+use crate::{blocking, Error, Phase};
 
 /// A WebSocket on a connection of its own, as [`Client::websocket`] opens it.
 pub type ClientWebSocket = WebSocket<Arc<Socket>>;
@@ -149,4 +154,114 @@ impl Client {
             None => open.await,
         }
     }
+}
+
+/// A blocking WebSocket on a connection of its own, as
+/// [`blocking::Client::websocket`] opens it. Not `Send` over TLS: both halves share one session.
+pub type BlockingWebSocket = ringwire_ws::blocking::WebSocket<BlockingHalf, BlockingHalf>;
+
+/// One direction of a blocking WebSocket's stream: a TCP socket's handle, or a handle on the
+/// TLS session over it.
+#[derive(Debug)]
+pub enum BlockingHalf {
+    /// Plain TCP.
+    Tcp(TcpStream),
+    /// TLS ([`BlockingTlsStream::split`](ringwire_tls::BlockingTlsStream::split)).
+    Tls(TlsHalf<TcpStream>),
+}
+
+impl Read for BlockingHalf {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            BlockingHalf::Tcp(tcp) => tcp.read(buf),
+            BlockingHalf::Tls(tls) => tls.read(buf),
+        }
+    }
+}
+
+impl Write for BlockingHalf {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            BlockingHalf::Tcp(tcp) => tcp.write(buf),
+            BlockingHalf::Tls(tls) => tls.write(buf),
+        }
+    }
+
+    fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        match self {
+            BlockingHalf::Tcp(tcp) => tcp.write_vectored(bufs),
+            BlockingHalf::Tls(tls) => tls.write_vectored(bufs),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            BlockingHalf::Tcp(tcp) => tcp.flush(),
+            BlockingHalf::Tls(tls) => tls.flush(),
+        }
+    }
+}
+
+impl ShutdownWrite for BlockingHalf {
+    fn shutdown_write(&mut self) -> io::Result<()> {
+        match self {
+            BlockingHalf::Tcp(tcp) => tcp.shutdown_write(),
+            BlockingHalf::Tls(tls) => tls.shutdown_write(),
+        }
+    }
+}
+
+impl blocking::Client {
+    /// Opens a WebSocket: TCP, TLS with this client's settings for `wss://`, then the
+    /// upgrade, all within [`ClientConfig::connect_timeout`](crate::ClientConfig); the socket
+    /// then waits as long as its peer takes.
+    ///
+    /// # Errors
+    ///
+    /// As a request's connection ([`Error::Connect`], [`Error::Tls`],
+    /// [`Error::Timeout`]), or [`Error::WebSocket`] for the upgrade.
+    pub fn websocket(
+        &self,
+        url: &WsUrl,
+        options: &WsOptions<'_>,
+    ) -> Result<(BlockingWebSocket, Negotiated), Error> {
+        let limit = self.config.connect_timeout;
+        let stream = self.dial(url.0.origin(), limit)?;
+        // The upgrade within the connect timeout too; the socket's options are shared by
+        // every handle on it.
+        let socket = stream.socket().try_clone()?;
+        socket.set_read_timeout(limit)?;
+        socket.set_write_timeout(limit)?;
+        let (read, write) = match stream {
+            Stream::Tcp(tcp) => (BlockingHalf::Tcp(tcp.try_clone()?), BlockingHalf::Tcp(tcp)),
+            Stream::Tls(tls) => {
+                let (read, write) = tls.split();
+                (BlockingHalf::Tls(read), BlockingHalf::Tls(write))
+            }
+        };
+        let opened = ringwire_ws::blocking::WebSocket::connect(
+            RecvTransport::new(options.transport, read)?,
+            SendTransport::new(options.transport, write)?,
+            url.0.authority(),
+            url.0.target(),
+            options.protocols,
+            options.deflate,
+            options.limits,
+        );
+        let opened = match opened {
+            Err(SocketError::Transport(e)) if is_timeout(&e) => {
+                return Err(Error::Timeout(Phase::Connect))
+            }
+            opened => opened.map_err(Error::WebSocket)?,
+        };
+        socket.set_read_timeout(None)?;
+        socket.set_write_timeout(None)?;
+        Ok(opened)
+    }
+}
+
+/// Whether a socket timeout (`WouldBlock` or `TimedOut`, by platform) ended an operation.
+fn is_timeout(e: &ringwire_io::TransportError) -> bool {
+    matches!(e, ringwire_io::TransportError::Io(e)
+        if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut))
 }

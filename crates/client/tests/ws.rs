@@ -1,8 +1,10 @@
-//! `ws://` and `wss://` clients (feature `ws`) against ringwire's server and its echo route:
-//! messages both ways, the closing handshake, and each way the connection can fail.
+//! `ws://` and `wss://` clients (feature `ws`), tokio and blocking, against ringwire's server
+//! and its echo route: messages both ways, the closing handshake, and each way the connection
+//! can fail.
 
 mod common;
 
+use ringwire_client::blocking;
 use ringwire_client::tokio::Client;
 use ringwire_client::ws::{CloseCode, Message, WsOptions, WsUrl};
 use ringwire_client::{ClientConfig, Error};
@@ -80,4 +82,57 @@ async fn failures_are_typed() {
     for bad in ["http://host/", "wss//host", "ws://"] {
         assert!(WsUrl::parse(bad).is_err(), "{bad}");
     }
+}
+
+/// The blocking client's WebSockets, plain and over TLS (both directions sharing one TLS
+/// session), echo and close; an untrusted certificate is a TLS error.
+#[test]
+fn blocking_ws_and_wss_echo_and_close() {
+    let plain = common::ringwire(router());
+    let (tls, cert) = common::ringwire_tls(router());
+    let trusted = ringwire_tls::ClientConfig::default().add_root_pem(&cert);
+    for (client, url) in [
+        (blocking::Client::default(), format!("ws://{plain}/echo")),
+        (
+            blocking::Client::with_tls(ClientConfig::default(), trusted),
+            format!("wss://localhost:{}/echo", tls.port()),
+        ),
+    ] {
+        let url = WsUrl::parse(&url).unwrap();
+        let (mut socket, negotiated) = client.websocket(&url, &WsOptions::default()).unwrap();
+        assert!(negotiated.deflate.is_some());
+        let big = vec![9u8; 300_000];
+        for message in [Message::Text("blocking"), Message::Binary(&big)] {
+            socket.send(&message).unwrap();
+            let (echo, _) = socket.recv().expect("open").expect("echo");
+            assert!(echo == message, "{url:?}: the echo differs");
+        }
+        socket.close(CloseCode::NORMAL, "done").unwrap();
+        while let Some(received) = socket.recv() {
+            assert!(matches!(received.unwrap().0, Message::Close(_)));
+        }
+    }
+    let untrusted = WsUrl::parse(&format!("wss://localhost:{}/echo", tls.port())).unwrap();
+    let err = blocking::Client::default()
+        .websocket(&untrusted, &WsOptions::default())
+        .unwrap_err();
+    assert!(matches!(err, Error::Tls(_)), "{err}");
+
+    // A server that accepts and never answers the upgrade: the connect timeout ends it.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = WsUrl::parse(&format!("ws://{}/", silent.local_addr().unwrap())).unwrap();
+    let config = ClientConfig {
+        connect_timeout: Some(std::time::Duration::from_millis(300)),
+        ..ClientConfig::default()
+    };
+    let started = std::time::Instant::now();
+    let err = blocking::Client::new(config)
+        .websocket(&url, &WsOptions::default())
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::Timeout(ringwire_client::Phase::Connect)),
+        "{err}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    drop(silent);
 }
