@@ -423,7 +423,7 @@ async fn requests<H: Handler>(
                         timer.enter(Phase::Body);
                     }
                     while rx.data().len() < total {
-                        if let Err(stop) = more_body(rx, total, timer, head_len).await? {
+                        if let Err(stop) = more_body(rx, total, timer, head_len, 0).await? {
                             return stopped(tx, stop).await;
                         }
                     }
@@ -441,6 +441,8 @@ async fn requests<H: Handler>(
                     // so the ring holds the head, the body and one read's framing at most.
                     let mut at = head_len;
                     let mut end = head_len;
+                    // Framing bytes compacted away, still counted as progress.
+                    let mut dropped = 0;
                     loop {
                         let (consumed, more) = match decoder.decode(&rx.data()[at..]) {
                             Ok(Decoded::Data { data, consumed }) => {
@@ -465,9 +467,11 @@ async fn requests<H: Handler>(
                             let buffered = rx.data().len();
                             rx.data_mut().copy_within(at..buffered, end);
                             rx.truncate(end + buffered - at);
+                            dropped += at - end;
                             at = end;
                             let want = rx.data().len() + 1;
-                            if let Err(stop) = more_body(rx, want, timer, head_len).await? {
+                            let received = more_body(rx, want, timer, head_len, dropped).await?;
+                            if let Err(stop) = received {
                                 return stopped(tx, stop).await;
                             }
                         }
@@ -544,17 +548,19 @@ enum Stop {
 }
 
 /// Receives more of a body (`at_least` bytes buffered in all), marking
-/// progress for the body-rate limit.
+/// progress for the body-rate limit: the body's bytes as they came on the
+/// wire, `dropped` of them (a chunked body's framing) no longer in the ring.
 async fn more_body(
     rx: &mut AsyncRecvTransport<&Socket>,
     at_least: usize,
     timer: &Timer,
     head_len: usize,
+    dropped: usize,
 ) -> Result<Result<(), Stop>, TransportError> {
     match fill_body(rx, at_least, timer).await {
         Ok(Some(0)) => Ok(Err(Stop::Eof)),
         Ok(Some(_)) => {
-            timer.progress(rx.data().len() - head_len);
+            timer.progress(rx.data().len() + dropped - head_len);
             Ok(Ok(()))
         }
         Ok(None) => Ok(Err(Stop::Status(408, "Request Timeout"))),
