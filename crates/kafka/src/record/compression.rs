@@ -81,8 +81,8 @@ pub(crate) fn decompress(
     out: &mut Vec<u8>,
     max: usize,
 ) -> Result<usize, DecodeError> {
-    let limit = Limit::new("decompressed batch length", max);
-    let failed = |reason: String| DecodeError::Decompress { codec, reason };
+    let limit = decompressed_limit(max);
+    let failed = |reason: String| codec.failure(reason);
     // One byte past the bound tells "exactly max" from "more than max".
     let bound = u64::try_from(max).unwrap_or(u64::MAX).saturating_add(1);
     let read = |mut reader: Box<dyn Read + '_>, out: &mut Vec<u8>| {
@@ -121,6 +121,21 @@ pub(crate) fn decompress(
                 .map_err(|e| failed(e.to_string()))?;
             read(Box::new(decoder), out)
         }),
+    }
+}
+
+/// The bound on a batch's decompressed length, as its errors name it.
+pub(super) fn decompressed_limit(max: usize) -> Limit {
+    Limit::new("decompressed batch length", max)
+}
+
+impl Compression {
+    /// A batch of this codec that did not decompress, and why.
+    pub(super) fn failure(self, reason: impl Into<String>) -> DecodeError {
+        DecodeError::Decompress {
+            codec: self,
+            reason: reason.into(),
+        }
     }
 }
 

@@ -134,10 +134,7 @@ fn member(
 }
 
 fn bad(reason: impl Into<String>) -> DecodeError {
-    DecodeError::Decompress {
-        codec: Compression::Gzip,
-        reason: reason.into(),
-    }
+    Compression::Gzip.failure(reason)
 }
 
 #[cfg(test)]
@@ -146,12 +143,8 @@ mod tests {
 
     use flate2::{write::GzEncoder, GzBuilder};
 
-    use super::super::compression::assert_fails_cleanly;
+    use super::super::compression::{assert_fails_cleanly, decompressed_limit};
     use super::*;
-
-    fn limit(max: usize) -> Limit {
-        Limit::new("decompressed batch length", max)
-    }
 
     fn gzip(data: &[u8]) -> Vec<u8> {
         let mut encoder = GzEncoder::new(Vec::new(), flate2::Compression::default());
@@ -180,7 +173,7 @@ mod tests {
         input.extend(gzip(b""));
         let mut out = Vec::new();
         for _ in 0..2 {
-            let len = decompress(&input, &mut out, limit(usize::MAX)).unwrap();
+            let len = decompress(&input, &mut out, decompressed_limit(usize::MAX)).unwrap();
             assert!(out[..len] == data);
         }
     }
@@ -191,10 +184,10 @@ mod tests {
         let input = gzip(&data);
         let mut out = Vec::new();
         assert_eq!(
-            decompress(&input, &mut out, limit(data.len())).unwrap(),
+            decompress(&input, &mut out, decompressed_limit(data.len())).unwrap(),
             data.len()
         );
-        let err = decompress(&input, &mut out, limit(data.len() - 1)).unwrap_err();
+        let err = decompress(&input, &mut out, decompressed_limit(data.len() - 1)).unwrap_err();
         assert!(matches!(err, DecodeError::Limit(_)), "{err}");
         assert!(
             out.capacity() <= data.len() + 4096,
@@ -214,7 +207,7 @@ mod tests {
         for input in [gzip(&data), with_crc.finish().unwrap()] {
             assert_fails_cleanly(
                 &input,
-                |bytes, out| decompress(bytes, out, limit(1 << 20)),
+                |bytes, out| decompress(bytes, out, decompressed_limit(1 << 20)),
                 |bytes| {
                     let mut theirs = Vec::new();
                     flate2::read::MultiGzDecoder::new(bytes)

@@ -147,10 +147,7 @@ fn xxh32(bytes: &[u8]) -> u32 {
 }
 
 fn bad(reason: impl Into<String>) -> DecodeError {
-    DecodeError::Decompress {
-        codec: Compression::Lz4,
-        reason: reason.into(),
-    }
+    Compression::Lz4.failure(reason)
 }
 
 /// The frame bytes not yet read.
@@ -186,7 +183,7 @@ mod tests {
 
     use lz4_flex::frame::{BlockMode, BlockSize, FrameDecoder, FrameEncoder, FrameInfo};
 
-    use super::super::compression::assert_fails_cleanly;
+    use super::super::compression::{assert_fails_cleanly, decompressed_limit};
     use super::*;
 
     /// 300 KB: runs that compress, then bytes that do not (stored blocks).
@@ -231,17 +228,13 @@ mod tests {
         })
     }
 
-    fn limit(max: usize) -> Limit {
-        Limit::new("decompressed batch length", max)
-    }
-
     #[test]
     fn every_layout_decodes() {
         let input = content();
         let mut out = Vec::new();
         for info in layouts(input.len()) {
             let frame = encode(&input, info.clone());
-            let len = decompress(&frame, &mut out, limit(input.len())).unwrap();
+            let len = decompress(&frame, &mut out, decompressed_limit(input.len())).unwrap();
             assert_eq!(&out[..len], input, "{info:?}");
         }
     }
@@ -255,7 +248,7 @@ mod tests {
         input.extend_from_slice(b"xyz");
         input.extend(encode(&b, FrameInfo::new().block_mode(BlockMode::Linked)));
         let mut out = Vec::new();
-        let len = decompress(&input, &mut out, limit(usize::MAX)).unwrap();
+        let len = decompress(&input, &mut out, decompressed_limit(usize::MAX)).unwrap();
         assert_eq!(out[..len], [a, b].concat());
     }
 
@@ -263,8 +256,18 @@ mod tests {
     fn scratch_kept_from_a_larger_batch_holds_only_the_new_output() {
         let (large, small) = (content(), b"small".repeat(10));
         let mut out = Vec::new();
-        decompress(&encode(&large, FrameInfo::new()), &mut out, limit(1 << 20)).unwrap();
-        let len = decompress(&encode(&small, FrameInfo::new()), &mut out, limit(1 << 20)).unwrap();
+        decompress(
+            &encode(&large, FrameInfo::new()),
+            &mut out,
+            decompressed_limit(1 << 20),
+        )
+        .unwrap();
+        let len = decompress(
+            &encode(&small, FrameInfo::new()),
+            &mut out,
+            decompressed_limit(1 << 20),
+        )
+        .unwrap();
         assert_eq!(out[..len], small);
     }
 
@@ -278,10 +281,11 @@ mod tests {
         ] {
             let frame = encode(bytes, FrameInfo::new());
             assert_eq!(
-                decompress(&frame, &mut out, limit(bytes.len())).unwrap(),
+                decompress(&frame, &mut out, decompressed_limit(bytes.len())).unwrap(),
                 bytes.len()
             );
-            let err = decompress(&frame, &mut out, limit(bytes.len() - 1)).unwrap_err();
+            let err =
+                decompress(&frame, &mut out, decompressed_limit(bytes.len() - 1)).unwrap_err();
             assert!(matches!(err, DecodeError::Limit(_)), "{what}: {err}");
         }
     }
@@ -294,7 +298,7 @@ mod tests {
         for info in layouts(input.len()) {
             assert_fails_cleanly(
                 &encode(&input, info),
-                |bytes, out| decompress(bytes, out, limit(1 << 20)),
+                |bytes, out| decompress(bytes, out, decompressed_limit(1 << 20)),
                 |bytes| {
                     let mut theirs = Vec::new();
                     FrameDecoder::new(bytes).read_to_end(&mut theirs).unwrap();
