@@ -9,11 +9,16 @@ use std::net::TcpStream;
 
 use ringwire_tls::BlockingTlsStream;
 
-/// A connection's stream.
+/// A connection's stream: TCP, or `T`, TLS over it (a whole session by
+/// default; a blocking WebSocket's halves each take a handle on one).
 #[derive(Debug)]
-pub(crate) enum Stream {
+// Public through `ws` (a blocking WebSocket's halves); crate-private without it.
+#[cfg_attr(not(feature = "ws"), allow(unreachable_pub))]
+pub enum Stream<T = Box<BlockingTlsStream<TcpStream>>> {
+    /// Plain TCP.
     Tcp(TcpStream),
-    Tls(Box<BlockingTlsStream<TcpStream>>),
+    /// TLS.
+    Tls(T),
 }
 
 impl Stream {
@@ -26,7 +31,7 @@ impl Stream {
     }
 }
 
-impl Read for Stream {
+impl<T: Read> Read for Stream<T> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
             Stream::Tcp(tcp) => tcp.read(buf),
@@ -35,7 +40,7 @@ impl Read for Stream {
     }
 }
 
-impl Write for Stream {
+impl<T: Write> Write for Stream<T> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
             Stream::Tcp(tcp) => tcp.write(buf),
@@ -54,6 +59,16 @@ impl Write for Stream {
         match self {
             Stream::Tcp(tcp) => tcp.flush(),
             Stream::Tls(tls) => tls.flush(),
+        }
+    }
+}
+
+#[cfg(feature = "ws")]
+impl<T: ringwire_io::ShutdownWrite> ringwire_io::ShutdownWrite for Stream<T> {
+    fn shutdown_write(&mut self) -> io::Result<()> {
+        match self {
+            Stream::Tcp(tcp) => tcp.shutdown_write(),
+            Stream::Tls(tls) => tls.shutdown_write(),
         }
     }
 }

@@ -19,19 +19,19 @@
 //! # }
 //! ```
 
-use std::io::{self, IoSlice, Read, Write};
+use std::io;
 use std::net::TcpStream;
 use std::sync::Arc;
 
 use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport, AsyncStream};
-use ringwire_io::{RecvTransport, SendTransport, ShutdownWrite, TransportConfig};
+use ringwire_io::{RecvTransport, SendTransport, TransportConfig};
 use ringwire_tls::TlsHalf;
 
 pub use ringwire_ws::handshake::Negotiated;
 pub use ringwire_ws::socket::{SocketError, WebSocket};
 pub use ringwire_ws::{CloseCode, DeflateConfig, Limits, Message};
 
-use crate::stream::Stream;
+pub use crate::stream::Stream;
 use crate::tokio::{Client, Socket};
 use crate::url::{Scheme, Url, UrlError};
 use crate::{blocking, Error, Phase};
@@ -161,55 +161,8 @@ impl Client {
 pub type BlockingWebSocket = ringwire_ws::blocking::WebSocket<BlockingHalf, BlockingHalf>;
 
 /// One direction of a blocking WebSocket's stream: a TCP socket's handle, or a handle on the
-/// TLS session over it.
-#[derive(Debug)]
-pub enum BlockingHalf {
-    /// Plain TCP.
-    Tcp(TcpStream),
-    /// TLS ([`BlockingTlsStream::split`](ringwire_tls::BlockingTlsStream::split)).
-    Tls(TlsHalf<TcpStream>),
-}
-
-impl Read for BlockingHalf {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            BlockingHalf::Tcp(tcp) => tcp.read(buf),
-            BlockingHalf::Tls(tls) => tls.read(buf),
-        }
-    }
-}
-
-impl Write for BlockingHalf {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            BlockingHalf::Tcp(tcp) => tcp.write(buf),
-            BlockingHalf::Tls(tls) => tls.write(buf),
-        }
-    }
-
-    fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
-        match self {
-            BlockingHalf::Tcp(tcp) => tcp.write_vectored(bufs),
-            BlockingHalf::Tls(tls) => tls.write_vectored(bufs),
-        }
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        match self {
-            BlockingHalf::Tcp(tcp) => tcp.flush(),
-            BlockingHalf::Tls(tls) => tls.flush(),
-        }
-    }
-}
-
-impl ShutdownWrite for BlockingHalf {
-    fn shutdown_write(&mut self) -> io::Result<()> {
-        match self {
-            BlockingHalf::Tcp(tcp) => tcp.shutdown_write(),
-            BlockingHalf::Tls(tls) => tls.shutdown_write(),
-        }
-    }
-}
+/// TLS session over it ([`BlockingTlsStream::split`](ringwire_tls::BlockingTlsStream::split)).
+pub type BlockingHalf = Stream<TlsHalf<TcpStream>>;
 
 impl blocking::Client {
     /// Opens a WebSocket: TCP, TLS with this client's settings for `wss://`, then the
@@ -233,10 +186,10 @@ impl blocking::Client {
         socket.set_read_timeout(limit)?;
         socket.set_write_timeout(limit)?;
         let (read, write) = match stream {
-            Stream::Tcp(tcp) => (BlockingHalf::Tcp(tcp.try_clone()?), BlockingHalf::Tcp(tcp)),
+            Stream::Tcp(tcp) => (Stream::Tcp(tcp.try_clone()?), Stream::Tcp(tcp)),
             Stream::Tls(tls) => {
                 let (read, write) = tls.split();
-                (BlockingHalf::Tls(read), BlockingHalf::Tls(write))
+                (Stream::Tls(read), Stream::Tls(write))
             }
         };
         let opened = ringwire_ws::blocking::WebSocket::connect(
