@@ -1,6 +1,6 @@
-//! `ringwire ws URL`: lines from stdin go out as text messages; what arrives
-//! is printed, one message per line (binary ones as a byte count). `ws://`
-//! or `wss://` (TLS, certificates checked unless `-k`).
+//! `ringwire ws URL`: lines from stdin go out as messages (text, or binary
+//! with `-b`); what arrives is written to stdout as it came, one message per
+//! line. `ws://` or `wss://` (TLS, certificates checked unless `-k`).
 
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -28,6 +28,9 @@ pub(crate) struct WsArgs {
     /// Do not offer permessage-deflate.
     #[arg(long)]
     no_deflate: bool,
+    /// Send each stdin line as a binary message (any bytes), not as text.
+    #[arg(short, long)]
+    binary: bool,
     #[command(flatten)]
     tls: TlsArgs,
 }
@@ -65,8 +68,9 @@ async fn session(args: &WsArgs) -> Result<(), String> {
             ringwire_client::Error::WebSocket(_) => format!("{}: {}", args.url, line(e)),
             e => line(e),
         })?;
-    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).split(b'\n');
     let mut stdin_open = true;
+    let mut number = 0;
     // Once stdin ends and the close is sent, how long the server has to answer it.
     let closing = tokio::time::sleep(Duration::MAX);
     tokio::pin!(closing);
@@ -78,13 +82,15 @@ async fn session(args: &WsArgs) -> Result<(), String> {
                     CLOSE_TIMEOUT.as_secs()
                 ));
             }
-            line = lines.next_line(), if stdin_open => match line {
-                Ok(Some(line)) => socket
-                    .send(&Message::Text(&line))
-                    .await
-                    .map_err(|e| e.to_string())?,
+            line = lines.next_segment(), if stdin_open => match line {
+                Ok(Some(line)) => {
+                    number += 1;
+                    let message = outgoing(&line, args.binary, number)?;
+                    socket.send(&message).await.map_err(|e| e.to_string())?;
+                }
+                Err(e) => return Err(format!("cannot read stdin: {e}")),
                 // End of input: close, and print what is still coming.
-                _ => {
+                Ok(None) => {
                     stdin_open = false;
                     socket
                         .close(CloseCode::NORMAL, "")
@@ -102,12 +108,27 @@ async fn session(args: &WsArgs) -> Result<(), String> {
     }
 }
 
+/// Stdin line `number`, its `\n` gone, as the message to send: binary as it is, text
+/// without a `\r` before the `\n`.
+fn outgoing(line: &[u8], binary: bool, number: usize) -> Result<Message<'_>, String> {
+    if binary {
+        return Ok(Message::Binary(line));
+    }
+    std::str::from_utf8(line.strip_suffix(b"\r").unwrap_or(line))
+        .map(Message::Text)
+        .map_err(|_| format!("stdin line {number} is not UTF-8 (send it with --binary)"))
+}
+
+/// A data message's bytes as they came, then a newline.
 fn print(message: &Message<'_>) {
-    let mut out = std::io::stdout().lock();
-    let _ = match message {
-        Message::Text(text) => writeln!(out, "{text}"),
-        Message::Binary(bytes) => writeln!(out, "[{} bytes]", bytes.len()),
-        _ => Ok(()),
+    let bytes = match message {
+        Message::Text(text) => text.as_bytes(),
+        Message::Binary(bytes) => bytes,
+        _ => return,
     };
-    let _ = out.flush();
+    let mut out = std::io::stdout().lock();
+    let _ = out
+        .write_all(bytes)
+        .and_then(|()| out.write_all(b"\n"))
+        .and_then(|()| out.flush());
 }

@@ -285,6 +285,20 @@ fn ringwire_ws_does_not_wait_forever_for_the_close() {
 
 /// `ringwire ws ARGS` sends two lines and prints them back from the echo.
 fn echo_lines(args: &[&str]) {
+    let out = ws_session(args, b"first line\nsecond line\n");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "first line\nsecond line\n"
+    );
+}
+
+/// `ringwire ws ARGS` with `input` on stdin, run to its end.
+fn ws_session(args: &[&str], input: &[u8]) -> Output {
     use std::io::Write as _;
 
     let mut client = Command::new(BIN)
@@ -296,19 +310,27 @@ fn echo_lines(args: &[&str]) {
         .spawn()
         .expect("run ringwire ws");
     let mut stdin = client.stdin.take().expect("stdin");
-    stdin
-        .write_all(b"first line\nsecond line\n")
-        .expect("write");
+    stdin.write_all(input).expect("write");
     drop(stdin);
-    let out = client.wait_with_output().expect("ringwire ws");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    client.wait_with_output().expect("ringwire ws")
+}
+
+/// With `--binary` any bytes go out, and binary messages come back as they were sent;
+/// without it, a line that is not UTF-8 stops the session with a clear error.
+#[test]
+fn ringwire_ws_sends_and_prints_binary_messages() {
+    let server = serve(&["--addr", "127.0.0.1:0"]);
+    let url = format!("ws://{}/ws/echo", server.addr);
+    let input = b"\x00\xff\x01raw\r\n\n\xfe\n";
+    let out = ws_session(&["--binary", &url], input);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(out.stdout, input);
+
+    let out = ws_session(&[&url], b"fine\n\xff\xfe\n");
+    assert!(!out.status.success());
     assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
-        "first line\nsecond line\n"
+        String::from_utf8_lossy(&out.stderr),
+        "ringwire: stdin line 2 is not UTF-8 (send it with --binary)\n"
     );
 }
 
