@@ -29,13 +29,20 @@ impl CloseCode {
     pub const EXTENSION_REQUIRED: CloseCode = CloseCode(1010);
     /// 1011: the server met an unexpected condition.
     pub const INTERNAL_ERROR: CloseCode = CloseCode(1011);
+    /// 1012: the service is restarting (registered with IANA after RFC 6455).
+    pub const SERVICE_RESTART: CloseCode = CloseCode(1012);
+    /// 1013: try again later, the server is overloaded (IANA).
+    pub const TRY_AGAIN_LATER: CloseCode = CloseCode(1013);
+    /// 1014: a gateway or proxy got an invalid response upstream (IANA).
+    pub const BAD_GATEWAY: CloseCode = CloseCode(1014);
 
-    /// Whether the code may appear in a close frame: 1000-1003, 1007-1011 (the codes RFC 6455
-    /// defines for the wire) and 3000-4999 (registered and private use). 1004-1006 and 1015
-    /// are reserved or local-only; the rest of 0-2999 is unassigned.
+    /// Whether the code may appear in a close frame: 1000-1003 and 1007-1011 (the codes RFC
+    /// 6455 defines for the wire), 1012-1014 (registered with IANA since) and 3000-4999
+    /// (registered and private use). 1004-1006 and 1015 are reserved or local-only; the rest
+    /// of 0-2999 is unassigned.
     #[must_use]
     pub fn is_valid_on_wire(self) -> bool {
-        matches!(self.0, 1000..=1003 | 1007..=1011 | 3000..=4999)
+        matches!(self.0, 1000..=1003 | 1007..=1014 | 3000..=4999)
     }
 }
 
@@ -75,5 +82,24 @@ impl<'a> CloseFrame<'a> {
     #[must_use]
     pub fn payload_len(&self) -> usize {
         2 + self.reason.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CloseCode;
+
+    /// Every code a close frame may carry, and none other: RFC 6455's, IANA's later
+    /// 1012-1014 (a server restarting or overloaded sends them), and 3000-4999.
+    #[test]
+    fn codes_valid_on_the_wire() {
+        let valid: Vec<u16> = (0..=u16::MAX)
+            .filter(|&code| CloseCode(code).is_valid_on_wire())
+            .collect();
+        let expected: Vec<u16> = [1000..=1003, 1007..=1014, 3000..=4999]
+            .into_iter()
+            .flatten()
+            .collect();
+        assert_eq!(valid, expected);
     }
 }
