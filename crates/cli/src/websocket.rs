@@ -40,7 +40,13 @@ pub(crate) fn run(args: &WsArgs) -> ExitCode {
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))
-        .and_then(|runtime| runtime.block_on(session(args)));
+        .and_then(|runtime| {
+            let ended = runtime.block_on(session(args));
+            // A read of stdin may still wait on a blocking thread, which cannot be
+            // cancelled: do not wait for it (the user's next line) once the socket is done.
+            runtime.shutdown_background();
+            ended
+        });
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
@@ -71,6 +77,8 @@ async fn session(args: &WsArgs) -> Result<(), String> {
     let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).split(b'\n');
     let mut stdin_open = true;
     let mut number = 0;
+    // The peer's close, once it came: `Some(None)` for one without a code.
+    let mut peer_close = None;
     // Once stdin ends and the close is sent, how long the server has to answer it.
     let closing = tokio::time::sleep(Duration::MAX);
     tokio::pin!(closing);
@@ -100,11 +108,32 @@ async fn session(args: &WsArgs) -> Result<(), String> {
                 }
             },
             received = socket.recv() => match received {
-                None => return Ok(()),
+                None => return ended(peer_close.take()),
                 Some(Err(e)) => return Err(e.to_string()),
+                Some(Ok((Message::Close(frame), _))) => {
+                    peer_close = Some(frame.map(|f| (f.code, f.reason.to_owned())));
+                }
                 Some(Ok((message, _))) => print(&message),
             },
         }
+    }
+}
+
+/// How a session the peer ended went: an error unless the peer closed with a close frame
+/// saying all went well (1000 or 1001, or no code at all).
+fn ended(peer_close: Option<Option<(CloseCode, String)>>) -> Result<(), String> {
+    match peer_close {
+        None => Err("the connection ended without a close frame (1006)".into()),
+        Some(None) => Ok(()),
+        Some(Some((code, _))) if code == CloseCode::NORMAL || code == CloseCode::GOING_AWAY => {
+            Ok(())
+        }
+        Some(Some((code, reason))) if reason.is_empty() => {
+            Err(format!("the server closed the connection with {code}"))
+        }
+        Some(Some((code, reason))) => Err(format!(
+            "the server closed the connection with {code}: {reason}"
+        )),
     }
 }
 

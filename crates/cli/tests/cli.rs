@@ -222,36 +222,11 @@ except ssl.SSLEOFError:
 /// the closing handshake after its timeout and says so, instead of waiting forever.
 #[test]
 fn ringwire_ws_does_not_wait_forever_for_the_close() {
-    use std::io::{BufRead as _, BufReader, Write as _};
+    use std::io::Write as _;
 
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let addr = listener.local_addr().expect("addr");
     let (hold, stop) = std::sync::mpsc::channel::<()>();
-    let peer = std::thread::spawn(move || {
-        let (stream, _) = listener.accept().expect("accept");
-        let mut reader = BufReader::new(&stream);
-        let mut key = String::new();
-        let mut line = String::new();
-        while reader.read_line(&mut line).expect("head") > 2 {
-            match line.split_once(':') {
-                Some((name, value)) if name.eq_ignore_ascii_case("sec-websocket-key") => {
-                    key = value.trim().to_owned();
-                }
-                _ => {}
-            }
-            line.clear();
-        }
-        let accept = tungstenite::handshake::derive_accept_key(key.as_bytes());
-        (&stream)
-            .write_all(
-                format!(
-                    "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\
-                     Connection: Upgrade\r\nSec-WebSocket-Accept: {accept}\r\n\r\n"
-                )
-                .as_bytes(),
-            )
-            .expect("101");
-        // Then silence, the connection held open.
+    let (addr, peer) = ws_peer(move |_| {
+        // Silence, the connection held open.
         let _ = stop.recv();
     });
     let started = std::time::Instant::now();
@@ -281,6 +256,97 @@ fn ringwire_ws_does_not_wait_forever_for_the_close() {
     );
     drop(hold);
     peer.join().expect("peer");
+}
+
+/// A WebSocket server for one connection: it answers the upgrade, then runs `then`.
+fn ws_peer(
+    then: impl FnOnce(&std::net::TcpStream) + Send + 'static,
+) -> (std::net::SocketAddr, std::thread::JoinHandle<()>) {
+    use std::io::{BufRead as _, BufReader, Write as _};
+
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let peer = std::thread::spawn(move || {
+        let (stream, _) = listener.accept().expect("accept");
+        let mut reader = BufReader::new(&stream);
+        let mut key = String::new();
+        let mut line = String::new();
+        while reader.read_line(&mut line).expect("head") > 2 {
+            match line.split_once(':') {
+                Some((name, value)) if name.eq_ignore_ascii_case("sec-websocket-key") => {
+                    key = value.trim().to_owned();
+                }
+                _ => {}
+            }
+            line.clear();
+        }
+        let accept = tungstenite::handshake::derive_accept_key(key.as_bytes());
+        (&stream)
+            .write_all(
+                format!(
+                    "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\
+                     Connection: Upgrade\r\nSec-WebSocket-Accept: {accept}\r\n\r\n"
+                )
+                .as_bytes(),
+            )
+            .expect("101");
+        then(&stream);
+    });
+    (addr, peer)
+}
+
+/// A server that ends the session while stdin stays open: `ringwire ws` exits at once
+/// (it does not wait for the user's next line), and says how the session ended unless
+/// the server closed it normally.
+#[test]
+fn ringwire_ws_exits_when_the_server_ends_the_session() {
+    use std::io::{Read as _, Write as _};
+
+    let cases: [(&[u8], &str); 3] = [
+        // Close 1000, then the client's answer read to its end.
+        (b"\x88\x02\x03\xe8", ""),
+        // Close 4001 "bye".
+        (
+            b"\x88\x05\x0f\xa1bye",
+            "ringwire: the server closed the connection with 4001: bye\n",
+        ),
+        // A message, then the connection dropped without a close frame.
+        (
+            b"\x81\x02hi",
+            "ringwire: the connection ended without a close frame (1006)\n",
+        ),
+    ];
+    for (frames, error) in cases {
+        let (addr, peer) = ws_peer(move |mut stream| {
+            stream.write_all(frames).expect("frames");
+            if frames[0] == 0x88 {
+                let _ = stream.read_to_end(&mut Vec::new());
+            }
+        });
+        let started = std::time::Instant::now();
+        let mut client = Command::new(BIN)
+            .args(["ws", &format!("ws://{addr}/")])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run ringwire ws");
+        // Held open (not closed by `wait_with_output`) until the client is gone, which
+        // must be soon: past 10 s it is killed and the test fails.
+        let stdin = client.stdin.take();
+        while client.try_wait().expect("wait").is_none() {
+            if started.elapsed() > Duration::from_secs(10) {
+                let _ = client.kill();
+                panic!("ringwire ws still runs 10 s after the server ended the session");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let out = client.wait_with_output().expect("ringwire ws");
+        drop(stdin);
+        assert_eq!(String::from_utf8_lossy(&out.stderr), error);
+        assert_eq!(out.status.success(), error.is_empty());
+        peer.join().expect("peer");
+    }
 }
 
 /// `ringwire ws ARGS` sends two lines and prints them back from the echo.
