@@ -9,7 +9,7 @@ use ringwire_http1::ResponseParser;
 use ringwire_io::RecvTransport;
 use ringwire_ring::Ring;
 
-use crate::exchange::{self, remaining, BodyStep, Failure, HeadStep, Reader, DISCARD_LIMIT};
+use crate::exchange::{self, remaining, BodyStep, Failure, HeadStep, Reader, Sent, DISCARD_LIMIT};
 use crate::pool::{is_quiet, Keyed, Pool};
 use crate::redirect::Hop;
 use crate::stream::Stream;
@@ -232,12 +232,7 @@ impl Client {
     ) -> Result<Response<'_>, Failure> {
         let (head, body) = buffer.bytes(request)?;
         conn.set_deadline(deadline)?;
-        if let Err(e) = write_all(conn.rx.get_mut(), head, body) {
-            return Err(Failure {
-                retryable: e.kind() != io::ErrorKind::WouldBlock,
-                error: e.into(),
-            });
-        }
+        let sent = Sent::new(write_all(conn.rx.get_mut(), head, body).map_err(Error::from))?;
         let mut heard = false;
         loop {
             let step = exchange::parse_head(
@@ -252,7 +247,7 @@ impl Client {
                     return Ok(Response {
                         client: self,
                         conn: Some(conn),
-                        reader,
+                        reader: sent.answered(reader),
                         deadline,
                     })
                 }
@@ -260,16 +255,16 @@ impl Client {
                     conn.set_deadline(deadline)?;
                     match conn.rx.fill(at_least) {
                         Ok(0) => {
-                            return Err(Failure {
+                            return Err(sent.unanswered(Failure {
                                 error: Error::Closed,
                                 retryable: !heard,
-                            })
+                            }))
                         }
                         Ok(_) => heard = true,
                         Err(e) => {
                             let error = Error::from(e);
                             let retryable = !heard && matches!(error, Error::Io(_));
-                            return Err(Failure { error, retryable });
+                            return Err(sent.unanswered(Failure { error, retryable }));
                         }
                     }
                 }

@@ -3,6 +3,7 @@
 //! ([`blocking`](crate::blocking), [`tokio`](crate::tokio)) only fill and
 //! consume.
 
+use std::io;
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
@@ -22,6 +23,14 @@ pub(crate) struct Failure {
     pub(crate) retryable: bool,
 }
 
+impl Failure {
+    /// Sending failed: a fresh connection may retry unless time ran out.
+    pub(crate) fn sending(error: Error) -> Failure {
+        let retryable = matches!(error, Error::Io(_));
+        Failure { error, retryable }
+    }
+}
+
 impl From<Error> for Failure {
     fn from(error: Error) -> Self {
         Failure {
@@ -36,6 +45,51 @@ pub(crate) fn remaining(deadline: Instant) -> Result<Duration, Error> {
     match deadline.checked_duration_since(Instant::now()) {
         Some(left) if !left.is_zero() => Ok(left),
         _ => Err(Error::Timeout(Phase::Request)),
+    }
+}
+
+/// How sending the request ended, for reading its answer.
+#[derive(Debug)]
+pub(crate) struct Sent {
+    /// Why sending stopped short, if it did.
+    cut: Option<Error>,
+}
+
+impl Sent {
+    /// The outcome of writing the request; `Err` when no answer can be
+    /// waiting. A server that refuses a request early (a 413 before the
+    /// whole body) may answer and close without reading the rest, which
+    /// fails the write with a broken pipe or a reset, but its answer is
+    /// already here to read (RFC 9112 section 9.3).
+    pub(crate) fn new(written: Result<(), Error>) -> Result<Sent, Failure> {
+        match written {
+            Ok(()) => Ok(Sent { cut: None }),
+            Err(Error::Io(e))
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset
+                ) =>
+            {
+                Ok(Sent {
+                    cut: Some(Error::Io(e)),
+                })
+            }
+            Err(error) => Err(Failure::sending(error)),
+        }
+    }
+
+    /// The answer's head arrived: after a request cut short, the
+    /// connection carries nothing more.
+    pub(crate) fn answered(&self, mut reader: Reader) -> Reader {
+        if self.cut.is_some() {
+            reader.keep_alive = false;
+        }
+        reader
+    }
+
+    /// No answer came: a request cut short is the failure to report.
+    pub(crate) fn unanswered(self, failure: Failure) -> Failure {
+        self.cut.map_or(failure, Failure::sending)
     }
 }
 

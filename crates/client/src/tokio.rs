@@ -13,7 +13,7 @@ use ringwire_io::tokio::AsyncStream;
 use ringwire_ring::Ring;
 use ringwire_tls::MaybeTls;
 
-use crate::exchange::{self, remaining, BodyStep, Failure, HeadStep, Reader, DISCARD_LIMIT};
+use crate::exchange::{self, remaining, BodyStep, Failure, HeadStep, Reader, Sent, DISCARD_LIMIT};
 use crate::pool::{is_quiet, Keyed, Pool};
 use crate::redirect::Hop;
 use crate::tls::Tls;
@@ -201,10 +201,7 @@ impl Client {
         deadline: Option<Instant>,
     ) -> Result<Response<'_>, Failure> {
         let (head, body) = buffer.bytes(request)?;
-        if let Err(error) = within(deadline, write_all(&conn.stream, head, body)).await {
-            let retryable = matches!(error, Error::Io(_));
-            return Err(Failure { error, retryable });
-        }
+        let sent = Sent::new(within(deadline, write_all(&conn.stream, head, body)).await)?;
         let mut heard = false;
         loop {
             let step = exchange::parse_head(
@@ -219,7 +216,7 @@ impl Client {
                     return Ok(Response {
                         client: self,
                         conn: Some(conn),
-                        reader,
+                        reader: sent.answered(reader),
                         deadline,
                     })
                 }
@@ -230,15 +227,15 @@ impl Client {
                     .await;
                     match filled {
                         Ok(0) => {
-                            return Err(Failure {
+                            return Err(sent.unanswered(Failure {
                                 error: Error::Closed,
                                 retryable: !heard,
-                            })
+                            }))
                         }
                         Ok(_) => heard = true,
                         Err(error) => {
                             let retryable = !heard && matches!(error, Error::Io(_));
-                            return Err(Failure { error, retryable });
+                            return Err(sent.unanswered(Failure { error, retryable }));
                         }
                     }
                 }

@@ -545,3 +545,25 @@ fn a_pooled_connection_closed_under_a_request_is_retried_if_idempotent() {
     }
     assert_eq!(raw.connections(), 1);
 }
+
+#[test]
+fn an_upload_refused_early_gets_the_servers_answer() {
+    let addr = common::refuse_early();
+    let client = Client::default();
+    let url = Url::parse(&format!("http://{addr}/upload")).unwrap();
+    let body = vec![b'x'; 32 << 20];
+    let mut buffer = RequestBuffer::new().unwrap();
+    let request = buffer
+        .request("POST", &url)
+        .unwrap()
+        .headers()
+        .unwrap()
+        .body(&body)
+        .unwrap();
+    let mut response = client.send(&mut buffer, &request).unwrap();
+    assert_eq!(response.status(), 413);
+    assert_eq!(response.text().unwrap(), "too large");
+    drop(response);
+    // The request was cut short: the connection is not kept.
+    assert_eq!(client.idle_connections(&url), 0);
+}

@@ -136,3 +136,25 @@ async fn concurrent_requests_on_spawned_tasks() {
     let idle = client.idle_connections(&url);
     assert!((1..=8).contains(&idle), "{idle}");
 }
+
+#[tokio::test]
+async fn an_upload_refused_early_gets_the_servers_answer() {
+    let addr = common::refuse_early();
+    let client = Client::default();
+    let url = Url::parse(&format!("http://{addr}/upload")).unwrap();
+    let body = vec![b'x'; 32 << 20];
+    let mut buffer = RequestBuffer::new().unwrap();
+    let request = buffer
+        .request("POST", &url)
+        .unwrap()
+        .headers()
+        .unwrap()
+        .body(&body)
+        .unwrap();
+    let mut response = client.send(&mut buffer, &request).await.unwrap();
+    assert_eq!(response.status(), 413);
+    assert_eq!(response.text().await.unwrap(), "too large");
+    drop(response);
+    // The request was cut short: the connection is not kept.
+    assert_eq!(client.idle_connections(&url), 0);
+}

@@ -341,3 +341,27 @@ pub fn certificates(dir: &std::path::Path, leaves: &[Leaf<'_>]) -> Vec<u8> {
     }
     ca.pem().into_bytes()
 }
+
+/// A server that reads only a request's head, answers `413` and closes
+/// with the body unread (so the kernel resets the connection): a server
+/// refusing an upload early. Serves connections one after another.
+pub fn refuse_early() -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut head = Vec::new();
+            let mut more = [0; 4096];
+            while find(&head, b"\r\n\r\n").is_none() {
+                match stream.read(&mut more) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => head.extend_from_slice(&more[..n]),
+                }
+            }
+            let _ = stream
+                .write_all(b"HTTP/1.1 413 Content Too Large\r\ncontent-length: 9\r\n\r\ntoo large");
+        }
+    });
+    addr
+}
