@@ -22,7 +22,8 @@ pub enum Error {
     /// non-token names, ...): the caller's input.
     Encode(EncodeError),
     /// A header the client writes itself (`host`, `content-length`,
-    /// `transfer-encoding`): the body and the URL decide them.
+    /// `transfer-encoding`): the body and the URL decide them (a `host`
+    /// of the caller's is given to `QueryBuilder::headers_with_host`).
     ManagedHeader(&'static str),
     /// The request head does not fit the room reserved for it.
     RequestHeadTooLarge {
@@ -89,6 +90,9 @@ impl fmt::Display for Error {
             Error::Url(e) => write!(f, "invalid URL: {e}"),
             Error::Tls(e) => write!(f, "{e}"),
             Error::Encode(e) => write!(f, "invalid request: {e}"),
+            Error::ManagedHeader("host") => {
+                f.write_str("the host header is set with headers_with_host, not as a field")
+            }
             Error::ManagedHeader(name) => {
                 write!(f, "the {name} header is set by the client, not by hand")
             }

@@ -6,9 +6,10 @@ use ringwire_http1::{RequestParser, Status, Version};
 
 use crate::{Error, Request, Url};
 
-/// Fields that the new head gets afresh, or must not carry to another origin.
-const REWRITTEN: [&str; 3] = ["host", "content-length", "transfer-encoding"];
-const CREDENTIALS: [&str; 3] = ["authorization", "cookie", "proxy-authorization"];
+/// Fields that the new head gets afresh, or must not carry to another origin
+/// (`host` is kept within the origin, where it may name a virtual host).
+const REWRITTEN: [&str; 2] = ["content-length", "transfer-encoding"];
+const CROSS_ORIGIN: [&str; 4] = ["host", "authorization", "cookie", "proxy-authorization"];
 
 /// The request a redirect leads to, its head encoded into a buffer of its
 /// own (a cold path, so it may allocate).
@@ -55,12 +56,14 @@ impl Hop {
             let written = RequestWriter::new(&mut out, method, url.target())
                 .and_then(|query| query.headers(Version::Http11))
                 .and_then(|mut writer| {
-                    writer.header("host", url.authority())?;
+                    if !same_origin {
+                        writer.header("host", url.authority())?;
+                    }
                     for field in old.headers() {
                         let name = field.name.as_str();
                         let dropped = REWRITTEN.iter().any(|n| field.name.eq_ignore_ascii_case(n))
                             || (!same_origin
-                                && CREDENTIALS
+                                && CROSS_ORIGIN
                                     .iter()
                                     .any(|n| field.name.eq_ignore_ascii_case(n)));
                         if !dropped {

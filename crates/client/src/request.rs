@@ -191,20 +191,34 @@ impl<'w, 'a> QueryBuilder<'w, 'a> {
         Ok(self)
     }
 
-    /// Ends the request line and writes `host`; header fields follow.
+    /// Ends the request line and writes `host` (the URL's authority);
+    /// header fields follow.
     ///
     /// # Errors
     ///
     /// [`Error::RequestHeadTooLarge`].
     pub fn headers(self) -> Result<HeaderBuilder<'w, 'a>, Error> {
+        let authority = self.parts.url.authority();
+        self.headers_with_host(authority)
+    }
+
+    /// [`headers`](Self::headers), with `host` in place of the URL's
+    /// authority: a virtual host asked of the server the URL names (as
+    /// `curl -H 'Host: ...'`). A redirect to another origin gets that
+    /// origin's authority instead.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Encode`] for a value with CR, LF or another control
+    /// character; [`Error::RequestHeadTooLarge`].
+    pub fn headers_with_host(self, host: &str) -> Result<HeaderBuilder<'w, 'a>, Error> {
         let room = self.parts.room;
         let mut writer = self
             .writer
             .headers(Version::Http11)
             .map_err(|e| encode(e, room))?;
-        writer
-            .header("host", self.parts.url.authority())
-            .map_err(|e| encode(e, room))?;
+        // First after the request line, as RFC 9112 section 3.2 asks.
+        writer.header("host", host).map_err(|e| encode(e, room))?;
         Ok(HeaderBuilder {
             writer,
             parts: self.parts,
@@ -224,7 +238,8 @@ impl<'w, 'a> HeaderBuilder<'w, 'a> {
     ///
     /// # Errors
     ///
-    /// [`Error::ManagedHeader`] for `host`, `content-length` and
+    /// [`Error::ManagedHeader`] for `host` (see
+    /// [`QueryBuilder::headers_with_host`]), `content-length` and
     /// `transfer-encoding`; [`Error::Encode`] for a name that is not a token
     /// or a value with CR, LF or another control character;
     /// [`Error::RequestHeadTooLarge`].
@@ -586,6 +601,25 @@ mod tests {
             .unwrap()
             .header("Host", "h");
         assert!(matches!(managed, Err(Error::ManagedHeader("host"))));
+        let virtual_host = buffer
+            .request("GET", &url)
+            .unwrap()
+            .headers_with_host("other.example")
+            .unwrap()
+            .finish()
+            .unwrap();
+        assert_eq!(
+            sent(&mut buffer, &virtual_host),
+            "GET /api/v1?fixed=1 HTTP/1.1\r\nhost: other.example\r\n\r\n"
+        );
+        let injected_host = buffer
+            .request("GET", &url)
+            .unwrap()
+            .headers_with_host("a\r\nb: c");
+        assert!(matches!(
+            injected_host,
+            Err(Error::Encode(EncodeError::InvalidHeaderValue))
+        ));
         let too_big = buffer
             .request("PUT", &url)
             .unwrap()

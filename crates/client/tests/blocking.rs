@@ -567,3 +567,41 @@ fn an_upload_refused_early_gets_the_servers_answer() {
     // The request was cut short: the connection is not kept.
     assert_eq!(client.idle_connections(&url), 0);
 }
+
+#[test]
+fn a_virtual_host_is_sent_and_kept_within_the_origin() {
+    let other = Raw::start(|_| Reply::Send(ok("other")));
+    let elsewhere = other.url("/end");
+    let raw = Raw::start(move |request| {
+        let location = if request.starts_with("GET /start ") {
+            "/next"
+        } else {
+            &elsewhere
+        };
+        Reply::Send(
+            format!("HTTP/1.1 302 Found\r\nlocation: {location}\r\ncontent-length: 0\r\n\r\n")
+                .into_bytes(),
+        )
+    });
+    let client = Client::new(config(|c| c.max_redirects = 3));
+    let url = Url::parse(&raw.url("/start")).unwrap();
+    let mut buffer = RequestBuffer::new().unwrap();
+    let request = buffer
+        .request("GET", &url)
+        .unwrap()
+        .headers_with_host("vhost.example")
+        .unwrap()
+        .finish()
+        .unwrap();
+    let text = client.send(&mut buffer, &request).unwrap().text().unwrap();
+    assert_eq!(text, "other");
+    let hosts = |server: &Raw| -> Vec<String> {
+        server
+            .requests()
+            .iter()
+            .map(|r| r.lines().nth(1).unwrap_or_default().to_owned())
+            .collect()
+    };
+    assert_eq!(hosts(&raw), ["host: vhost.example", "host: vhost.example"]);
+    assert_eq!(hosts(&other), [format!("host: {}", other.addr)]);
+}
