@@ -12,7 +12,7 @@ use clap::Args;
 use ringwire_client::blocking::{Client, Response};
 use ringwire_client::{ClientConfig, RequestBuffer, Url};
 
-use crate::request::{line, seconds, RequestArgs, TlsArgs};
+use crate::request::{line, seconds, RequestArgs, TlsArgs, USER_AGENT};
 
 /// The exit status for an HTTP error with `--fail`, as curl's.
 const HTTP_ERROR_EXIT: u8 = 22;
@@ -78,7 +78,12 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
     );
 
     let mut buffer = RequestBuffer::new().map_err(line)?;
-    let request = args.request.encode(&mut buffer, &url, &body)?;
+    // What curl sends unless told otherwise.
+    let mut defaults = vec![("user-agent", USER_AGENT), ("accept", "*/*")];
+    if args.request.has_data() {
+        defaults.push(("content-type", "application/x-www-form-urlencoded"));
+    }
+    let request = args.request.encode(&mut buffer, &url, &body, &defaults)?;
     // With -v, every hop of a redirect chain: each request head, then its answer's.
     let trace = |head: &[u8], response: &Response<'_>| {
         if args.verbose {

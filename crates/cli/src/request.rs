@@ -8,7 +8,7 @@ use clap::Args;
 use ringwire_client::{Request, RequestBuffer, Url};
 
 /// Sent unless a `-H user-agent: ...` replaces it.
-const USER_AGENT: &str = concat!("ringwire/", env!("CARGO_PKG_VERSION"));
+pub(crate) const USER_AGENT: &str = concat!("ringwire/", env!("CARGO_PKG_VERSION"));
 
 /// The request to send, besides its URL.
 #[derive(Debug, Args)]
@@ -47,13 +47,21 @@ impl RequestArgs {
         }
     }
 
+    /// Whether `-d` gave a body (even an empty one).
+    pub(crate) fn has_data(&self) -> bool {
+        self.data.is_some()
+    }
+
     /// Encodes the request for `url` into `buffer`, with `body` (read
-    /// beforehand by [`body`](Self::body)).
+    /// beforehand by [`body`](Self::body)); each of `defaults` is sent
+    /// unless a `-H` names that field. A `-H host: ...` replaces the URL's
+    /// authority (a virtual host).
     pub(crate) fn encode<'a>(
         &'a self,
         buffer: &mut RequestBuffer,
         url: &'a Url,
         body: &'a [u8],
+        defaults: &[(&str, &str)],
     ) -> Result<Request<'a>, String> {
         let headers = self
             .headers
@@ -64,19 +72,27 @@ impl RequestArgs {
                     .ok_or_else(|| format!("invalid header {h:?} (expected NAME: VALUE)"))
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let mut request = buffer
-            .request(self.method(), url)
-            .map_err(line)?
-            .headers()
-            .map_err(line)?;
-        if !headers
-            .iter()
-            .any(|(name, _)| name.eq_ignore_ascii_case("user-agent"))
-        {
-            request = request.header("user-agent", USER_AGENT).map_err(line)?;
+        let given = |field: &str| {
+            headers
+                .iter()
+                .find(|(name, _)| name.eq_ignore_ascii_case(field))
+                .map(|&(_, value)| value)
+        };
+        let query = buffer.request(self.method(), url).map_err(line)?;
+        let mut request = match given("host") {
+            Some(host) => query.headers_with_host(host),
+            None => query.headers(),
+        }
+        .map_err(line)?;
+        for &(name, value) in defaults {
+            if given(name).is_none() {
+                request = request.header(name, value).map_err(line)?;
+            }
         }
         for (name, value) in headers {
-            request = request.header(name, value).map_err(line)?;
+            if !name.eq_ignore_ascii_case("host") {
+                request = request.header(name, value).map_err(line)?;
+            }
         }
         if body.is_empty() && self.data.is_none() {
             request.finish()

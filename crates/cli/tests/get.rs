@@ -14,7 +14,8 @@ fn ringwire_serve(args: &[&str]) -> Running {
 }
 
 /// Python's `http.server` answering `/echo` (method, then `x-test`, then
-/// the body), `/big` (2 MiB), `/redirect` (302 to `/echo`), 404 otherwise.
+/// the body), `/headers` (`host`, `accept` and `content-type`), `/big`
+/// (2 MiB), `/redirect` (302 to `/echo`), 404 otherwise.
 const PYTHON_SERVER: &str = r#"
 import http.server
 class H(http.server.BaseHTTPRequestHandler):
@@ -27,6 +28,14 @@ class H(http.server.BaseHTTPRequestHandler):
             body = self.rfile.read(length)
             agent = self.headers.get("User-Agent", "")
             out = ("%s %s %s\n" % (self.command, self.headers.get("X-Test", "-"), agent)).encode() + body
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(out)))
+            self.end_headers()
+            self.wfile.write(out)
+        elif self.path == "/headers":
+            self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            names = ("Host", "Accept", "Content-Type")
+            out = "".join("%s: %s\n" % (n, self.headers.get(n, "-")) for n in names).encode()
             self.send_response(200)
             self.send_header("Content-Length", str(len(out)))
             self.end_headers()
@@ -120,6 +129,39 @@ fn methods_headers_and_bodies() {
     assert_eq!(written.len(), 2 << 20);
     assert!(written.chunks(256).all(|c| c.iter().copied().eq(0..=255)));
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn host_accept_and_content_type_as_curl_sends_them() {
+    let server = python(PYTHON_SERVER);
+    let url = format!("http://{}/headers", server.addr);
+    let out = get(&[&url]);
+    assert_eq!(
+        text(&out.stdout),
+        format!("Host: {}\nAccept: */*\nContent-Type: -\n", server.addr)
+    );
+    let out = get(&["-H", "Host: vhost.example", "-d", "a=1", &url]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "Host: vhost.example\nAccept: */*\nContent-Type: application/x-www-form-urlencoded\n"
+    );
+    let out = get(&[
+        "-H",
+        "accept: text/plain",
+        "-H",
+        "content-type: application/json",
+        "-d",
+        "{}",
+        &url,
+    ]);
+    assert_eq!(
+        text(&out.stdout),
+        format!(
+            "Host: {}\nAccept: text/plain\nContent-Type: application/json\n",
+            server.addr
+        )
+    );
 }
 
 #[test]
