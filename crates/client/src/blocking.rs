@@ -100,18 +100,16 @@ impl Client {
             let response = self.exchange(buffer, &current, deadline)?;
             let (head, body) = buffer.bytes(&current)?;
             trace(head, &response);
-            if self.config.max_redirects == 0 {
+            let Some(max) = self.config.max_redirects else {
                 return Ok(response);
-            }
+            };
             let location = response.header("location");
             let Some(next) = Hop::after(&current, head, body.len(), response.status(), location)?
             else {
                 return Ok(response);
             };
-            if hops == self.config.max_redirects {
-                return Err(Error::TooManyRedirects {
-                    max: self.config.max_redirects,
-                });
+            if hops == max {
+                return Err(Error::TooManyRedirects { max });
             }
             hops += 1;
             response.discard();

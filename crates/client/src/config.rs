@@ -15,9 +15,11 @@ pub struct ClientConfig {
     /// How long one exchange may take, from sending the request to the end
     /// of the response body; `None` for no bound.
     pub request_timeout: Option<Duration>,
-    /// Redirects followed per request (0: none, the default; a `3xx` is
-    /// then returned like any other response).
-    pub max_redirects: u32,
+    /// Redirects followed per request: `None`, the default, follows none
+    /// (a `3xx` is returned like any other response); `Some(n)` follows
+    /// up to `n`, and a redirect past them is
+    /// [`Error::TooManyRedirects`](crate::Error::TooManyRedirects).
+    pub max_redirects: Option<u32>,
     /// Idle keep-alive connections kept per origin; more are closed.
     pub max_idle_per_host: usize,
     /// How long an idle connection stays in the pool.
@@ -49,7 +51,7 @@ impl Default for ClientConfig {
         ClientConfig {
             connect_timeout: Some(Self::DEFAULT_CONNECT_TIMEOUT),
             request_timeout: None,
-            max_redirects: 0,
+            max_redirects: None,
             max_idle_per_host: Self::DEFAULT_MAX_IDLE_PER_HOST,
             idle_timeout: Self::DEFAULT_IDLE_TIMEOUT,
             limits: Limits::default(),

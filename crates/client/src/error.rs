@@ -62,7 +62,8 @@ pub enum Error {
     Closed,
     /// `101 Switching Protocols` to a request that asked for no upgrade.
     UnexpectedUpgrade,
-    /// More redirects than allowed.
+    /// A redirect past the most allowed
+    /// ([`ClientConfig::max_redirects`](crate::ClientConfig::max_redirects)).
     TooManyRedirects {
         /// The configured maximum.
         max: u32,
@@ -118,7 +119,7 @@ impl fmt::Display for Error {
                 f.write_str("the server closed the connection before a complete response")
             }
             Error::UnexpectedUpgrade => f.write_str("unexpected 101 Switching Protocols"),
-            Error::TooManyRedirects { max } => write!(f, "more than {max} redirects"),
+            Error::TooManyRedirects { max } => write!(f, "maximum ({max}) redirects followed"),
             Error::InvalidLocation(e) => write!(f, "redirect to an invalid location: {e}"),
             #[cfg(feature = "ws")]
             Error::WebSocket(e) => write!(f, "WebSocket {e}"),

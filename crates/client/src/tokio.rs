@@ -94,19 +94,17 @@ impl Client {
         loop {
             let current = hop.as_ref().map_or(*request, |h| h.request(request));
             let response = self.exchange(buffer, &current, deadline).await?;
-            if self.config.max_redirects == 0 {
+            let Some(max) = self.config.max_redirects else {
                 return Ok(response);
-            }
+            };
             let (head, body) = buffer.bytes(&current)?;
             let location = response.header("location");
             let Some(next) = Hop::after(&current, head, body.len(), response.status(), location)?
             else {
                 return Ok(response);
             };
-            if hops == self.config.max_redirects {
-                return Err(Error::TooManyRedirects {
-                    max: self.config.max_redirects,
-                });
+            if hops == max {
+                return Err(Error::TooManyRedirects { max });
             }
             hops += 1;
             response.discard().await;

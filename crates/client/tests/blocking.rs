@@ -286,7 +286,7 @@ fn redirects_are_opt_in_and_bounded() {
         302
     );
 
-    let on = Client::new(config(|c| c.max_redirects = 3));
+    let on = Client::new(config(|c| c.max_redirects = Some(3)));
     let text = |status: &str, method: &str| {
         send(&on, method, &format!("/redirect/{status}/echo"), b"data")
             .unwrap()
@@ -308,6 +308,10 @@ fn redirects_are_opt_in_and_bounded() {
         send(&on, "GET", "/loop", b""),
         Err(Error::TooManyRedirects { max: 3 })
     ));
+    // Following none is not the same as not following: the redirect is an error.
+    let none = Client::new(config(|c| c.max_redirects = Some(0)));
+    let err = send(&none, "GET", "/redirect/301/echo", b"").unwrap_err();
+    assert_eq!(err.to_string(), "maximum (0) redirects followed");
 
     // Credentials do not follow a redirect to another origin.
     let location = format!("http://{addr}/echo");
@@ -583,7 +587,7 @@ fn a_virtual_host_is_sent_and_kept_within_the_origin() {
                 .into_bytes(),
         )
     });
-    let client = Client::new(config(|c| c.max_redirects = 3));
+    let client = Client::new(config(|c| c.max_redirects = Some(3)));
     let url = Url::parse(&raw.url("/start")).unwrap();
     let mut buffer = RequestBuffer::new().unwrap();
     let request = buffer

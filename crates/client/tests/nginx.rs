@@ -143,7 +143,7 @@ fn blocking_client_against_nginx_over_tls() {
 
 fn blocking_client(nginx: &Nginx) {
     let config = ClientConfig {
-        max_redirects: 1,
+        max_redirects: Some(1),
         ..ClientConfig::default()
     };
     let client = blocking::Client::with_tls(config, nginx.tls());

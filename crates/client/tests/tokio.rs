@@ -86,13 +86,20 @@ async fn python_chunked_streams_through_the_ring() {
 async fn redirects_timeouts_and_malformed_responses() {
     let python = Python::start();
     let client = Client::new(ClientConfig {
-        max_redirects: 2,
+        max_redirects: Some(2),
         request_timeout: Some(Duration::from_millis(300)),
         ..ClientConfig::default()
     });
     let (status, port) = get(&client, &python.url("/redirect")).await.unwrap();
     assert_eq!(status, 200);
     assert!(port.parse::<u16>().is_ok(), "{port}");
+    // Following none is not the same as not following: the redirect is an error.
+    let none = Client::new(ClientConfig {
+        max_redirects: Some(0),
+        ..ClientConfig::default()
+    });
+    let err = get(&none, &python.url("/redirect")).await.unwrap_err();
+    assert!(matches!(err, Error::TooManyRedirects { max: 0 }), "{err}");
 
     let silent = Raw::start(|_| Reply::Silence);
     let err = get(&client, &silent.url("/")).await.unwrap_err();
