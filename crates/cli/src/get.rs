@@ -10,12 +10,14 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use ringwire_client::blocking::{Client, Response};
-use ringwire_client::{ClientConfig, RequestBuffer, Url};
+use ringwire_client::{ClientConfig, Error, RequestBuffer, Url};
 
 use crate::request::{line, seconds, RequestArgs, TlsArgs, USER_AGENT};
 
 /// The exit status for an HTTP error with `--fail`, as curl's.
 const HTTP_ERROR_EXIT: u8 = 22;
+/// The exit status for a redirect past `--max-redirs` with `-L`, as curl's.
+const TOO_MANY_REDIRECTS_EXIT: u8 = 47;
 /// Bodies shorter than this get no progress bar.
 const PROGRESS_FROM: u64 = 1 << 20;
 
@@ -25,7 +27,7 @@ pub(crate) struct GetArgs {
     url: String,
     #[command(flatten)]
     request: RequestArgs,
-    /// Write the body to FILE instead of stdout.
+    /// Write the body to FILE instead of stdout (`-` is stdout).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
     /// Print the request and response heads to stderr.
@@ -66,7 +68,7 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
     let body = args.request.body()?;
     let client = Client::with_tls(
         ClientConfig {
-            max_redirects: if args.follow { args.max_redirects } else { 0 },
+            max_redirects: args.follow.then_some(args.max_redirects),
             connect_timeout: Some(seconds(args.connect_timeout, "--connect-timeout")?),
             request_timeout: args
                 .max_time
@@ -91,9 +93,14 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
             print_response_head(response);
         }
     };
-    let mut response = client
-        .send_traced(&mut buffer, &request, trace)
-        .map_err(line)?;
+    let mut response = match client.send_traced(&mut buffer, &request, trace) {
+        Ok(response) => response,
+        Err(e @ Error::TooManyRedirects { .. }) => {
+            eprintln!("ringwire: {e}");
+            return Ok(ExitCode::from(TOO_MANY_REDIRECTS_EXIT));
+        }
+        Err(e) => return Err(line(e)),
+    };
     let status = response.status();
     if args.fail && status >= 400 {
         let reason = response
@@ -108,11 +115,11 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
         .header("content-length")
         .and_then(|v| std::str::from_utf8(v).ok()?.parse::<u64>().ok());
     let mut out: Box<dyn Write> = match &args.output {
-        Some(path) => Box::new(
+        Some(path) if path.as_os_str() != "-" => Box::new(
             File::create(path)
                 .map_err(|e| format!("cannot write {}: {}", path.display(), line(e)))?,
         ),
-        None => Box::new(io::stdout().lock()),
+        _ => Box::new(io::stdout().lock()),
     };
     let mut progress = Progress::new(total);
     while let Some(chunk) = response.chunk().map_err(line)? {

@@ -1,6 +1,7 @@
 //! What `get` and `bench` share: the request flags (`-X`, `-H`, `-d`), the
 //! TLS flags, and errors as one line.
 
+use std::io::Read as _;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -19,7 +20,7 @@ pub(crate) struct RequestArgs {
     /// A request header, `NAME: VALUE` (repeatable).
     #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
     headers: Vec<String>,
-    /// The request body; `@FILE` reads it from FILE.
+    /// The request body; `@FILE` reads it from FILE, `@-` from stdin.
     #[arg(short = 'd', long = "data", value_name = "DATA")]
     data: Option<String>,
 }
@@ -28,6 +29,13 @@ impl RequestArgs {
     /// The body `-d` names (empty without it).
     pub(crate) fn body(&self) -> Result<Vec<u8>, String> {
         match self.data.as_deref() {
+            Some("@-") => {
+                let mut body = Vec::new();
+                std::io::stdin()
+                    .read_to_end(&mut body)
+                    .map_err(|e| format!("cannot read stdin: {}", line(e)))?;
+                Ok(body)
+            }
             Some(data) => match data.strip_prefix('@') {
                 Some(path) => {
                     std::fs::read(path).map_err(|e| format!("cannot read {path}: {}", line(e)))

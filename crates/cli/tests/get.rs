@@ -1,6 +1,7 @@
 //! `ringwire get` end to end: against `ringwire serve` (over HTTP and
 //! HTTPS) and Python's `http.server`, over loopback.
 
+use std::io::Write as _;
 use std::net::TcpListener;
 use std::process::{Command, Output, Stdio};
 
@@ -165,6 +166,42 @@ fn host_accept_and_content_type_as_curl_sends_them() {
 }
 
 #[test]
+fn stdin_and_stdout_as_dash() {
+    let server = python(PYTHON_SERVER);
+    let url = format!("http://{}/echo", server.addr);
+    let dir = std::env::temp_dir().join(format!("ringwire-get-dash-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut child = Command::new(BIN)
+        .current_dir(&dir)
+        .args([
+            "get",
+            "-d",
+            "@-",
+            "-o",
+            "-",
+            "-H",
+            "user-agent: piped",
+            &url,
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run ringwire get");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"from stdin")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "POST - piped\nfrom stdin");
+    assert!(!dir.join("-").exists(), "-o - wrote a file named -");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn redirects_and_http_errors() {
     let server = python(PYTHON_SERVER);
     let redirect = format!("http://{}/redirect", server.addr);
@@ -196,6 +233,15 @@ fn redirects_and_http_errors() {
         ],
         "{}",
         text(&out.stderr)
+    );
+
+    // -L with the limit reached is an error, as curl's exit 47.
+    let out = get(&["-L", "--max-redirs", "0", &redirect]);
+    assert_eq!(out.status.code(), Some(47));
+    assert_eq!(out.stdout, b"");
+    assert_eq!(
+        text(&out.stderr),
+        "ringwire: maximum (0) redirects followed\n"
     );
 
     let missing = format!("http://{}/missing", server.addr);
