@@ -167,7 +167,7 @@ impl Client {
     /// socket), connecting within `timeout`.
     pub(crate) fn dial(&self, origin: &Origin, timeout: Option<Duration>) -> Result<Stream, Error> {
         let failed = |source| Error::Connect {
-            authority: format!("{}:{}", origin.host(), origin.port()),
+            authority: origin.host_port(),
             source,
         };
         let mut last = io::Error::from(io::ErrorKind::AddrNotAvailable);

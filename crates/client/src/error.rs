@@ -44,7 +44,7 @@ pub enum Error {
     StaleRequest,
     /// No connection could be opened to the host.
     Connect {
-        /// `host:port`.
+        /// `host:port` (`[address]:port` for IPv6).
         authority: String,
         /// Why.
         source: io::Error,

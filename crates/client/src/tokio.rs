@@ -171,7 +171,7 @@ impl Client {
             None => connecting.await,
         };
         let failed = |source| Error::Connect {
-            authority: format!("{}:{}", origin.host(), origin.port()),
+            authority: origin.host_port(),
             source,
         };
         let tcp = connected.map_err(failed)?;

@@ -87,6 +87,16 @@ impl Origin {
     pub fn port(&self) -> u16 {
         self.port
     }
+
+    /// `host:port`, an IPv6 address in brackets so the port stays apart:
+    /// how errors name the peer.
+    pub(crate) fn host_port(&self) -> String {
+        if self.host.contains(':') {
+            format!("[{}]:{}", self.host, self.port)
+        } else {
+            format!("{}:{}", self.host, self.port)
+        }
+    }
 }
 
 /// A parsed `http://` or `https://` URL.
@@ -274,6 +284,11 @@ mod tests {
 
         let url = Url::parse("http://[::1]:9/").unwrap();
         assert_eq!((url.origin().host(), url.authority()), ("::1", "[::1]:9"));
+        assert_eq!(url.origin().host_port(), "[::1]:9");
+        let url = Url::parse("https://[::1]/").unwrap();
+        assert_eq!(url.origin().host_port(), "[::1]:443");
+        let url = Url::parse("https://h/").unwrap();
+        assert_eq!(url.origin().host_port(), "h:443");
         assert_eq!(Url::parse("http://h:/").unwrap().origin().port(), 80);
     }
 

@@ -457,6 +457,13 @@ fn unreachable_hosts_and_https_are_clear_errors() {
         "{err}"
     );
 
+    // Port 1 on IPv6 loopback: refused, or no IPv6 here; either way named with brackets.
+    let err = get(&Client::default(), "http://[::1]:1/").unwrap_err();
+    assert!(
+        err.to_string().starts_with("cannot connect to [::1]:1: "),
+        "{err}"
+    );
+
     let err = get(&Client::default(), "ftp://127.0.0.1/").unwrap_err();
     assert_eq!(err.to_string(), "invalid URL: unsupported scheme \"ftp\"");
 }

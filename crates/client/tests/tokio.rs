@@ -101,6 +101,13 @@ async fn redirects_timeouts_and_malformed_responses() {
     let err = get(&none, &python.url("/redirect")).await.unwrap_err();
     assert!(matches!(err, Error::TooManyRedirects { max: 0 }), "{err}");
 
+    // Port 1 on IPv6 loopback: refused, or no IPv6 here; either way named with brackets.
+    let err = get(&client, "http://[::1]:1/").await.unwrap_err();
+    assert!(
+        err.to_string().starts_with("cannot connect to [::1]:1: "),
+        "{err}"
+    );
+
     let silent = Raw::start(|_| Reply::Silence);
     let err = get(&client, &silent.url("/")).await.unwrap_err();
     assert!(matches!(err, Error::Timeout(Phase::Request)), "{err}");
