@@ -24,6 +24,10 @@ pub enum TlsError {
     BadCertificate(String),
     /// No TLS version both sides accept.
     ProtocolVersion,
+    /// The peer's bytes are not TLS records at all: most likely plain
+    /// HTTP on the other end (`https://` to an `http://` port, or the
+    /// other way round).
+    NotTls,
     /// The client offered only application protocols (ALPN) the server
     /// does not speak.
     NoAlpnOverlap,
@@ -52,6 +56,7 @@ impl fmt::Display for TlsError {
             }
             TlsError::BadCertificate(why) => write!(f, "the peer's certificate was refused: {why}"),
             TlsError::ProtocolVersion => f.write_str("no TLS version both sides accept"),
+            TlsError::NotTls => f.write_str("the peer does not speak TLS (is it plain http?)"),
             TlsError::NoAlpnOverlap => {
                 f.write_str("no application protocol (ALPN) both sides speak")
             }

@@ -308,10 +308,14 @@ fn handshake_error(e: &openssl::ssl::Error, ssl: &openssl::ssl::SslRef) -> TlsEr
     }
     let text = e.to_string();
     let has = |what: &str| text.contains(what);
-    if has("unsupported protocol")
+    // What OpenSSL makes of bytes that are no TLS record: its record
+    // header check fails (a client reading an HTTP answer), or it sees an
+    // HTTP method (a server).
+    if has("wrong version number") || has("http request") {
+        TlsError::NotTls
+    } else if has("unsupported protocol")
         || has("protocol version")
         || has("no protocols available")
-        || has("wrong version number")
     {
         TlsError::ProtocolVersion
     } else if has("no application protocol") {
@@ -329,8 +333,10 @@ fn handshake_error(e: &openssl::ssl::Error, ssl: &openssl::ssl::SslRef) -> TlsEr
 
 /// A failed rustls handshake, by cause.
 fn rustls_error(e: rustls::Error) -> TlsError {
-    use rustls::{AlertDescription as Alert, CertificateError as Cert, Error};
+    use rustls::{AlertDescription as Alert, CertificateError as Cert, Error, InvalidMessage};
     match e {
+        // The first byte of a record is no TLS content type: not TLS at all.
+        Error::InvalidMessage(InvalidMessage::InvalidContentType) => TlsError::NotTls,
         Error::InvalidCertificate(
             Cert::Expired
             | Cert::ExpiredContext { .. }

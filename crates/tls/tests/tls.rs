@@ -210,6 +210,53 @@ async fn version_and_alpn_mismatches_are_told_apart() {
 }
 
 #[tokio::test]
+async fn a_peer_speaking_plain_http_is_told_apart() {
+    let pki = Pki::new();
+    for backend in BACKENDS {
+        // A plain HTTP server: the ClientHello is a bad request to it.
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            let (mut tcp, _) = listener.accept().await.unwrap();
+            let mut hello = [0; 512];
+            let _ = tokio::io::AsyncReadExt::read(&mut tcp, &mut hello).await;
+            let answer =
+                b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n";
+            let _ = tokio::io::AsyncWriteExt::write_all(&mut tcp, answer).await;
+        });
+        let connector = TlsConnector::new(&pki.client(backend)).unwrap();
+        let tcp = TcpStream::connect(addr).await.unwrap();
+        let client = connector.connect("localhost", tcp).await;
+        assert!(
+            matches!(client, Err(TlsError::NotTls)),
+            "{backend:?}: {client:?}"
+        );
+        assert_eq!(
+            client.err().unwrap().to_string(),
+            "the peer does not speak TLS (is it plain http?)"
+        );
+
+        // A plain HTTP client of a TLS server.
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let acceptor = TlsAcceptor::new(&pki.server(backend)).unwrap();
+        let accepting = tokio::spawn(async move {
+            let (tcp, _) = listener.accept().await.unwrap();
+            acceptor.accept(tcp).await
+        });
+        let mut tcp = TcpStream::connect(addr).await.unwrap();
+        tokio::io::AsyncWriteExt::write_all(&mut tcp, b"GET / HTTP/1.1\r\nhost: x\r\n\r\n")
+            .await
+            .unwrap();
+        let server = accepting.await.unwrap();
+        assert!(
+            matches!(server, Err(TlsError::NotTls)),
+            "{backend:?}: {server:?}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn close_notify_ends_the_stream_and_a_bare_close_is_truncation() {
     let pki = Pki::new();
     for backend in BACKENDS {
