@@ -295,6 +295,21 @@ fn failures_are_one_line_and_non_zero() {
 }
 
 #[test]
+fn https_to_a_plain_http_port_says_so() {
+    let server = python(PYTHON_SERVER);
+    let url = format!("https://{}/echo", server.addr);
+    for library in ["openssl", "rustls"] {
+        let out = get(&["-k", "--tls-library", library, &url]);
+        assert_eq!(out.status.code(), Some(1), "{library}");
+        assert_eq!(
+            text(&out.stderr),
+            "ringwire: the peer does not speak TLS (is it plain http?)\n",
+            "{library}"
+        );
+    }
+}
+
+#[test]
 fn progress_bar_only_on_a_terminal() {
     let server = python(PYTHON_SERVER);
     let dir = std::env::temp_dir().join(format!("ringwire-get-tty-{}", std::process::id()));
