@@ -279,3 +279,29 @@ fn limits() {
         Err(Error::BodyTooLarge { limit: 10 })
     );
 }
+
+#[test]
+fn obsolete_line_folds_are_unfolded_in_place_on_request() {
+    let input = b"HTTP/1.1 200 OK\r\nX: a\r\n b\r\n\tc\r\nY: d\r\n\r\nbody\r\n e";
+    let mut buf = input.to_vec();
+    let mut parser = ResponseParser::default();
+    // A partial parse first, so the unfold must forget where it stopped.
+    assert!(parser.parse(&buf[..20], Method::Get).is_ok());
+    assert_eq!(parser.parse(&buf, Method::Get).err(), Some(Error::ObsFold));
+    assert!(parser.unfold(&mut buf));
+    let (head, len) = match parser.parse(&buf, Method::Get).unwrap() {
+        ringwire_http1::Status::Complete(head, len) => (head, len),
+        partial => panic!("{partial:?}"),
+    };
+    assert_eq!(head.header("x"), Some(&b"a   b  \tc"[..]));
+    assert_eq!(head.header("y"), Some(&b"d"[..]));
+    // Offsets kept, and the body after the head left alone.
+    assert_eq!(&buf[len..], b"body\r\n e");
+
+    // Nothing to unfold: none at all, or a fold right after the status line.
+    let mut plain = b"HTTP/1.1 200 OK\r\nX: a\r\n\r\n".to_vec();
+    assert!(!parser.unfold(&mut plain));
+    let mut first = b"HTTP/1.1 200 OK\r\n X: a\r\n\r\n".to_vec();
+    assert!(!parser.unfold(&mut first));
+    assert_eq!(first, b"HTTP/1.1 200 OK\r\n X: a\r\n\r\n");
+}

@@ -41,6 +41,12 @@ impl<R: Read> RecvTransport<R> {
         self.ring.readable()
     }
 
+    /// Unread bytes, contiguous and writable: for decoders that transform
+    /// in place (a client unfolding a response head's obsolete line folds).
+    pub fn data_mut(&mut self) -> &mut [u8] {
+        self.ring.readable_mut()
+    }
+
     /// Drops the first `n` unread bytes.
     pub fn consume(&mut self, n: usize) {
         self.ring.consume(n);

@@ -251,6 +251,38 @@ impl ResponseParser {
         }
     }
 
+    /// Replaces each obsolete line fold (CRLF then SP or HTAB) in the field
+    /// lines of the head at the front of `buf` with two spaces, in place,
+    /// as RFC 9112 section 5.2 has a user agent do, and forgets the parse
+    /// in progress: after [`Error::ObsFold`], parse `buf` again. Offsets do
+    /// not move. `false` when there was none to replace (a fold right
+    /// after the status line stays an error), so a caller looping on
+    /// `ObsFold` stops.
+    ///
+    /// Kept out of [`parse`](Self::parse), whose strict pass is shared with
+    /// requests: only a caller that owns the bytes pays for this.
+    #[cold]
+    pub fn unfold(&mut self, buf: &mut [u8]) -> bool {
+        self.resume = None;
+        let Some(status_end) = find_lf(buf) else {
+            return false;
+        };
+        let mut unfolded = false;
+        let mut at = status_end + 1;
+        while let Some(lf) = find_lf(&buf[at..]).map(|n| at + n) {
+            if buf[at] == b'\r' && lf == at + 1 {
+                break; // The empty line: the head ends here.
+            }
+            if buf[lf - 1] == b'\r' && matches!(buf.get(lf + 1), Some(b' ' | b'\t')) {
+                buf[lf - 1] = b' ';
+                buf[lf] = b' ';
+                unfolded = true;
+            }
+            at = lf + 1;
+        }
+        unfolded
+    }
+
     /// One full pass over `buf`: the head's length when it is all there;
     /// otherwise arms the resumable parse.
     #[inline]
