@@ -104,14 +104,34 @@ pub(crate) enum HeadStep {
     Need(usize),
 }
 
-/// Parses the head of the response to `method` at the front of `data`.
+/// Parses the head of the response to `method` at the front of `data`,
+/// replacing obsolete line folds with spaces in place (RFC 9112 section
+/// 5.2 has a user agent accept them; the parser, shared with requests,
+/// refuses them, so they cost nothing until one comes).
 pub(crate) fn parse_head(
     parser: &mut ResponseParser,
-    data: &[u8],
+    data: &mut [u8],
     method: Method<'_>,
     limits: &Limits,
 ) -> Result<HeadStep, Error> {
-    match parser.parse(data, method)? {
+    loop {
+        match parser.parse(data, method) {
+            Err(ringwire_http1::Error::ObsFold) => {}
+            status => return head_step(status?, method, limits),
+        }
+        // Each pass replaces at least one fold, so this ends.
+        if !parser.unfold(data) {
+            return Err(Error::Response(ringwire_http1::Error::ObsFold));
+        }
+    }
+}
+
+fn head_step(
+    status: Status<ringwire_http1::Response<'_>>,
+    method: Method<'_>,
+    limits: &Limits,
+) -> Result<HeadStep, Error> {
+    match status {
         Status::Partial { at_least } => Ok(HeadStep::Need(at_least)),
         Status::Complete(head, len) if head.is_interim() => Ok(HeadStep::Interim(len)),
         // The connection now speaks another protocol nobody asked for.

@@ -204,7 +204,7 @@ impl Client {
         loop {
             let step = exchange::parse_head(
                 &mut conn.parser,
-                conn.rx.data(),
+                conn.rx.data_mut(),
                 request.parse_method(),
                 &self.config.limits,
             )?;

@@ -616,3 +616,31 @@ fn a_virtual_host_is_sent_and_kept_within_the_origin() {
     assert_eq!(hosts(&raw), ["host: vhost.example", "host: vhost.example"]);
     assert_eq!(hosts(&other), [format!("host: {}", other.addr)]);
 }
+
+#[test]
+fn obsolete_line_folds_in_a_response_become_spaces() {
+    let folded = b"HTTP/1.1 200 OK\r\nx-folded: a\r\n b\r\ncontent-length: 2\r\n\r\nok".to_vec();
+    for reply in [Reply::Send as fn(Vec<u8>) -> Reply, Reply::Trickle] {
+        let raw = Raw::start({
+            let folded = folded.clone();
+            move |_| reply(folded.clone())
+        });
+        let client = Client::default();
+        let url = Url::parse(&raw.url("/")).unwrap();
+        let mut buffer = RequestBuffer::new().unwrap();
+        let request = buffer
+            .request("GET", &url)
+            .unwrap()
+            .headers()
+            .unwrap()
+            .finish()
+            .unwrap();
+        let mut response = client.send(&mut buffer, &request).unwrap();
+        assert_eq!(response.header("x-folded"), Some(&b"a   b"[..]));
+        assert_eq!(response.text().unwrap(), "ok");
+    }
+    // A fold right after the status line is still refused.
+    let raw = Raw::start(|_| Reply::Send(b"HTTP/1.1 200 OK\r\n x: a\r\n\r\n".to_vec()));
+    let err = get(&Client::default(), &raw.url("/")).unwrap_err();
+    assert!(matches!(err, Error::Response(WireError::ObsFold)), "{err}");
+}

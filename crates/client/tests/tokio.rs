@@ -172,3 +172,25 @@ async fn an_upload_refused_early_gets_the_servers_answer() {
     // The request was cut short: the connection is not kept.
     assert_eq!(client.idle_connections(&url), 0);
 }
+
+#[tokio::test]
+async fn obsolete_line_folds_in_a_response_become_spaces() {
+    let raw = Raw::start(|_| {
+        Reply::Send(
+            b"HTTP/1.1 200 OK\r\nx-folded: a\r\n\tb\r\ncontent-length: 2\r\n\r\nok".to_vec(),
+        )
+    });
+    let client = Client::default();
+    let url = Url::parse(&raw.url("/")).unwrap();
+    let mut buffer = RequestBuffer::new().unwrap();
+    let request = buffer
+        .request("GET", &url)
+        .unwrap()
+        .headers()
+        .unwrap()
+        .finish()
+        .unwrap();
+    let mut response = client.send(&mut buffer, &request).await.unwrap();
+    assert_eq!(response.header("x-folded"), Some(&b"a  \tb"[..]));
+    assert_eq!(response.text().await.unwrap(), "ok");
+}
