@@ -24,7 +24,7 @@ use futures_core::Stream;
 
 use ringwire_http1::encode::{chunk_header, EncodeError, ResponseWriter, CHUNK_END};
 use ringwire_http1::{BodyDecoder, BodyKind, Decoded, Method, RequestParser, Status, Version};
-use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport};
+use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport, AsyncStream as _};
 use ringwire_io::{RingPool, TransportError};
 use tokio::net::TcpStream;
 use tokio::sync::Notify;
@@ -273,7 +273,12 @@ async fn lease<H: Handler>(
         // until its future ends; shutdown's grace bounds it.
         let shutdown = timer.shutdown();
         on_upgrade(Upgraded { rx, tx, shutdown }).await;
-        return Ok(Close::Now);
+        // Ended as a refused request is: our side shut down, then the peer's last bytes
+        // drained, or the kernel would answer them with a reset that destroys what the
+        // protocol sent last (a WebSocket's close frame after an error). Best effort: the
+        // protocol may have shut it down already, or the peer may be gone.
+        let _ = shutdown_write(stream).await;
+        return Ok(Close::Linger);
     }
     // Dropped, the rings go back to their pools (an upgraded connection's
     // when the new protocol drops them).
@@ -785,6 +790,16 @@ async fn fail(tx: &mut Tx<'_>, status: u16, reason: &str) -> Result<Close, Trans
     tx.commit(n);
     tx.shutdown_write().await?;
     Ok(Close::Linger)
+}
+
+/// Half-closes `stream` (a TLS session's `close_notify` first), waiting for room to send.
+async fn shutdown_write(stream: &Socket) -> std::io::Result<()> {
+    loop {
+        match stream.shutdown_write() {
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => stream.writable().await?,
+            done => return done,
+        }
+    }
 }
 
 /// After shutting down our side, reads and drops what the peer still sends

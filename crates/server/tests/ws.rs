@@ -339,3 +339,47 @@ fn queued_messages_go_out_before_the_socket_waits() {
         assert_eq!(echoed, Message::Text("last"));
     });
 }
+
+/// A client failed for a frame past the limit while more of it is still on its way: the
+/// server's `1009` close reaches it, followed by a clean end, not a reset that may destroy
+/// the close (the server drains what is left before it closes the socket).
+#[test]
+fn a_close_after_an_error_is_not_destroyed_by_a_reset() {
+    use std::io::{Read as _, Write as _};
+    use std::net::{Shutdown, TcpStream};
+    use std::time::Duration;
+
+    let addr = server();
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .expect("timeout");
+    stream
+        .write_all(
+            b"GET /ws/echo HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+              Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+        )
+        .expect("upgrade");
+    let mut head = Vec::new();
+    let mut byte = [0];
+    while !head.ends_with(b"\r\n\r\n") {
+        stream.read_exact(&mut byte).expect("101");
+        head.push(byte[0]);
+    }
+    assert!(head.starts_with(b"HTTP/1.1 101"));
+    // A masked binary frame of 1 GiB (past every default limit), and 4 MiB of it: more
+    // than the server reads before it fails the connection. It drains the rest rather
+    // than reset the connection (which fails this write, and may destroy the close).
+    let mut frame = vec![0x82, 0xff];
+    frame.extend_from_slice(&(1u64 << 30).to_be_bytes());
+    frame.extend_from_slice(&[1, 2, 3, 4]);
+    frame.resize(4 << 20, 0x55);
+    stream.write_all(&frame).expect("drained, not reset");
+    stream.shutdown(Shutdown::Write).expect("half-close");
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).expect("a clean end");
+    // A close frame (any reason) whose code is 1009, and nothing after it.
+    assert_eq!(answer[0], 0x88, "{answer:?}");
+    assert_eq!(usize::from(answer[1]) + 2, answer.len(), "{answer:?}");
+    assert_eq!(answer[2..4], 1009u16.to_be_bytes(), "{answer:?}");
+}
