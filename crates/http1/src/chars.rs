@@ -125,6 +125,53 @@ pub(crate) fn is_unreserved(b: u8) -> bool {
     UNRESERVED[b as usize]
 }
 
+/// Whether `value` is a `Host` field value (RFC 9112 section 3.2): `uri-host [":" port]`,
+/// the host a reg-name or IPv4 address (unreserved, sub-delims, percent-escapes) or an IP
+/// literal in brackets (checked as its characters, not its grammar), the port digits.
+/// Empty is valid: a target without an authority has an empty `Host`.
+pub(crate) fn is_host(value: &[u8]) -> bool {
+    let sub_delim = |b: u8| {
+        matches!(
+            b,
+            b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b';' | b'='
+        )
+    };
+    let port = |rest: &[u8]| match rest {
+        [] => true,
+        [b':', digits @ ..] => digits.iter().all(u8::is_ascii_digit),
+        _ => false,
+    };
+    if let [b'[', literal @ ..] = value {
+        let Some(end) = literal.iter().position(|&b| b == b']') else {
+            return false;
+        };
+        let inside = &literal[..end];
+        return !inside.is_empty()
+            && inside
+                .iter()
+                .all(|&b| is_unreserved(b) || sub_delim(b) || b == b':')
+            && port(&literal[end + 1..]);
+    }
+    let mut at = 0;
+    while let Some(&b) = value.get(at) {
+        match b {
+            b':' => break,
+            b'%' => {
+                let escaped = value
+                    .get(at + 1..at + 3)
+                    .is_some_and(|hex| hex.iter().all(|&d| hex_digit(d).is_some()));
+                if !escaped {
+                    return false;
+                }
+                at += 3;
+            }
+            b if is_unreserved(b) || sub_delim(b) => at += 1,
+            _ => return false,
+        }
+    }
+    port(&value[at..])
+}
+
 /// The value of each hex digit; 16 for every other byte.
 const HEX: [u8; 256] = {
     let mut table = [16; 256];
@@ -219,11 +266,14 @@ fn scan(bytes: &[u8], from: usize, stop16: impl Fn(u8x16) -> u8x16) -> usize {
 }
 
 /// Index of the first byte at or after `from` that cannot be in a request
-/// target (anything but `0x21..=0x7e`), or `bytes.len()`.
+/// target (anything but `0x21..=0x7e`, and `#`: a fragment is never sent),
+/// or `bytes.len()`.
 #[inline]
 pub(crate) fn target_end(bytes: &[u8], from: usize) -> usize {
     scan(bytes, from, |v| {
-        v.min(u8x16::splat(0x20)).cmp_eq(v) | v.max(u8x16::splat(0x7f)).cmp_eq(v)
+        v.min(u8x16::splat(0x20)).cmp_eq(v)
+            | v.max(u8x16::splat(0x7f)).cmp_eq(v)
+            | v.cmp_eq(u8x16::splat(b'#'))
     })
 }
 
@@ -275,7 +325,7 @@ mod tests {
             for at in 0..40 {
                 let mut bytes = vec![b'a'; 40];
                 bytes[at] = bad;
-                let target_ok = (0x21..=0x7e).contains(&bad);
+                let target_ok = (0x21..=0x7e).contains(&bad) && bad != b'#';
                 assert_eq!(target_end(&bytes, 0), if target_ok { 40 } else { at });
                 let value_ok = bad >= 0x20 && bad != 0x7f;
                 assert_eq!(value_end(&bytes, 0), if value_ok { 40 } else { at });

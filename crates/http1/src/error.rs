@@ -21,7 +21,8 @@ pub enum Error {
     BareCr,
     /// The method is empty or holds a byte that is not a token character.
     InvalidMethod,
-    /// The request target is empty or holds a byte outside visible ASCII.
+    /// The request target is empty, holds a byte outside visible ASCII or a `#`, or has a
+    /// form its method may not use (authority form is CONNECT's, `*` is OPTIONS's).
     InvalidTarget,
     /// The request target is longer than [`Limits::max_target_len`](crate::Limits).
     TargetTooLong {
@@ -56,7 +57,8 @@ pub enum Error {
         /// The configured limit in bytes.
         limit: usize,
     },
-    /// An HTTP/1.1 request without a `Host` field, or with more than one.
+    /// An HTTP/1.1 request without a `Host` field, any request with more than one, or
+    /// with a value that is not a host and port.
     InvalidHost,
     /// A `Content-Length` value is not a decimal number that fits in 64 bits.
     InvalidContentLength,
@@ -150,7 +152,7 @@ impl fmt::Display for Error {
             Error::InvalidHeaderValue => "control character in field value",
             Error::TooManyHeaders { limit } => return write!(f, "more than {limit} header fields"),
             Error::HeadTooLarge { limit } => return write!(f, "head longer than {limit} bytes"),
-            Error::InvalidHost => "HTTP/1.1 request without exactly one Host field",
+            Error::InvalidHost => "missing, repeated or invalid Host field",
             Error::InvalidContentLength => "invalid Content-Length",
             Error::ConflictingContentLength => "conflicting Content-Length values",
             Error::ContentLengthWithTransferEncoding => "both Content-Length and Transfer-Encoding",

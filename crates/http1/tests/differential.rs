@@ -349,6 +349,7 @@ const EXPLAINED_REQUESTS: &[(&str, &str)] = &[
     ("bare_lf_field", BARE_LF),
     ("bare_lf_final", BARE_LF),
     ("bare_lf_leading", "httparse skips a lone LF before the request line; RFC 9112 2.2 only asks to skip empty lines (CRLF) and ringwire refuses bare LF everywhere"),
+    ("target_fragment", "RFC 9112 3.2: a request target has no fragment (a client never sends `#`); ringwire answers 400, httparse takes it as part of the target"),
     ("target_utf8", "httparse takes raw UTF-8 in the target; RFC 9112 3.2 / RFC 3986 allow only visible ASCII there (non-ASCII is percent-encoded), so ringwire answers 400"),
     ("cl_and_te", "httparse does not interpret framing fields (its caller's job); ringwire refuses Content-Length with Transfer-Encoding at the parser, RFC 9112 6.1 (a smuggling vector)"),
     ("cl_differing", CONTENT_LENGTH),

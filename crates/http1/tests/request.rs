@@ -190,6 +190,29 @@ fn lenient_where_the_rfc_allows() {
     }
 }
 
+/// Host values RFC 9112 section 3.2 allows: names, addresses, IP literals, a port (even
+/// an empty one), percent-escapes, and the empty value of a target with no authority.
+#[test]
+fn valid_host_values() {
+    for host in [
+        "example.com",
+        "example.com:8080",
+        "example.com:",
+        "127.0.0.1:80",
+        "[::1]",
+        "[::1]:8443",
+        "[v1.fe80::a+en1]",
+        "xn--bcher-kva.example",
+        "a%2Eb",
+        "under_score~tilde!$&'()*+,;=",
+        "",
+    ] {
+        let input = format!("GET / HTTP/1.1\r\nHost: {host}\r\n\r\n");
+        let (head, _) = ok(&input);
+        assert_eq!(head.headers, fields(&[("Host", host)]), "{host:?}");
+    }
+}
+
 #[test]
 fn partial_heads_are_partial_not_errors() {
     let input = "GET /x HTTP/1.1\r\nHost: h\r\n\r\n";
@@ -226,6 +249,14 @@ fn malformed_requests() {
         ("GET /\x01 HTTP/1.1\r\nHost: h\r\n\r\n".into(), Error::InvalidTarget, 400),
         ("GET  / HTTP/1.1\r\nHost: h\r\n\r\n".into(), Error::InvalidTarget, 400),
         ("GET /\u{e9} HTTP/1.1\r\nHost: h\r\n\r\n".into(), Error::InvalidTarget, 400),
+        ("GET hello HTTP/1.1\r\nHost: h\r\n\r\n".into(), Error::InvalidTarget, 400),
+        ("GET h:80 HTTP/1.1\r\nHost: h\r\n\r\n".into(), Error::InvalidTarget, 400),
+        ("GET * HTTP/1.1\r\nHost: h\r\n\r\n".into(), Error::InvalidTarget, 400),
+        ("CONNECT / HTTP/1.1\r\nHost: h\r\n\r\n".into(), Error::InvalidTarget, 400),
+        ("CONNECT http://h/ HTTP/1.1\r\nHost: h\r\n\r\n".into(), Error::InvalidTarget, 400),
+        ("OPTIONS h:80 HTTP/1.1\r\nHost: h\r\n\r\n".into(), Error::InvalidTarget, 400),
+        ("GET /a#b HTTP/1.1\r\nHost: h\r\n\r\n".into(), Error::InvalidTarget, 400),
+        ("GET /0123456789abcdef0123#x HTTP/1.1\r\nHost: h\r\n\r\n".into(), Error::InvalidTarget, 400),
         ("GET /a b HTTP/1.1\r\nHost: h\r\n\r\n".into(), Error::InvalidVersion, 400),
         ("GET /\r\n\r\n".into(), Error::InvalidVersion, 400),
         ("GET / HTTX/1.1\r\nHost: h\r\n\r\n".into(), Error::InvalidVersion, 400),
@@ -240,6 +271,17 @@ fn malformed_requests() {
         ("GET / HTTP/0.9\r\n\r\n".into(), Error::UnsupportedVersion, 505),
         ("GET / HTTP/1.1\r\n\r\n".into(), Error::InvalidHost, 400),
         (format!("GET / HTTP/1.1\r\n{h}{h}\r\n"), Error::InvalidHost, 400),
+        (format!("GET / HTTP/1.0\r\n{h}{h}\r\n"), Error::InvalidHost, 400),
+        ("GET / HTTP/1.1\r\nHost: a b\r\n\r\n".into(), Error::InvalidHost, 400),
+        ("GET / HTTP/1.1\r\nHost: u@x\r\n\r\n".into(), Error::InvalidHost, 400),
+        ("GET / HTTP/1.1\r\nHost: x:abc\r\n\r\n".into(), Error::InvalidHost, 400),
+        ("GET / HTTP/1.1\r\nHost: x:80:80\r\n\r\n".into(), Error::InvalidHost, 400),
+        ("GET / HTTP/1.1\r\nHost: x/y\r\n\r\n".into(), Error::InvalidHost, 400),
+        ("GET / HTTP/1.1\r\nHost: %zz\r\n\r\n".into(), Error::InvalidHost, 400),
+        ("GET / HTTP/1.1\r\nHost: [::1\r\n\r\n".into(), Error::InvalidHost, 400),
+        ("GET / HTTP/1.1\r\nHost: []\r\n\r\n".into(), Error::InvalidHost, 400),
+        ("GET / HTTP/1.1\r\nHost: [::1]x\r\n\r\n".into(), Error::InvalidHost, 400),
+        ("GET / HTTP/1.0\r\nHost: a b\r\n\r\n".into(), Error::InvalidHost, 400),
         (format!("POST / HTTP/1.1\r\n{h}Content-Length: abc\r\n\r\n"), Error::InvalidContentLength, 400),
         (format!("POST / HTTP/1.1\r\n{h}Content-Length: -1\r\n\r\n"), Error::InvalidContentLength, 400),
         (

@@ -2,7 +2,7 @@
 //! management), noted once while the head is parsed so nothing rescans it.
 
 use super::{Span, Version};
-use crate::chars::eq_folded;
+use crate::chars::{eq_folded, is_host};
 use crate::Error;
 
 /// What `Transfer-Encoding` said, across all of its field lines.
@@ -47,6 +47,8 @@ pub(crate) struct Known {
     pub(crate) expect_continue: bool,
     pub(crate) upgrade: Option<Span>,
     pub(crate) hosts: u32,
+    /// A `Host` value that is not `uri-host [":" port]` came.
+    pub(crate) invalid_host: bool,
 }
 
 impl Known {
@@ -61,7 +63,10 @@ impl Known {
             _ => return Ok(()),
         }
         match name.len() {
-            4 if eq_folded(name, b"host") => self.hosts += 1,
+            4 if eq_folded(name, b"host") => {
+                self.hosts += 1;
+                self.invalid_host |= !is_host(value);
+            }
             6 if eq_folded(name, b"expect") => {
                 self.expect_continue |= eq_folded(value, b"100-continue");
             }

@@ -6,7 +6,7 @@ use ringwire_wire::Status;
 
 use super::{Fields, HeadFields, Headers, Known, SectionScan, Span, Version};
 use crate::chars::{target_end, token_end};
-use crate::target::Target;
+use crate::target::{Target, TargetForm};
 use crate::{BodyKind, Error, Limits};
 
 /// A request method: the common ones by name, any other token as sent.
@@ -390,7 +390,14 @@ impl RequestParser {
     fn finish(&mut self, len: usize) -> Result<usize, Error> {
         let head = &mut self.head;
         let version = head.version.unwrap_or(Version::Http11);
-        if version == Version::Http11 && head.fields.known.hosts != 1 {
+        // RFC 9112 section 3.2: one Host in HTTP/1.1, never two, never an invalid one.
+        let known = &head.fields.known;
+        let hosts_allowed = if version == Version::Http11 {
+            1..=1
+        } else {
+            0..=1
+        };
+        if !hosts_allowed.contains(&known.hosts) || known.invalid_host {
             return Err(Error::InvalidHost);
         }
         head.body = Some(request_body(version, &head.fields.known, &self.limits)?);
@@ -450,7 +457,11 @@ impl Line {
             }
             match buf.get(self.at) {
                 None => return Ok(None),
-                Some(b' ') if self.at > start => self.target_end = Some(self.at),
+                Some(b' ') if self.at > start => {
+                    let method = &buf[self.start..start - 1];
+                    check_form(method, &buf[start..self.at])?;
+                    self.target_end = Some(self.at);
+                }
                 // `GET /` alone is HTTP/0.9, which has no version to support.
                 Some(b'\r' | b'\n') if self.at > start => return Err(Error::InvalidVersion),
                 Some(_) => return Err(Error::InvalidTarget),
@@ -488,6 +499,22 @@ impl Line {
         head.target = Span::new(method_end + 1, target_end);
         head.version = Some(Version::parse(&buf[target_end + 1..target_end + 9])?);
         Ok(())
+    }
+}
+
+/// Whether `target`'s form is one `method` may use (RFC 9112 section 3.2): authority form
+/// is CONNECT's alone, asterisk form OPTIONS's; origin and absolute form any other's.
+#[inline]
+fn check_form(method: &[u8], target: &[u8]) -> Result<(), Error> {
+    let fits = match Target::new(target).form() {
+        TargetForm::Origin | TargetForm::Absolute => method != b"CONNECT",
+        TargetForm::Authority => method == b"CONNECT",
+        TargetForm::Asterisk => method == b"OPTIONS",
+    };
+    if fits {
+        Ok(())
+    } else {
+        Err(Error::InvalidTarget)
     }
 }
 
