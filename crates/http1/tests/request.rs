@@ -3,7 +3,7 @@
 
 mod support;
 
-use ringwire_http1::{BodyKind, Error, Limits, RequestParser, Version};
+use ringwire_http1::{BodyKind, Error, Limits, RequestParser, Status, Version};
 use support::{agree, drive, text};
 
 /// What a parsed request head says, owned so deliveries can be compared.
@@ -445,4 +445,35 @@ fn unread_bodies_are_drained_before_the_next_request() {
         }
     }
     assert_eq!(targets, ["/a", "/b", "/c"]);
+}
+
+/// A parser kept across a connection's requests remembers the last valid Host, and
+/// still refuses an invalid one after it (and a valid new one after that).
+#[test]
+fn host_checked_on_every_request_of_a_connection() {
+    let mut parser = RequestParser::new(Limits::default());
+    for (host, valid) in [
+        ("a.example", true),
+        ("a.example", true),
+        ("a.exampl", true),
+        ("a.example:", true),
+        ("a example", false),
+        ("a.example", true),
+        ("b.example:8080", true),
+        ("b.example:8080/", false),
+        ("a-very-long-host-name-past-the-cache.example.com", true),
+        ("a-very-long-host-name-past-the-cache.example.com ", true),
+        ("a-very-long-host-name-past-the-cache.example.com x", false),
+    ] {
+        let input = format!("GET / HTTP/1.1\r\nHost: {host}\r\n\r\n");
+        let result = parser
+            .parse(input.as_bytes())
+            .map(|s| matches!(s, Status::Complete(..)));
+        let want = if valid {
+            Ok(true)
+        } else {
+            Err(Error::InvalidHost)
+        };
+        assert_eq!(result, want, "{host:?}");
+    }
 }

@@ -2,7 +2,7 @@
 //! management), noted once while the head is parsed so nothing rescans it.
 
 use super::{Span, Version};
-use crate::chars::{eq_folded, is_host};
+use crate::chars::eq_folded;
 use crate::Error;
 
 /// What `Transfer-Encoding` said, across all of its field lines.
@@ -47,8 +47,8 @@ pub(crate) struct Known {
     pub(crate) expect_continue: bool,
     pub(crate) upgrade: Option<Span>,
     pub(crate) hosts: u32,
-    /// A `Host` value that is not `uri-host [":" port]` came.
-    pub(crate) invalid_host: bool,
+    /// The last `Host` value, checked once the head is whole.
+    pub(crate) host: Option<Span>,
 }
 
 impl Known {
@@ -65,7 +65,7 @@ impl Known {
         match name.len() {
             4 if eq_folded(name, b"host") => {
                 self.hosts += 1;
-                self.invalid_host |= !is_host(value);
+                self.host = Some(span);
             }
             6 if eq_folded(name, b"expect") => {
                 self.expect_continue |= eq_folded(value, b"100-continue");

@@ -5,7 +5,7 @@ use std::fmt;
 use ringwire_wire::Status;
 
 use super::{Fields, HeadFields, Headers, Known, SectionScan, Span, Version};
-use crate::chars::{target_end, token_end};
+use crate::chars::{is_host, target_end, token_end};
 use crate::target::{Target, TargetForm};
 use crate::{BodyKind, Error, Limits};
 
@@ -254,6 +254,45 @@ pub struct RequestParser {
     head: RequestHead,
     /// Progress on a message that arrives in pieces.
     resume: Option<Resume>,
+    /// The last `Host` value found valid: a connection's requests name the same host, so
+    /// each is compared with it rather than checked again.
+    valid_host: KnownHost,
+}
+
+/// A short `Host` value already checked (longer ones are checked every time).
+#[derive(Debug, Clone, Copy, Default)]
+struct KnownHost {
+    len: u8,
+    bytes: [u8; 32],
+}
+
+/// Whether `a` is the start of `b`, compared a word at a time (no `memcmp` call for a
+/// few bytes).
+#[inline]
+fn same(a: &[u8], b: &[u8]) -> bool {
+    let Some(b) = b.get(..a.len()) else {
+        return false;
+    };
+    let word = |w: &[u8]| u64::from_ne_bytes(w.try_into().unwrap_or_default());
+    let (words_a, words_b) = (a.chunks_exact(8), b.chunks_exact(8));
+    let mut rest = words_a.remainder().iter().zip(words_b.remainder());
+    words_a.zip(words_b).all(|(x, y)| word(x) == word(y)) && rest.all(|(x, y)| x == y)
+}
+
+impl KnownHost {
+    /// Whether `value` is a valid `Host` value, remembering it if it is new and short.
+    #[inline]
+    fn check(&mut self, value: &[u8]) -> bool {
+        if value.len() == usize::from(self.len) && same(value, &self.bytes) {
+            return true;
+        }
+        let valid = is_host(value);
+        if valid && value.len() <= self.bytes.len() {
+            self.bytes[..value.len()].copy_from_slice(value);
+            self.len = value.len() as u8;
+        }
+        valid
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -281,6 +320,7 @@ impl RequestParser {
                 ..RequestHead::default()
             },
             resume: None,
+            valid_host: KnownHost::default(),
         }
     }
 
@@ -356,7 +396,7 @@ impl RequestParser {
             Some(Resume::Fields(scan)) if buf.len() >= scan.searched() => {
                 match self.head.fields.resume(scan, buf, &self.limits)? {
                     None => Ok(None),
-                    Some(len) => self.finish(len).map(Some),
+                    Some(len) => self.finish(buf, len).map(Some),
                 }
             }
             _ => {
@@ -377,7 +417,7 @@ impl RequestParser {
         };
         line.record(buf, &mut self.head)?;
         match self.head.fields.parse(buf, fields_at, &self.limits)? {
-            Fields::End(len) => self.finish(len).map(Some),
+            Fields::End(len) => self.finish(buf, len).map(Some),
             Fields::Partial(resume) => {
                 self.resume = Some(Resume::Fields(SectionScan::at(resume)));
                 Ok(None)
@@ -387,7 +427,7 @@ impl RequestParser {
 
     /// The checks that need the whole head: Host, and the body's framing.
     #[inline]
-    fn finish(&mut self, len: usize) -> Result<usize, Error> {
+    fn finish(&mut self, buf: &[u8], len: usize) -> Result<usize, Error> {
         let head = &mut self.head;
         let version = head.version.unwrap_or(Version::Http11);
         // RFC 9112 section 3.2: one Host in HTTP/1.1, never two, never an invalid one.
@@ -397,7 +437,8 @@ impl RequestParser {
         } else {
             0..=1
         };
-        if !hosts_allowed.contains(&known.hosts) || known.invalid_host {
+        let host_valid = known.host.is_none_or(|h| self.valid_host.check(h.of(buf)));
+        if !hosts_allowed.contains(&known.hosts) || !host_valid {
             return Err(Error::InvalidHost);
         }
         head.body = Some(request_body(version, &head.fields.known, &self.limits)?);
@@ -458,8 +499,10 @@ impl Line {
             match buf.get(self.at) {
                 None => return Ok(None),
                 Some(b' ') if self.at > start => {
-                    let method = &buf[self.start..start - 1];
-                    check_form(method, &buf[start..self.at])?;
+                    // Origin form by anything but CONNECT (7 bytes) is the rule.
+                    if buf[start] != b'/' || start - 1 - self.start == 7 {
+                        check_form(&buf[self.start..start - 1], &buf[start..self.at])?;
+                    }
                     self.target_end = Some(self.at);
                 }
                 // `GET /` alone is HTTP/0.9, which has no version to support.
@@ -504,7 +547,7 @@ impl Line {
 
 /// Whether `target`'s form is one `method` may use (RFC 9112 section 3.2): authority form
 /// is CONNECT's alone, asterisk form OPTIONS's; origin and absolute form any other's.
-#[inline]
+#[cold]
 fn check_form(method: &[u8], target: &[u8]) -> Result<(), Error> {
     let fits = match Target::new(target).form() {
         TargetForm::Origin | TargetForm::Absolute => method != b"CONNECT",
