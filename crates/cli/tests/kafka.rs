@@ -59,6 +59,25 @@ fn broker_sh(what: &str, run: &PathBuf) -> Output {
 
 /// `ringwire kafka --bootstrap B ARGS`, with `stdin` as its input.
 fn kafka(bootstrap: &str, args: &[&str], stdin: &[u8]) -> Output {
+    let out = run_kafka(bootstrap, args, stdin);
+    assert!(
+        out.status.success(),
+        "ringwire kafka {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// The one stderr line of `ringwire kafka --bootstrap B ARGS`, which must fail.
+fn kafka_fails(bootstrap: &str, args: &[&str]) -> String {
+    let out = run_kafka(bootstrap, args, b"");
+    assert_eq!(out.status.code(), Some(1), "ringwire kafka {args:?}");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    stderr
+}
+
+fn run_kafka(bootstrap: &str, args: &[&str], stdin: &[u8]) -> Output {
     let mut child = Command::new(BIN)
         .args(["kafka", "--bootstrap", bootstrap])
         .args(args)
@@ -68,13 +87,7 @@ fn kafka(bootstrap: &str, args: &[&str], stdin: &[u8]) -> Output {
         .spawn()
         .expect("run ringwire kafka");
     child.stdin.take().unwrap().write_all(stdin).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "ringwire kafka {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
+    child.wait_with_output().unwrap()
 }
 
 fn sorted_lines(bytes: &[u8]) -> Vec<String> {
@@ -92,6 +105,21 @@ fn creates_produces_and_consumes_against_a_real_broker() {
     let b = broker.bootstrap.as_str();
     let topic = format!("ringwire-cli-{}", std::process::id());
     kafka(b, &["topics", "create", &topic, "--partitions", "3"], b"");
+    // A refusal carries the broker's words, not only the code.
+    let refused = kafka_fails(
+        b,
+        &[
+            "topics",
+            "create",
+            &format!("{topic}-r3"),
+            "--replication-factor",
+            "3",
+        ],
+    );
+    assert!(
+        refused.contains("INVALID_REPLICATION_FACTOR") && refused.contains("Unable to replicate"),
+        "{refused}"
+    );
 
     // 2,500 lines (three batches) to partition 1, zstd-compressed; then
     // keyed lines, which go where Java's producer would send them.

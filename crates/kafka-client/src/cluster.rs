@@ -65,6 +65,7 @@ impl Cluster {
             Some(&(_, code)) if code != ErrorCode::NONE => Err(ClientError::Kafka {
                 api: ApiKey::Metadata,
                 code,
+                message: None,
             }),
             _ => self
                 .map()

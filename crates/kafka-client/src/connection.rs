@@ -395,10 +395,9 @@ impl Connection {
         };
         self.call(&request, |frame| {
             let response = frame.decode::<CreateTopicsResponse<'_>>()?;
-            response
-                .topics
-                .iter()
-                .try_for_each(|t| ClientError::check(ApiKey::CreateTopics, t.error_code))
+            response.topics.iter().try_for_each(|t| {
+                ClientError::check_said(ApiKey::CreateTopics, t.error_code, t.error_message)
+            })
         })
         .await
     }

@@ -48,6 +48,9 @@ pub enum ClientError {
         api: ApiKey,
         /// The code.
         code: ErrorCode,
+        /// What the broker said about it, for the APIs whose answers carry an
+        /// `error_message` (CreateTopics), when it sent one.
+        message: Option<String>,
     },
     /// The response does not mention the partition asked about.
     MissingPartition,
@@ -86,8 +89,20 @@ pub enum ClientError {
 impl ClientError {
     /// `Ok` for no error, else `code` as the broker's answer to `api`.
     pub(crate) fn check(api: ApiKey, code: ErrorCode) -> Result<(), ClientError> {
-        code.check()
-            .map_err(|code| ClientError::Kafka { api, code })
+        Self::check_said(api, code, None)
+    }
+
+    /// [`check`](Self::check) keeping the `error_message` the broker sent with `code`.
+    pub(crate) fn check_said(
+        api: ApiKey,
+        code: ErrorCode,
+        message: Option<&str>,
+    ) -> Result<(), ClientError> {
+        code.check().map_err(|code| ClientError::Kafka {
+            api,
+            code,
+            message: message.map(str::to_owned),
+        })
     }
 }
 
@@ -116,7 +131,13 @@ impl fmt::Display for ClientError {
                 f,
                 "the broker serves no version of {key} that ringwire-kafka implements"
             ),
-            Self::Kafka { api, code } => write!(f, "{api}: {code}"),
+            Self::Kafka { api, code, message } => {
+                write!(f, "{api}: {code}")?;
+                match message {
+                    Some(message) => write!(f, ": {message}"),
+                    None => Ok(()),
+                }
+            }
             Self::MissingPartition => f.write_str("response does not mention the partition"),
             Self::NoBroker => f.write_str("no broker answered"),
             Self::NoLeader { topic, partition } => {

@@ -304,6 +304,7 @@ fn complete(shared: &Shared, batches: Vec<Batch>, outcomes: &[Option<(ErrorCode,
                 let error = ClientError::Kafka {
                     api: ApiKey::Produce,
                     code,
+                    message: None,
                 };
                 // Out of order: an earlier batch of the partition is being retried.
                 let reordered = idempotent && code == ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER;

@@ -150,7 +150,8 @@ pub(crate) fn idempotent_batches_are_numbered_and_deduplicated(bootstrap: &str) 
             err,
             ClientError::Kafka {
                 api: ApiKey::Produce,
-                code: ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER
+                code: ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER,
+                ..
             }
         ),
         "{err}"
