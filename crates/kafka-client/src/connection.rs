@@ -120,22 +120,32 @@ pub struct Connection {
 impl Connection {
     /// Connects, then negotiates versions with ApiVersions (at this crate's newest version,
     /// falling back to v0 when the broker says it does not serve that one), all within
-    /// `config.connect_timeout`.
+    /// `config.connect_timeout`. A peer that answers with no Kafka response is
+    /// [`ClientError::NotKafka`]; one that does not answer, [`ClientError::ApiVersionsTimeout`].
     pub async fn connect(addr: &str, config: &ClientConfig) -> Result<Self, ClientError> {
         let limit = config.connect_timeout;
-        match tokio::time::timeout(limit, Self::negotiate(addr, config)).await {
+        let deadline = tokio::time::Instant::now() + limit;
+        let stream = tokio::time::timeout_at(deadline, TcpStream::connect(addr))
+            .await
+            .map_err(|_| ClientError::ConnectTimeout(limit))?
+            .map_err(TransportError::from)?;
+        match tokio::time::timeout_at(deadline, Self::negotiate(stream, addr, config)).await {
             // The negotiation's own wait is bounded by the same limit.
             Err(_) | Ok(Err(ClientError::RequestTimeout(_))) => {
-                Err(ClientError::ConnectTimeout(limit))
+                Err(ClientError::ApiVersionsTimeout {
+                    addr: addr.to_owned(),
+                    after: limit,
+                })
             }
             Ok(negotiated) => negotiated,
         }
     }
 
-    async fn negotiate(addr: &str, config: &ClientConfig) -> Result<Self, ClientError> {
-        let stream = TcpStream::connect(addr)
-            .await
-            .map_err(TransportError::from)?;
+    async fn negotiate(
+        stream: TcpStream,
+        addr: &str,
+        config: &ClientConfig,
+    ) -> Result<Self, ClientError> {
         stream.set_nodelay(true).map_err(TransportError::from)?;
         let stream = Arc::new(stream);
         let mut conn = Connection {
@@ -157,10 +167,10 @@ impl Connection {
             abandoned: Vec::new(),
         };
         let mut broker = conn
-            .api_versions(*ApiKey::ApiVersions.versions().end())
+            .api_versions(addr, *ApiKey::ApiVersions.versions().end())
             .await?;
         if broker.error_code == ErrorCode::UNSUPPORTED_VERSION {
-            broker = conn.api_versions(0).await?;
+            broker = conn.api_versions(addr, 0).await?;
         }
         ClientError::check(ApiKey::ApiVersions, broker.error_code)?;
         conn.versions = Negotiated::new(&broker.api_keys);
@@ -169,12 +179,41 @@ impl Connection {
         Ok(conn)
     }
 
-    async fn api_versions(&mut self, version: i16) -> Result<ApiVersionsResponse, ClientError> {
+    /// Asks the peer at `addr` for its API versions. Whatever does not frame or decode as the
+    /// answer means the peer is no Kafka broker (an HTTP server's "HTTP" reads as a size
+    /// prefix of 1.2 GB): [`ClientError::NotKafka`] with the first bytes it sent.
+    async fn api_versions(
+        &mut self,
+        addr: &str,
+        version: i16,
+    ) -> Result<ApiVersionsResponse, ClientError> {
         let sent = self
             .send_at(&ApiVersionsRequest::default(), version)
             .await?;
-        self.answer(sent, |frame| Ok(frame.decode::<ApiVersionsResponse>()?))
-            .await
+        let answer = self.answer_len(sent).await.and_then(|len| {
+            let response = self.frame(len)?.decode::<ApiVersionsResponse>()?;
+            Ok((response, len))
+        });
+        match answer {
+            Ok((response, len)) => {
+                self.rx.consume(len);
+                Ok(response)
+            }
+            Err(
+                ClientError::ResponseOverLimit { .. }
+                | ClientError::ResponseTooLarge { .. }
+                | ClientError::Decode(_)
+                | ClientError::Closed { buffered: 1.. },
+            ) => {
+                // Not consumed: the ring still holds what came instead of an answer.
+                let data = self.rx.data();
+                Err(ClientError::NotKafka {
+                    addr: addr.to_owned(),
+                    first_bytes: data[..data.len().min(16)].to_vec(),
+                })
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// The versions negotiated with the broker.
@@ -297,6 +336,15 @@ impl Connection {
         sent: Sent,
         handle: impl FnOnce(ResponseFrame<'_>) -> Result<T, ClientError>,
     ) -> Result<T, ClientError> {
+        let len = self.answer_len(sent).await?;
+        let out = self.frame(len).and_then(handle);
+        self.rx.consume(len);
+        out
+    }
+
+    /// [`answer`](Self::answer)'s wait: the length of the answer to `sent`, whole at the front
+    /// of the receive ring.
+    async fn answer_len(&mut self, sent: Sent) -> Result<usize, ClientError> {
         self.awaiting = Some(sent.correlation_id);
         self.intact()?;
         let limit = self.request_timeout;
@@ -306,9 +354,7 @@ impl Connection {
         };
         let len = len?;
         self.awaiting = None;
-        let out = self.frame(len).and_then(handle);
-        self.rx.consume(len);
-        out
+        Ok(len)
     }
 
     /// Sends what is queued, then waits for the next whole answer: its length.

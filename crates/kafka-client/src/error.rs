@@ -72,8 +72,25 @@ pub enum ClientError {
     },
     /// A request waited this long without an answer; its connection counts as broken.
     RequestTimeout(Duration),
-    /// Connecting (version negotiation included) took longer than this.
+    /// The TCP connection was not established within this.
     ConnectTimeout(Duration),
+    /// The peer at `addr` accepted the TCP connection but sent no answer to ApiVersions (the
+    /// first request) within `after`: a port that is not Kafka's, or a broker that hangs.
+    ApiVersionsTimeout {
+        /// The address connected to.
+        addr: String,
+        /// The connect timeout.
+        after: Duration,
+    },
+    /// The peer at `addr` answered the first request with bytes that are no Kafka response
+    /// (a size prefix past the limits, or a frame that does not decode): not a Kafka broker,
+    /// such as an HTTP server.
+    NotKafka {
+        /// The address connected to.
+        addr: String,
+        /// The first bytes it sent (up to 16).
+        first_bytes: Vec<u8>,
+    },
     /// The connection a request was on broke, for this reason.
     Broken(String),
     /// A consumer polled before any partition was assigned.
@@ -147,7 +164,16 @@ impl fmt::Display for ClientError {
                 write!(f, "topic {topic} has no partition {partition}")
             }
             Self::RequestTimeout(after) => write!(f, "no answer within {after:?}"),
-            Self::ConnectTimeout(after) => write!(f, "not connected within {after:?}"),
+            Self::ConnectTimeout(after) => write!(f, "no TCP connection within {after:?}"),
+            Self::ApiVersionsTimeout { addr, after } => write!(
+                f,
+                "{addr} accepted the connection but did not answer ApiVersions within {after:?}"
+            ),
+            Self::NotKafka { addr, first_bytes } => write!(
+                f,
+                "{addr} does not answer as a Kafka broker (its first bytes look like \"{}\")",
+                first_bytes.escape_ascii()
+            ),
             Self::Broken(why) => write!(f, "connection broke: {why}"),
             Self::NothingAssigned => f.write_str("no partition assigned"),
             Self::NoResponseAwaited => f.write_str(
