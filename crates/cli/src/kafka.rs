@@ -9,10 +9,12 @@ use clap::{Args, Subcommand, ValueEnum};
 use ringwire_kafka::api::create_topics::NewTopic;
 use ringwire_kafka::record::Compression;
 use ringwire_kafka_client::{
-    ClientConfig, Connection, Consumer, ConsumerConfig, Producer, ProducerConfig, ProducerRecord,
-    Start,
+    ClientConfig, ClientError, Connection, Consumer, ConsumerConfig, Producer, ProducerConfig,
+    ProducerRecord, Start,
 };
 use tokio::io::AsyncReadExt as _;
+
+use crate::request::line;
 
 #[derive(Debug, Args)]
 pub(crate) struct KafkaArgs {
@@ -108,7 +110,7 @@ async fn command(args: &KafkaArgs) -> Result<(), String> {
         } => {
             let mut conn = Connection::connect(bootstrap, &ClientConfig::default())
                 .await
-                .map_err(|e| format!("cannot connect to {bootstrap}: {e}"))?;
+                .map_err(|e| not_connected(bootstrap, &e))?;
             conn.create_topic(NewTopic {
                 name,
                 num_partitions: *partitions,
@@ -116,7 +118,7 @@ async fn command(args: &KafkaArgs) -> Result<(), String> {
                 configs: &[],
             })
             .await
-            .map_err(|e| format!("cannot create {name}: {e}"))
+            .map_err(|e| format!("cannot create {name}: {}", line(e)))
         }
         KafkaCommand::Produce {
             topic,
@@ -151,7 +153,7 @@ async fn produce(
     };
     let producer = Producer::connect(bootstrap, config)
         .await
-        .map_err(|e| format!("cannot connect to {bootstrap}: {e}"))?;
+        .map_err(|e| not_connected(bootstrap, &e))?;
     // The lines of each read go to `send_all` together, borrowed from the
     // read buffer; a line cut by the end of a read waits for the next one.
     let mut stdin = tokio::io::stdin();
@@ -162,7 +164,7 @@ async fn produce(
         let n = stdin
             .read(&mut pending[start..])
             .await
-            .map_err(|e| format!("reading stdin: {e}"))?;
+            .map_err(|e| format!("reading stdin: {}", line(e)))?;
         pending.truncate(start + n);
         let complete = match pending.iter().rposition(|&b| b == b'\n') {
             _ if n == 0 => pending.len(),
@@ -191,7 +193,7 @@ async fn produce(
             let _ = producer
                 .send_all(records)
                 .await
-                .map_err(|e| format!("produce to {topic}: {e}"))?;
+                .map_err(|e| format!("produce to {topic}: {}", line(e)))?;
             pending.drain(..complete);
         }
         if n == 0 {
@@ -201,7 +203,7 @@ async fn produce(
     producer
         .flush()
         .await
-        .map_err(|e| format!("produce to {topic}: {e}"))
+        .map_err(|e| format!("produce to {topic}: {}", line(e)))
 }
 
 /// Bytes read from stdin at a time by `produce`.
@@ -215,7 +217,7 @@ async fn consume(
 ) -> Result<(), String> {
     let mut consumer = Consumer::connect(bootstrap, ConsumerConfig::default())
         .await
-        .map_err(|e| format!("cannot connect to {bootstrap}: {e}"))?;
+        .map_err(|e| not_connected(bootstrap, &e))?;
     let start = if from_beginning {
         Start::Earliest
     } else {
@@ -224,7 +226,7 @@ async fn consume(
     consumer
         .assign(topic, start)
         .await
-        .map_err(|e| format!("topic {topic}: {e}"))?;
+        .map_err(|e| format!("topic {topic}: {}", line(e)))?;
     let mut left = count.unwrap_or(usize::MAX);
     let mut out = std::io::stdout().lock();
     while left > 0 {
@@ -241,11 +243,21 @@ async fn consume(
                 left -= 1;
             })
             .await
-            .map_err(|e| format!("fetch from {topic}: {e}"))?;
+            .map_err(|e| format!("fetch from {topic}: {}", line(e)))?;
         if let Some(e) = failed {
-            return Err(format!("cannot write: {e}"));
+            return Err(format!("cannot write: {}", line(e)));
         }
-        out.flush().map_err(|e| e.to_string())?;
+        out.flush()
+            .map_err(|e| format!("cannot write: {}", line(e)))?;
     }
     Ok(())
+}
+
+/// Why connecting through `bootstrap` failed, as one line.
+fn not_connected(bootstrap: &str, e: &ClientError) -> String {
+    match e {
+        // These name the address that failed, one of several maybe.
+        ClientError::NotKafka { .. } | ClientError::ApiVersionsTimeout { .. } => line(e),
+        _ => format!("cannot connect to {bootstrap}: {}", line(e)),
+    }
 }

@@ -199,3 +199,48 @@ fn creates_produces_and_consumes_against_a_real_broker() {
     };
     assert_eq!(partition_of("keyed one"), partition_of("keyed two"));
 }
+
+/// The three commands, each of which connects first.
+const EVERY_COMMAND: [&[&str]; 3] = [
+    &["topics", "create", "t"],
+    &["produce", "t"],
+    &["consume", "t"],
+];
+
+#[test]
+fn an_http_server_is_not_taken_for_a_broker() {
+    // Answers whatever it reads as an HTTP server would, for as many connections as come.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        for mut socket in listener.incoming().flatten() {
+            let _ = std::io::Read::read(&mut socket, &mut [0; 512]);
+            let _ = socket.write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n");
+        }
+    });
+    for args in EVERY_COMMAND {
+        assert_eq!(
+            kafka_fails(&addr, args),
+            format!(
+                "ringwire: {addr} does not answer as a Kafka broker \
+                 (its first bytes look like \"HTTP/1.1 400 Bad\")\n"
+            ),
+            "{args:?}"
+        );
+    }
+}
+
+#[test]
+fn a_refused_connection_is_one_plain_line() {
+    let addr = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().to_string()
+    };
+    for args in EVERY_COMMAND {
+        assert_eq!(
+            kafka_fails(&addr, args),
+            format!("ringwire: cannot connect to {addr}: transport I/O: Connection refused\n"),
+            "{args:?}"
+        );
+    }
+}
