@@ -27,7 +27,8 @@ pub(crate) struct KafkaArgs {
 
 #[derive(Debug, Subcommand)]
 enum KafkaCommand {
-    /// One record per stdin line.
+    /// One record per stdin line: its bytes but the `\n` that ends it (a `\r` before it
+    /// stays, as with kcat -P).
     Produce {
         topic: String,
         /// The records' key (without --partition, it picks the partition
@@ -178,8 +179,6 @@ async fn produce(
                 .unwrap_or(text)
                 .split(|&b| b == b'\n');
             let records = lines.map(|line| {
-                // As `lines()` reads them: without `\n` or `\r\n`.
-                let line = line.strip_suffix(b"\r").unwrap_or(line);
                 let mut record = ProducerRecord::new(topic, line);
                 if let Some(key) = key {
                     record = record.key(key.as_bytes());
