@@ -243,11 +243,12 @@ async fn consume(
             })
             .await
             .map_err(|e| format!("fetch from {topic}: {}", line(e)))?;
-        if let Some(e) = failed {
-            return Err(format!("cannot write: {}", line(e)));
+        match failed.map_or_else(|| out.flush(), Err) {
+            Ok(()) => {}
+            // The reader left (`| head`): the end, quietly, as for cat and kcat.
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(()),
+            Err(e) => return Err(format!("cannot write: {}", line(e))),
         }
-        out.flush()
-            .map_err(|e| format!("cannot write: {}", line(e)))?;
     }
     Ok(())
 }

@@ -3,9 +3,10 @@
 //! starts with `scripts/kafka/broker.sh` and stops. Records produced by the
 //! command are read back by it and by kcat, which no one here wrote.
 
-use std::io::Write as _;
+use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_ringwire");
 
@@ -204,6 +205,50 @@ fn creates_produces_and_consumes_against_a_real_broker() {
             .unwrap()
     };
     assert_eq!(partition_of("keyed one"), partition_of("keyed two"));
+
+    ends_quietly_when_its_reader_leaves(b, &format!("{topic}-pipe"));
+}
+
+/// `consume | head -1`: once the reader has gone, the next write ends the command, with
+/// success and no message, as cat and kcat end.
+fn ends_quietly_when_its_reader_leaves(b: &str, topic: &str) {
+    kafka(b, &["topics", "create", topic], b"");
+    kafka(b, &["produce", topic], b"first\n");
+    let mut child = Command::new(BIN)
+        .args([
+            "kafka",
+            "--bootstrap",
+            b,
+            "consume",
+            topic,
+            "--from-beginning",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run ringwire kafka consume");
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert_eq!(first, "first\n");
+    // The pipe's read end is closed (dropped above): this record's write fails.
+    kafka(b, &["produce", topic], b"second\n");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("consume kept running with no reader");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{:?}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// The three commands, each of which connects first.
