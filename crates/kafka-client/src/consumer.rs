@@ -105,6 +105,8 @@ struct Assigned {
     position: i64,
     /// The offset the Fetch in flight asked for.
     fetching: i64,
+    /// Where the log ended by the last Fetch answer for the partition.
+    end: Option<i64>,
 }
 
 /// One leader's connection and the Fetch in flight on it, if any.
@@ -139,13 +141,13 @@ impl Consumer {
         })
     }
 
-    /// Consumes every partition of `topic` from `start`.
-    pub async fn assign(&mut self, topic: &str, start: Start) -> Result<(), ClientError> {
+    /// Consumes every partition of `topic` from `start`: how many it has (numbered from 0).
+    pub async fn assign(&mut self, topic: &str, start: Start) -> Result<usize, ClientError> {
         let partitions = self.cluster.partitions(topic).await?;
         for partition in 0..partitions as i32 {
             self.assign_partition(topic, partition, start).await?;
         }
-        Ok(())
+        Ok(partitions)
     }
 
     /// Consumes one partition from `start`.
@@ -186,6 +188,7 @@ impl Consumer {
             partition,
             position: offset,
             fetching: offset,
+            end: None,
         });
         Ok(())
     }
@@ -193,10 +196,22 @@ impl Consumer {
     /// The next offset to be handed out for a partition.
     #[must_use]
     pub fn position(&self, topic: &str, partition: i32) -> Option<i64> {
+        self.partition(topic, partition).map(|a| a.position)
+    }
+
+    /// Where a partition's log ended when the last Fetch answer for it was read: its high
+    /// watermark, or with [`Isolation::ReadCommitted`] its last stable offset. `None` before
+    /// the first answer. A [`position`](Self::position) that has reached it has, for now,
+    /// nothing more to hand out.
+    #[must_use]
+    pub fn end_offset(&self, topic: &str, partition: i32) -> Option<i64> {
+        self.partition(topic, partition).and_then(|a| a.end)
+    }
+
+    fn partition(&self, topic: &str, partition: i32) -> Option<&Assigned> {
         self.assigned
             .iter()
             .find(|a| a.partition == partition && *a.topic == *topic)
-            .map(|a| a.position)
     }
 
     /// Waits for one Fetch answer and calls `on_record` with each of its records (topic,
@@ -274,6 +289,11 @@ impl Consumer {
                     moved |= p.error_code.is_retriable();
                     continue;
                 }
+                a.end = Some(match config.isolation {
+                    // -1 from a broker too old to say.
+                    Isolation::ReadCommitted if p.last_stable_offset >= 0 => p.last_stable_offset,
+                    _ => p.high_watermark,
+                });
                 for batch in Batches::new(p.records) {
                     let Ok(batch) = batch else { break };
                     a.fetching = a.fetching.max(batch.last_offset().saturating_add(1));

@@ -311,7 +311,7 @@ pub(crate) fn read_committed_skips_what_a_java_producer_aborted(bootstrap: &str)
 
 /// With a transaction left open by Kafka's Java producer, a read-committed consumer that
 /// starts at the latest offset starts at the last stable one (the open transaction's first
-/// record), a read-uncommitted one at the end of the log.
+/// record), a read-uncommitted one at the end of the log; a Fetch reports that same end.
 pub(crate) fn read_committed_latest_is_the_last_stable_offset(bootstrap: &str) {
     use std::io::BufRead as _;
 
@@ -338,7 +338,11 @@ pub(crate) fn read_committed_latest_is_the_last_stable_offset(bootstrap: &str) {
             };
             let mut consumer = Consumer::connect(bootstrap, config).await.unwrap();
             consumer.assign(&topic, Start::Latest).await.unwrap();
-            consumer.position(&topic, 0)
+            assert_eq!(consumer.end_offset(&topic, 0), None, "before any Fetch");
+            consumer.poll(|_, _, _| {}).await.unwrap();
+            let end = consumer.end_offset(&topic, 0);
+            assert_eq!(consumer.position(&topic, 0), end);
+            end
         })
     };
     let (committed, uncommitted) = (
