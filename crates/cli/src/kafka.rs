@@ -2,12 +2,12 @@
 //! records, create topics; against a real broker with ringwire-kafka-client's
 //! pipelined producer and consumer.
 
-use std::io::Write as _;
+use std::io::{self, Write};
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand, ValueEnum};
 use ringwire_kafka::api::create_topics::NewTopic;
-use ringwire_kafka::record::Compression;
+use ringwire_kafka::record::{Compression, Record};
 use ringwire_kafka_client::{
     ClientConfig, ClientError, Connection, Consumer, ConsumerConfig, Producer, ProducerConfig,
     ProducerRecord, Start,
@@ -42,7 +42,7 @@ enum KafkaCommand {
         #[arg(long, value_enum, default_value_t = Codec::None)]
         compression: Codec,
     },
-    /// Print record values, one per line.
+    /// Print records, one per line: the value (a null one as nothing), after the key with -K.
     Consume {
         topic: String,
         /// Start at the oldest record instead of the newest.
@@ -51,6 +51,14 @@ enum KafkaCommand {
         /// Exit after this many records.
         #[arg(long, value_name = "N")]
         count: Option<usize>,
+        /// Exit at the end of every partition (where its log ended when first fetched), as
+        /// kcat -e does; with --count, at whichever comes first.
+        #[arg(short = 'e', long)]
+        exit_at_end: bool,
+        /// Print each record's key (a null one as nothing), then DELIM, then its value (as
+        /// kcat -K): `-K $'\t'` for key<TAB>value.
+        #[arg(short = 'K', long, value_name = "DELIM")]
+        key_delimiter: Option<String>,
     },
     /// Manage topics.
     Topics {
@@ -131,7 +139,17 @@ async fn command(args: &KafkaArgs) -> Result<(), String> {
             topic,
             from_beginning,
             count,
-        } => consume(bootstrap, topic, *from_beginning, *count).await,
+            exit_at_end,
+            key_delimiter,
+        } => {
+            let key_delimiter = key_delimiter.as_deref().map(str::as_bytes);
+            let start = if *from_beginning {
+                Start::Earliest
+            } else {
+                Start::Latest
+            };
+            consume(bootstrap, topic, start, *count, *exit_at_end, key_delimiter).await
+        }
     }
 }
 
@@ -208,25 +226,25 @@ async fn produce(
 /// Bytes read from stdin at a time by `produce`.
 const STDIN_READ: usize = 256 << 10;
 
+/// Prints `topic`'s records from `start` until `count` of them, or with `exit_at_end` the
+/// end of every partition, whichever comes first (else forever).
 async fn consume(
     bootstrap: &str,
     topic: &str,
-    from_beginning: bool,
+    start: Start,
     count: Option<usize>,
+    exit_at_end: bool,
+    key_delimiter: Option<&[u8]>,
 ) -> Result<(), String> {
     let mut consumer = Consumer::connect(bootstrap, ConsumerConfig::default())
         .await
         .map_err(|e| not_connected(bootstrap, &e))?;
-    let start = if from_beginning {
-        Start::Earliest
-    } else {
-        Start::Latest
-    };
-    consumer
+    let partitions = consumer
         .assign(topic, start)
         .await
         .map_err(|e| format!("topic {topic}: {}", line(e)))?;
     let mut left = count.unwrap_or(usize::MAX);
+    let mut ends = vec![None; partitions];
     let mut out = std::io::stdout().lock();
     while left > 0 {
         let mut failed = None;
@@ -235,8 +253,7 @@ async fn consume(
                 if left == 0 || failed.is_some() {
                     return;
                 }
-                let value = record.value.unwrap_or_default();
-                if let Err(e) = out.write_all(value).and_then(|()| out.write_all(b"\n")) {
+                if let Err(e) = print(&mut out, &record, key_delimiter) {
                     failed = Some(e);
                 }
                 left -= 1;
@@ -246,11 +263,42 @@ async fn consume(
         match failed.map_or_else(|| out.flush(), Err) {
             Ok(()) => {}
             // The reader left (`| head`): the end, quietly, as for cat and kcat.
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Ok(()),
             Err(e) => return Err(format!("cannot write: {}", line(e))),
+        }
+        if exit_at_end && at_end(&consumer, topic, &mut ends) {
+            break;
         }
     }
     Ok(())
+}
+
+/// One record's line: its value, after its key and `key_delimiter` when there is one.
+fn print(
+    out: &mut impl Write,
+    record: &Record<'_>,
+    key_delimiter: Option<&[u8]>,
+) -> io::Result<()> {
+    if let Some(delimiter) = key_delimiter {
+        out.write_all(record.key.unwrap_or_default())?;
+        out.write_all(delimiter)?;
+    }
+    out.write_all(record.value.unwrap_or_default())?;
+    out.write_all(b"\n")
+}
+
+/// Whether every partition of `topic` has reached its entry in `ends`: its end as the first
+/// Fetch answer for it found it, noted here as answers come (later records do not count).
+fn at_end(consumer: &Consumer, topic: &str, ends: &mut [Option<i64>]) -> bool {
+    let mut reached = true;
+    for (partition, end) in (0..).zip(ends.iter_mut()) {
+        if end.is_none() {
+            *end = consumer.end_offset(topic, partition);
+        }
+        let at = consumer.position(topic, partition);
+        reached &= matches!((*end, at), (Some(end), Some(at)) if at >= end);
+    }
+    reached
 }
 
 /// Why connecting through `bootstrap` failed, as one line.

@@ -186,6 +186,23 @@ fn creates_produces_and_consumes_against_a_real_broker() {
         "{theirs:?}"
     );
     assert!(theirs.contains(&"|crlf line\r".to_owned()), "{theirs:?}");
+    // -e: each partition to its end, then exit; -K: keys as kcat's %k prints them.
+    let keyed = kafka(
+        b,
+        &["consume", &topic, "--from-beginning", "-e", "-K", "|"],
+        b"",
+    );
+    assert_eq!(sorted_lines(&keyed.stdout), theirs);
+    // With --count, whichever comes first.
+    let three = kafka(
+        b,
+        &["consume", &topic, "--from-beginning", "-e", "--count", "3"],
+        b"",
+    );
+    assert_eq!(three.stdout.iter().filter(|&&b| b == b'\n').count(), 3);
+    // From the newest record: already at the end.
+    let none = kafka(b, &["consume", &topic, "--exit-at-end"], b"");
+    assert!(none.stdout.is_empty());
     assert!(
         theirs.contains(&"|line 0 ".to_owned()),
         "{:?}",
