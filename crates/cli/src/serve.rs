@@ -36,11 +36,15 @@ pub(crate) struct ServeArgs {
     /// Print an access log line per request on stderr.
     #[arg(long)]
     log: bool,
-    /// Seconds a request head may take to arrive, from its first byte.
-    #[arg(long, value_name = "SECS", default_value_t = Timeouts::DEFAULT_HEAD.as_secs())]
+    /// Seconds a request head may take to arrive, from its first byte
+    /// (checked once a second: a slow client goes within two more).
+    #[arg(long, value_name = "SECS", default_value_t = Timeouts::DEFAULT_HEAD.as_secs(),
+          value_parser = clap::value_parser!(u64).range(1..))]
     head_timeout: u64,
-    /// Seconds a keep-alive connection may wait for its next request.
-    #[arg(long, value_name = "SECS", default_value_t = Timeouts::DEFAULT_IDLE.as_secs())]
+    /// Seconds a keep-alive connection may wait for its next request
+    /// (checked once a second).
+    #[arg(long, value_name = "SECS", default_value_t = Timeouts::DEFAULT_IDLE.as_secs(),
+          value_parser = clap::value_parser!(u64).range(1..))]
     idle_timeout: u64,
     /// Milliseconds a connection keeps its buffers after an answer,
     /// waiting for the next request, before idling without them (0:

@@ -45,9 +45,11 @@
 //! # Precision
 //!
 //! Phase starts are stamped with the sweeper's clock, which lags real time
-//! by less than one sweep, and expiry is noticed at the next sweep: a limit
-//! `L` ends a connection between `L − sweep` and `L + sweep` after its phase
-//! began (plus scheduling delay). The per-runtime cost is one wake-up per
+//! by less than one sweep, so a phase counts as over one sweep after its
+//! limit by that clock, and expiry is noticed at the next sweep: a limit `L`
+//! ends a connection between `L` and `L + 2 × sweep` after its phase began
+//! (plus scheduling delay), never before `L`. (The body rate's first window,
+//! its grace, may end up to one sweep early.) The per-runtime cost is one wake-up per
 //! sweep and a scan of the live connections; new connections are handed to
 //! the sweeper through a short-locked inbox, so the scan itself holds no lock
 //! that `accept` needs. Finished connections are dropped from the scan when
@@ -534,6 +536,8 @@ struct Limits {
     rate: u64,
     window: u64,
     sweep: Duration,
+    /// How far the clock phase starts are stamped with may lag, in ms: one sweep.
+    lag: u64,
 }
 
 impl Limits {
@@ -546,6 +550,7 @@ impl Limits {
             rate: t.body_min_rate,
             window: ms(t.body_window).max(1),
             sweep: t.sweep.max(Duration::from_millis(1)),
+            lag: ms(t.sweep.max(Duration::from_millis(1))),
         }
     }
 }
@@ -563,10 +568,12 @@ impl Entry {
     fn overdue(&mut self, state: u64, now: u64, limits: &Limits) -> bool {
         let start = state >> START_SHIFT;
         let age = now.saturating_sub(start);
+        // The start may have been stamped up to one sweep late in real time.
+        let over = |limit: u64| age >= limit.saturating_add(limits.lag);
         match Phase::from_bits(state) {
-            Phase::Head => age >= limits.head,
-            Phase::Idle => age >= limits.idle,
-            Phase::Warm => age >= limits.warm,
+            Phase::Head => over(limits.head),
+            Phase::Idle => over(limits.idle),
+            Phase::Warm => over(limits.warm),
             Phase::Body if limits.rate > 0 => {
                 let progress = self.watch.progress.load(Ordering::Relaxed);
                 let (since, at) = match self.mark {
@@ -755,15 +762,16 @@ mod tests {
     #[test]
     fn head_and_idle_are_absolute_from_the_phase_start() {
         let l = limits();
+        // Each limit plus one sweep (100 ms) of the start stamp's lag: never early.
         let (mut head, s) = entry(Phase::Head, 500);
-        assert!(!head.overdue(s, 1499, &l));
-        assert!(head.overdue(s, 1500, &l));
+        assert!(!head.overdue(s, 1599, &l));
+        assert!(head.overdue(s, 1600, &l));
         let (mut warm, s) = entry(Phase::Warm, 500);
-        assert!(!warm.overdue(s, 699, &l));
-        assert!(warm.overdue(s, 700, &l));
+        assert!(!warm.overdue(s, 799, &l));
+        assert!(warm.overdue(s, 800, &l));
         let (mut idle, s) = entry(Phase::Idle, 500);
-        assert!(!idle.overdue(s, 5499, &l));
-        assert!(idle.overdue(s, 5500, &l));
+        assert!(!idle.overdue(s, 5599, &l));
+        assert!(idle.overdue(s, 5600, &l));
         for phase in [Phase::Handler, Phase::Writing] {
             let (mut busy, s) = entry(phase, 0);
             assert!(!busy.overdue(s, u64::MAX >> 24, &l));
