@@ -3,7 +3,7 @@
 //! start (`--self-signed`).
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -126,7 +126,8 @@ fn serve(args: ServeArgs) -> Result<(), String> {
     let addr = config.addr;
     let mut server =
         Server::bind(config).map_err(|e| format!("cannot listen on {addr}: {}", describe(&e)))?;
-    let tls = tls(&args, server.local_addr())?;
+    // The certificate's file, if one was written, lives as long as the server.
+    let (tls, _certificate) = tls(&args, server.local_addr())?;
     let scheme = if tls.is_some() { "https" } else { "http" };
     if let Some(acceptor) = tls {
         server = server.with_tls(acceptor);
@@ -146,36 +147,73 @@ fn serve(args: ServeArgs) -> Result<(), String> {
     result.map_err(|e| format!("server failed: {e}"))
 }
 
-/// The TLS acceptor the flags ask for, if any.
-fn tls(args: &ServeArgs, addr: SocketAddr) -> Result<Option<TlsAcceptor>, String> {
-    let (cert, key) = if args.self_signed {
+/// A file that is removed when this is dropped.
+struct Temporary(PathBuf);
+
+impl Drop for Temporary {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// The TLS acceptor the flags ask for, if any, and the self-signed certificate's file.
+fn tls(
+    args: &ServeArgs,
+    addr: SocketAddr,
+) -> Result<(Option<TlsAcceptor>, Option<Temporary>), String> {
+    let (cert, key, file) = if args.self_signed {
         let (cert, key) = ringwire_tls::self_signed(&["localhost", "127.0.0.1", "::1"])
             .map_err(|e| format!("cannot make a certificate: {e}"))?;
         // Saved so that a client can trust it (`curl --cacert FILE`).
         let path = std::env::temp_dir().join(format!("ringwire-self-signed-{addr}.pem"));
-        std::fs::write(&path, &cert)
+        let file = save_new(&path, &cert)
             .map_err(|e| format!("cannot write {}: {}", path.display(), describe(&e)))?;
         eprintln!(
             "ringwire: self-signed certificate for localhost: {}",
             path.display()
         );
-        (cert, key)
+        (cert, key, Some(file))
     } else {
         let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) else {
-            return Ok(None);
+            return Ok((None, None));
         };
         let read = |path: &PathBuf| {
-            std::fs::read(path)
-                .map_err(|e| format!("cannot read {}: {}", path.display(), describe(&e)))
+            std::fs::read(path).map_err(|e| {
+                let why = match e.kind() {
+                    std::io::ErrorKind::NotFound => "no such file".to_owned(),
+                    _ => describe(&e),
+                };
+                format!("cannot read {}: {why}", path.display())
+            })
         };
-        (read(cert)?, read(key)?)
+        (read(cert)?, read(key)?, None)
     };
     let invalid = |e: TlsError| format!("cannot use the certificate: {e}");
     let config = ringwire_tls::ServerConfig::from_pem(&cert, &key)
         .map_err(invalid)?
         .alpn(ALPN)
         .backend(args.tls_library.into());
-    TlsAcceptor::new(&config).map(Some).map_err(invalid)
+    let acceptor = TlsAcceptor::new(&config).map_err(invalid)?;
+    Ok((Some(acceptor), file))
+}
+
+/// Writes `bytes` to a new file at `path` (one left by an earlier run is replaced), never
+/// through a link planted there: the temporary directory is shared.
+fn save_new(path: &Path, bytes: &[u8]) -> std::io::Result<Temporary> {
+    use std::io::Write as _;
+
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    // `create_new` fails on anything already there, a symbolic link included.
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)?;
+    let saved = Temporary(path.to_owned());
+    file.write_all(bytes)?;
+    Ok(saved)
 }
 
 /// Serves `site` with compression and the access log (which costs nothing

@@ -400,6 +400,21 @@ fn ringwire_ws_sends_and_prints_binary_messages() {
     );
 }
 
+/// `--self-signed` leaves its certificate for clients while it runs, and takes it away when
+/// it stops.
+#[test]
+fn the_self_signed_certificate_file_goes_with_the_server() {
+    let mut server = serve(&["--addr", "127.0.0.1:0", "--self-signed"]);
+    let file = std::env::temp_dir().join(format!("ringwire-self-signed-{}.pem", server.addr));
+    let pem = std::fs::read_to_string(&file).expect("the certificate's file");
+    assert!(pem.starts_with("-----BEGIN CERTIFICATE-----"), "{pem}");
+    let pid = server.child.id().to_string();
+    let sent = Command::new("kill").args(["-TERM", &pid]).status();
+    assert!(sent.expect("kill").success());
+    assert!(server.child.wait().expect("wait").success());
+    assert!(!file.exists(), "{} left behind", file.display());
+}
+
 #[test]
 fn serves_a_directory() {
     let dir = scratch("dir");

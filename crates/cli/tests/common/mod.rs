@@ -5,6 +5,7 @@
 
 use std::io::{BufRead as _, BufReader};
 use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
 pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_ringwire");
 
@@ -16,7 +17,19 @@ pub(crate) struct Running {
 }
 
 impl Drop for Running {
+    /// SIGTERM first, so that a server cleans up after itself (a self-signed certificate's
+    /// file); killed if it is still there 2 s later. (Not yet waited for, the child keeps
+    /// its pid: the signal cannot reach another process.)
     fn drop(&mut self) {
+        let pid = self.child.id().to_string();
+        let _ = Command::new("kill").args(["-TERM", &pid]).status();
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
