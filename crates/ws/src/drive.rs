@@ -10,8 +10,8 @@ use ringwire_io::TransportError;
 
 use crate::handshake::{ClientHandshake, HandshakeError, Negotiated};
 use crate::{
-    Connection, DeflateConfig, EncodeError, FrameHeader, Limits, Message, OpCode, Receiver, Role,
-    Sender, State, Status, MAX_CONTROL_PAYLOAD, MAX_HEADER_LEN,
+    CloseCode, Connection, DeflateConfig, EncodeError, FrameHeader, Limits, Message, OpCode,
+    Receiver, Role, Sender, State, Status, MAX_CONTROL_PAYLOAD, MAX_HEADER_LEN,
 };
 
 /// Why a WebSocket stopped.
@@ -32,7 +32,16 @@ pub enum SocketError {
 impl fmt::Display for SocketError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            SocketError::Protocol(e) => write!(f, "protocol error: {e}"),
+            // Named as the close code sent for it names it.
+            SocketError::Protocol(e) => {
+                let code = e.close_code();
+                let kind = match code {
+                    CloseCode::TOO_BIG => "message too big",
+                    CloseCode::INVALID_DATA => "invalid data",
+                    _ => "protocol error",
+                };
+                write!(f, "{kind} ({code}): {e}")
+            }
             SocketError::Transport(e) => write!(f, "transport: {e}"),
             SocketError::Encode(e) => write!(f, "cannot send: {e}"),
             SocketError::Handshake(e) => write!(f, "handshake: {e}"),
@@ -272,7 +281,27 @@ mod tests {
     use std::num::NonZeroUsize;
 
     use super::*;
-    use crate::{Connection, Limits, Reader, Role};
+    use crate::{Connection, Error, Limits, Reader, Role};
+
+    /// A protocol failure is named as its close code names it, with the setting to change
+    /// when a limit was hit.
+    #[test]
+    fn failures_say_what_the_close_code_says() {
+        let cases = [
+            (
+                Error::FrameTooLarge { limit: 10 },
+                "message too big (1009): a frame past the limit of 10 bytes (max_frame_len)",
+            ),
+            (Error::InvalidUtf8, "invalid data (1007): text that is not UTF-8"),
+            (
+                Error::InvalidCloseCode(1004),
+                "protocol error (1002): invalid close code 1004",
+            ),
+        ];
+        for (error, text) in cases {
+            assert_eq!(SocketError::Protocol(error).to_string(), text);
+        }
+    }
 
     /// A large message leaves from where it lies as one frame, unless a fragment size is set:
     /// then it is encoded apart, in frames of that size (a gathered write would have sent

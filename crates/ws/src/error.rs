@@ -80,10 +80,13 @@ impl fmt::Display for Error {
             Error::InvalidUtf8 => "text that is not UTF-8",
             Error::InvalidCompressedData => "compressed message that does not inflate",
             Error::FrameTooLarge { limit } => {
-                return write!(f, "frame payload longer than {limit} bytes")
+                return write!(f, "a frame past the limit of {limit} bytes (max_frame_len)")
             }
             Error::MessageTooLarge { limit } => {
-                return write!(f, "message longer than {limit} bytes")
+                return write!(
+                    f,
+                    "a message past the limit of {limit} bytes (max_message_len)"
+                )
             }
         };
         f.write_str(what)

@@ -53,7 +53,9 @@ impl fmt::Display for HandshakeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             HandshakeError::NotGet => f.write_str("upgrade request is not GET over HTTP/1.1"),
-            HandshakeError::NotUpgrade => f.write_str("no Upgrade: websocket"),
+            HandshakeError::NotUpgrade => {
+                f.write_str("not a WebSocket upgrade (Upgrade: websocket and Connection: Upgrade)")
+            }
             HandshakeError::UnsupportedVersion => f.write_str("Sec-WebSocket-Version is not 13"),
             HandshakeError::InvalidKey => f.write_str("invalid Sec-WebSocket-Key"),
             HandshakeError::NotSwitching(status) => write!(f, "status {status} instead of 101"),
