@@ -31,6 +31,7 @@ use tokio::sync::Notify;
 
 use crate::body_reader::{BodyReader, End, Pump};
 use crate::date::write_date;
+use crate::middleware::access_log;
 use crate::response::Fields;
 use crate::timeout::{Phase, Timer};
 use crate::upgrade::OnUpgrade;
@@ -778,6 +779,12 @@ async fn continue_100(tx: &mut Tx<'_>) -> Result<(), TransportError> {
 /// answers, and closes.
 async fn fail(tx: &mut Tx<'_>, status: u16, reason: &str) -> Result<Close, TransportError> {
     log::debug!("answering {status} {reason} and closing");
+    // In the access log too: no handler (nor its `AccessLog`) saw this request.
+    if log::log_enabled!(target: access_log::TARGET, log::Level::Info) {
+        let peer = tx.get_ref().get_ref().peer_addr();
+        let peer = peer.map_or_else(|_| "-".to_owned(), |p| p.to_string());
+        log::info!(target: access_log::TARGET, "{peer} \"-\" {status} 0 -");
+    }
     let buf = tx.reserve(160).await?;
     let encode = |buf: &mut [u8]| {
         let mut head = ResponseWriter::new(buf, Version::Http11, status, Some(reason))?;

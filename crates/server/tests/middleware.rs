@@ -2,6 +2,7 @@
 
 mod common;
 
+use std::io::{Read as _, Write as _};
 use std::sync::{Mutex, OnceLock};
 
 use common::{curl, curl_text, start};
@@ -96,8 +97,19 @@ fn the_access_log_has_a_line_per_request() {
     let addr = start(ServerConfig::default(), AccessLog::new(site()));
     curl_text(&[&format!("http://{addr}/tiny?a=1")]);
     curl_text(&["-o", "/dev/null", &format!("http://{addr}/missing")]);
+    curl_text(&["-I", &format!("http://{addr}/tiny")]);
+    // Refused by the connection itself, before any handler.
+    let mut bad = std::net::TcpStream::connect(addr).expect("connect");
+    bad.write_all(b"GET / HTTP/9.9\r\nHost: a\r\n\r\n")
+        .expect("request");
+    let _ = bad.read_to_end(&mut Vec::new());
     let lines = lines.0.lock().expect("lines").clone();
-    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(lines.len(), 4, "{lines:?}");
+    assert!(
+        lines[2].contains(" \"HEAD /tiny HTTP/1.1\" 200 0 "),
+        "{lines:?}"
+    );
+    assert!(lines[3].ends_with(" \"-\" 505 0 -"), "{lines:?}");
     assert!(lines[0].starts_with("127.0.0.1:"), "{lines:?}");
     assert!(
         lines[0].contains(" \"GET /tiny?a=1 HTTP/1.1\" 200 5 "),

@@ -292,7 +292,10 @@ mod tests {
                 Error::FrameTooLarge { limit: 10 },
                 "message too big (1009): a frame past the limit of 10 bytes (max_frame_len)",
             ),
-            (Error::InvalidUtf8, "invalid data (1007): text that is not UTF-8"),
+            (
+                Error::InvalidUtf8,
+                "invalid data (1007): text that is not UTF-8",
+            ),
             (
                 Error::InvalidCloseCode(1004),
                 "protocol error (1002): invalid close code 1004",

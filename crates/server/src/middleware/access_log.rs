@@ -12,8 +12,10 @@ use crate::{Handler, Request, Response};
 /// ```
 ///
 /// The size is the body's (`-` for a streamed one, whose size is not known
-/// when the head goes out); the time is the handler's. Nothing is formatted
-/// when the level is off.
+/// when the head goes out; 0 for `HEAD`); the time is the handler's. Nothing
+/// is formatted when the level is off. Requests the connection refuses
+/// before a handler sees them (`400`, `408`, `413`, `414`, `431`, `505`) are
+/// logged at the same target by the server itself, as `"-"` with no time.
 #[derive(Debug)]
 pub struct AccessLog<H> {
     inner: H,
@@ -26,7 +28,8 @@ impl<H: Handler> AccessLog<H> {
     }
 }
 
-const TARGET: &str = "ringwire::access";
+/// The `log` target of access lines.
+pub(crate) const TARGET: &str = "ringwire::access";
 
 impl<H: Handler> Handler for AccessLog<H> {
     fn streams_body(&self, request: &ringwire_http1::Request<'_>) -> bool {
@@ -43,10 +46,12 @@ impl<H: Handler> Handler for AccessLog<H> {
         let peer = request
             .peer()
             .map_or_else(|| "-".to_owned(), |p| p.to_string());
-        let size = response
-            .body_ref()
-            .len()
-            .map_or_else(|| "-".to_owned(), |n| n.to_string());
+        // A HEAD answer's head describes a body that is not sent.
+        let size = match response.body_ref().len() {
+            _ if request.method() == ringwire_http1::Method::Head => "0".to_owned(),
+            Some(n) => n.to_string(),
+            None => "-".to_owned(),
+        };
         log::info!(
             target: TARGET,
             "{peer} \"{} {} {}\" {} {size} {:.3}ms",

@@ -9,7 +9,7 @@
 //! # let _ = handler;
 //! ```
 
-mod access_log;
+pub(crate) mod access_log;
 mod compress;
 
 pub use access_log::AccessLog;
