@@ -9,8 +9,9 @@
 //! and allocate nothing. Files up to 16 KiB are cached with their bytes and
 //! sent from memory in the same `send` as their head: for a small page that
 //! saves the `sendfile` call, which costs more than the copy. Responses carry `ETag` (from length
-//! and modification time) and `Last-Modified`, and honour `If-None-Match`,
-//! `If-Modified-Since`, a single `Range` and `If-Range`. Not here yet:
+//! and modification time) and `Last-Modified`, and honour `If-Match`,
+//! `If-Unmodified-Since`, `If-None-Match`, `If-Modified-Since`, a single
+//! `Range` and `If-Range`. Not here yet:
 //! multipart answers to several ranges (those get the whole file, `200`) and
 //! compression.
 
@@ -165,22 +166,15 @@ impl StaticFiles {
     }
 }
 
-/// The answer to a GET or HEAD of `entry`: `304` when the client's copy is
-/// current, `206` or `416` for a range, else the whole file.
+/// The answer to a GET or HEAD of `entry`: `412` when a precondition fails,
+/// `304` when the client's copy is current, `206` or `416` for a range, else
+/// the whole file.
 fn answer(entry: &Entry, request: &Request<'_>) -> Response {
-    let headers = request.headers();
-    let mut if_none_match = headers.get_all("if-none-match").peekable();
-    // If-Modified-Since counts only without If-None-Match (RFC 9110 13.2.2).
-    let not_modified = if if_none_match.peek().is_some() {
-        if_none_match.any(|list| none_match_hits(list, &entry.etag))
-    } else {
-        request
-            .header("if-modified-since")
-            .and_then(http_date::parse)
-            .is_some_and(|since| entry.mtime <= since)
-    };
-    if not_modified {
-        return Response::new(304).header("etag", entry.etag.clone());
+    // Both name the file the conditions were checked against.
+    match preconditions(entry, request) {
+        Precondition::Holds => {}
+        Precondition::Failed => return Response::new(412).header("etag", entry.etag.clone()),
+        Precondition::NotModified => return Response::new(304).header("etag", entry.etag.clone()),
     }
     // Range is defined for GET only; an If-Range that does not match asks
     // for the whole (changed) file. (Decided before the response is built,
@@ -211,6 +205,45 @@ fn answer(entry: &Entry, request: &Request<'_>) -> Response {
     }
 }
 
+/// What the conditional fields make of a GET or HEAD.
+#[derive(Debug)]
+enum Precondition {
+    /// `If-Match` or `If-Unmodified-Since` is false: `412`.
+    Failed,
+    /// `If-None-Match` or `If-Modified-Since` is false: `304`.
+    NotModified,
+    /// Answer as if unconditional (a range may still apply).
+    Holds,
+}
+
+/// Evaluates the conditional fields in the order of RFC 9110 section
+/// 13.2.2; each date is ignored when its tag field is present, or when it
+/// is not a valid HTTP-date.
+fn preconditions(entry: &Entry, request: &Request<'_>) -> Precondition {
+    let headers = request.headers();
+    let date = |name| request.header(name).and_then(http_date::parse);
+    let mut if_match = headers.get_all("if-match").peekable();
+    let failed = if if_match.peek().is_some() {
+        !if_match.any(|list| tag_list_hits(list, &entry.etag, Comparison::Strong))
+    } else {
+        date("if-unmodified-since").is_some_and(|since| entry.mtime > since)
+    };
+    if failed {
+        return Precondition::Failed;
+    }
+    let mut if_none_match = headers.get_all("if-none-match").peekable();
+    let not_modified = if if_none_match.peek().is_some() {
+        if_none_match.any(|list| tag_list_hits(list, &entry.etag, Comparison::Weak))
+    } else {
+        date("if-modified-since").is_some_and(|since| entry.mtime <= since)
+    };
+    if not_modified {
+        Precondition::NotModified
+    } else {
+        Precondition::Holds
+    }
+}
+
 fn file_body(entry: &Entry, offset: u64, len: u64) -> Body {
     match &entry.contents {
         // Offsets within a small file's length: they fit in `usize`.
@@ -219,10 +252,19 @@ fn file_body(entry: &Entry, offset: u64, len: u64) -> Body {
     }
 }
 
-/// Whether an `If-None-Match` field value (`*` or a list of entity tags)
-/// matches `etag` by weak comparison: `W/` prefixes are ignored.
-fn none_match_hits(list: &[u8], etag: &[u8]) -> bool {
-    let etag = etag.strip_prefix(b"W/").unwrap_or(etag);
+/// How entity tags are compared (RFC 9110 section 8.8.3.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Comparison {
+    /// Both tags strong and equal: what `If-Match` asks.
+    Strong,
+    /// Equal once `W/` prefixes are dropped: what `If-None-Match` asks.
+    Weak,
+}
+
+/// Whether an `If-Match` or `If-None-Match` field value (`*` or a list of
+/// entity tags) matches `etag`, the strong tag of a current file (so `*`
+/// matches).
+fn tag_list_hits(list: &[u8], etag: &[u8], comparison: Comparison) -> bool {
     if list.trim_ascii() == b"*" {
         return true;
     }
@@ -235,6 +277,7 @@ fn none_match_hits(list: &[u8], etag: &[u8]) -> bool {
         if rest.is_empty() {
             return false;
         }
+        let weak = rest.starts_with(b"W/");
         rest = rest.strip_prefix(b"W/").unwrap_or(rest);
         // An opaque tag: a quoted string without inner quotes.
         let Some(close) = rest
@@ -247,7 +290,15 @@ fn none_match_hits(list: &[u8], etag: &[u8]) -> bool {
             return false;
         }
         let (tag, after) = rest.split_at(close + 2);
-        if tag == etag {
+        // `"a"x` is no tag, so no match (nor one for `If-Match` to pass).
+        if after
+            .first()
+            .is_some_and(|&b| b != b',' && !b.is_ascii_whitespace())
+        {
+            return false;
+        }
+        let strong_enough = comparison == Comparison::Weak || !weak;
+        if tag == etag && strong_enough {
             return true;
         }
         rest = after;
@@ -582,14 +633,22 @@ mod tests {
 
     #[test]
     fn entity_tag_lists() {
+        use Comparison::{Strong, Weak};
         let tag = b"\"1f-2a\"";
-        assert!(none_match_hits(b"\"1f-2a\"", tag));
-        assert!(none_match_hits(b" * ", tag));
-        assert!(none_match_hits(b"W/\"1f-2a\"", tag));
-        assert!(none_match_hits(b"\"x\", ,W/\"y\",\"1f-2a\"", tag));
-        assert!(!none_match_hits(b"\"x\", \"1f-2b\"", tag));
-        assert!(!none_match_hits(b"1f-2a", tag), "unquoted");
-        assert!(!none_match_hits(b"\"1f-2a", tag), "unterminated");
-        assert!(!none_match_hits(b"", tag));
+        let hits = |list: &[u8]| tag_list_hits(list, tag, Weak);
+        assert!(hits(b"\"1f-2a\""));
+        assert!(hits(b" * "));
+        assert!(hits(b"W/\"1f-2a\""));
+        assert!(hits(b"\"x\", ,W/\"y\",\"1f-2a\""));
+        assert!(!hits(b"\"x\", \"1f-2b\""));
+        assert!(!hits(b"1f-2a"), "unquoted");
+        assert!(!hits(b"\"1f-2a"), "unterminated");
+        assert!(!hits(b"\"1f-2a\"x"), "trailing bytes");
+        assert!(!hits(b""));
+        let strong = |list: &[u8]| tag_list_hits(list, tag, Strong);
+        assert!(strong(b"\"1f-2a\""));
+        assert!(strong(b"*"));
+        assert!(strong(b"W/\"x\", \"1f-2a\""));
+        assert!(!strong(b"W/\"1f-2a\""), "a weak tag never matches");
     }
 }

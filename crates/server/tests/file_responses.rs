@@ -148,6 +148,57 @@ fn validators_answer_304() {
     assert_eq!(status(&fetch(addr, "/a.txt", &["-I", "-H", &inm]).0), 304);
 }
 
+/// If-Match and If-Unmodified-Since (RFC 9110 13.1.1, 13.1.4), in the order of 13.2.2.
+#[test]
+fn failed_preconditions_answer_412() {
+    let (_dir, addr, _) = site(Duration::from_secs(1));
+    let (head, _) = fetch(addr, "/a.txt", &[]);
+    let etag = field(&head, "etag").expect("etag").to_owned();
+    let modified = field(&head, "last-modified").expect("date").to_owned();
+    let old = "Sun, 06 Nov 1994 08:49:37 GMT";
+
+    let expect = |status_code: u16, fields: &[String]| {
+        let mut args = vec![];
+        for f in fields {
+            args.extend(["-H", f]);
+        }
+        let (head, body) = fetch(addr, "/a.txt", &args);
+        assert_eq!(status(&head), status_code, "{fields:?}: {head}");
+        if status_code == 412 {
+            assert_eq!(field(&head, "etag"), Some(&etag[..]), "{head}");
+            assert!(body.is_empty(), "{head}");
+        }
+    };
+    let im = |tags: &str| format!("If-Match: {tags}");
+    let ius = |date: &str| format!("If-Unmodified-Since: {date}");
+
+    for holds in [etag.clone(), "*".to_owned(), format!("\"x\", {etag}")] {
+        expect(200, &[im(&holds)]);
+    }
+    // Strong comparison: a weak tag never matches.
+    for fails in ["\"x\"".to_owned(), format!("W/{etag}"), format!("{etag}x")] {
+        expect(412, &[im(&fails)]);
+    }
+    // Several fields make one list.
+    expect(200, &[im("\"x\""), im(&etag)]);
+    expect(412, &[ius(old)]);
+    expect(200, &[ius(&modified)]);
+    expect(200, &[ius("yesterday")]);
+    // If-Unmodified-Since is ignored when If-Match is there.
+    expect(200, &[im(&etag), ius(old)]);
+    // Decided before If-None-Match: 412, not 304.
+    expect(412, &[im("\"x\""), format!("If-None-Match: {etag}")]);
+    expect(304, &[im(&etag), format!("If-None-Match: {etag}")]);
+    // and before a range.
+    let (head, _) = fetch(addr, "/a.txt", &["-r", "0-1", "-H", &ius(old)]);
+    assert_eq!(status(&head), 412, "{head}");
+    let (head, body) = fetch(addr, "/a.txt", &["-r", "0-1", "-H", &im(&etag)]);
+    assert_eq!((status(&head), &body[..]), (206, &b"on"[..]), "{head}");
+    // HEAD too.
+    let (head, _) = fetch(addr, "/a.txt", &["-I", "-H", &im("\"x\"")]);
+    assert_eq!(status(&head), 412, "{head}");
+}
+
 #[test]
 fn single_ranges() {
     let (_dir, addr, big) = site(Duration::from_secs(1));
