@@ -43,7 +43,8 @@ pub const DEFAULT_CACHE_ENTRIES: usize = 256;
 /// are `..`, or contain NUL, `/` (from `%2F`) or `\`, are refused (`403`);
 /// a path that resolves outside the root, through a symlink for instance,
 /// is refused too. A directory is answered with its `index.html`, else a
-/// listing; a directory path without its trailing slash is redirected to it.
+/// listing; a directory path without its trailing slash is redirected to it,
+/// and a file path with one is not found.
 ///
 /// A path once resolved to a file is kept, with the open file, for the
 /// cache's time to live: a file replaced (or a symlink changed) on disk is
@@ -97,8 +98,12 @@ impl StaticFiles {
             return response;
         }
         let mut path = self.root.clone();
+        // Whether the last segment is empty or `.`: the path names a
+        // directory, as `dir/` does (empty segments before it are skipped).
+        let mut names_dir = false;
         for segment in target.segments() {
             let decoded = segment.to_cow();
+            names_dir = matches!(&decoded[..], b"" | b".");
             match &decoded[..] {
                 b"" | b"." => continue,
                 b".." => return status(403),
@@ -122,7 +127,7 @@ impl StaticFiles {
             return status(404);
         };
         let opened = if meta.is_dir() {
-            if !raw_path.ends_with(b"/") {
+            if !names_dir {
                 // One leading slash only: `//host/dir` would redirect off-site.
                 let rest = raw_path
                     .iter()
@@ -145,6 +150,10 @@ impl StaticFiles {
                 },
                 Err(_) => return listing(&resolved, &String::from_utf8_lossy(raw_path)).await,
             }
+        } else if names_dir {
+            // `file/` would give the file a second URL, under which its
+            // relative links break: not found, as open(2) says (ENOTDIR).
+            return status(404);
         } else {
             Entry::open(&resolved).await
         };
@@ -152,12 +161,7 @@ impl StaticFiles {
             Ok(entry) => {
                 let entry = Arc::new(entry);
                 let response = answer(&entry, request);
-                // `dir/` is its index, while `dir` is a redirect; `file/`
-                // is served as `file` but not kept under the key of an
-                // index.
-                if meta.is_dir() == raw_path.ends_with(b"/") {
-                    self.cache.insert(raw_path.to_vec(), entry);
-                }
+                self.cache.insert(raw_path.to_vec(), entry);
                 response
             }
             Err(e) if e.kind() == io::ErrorKind::PermissionDenied => status(403),

@@ -66,6 +66,28 @@ fn get_and_head_a_file() {
     assert!(head.ends_with("\r\n\r\n"), "no body after HEAD: {head}");
 }
 
+/// A file has one URL: as nginx and Apache do (open(2) says ENOTDIR), a
+/// path that names it as a directory is not found, also once the file is cached.
+#[test]
+fn a_file_is_not_a_directory() {
+    let (_dir, addr) = site();
+    assert_eq!(status(&get(addr, "/a.txt")), 200);
+    for path in [
+        "/a.txt/",
+        "/a.txt/.",
+        "/a.txt/%2e",
+        "/a.txt//",
+        "/site/index.html/",
+    ] {
+        let out = get(addr, path);
+        assert_eq!(status(&out), 404, "{path}: {out}");
+        assert!(!out.contains("alpha"), "{path}: {out}");
+    }
+    // Empty segments within the path still collapse, as in nginx.
+    assert!(get(addr, "//a.txt").ends_with("\r\n\r\nalpha\n"));
+    assert!(get(addr, "/site//index.html").ends_with("<p>index</p>\n"));
+}
+
 #[test]
 fn directories_serve_their_index_or_a_listing() {
     let (_dir, addr) = site();
