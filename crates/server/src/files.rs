@@ -136,6 +136,12 @@ impl StaticFiles {
                 let mut location = b"/".to_vec();
                 location.extend_from_slice(&raw_path[rest..]);
                 location.push(b'/');
+                // The query is part of what was asked for (a search, a
+                // cache buster): it goes along.
+                if let Some(query) = target.query() {
+                    location.push(b'?');
+                    location.extend_from_slice(query);
+                }
                 return Response::new(301).header("location", location);
             }
             // The index is held to the root like any other file: it is

@@ -100,6 +100,12 @@ fn directories_serve_their_index_or_a_listing() {
     // Never a protocol-relative location (`//site/` would leave the host).
     let doubled = get(addr, "//site");
     assert!(doubled.contains("location: /site/\r\n"), "{doubled}");
+    // The query goes along, as nginx keeps it.
+    for (path, location) in [("/site?x=1&y", "/site/?x=1&y"), ("//site?", "/site/?")] {
+        let out = get(addr, path);
+        let field = format!("location: {location}\r\n");
+        assert!(out.contains(&field), "{path}: {out}");
+    }
     let listing = get(addr, "/list/");
     assert_eq!(status(&listing), 200, "{listing}");
     assert!(listing.contains("&lt;b&gt;&amp;.txt</a>"), "{listing}");
