@@ -19,8 +19,10 @@ mod cache;
 mod http_date;
 
 use std::collections::HashMap;
+use std::ffi::OsStr;
 use std::fmt::Write as _;
 use std::io;
+use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,7 +41,8 @@ pub const DEFAULT_CACHE_ENTRIES: usize = 256;
 
 /// Serves the files under a root directory, for GET and HEAD.
 ///
-/// The request path is percent-decoded segment by segment. Segments that
+/// The request path is percent-decoded segment by segment, and the bytes,
+/// UTF-8 or not, name the file (as the listing links them). Segments that
 /// are `..`, or contain NUL, `/` (from `%2F`) or `\`, are refused (`403`);
 /// a path that resolves outside the root, through a symlink for instance,
 /// is refused too. A directory is answered with its `index.html`, else a
@@ -112,10 +115,8 @@ impl StaticFiles {
                 }
                 _ => {}
             }
-            let Ok(name) = std::str::from_utf8(&decoded) else {
-                return status(404);
-            };
-            path.push(name);
+            // Bytes, UTF-8 or not, as the listing links them.
+            path.push(OsStr::from_bytes(&decoded));
         }
         let Ok(resolved) = tokio::fs::canonicalize(&path).await else {
             return status(404);
@@ -144,17 +145,18 @@ impl StaticFiles {
                 }
                 return Response::new(301).header("location", location);
             }
+            let shown = || target.decoded_path().to_string();
             // The index is held to the root like any other file: it is
             // cached under the same key as `dir/index.html`.
             match tokio::fs::canonicalize(resolved.join("index.html")).await {
                 Ok(index) if !index.starts_with(&self.root) => return status(403),
                 Ok(index) => match Entry::open(&index).await {
                     Err(e) if e.kind() != io::ErrorKind::PermissionDenied => {
-                        return listing(&resolved, &String::from_utf8_lossy(raw_path)).await;
+                        return listing(&resolved, &shown()).await;
                     }
                     opened => opened,
                 },
-                Err(_) => return listing(&resolved, &String::from_utf8_lossy(raw_path)).await,
+                Err(_) => return listing(&resolved, &shown()).await,
             }
         } else if names_dir {
             // `file/` would give the file a second URL, under which its
@@ -473,6 +475,8 @@ fn status(code: u16) -> Response {
         .body(text)
 }
 
+/// The entries of `dir`, whose path (decoded) is `shown`. Names that are not
+/// UTF-8 are shown with U+FFFD but linked by their bytes.
 async fn listing(dir: &Path, shown: &str) -> Response {
     let Ok(mut entries) = tokio::fs::read_dir(dir).await else {
         return status(404);
@@ -480,7 +484,7 @@ async fn listing(dir: &Path, shown: &str) -> Response {
     let mut names = Vec::new();
     while let Ok(Some(entry)) = entries.next_entry().await {
         let is_dir = entry.file_type().await.is_ok_and(|t| t.is_dir());
-        names.push((entry.file_name().to_string_lossy().into_owned(), is_dir));
+        names.push((entry.file_name(), is_dir));
     }
     names.sort();
     let title = escape(shown);
@@ -495,8 +499,8 @@ async fn listing(dir: &Path, shown: &str) -> Response {
         let _ = writeln!(
             html,
             "<li><a href=\"{}{slash}\">{}{slash}</a></li>",
-            percent_encode(&name),
-            escape(&name)
+            percent_encode(name.as_bytes()),
+            escape(&name.to_string_lossy())
         );
     }
     html.push_str("</ul></body></html>\n");
@@ -520,9 +524,9 @@ fn escape(text: &str) -> String {
 }
 
 /// Percent-encodes a file name for use as a relative link.
-fn percent_encode(name: &str) -> String {
+fn percent_encode(name: &[u8]) -> String {
     let mut out = String::with_capacity(name.len());
-    for &b in name.as_bytes() {
+    for &b in name {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
             out.push(char::from(b));
         } else {
@@ -582,7 +586,7 @@ mod tests {
             escape("<a href='x'>&\""),
             "&lt;a href=&#39;x&#39;&gt;&amp;&quot;"
         );
-        assert_eq!(percent_encode("a b/%.txt"), "a%20b%2F%25.txt");
+        assert_eq!(percent_encode(b"a b/%.txt\xff"), "a%20b%2F%25.txt%FF");
         assert_eq!(
             content_type(Path::new("n.md")),
             "text/markdown; charset=utf-8"

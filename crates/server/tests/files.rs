@@ -2,15 +2,18 @@
 
 mod common;
 
+use std::ffi::OsStr;
 use std::fs;
 use std::net::SocketAddr;
+use std::os::unix::ffi::OsStrExt as _;
 
 use common::{curl_text, raw, start, statuses};
 use ringwire_server::files::{EmbeddedSite, StaticFiles};
 use ringwire_server::ServerConfig;
 
-/// A root with a file, a directory with an index, one without, a symlink to
-/// a file outside the root, and FIFOs (one as a directory's index).
+/// A root with a file, a directory with an index, one without, symlinks to
+/// a file outside the root, a file name that is not UTF-8, and FIFOs (one
+/// as a directory's index).
 fn site() -> (tempfile::TempDir, SocketAddr) {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path().join("root");
@@ -27,6 +30,15 @@ fn site() -> (tempfile::TempDir, SocketAddr) {
     fs::create_dir_all(root.join("leak")).expect("mkdir");
     std::os::unix::fs::symlink(dir.path().join("secret.txt"), root.join("leak/index.html"))
         .expect("symlink");
+    // Names that need escaping, and ones that are not UTF-8 (which Linux allows).
+    let odd = root.join("a b&<i>");
+    fs::create_dir_all(&odd).expect("mkdir");
+    fs::write(odd.join(OsStr::from_bytes(b"bad\xffname.txt")), "latin\n").expect("write");
+    std::os::unix::fs::symlink(
+        dir.path().join("secret.txt"),
+        root.join(OsStr::from_bytes(b"out\xff")),
+    )
+    .expect("symlink");
     fs::create_dir_all(root.join("fifo")).expect("mkdir");
     for fifo in ["pipe", "fifo/index.html"] {
         let made = std::process::Command::new("mkfifo")
@@ -145,6 +157,60 @@ fn missing_escaping_and_wrong_methods_are_refused() {
     let post = curl_text(&["-i", "-X", "POST", &format!("http://{addr}/a.txt")]);
     assert_eq!(status(&post), 405, "{post}");
     assert!(post.contains("allow: GET, HEAD\r\n"), "{post}");
+}
+
+/// The listing names a directory as nginx does, decoded (and escaped), and
+/// links to a file whose name is not UTF-8 by its bytes, a link that works.
+#[test]
+fn odd_names_are_listed_and_served() {
+    let (_dir, addr) = site();
+    let listing = get(addr, "/a%20b%26%3Ci%3E/");
+    assert_eq!(status(&listing), 200, "{listing}");
+    let title = "Index of /a b&amp;&lt;i&gt;/";
+    assert!(
+        listing.contains(&format!("<title>{title}</title>")),
+        "{listing}"
+    );
+    assert!(listing.contains(&format!("<h1>{title}</h1>")), "{listing}");
+    assert!(
+        listing.contains("<a href=\"bad%FFname.txt\">bad\u{FFFD}name.txt</a>"),
+        "{listing}"
+    );
+    for path in [
+        "/a%20b%26%3Ci%3E/bad%FFname.txt",
+        "/a%20b&%3Ci%3E/bad%ffname.txt",
+    ] {
+        let out = get(addr, path);
+        assert_eq!(status(&out), 200, "{path}: {out}");
+        assert!(out.ends_with("\r\n\r\nlatin\n"), "{path}: {out}");
+    }
+    // The U+FFFD the listing shows is not the name.
+    assert_eq!(
+        status(&get(addr, "/a%20b%26%3Ci%3E/bad%EF%BF%BDname.txt")),
+        404
+    );
+    // Byte paths get every defence UTF-8 ones do.
+    for path in [
+        "/out%FF",
+        "/%FF/../secret.txt",
+        "/%FF%2f..%2fsecret.txt",
+        "/..%FF/../secret.txt",
+        "/%FF%00",
+        "/%2e%2e/%FF",
+        "/%FF%5c..%5csecret.txt",
+    ] {
+        let out = get(addr, path);
+        assert!(
+            matches!(status(&out), 403 | 404),
+            "{path} must not be served: {out}"
+        );
+        assert!(!out.contains("secret\n"), "{path}: {out}");
+    }
+    assert_eq!(
+        status(&get(addr, "/out%FF")),
+        403,
+        "a symlink out of the root"
+    );
 }
 
 /// A FIFO is not a file: refused at once (opening one for reading would wait for a writer),
