@@ -132,4 +132,27 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     http1_support::assert_agree(&whole, &split);
+    unfolded(stream, &limits, method);
 });
+
+/// A head refused for an obsolete line fold, unfolded in place as a client does and parsed
+/// again until it parses or fails otherwise: each pass replaces a fold (so the loop ends),
+/// and only ever turns a fold's CR LF into two spaces.
+fn unfolded(stream: &[u8], limits: &Limits, method: Method<'_>) {
+    let mut buf = stream.to_vec();
+    let mut parser = ResponseParser::new(*limits);
+    let mut passes = 0;
+    while let Err(Error::ObsFold) = parser.parse(&buf, method) {
+        let before = buf.clone();
+        if !parser.unfold(&mut buf) {
+            return;
+        }
+        passes += 1;
+        assert!(passes <= stream.len(), "unfolding does not end");
+        for (i, (&was, &now)) in before.iter().zip(&buf).enumerate() {
+            if was != now {
+                assert!(now == b' ' && matches!(was, b'\r' | b'\n'), "byte {i} changed");
+            }
+        }
+    }
+}

@@ -56,7 +56,7 @@ enum KafkaCommand {
         #[arg(short = 'e', long)]
         exit_at_end: bool,
         /// Print each record's key (a null one as nothing), then DELIM, then its value (as
-        /// kcat -K): `-K $'\t'` for key<TAB>value.
+        /// kcat -K); `-K $'\t'` puts a tab between them.
         #[arg(short = 'K', long, value_name = "DELIM")]
         key_delimiter: Option<String>,
     },
