@@ -136,13 +136,13 @@ fn serve(args: ServeArgs) -> Result<(), String> {
         Some(files) => files.root().display().to_string(),
         None => "the demo site".to_owned(),
     };
-    eprintln!(
-        "ringwire: serving {what} on {scheme}://{}/",
+    let banner = format!(
+        "ringwire: serving {what} on {scheme}://{}/\n",
         server.local_addr()
     );
     let result = match files {
-        Some(files) => run_site(server, files),
-        None => run_site(server, demo_site()),
+        Some(files) => run_site(server, files, banner),
+        None => run_site(server, demo_site(), banner),
     };
     result.map_err(|e| format!("server failed: {e}"))
 }
@@ -217,20 +217,25 @@ fn save_new(path: &Path, bytes: &[u8]) -> std::io::Result<Temporary> {
 }
 
 /// Serves `site` with compression and the access log (which costs nothing
-/// unless `--log` turned it on).
-fn run_site<H: Handler>(server: Server, site: H) -> std::io::Result<()> {
-    server.run(AccessLog::new(Compress::new(site)), shutdown_signal())
+/// unless `--log` turned it on), printing `banner` once signals are caught.
+fn run_site<H: Handler>(server: Server, site: H, banner: String) -> std::io::Result<()> {
+    server.run(AccessLog::new(Compress::new(site)), shutdown_signal(banner))
 }
 
-/// Resolves on Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
+/// Prints `banner` once Ctrl-C and SIGTERM are caught (a supervisor that signals as soon as
+/// it reads the banner gets a graceful shutdown, not a killed process), then resolves on
+/// either.
+async fn shutdown_signal(banner: String) {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
+        let caught = signal(SignalKind::terminate())
+            .and_then(|term| signal(SignalKind::interrupt()).map(|interrupt| (term, interrupt)));
+        say(&banner);
+        match caught {
+            Ok((mut term, mut interrupt)) => {
                 tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
+                    _ = interrupt.recv() => {}
                     _ = term.recv() => {}
                 }
             }
@@ -241,11 +246,18 @@ async fn shutdown_signal() {
     }
     #[cfg(not(unix))]
     {
-        let _ = tokio::signal::ctrl_c().await;
+        let interrupt = tokio::signal::ctrl_c();
+        say(&banner);
+        let _ = interrupt.await;
     }
-    // Not `eprintln!`: stderr may be gone by now (a supervisor that read the banner and
-    // closed the pipe), and a panic here would drop every connection instead of closing them.
-    let _ = std::io::Write::write_all(&mut std::io::stderr(), b"ringwire: shutting down\n");
+    say("ringwire: shutting down\n");
+}
+
+/// Writes `line` to stderr if it can. Not `eprintln!`: stderr may be gone (a supervisor that
+/// read the banner and closed the pipe), and a panic would drop every connection instead of
+/// closing them.
+fn say(line: &str) {
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
 }
 
 /// An I/O error as a short lowercase phrase, without the OS error number.
