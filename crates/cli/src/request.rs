@@ -132,8 +132,8 @@ impl TlsArgs {
             .insecure(self.insecure)
             .backend(self.tls_library.into());
         if let Some(path) = &self.cacert {
-            let pem =
-                std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            let pem = std::fs::read(path)
+                .map_err(|e| format!("cannot read {}: {}", path.display(), line(e)))?;
             tls = tls.add_root_pem(&pem);
         }
         Ok(tls)

@@ -75,13 +75,23 @@ impl ServerConfig {
     ///
     /// # Errors
     ///
-    /// [`TlsError::Config`] when the PEM holds no certificate or no key.
+    /// [`TlsError::Config`] when the PEM holds no certificate or no key, or the key is
+    /// encrypted.
     pub fn from_pem(chain_pem: &[u8], key_pem: &[u8]) -> Result<Self, TlsError> {
-        if !chain_pem.windows(17).any(|w| w == b"BEGIN CERTIFICATE") {
+        let holds = |pem: &[u8], what: &[u8]| pem.windows(what.len()).any(|w| w == what);
+        if !holds(chain_pem, b"BEGIN CERTIFICATE") {
             return Err(TlsError::Config("no certificate in the PEM".into()));
         }
-        if !key_pem.windows(11).any(|w| w == b"PRIVATE KEY") {
+        if !holds(key_pem, b"PRIVATE KEY") {
             return Err(TlsError::Config("no private key in the PEM".into()));
+        }
+        // PKCS#8 (`ENCRYPTED PRIVATE KEY`) or legacy (`Proc-Type: 4,ENCRYPTED`): OpenSSL
+        // would ask for a pass phrase on the terminal, rustls would find no key.
+        if holds(key_pem, b"ENCRYPTED") {
+            return Err(TlsError::Config(
+                "the private key is encrypted; decrypt it first (openssl pkey -in KEY -out NEW)"
+                    .into(),
+            ));
         }
         Ok(ServerConfig {
             chain: chain_pem.to_vec(),
@@ -162,6 +172,12 @@ pub(crate) enum ClientContext {
     /// The connector, and the sessions its connections received.
     OpenSsl(SslConnector, Arc<Sessions>),
     Rustls(Arc<rustls::ClientConfig>),
+}
+
+/// A trusted-roots PEM with no certificate in it: a wrong file, which would otherwise only
+/// show as every peer being untrusted.
+fn no_roots() -> TlsError {
+    TlsError::Config("no certificate in a CA PEM to trust".into())
 }
 
 fn config_error(what: &str) -> impl Fn(String) -> TlsError + '_ {
@@ -308,7 +324,11 @@ fn openssl_client(config: &ClientConfig) -> Result<(SslConnector, Arc<Sessions>)
         );
     }
     for pem in &config.roots {
-        for ca in X509::stack_from_pem(pem).map_err(err("CA PEM"))? {
+        let cas = X509::stack_from_pem(pem).map_err(err("CA PEM"))?;
+        if cas.is_empty() {
+            return Err(no_roots());
+        }
+        for ca in cas {
             builder.cert_store_mut().add_cert(ca).map_err(err("CA"))?;
         }
     }
@@ -337,7 +357,11 @@ fn rustls_client(config: &ClientConfig) -> Result<Arc<rustls::ClientConfig>, Tls
         roots.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);
     }
     for pem in &config.roots {
-        for ca in certificates(pem)? {
+        let cas = certificates(pem)?;
+        if cas.is_empty() {
+            return Err(no_roots());
+        }
+        for ca in cas {
             roots
                 .add(ca)
                 .map_err(|e| config_error("CA")(e.to_string()))?;

@@ -13,8 +13,10 @@ pub enum TlsError {
     Io(io::Error),
     /// A certificate, key or setting could not be used.
     Config(String),
-    /// The peer's certificate has expired (or is not valid yet).
+    /// The peer's certificate has expired.
     Expired,
+    /// The peer's certificate is not valid yet (or the local clock is behind).
+    NotYetValid,
     /// The peer's certificate is not for the name that was asked for.
     HostnameMismatch,
     /// The peer's certificate was not issued by a trusted authority
@@ -48,6 +50,7 @@ impl fmt::Display for TlsError {
             TlsError::Io(e) => write!(f, "TLS: {e}"),
             TlsError::Config(what) => write!(f, "TLS configuration: {what}"),
             TlsError::Expired => f.write_str("the peer's certificate has expired"),
+            TlsError::NotYetValid => f.write_str("the peer's certificate is not valid yet"),
             TlsError::HostnameMismatch => {
                 f.write_str("the peer's certificate is not valid for this host name")
             }

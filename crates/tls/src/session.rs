@@ -297,8 +297,10 @@ fn handshake_error(e: &openssl::ssl::Error, ssl: &openssl::ssl::SslRef) -> TlsEr
     let verify = ssl.verify_result();
     if verify != X509VerifyResult::OK {
         return match verify.as_raw() {
-            // X509_V_ERR_CERT_NOT_YET_VALID, X509_V_ERR_CERT_HAS_EXPIRED
-            9 | 10 => TlsError::Expired,
+            // X509_V_ERR_CERT_NOT_YET_VALID
+            9 => TlsError::NotYetValid,
+            // X509_V_ERR_CERT_HAS_EXPIRED
+            10 => TlsError::Expired,
             // X509_V_ERR_HOSTNAME_MISMATCH, X509_V_ERR_IP_ADDRESS_MISMATCH
             62 | 64 => TlsError::HostnameMismatch,
             // Unknown issuer, self-signed leaf or root, unverifiable leaf.
@@ -337,17 +339,16 @@ fn rustls_error(e: rustls::Error) -> TlsError {
     match e {
         // The first byte of a record is no TLS content type: not TLS at all.
         Error::InvalidMessage(InvalidMessage::InvalidContentType) => TlsError::NotTls,
-        Error::InvalidCertificate(
-            Cert::Expired
-            | Cert::ExpiredContext { .. }
-            | Cert::NotValidYet
-            | Cert::NotValidYetContext { .. },
-        ) => TlsError::Expired,
+        Error::InvalidCertificate(Cert::Expired | Cert::ExpiredContext { .. }) => TlsError::Expired,
+        Error::InvalidCertificate(Cert::NotValidYet | Cert::NotValidYetContext { .. }) => {
+            TlsError::NotYetValid
+        }
         Error::InvalidCertificate(Cert::NotValidForName | Cert::NotValidForNameContext { .. }) => {
             TlsError::HostnameMismatch
         }
         Error::InvalidCertificate(Cert::UnknownIssuer) => TlsError::UnknownCa,
-        Error::InvalidCertificate(other) => TlsError::BadCertificate(format!("{other:?}")),
+        // rustls's own words ("invalid peer certificate: ..."), not its enum's debug form.
+        other @ Error::InvalidCertificate(_) => TlsError::BadCertificate(other.to_string()),
         Error::AlertReceived(Alert::ProtocolVersion) => TlsError::ProtocolVersion,
         Error::AlertReceived(Alert::NoApplicationProtocol) | Error::NoApplicationProtocol => {
             TlsError::NoAlpnOverlap

@@ -159,16 +159,20 @@ async fn certificate_failures_are_told_apart() {
             matches!(client, Err(TlsError::HostnameMismatch)),
             "{backend:?}: {client:?}"
         );
-        // Expired.
-        let (chain, key) = pki.leaf(&["localhost"], true);
-        let expired = ServerConfig::from_pem(&chain, &key)
-            .unwrap()
-            .backend(backend);
-        let (_, client) = handshake(&expired, &pki.client(backend), "localhost").await;
-        assert!(
-            matches!(client, Err(TlsError::Expired)),
-            "{backend:?}: {client:?}"
-        );
+        // Expired (1997), and not valid yet (2106).
+        for (days, expired) in [((10_000, 10_001), true), ((50_000, 50_001), false)] {
+            let (chain, key) = pki.leaf(&["localhost"], Some(days));
+            let server = ServerConfig::from_pem(&chain, &key)
+                .unwrap()
+                .backend(backend);
+            let (_, client) = handshake(&server, &pki.client(backend), "localhost").await;
+            let told = match client {
+                Err(TlsError::Expired) => expired,
+                Err(TlsError::NotYetValid) => !expired,
+                _ => false,
+            };
+            assert!(told, "{backend:?} {days:?}: {client:?}");
+        }
         // A CA the client does not trust.
         let stranger = ClientConfig::default()
             .without_system_roots()
@@ -433,4 +437,47 @@ async fn an_idle_session_gives_its_pages_back_and_carries_on() {
         transfer(&client, &server, &[8; 100_000], Sending::OneSlice).await;
         transfer(&server, &client, &[9; 70_000], Sending::Chunks).await;
     }
+}
+
+/// A file of trusted roots that holds no certificate (an HTML page, a key) is refused when
+/// the client is made, not taken for an empty list that distrusts every peer.
+#[test]
+fn roots_without_a_certificate_are_refused() {
+    let (_, key) = Pki::new().leaf(&["localhost"], None);
+    for backend in BACKENDS {
+        for pem in [&b"<html>not found</html>"[..], b"", &key] {
+            let config = ClientConfig::default()
+                .without_system_roots()
+                .add_root_pem(pem)
+                .backend(backend);
+            let made = TlsConnector::new(&config);
+            assert!(
+                matches!(made, Err(TlsError::Config(ref why)) if why.contains("no certificate")),
+                "{backend:?}: {:?}",
+                made.err()
+            );
+        }
+    }
+}
+
+/// An encrypted private key is refused with a way out, rather than OpenSSL asking for a
+/// pass phrase on the terminal (a server that waits for a keyboard) or rustls finding none.
+#[test]
+fn an_encrypted_key_is_refused_with_a_way_out() {
+    let (chain, key) = Pki::new().leaf(&["localhost"], None);
+    let mut openssl = std::process::Command::new("openssl")
+        .args(["pkey", "-aes256", "-passout", "pass:secret"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("openssl");
+    openssl.stdin.take().unwrap().write_all(&key).unwrap();
+    let encrypted = openssl.wait_with_output().unwrap().stdout;
+    assert!(encrypted.starts_with(b"-----BEGIN ENCRYPTED PRIVATE KEY-----"));
+    let refused = ServerConfig::from_pem(&chain, &encrypted);
+    assert!(
+        matches!(refused, Err(TlsError::Config(ref why)) if why.contains("encrypted")),
+        "{:?}",
+        refused.err()
+    );
 }

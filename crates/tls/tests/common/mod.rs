@@ -39,15 +39,16 @@ impl Pki {
     }
 
     /// A leaf for `names`, expired if asked: (chain PEM, key PEM).
-    pub(crate) fn leaf(&self, names: &[&str], expired: bool) -> (Vec<u8>, Vec<u8>) {
+    /// A leaf for `names`, valid for `validity` days since the Unix epoch (`None`: now).
+    pub(crate) fn leaf(&self, names: &[&str], validity: Option<(i64, i64)>) -> (Vec<u8>, Vec<u8>) {
         let names: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
         let mut params = CertificateParams::new(names.clone()).unwrap();
         params
             .distinguished_name
             .push(DnType::CommonName, names[0].as_str());
-        if expired {
-            params.not_before = time::OffsetDateTime::UNIX_EPOCH + time::Duration::days(10_000);
-            params.not_after = time::OffsetDateTime::UNIX_EPOCH + time::Duration::days(10_001);
+        if let Some((from, to)) = validity {
+            params.not_before = time::OffsetDateTime::UNIX_EPOCH + time::Duration::days(from);
+            params.not_after = time::OffsetDateTime::UNIX_EPOCH + time::Duration::days(to);
         }
         let key = KeyPair::generate().unwrap();
         let cert = params.signed_by(&key, &self.ca, &self.ca_key).unwrap();
@@ -55,7 +56,7 @@ impl Pki {
     }
 
     pub(crate) fn server(&self, backend: Backend) -> ServerConfig {
-        let (chain, key) = self.leaf(&["localhost", "127.0.0.1"], false);
+        let (chain, key) = self.leaf(&["localhost", "127.0.0.1"], None);
         ServerConfig::from_pem(&chain, &key)
             .unwrap()
             .backend(backend)
