@@ -210,7 +210,8 @@ fn a_silent_server_times_out_and_the_run_fails() {
     assert!(number(&out, "errors     connect 0, read 0, protocol 0, timeout") >= 2);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.starts_with("ringwire: nothing was answered"),
+        stderr.starts_with("ringwire: nothing was answered: ")
+            && stderr.ends_with(" requests timed out (--timeout 0.2s)\n"),
         "{stderr}"
     );
 }

@@ -320,7 +320,11 @@ fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
         print!("{}", total.report(elapsed, target.unit()));
     }
     if total.answers() == 0 {
-        let why = total.first_error.as_deref().unwrap_or("no answer");
+        let why = match (&total.first_error, total.timeouts) {
+            (Some(error), _) => error.clone(),
+            (None, 0) => "no answer".to_owned(),
+            (None, n) => format!("{n} requests timed out (--timeout {}s)", args.timeout),
+        };
         return Err(format!("nothing was answered: {why}"));
     }
     Ok(ExitCode::SUCCESS)

@@ -30,15 +30,21 @@ impl Pace {
     }
 
     /// Waits until the next send is due; returns the time its latency counts
-    /// from (now, without a rate). A schedule behind time does not wait.
+    /// from (now, without a rate). A schedule behind time does not wait, and
+    /// counts from when the send was due: the server held it back. A send that
+    /// waited for its time counts from when the timer woke it, which is up to
+    /// a millisecond late: that lateness is the generator's, not the server's.
     pub(crate) async fn due(&mut self) -> Instant {
         let Some(interval) = self.interval else {
             return Instant::now();
         };
         let due = self.next;
         self.next += interval;
+        if Instant::now() >= due {
+            return due;
+        }
         tokio::time::sleep_until(due.into()).await;
-        due
+        Instant::now()
     }
 }
 
@@ -55,6 +61,18 @@ mod tests {
         let second = pace.due().await;
         assert_eq!(second - first, Duration::from_millis(10));
         assert!(second.elapsed() >= Duration::from_millis(40));
+    }
+
+    /// A send that waited for its time counts from when it went, not from its slot: the
+    /// timer's lateness (up to a millisecond) is not the server's latency.
+    #[tokio::test]
+    async fn a_send_on_time_counts_from_when_the_timer_woke() {
+        let mut pace = Pace::new(Some(100.0), 1, 0);
+        pace.due().await;
+        let slot = pace.next;
+        let counted = pace.due().await;
+        assert!(counted > slot, "{:?}", slot - counted);
+        assert!(counted.elapsed() < Duration::from_millis(1));
     }
 
     #[tokio::test]
