@@ -134,9 +134,7 @@ fn sigterm_stops_serve_gracefully() {
     assert_eq!(socket.read().expect("echo"), Message::text("before"));
 
     let started = std::time::Instant::now();
-    let pid = server.child.id().to_string();
-    let sent = Command::new("kill").args(["-TERM", &pid]).status();
-    assert!(sent.expect("kill").success());
+    assert!(server.terminate());
     let closed = loop {
         match socket.read() {
             Ok(Message::Close(frame)) => break frame.map(|f| u16::from(f.code)),
@@ -408,9 +406,7 @@ fn the_self_signed_certificate_file_goes_with_the_server() {
     let file = std::env::temp_dir().join(format!("ringwire-self-signed-{}.pem", server.addr));
     let pem = std::fs::read_to_string(&file).expect("the certificate's file");
     assert!(pem.starts_with("-----BEGIN CERTIFICATE-----"), "{pem}");
-    let pid = server.child.id().to_string();
-    let sent = Command::new("kill").args(["-TERM", &pid]).status();
-    assert!(sent.expect("kill").success());
+    assert!(server.terminate());
     assert!(server.child.wait().expect("wait").success());
     assert!(!file.exists(), "{} left behind", file.display());
 }

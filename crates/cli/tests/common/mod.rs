@@ -21,8 +21,10 @@ impl Drop for Running {
     /// file); killed if it is still there 2 s later. (Not yet waited for, the child keeps
     /// its pid: the signal cannot reach another process.)
     fn drop(&mut self) {
-        let pid = self.child.id().to_string();
-        let _ = Command::new("kill").args(["-TERM", &pid]).status();
+        if let Ok(Some(_)) = self.child.try_wait() {
+            return;
+        }
+        self.terminate();
         let deadline = Instant::now() + Duration::from_secs(2);
         while Instant::now() < deadline {
             if let Ok(Some(_)) = self.child.try_wait() {
@@ -32,6 +34,16 @@ impl Drop for Running {
         }
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+impl Running {
+    /// Sends SIGTERM (a server's graceful shutdown): whether it went out. (Not after the
+    /// child was waited for: its pid may then be another process's.)
+    pub(crate) fn terminate(&self) -> bool {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill").args(["-TERM", &pid]).status();
+        sent.is_ok_and(|status| status.success())
     }
 }
 
