@@ -9,7 +9,7 @@ use std::time::Duration;
 use clap::Args;
 use ringwire_client::tokio::Client;
 use ringwire_client::ws::{CloseCode, DeflateConfig, Message, WsOptions, WsUrl};
-use ringwire_client::ClientConfig;
+use ringwire_client::{ClientConfig, UrlError};
 use tokio::io::AsyncBufReadExt as _;
 
 use crate::request::{line, TlsArgs};
@@ -57,7 +57,13 @@ pub(crate) fn run(args: &WsArgs) -> ExitCode {
 }
 
 async fn session(args: &WsArgs) -> Result<(), String> {
-    let url = WsUrl::parse(&args.url).map_err(|e| format!("invalid URL {:?}: {e}", args.url))?;
+    let url = WsUrl::parse(&args.url).map_err(|e| match e {
+        // The URL parser's own words name http:// and https://.
+        UrlError::MissingScheme => {
+            format!("invalid URL {:?}: no ws:// or wss:// in front", args.url)
+        }
+        e => format!("invalid URL {:?}: {e}", args.url),
+    })?;
     // Connecting (TCP, TLS, the upgrade) within the client's default 10 s.
     let client = Client::with_tls(ClientConfig::default(), args.tls.config()?);
     let protocols: Vec<&str> = args.protocols.iter().map(String::as_str).collect();

@@ -398,6 +398,17 @@ fn ringwire_ws_sends_and_prints_binary_messages() {
     );
 }
 
+/// A URL without its scheme is refused naming the schemes `ringwire ws` takes.
+#[test]
+fn ringwire_ws_names_its_schemes() {
+    let out = run(&["ws", "127.0.0.1:1/ws/echo"]);
+    assert!(!out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "ringwire: invalid URL \"127.0.0.1:1/ws/echo\": no ws:// or wss:// in front\n"
+    );
+}
+
 /// `--self-signed` leaves its certificate for clients while it runs, and takes it away when
 /// it stops.
 #[test]
