@@ -237,6 +237,17 @@ pub(crate) async fn serve_tls<H: Handler>(
     timer: Timer,
     shared: Live<H>,
 ) {
+    let mut first = [0];
+    let peeked = tokio::select! {
+        peeked = tcp.peek(&mut first) => peeked,
+        () = timer.over() => return,
+    };
+    match peeked {
+        Ok(0) | Err(_) => return,
+        // A TLS connection starts with a handshake record.
+        Ok(_) if first[0] == TLS_HANDSHAKE => {}
+        Ok(_) => return plain_to_tls_port(&tcp).await,
+    }
     let accepted = tokio::select! {
         accepted = acceptor.accept(tcp) => accepted,
         () = timer.over() => return,
@@ -244,6 +255,22 @@ pub(crate) async fn serve_tls<H: Handler>(
     match accepted {
         Ok(tls) => serve(Socket::Tls(Box::new(tls)), timer, shared).await,
         Err(e) => log::debug!("TLS handshake: {e}"),
+    }
+}
+
+/// The content type of a TLS handshake record, the first byte a TLS client sends.
+const TLS_HANDSHAKE: u8 = 0x16;
+
+/// Answers a client that speaks plain HTTP to the HTTPS port, as nginx does, instead of a
+/// handshake failure it would show as a reset or as garbage.
+async fn plain_to_tls_port(tcp: &TcpStream) {
+    const ANSWER: &[u8] = b"HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\
+        content-type: text/plain\r\ncontent-length: 43\r\n\r\n\
+        This port speaks HTTPS: use https:// here.\n";
+    // One small write into an empty socket buffer: it goes at once or not at all.
+    if tcp.writable().await.is_ok() && tcp.try_write(ANSWER).is_ok() {
+        let _ = tcp.shutdown_write();
+        linger(tcp).await;
     }
 }
 
