@@ -506,7 +506,7 @@ impl Connection {
                 |t| &t.partitions,
                 |p| p.index == partition,
             )?;
-            ClientError::check(ApiKey::Produce, p.error_code)?;
+            ClientError::check_produce(p)?;
             Ok(Some(p.base_offset))
         })
         .await

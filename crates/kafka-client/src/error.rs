@@ -6,6 +6,7 @@ use std::time::Duration;
 use ringwire_io::TransportError;
 use ringwire_ring::RingError;
 
+use ringwire_kafka::api::produce::ProducePartitionResponse;
 use ringwire_kafka::{ApiKey, DecodeError, EncodeError, ErrorCode};
 
 /// A failed client call.
@@ -49,7 +50,8 @@ pub enum ClientError {
         /// The code.
         code: ErrorCode,
         /// What the broker said about it, for the APIs whose answers carry an
-        /// `error_message` (CreateTopics), when it sent one.
+        /// `error_message` (CreateTopics, Produce v8+), when it sent one; for Produce, with
+        /// the records it named.
         message: Option<String>,
     },
     /// The response does not mention the partition asked about.
@@ -119,6 +121,39 @@ impl ClientError {
             api,
             code,
             message: message.map(str::to_owned),
+        })
+    }
+}
+
+/// What a broker said about a partition it refused a Produce for: each record it named
+/// (`record 3: Compacted topic cannot accept message without key ...`), else its
+/// `error_message` (which, when it names records, only repeats them in Java's notation).
+/// `None`, with nothing allocated, when it said nothing (every delivered batch).
+pub(crate) fn produce_message(p: &ProducePartitionResponse<'_>) -> Option<String> {
+    if p.record_errors.is_empty() {
+        return p.error_message.map(str::to_owned);
+    }
+    let records: Vec<String> = p
+        .record_errors
+        .iter()
+        .map(|e| {
+            format!(
+                "record {}: {}",
+                e.batch_index,
+                e.message.unwrap_or("refused")
+            )
+        })
+        .collect();
+    Some(records.join("; "))
+}
+
+impl ClientError {
+    /// `Ok` when the broker took the partition's records, else its refusal with what it said.
+    pub(crate) fn check_produce(p: &ProducePartitionResponse<'_>) -> Result<(), ClientError> {
+        p.error_code.check().map_err(|code| ClientError::Kafka {
+            api: ApiKey::Produce,
+            code,
+            message: produce_message(p),
         })
     }
 }

@@ -558,6 +558,17 @@ fn produce_against_kafka_protocol() {
         assert_eq!(p.log_append_time_ms, 77);
         assert_eq!(p.log_start_offset, if version >= 5 { 5 } else { -1 });
         assert_eq!(p.error_message, (version >= 8).then_some("not leader"));
+        let record_errors: Vec<_> = p
+            .record_errors
+            .iter()
+            .map(|e| (e.batch_index, e.message))
+            .collect();
+        let expected: &[(i32, Option<&str>)] = if version >= 8 {
+            &[(1, Some("bad record"))]
+        } else {
+            &[]
+        };
+        assert_eq!(record_errors, expected);
     }
 }
 

@@ -14,6 +14,7 @@ use tokio::time::{sleep_until, Instant};
 
 use super::accumulator::Batch;
 use super::{ProduceError, Shared};
+use crate::error::produce_message;
 use crate::{ClientError, Connection};
 
 impl Shared {
@@ -128,7 +129,7 @@ async fn broker(shared: Arc<Shared>, node: i32, mut rx: UnboundedReceiver<Batch>
     let mut in_flight: VecDeque<(Instant, Vec<Batch>)> = VecDeque::new();
     // Batches that could not join the last request (a request takes one batch per partition).
     let mut deferred: VecDeque<Batch> = VecDeque::new();
-    let mut outcomes: Vec<Option<(ErrorCode, i64)>> = Vec::new();
+    let mut outcomes: Vec<Option<Outcome>> = Vec::new();
     loop {
         let timeout = in_flight
             .front()
@@ -143,7 +144,7 @@ async fn broker(shared: Arc<Shared>, node: i32, mut rx: UnboundedReceiver<Batch>
                         conn.rx.consume(len);
                         match read {
                             Ok(()) => {
-                                complete(&shared, batches, &outcomes);
+                                complete(&shared, batches, &mut outcomes);
                                 continue;
                             }
                             Err(e) => {
@@ -265,13 +266,22 @@ async fn send(conn: &mut Connection, batches: &[Batch], acks: Acks) -> Result<()
     Ok(())
 }
 
+/// A broker's answer for one batch.
+#[derive(Clone)]
+struct Outcome {
+    code: ErrorCode,
+    base_offset: i64,
+    /// What the broker said about a refusal.
+    message: Option<String>,
+}
+
 /// Reads the Produce response of `batches` into `outcomes`, one per batch (`None`: the
 /// response did not mention it).
 fn read_response(
     conn: &mut Connection,
     len: usize,
     batches: &[Batch],
-    outcomes: &mut Vec<Option<(ErrorCode, i64)>>,
+    outcomes: &mut Vec<Option<Outcome>>,
 ) -> Result<(), ClientError> {
     outcomes.clear();
     outcomes.resize(batches.len(), None);
@@ -283,7 +293,11 @@ fn read_response(
                 .iter()
                 .position(|b| b.partition == p.index && *b.topic == *topic.name);
             if let Some(i) = found {
-                outcomes[i] = Some((p.error_code, p.base_offset));
+                outcomes[i] = Some(Outcome {
+                    code: p.error_code,
+                    base_offset: p.base_offset,
+                    message: produce_message(p),
+                });
             }
         }
     }
@@ -291,20 +305,30 @@ fn read_response(
 }
 
 /// Delivers, retries or fails each batch of an answered request.
-fn complete(shared: &Shared, batches: Vec<Batch>, outcomes: &[Option<(ErrorCode, i64)>]) {
+fn complete(shared: &Shared, batches: Vec<Batch>, outcomes: &mut [Option<Outcome>]) {
     for (batch, outcome) in batches.into_iter().zip(outcomes) {
         let idempotent = shared.config.idempotence;
-        match *outcome {
-            Some((ErrorCode::NONE, base_offset)) => shared.finish(batch, Ok(base_offset)),
+        let Some(Outcome {
+            code,
+            base_offset,
+            message,
+        }) = outcome.take()
+        else {
+            let error = ClientError::MissingPartition;
+            shared.finish(batch, Err(ProduceError(Arc::new(error))));
+            continue;
+        };
+        match code {
+            ErrorCode::NONE => shared.finish(batch, Ok(base_offset)),
             // Already in the log (an older broker's answer to a retry).
-            Some((ErrorCode::DUPLICATE_SEQUENCE_NUMBER, base_offset)) if idempotent => {
+            ErrorCode::DUPLICATE_SEQUENCE_NUMBER if idempotent => {
                 shared.finish(batch, Ok(base_offset));
             }
-            Some((code, _)) => {
+            code => {
                 let error = ClientError::Kafka {
                     api: ApiKey::Produce,
                     code,
-                    message: None,
+                    message,
                 };
                 // Out of order: an earlier batch of the partition is being retried.
                 let reordered = idempotent && code == ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER;
@@ -314,10 +338,6 @@ fn complete(shared: &Shared, batches: Vec<Batch>, outcomes: &[Option<(ErrorCode,
                     shared.finish(batch, Err(ProduceError(Arc::new(error))));
                 }
             }
-            None => shared.finish(
-                batch,
-                Err(ProduceError(Arc::new(ClientError::MissingPartition))),
-            ),
         }
     }
 }

@@ -354,6 +354,50 @@ fn produce_and_fetch_every_codec_and_ack(bootstrap: &str) {
     }
 }
 
+/// A refused Produce says why, as the broker put it (v8+: `error_message` and the records it
+/// names): here a record without a key on a compacted topic, from a one-shot call and from
+/// the producer.
+fn refused_records_say_why(bootstrap: &str) {
+    let mut conn = connect(bootstrap);
+    let topic = unique("compacted");
+    create(&mut conn, &topic, 1, &[("cleanup.policy", Some("compact"))]);
+    let keyless = NewRecord {
+        timestamp: now_ms(),
+        key: None,
+        value: Some(b"no key"),
+        headers: &[],
+    };
+    let batch = encode(&[keyless], Compression::None);
+    let said = |e: &ClientError| match e {
+        ClientError::Kafka {
+            api: ApiKey::Produce,
+            code: ErrorCode(87), // INVALID_RECORD
+            message: Some(message),
+        } => message.clone(),
+        other => panic!("expected INVALID_RECORD with a message, got {other:?}"),
+    };
+    let refused = conn.produce(&topic, 0, &batch, Acks::Leader).unwrap_err();
+    let message = said(&refused);
+    assert!(
+        message.starts_with("record 0: ") && message.contains("without key"),
+        "{message}"
+    );
+    assert!(refused.to_string().contains(&message), "{refused}");
+
+    let from_producer = runtime().block_on(async {
+        let producer = Producer::connect(bootstrap, ProducerConfig::default())
+            .await
+            .unwrap();
+        let record = ProducerRecord::new(&topic, b"no key either").partition(0);
+        let delivery = producer.send(record).await.unwrap();
+        delivery.await.unwrap_err()
+    });
+    assert!(
+        said(from_producer.error()).contains("without key"),
+        "{from_producer}"
+    );
+}
+
 fn fetch_from_the_middle_of_a_compressed_batch(bootstrap: &str) {
     let mut conn = connect(bootstrap);
     let topic = unique("middle");
@@ -1021,6 +1065,7 @@ const TESTS: &[Test] = &[
         "produce_and_fetch_every_codec_and_ack",
         produce_and_fetch_every_codec_and_ack,
     ),
+    ("refused_records_say_why", refused_records_say_why),
     (
         "fetch_from_the_middle_of_a_compressed_batch",
         fetch_from_the_middle_of_a_compressed_batch,

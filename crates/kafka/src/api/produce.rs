@@ -83,7 +83,7 @@ impl Request for ProduceRequest<'_> {
 }
 
 /// One partition's outcome.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProducePartitionResponse<'a> {
     /// Partition number.
     pub index: i32,
@@ -95,8 +95,19 @@ pub struct ProducePartitionResponse<'a> {
     pub log_append_time_ms: i64,
     /// The partition's log start offset (v5+).
     pub log_start_offset: i64,
+    /// The records the broker refused, when it names them (v8+): a batch is refused whole.
+    pub record_errors: Vec<RecordError<'a>>,
     /// Error detail (v8+).
     pub error_message: Option<&'a str>,
+}
+
+/// One record a broker refused, and why (v8+).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordError<'a> {
+    /// The record's index in its batch.
+    pub batch_index: i32,
+    /// Why.
+    pub message: Option<&'a str>,
 }
 
 /// One topic's outcomes.
@@ -145,12 +156,16 @@ fn decode_partition<'a>(
     let base_offset = r.i64()?;
     let log_append_time_ms = r.i64()?;
     let log_start_offset = if version >= 5 { r.i64()? } else { -1 };
-    let mut error_message = None;
+    let (mut record_errors, mut error_message) = (Vec::new(), None);
     if version >= 8 {
-        r.array("record errors", |r| {
-            r.i32()?; // batch_index
-            r.nullable_string("record error message")?;
-            r.tagged_fields()
+        record_errors = r.array("record errors", |r| {
+            let batch_index = r.i32()?;
+            let message = r.nullable_string("record error message")?;
+            r.tagged_fields()?;
+            Ok(RecordError {
+                batch_index,
+                message,
+            })
         })?;
         error_message = r.nullable_string("error message")?;
     }
@@ -161,6 +176,7 @@ fn decode_partition<'a>(
         base_offset,
         log_append_time_ms,
         log_start_offset,
+        record_errors,
         error_message,
     })
 }
