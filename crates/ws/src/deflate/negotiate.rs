@@ -140,27 +140,16 @@ impl DeflateConfig {
     /// `client_max_window_bits` so the server may choose a smaller client window.
     #[must_use]
     pub fn offer(&self) -> String {
-        let mut s = String::from(NAME);
-        if self.server_no_context_takeover {
-            s.push_str("; server_no_context_takeover");
+        // The parameters this side asks for are those a server would answer with, and a
+        // bare `client_max_window_bits` (section 7.1.2.2) when the client window is full.
+        let mut s = DeflateParams {
+            server_no_context_takeover: self.server_no_context_takeover,
+            client_no_context_takeover: self.client_no_context_takeover,
+            server_max_window_bits: self.server_max_window_bits,
+            client_max_window_bits: self.client_max_window_bits,
         }
-        if self.client_no_context_takeover {
-            s.push_str("; client_no_context_takeover");
-        }
-        if self.server_max_window_bits < 15 {
-            let _ = write!(
-                s,
-                "; server_max_window_bits={}",
-                self.server_max_window_bits
-            );
-        }
-        if self.client_max_window_bits < 15 {
-            let _ = write!(
-                s,
-                "; client_max_window_bits={}",
-                self.client_max_window_bits
-            );
-        } else {
+        .response();
+        if self.client_max_window_bits >= 15 {
             s.push_str("; client_max_window_bits");
         }
         s
@@ -420,6 +409,35 @@ mod tests {
                 parse_extensions(bad.as_bytes()),
                 Err(NegotiationError::Syntax),
                 "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn offers_name_what_differs_from_the_defaults() {
+        let default = DeflateConfig::default();
+        assert_eq!(
+            default.offer(),
+            "permessage-deflate; client_max_window_bits"
+        );
+        let narrow = DeflateConfig {
+            server_no_context_takeover: true,
+            client_no_context_takeover: true,
+            server_max_window_bits: 10,
+            client_max_window_bits: 9,
+            ..default
+        };
+        assert_eq!(
+            narrow.offer(),
+            "permessage-deflate; server_no_context_takeover; client_no_context_takeover; \
+             server_max_window_bits=10; client_max_window_bits=9"
+        );
+        // Each is an offer a server with the same settings takes as it stands.
+        for config in [default, narrow] {
+            let p = accept(&config, &config.offer()).unwrap();
+            assert_eq!(
+                (p.server_max_window_bits, p.client_max_window_bits),
+                (config.server_max_window_bits, config.client_max_window_bits)
             );
         }
     }
