@@ -41,8 +41,13 @@ enum KafkaCommand {
         /// Batch compression.
         #[arg(long, value_enum, default_value_t = Codec::None)]
         compression: Codec,
+        /// Send an empty line as a null value (a tombstone, which deletes its key from a
+        /// compacted topic), as kcat -Z does.
+        #[arg(short = 'Z', long)]
+        null: bool,
     },
-    /// Print records, one per line: the value (a null one as nothing), after the key with -K.
+    /// Print records, one per line: the value (a null one as nothing, or NULL with -Z),
+    /// after the key with -K.
     Consume {
         topic: String,
         /// Start at the oldest record instead of the newest.
@@ -59,6 +64,10 @@ enum KafkaCommand {
         /// kcat -K); `-K $'\t'` puts a tab between them.
         #[arg(short = 'K', long, value_name = "DELIM")]
         key_delimiter: Option<String>,
+        /// Print a null key or value as NULL, not as nothing (as kcat -Z), so that it
+        /// differs from an empty one.
+        #[arg(short = 'Z', long)]
+        null: bool,
     },
     /// Manage topics.
     Topics {
@@ -77,6 +86,10 @@ enum TopicsCommand {
         /// Replicas per partition [default: the broker's].
         #[arg(long)]
         replication_factor: Option<i16>,
+        /// A topic setting, as kafka-topics.sh takes it (repeatable):
+        /// `--config cleanup.policy=compact`.
+        #[arg(long = "config", value_name = "NAME=VALUE", value_parser = topic_config)]
+        configs: Vec<(String, String)>,
     },
 }
 
@@ -115,8 +128,13 @@ async fn command(args: &KafkaArgs) -> Result<(), String> {
                     name,
                     partitions,
                     replication_factor,
+                    configs,
                 },
         } => {
+            let configs: Vec<(&str, Option<&str>)> = configs
+                .iter()
+                .map(|(name, value)| (name.as_str(), Some(value.as_str())))
+                .collect();
             let mut conn = Connection::connect(bootstrap, &ClientConfig::default())
                 .await
                 .map_err(|e| not_connected(bootstrap, &e))?;
@@ -124,7 +142,7 @@ async fn command(args: &KafkaArgs) -> Result<(), String> {
                 name,
                 num_partitions: *partitions,
                 replication_factor: replication_factor.unwrap_or(-1),
-                configs: &[],
+                configs: &configs,
             })
             .await
             .map_err(|e| format!("cannot create {name}: {}", line(e)))
@@ -134,30 +152,49 @@ async fn command(args: &KafkaArgs) -> Result<(), String> {
             key,
             partition,
             compression,
-        } => produce(bootstrap, topic, key.as_deref(), *partition, *compression).await,
+            null,
+        } => {
+            let records = Records {
+                key: key.as_deref(),
+                partition: *partition,
+                empty_is_null: *null,
+            };
+            produce(bootstrap, topic, records, *compression).await
+        }
         KafkaCommand::Consume {
             topic,
             from_beginning,
             count,
             exit_at_end,
             key_delimiter,
+            null,
         } => {
-            let key_delimiter = key_delimiter.as_deref().map(str::as_bytes);
+            let format = Format {
+                key_delimiter: key_delimiter.as_deref().map(str::as_bytes),
+                null: if *null { b"NULL" } else { b"" },
+            };
             let start = if *from_beginning {
                 Start::Earliest
             } else {
                 Start::Latest
             };
-            consume(bootstrap, topic, start, *count, *exit_at_end, key_delimiter).await
+            consume(bootstrap, topic, start, *count, *exit_at_end, &format).await
         }
     }
+}
+
+/// What `produce` makes of each stdin line besides its value.
+struct Records<'a> {
+    key: Option<&'a str>,
+    partition: Option<i32>,
+    /// An empty line is a null value.
+    empty_is_null: bool,
 }
 
 async fn produce(
     bootstrap: &str,
     topic: &str,
-    key: Option<&str>,
-    partition: Option<i32>,
+    records: Records<'_>,
     codec: Codec,
 ) -> Result<(), String> {
     let config = ProducerConfig {
@@ -196,19 +233,22 @@ async fn produce(
                 .strip_suffix(b"\n")
                 .unwrap_or(text)
                 .split(|&b| b == b'\n');
-            let records = lines.map(|line| {
+            let batch = lines.map(|line| {
                 let mut record = ProducerRecord::new(topic, line);
-                if let Some(key) = key {
+                if records.empty_is_null && line.is_empty() {
+                    record.value = None;
+                }
+                if let Some(key) = records.key {
                     record = record.key(key.as_bytes());
                 }
-                if let Some(partition) = partition {
+                if let Some(partition) = records.partition {
                     record = record.partition(partition);
                 }
                 record
             });
             // Delivery failures surface in the `flush` below.
             let _ = producer
-                .send_all(records)
+                .send_all(batch)
                 .await
                 .map_err(|e| format!("produce to {topic}: {}", line(e)))?;
             pending.drain(..complete);
@@ -234,7 +274,7 @@ async fn consume(
     start: Start,
     count: Option<usize>,
     exit_at_end: bool,
-    key_delimiter: Option<&[u8]>,
+    format: &Format<'_>,
 ) -> Result<(), String> {
     let mut consumer = Consumer::connect(bootstrap, ConsumerConfig::default())
         .await
@@ -253,7 +293,7 @@ async fn consume(
                 if left == 0 || failed.is_some() {
                     return;
                 }
-                if let Err(e) = print(&mut out, &record, key_delimiter) {
+                if let Err(e) = format.print(&mut out, &record) {
                     failed = Some(e);
                 }
                 left -= 1;
@@ -273,18 +313,24 @@ async fn consume(
     Ok(())
 }
 
-/// One record's line: its value, after its key and `key_delimiter` when there is one.
-fn print(
-    out: &mut impl Write,
-    record: &Record<'_>,
-    key_delimiter: Option<&[u8]>,
-) -> io::Result<()> {
-    if let Some(delimiter) = key_delimiter {
-        out.write_all(record.key.unwrap_or_default())?;
-        out.write_all(delimiter)?;
+/// How `consume` prints a record.
+struct Format<'a> {
+    /// Print the key, then this, before the value.
+    key_delimiter: Option<&'a [u8]>,
+    /// What a null key or value prints as.
+    null: &'static [u8],
+}
+
+impl Format<'_> {
+    /// One record's line: its value, after its key and the delimiter when there is one.
+    fn print(&self, out: &mut impl Write, record: &Record<'_>) -> io::Result<()> {
+        if let Some(delimiter) = self.key_delimiter {
+            out.write_all(record.key.unwrap_or(self.null))?;
+            out.write_all(delimiter)?;
+        }
+        out.write_all(record.value.unwrap_or(self.null))?;
+        out.write_all(b"\n")
     }
-    out.write_all(record.value.unwrap_or_default())?;
-    out.write_all(b"\n")
 }
 
 /// Whether every partition of `topic` has reached its entry in `ends`: its end as the first
@@ -299,6 +345,14 @@ fn at_end(consumer: &Consumer, topic: &str, ends: &mut [Option<i64>]) -> bool {
         reached &= matches!((*end, at), (Some(end), Some(at)) if at >= end);
     }
     reached
+}
+
+/// `NAME=VALUE`, split at the first `=`.
+fn topic_config(arg: &str) -> Result<(String, String), String> {
+    match arg.split_once('=') {
+        Some((name, value)) if !name.is_empty() => Ok((name.to_owned(), value.to_owned())),
+        _ => Err(format!("expected NAME=VALUE, got {arg:?}")),
+    }
 }
 
 /// Why connecting through `bootstrap` failed, as one line.

@@ -224,6 +224,48 @@ fn creates_produces_and_consumes_against_a_real_broker() {
     assert_eq!(partition_of("keyed one"), partition_of("keyed two"));
 
     ends_quietly_when_its_reader_leaves(b, &format!("{topic}-pipe"));
+    tombstones_on_a_compacted_topic(b, &format!("{topic}-compacted"));
+}
+
+/// `topics create --config`, `produce -Z` (an empty line is a null value) and `consume -Z`
+/// (a null printed as NULL), checked against kcat -Z; and a refused record says why.
+fn tombstones_on_a_compacted_topic(b: &str, topic: &str) {
+    kafka(
+        b,
+        &[
+            "topics",
+            "create",
+            topic,
+            "--config",
+            "cleanup.policy=compact",
+        ],
+        b"",
+    );
+    kafka(b, &["produce", topic, "--key", "k", "-Z"], b"v1\n\n");
+    let nulls = kafka(
+        b,
+        &["consume", topic, "--from-beginning", "-e", "-Z", "-K", "|"],
+        b"",
+    );
+    assert_eq!(String::from_utf8_lossy(&nulls.stdout), "k|v1\nk|NULL\n");
+    let plain = kafka(b, &["consume", topic, "--from-beginning", "-e"], b"");
+    assert_eq!(String::from_utf8_lossy(&plain.stdout), "v1\n\n");
+    let kcat = Command::new("kcat")
+        .args([
+            "-C", "-b", b, "-t", topic, "-e", "-q", "-Z", "-f", "%k|%s\n",
+        ])
+        .output()
+        .expect("kcat is installed");
+    assert_eq!(String::from_utf8_lossy(&kcat.stdout), "k|v1\nk|NULL\n");
+    // The topic is compacted (the setting took): a record without a key is refused, in the
+    // broker's words.
+    let out = run_kafka(b, &["produce", topic], b"no key\n");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("without key"),
+        "{:?}: {stderr}",
+        out.status
+    );
 }
 
 /// `consume | head -1`: once the reader has gone, the next write ends the command, with
