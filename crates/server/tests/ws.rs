@@ -346,27 +346,9 @@ fn queued_messages_go_out_before_the_socket_waits() {
 #[test]
 fn a_close_after_an_error_is_not_destroyed_by_a_reset() {
     use std::io::{Read as _, Write as _};
-    use std::net::{Shutdown, TcpStream};
-    use std::time::Duration;
+    use std::net::Shutdown;
 
-    let addr = server();
-    let mut stream = TcpStream::connect(addr).expect("connect");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(20)))
-        .expect("timeout");
-    stream
-        .write_all(
-            b"GET /ws/echo HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
-              Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
-        )
-        .expect("upgrade");
-    let mut head = Vec::new();
-    let mut byte = [0];
-    while !head.ends_with(b"\r\n\r\n") {
-        stream.read_exact(&mut byte).expect("101");
-        head.push(byte[0]);
-    }
-    assert!(head.starts_with(b"HTTP/1.1 101"));
+    let mut stream = raw_upgrade(server(), "/ws/echo");
     // A masked binary frame of 1 GiB (past every default limit), and 4 MiB of it: more
     // than the server reads before it fails the connection. It drains the rest rather
     // than reset the connection (which fails this write, and may destroy the close).
@@ -382,4 +364,122 @@ fn a_close_after_an_error_is_not_destroyed_by_a_reset() {
     assert_eq!(answer[0], 0x88, "{answer:?}");
     assert_eq!(usize::from(answer[1]) + 2, answer.len(), "{answer:?}");
     assert_eq!(answer[2..4], 1009u16.to_be_bytes(), "{answer:?}");
+}
+
+/// A raw socket upgraded to a WebSocket at `path` (no extension offered), read timeout 20 s.
+fn raw_upgrade(addr: SocketAddr, path: &str) -> std::net::TcpStream {
+    use std::io::{Read as _, Write as _};
+
+    let mut stream = std::net::TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(20)))
+        .expect("timeout");
+    let request = format!(
+        "GET {path} HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+         Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).expect("upgrade");
+    let mut head = Vec::new();
+    let mut byte = [0];
+    while !head.ends_with(b"\r\n\r\n") {
+        stream.read_exact(&mut byte).expect("101");
+        head.push(byte[0]);
+    }
+    assert!(head.starts_with(b"HTTP/1.1 101"), "{head:?}");
+    stream
+}
+
+/// A chat room: each socket waits for its client's messages and for what the room says at
+/// once (`tokio::select!` over `recv` and a broadcast channel), the shape of every push
+/// service. `recv` is cancel-safe: dropped while a frame is half received, it loses
+/// nothing, and the next call finishes the frame.
+mod chat {
+    use std::future::Future;
+    use std::io::{Read as _, Write as _};
+    use std::time::Duration;
+
+    use ringwire_http1::Method;
+    use ringwire_server::ws::{self, Message, WebSocket, WsConfig};
+    use ringwire_server::{Handler, Request, Response, Router, ServerConfig};
+    use tokio::sync::broadcast::{self, error::RecvError};
+
+    struct Room(broadcast::Sender<String>);
+
+    impl Handler for Room {
+        fn call<'a>(
+            &'a self,
+            request: &'a Request<'a>,
+        ) -> impl Future<Output = Response> + Send + 'a {
+            let room = self.0.clone();
+            async move {
+                ws::accept(request, &WsConfig::default(), move |socket| {
+                    Box::pin(member(socket, room))
+                })
+            }
+        }
+    }
+
+    async fn member(mut socket: WebSocket<'_>, room: broadcast::Sender<String>) {
+        let mut heard = room.subscribe();
+        loop {
+            tokio::select! {
+                received = socket.recv() => match received {
+                    Some(Ok((Message::Text(text), _))) => {
+                        let _ = room.send(text.to_owned());
+                    }
+                    Some(Ok(_)) => {}
+                    Some(Err(_)) | None => break,
+                },
+                said = heard.recv() => match said {
+                    Ok(text) => {
+                        if socket.send(&Message::Text(&text)).await.is_err() {
+                            break;
+                        }
+                    }
+                    Err(RecvError::Lagged(_)) => {}
+                    Err(RecvError::Closed) => break,
+                },
+            }
+        }
+    }
+
+    /// One unmasked text frame from the server, read off a raw socket.
+    fn read_text(stream: &mut std::net::TcpStream) -> String {
+        let mut head = [0; 2];
+        stream.read_exact(&mut head).expect("frame head");
+        assert_eq!(head[0], 0x81, "a whole text frame");
+        let mut payload = vec![0; usize::from(head[1])];
+        stream.read_exact(&mut payload).expect("payload");
+        String::from_utf8(payload).unwrap()
+    }
+
+    #[test]
+    fn messages_pushed_while_a_frame_is_half_received() {
+        use tungstenite::Message as T;
+
+        let (room, _) = broadcast::channel(16);
+        let addr = super::common::start(
+            ServerConfig::default(),
+            Router::new().route(Method::Get, "/chat", Room(room)),
+        );
+        let mut b = super::raw_upgrade(addr, "/chat");
+        let (mut a, _) = tungstenite::connect(format!("ws://{addr}/chat")).expect("handshake");
+
+        // Half of b's frame: head, mask and three bytes of "hello from b".
+        let text = b"hello from b";
+        let mask = [7, 1, 9, 3];
+        let mut frame = vec![0x81, 0x80 | text.len() as u8];
+        frame.extend_from_slice(&mask);
+        frame.extend(text.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
+        b.write_all(&frame[..9]).expect("first half");
+        std::thread::sleep(Duration::from_millis(100));
+        // a speaks: b's socket leaves its `recv` (the half frame in its ring) to push it.
+        a.send(T::text("from a")).expect("send");
+        assert_eq!(read_text(&mut b), "from a");
+        assert_eq!(a.read().expect("own echo"), T::text("from a"));
+        // The rest of b's frame: the frame is whole, and the room hears it.
+        b.write_all(&frame[9..]).expect("second half");
+        assert_eq!(read_text(&mut b), "hello from b");
+        assert_eq!(a.read().expect("b's message"), T::text("hello from b"));
+    }
 }

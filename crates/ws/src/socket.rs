@@ -129,6 +129,11 @@ impl<S: AsyncStream> WebSocket<S> {
     /// The next message (pings and closes included, after the socket has
     /// queued its answer), with a [`Reply`] to answer it by; `None` once the
     /// closing handshake is over or the peer is gone.
+    ///
+    /// Cancel-safe: what has arrived of a frame stays in the ring and the
+    /// reader's state, and a dropped call loses nothing, so `recv` can be one
+    /// branch of `tokio::select!` beside the application's own channel (a
+    /// push service sending what it hears while it waits for its client).
     pub async fn recv(&mut self) -> Received<'_, S> {
         let mut this = self;
         loop {
