@@ -20,6 +20,33 @@
 //! }
 //! ```
 //!
+//! A service that also pushes (a chat room, a live feed) waits on its client
+//! and on its own channel at once; `recv` is cancel-safe, so it can be one
+//! branch of `tokio::select!`:
+//!
+//! ```no_run
+//! use ringwire_server::ws::{Message, WebSocket};
+//! use tokio::sync::broadcast;
+//!
+//! async fn member(mut socket: WebSocket<'_>, room: broadcast::Sender<String>) {
+//!     let mut heard = room.subscribe();
+//!     loop {
+//!         tokio::select! {
+//!             received = socket.recv() => match received {
+//!                 Some(Ok((Message::Text(text), _))) => drop(room.send(text.to_owned())),
+//!                 Some(Ok(_)) => {}
+//!                 Some(Err(_)) | None => break,
+//!             },
+//!             Ok(text) = heard.recv() => {
+//!                 if socket.send(&Message::Text(&text)).await.is_err() {
+//!                     break;
+//!                 }
+//!             }
+//!         }
+//!     }
+//! }
+//! ```
+//!
 //! The socket is `ringwire-ws`'s tokio [`WebSocket`](ringwire_ws::socket::WebSocket)
 //! over the connection: messages are read zero-copy, pings are answered and
 //! the closing handshake completed by the socket itself. When the server
