@@ -49,14 +49,38 @@ pub const DEFAULT_CACHE_ENTRIES: usize = 256;
 /// listing; a directory path without its trailing slash is redirected to it,
 /// and a file path with one is not found.
 ///
+/// Dotfiles are hidden by default ([`Dotfiles`]): a path with a segment
+/// that starts with `.` (`/.env`, `/.git/config`, `/%2egit/config`) is not
+/// found, and listings leave such names out, except for `/.well-known/`.
+///
 /// A path once resolved to a file is kept, with the open file, for the
 /// cache's time to live: a file replaced (or a symlink changed) on disk is
-/// seen when the entry expires. Clones share the cache.
+/// seen when the entry expires. Clones share the cache, unless one is
+/// given another [`dotfiles`](Self::dotfiles) setting.
 #[derive(Debug, Clone)]
 pub struct StaticFiles {
     root: PathBuf,
     cache: Arc<FileCache>,
+    dotfiles: Dotfiles,
 }
+
+/// What [`StaticFiles`] does with names that start with `.` (`.git`,
+/// `.env`, `.ssh`): files and directories a project keeps next to what it
+/// publishes, often secret.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Dotfiles {
+    /// Not found (`404`, which does not tell that they exist) and left out
+    /// of listings, at any depth. `/.well-known/` (RFC 8615: ACME
+    /// challenges, `security.txt`) is served and listed, though dotfiles
+    /// within it are hidden.
+    #[default]
+    Hide,
+    /// Served and listed like any other name.
+    Serve,
+}
+
+/// The one top-level dot directory published on purpose (RFC 8615).
+const WELL_KNOWN: &[u8] = b".well-known";
 
 impl StaticFiles {
     /// Serves `root`.
@@ -75,6 +99,7 @@ impl StaticFiles {
         Ok(StaticFiles {
             root,
             cache: Arc::new(FileCache::new(DEFAULT_CACHE_TTL, DEFAULT_CACHE_ENTRIES)),
+            dotfiles: Dotfiles::default(),
         })
     }
 
@@ -84,6 +109,19 @@ impl StaticFiles {
     #[must_use]
     pub fn cache(mut self, ttl: Duration, entries: usize) -> Self {
         self.cache = Arc::new(FileCache::new(ttl, entries));
+        self
+    }
+
+    /// Hides dotfiles ([`Dotfiles::Hide`], the default) or serves them
+    /// ([`Dotfiles::Serve`]).
+    #[must_use]
+    pub fn dotfiles(mut self, dotfiles: Dotfiles) -> Self {
+        if dotfiles != self.dotfiles {
+            // A cache hit is answered before any path check: a clone that
+            // hides dotfiles must not find one its sibling cached.
+            self.cache = Arc::new(self.cache.emptied());
+            self.dotfiles = dotfiles;
+        }
         self
     }
 
@@ -104,6 +142,8 @@ impl StaticFiles {
         // Whether the last segment is empty or `.`: the path names a
         // directory, as `dir/` does (empty segments before it are skipped).
         let mut names_dir = false;
+        // Whether no segment has named anything yet: the next is in the root.
+        let mut top_level = true;
         for segment in target.segments() {
             let decoded = segment.to_cow();
             names_dir = matches!(&decoded[..], b"" | b".");
@@ -113,10 +153,14 @@ impl StaticFiles {
                 bytes if bytes.iter().any(|&b| matches!(b, 0 | b'/' | b'\\')) => {
                     return status(403)
                 }
+                // Decoded, so `%2e` is a dot too. Not found: a `403` would
+                // tell that `.git` is there.
+                name if self.hides(name, top_level) => return status(404),
                 _ => {}
             }
             // Bytes, UTF-8 or not, as the listing links them.
             path.push(OsStr::from_bytes(&decoded));
+            top_level = false;
         }
         let Ok(resolved) = tokio::fs::canonicalize(&path).await else {
             return status(404);
@@ -146,17 +190,18 @@ impl StaticFiles {
                 return Response::new(301).header("location", location);
             }
             let shown = || target.decoded_path().to_string();
+            let listed = |name: &[u8]| !self.hides(name, top_level);
             // The index is held to the root like any other file: it is
             // cached under the same key as `dir/index.html`.
             match tokio::fs::canonicalize(resolved.join("index.html")).await {
                 Ok(index) if !index.starts_with(&self.root) => return status(403),
                 Ok(index) => match Entry::open(&index).await {
                     Err(e) if e.kind() != io::ErrorKind::PermissionDenied => {
-                        return listing(&resolved, &shown()).await;
+                        return listing(&resolved, &shown(), listed).await;
                     }
                     opened => opened,
                 },
-                Err(_) => return listing(&resolved, &shown()).await,
+                Err(_) => return listing(&resolved, &shown(), listed).await,
             }
         } else if names_dir {
             // `file/` would give the file a second URL, under which its
@@ -175,6 +220,14 @@ impl StaticFiles {
             Err(e) if e.kind() == io::ErrorKind::PermissionDenied => status(403),
             Err(_) => status(404),
         }
+    }
+
+    /// Whether `name`, a path segment or a directory entry (`top_level`
+    /// when in the root), is a dotfile this server hides.
+    fn hides(&self, name: &[u8], top_level: bool) -> bool {
+        self.dotfiles == Dotfiles::Hide
+            && name.first() == Some(&b'.')
+            && !(top_level && name == WELL_KNOWN)
     }
 }
 
@@ -480,14 +533,18 @@ fn status(code: u16) -> Response {
         .body(text)
 }
 
-/// The entries of `dir`, whose path (decoded) is `shown`. Names that are not
-/// UTF-8 are shown with U+FFFD but linked by their bytes.
-async fn listing(dir: &Path, shown: &str) -> Response {
+/// The entries of `dir`, whose path (decoded) is `shown`, that `listed`
+/// lets through. Names that are not UTF-8 are shown with U+FFFD but linked
+/// by their bytes.
+async fn listing(dir: &Path, shown: &str, listed: impl Fn(&[u8]) -> bool) -> Response {
     let Ok(mut entries) = tokio::fs::read_dir(dir).await else {
         return status(404);
     };
     let mut names = Vec::new();
     while let Ok(Some(entry)) = entries.next_entry().await {
+        if !listed(entry.file_name().as_bytes()) {
+            continue;
+        }
         let is_dir = entry.file_type().await.is_ok_and(|t| t.is_dir());
         names.push((entry.file_name(), is_dir));
     }

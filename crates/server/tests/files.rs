@@ -6,9 +6,11 @@ use std::ffi::OsStr;
 use std::fs;
 use std::net::SocketAddr;
 use std::os::unix::ffi::OsStrExt as _;
+use std::path::Path;
+use std::time::Duration;
 
 use common::{curl_text, raw, start, statuses};
-use ringwire_server::files::{EmbeddedSite, StaticFiles};
+use ringwire_server::files::{Dotfiles, EmbeddedSite, StaticFiles};
 use ringwire_server::ServerConfig;
 
 /// A root with a file, a directory with an index, one without, symlinks to
@@ -224,6 +226,171 @@ fn fifos_are_not_served() {
     let out = timed("/fifo/");
     assert_eq!(status(&out), 200, "{out}");
     assert!(out.contains(">index.html</a>"), "{out}");
+}
+
+/// A project directory: secrets in dotfiles at the top and deeper, a page,
+/// and `.well-known` (at the top, and where it is only a dotfile).
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    for sub in [".git", "a/.hidden", "a/.well-known", ".well-known"] {
+        fs::create_dir_all(root.join(sub)).expect("mkdir");
+    }
+    for (name, text) in [
+        (".env", "TOKEN=env\n"),
+        (".git/config", "[core] git\n"),
+        ("a/.hidden/x", "hidden x\n"),
+        ("a/.well-known/x", "nested\n"),
+        ("a/page.txt", "page\n"),
+        (".well-known/security.txt", "Contact: security\n"),
+        (".well-known/.secret", "well-known secret\n"),
+    ] {
+        fs::write(root.join(name), text).expect("write");
+    }
+    dir
+}
+
+fn serve_project(root: &Path, dotfiles: Dotfiles) -> SocketAddr {
+    let files = StaticFiles::new(root.to_path_buf())
+        .expect("root")
+        .dotfiles(dotfiles);
+    start(ServerConfig::default(), files)
+}
+
+/// Each path is not found, exactly as a missing file is: no redirect, no
+/// `403` that would tell it exists. Asked twice, so a cached answer would show.
+fn assert_hidden(addr: SocketAddr, paths: &[&str]) {
+    for path in paths.iter().chain(paths) {
+        let out = get(addr, path);
+        assert_eq!(status(&out), 404, "{path}: {out}");
+        assert!(out.ends_with("\r\n\r\n404 Not Found\n"), "{path}: {out}");
+    }
+}
+
+#[test]
+fn dotfiles_are_not_found() {
+    let dir = project();
+    let addr = serve_project(dir.path(), Dotfiles::Hide);
+    assert_hidden(addr, &["/.env", "//.env", "/./.env"]);
+    assert_eq!(status(&get(addr, "/a/page.txt")), 200);
+}
+
+#[test]
+fn dot_directories_and_their_contents_are_not_found() {
+    let dir = project();
+    let addr = serve_project(dir.path(), Dotfiles::Hide);
+    assert_hidden(
+        addr,
+        &[
+            "/.git",
+            "/.git/",
+            "/.git/config",
+            "/a/.hidden",
+            "/a/.hidden/",
+            "/a/.hidden/x",
+            "/a/.hidden/../page.txt",
+            // Only the top-level `.well-known` is published.
+            "/a/.well-known/x",
+            "/.well-known/.secret",
+        ],
+    );
+}
+
+#[test]
+fn percent_encoded_dots_are_dots() {
+    let dir = project();
+    let addr = serve_project(dir.path(), Dotfiles::Hide);
+    assert_hidden(
+        addr,
+        &[
+            "/%2eenv",
+            "/%2Eenv",
+            "/%2Egit/config",
+            "/.git/%63onfig",
+            "/a/%2ehidden/x",
+            "/%2ewell-known/%2esecret",
+        ],
+    );
+}
+
+#[test]
+fn listings_leave_dotfiles_out() {
+    let dir = project();
+    let addr = serve_project(dir.path(), Dotfiles::Hide);
+    let root = get(addr, "/");
+    assert_eq!(status(&root), 200, "{root}");
+    assert!(root.contains(">a/</a>"), "{root}");
+    assert!(!root.contains(".env") && !root.contains(".git"), "{root}");
+    let sub = get(addr, "/a/");
+    assert!(sub.contains(">page.txt</a>"), "{sub}");
+    assert!(
+        !sub.contains(".hidden") && !sub.contains(".well-known"),
+        "{sub}"
+    );
+}
+
+/// RFC 8615's directory (ACME challenges, `security.txt`) is public.
+#[test]
+fn well_known_is_served_and_listed() {
+    let dir = project();
+    let addr = serve_project(dir.path(), Dotfiles::Hide);
+    for path in ["/.well-known/security.txt", "/%2Ewell-known/security.txt"] {
+        let out = get(addr, path);
+        assert_eq!(status(&out), 200, "{path}: {out}");
+        assert!(
+            out.ends_with("\r\n\r\nContact: security\n"),
+            "{path}: {out}"
+        );
+    }
+    let redirect = get(addr, "/.well-known");
+    assert!(
+        redirect.contains("location: /.well-known/\r\n"),
+        "{redirect}"
+    );
+    let listing = get(addr, "/.well-known/");
+    assert_eq!(status(&listing), 200, "{listing}");
+    assert!(listing.contains(">security.txt</a>"), "{listing}");
+    assert!(!listing.contains(".secret"), "{listing}");
+    assert!(get(addr, "/").contains(">.well-known/</a>"));
+}
+
+#[test]
+fn dotfiles_are_served_when_asked() {
+    let dir = project();
+    let addr = serve_project(dir.path(), Dotfiles::Serve);
+    for (path, text) in [
+        ("/.env", "TOKEN=env\n"),
+        ("/%2eenv", "TOKEN=env\n"),
+        ("/.git/config", "[core] git\n"),
+        ("/a/.hidden/x", "hidden x\n"),
+        ("/.well-known/.secret", "well-known secret\n"),
+    ] {
+        let out = get(addr, path);
+        assert_eq!(status(&out), 200, "{path}: {out}");
+        assert!(out.ends_with(&format!("\r\n\r\n{text}")), "{path}: {out}");
+    }
+    let root = get(addr, "/");
+    assert!(
+        root.contains(">.env</a>") && root.contains(">.git/</a>"),
+        "{root}"
+    );
+    assert!(get(addr, "/a/").contains(">.hidden/</a>"));
+    assert!(get(addr, "/.well-known/").contains(">.secret</a>"));
+}
+
+/// The cache answers before any path check: a clone that serves dotfiles
+/// must not hand the ones it opened to the original, which hides them.
+#[test]
+fn a_clone_that_serves_dotfiles_does_not_share_them() {
+    let dir = project();
+    let hiding = StaticFiles::new(dir.path().to_path_buf())
+        .expect("root")
+        .cache(Duration::from_secs(60), 16);
+    let serving = hiding.clone().dotfiles(Dotfiles::Serve);
+    let hiding = start(ServerConfig::default(), hiding);
+    let serving = start(ServerConfig::default(), serving);
+    assert_eq!(status(&get(serving, "/.env")), 200);
+    assert_hidden(hiding, &["/.env"]);
 }
 
 #[test]

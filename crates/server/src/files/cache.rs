@@ -124,6 +124,11 @@ impl FileCache {
         }
     }
 
+    /// An empty cache of the same size and time to live.
+    pub(super) fn emptied(&self) -> Self {
+        FileCache::new(self.ttl, self.capacity)
+    }
+
     /// What `f` makes of the fresh entry for `key`, dropping a stale one.
     /// (Under the lock, rather than handing out a clone of the entry's
     /// `Arc`: a hit is answered without touching its count.)
