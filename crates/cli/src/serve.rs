@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Args, ValueEnum};
-use ringwire_server::files::{EmbeddedSite, StaticFiles};
+use clap::{ArgGroup, Args, ValueEnum};
+use ringwire_server::files::{Dotfiles, EmbeddedSite, StaticFiles};
 use ringwire_server::middleware::{AccessLog, Compress};
 use ringwire_server::{ws, Handler, Router, Server, ServerConfig, Threading, Timeouts};
 use ringwire_tls::{TlsAcceptor, TlsError};
@@ -16,12 +16,18 @@ use ringwire_tls::{TlsAcceptor, TlsError};
 use crate::logger;
 
 #[derive(Debug, Args)]
+#[command(group(ArgGroup::new("directory").args(["dir", "root"])))]
 pub(crate) struct ServeArgs {
     /// Directory to serve.
     dir: Option<PathBuf>,
     /// Directory to serve (the same as DIR).
     #[arg(long, value_name = "DIR", conflicts_with = "dir")]
     root: Option<PathBuf>,
+    /// Serve names that start with a dot (.git, .env, .ssh), which are
+    /// otherwise not found and left out of listings (/.well-known/ is
+    /// served either way).
+    #[arg(long, requires = "directory")]
+    dotfiles: bool,
     /// Address to listen on (port 0 picks a free port).
     #[arg(long, default_value = "127.0.0.1:8080")]
     addr: SocketAddr,
@@ -119,7 +125,12 @@ fn serve(args: ServeArgs) -> Result<(), String> {
     let files = match &dir {
         Some(dir) => Some(
             StaticFiles::new(dir.clone())
-                .map_err(|e| format!("cannot serve {}: {}", dir.display(), describe(&e)))?,
+                .map_err(|e| format!("cannot serve {}: {}", dir.display(), describe(&e)))?
+                .dotfiles(if args.dotfiles {
+                    Dotfiles::Serve
+                } else {
+                    Dotfiles::Hide
+                }),
         ),
         None => None,
     };

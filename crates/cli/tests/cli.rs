@@ -438,6 +438,34 @@ fn serves_a_directory() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Dotfiles (`.env`, `.git/`) are not found unless `--dotfiles` asks for them.
+#[test]
+fn serves_dotfiles_only_when_asked() {
+    let dir = scratch("dotfiles");
+    std::fs::write(dir.join(".env"), "TOKEN=x\n").expect("write");
+    let root = dir.to_str().expect("utf-8");
+    let args = ["--addr", "127.0.0.1:0", "--threads", "1"];
+    let hiding = serve(&[&[root][..], &args].concat());
+    let status = ["--output", "/dev/null", "--write-out", "%{http_code}"];
+    assert_eq!(
+        curl_with(&status, &format!("http://{}/.env", hiding.addr)),
+        "404"
+    );
+    let serving = serve(&[&[root, "--dotfiles"][..], &args].concat());
+    assert_eq!(curl(&format!("http://{}/.env", serving.addr)), "TOKEN=x\n");
+    drop((hiding, serving));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The demo site has no dotfiles: the flag without a directory is a mistake.
+#[test]
+fn dotfiles_needs_a_directory() {
+    let out = run(&["serve", "--dotfiles", "--addr", "127.0.0.1:0"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("<DIR|--root <DIR>>"), "{stderr}");
+}
+
 #[test]
 fn a_second_server_on_the_same_port_fails_with_one_line() {
     let port = TcpListener::bind("127.0.0.1:0")
