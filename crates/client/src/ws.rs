@@ -84,8 +84,8 @@ pub struct WsOptions<'a> {
     pub deflate: Option<DeflateConfig>,
     /// Frame and message size limits (`1009` past them).
     pub limits: Limits,
-    /// The connection's rings. The receive ring must be able to grow to the largest frame
-    /// the limits allow.
+    /// The connection's rings. The receive ring's bound is raised, if need be, to the largest
+    /// frame the limits allow.
     pub transport: TransportConfig,
 }
 

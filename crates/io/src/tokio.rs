@@ -177,6 +177,12 @@ impl<S: AsyncStream> AsyncRecvTransport<S> {
         &self.ring
     }
 
+    /// The receive ring, for callers that want its finer API (a growth bound raised to
+    /// what a protocol's limits allow).
+    pub fn ring_mut(&mut self) -> &mut Ring {
+        &mut self.ring
+    }
+
     /// Unread bytes, contiguous and writable: for decoders that transform
     /// in place (a WebSocket reader unmasks payloads where they arrived).
     pub fn data_mut(&mut self) -> &mut [u8] {

@@ -138,6 +138,17 @@ impl Ring {
         Ok(self.writable())
     }
 
+    /// Raises the growth bound to at least `max` (rounded up as [`RingConfig`] rounds it);
+    /// never lowers it. For a protocol whose own limits say how much must fit whole (a
+    /// WebSocket frame), so that one setting rules. A pool takes back only rings of its own
+    /// bound: a raised ring is unmapped when dropped.
+    pub fn raise_max_capacity(&mut self, max: usize) {
+        let (_, max) = RingConfig::with_capacity(self.capacity())
+            .max_capacity(max)
+            .normalized();
+        self.max = self.max.max(max);
+    }
+
     /// Makes the capacity at least `total` bytes (unread data included), growing to the next
     /// power of two. Past the bound: [`RingError::TooLarge`] naming `total`; nothing changes.
     #[inline]

@@ -183,6 +183,21 @@ fn growth_past_the_bound_is_a_typed_error_and_changes_nothing() {
 }
 
 #[test]
+fn a_raised_bound_lets_the_ring_grow_and_is_never_lowered() {
+    for backing in backings() {
+        let mut r = ring(backing, 4096, 16384);
+        write_all(&mut r, b"keep me");
+        r.raise_max_capacity(1000);
+        assert_eq!(r.max_capacity(), 16384, "never lowered");
+        r.raise_max_capacity(40_000);
+        assert_eq!(r.max_capacity(), 65536, "rounded up to a power of two");
+        r.ensure_capacity(40_000).unwrap();
+        assert_eq!((r.capacity(), r.readable()), (65536, &b"keep me"[..]));
+        assert!(r.ensure_capacity(65537).is_err());
+    }
+}
+
+#[test]
 fn release_pages_only_when_empty() {
     for backing in backings() {
         let mut r = ring(backing, 1 << 16, 1 << 16);

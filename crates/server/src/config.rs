@@ -58,10 +58,12 @@ impl ServerConfig {
     /// The defaults, listening on `addr`.
     pub fn new(addr: SocketAddr) -> Self {
         let mut transport = TransportConfig::new(16 << 10, 1 << 20);
-        // Head and body must fit whole in the receive ring, and so must a
-        // WebSocket frame on an upgraded connection (16 MiB by default, the
-        // largest Autobahn sends). Growth reserves address space only: the
-        // memory is what the bytes in flight touch.
+        // Head and body must fit whole in the receive ring, and so does a
+        // WebSocket frame of the default limits (16 MiB, the largest Autobahn
+        // sends), so that upgraded connections keep their pooled rings (larger
+        // limits raise the bound, and the ring leaves the pool). Growth
+        // reserves address space only: the memory is what the bytes in flight
+        // touch.
         transport.rx.max_capacity = Self::DEFAULT_MAX_BUFFERED_BODY.max(Self::WEBSOCKET_FRAME)
             + (Limits::default().max_head_len << 1);
         ServerConfig {

@@ -70,7 +70,9 @@ pub struct WsConfig {
     pub protocols: Vec<&'static str>,
     /// permessage-deflate, when the client offers it (`None`: never).
     pub deflate: Option<DeflateConfig>,
-    /// Frame and message size limits (`1009` past them).
+    /// Frame and message size limits (`1009` past them). An upgraded
+    /// connection's receive ring may grow to hold the largest frame they
+    /// allow, past [`ServerConfig::transport`](crate::ServerConfig::transport)'s bound.
     pub limits: Limits,
 }
 

@@ -57,7 +57,11 @@ type Received<'w, W> = Option<Result<(Message<'w>, Reply<'w, W>), SocketError>>;
 impl<R: Read, W: Write + ShutdownWrite> WebSocket<R, W> {
     /// A socket over `rx` and `tx` after a handshake done elsewhere (`rx`
     /// may already hold frames).
-    pub fn from_parts(rx: RecvTransport<R>, tx: SendTransport<W>, conn: Connection) -> Self {
+    ///
+    /// The receive ring's growth bound is raised, if need be, to hold the largest frame
+    /// `conn`'s limits allow.
+    pub fn from_parts(mut rx: RecvTransport<R>, tx: SendTransport<W>, conn: Connection) -> Self {
+        drive::fit_frames(rx.ring_mut(), conn.limits());
         WebSocket {
             rx,
             tx,
@@ -174,14 +178,7 @@ impl<R: Read, W: Write + ShutdownWrite> WebSocket<R, W> {
         match self.rx.fill(at_least) {
             Ok(0) => ControlFlow::Break(None),
             Ok(_) => ControlFlow::Continue(()),
-            Err(e) => {
-                let e = e.into();
-                if drive::too_big(&e) {
-                    // Best effort: the peer learns why (1009) before the error is seen.
-                    let _ = self.close(CloseCode::TOO_BIG, "message too big");
-                }
-                ControlFlow::Break(Some(e))
-            }
+            Err(e) => ControlFlow::Break(Some(e.into())),
         }
     }
 

@@ -124,6 +124,12 @@ impl Connection {
     pub fn state(&self) -> State {
         self.sender.state
     }
+
+    /// The bounds on what the peer may send.
+    #[must_use]
+    pub fn limits(&self) -> &Limits {
+        self.receiver.reader.limits()
+    }
 }
 
 impl Receiver {

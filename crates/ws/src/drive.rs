@@ -6,7 +6,7 @@ use std::fmt;
 use std::io;
 
 use ringwire_http1::{Method, ResponseParser, Status as HeadStatus};
-use ringwire_io::TransportError;
+use ringwire_io::{Ring, TransportError};
 
 use crate::handshake::{ClientHandshake, HandshakeError, Negotiated};
 use crate::{
@@ -222,10 +222,12 @@ pub(crate) const REPLIES_LEN: usize = 2 * (MAX_HEADER_LEN + MAX_CONTROL_PAYLOAD)
 /// Messages larger than this skip the copy into the send ring.
 const LARGE: usize = 64 << 10;
 
-/// Whether a receive failed because a frame outgrew the receive ring's bound (limits set
-/// past what the ring may hold): the peer is owed a 1009, as for a frame past the limits.
-pub(crate) fn too_big(e: &SocketError) -> bool {
-    matches!(e, SocketError::Transport(t) if t.is_too_large())
+/// Raises the receive ring's growth bound to hold the largest frame `limits` allow, whole
+/// (an unfragmented message is read where it lies): the limits are the one setting, and a
+/// frame within them never fails for want of ring.
+pub(crate) fn fit_frames(ring: &mut Ring, limits: &Limits) {
+    let frame = usize::try_from(limits.max_frame_len).unwrap_or(usize::MAX);
+    ring.raise_max_capacity(frame.saturating_add(MAX_HEADER_LEN));
 }
 
 /// How a message leaves.

@@ -58,11 +58,15 @@ type Received<'w, S> = Option<Result<(Message<'w>, Reply<'w, S>), SocketError>>;
 impl<S: AsyncStream> WebSocket<S> {
     /// A socket over `rx` and `tx` (an upgraded server connection: `rx`
     /// already holds whatever the client sent after its request).
+    ///
+    /// The receive ring's growth bound is raised, if need be, to hold the largest frame
+    /// `conn`'s limits allow.
     pub fn from_parts(
-        rx: AsyncRecvTransport<S>,
+        mut rx: AsyncRecvTransport<S>,
         tx: AsyncSendTransport<S>,
         conn: Connection,
     ) -> Self {
+        drive::fit_frames(rx.ring_mut(), conn.limits());
         WebSocket {
             rx,
             tx,
@@ -174,13 +178,7 @@ impl<S: AsyncStream> WebSocket<S> {
             match this.fill(at_least).await {
                 Ok(Some(0)) => return None,
                 Ok(_) => {}
-                Err(e) => {
-                    if drive::too_big(&e) {
-                        // Best effort: the peer learns why (1009) before the error is seen.
-                        let _ = this.close(CloseCode::TOO_BIG, "message too big").await;
-                    }
-                    return Some(Err(e));
-                }
+                Err(e) => return Some(Err(e)),
             }
         }
     }
