@@ -131,6 +131,12 @@ fn reports_as_json_for_scripts() {
     assert_eq!(json["url"].as_str(), Some(url.as_str()));
     let p50 = json["latency_us"]["p50"].as_f64().expect("p50");
     assert!(p50 > 0.0 && p50 <= json["latency_us"]["max"].as_f64().unwrap());
+    // Microseconds to the nanosecond, without float noise (2392.0640000000003).
+    for (name, value) in json["latency_us"].as_object().expect("latencies") {
+        let text = value.to_string();
+        let decimals = text.split_once('.').map_or(0, |(_, f)| f.len());
+        assert!(decimals <= 3, "latency {name} {text} in {json}");
+    }
 }
 
 #[test]

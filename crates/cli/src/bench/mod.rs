@@ -69,7 +69,9 @@ pub(crate) struct BenchArgs {
     /// ws://: offer permessage-deflate.
     #[arg(long)]
     deflate: bool,
-    /// Print the report as one JSON object (and nothing else on stdout).
+    /// Print the report as one JSON object (and nothing else on stdout):
+    /// latencies and CPU per answer in microseconds, every fraction to at
+    /// most 3 decimals.
     #[arg(long)]
     json: bool,
     #[command(flatten)]

@@ -248,11 +248,13 @@ impl Stats {
 
     /// The same as [`report`](Self::report), for scripts: counts, rates,
     /// latencies in microseconds, CPU per answer in microseconds (`null`
-    /// where the OS does not say).
+    /// where the OS does not say). Every fraction has at most 3 decimals
+    /// (microseconds to the nanosecond): `as_secs_f64() * 1e6` printed
+    /// latencies such as 2392.0640000000003.
     pub(crate) fn json(&self, elapsed: Duration, unit: &str) -> serde_json::Value {
         let answers = self.answers();
         let secs = elapsed.as_secs_f64().max(f64::MIN_POSITIVE);
-        let us = |d: Duration| d.as_secs_f64() * 1e6;
+        let us = |d: Duration| thousandths(d.as_nanos() as f64 / 1e3);
         let l = &self.latency;
         let statuses: serde_json::Map<String, serde_json::Value> = self
             .classes
@@ -264,8 +266,8 @@ impl Stats {
         serde_json::json!({
             "unit": unit,
             "answered": answers,
-            "seconds": secs,
-            "per_second": answers as f64 / secs,
+            "seconds": thousandths(secs),
+            "per_second": thousandths(answers as f64 / secs),
             "body_bytes": self.body,
             "latency_us": {
                 "p50": us(l.quantile(0.5)),
@@ -287,9 +289,15 @@ impl Stats {
             "cpu_us_per_answer": self
                 .cpu
                 .filter(|_| answers > 0)
-                .map(|cpu| us(cpu) / answers as f64),
+                .map(|cpu| thousandths(cpu.as_nanos() as f64 / 1e3 / answers as f64)),
         })
     }
+}
+
+/// `x` to 3 decimals: the double nearest that decimal, which prints as
+/// written (a whole number of thousandths divided by 1000 rounds once).
+fn thousandths(x: f64) -> f64 {
+    (x * 1e3).round() / 1e3
 }
 
 fn micros(d: Duration) -> String {
@@ -335,6 +343,35 @@ mod tests {
             ns = ns * 9 / 8 + 1;
         }
         assert_eq!(Histogram::index(u64::MAX), BUCKETS - 1);
+    }
+
+    /// Every number in `value`, as serde_json writes it.
+    fn numbers(value: &serde_json::Value, out: &mut Vec<String>) {
+        match value {
+            serde_json::Value::Number(n) => out.push(n.to_string()),
+            serde_json::Value::Array(items) => items.iter().for_each(|v| numbers(v, out)),
+            serde_json::Value::Object(map) => map.values().for_each(|v| numbers(v, out)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn json_numbers_have_at_most_three_decimals() {
+        let mut stats = Stats::default();
+        // 3_524_103 ns as `as_secs_f64() * 1e6` is 3524.1029999999996 µs.
+        stats.latency.record(Duration::from_nanos(3_524_103));
+        stats.classes[1] = 3;
+        stats.cpu = Some(Duration::from_nanos(1_000_001));
+        let json = stats.json(Duration::from_nanos(300_000_001), "requests");
+        assert_eq!(json["latency_us"]["max"].to_string(), "3524.103", "{json}");
+        assert_eq!(json["cpu_us_per_answer"].to_string(), "333.334", "{json}");
+        assert_eq!(json["seconds"].to_string(), "0.3", "{json}");
+        let mut all = Vec::new();
+        numbers(&json, &mut all);
+        for n in all {
+            let decimals = n.split_once('.').map_or(0, |(_, f)| f.len());
+            assert!(decimals <= 3 && !n.contains('e'), "{n} in {json}");
+        }
     }
 
     #[test]
