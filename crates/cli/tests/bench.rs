@@ -4,9 +4,10 @@
 
 use std::io::Read as _;
 use std::net::TcpListener;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 mod common;
 
@@ -56,12 +57,55 @@ print(srv.server_address[1], flush=True)
 srv.serve_forever()
 "#;
 
+/// How long a run of a second or less may take before its test fails: a
+/// bench that hangs fails the test instead of hanging it.
+const WATCHDOG: Duration = Duration::from_secs(5);
+
 fn bench(args: &[&str]) -> Output {
-    Command::new(BIN)
-        .arg("bench")
-        .args(args)
-        .output()
-        .expect("run ringwire bench")
+    bench_within(Duration::from_secs(30), args)
+}
+
+fn bench_within(limit: Duration, args: &[&str]) -> Output {
+    within(limit, Command::new(BIN).arg("bench").args(args))
+}
+
+/// Runs `command` to its end, as `output()` does, but kills it (by its pid)
+/// and fails the test once `limit` has passed.
+fn within(limit: Duration, command: &mut Command) -> Output {
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run ringwire bench");
+    let stdout = drain(child.stdout.take().expect("stdout"));
+    let stderr = drain(child.stderr.take().expect("stderr"));
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for ringwire bench") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{command:?} still running after {limit:?}: killed");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    Output {
+        status,
+        stdout: stdout.join().expect("stdout"),
+        stderr: stderr.join().expect("stderr"),
+    }
+}
+
+/// Reads `pipe` to its end on a thread of its own, as it comes: a full pipe
+/// would stall the child.
+fn drain<R: std::io::Read + Send + 'static>(mut pipe: R) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = pipe.read_to_end(&mut bytes);
+        bytes
+    })
 }
 
 /// The report's numbers: `(label, first number after it)`.
@@ -237,6 +281,37 @@ fn a_refused_port_fails_with_one_line() {
         format!("ringwire: nothing was answered: cannot connect to 127.0.0.1:{port}: Connection refused"),
     );
     assert!(number(&out, "errors     connect") > 0);
+}
+
+/// A port nothing listens on (the kernel refuses connections to it).
+fn refused_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[test]
+fn a_connection_refused_again_and_again_is_one_connect_error() {
+    let port = refused_port();
+    let url = format!("http://127.0.0.1:{port}/");
+    let out = bench_within(WATCHDOG, &["-c", "3", "-D", "0.5", &url]);
+    assert!(!out.status.success(), "{}", report(&out));
+    // Tried every 10 ms: some 150 tries, 3 connections that never opened.
+    assert_eq!(number(&out, "errors     connect"), 3, "{}", report(&out));
+    let tries = number(&out, "failed     3 connections in");
+    assert!((3..=3 * 60).contains(&tries), "{}", report(&out));
+    let cause = format!("{tries} tries: cannot connect to 127.0.0.1:{port}: Connection refused");
+    assert_eq!(report(&out).matches(&cause).count(), 1, "{}", report(&out));
+
+    let out = bench_within(WATCHDOG, &["--json", "-c", "3", "-D", "0.3", &url]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(json["errors"]["connect"].as_u64(), Some(3), "{json}");
+    let failures = json["failures"].as_array().expect("failures");
+    assert_eq!(failures.len(), 1, "{json}");
+    assert_eq!(failures[0]["connections"].as_u64(), Some(3), "{json}");
+    assert!(failures[0]["tries"].as_u64() >= Some(3), "{json}");
 }
 
 /// A tungstenite echo server, a thread per connection, counting the

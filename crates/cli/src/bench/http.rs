@@ -11,6 +11,7 @@ use ringwire_tls::{MaybeTls, TlsConnector};
 use tokio::net::TcpStream;
 
 use super::guard::Board;
+use super::open::OpenError;
 use super::pace::Pace;
 use super::stats::Stats;
 use super::{failed, interrupted, next_batch, End, Socket};
@@ -39,25 +40,26 @@ const RX: RingConfig = RingConfig {
 };
 
 /// A connection to the target's origin, TLS for `https://`.
-pub(crate) async fn open(target: &Target) -> Result<Socket, String> {
+pub(crate) async fn open(target: &Target) -> Result<Socket, OpenError> {
     let origin = &target.origin;
     let tcp = TcpStream::connect((origin.host(), origin.port()))
         .await
         .map_err(|e| {
-            format!(
+            OpenError::Connect(format!(
                 "cannot connect to {}:{}: {}",
                 origin.host(),
                 origin.port(),
                 line(e)
-            )
+            ))
         })?;
-    tcp.set_nodelay(true).map_err(line)?;
+    tcp.set_nodelay(true)
+        .map_err(|e| OpenError::Connect(line(e)))?;
     match (&target.tls, origin.scheme()) {
         (Some(connector), Scheme::Https) => connector
             .connect(origin.host(), tcp)
             .await
             .map(|tls| MaybeTls::Tls(Box::new(tls)))
-            .map_err(line),
+            .map_err(|e| OpenError::Connect(line(e))),
         _ => Ok(MaybeTls::Plain(tcp)),
     }
 }

@@ -8,6 +8,7 @@
 
 mod guard;
 mod http;
+mod open;
 mod pace;
 mod stats;
 mod ws;
@@ -25,6 +26,7 @@ use tokio::net::TcpStream;
 use crate::request::{line, seconds, RequestArgs, TlsArgs, USER_AGENT};
 
 use guard::{Board, Interrupt};
+use open::{OpenError, Tries, PAUSE};
 use pace::Pace;
 use stats::Stats;
 
@@ -35,7 +37,10 @@ const SWEEP: Duration = Duration::from_millis(50);
 pub(crate) struct BenchArgs {
     /// The URL: http://, https://, or ws:// and wss:// for an echo server.
     url: String,
-    /// Connections kept open.
+    /// Connections kept open. One that cannot open (refused, reset, timed
+    /// out) is tried again every 10 ms until it opens or the run ends: the
+    /// report counts it once as a connect error however often it was tried,
+    /// and lists each cause once with its connections and tries.
     #[arg(short = 'c', long, default_value_t = 64)]
     connections: usize,
     /// Seconds to run.
@@ -142,7 +147,7 @@ impl Target {
         }
     }
 
-    async fn open(&self) -> Result<Socket, String> {
+    async fn open(&self) -> Result<Socket, OpenError> {
         match self {
             Target::Http(target) => http::open(target).await,
             Target::Ws(target) => ws::open(target).await,
@@ -216,20 +221,20 @@ async fn connection(
     mut pace: Pace,
     stats: &mut Stats,
 ) {
+    let mut tries = Tries::default();
     while !board.stopped() {
         board.arm(slot);
         let socket = match board.guard(slot, target.open()).await {
             Err(Interrupt::Stop) => return,
+            // The timeout was the pause.
             Err(Interrupt::Timeout) => {
-                stats.connect_error("connecting timed out");
+                tries.failed(&OpenError::Timeout, stats);
                 continue;
             }
-            Ok(Err(message)) => {
-                stats.connect_error(&message);
-                // Refused: do not spin while the server is away.
+            Ok(Err(error)) => {
+                tries.failed(&error, stats);
                 board.disarm(slot);
-                let pause = tokio::time::sleep(Duration::from_millis(10));
-                if let Err(Interrupt::Stop) = board.guard(slot, pause).await {
+                if let Err(Interrupt::Stop) = board.guard(slot, tokio::time::sleep(PAUSE)).await {
                     return;
                 }
                 continue;
@@ -239,7 +244,7 @@ async fn connection(
         // Armed again for each batch: with `--rate` the first may be due
         // well after the timeout.
         board.disarm(slot);
-        stats.connects += 1;
+        tries.opened(stats);
         if let End::Stop = target.load(&socket, board, slot, &mut pace, stats).await {
             return;
         }

@@ -2,6 +2,7 @@
 //! and a latency histogram; one per worker thread, merged at the end.
 
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::time::Duration;
 
@@ -107,7 +108,11 @@ pub(crate) struct Stats {
     pub(crate) latency: Histogram,
     /// Connections opened.
     pub(crate) connects: u64,
+    /// Connections that failed to open, each once however often it was
+    /// tried again ([`super::open`]).
     pub(crate) connect_errors: u64,
+    /// Failed tries at opening a connection, by cause.
+    pub(crate) failures: BTreeMap<String, Failed>,
     /// Sends and receives that failed, or ended early by a close.
     pub(crate) read_errors: u64,
     /// Answers that did not parse.
@@ -120,6 +125,14 @@ pub(crate) struct Stats {
     pub(crate) first_error: Option<String>,
     /// The worker thread's CPU time (user and system), where the OS says.
     pub(crate) cpu: Option<Duration>,
+}
+
+/// The failed tries at opening connections of one cause.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Failed {
+    /// Connections they were for, each once.
+    pub(crate) connections: u64,
+    pub(crate) tries: u64,
 }
 
 impl Stats {
@@ -152,6 +165,14 @@ impl Stats {
         self.note(message);
     }
 
+    /// A failed try at opening a connection, `new` for the first of its
+    /// connection with this cause since it was last open.
+    pub(crate) fn failed_try(&mut self, cause: &str, new: bool) {
+        let failed = self.failures.entry(cause.to_owned()).or_default();
+        failed.connections += u64::from(new);
+        failed.tries += 1;
+    }
+
     pub(crate) fn read_error(&mut self, message: &str) {
         self.read_errors += 1;
         self.note(message);
@@ -171,6 +192,11 @@ impl Stats {
         self.latency.merge(&other.latency);
         self.connects += other.connects;
         self.connect_errors += other.connect_errors;
+        for (cause, theirs) in other.failures {
+            let mine = self.failures.entry(cause).or_default();
+            mine.connections += theirs.connections;
+            mine.tries += theirs.tries;
+        }
         self.read_errors += other.read_errors;
         self.protocol_errors += other.protocol_errors;
         self.timeouts += other.timeouts;
@@ -232,6 +258,14 @@ impl Stats {
             "  errors     connect {}, read {}, protocol {}, timeout {}",
             self.connect_errors, self.read_errors, self.protocol_errors, self.timeouts
         );
+        for (cause, failed) in &self.failures {
+            let _ = writeln!(
+                out,
+                "  failed     {} in {}: {cause}",
+                counted(failed.connections, "connection", "connections"),
+                counted(failed.tries, "try", "tries")
+            );
+        }
         if let Some(first) = &self.first_error {
             let _ = writeln!(out, "  first      {first}");
         }
@@ -263,6 +297,17 @@ impl Stats {
             .filter(|(_, &n)| n > 0)
             .map(|(i, &n)| (format!("{}xx", i + 1), n.into()))
             .collect();
+        let failures: Vec<serde_json::Value> = self
+            .failures
+            .iter()
+            .map(|(cause, failed)| {
+                serde_json::json!({
+                    "cause": cause,
+                    "connections": failed.connections,
+                    "tries": failed.tries,
+                })
+            })
+            .collect();
         serde_json::json!({
             "unit": unit,
             "answered": answers,
@@ -285,6 +330,7 @@ impl Stats {
                 "protocol": self.protocol_errors,
                 "timeout": self.timeouts,
             },
+            "failures": failures,
             "first_error": self.first_error,
             "cpu_us_per_answer": self
                 .cpu
@@ -298,6 +344,11 @@ impl Stats {
 /// written (a whole number of thousandths divided by 1000 rounds once).
 fn thousandths(x: f64) -> f64 {
     (x * 1e3).round() / 1e3
+}
+
+/// `n` and the noun that goes with it.
+fn counted(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 fn micros(d: Duration) -> String {
@@ -379,7 +430,10 @@ mod tests {
         let mut a = Stats::default();
         a.answer(200, 10, Duration::from_micros(5));
         a.connect_error("refused");
+        a.failed_try("refused", true);
+        a.failed_try("refused", false);
         let mut b = Stats::default();
+        b.failed_try("refused", true);
         b.answer(404, 3, Duration::from_micros(50));
         b.answer(503, 0, Duration::from_micros(500));
         b.read_error("reset");
@@ -388,6 +442,11 @@ mod tests {
         assert_eq!(a.body, 13);
         assert_eq!((a.connect_errors, a.read_errors), (1, 1));
         assert_eq!(a.first_error.as_deref(), Some("refused"));
+        let refused = Failed {
+            connections: 2,
+            tries: 3,
+        };
+        assert_eq!(a.failures.get("refused"), Some(&refused));
         // Both recorded on this thread.
         a.latency = take_thread_latency();
         assert_eq!(a.latency.max(), Duration::from_micros(500));

@@ -6,6 +6,7 @@ use ringwire_tls::{MaybeTls, TlsConnector};
 use tokio::net::TcpStream;
 
 use super::guard::Board;
+use super::open::OpenError;
 use super::pace::Pace;
 use super::stats::Stats;
 use super::{failed, interrupted, next_batch, End, Socket};
@@ -26,16 +27,20 @@ pub(crate) struct Target {
 }
 
 /// A connection to the target's host, TLS for `wss://`.
-pub(crate) async fn open(target: &Target) -> Result<Socket, String> {
+pub(crate) async fn open(target: &Target) -> Result<Socket, OpenError> {
     let origin = target.url.http().origin();
     let addr = format!("{}:{}", origin.host(), origin.port());
     let tcp = TcpStream::connect(&addr)
         .await
-        .map_err(|e| format!("cannot connect to {addr}: {}", line(e)))?;
-    tcp.set_nodelay(true).map_err(line)?;
+        .map_err(|e| OpenError::Connect(format!("cannot connect to {addr}: {}", line(e))))?;
+    tcp.set_nodelay(true)
+        .map_err(|e| OpenError::Connect(line(e)))?;
     match &target.tls {
         Some(connector) => {
-            let session = connector.connect(origin.host(), tcp).await.map_err(line)?;
+            let session = connector
+                .connect(origin.host(), tcp)
+                .await
+                .map_err(|e| OpenError::Connect(line(e)))?;
             Ok(MaybeTls::Tls(Box::new(session)))
         }
         None => Ok(MaybeTls::Plain(tcp)),
