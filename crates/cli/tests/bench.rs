@@ -409,6 +409,60 @@ fn a_refused_upgrade_is_a_protocol_error() {
     );
 }
 
+/// A server that answers every request 404 and closes, counting the
+/// connections it accepted.
+fn not_found_server() -> (String, Arc<AtomicU64>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let count = Arc::new(AtomicU64::new(0));
+    let counted = Arc::clone(&count);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            counted.fetch_add(1, Ordering::SeqCst);
+            std::thread::spawn(move || {
+                let mut head = Vec::new();
+                let mut buf = [0; 1024];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match stream.read(&mut buf) {
+                        Ok(n) if n > 0 => head.extend_from_slice(&buf[..n]),
+                        _ => return,
+                    }
+                }
+                let answer =
+                    "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n";
+                let _ = std::io::Write::write_all(&mut stream, answer.as_bytes());
+            });
+        }
+    });
+    (addr, count)
+}
+
+#[test]
+fn a_refused_upgrade_is_tried_again_after_a_pause_and_reported_once() {
+    let (addr, accepted) = not_found_server();
+    let url = format!("ws://{addr}/");
+    let out = bench_within(WATCHDOG, &["-c", "2", "-D", "1", &url]);
+    assert!(!out.status.success(), "{}", report(&out));
+    // A try every 10 ms at most: some 100 a connection in the second, where
+    // a retry at once made thousands.
+    let accepted = accepted.load(Ordering::SeqCst);
+    assert!((2..=2 * 110).contains(&accepted), "{accepted} tries");
+    // Each connection counted once, the cause with its status once.
+    assert_eq!(
+        number(&out, "errors     connect 0, read 0, protocol"),
+        2,
+        "{}",
+        report(&out)
+    );
+    let tries = number(&out, "failed     2 connections in");
+    // Those the run ended while they waited for their answer were not
+    // counted by the bench.
+    assert!((tries..=tries + 2).contains(&accepted), "{}", report(&out));
+    let cause = "tries: handshake: WebSocket handshake: status 404 instead of 101";
+    assert_eq!(report(&out).matches(cause).count(), 1, "{}", report(&out));
+}
+
 /// The report's median latency, in milliseconds.
 fn p50_ms(out: &Output) -> f64 {
     let text = String::from_utf8_lossy(&out.stdout);

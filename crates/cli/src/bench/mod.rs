@@ -13,6 +13,7 @@ mod pace;
 mod stats;
 mod ws;
 
+use std::future::Future;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -38,9 +39,10 @@ pub(crate) struct BenchArgs {
     /// The URL: http://, https://, or ws:// and wss:// for an echo server.
     url: String,
     /// Connections kept open. One that cannot open (refused, reset, timed
-    /// out) is tried again every 10 ms until it opens or the run ends: the
-    /// report counts it once as a connect error however often it was tried,
-    /// and lists each cause once with its connections and tries.
+    /// out, its WebSocket upgrade refused) is tried again every 10 ms until
+    /// it opens or the run ends: the report counts it once as a connect error
+    /// (a protocol error for the upgrade) however often it was tried, and
+    /// lists each cause once with its connections and tries.
     #[arg(short = 'c', long, default_value_t = 64)]
     connections: usize,
     /// Seconds to run.
@@ -154,17 +156,33 @@ impl Target {
         }
     }
 
-    async fn load(
-        &self,
-        socket: &Socket,
-        board: &Board,
-        slot: usize,
-        pace: &mut Pace,
-        stats: &mut Stats,
-    ) -> End {
+    /// What an open connection needs before its load: for `ws://`, the
+    /// upgrade.
+    async fn start<'a>(&'a self, socket: &'a Socket) -> Result<Session<'a>, OpenError> {
         match self {
-            Target::Http(target) => http::load(target, socket, board, slot, pace, stats).await,
-            Target::Ws(target) => ws::load(target, socket, board, slot, pace, stats).await,
+            Target::Http(target) => Ok(Session::Http(target, socket)),
+            Target::Ws(target) => Ok(Session::Ws(target, ws::upgrade(target, socket).await?)),
+        }
+    }
+}
+
+/// A connection ready for its load.
+// The size gap is accepted: a session is built once per connection and moved
+// into its load, while boxing the WebSocket would add an indirection to every
+// message.
+#[allow(clippy::large_enum_variant)]
+enum Session<'a> {
+    Http(&'a http::Target, &'a Socket),
+    Ws(&'a ws::Target, ws::WebSocket<'a>),
+}
+
+impl Session<'_> {
+    async fn load(self, board: &Board, slot: usize, pace: &mut Pace, stats: &mut Stats) -> End {
+        match self {
+            Session::Http(target, socket) => {
+                http::load(target, socket, board, slot, pace, stats).await
+            }
+            Session::Ws(target, socket) => ws::load(target, socket, board, slot, pace, stats).await,
         }
     }
 }
@@ -212,8 +230,44 @@ async fn next_batch(
     Ok(due)
 }
 
-/// Connection `slot`'s whole run: connect, load, reconnect after a failure
-/// or a close, until the board stops.
+/// Why a step of opening a connection went no further.
+enum Halt {
+    /// It failed: counted, and the connection tries again.
+    Retry,
+    /// The run is over.
+    Stop,
+}
+
+/// One step of opening connection `slot` (connect, upgrade) within its
+/// timeout; a failure is counted and followed by the pause before the next
+/// try.
+async fn step<T>(
+    board: &Board,
+    slot: usize,
+    tries: &mut Tries,
+    stats: &mut Stats,
+    step: impl Future<Output = Result<T, OpenError>>,
+) -> Result<T, Halt> {
+    let error = match board.guard(slot, step).await {
+        Ok(Ok(done)) => return Ok(done),
+        Ok(Err(error)) => error,
+        Err(Interrupt::Stop) => return Err(Halt::Stop),
+        // The timeout was the pause.
+        Err(Interrupt::Timeout) => {
+            tries.failed(&OpenError::Timeout, stats);
+            return Err(Halt::Retry);
+        }
+    };
+    tries.failed(&error, stats);
+    board.disarm(slot);
+    match board.guard(slot, tokio::time::sleep(PAUSE)).await {
+        Err(Interrupt::Stop) => Err(Halt::Stop),
+        _ => Err(Halt::Retry),
+    }
+}
+
+/// Connection `slot`'s whole run: connect (and upgrade), load, reconnect
+/// after a failure or a close, until the board stops.
 async fn connection(
     target: &Target,
     board: &Board,
@@ -223,29 +277,23 @@ async fn connection(
 ) {
     let mut tries = Tries::default();
     while !board.stopped() {
+        // One timeout for connecting and upgrading.
         board.arm(slot);
-        let socket = match board.guard(slot, target.open()).await {
-            Err(Interrupt::Stop) => return,
-            // The timeout was the pause.
-            Err(Interrupt::Timeout) => {
-                tries.failed(&OpenError::Timeout, stats);
-                continue;
-            }
-            Ok(Err(error)) => {
-                tries.failed(&error, stats);
-                board.disarm(slot);
-                if let Err(Interrupt::Stop) = board.guard(slot, tokio::time::sleep(PAUSE)).await {
-                    return;
-                }
-                continue;
-            }
-            Ok(Ok(socket)) => socket,
+        let socket = match step(board, slot, &mut tries, stats, target.open()).await {
+            Ok(socket) => socket,
+            Err(Halt::Retry) => continue,
+            Err(Halt::Stop) => return,
+        };
+        let session = match step(board, slot, &mut tries, stats, target.start(&socket)).await {
+            Ok(session) => session,
+            Err(Halt::Retry) => continue,
+            Err(Halt::Stop) => return,
         };
         // Armed again for each batch: with `--rate` the first may be due
         // well after the timeout.
         board.disarm(slot);
         tries.opened(stats);
-        if let End::Stop = target.load(&socket, board, slot, &mut pace, stats).await {
+        if let End::Stop = session.load(board, slot, &mut pace, stats).await {
             return;
         }
     }

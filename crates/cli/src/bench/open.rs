@@ -20,6 +20,9 @@ pub(crate) const PAUSE: Duration = Duration::from_millis(10);
 pub(crate) enum OpenError {
     /// TCP or TLS: refused, reset, unreachable, a certificate.
     Connect(String),
+    /// The server did not upgrade to WebSocket (a status other than 101,
+    /// say); a protocol error.
+    Upgrade(String),
     /// Not open within `--timeout`.
     Timeout,
 }
@@ -28,6 +31,7 @@ impl fmt::Display for OpenError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             OpenError::Connect(message) => f.write_str(message),
+            OpenError::Upgrade(message) => write!(f, "handshake: {message}"),
             OpenError::Timeout => f.write_str("connecting timed out"),
         }
     }
@@ -42,11 +46,15 @@ pub(crate) struct Tries {
 
 impl Tries {
     /// Counts a failed try: the connection's first failure since it was last
-    /// open is its connect error; every try counts under its cause.
+    /// open is its connect (or protocol) error; every try counts under its
+    /// cause.
     pub(crate) fn failed(&mut self, error: &OpenError, stats: &mut Stats) {
         let cause = error.to_string();
         if self.causes.is_empty() {
-            stats.connect_error(&cause);
+            match error {
+                OpenError::Upgrade(_) => stats.protocol_error(&cause),
+                OpenError::Connect(_) | OpenError::Timeout => stats.connect_error(&cause),
+            }
         }
         let new = !self.causes.contains(&cause);
         stats.failed_try(&cause, new);

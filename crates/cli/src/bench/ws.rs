@@ -47,31 +47,33 @@ pub(crate) async fn open(target: &Target) -> Result<Socket, OpenError> {
     }
 }
 
-/// The handshake, then batches of messages until the run stops or the
-/// connection ends.
+/// A WebSocket over a connection's stream.
+pub(crate) type WebSocket<'a> = client_ws::WebSocket<&'a Socket>;
+
+/// The upgrade of an open connection.
+pub(crate) async fn upgrade<'a>(
+    target: &Target,
+    stream: &'a Socket,
+) -> Result<WebSocket<'a>, OpenError> {
+    let options = WsOptions {
+        deflate: target.deflate.then(DeflateConfig::default),
+        ..WsOptions::default()
+    };
+    let (socket, _) = client_ws::handshake(stream, &target.url, &options)
+        .await
+        .map_err(|e| OpenError::Upgrade(line(e)))?;
+    Ok(socket)
+}
+
+/// Batches of messages until the run stops or the connection ends.
 pub(crate) async fn load(
     target: &Target,
-    stream: &Socket,
+    mut socket: WebSocket<'_>,
     board: &Board,
     slot: usize,
     pace: &mut Pace,
     stats: &mut Stats,
 ) -> End {
-    let options = WsOptions {
-        deflate: target.deflate.then(DeflateConfig::default),
-        ..WsOptions::default()
-    };
-    let handshake = client_ws::handshake(stream, &target.url, &options);
-    board.arm(slot);
-    let mut socket = match board.guard(slot, handshake).await {
-        Ok(Ok((socket, _))) => socket,
-        Ok(Err(e)) => {
-            stats.protocol_error(&format!("handshake: {}", line(e)));
-            return End::Again;
-        }
-        Err(interrupt) => return interrupted(stats, interrupt),
-    };
-    board.disarm(slot);
     let message = Message::Binary(&target.payload);
     loop {
         let sent = match next_batch(board, slot, pace, stats).await {
