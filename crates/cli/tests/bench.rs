@@ -314,6 +314,38 @@ fn a_connection_refused_again_and_again_is_one_connect_error() {
     assert!(failures[0]["tries"].as_u64() >= Some(3), "{json}");
 }
 
+/// Listens with a backlog of 0 and never accepts: the kernel completes one
+/// connection's handshake and leaves the others' unanswered.
+const UNACCEPTING_SERVER: &str = r#"
+import socket, time
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(0)
+print(s.getsockname()[1], flush=True)
+time.sleep(60)
+"#;
+
+#[test]
+fn connections_still_connecting_at_the_end_are_counted() {
+    let server = python(UNACCEPTING_SERVER);
+    let url = format!("http://{}/", server.addr);
+    let out = bench_within(WATCHDOG, &["-c", "8", "-D", "0.5", "--timeout", "5", &url]);
+    assert!(!out.status.success(), "{}", report(&out));
+    let ends = "at the end 8 connections:";
+    let open = number(&out, ends);
+    let connecting = number(&out, &format!("{ends} {open} open,"));
+    assert!(open <= 2 && open + connecting == 8, "{}", report(&out));
+    let line = format!("{ends} {open} open, {connecting} still connecting, 0 retrying");
+    assert!(report(&out).contains(&line), "{}", report(&out));
+    assert_eq!(number(&out, "connects"), open, "{}", report(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim_end(),
+        format!(
+            "ringwire: nothing was answered: {connecting} of 8 connections still connecting at the end"
+        )
+    );
+}
+
 /// A tungstenite echo server, a thread per connection, counting the
 /// binary messages it echoed.
 fn tungstenite_echo() -> (String, Arc<AtomicU64>) {

@@ -29,7 +29,7 @@ use crate::request::{line, seconds, RequestArgs, TlsArgs, USER_AGENT};
 use guard::{Board, Interrupt};
 use open::{OpenError, Tries, PAUSE};
 use pace::Pace;
-use stats::Stats;
+use stats::{AtEnd, Stats};
 
 /// How often the watchdog looks for connections past the timeout.
 const SWEEP: Duration = Duration::from_millis(50);
@@ -267,7 +267,8 @@ async fn step<T>(
 }
 
 /// Connection `slot`'s whole run: connect (and upgrade), load, reconnect
-/// after a failure or a close, until the board stops.
+/// after a failure or a close, until the board stops; then counts what it
+/// was doing.
 async fn connection(
     target: &Target,
     board: &Board,
@@ -276,27 +277,31 @@ async fn connection(
     stats: &mut Stats,
 ) {
     let mut tries = Tries::default();
-    while !board.stopped() {
+    let at_end = loop {
+        if board.stopped() {
+            break tries.at_end();
+        }
         // One timeout for connecting and upgrading.
         board.arm(slot);
         let socket = match step(board, slot, &mut tries, stats, target.open()).await {
             Ok(socket) => socket,
             Err(Halt::Retry) => continue,
-            Err(Halt::Stop) => return,
+            Err(Halt::Stop) => break tries.at_end(),
         };
         let session = match step(board, slot, &mut tries, stats, target.start(&socket)).await {
             Ok(session) => session,
             Err(Halt::Retry) => continue,
-            Err(Halt::Stop) => return,
+            Err(Halt::Stop) => break tries.at_end(),
         };
         // Armed again for each batch: with `--rate` the first may be due
         // well after the timeout.
         board.disarm(slot);
         tries.opened(stats);
         if let End::Stop = session.load(board, slot, &mut pace, stats).await {
-            return;
+            break AtEnd::Open;
         }
-    }
+    };
+    stats.ended(at_end);
 }
 
 /// Runs `ringwire bench`; the report goes to stdout, errors to stderr as
@@ -375,8 +380,13 @@ fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
         print!("{}", total.report(elapsed, target.unit()));
     }
     if total.answers() == 0 {
+        let connecting = total.at_end.connecting;
         let why = match (&total.first_error, total.timeouts) {
             (Some(error), _) => error.clone(),
+            (None, 0) if connecting > 0 => format!(
+                "{connecting} of {} connections still connecting at the end",
+                args.connections
+            ),
             (None, 0) => "no answer".to_owned(),
             (None, n) => format!("{n} requests timed out (--timeout {}s)", args.timeout),
         };

@@ -9,7 +9,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use super::stats::Stats;
+use super::stats::{AtEnd, Stats};
 
 /// The pause between a failed try and the next: a refused port is not
 /// hammered while the server is away.
@@ -60,6 +60,14 @@ impl Tries {
         stats.failed_try(&cause, new);
         if new {
             self.causes.push(cause);
+        }
+    }
+
+    /// What a connection that is not open was doing when the run ended.
+    pub(crate) fn at_end(&self) -> AtEnd {
+        match self.causes.is_empty() {
+            true => AtEnd::Connecting,
+            false => AtEnd::Retrying,
         }
     }
 

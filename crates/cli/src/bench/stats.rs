@@ -113,6 +113,9 @@ pub(crate) struct Stats {
     pub(crate) connect_errors: u64,
     /// Failed tries at opening a connection, by cause.
     pub(crate) failures: BTreeMap<String, Failed>,
+    /// What the connections were doing when the run ended: each of them
+    /// once, so that one still opening is not left out.
+    pub(crate) at_end: Ends,
     /// Sends and receives that failed, or ended early by a close.
     pub(crate) read_errors: u64,
     /// Answers that did not parse.
@@ -125,6 +128,31 @@ pub(crate) struct Stats {
     pub(crate) first_error: Option<String>,
     /// The worker thread's CPU time (user and system), where the OS says.
     pub(crate) cpu: Option<Duration>,
+}
+
+/// What a connection was doing when the run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AtEnd {
+    /// Open: loading, or between batches.
+    Open,
+    /// Opening (connecting, or upgrading to WebSocket), no try failed yet.
+    Connecting,
+    /// Opening again, or pausing before it, after a failed try.
+    Retrying,
+}
+
+/// How many connections ended the run in each [`AtEnd`].
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Ends {
+    pub(crate) open: u64,
+    pub(crate) connecting: u64,
+    pub(crate) retrying: u64,
+}
+
+impl Ends {
+    fn all(&self) -> u64 {
+        self.open + self.connecting + self.retrying
+    }
 }
 
 /// The failed tries at opening connections of one cause.
@@ -173,6 +201,16 @@ impl Stats {
         failed.tries += 1;
     }
 
+    /// A connection's state when the run ended.
+    pub(crate) fn ended(&mut self, at: AtEnd) {
+        let count = match at {
+            AtEnd::Open => &mut self.at_end.open,
+            AtEnd::Connecting => &mut self.at_end.connecting,
+            AtEnd::Retrying => &mut self.at_end.retrying,
+        };
+        *count += 1;
+    }
+
     pub(crate) fn read_error(&mut self, message: &str) {
         self.read_errors += 1;
         self.note(message);
@@ -192,6 +230,9 @@ impl Stats {
         self.latency.merge(&other.latency);
         self.connects += other.connects;
         self.connect_errors += other.connect_errors;
+        self.at_end.open += other.at_end.open;
+        self.at_end.connecting += other.at_end.connecting;
+        self.at_end.retrying += other.at_end.retrying;
         for (cause, theirs) in other.failures {
             let mine = self.failures.entry(cause).or_default();
             mine.connections += theirs.connections;
@@ -252,6 +293,15 @@ impl Stats {
             out,
             "  connects   {} (closed by the server after an answer: {})",
             self.connects, self.closed
+        );
+        let ends = &self.at_end;
+        let _ = writeln!(
+            out,
+            "  at the end {}: {} open, {} still connecting, {} retrying after a failure",
+            counted(ends.all(), "connection", "connections"),
+            ends.open,
+            ends.connecting,
+            ends.retrying
         );
         let _ = writeln!(
             out,
@@ -324,6 +374,11 @@ impl Stats {
             "statuses": statuses,
             "connects": self.connects,
             "closed_by_server": self.closed,
+            "at_end": {
+                "open": self.at_end.open,
+                "connecting": self.at_end.connecting,
+                "retrying": self.at_end.retrying,
+            },
             "errors": {
                 "connect": self.connect_errors,
                 "read": self.read_errors,
@@ -437,10 +492,19 @@ mod tests {
         b.answer(404, 3, Duration::from_micros(50));
         b.answer(503, 0, Duration::from_micros(500));
         b.read_error("reset");
+        a.ended(AtEnd::Open);
+        b.ended(AtEnd::Connecting);
+        b.ended(AtEnd::Open);
         a.merge(b);
         assert_eq!(a.classes, [0, 1, 0, 1, 1]);
         assert_eq!(a.body, 13);
         assert_eq!((a.connect_errors, a.read_errors), (1, 1));
+        let ends = Ends {
+            open: 2,
+            connecting: 1,
+            retrying: 0,
+        };
+        assert_eq!(a.at_end, ends);
         assert_eq!(a.first_error.as_deref(), Some("refused"));
         let refused = Failed {
             connections: 2,
