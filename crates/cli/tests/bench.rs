@@ -346,6 +346,50 @@ fn connections_still_connecting_at_the_end_are_counted() {
     );
 }
 
+/// `ringwire bench args` in a shell that first runs `ulimit`, with `limit`.
+fn bench_with_ulimit(limit: &str, args: &[&str]) -> Output {
+    let script = format!("ulimit {limit} && exec \"$0\" bench \"$@\"");
+    within(
+        WATCHDOG,
+        Command::new("sh").args(["-c", &script, BIN]).args(args),
+    )
+}
+
+#[test]
+fn connections_past_the_open_files_limit_are_reported_once() {
+    let server = serve(&["--addr", "127.0.0.1:0"]);
+    let url = format!("http://{}/hello", server.addr);
+    // Soft and hard: no raising it.
+    let out = bench_with_ulimit("-n 64", &["-c", "100", "-D", "0.5", &url]);
+    assert!(out.status.success(), "{}", report(&out));
+    let never = number(&out, "unopened  ");
+    assert!((1..100).contains(&never), "{}", report(&out));
+    let line = format!(
+        "unopened   {never} of 100 connections never opened: out of file descriptors, \
+         64 open files at most (ulimit -n, the hard limit)"
+    );
+    assert_eq!(report(&out).matches(&line).count(), 1, "{}", report(&out));
+    assert_eq!(number(&out, "connects"), 100 - never, "{}", report(&out));
+    assert_eq!(
+        number(&out, "errors     connect"),
+        never,
+        "{}",
+        report(&out)
+    );
+    let failed = format!("failed     {never} connections in ");
+    assert!(report(&out).contains(&failed), "{}", report(&out));
+
+    // A soft limit below the hard one is raised first.
+    let out = bench_with_ulimit("-Sn 64", &["-c", "100", "-D", "0.5", &url]);
+    assert!(out.status.success(), "{}", report(&out));
+    assert!(
+        report(&out).contains("at the end 100 connections: 100 open,"),
+        "{}",
+        report(&out)
+    );
+    assert!(!report(&out).contains("unopened"), "{}", report(&out));
+}
+
 /// A tungstenite echo server, a thread per connection, counting the
 /// binary messages it echoed.
 fn tungstenite_echo() -> (String, Arc<AtomicU64>) {

@@ -44,14 +44,7 @@ pub(crate) async fn open(target: &Target) -> Result<Socket, OpenError> {
     let origin = &target.origin;
     let tcp = TcpStream::connect((origin.host(), origin.port()))
         .await
-        .map_err(|e| {
-            OpenError::Connect(format!(
-                "cannot connect to {}:{}: {}",
-                origin.host(),
-                origin.port(),
-                line(e)
-            ))
-        })?;
+        .map_err(|e| OpenError::connect(&format!("{}:{}", origin.host(), origin.port()), &e))?;
     tcp.set_nodelay(true)
         .map_err(|e| OpenError::Connect(line(e)))?;
     match (&target.tls, origin.scheme()) {

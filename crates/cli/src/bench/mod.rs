@@ -29,7 +29,7 @@ use crate::request::{line, seconds, RequestArgs, TlsArgs, USER_AGENT};
 use guard::{Board, Interrupt};
 use open::{OpenError, Tries, PAUSE};
 use pace::Pace;
-use stats::{AtEnd, Stats};
+use stats::{Run, Stats};
 
 /// How often the watchdog looks for connections past the timeout.
 const SWEEP: Duration = Duration::from_millis(50);
@@ -38,7 +38,9 @@ const SWEEP: Duration = Duration::from_millis(50);
 pub(crate) struct BenchArgs {
     /// The URL: http://, https://, or ws:// and wss:// for an echo server.
     url: String,
-    /// Connections kept open. One that cannot open (refused, reset, timed
+    /// Connections kept open (the soft limit on open files is raised to the
+    /// hard one first; connections past it are reported as never opened,
+    /// out of file descriptors). One that cannot open (refused, reset, timed
     /// out, its WebSocket upgrade refused) is tried again every 10 ms until
     /// it opens or the run ends: the report counts it once as a connect error
     /// (a protocol error for the upgrade) however often it was tried, and
@@ -277,31 +279,31 @@ async fn connection(
     stats: &mut Stats,
 ) {
     let mut tries = Tries::default();
-    let at_end = loop {
+    let open = loop {
         if board.stopped() {
-            break tries.at_end();
+            break false;
         }
         // One timeout for connecting and upgrading.
         board.arm(slot);
         let socket = match step(board, slot, &mut tries, stats, target.open()).await {
             Ok(socket) => socket,
             Err(Halt::Retry) => continue,
-            Err(Halt::Stop) => break tries.at_end(),
+            Err(Halt::Stop) => break false,
         };
         let session = match step(board, slot, &mut tries, stats, target.start(&socket)).await {
             Ok(session) => session,
             Err(Halt::Retry) => continue,
-            Err(Halt::Stop) => break tries.at_end(),
+            Err(Halt::Stop) => break false,
         };
         // Armed again for each batch: with `--rate` the first may be due
         // well after the timeout.
         board.disarm(slot);
         tries.opened(stats);
         if let End::Stop = session.load(board, slot, &mut pace, stats).await {
-            break AtEnd::Open;
+            break true;
         }
     };
-    stats.ended(at_end);
+    tries.ended(open, stats);
 }
 
 /// Runs `ringwire bench`; the report goes to stdout, errors to stderr as
@@ -330,6 +332,7 @@ fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
     }
     let threads = args.threads.min(args.connections);
     let target = Arc::new(Target::new(args)?);
+    let open_files = open::raise_open_files_limit();
     let board = Arc::new(Board::new(args.connections));
 
     let pacing = match args.rate {
@@ -368,8 +371,14 @@ fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
     for worker in workers {
         total.merge(worker.join().map_err(|_| "a worker thread panicked")??);
     }
+    let run = Run {
+        elapsed,
+        unit: target.unit(),
+        connections: args.connections,
+        open_files,
+    };
     if args.json {
-        let mut report = total.json(elapsed, target.unit());
+        let mut report = total.json(&run);
         report["url"] = args.url.as_str().into();
         report["connections"] = args.connections.into();
         report["threads"] = threads.into();
@@ -377,7 +386,7 @@ fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
         report["rate"] = args.rate.into();
         println!("{report}");
     } else {
-        print!("{}", total.report(elapsed, target.unit()));
+        print!("{}", total.report(&run));
     }
     if total.answers() == 0 {
         let connecting = total.at_end.connecting;

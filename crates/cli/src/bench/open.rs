@@ -6,10 +6,14 @@
 //! second per connection), not the server. The report lists each cause once,
 //! with how many connections and tries it failed.
 
-use std::fmt;
 use std::time::Duration;
+use std::{fmt, io};
+
+use rustix::io::Errno;
+use rustix::process::{getrlimit, setrlimit, Resource};
 
 use super::stats::{AtEnd, Stats};
+use crate::request::line;
 
 /// The pause between a failed try and the next: a refused port is not
 /// hammered while the server is away.
@@ -20,6 +24,9 @@ pub(crate) const PAUSE: Duration = Duration::from_millis(10);
 pub(crate) enum OpenError {
     /// TCP or TLS: refused, reset, unreachable, a certificate.
     Connect(String),
+    /// No file descriptor left for the socket: the process is at its limit
+    /// on open files (EMFILE; the system's, ENFILE, says so in its message).
+    OutOfFiles(String),
     /// The server did not upgrade to WebSocket (a status other than 101,
     /// say); a protocol error.
     Upgrade(String),
@@ -30,10 +37,45 @@ pub(crate) enum OpenError {
 impl fmt::Display for OpenError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            OpenError::Connect(message) => f.write_str(message),
+            OpenError::Connect(message) | OpenError::OutOfFiles(message) => f.write_str(message),
             OpenError::Upgrade(message) => write!(f, "handshake: {message}"),
             OpenError::Timeout => f.write_str("connecting timed out"),
         }
+    }
+}
+
+impl OpenError {
+    /// A TCP connect to `addr` that failed with `e`.
+    pub(crate) fn connect(addr: &str, e: &io::Error) -> OpenError {
+        let message = format!("cannot connect to {addr}: {}", line(e));
+        match Errno::from_io_error(e) {
+            Some(Errno::MFILE) => OpenError::OutOfFiles(message),
+            _ => OpenError::Connect(message),
+        }
+    }
+}
+
+/// The limit on open files (`None`: unlimited).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FilesLimit {
+    pub(crate) soft: Option<u64>,
+    pub(crate) hard: Option<u64>,
+}
+
+/// Raises the soft limit on open files to the hard one: each connection
+/// holds a descriptor (more while its rings get memfds), and the soft limit,
+/// often 1024, is what a large `-c` runs into first. The limit now.
+pub(crate) fn raise_open_files_limit() -> FilesLimit {
+    let mut limit = getrlimit(Resource::Nofile);
+    if limit.current != limit.maximum {
+        limit.current = limit.maximum;
+        // Refused, the soft limit stays; the report says what it was.
+        let _ = setrlimit(Resource::Nofile, limit);
+    }
+    let limit = getrlimit(Resource::Nofile);
+    FilesLimit {
+        soft: limit.current,
+        hard: limit.maximum,
     }
 }
 
@@ -42,6 +84,8 @@ impl fmt::Display for OpenError {
 pub(crate) struct Tries {
     /// Their distinct causes: each counts this connection once.
     causes: Vec<String>,
+    /// Whether the connection was ever open.
+    opened: bool,
 }
 
 impl Tries {
@@ -53,9 +97,12 @@ impl Tries {
         if self.causes.is_empty() {
             match error {
                 OpenError::Upgrade(_) => stats.protocol_error(&cause),
-                OpenError::Connect(_) | OpenError::Timeout => stats.connect_error(&cause),
+                OpenError::Connect(_) | OpenError::OutOfFiles(_) | OpenError::Timeout => {
+                    stats.connect_error(&cause);
+                }
             }
         }
+        stats.out_of_files |= matches!(error, OpenError::OutOfFiles(_));
         let new = !self.causes.contains(&cause);
         stats.failed_try(&cause, new);
         if new {
@@ -63,17 +110,21 @@ impl Tries {
         }
     }
 
-    /// What a connection that is not open was doing when the run ended.
-    pub(crate) fn at_end(&self) -> AtEnd {
-        match self.causes.is_empty() {
-            true => AtEnd::Connecting,
-            false => AtEnd::Retrying,
-        }
+    /// What the connection was doing when the run ended, `open` or not,
+    /// counted.
+    pub(crate) fn ended(&self, open: bool, stats: &mut Stats) {
+        let at = match (open, self.causes.is_empty()) {
+            (true, _) => AtEnd::Open,
+            (false, true) => AtEnd::Connecting,
+            (false, false) => AtEnd::Retrying,
+        };
+        stats.ended(at, self.opened);
     }
 
     /// The connection is open: later failures are a new failed connection.
     pub(crate) fn opened(&mut self, stats: &mut Stats) {
         self.causes.clear();
+        self.opened = true;
         stats.connects += 1;
     }
 }

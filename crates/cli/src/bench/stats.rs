@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::time::Duration;
 
+use super::open::FilesLimit;
+
 /// Sub-buckets per power of two: values are kept within 1/32 (3%).
 const SUB: usize = 32;
 /// Up to 2^40 ns (18 minutes) and beyond, saturating.
@@ -116,6 +118,10 @@ pub(crate) struct Stats {
     /// What the connections were doing when the run ended: each of them
     /// once, so that one still opening is not left out.
     pub(crate) at_end: Ends,
+    /// Connections never open in the whole run.
+    pub(crate) never_opened: u64,
+    /// Whether a try failed for want of a file descriptor.
+    pub(crate) out_of_files: bool,
     /// Sends and receives that failed, or ended early by a close.
     pub(crate) read_errors: u64,
     /// Answers that did not parse.
@@ -128,6 +134,18 @@ pub(crate) struct Stats {
     pub(crate) first_error: Option<String>,
     /// The worker thread's CPU time (user and system), where the OS says.
     pub(crate) cpu: Option<Duration>,
+}
+
+/// What the report says of the run beside its counts.
+#[derive(Debug)]
+pub(crate) struct Run<'a> {
+    pub(crate) elapsed: Duration,
+    /// What was counted: requests, messages.
+    pub(crate) unit: &'a str,
+    /// `-c`.
+    pub(crate) connections: usize,
+    /// The limit on open files during the run.
+    pub(crate) open_files: FilesLimit,
 }
 
 /// What a connection was doing when the run ended.
@@ -196,13 +214,19 @@ impl Stats {
     /// A failed try at opening a connection, `new` for the first of its
     /// connection with this cause since it was last open.
     pub(crate) fn failed_try(&mut self, cause: &str, new: bool) {
-        let failed = self.failures.entry(cause.to_owned()).or_default();
+        // Looked up first: no copy of the cause for every try.
+        let failed = match self.failures.get_mut(cause) {
+            Some(failed) => failed,
+            None => self.failures.entry(cause.to_owned()).or_default(),
+        };
         failed.connections += u64::from(new);
         failed.tries += 1;
     }
 
-    /// A connection's state when the run ended.
-    pub(crate) fn ended(&mut self, at: AtEnd) {
+    /// A connection's state when the run ended, and whether it was ever
+    /// open.
+    pub(crate) fn ended(&mut self, at: AtEnd, opened: bool) {
+        self.never_opened += u64::from(!opened);
         let count = match at {
             AtEnd::Open => &mut self.at_end.open,
             AtEnd::Connecting => &mut self.at_end.connecting,
@@ -233,6 +257,8 @@ impl Stats {
         self.at_end.open += other.at_end.open;
         self.at_end.connecting += other.at_end.connecting;
         self.at_end.retrying += other.at_end.retrying;
+        self.never_opened += other.never_opened;
+        self.out_of_files |= other.out_of_files;
         for (cause, theirs) in other.failures {
             let mine = self.failures.entry(cause).or_default();
             mine.connections += theirs.connections;
@@ -251,9 +277,25 @@ impl Stats {
         };
     }
 
-    /// The report: what was answered, how fast, and what failed; `unit`
-    /// names what was counted (requests, messages).
-    pub(crate) fn report(&self, elapsed: Duration, unit: &str) -> String {
+    /// Why connections did not open, when a try ran out of file descriptors:
+    /// the limit, which the run had raised as far as it could.
+    fn out_of_files_note(&self, run: &Run<'_>) -> String {
+        let FilesLimit { soft, hard } = run.open_files;
+        match (self.out_of_files, soft) {
+            (false, _) | (true, None) => String::new(),
+            (true, Some(soft)) if soft == hard.unwrap_or(u64::MAX) => format!(
+                ": out of file descriptors, {soft} open files at most (ulimit -n, the hard limit)"
+            ),
+            (true, Some(soft)) => format!(
+                ": out of file descriptors, {soft} open files at most (ulimit -n; \
+                 raising it to the hard limit failed)"
+            ),
+        }
+    }
+
+    /// The report: what was answered, how fast, and what failed.
+    pub(crate) fn report(&self, run: &Run<'_>) -> String {
+        let (elapsed, unit) = (run.elapsed, run.unit);
         let answers = self.answers();
         let secs = elapsed.as_secs_f64().max(f64::MIN_POSITIVE);
         let mut out = String::new();
@@ -303,6 +345,15 @@ impl Stats {
             ends.connecting,
             ends.retrying
         );
+        if self.never_opened > 0 {
+            let _ = writeln!(
+                out,
+                "  unopened   {} of {} connections never opened{}",
+                self.never_opened,
+                run.connections,
+                self.out_of_files_note(run)
+            );
+        }
         let _ = writeln!(
             out,
             "  errors     connect {}, read {}, protocol {}, timeout {}",
@@ -335,7 +386,8 @@ impl Stats {
     /// where the OS does not say). Every fraction has at most 3 decimals
     /// (microseconds to the nanosecond): `as_secs_f64() * 1e6` printed
     /// latencies such as 2392.0640000000003.
-    pub(crate) fn json(&self, elapsed: Duration, unit: &str) -> serde_json::Value {
+    pub(crate) fn json(&self, run: &Run<'_>) -> serde_json::Value {
+        let (elapsed, unit) = (run.elapsed, run.unit);
         let answers = self.answers();
         let secs = elapsed.as_secs_f64().max(f64::MIN_POSITIVE);
         let us = |d: Duration| thousandths(d.as_nanos() as f64 / 1e3);
@@ -379,6 +431,8 @@ impl Stats {
                 "connecting": self.at_end.connecting,
                 "retrying": self.at_end.retrying,
             },
+            "never_opened": self.never_opened,
+            "open_files_limit": run.open_files.soft,
             "errors": {
                 "connect": self.connect_errors,
                 "read": self.read_errors,
@@ -468,7 +522,16 @@ mod tests {
         stats.latency.record(Duration::from_nanos(3_524_103));
         stats.classes[1] = 3;
         stats.cpu = Some(Duration::from_nanos(1_000_001));
-        let json = stats.json(Duration::from_nanos(300_000_001), "requests");
+        let run = Run {
+            elapsed: Duration::from_nanos(300_000_001),
+            unit: "requests",
+            connections: 1,
+            open_files: FilesLimit {
+                soft: Some(1024),
+                hard: Some(1024),
+            },
+        };
+        let json = stats.json(&run);
         assert_eq!(json["latency_us"]["max"].to_string(), "3524.103", "{json}");
         assert_eq!(json["cpu_us_per_answer"].to_string(), "333.334", "{json}");
         assert_eq!(json["seconds"].to_string(), "0.3", "{json}");
@@ -492,9 +555,9 @@ mod tests {
         b.answer(404, 3, Duration::from_micros(50));
         b.answer(503, 0, Duration::from_micros(500));
         b.read_error("reset");
-        a.ended(AtEnd::Open);
-        b.ended(AtEnd::Connecting);
-        b.ended(AtEnd::Open);
+        a.ended(AtEnd::Open, true);
+        b.ended(AtEnd::Connecting, false);
+        b.ended(AtEnd::Open, true);
         a.merge(b);
         assert_eq!(a.classes, [0, 1, 0, 1, 1]);
         assert_eq!(a.body, 13);
@@ -505,6 +568,7 @@ mod tests {
             retrying: 0,
         };
         assert_eq!(a.at_end, ends);
+        assert_eq!(a.never_opened, 1);
         assert_eq!(a.first_error.as_deref(), Some("refused"));
         let refused = Failed {
             connections: 2,

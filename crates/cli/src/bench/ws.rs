@@ -32,7 +32,7 @@ pub(crate) async fn open(target: &Target) -> Result<Socket, OpenError> {
     let addr = format!("{}:{}", origin.host(), origin.port());
     let tcp = TcpStream::connect(&addr)
         .await
-        .map_err(|e| OpenError::Connect(format!("cannot connect to {addr}: {}", line(e))))?;
+        .map_err(|e| OpenError::connect(&addr, &e))?;
     tcp.set_nodelay(true)
         .map_err(|e| OpenError::Connect(line(e)))?;
     match &target.tls {
