@@ -383,7 +383,9 @@ impl Stats {
 
     /// The same as [`report`](Self::report), for scripts: counts, rates,
     /// latencies in microseconds, CPU per answer in microseconds (`null`
-    /// where the OS does not say). Every fraction has at most 3 decimals
+    /// where the OS does not say), the connections at the end (`at_end`),
+    /// those never opened, the failed tries by cause (`failures`), the
+    /// limit on open files (`null`: none). Every fraction has at most 3 decimals
     /// (microseconds to the nanosecond): `as_secs_f64() * 1e6` printed
     /// latencies such as 2392.0640000000003.
     pub(crate) fn json(&self, run: &Run<'_>) -> serde_json::Value {
