@@ -9,7 +9,7 @@ use ringwire_http1::ResponseParser;
 use ringwire_io::RecvTransport;
 use ringwire_ring::Ring;
 
-use crate::exchange::{self, remaining, BodyStep, Failure, HeadStep, Reader, Sent, DISCARD_LIMIT};
+use crate::exchange::{remaining, BodyStep, Failure, Next, Reader, RoundTrip, DISCARD_LIMIT};
 use crate::pool::{is_quiet, Keyed, Pool};
 use crate::redirect::Hop;
 use crate::stream::Stream;
@@ -229,42 +229,31 @@ impl Client {
         deadline: Option<Instant>,
     ) -> Result<Response<'_>, Failure> {
         let (head, body) = buffer.bytes(request)?;
+        let mut trip = RoundTrip::new(deadline);
         conn.set_deadline(deadline)?;
-        let sent = Sent::new(write_all(conn.rx.get_mut(), head, body).map_err(Error::from))?;
-        let mut heard = false;
+        trip.wrote(write_all(conn.rx.get_mut(), head, body).map_err(Error::from))?;
         loop {
-            let step = exchange::parse_head(
+            let next = trip.next(
                 &mut conn.parser,
                 conn.rx.data_mut(),
                 request.parse_method(),
                 &self.config.limits,
             )?;
-            match step {
-                HeadStep::Interim(len) => conn.rx.consume(len),
-                HeadStep::Final(reader) => {
+            match next {
+                Next::Interim(len) => conn.rx.consume(len),
+                Next::Fill { at_least, until } => {
+                    let filled = conn
+                        .set_deadline(until)
+                        .and_then(|()| Ok(conn.rx.fill(at_least)?));
+                    trip.filled(filled)?;
+                }
+                Next::Final(reader) => {
                     return Ok(Response {
                         client: self,
                         conn: Some(conn),
-                        reader: sent.answered(reader),
+                        reader,
                         deadline,
                     })
-                }
-                HeadStep::Need(at_least) => {
-                    conn.set_deadline(deadline)?;
-                    match conn.rx.fill(at_least) {
-                        Ok(0) => {
-                            return Err(sent.unanswered(Failure {
-                                error: Error::Closed,
-                                retryable: !heard,
-                            }))
-                        }
-                        Ok(_) => heard = true,
-                        Err(e) => {
-                            let error = Error::from(e);
-                            let retryable = !heard && matches!(error, Error::Io(_));
-                            return Err(sent.unanswered(Failure { error, retryable }));
-                        }
-                    }
                 }
             }
         }

@@ -1,7 +1,8 @@
-//! Reading one response from the front of a receive ring, sans-IO: these
-//! steps say what to consume and how much to wait for; the drivers
-//! ([`blocking`](crate::blocking), [`tokio`](crate::tokio)) only fill and
-//! consume.
+//! One exchange, sans-IO: the round trip up to the final response head,
+//! then the body read from the front of the receive ring. These steps say
+//! what to write, what to consume and how much to wait for; the drivers
+//! ([`blocking`](crate::blocking), [`tokio`](crate::tokio)) only write,
+//! fill and consume.
 
 use std::io;
 use std::ops::Range;
@@ -48,54 +49,117 @@ pub(crate) fn remaining(deadline: Instant) -> Result<Duration, Error> {
     }
 }
 
-/// How sending the request ended, for reading its answer.
+/// One request's exchange up to its final head, sans-IO: the drivers write
+/// and fill as [`next`](Self::next) says and report how that went; what it
+/// means for the answer, the connection and a retry is decided here.
 #[derive(Debug)]
-pub(crate) struct Sent {
+pub(crate) struct RoundTrip {
+    deadline: Option<Instant>,
     /// Why sending stopped short, if it did.
     cut: Option<Error>,
+    /// Whether any of an answer arrived: a failure before that, on a
+    /// reused connection, may be the server having closed it while it idled.
+    heard: bool,
 }
 
-impl Sent {
+/// What the driver does next in a [`RoundTrip`].
+#[derive(Debug)]
+pub(crate) enum Next {
+    /// An interim `1xx` head of this many bytes is at the front of the
+    /// ring: consume it.
+    Interim(usize),
+    /// Fill the ring to at least this many bytes, reading until `until`
+    /// at the latest, and report it to [`RoundTrip::filled`].
+    Fill {
+        at_least: usize,
+        until: Option<Instant>,
+    },
+    /// The final head is at the front of the ring.
+    Final(Reader),
+}
+
+impl RoundTrip {
+    /// A round trip bounded by `deadline`.
+    pub(crate) fn new(deadline: Option<Instant>) -> RoundTrip {
+        RoundTrip {
+            deadline,
+            cut: None,
+            heard: false,
+        }
+    }
+
     /// The outcome of writing the request; `Err` when no answer can be
     /// waiting. A server that refuses a request early (a 413 before the
     /// whole body) may answer and close without reading the rest, which
     /// fails the write with a broken pipe or a reset, but its answer is
     /// already here to read (RFC 9112 section 9.3).
-    pub(crate) fn new(written: Result<(), Error>) -> Result<Sent, Failure> {
+    pub(crate) fn wrote(&mut self, written: Result<(), Error>) -> Result<(), Failure> {
         match written {
-            Ok(()) => Ok(Sent { cut: None }),
+            Ok(()) => Ok(()),
             Err(Error::Io(e))
                 if matches!(
                     e.kind(),
                     io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset
                 ) =>
             {
-                Ok(Sent {
-                    cut: Some(Error::Io(e)),
-                })
+                self.cut = Some(Error::Io(e));
+                Ok(())
             }
             Err(error) => Err(Failure::sending(error)),
         }
     }
 
+    /// Parses what the ring holds of the response to `method`.
+    pub(crate) fn next(
+        &mut self,
+        parser: &mut ResponseParser,
+        data: &mut [u8],
+        method: Method<'_>,
+        limits: &Limits,
+    ) -> Result<Next, Failure> {
+        Ok(match parse_head(parser, data, method, limits)? {
+            HeadStep::Interim(len) => Next::Interim(len),
+            HeadStep::Final(reader) => Next::Final(self.answered(reader)),
+            HeadStep::Need(at_least) => Next::Fill {
+                at_least,
+                until: self.deadline,
+            },
+        })
+    }
+
+    /// The outcome of a [`Next::Fill`]: the bytes read, or why none were.
+    pub(crate) fn filled(&mut self, filled: Result<usize, Error>) -> Result<(), Failure> {
+        let failure = match filled {
+            Ok(0) => Failure {
+                error: Error::Closed,
+                retryable: !self.heard,
+            },
+            Ok(_) => {
+                self.heard = true;
+                return Ok(());
+            }
+            Err(error) => Failure {
+                retryable: !self.heard && matches!(error, Error::Io(_)),
+                error,
+            },
+        };
+        // No answer came: a request cut short is the failure to report.
+        Err(self.cut.take().map_or(failure, Failure::sending))
+    }
+
     /// The answer's head arrived: after a request cut short, the
     /// connection carries nothing more.
-    pub(crate) fn answered(&self, mut reader: Reader) -> Reader {
+    fn answered(&self, mut reader: Reader) -> Reader {
         if self.cut.is_some() {
             reader.keep_alive = false;
         }
         reader
     }
-
-    /// No answer came: a request cut short is the failure to report.
-    pub(crate) fn unanswered(self, failure: Failure) -> Failure {
-        self.cut.map_or(failure, Failure::sending)
-    }
 }
 
 /// What the front of the ring holds, head-wise.
 #[derive(Debug)]
-pub(crate) enum HeadStep {
+enum HeadStep {
     /// An interim `1xx` head of this many bytes: consume it, parse again.
     Interim(usize),
     /// The final head, left in the ring for [`Reader::head_len`] bytes.
@@ -108,7 +172,7 @@ pub(crate) enum HeadStep {
 /// replacing obsolete line folds with spaces in place (RFC 9112 section
 /// 5.2 has a user agent accept them; the parser, shared with requests,
 /// refuses them, so they cost nothing until one comes).
-pub(crate) fn parse_head(
+fn parse_head(
     parser: &mut ResponseParser,
     data: &mut [u8],
     method: Method<'_>,

@@ -13,7 +13,7 @@ use ringwire_io::tokio::AsyncStream;
 use ringwire_ring::Ring;
 use ringwire_tls::MaybeTls;
 
-use crate::exchange::{self, remaining, BodyStep, Failure, HeadStep, Reader, Sent, DISCARD_LIMIT};
+use crate::exchange::{remaining, BodyStep, Failure, Next, Reader, RoundTrip, DISCARD_LIMIT};
 use crate::pool::{is_quiet, Keyed, Pool};
 use crate::redirect::Hop;
 use crate::tls::Tls;
@@ -199,43 +199,32 @@ impl Client {
         deadline: Option<Instant>,
     ) -> Result<Response<'_>, Failure> {
         let (head, body) = buffer.bytes(request)?;
-        let sent = Sent::new(within(deadline, write_all(&conn.stream, head, body)).await)?;
-        let mut heard = false;
+        let mut trip = RoundTrip::new(deadline);
+        trip.wrote(within(deadline, write_all(&conn.stream, head, body)).await)?;
         loop {
-            let step = exchange::parse_head(
+            let next = trip.next(
                 &mut conn.parser,
                 conn.rx.data_mut(),
                 request.parse_method(),
                 &self.config.limits,
             )?;
-            match step {
-                HeadStep::Interim(len) => conn.rx.consume(len),
-                HeadStep::Final(reader) => {
+            match next {
+                Next::Interim(len) => conn.rx.consume(len),
+                Next::Fill { at_least, until } => {
+                    let rx = &mut conn.rx;
+                    let filled = within(until, async {
+                        rx.fill(at_least).await.map_err(Error::from)
+                    })
+                    .await;
+                    trip.filled(filled)?;
+                }
+                Next::Final(reader) => {
                     return Ok(Response {
                         client: self,
                         conn: Some(conn),
-                        reader: sent.answered(reader),
+                        reader,
                         deadline,
                     })
-                }
-                HeadStep::Need(at_least) => {
-                    let filled = within(deadline, async {
-                        conn.rx.fill(at_least).await.map_err(Error::from)
-                    })
-                    .await;
-                    match filled {
-                        Ok(0) => {
-                            return Err(sent.unanswered(Failure {
-                                error: Error::Closed,
-                                retryable: !heard,
-                            }))
-                        }
-                        Ok(_) => heard = true,
-                        Err(error) => {
-                            let retryable = !heard && matches!(error, Error::Io(_));
-                            return Err(sent.unanswered(Failure { error, retryable }));
-                        }
-                    }
                 }
             }
         }
