@@ -229,9 +229,10 @@ impl Client {
         deadline: Option<Instant>,
     ) -> Result<Response<'_>, Failure> {
         let (head, body) = buffer.bytes(request)?;
-        let mut trip = RoundTrip::new(deadline);
+        let mut trip = RoundTrip::new(request, self.config.expect_continue_timeout, deadline);
         conn.set_deadline(deadline)?;
-        trip.wrote(write_all(conn.rx.get_mut(), head, body).map_err(Error::from))?;
+        let with_head = trip.with_head(body);
+        trip.wrote(write_all(conn.rx.get_mut(), head, with_head).map_err(Error::from))?;
         loop {
             let next = trip.next(
                 &mut conn.parser,
@@ -241,6 +242,10 @@ impl Client {
             )?;
             match next {
                 Next::Interim(len) => conn.rx.consume(len),
+                Next::Body => {
+                    conn.set_deadline(deadline)?;
+                    trip.wrote(write_all(conn.rx.get_mut(), &[], body).map_err(Error::from))?;
+                }
                 Next::Fill { at_least, until } => {
                     let filled = conn
                         .set_deadline(until)

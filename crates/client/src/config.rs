@@ -20,6 +20,11 @@ pub struct ClientConfig {
     /// up to `n`, and a redirect past them is
     /// [`Error::TooManyRedirects`](crate::Error::TooManyRedirects).
     pub max_redirects: Option<u32>,
+    /// How long a body sent with
+    /// [`expect_continue`](crate::HeaderBuilder::expect_continue) waits for
+    /// the server's `100 Continue` (or its answer) before it goes anyway:
+    /// a server that does not know the expectation never sends one.
+    pub expect_continue_timeout: Duration,
     /// Idle keep-alive connections kept per origin; more are closed.
     pub max_idle_per_host: usize,
     /// How long an idle connection stays in the pool.
@@ -34,6 +39,8 @@ pub struct ClientConfig {
 impl ClientConfig {
     /// Ten seconds to connect.
     pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+    /// One second for `100 Continue`, as curl waits.
+    pub const DEFAULT_EXPECT_CONTINUE_TIMEOUT: Duration = Duration::from_secs(1);
     /// Eight idle connections per origin, as browsers open at most six.
     pub const DEFAULT_MAX_IDLE_PER_HOST: usize = 8;
     /// 90 seconds idle, as hyper and reqwest keep them.
@@ -52,6 +59,7 @@ impl Default for ClientConfig {
             connect_timeout: Some(Self::DEFAULT_CONNECT_TIMEOUT),
             request_timeout: None,
             max_redirects: None,
+            expect_continue_timeout: Self::DEFAULT_EXPECT_CONTINUE_TIMEOUT,
             max_idle_per_host: Self::DEFAULT_MAX_IDLE_PER_HOST,
             idle_timeout: Self::DEFAULT_IDLE_TIMEOUT,
             limits: Limits::default(),

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use ringwire_http1::{BodyDecoder, Decoded, Limits, Method, ResponseParser, Status};
 
-use crate::{Error, Phase};
+use crate::{Error, Phase, Request};
 
 /// A redirect's body worth reading to keep its connection: past this,
 /// closing is cheaper.
@@ -55,11 +55,23 @@ pub(crate) fn remaining(deadline: Instant) -> Result<Duration, Error> {
 #[derive(Debug)]
 pub(crate) struct RoundTrip {
     deadline: Option<Instant>,
+    body: Withheld,
     /// Why sending stopped short, if it did.
     cut: Option<Error>,
     /// Whether any of an answer arrived: a failure before that, on a
     /// reused connection, may be the server having closed it while it idled.
     heard: bool,
+}
+
+/// Whether the request body is held back for `100 Continue`.
+#[derive(Debug, Clone, Copy)]
+enum Withheld {
+    /// No: it went with the head (or sending was cut short).
+    No,
+    /// Until the server's `100 Continue`, or this instant.
+    Until(Instant),
+    /// No longer: it is to be sent now.
+    Released,
 }
 
 /// What the driver does next in a [`RoundTrip`].
@@ -68,6 +80,8 @@ pub(crate) enum Next {
     /// An interim `1xx` head of this many bytes is at the front of the
     /// ring: consume it.
     Interim(usize),
+    /// Send the body held back, and report it to [`RoundTrip::wrote`].
+    Body,
     /// Fill the ring to at least this many bytes, reading until `until`
     /// at the latest, and report it to [`RoundTrip::filled`].
     Fill {
@@ -79,23 +93,43 @@ pub(crate) enum Next {
 }
 
 impl RoundTrip {
-    /// A round trip bounded by `deadline`.
-    pub(crate) fn new(deadline: Option<Instant>) -> RoundTrip {
+    /// A round trip of `request` bounded by `deadline`; a body that
+    /// expects `100 Continue` waits for it at most `wait`.
+    pub(crate) fn new(request: &Request<'_>, wait: Duration, deadline: Option<Instant>) -> Self {
         RoundTrip {
             deadline,
+            body: if request.expects_continue() {
+                Withheld::Until(Instant::now() + wait)
+            } else {
+                Withheld::No
+            },
             cut: None,
             heard: false,
         }
     }
 
-    /// The outcome of writing the request; `Err` when no answer can be
-    /// waiting. A server that refuses a request early (a 413 before the
-    /// whole body) may answer and close without reading the rest, which
-    /// fails the write with a broken pipe or a reset, but its answer is
-    /// already here to read (RFC 9112 section 9.3).
+    /// What of `body` goes with the head: all of it, unless it waits for
+    /// `100 Continue`.
+    pub(crate) fn with_head<'b>(&self, body: &'b [u8]) -> &'b [u8] {
+        match self.body {
+            Withheld::No => body,
+            Withheld::Until(_) | Withheld::Released => &[],
+        }
+    }
+
+    /// The outcome of writing the request (or its body, once released);
+    /// `Err` when no answer can be waiting. A server that refuses a request
+    /// early (a 413 before the whole body) may answer and close without
+    /// reading the rest, which fails the write with a broken pipe or a
+    /// reset, but its answer is already here to read (RFC 9112 section 9.3).
     pub(crate) fn wrote(&mut self, written: Result<(), Error>) -> Result<(), Failure> {
         match written {
-            Ok(()) => Ok(()),
+            Ok(()) => {
+                if let Withheld::Released = self.body {
+                    self.body = Withheld::No;
+                }
+                Ok(())
+            }
             Err(Error::Io(e))
                 if matches!(
                     e.kind(),
@@ -103,9 +137,13 @@ impl RoundTrip {
                 ) =>
             {
                 self.cut = Some(Error::Io(e));
+                self.body = Withheld::No;
                 Ok(())
             }
-            Err(error) => Err(Failure::sending(error)),
+            Err(error) => Err(Failure {
+                retryable: !self.heard && matches!(error, Error::Io(_)),
+                error,
+            }),
         }
     }
 
@@ -117,12 +155,21 @@ impl RoundTrip {
         method: Method<'_>,
         limits: &Limits,
     ) -> Result<Next, Failure> {
+        if let Withheld::Released = self.body {
+            return Ok(Next::Body);
+        }
         Ok(match parse_head(parser, data, method, limits)? {
-            HeadStep::Interim(len) => Next::Interim(len),
+            HeadStep::Interim { len, status } => {
+                // Other interim answers (`103 Early Hints`) are no go-ahead.
+                if let (100, Withheld::Until(_)) = (status, self.body) {
+                    self.body = Withheld::Released;
+                }
+                Next::Interim(len)
+            }
             HeadStep::Final(reader) => Next::Final(self.answered(reader)),
             HeadStep::Need(at_least) => Next::Fill {
                 at_least,
-                until: self.deadline,
+                until: self.read_until(),
             },
         })
     }
@@ -138,6 +185,13 @@ impl RoundTrip {
                 self.heard = true;
                 return Ok(());
             }
+            // Only the wait for `100 Continue` is over: a server that knows
+            // nothing of it never sends one, and RFC 9110 section 10.1.1
+            // has a client not wait for it indefinitely.
+            Err(Error::Timeout(Phase::Request)) if self.waited_out() => {
+                self.body = Withheld::Released;
+                return Ok(());
+            }
             Err(error) => Failure {
                 retryable: !self.heard && matches!(error, Error::Io(_)),
                 error,
@@ -147,10 +201,30 @@ impl RoundTrip {
         Err(self.cut.take().map_or(failure, Failure::sending))
     }
 
-    /// The answer's head arrived: after a request cut short, the
-    /// connection carries nothing more.
+    /// How long a fill may read: until the request's deadline, or the end
+    /// of the wait for `100 Continue` if that comes first.
+    fn read_until(&self) -> Option<Instant> {
+        match self.body {
+            Withheld::Until(wait) => Some(self.deadline.map_or(wait, |d| d.min(wait))),
+            Withheld::No | Withheld::Released => self.deadline,
+        }
+    }
+
+    /// Whether a timeout was the end of the wait for `100 Continue`, not
+    /// the request's deadline.
+    fn waited_out(&self) -> bool {
+        match self.body {
+            Withheld::Until(wait) => self.deadline.is_none_or(|d| wait < d),
+            Withheld::No | Withheld::Released => false,
+        }
+    }
+
+    /// The answer's head arrived: after a request cut short, or before a
+    /// body that was held back, the connection carries nothing more (the
+    /// server would read the next request as that body: RFC 9112 section
+    /// 9.6 has a client that does not send it close the connection).
     fn answered(&self, mut reader: Reader) -> Reader {
-        if self.cut.is_some() {
+        if self.cut.is_some() || !matches!(self.body, Withheld::No) {
             reader.keep_alive = false;
         }
         reader
@@ -160,8 +234,8 @@ impl RoundTrip {
 /// What the front of the ring holds, head-wise.
 #[derive(Debug)]
 enum HeadStep {
-    /// An interim `1xx` head of this many bytes: consume it, parse again.
-    Interim(usize),
+    /// An interim `1xx` head of `len` bytes: consume it, parse again.
+    Interim { len: usize, status: u16 },
     /// The final head, left in the ring for [`Reader::head_len`] bytes.
     Final(Reader),
     /// Fill until the ring holds at least this many bytes.
@@ -197,7 +271,10 @@ fn head_step(
 ) -> Result<HeadStep, Error> {
     match status {
         Status::Partial { at_least } => Ok(HeadStep::Need(at_least)),
-        Status::Complete(head, len) if head.is_interim() => Ok(HeadStep::Interim(len)),
+        Status::Complete(head, len) if head.is_interim() => Ok(HeadStep::Interim {
+            len,
+            status: head.status(),
+        }),
         // The connection now speaks another protocol nobody asked for.
         Status::Complete(head, _) if head.status() == 101 => Err(Error::UnexpectedUpgrade),
         Status::Complete(head, len) => Ok(HeadStep::Final(Reader {
@@ -290,5 +367,103 @@ impl Reader {
     /// Whether the connection can carry another request.
     pub(crate) fn reusable(&self) -> bool {
         self.done && self.keep_alive
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{RequestBuffer, Url};
+
+    /// A round trip of a PUT whose body expects `100 Continue`.
+    fn expecting(wait: Duration, deadline: Option<Instant>) -> RoundTrip {
+        let url = Url::parse("http://example.com/").unwrap();
+        let mut buffer = RequestBuffer::new().unwrap();
+        let request = buffer
+            .request("PUT", &url)
+            .unwrap()
+            .headers()
+            .unwrap()
+            .expect_continue()
+            .body(b"body")
+            .unwrap();
+        RoundTrip::new(&request, wait, deadline)
+    }
+
+    /// What comes next with `received` at the front of the ring.
+    fn next(trip: &mut RoundTrip, received: &str) -> Next {
+        let mut data = received.as_bytes().to_vec();
+        let mut parser = ResponseParser::new(Limits::default());
+        trip.next(
+            &mut parser,
+            &mut data,
+            Method::from("PUT"),
+            &Limits::default(),
+        )
+        .map_err(|f| f.error)
+        .unwrap()
+    }
+
+    #[test]
+    fn the_body_waits_for_100_continue_and_no_other_interim_answer() {
+        let mut trip = expecting(Duration::from_secs(1), None);
+        assert_eq!(trip.with_head(b"body"), b"");
+        assert!(matches!(
+            next(&mut trip, ""),
+            Next::Fill { until: Some(_), .. }
+        ));
+        let hints = "HTTP/1.1 103 Early Hints\r\n\r\n";
+        assert!(matches!(next(&mut trip, hints), Next::Interim(n) if n == hints.len()));
+        assert!(matches!(next(&mut trip, ""), Next::Fill { .. }));
+        let go = "HTTP/1.1 100 Continue\r\n\r\n";
+        assert!(matches!(next(&mut trip, go), Next::Interim(n) if n == go.len()));
+        assert!(matches!(next(&mut trip, ""), Next::Body));
+        trip.wrote(Ok(())).map_err(|f| f.error).unwrap();
+        // Sent: now only the request's own deadline (none) bounds a read.
+        assert!(matches!(
+            next(&mut trip, ""),
+            Next::Fill { until: None, .. }
+        ));
+        let ok = "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n";
+        assert!(matches!(next(&mut trip, ok), Next::Final(r) if r.keep_alive));
+    }
+
+    #[test]
+    fn an_answer_before_the_body_spares_it_and_closes_the_connection() {
+        let mut trip = expecting(Duration::from_secs(1), None);
+        let refused = "HTTP/1.1 413 Content Too Large\r\ncontent-length: 0\r\n\r\n";
+        let Next::Final(reader) = next(&mut trip, refused) else {
+            panic!("no final answer");
+        };
+        assert_eq!(reader.status(), 413);
+        assert!(!reader.keep_alive);
+    }
+
+    #[test]
+    fn the_wait_ends_without_failing_unless_the_deadline_comes_first() {
+        let now = Instant::now();
+        let mut trip = expecting(Duration::from_secs(1), Some(now + Duration::from_secs(10)));
+        let Next::Fill {
+            until: Some(until), ..
+        } = next(&mut trip, "")
+        else {
+            panic!("no fill");
+        };
+        assert!(until < now + Duration::from_secs(5));
+        trip.filled(Err(Error::Timeout(Phase::Request)))
+            .map_err(|f| f.error)
+            .unwrap();
+        assert!(matches!(next(&mut trip, ""), Next::Body));
+
+        let mut trip = expecting(Duration::from_secs(10), Some(now + Duration::from_secs(1)));
+        assert!(matches!(next(&mut trip, ""), Next::Fill { .. }));
+        let failed = trip.filled(Err(Error::Timeout(Phase::Request)));
+        assert!(matches!(
+            failed,
+            Err(Failure {
+                error: Error::Timeout(Phase::Request),
+                ..
+            })
+        ));
     }
 }

@@ -9,6 +9,9 @@
 //!   the head as a view, the body as chunks borrowed from the ring, framed
 //!   by length, chunked or the server's close; interim `1xx` heads are
 //!   skipped, and HEAD, `204` and `304` responses have no body.
+//! - A body can wait for the server's go-ahead (`Expect: 100-continue`,
+//!   [`HeaderBuilder::expect_continue`]): a server that refuses at the head
+//!   is spared the upload.
 //! - A [`blocking::Client`] over std sockets and a [`tokio::Client`] over
 //!   the tokio driver share the sans-IO parts: a keep-alive pool per origin
 //!   (bounded, stale connections detected before reuse), connect and

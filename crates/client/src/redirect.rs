@@ -65,7 +65,9 @@ impl Hop {
                             || (!same_origin
                                 && CROSS_ORIGIN
                                     .iter()
-                                    .any(|n| field.name.eq_ignore_ascii_case(n)));
+                                    .any(|n| field.name.eq_ignore_ascii_case(n)))
+                            // `100-continue` only goes with content (RFC 9110 section 10.1.1).
+                            || (!keep_body && field.name.eq_ignore_ascii_case("expect"));
                         if !dropped {
                             writer.header(name, field.value)?;
                         }

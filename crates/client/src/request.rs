@@ -222,6 +222,7 @@ impl<'w, 'a> QueryBuilder<'w, 'a> {
         Ok(HeaderBuilder {
             writer,
             parts: self.parts,
+            expect_continue: false,
         })
     }
 }
@@ -231,6 +232,8 @@ impl<'w, 'a> QueryBuilder<'w, 'a> {
 pub struct HeaderBuilder<'w, 'a> {
     writer: RequestWriter<'w>,
     parts: Parts<'w, 'a>,
+    /// Whether the body waits for the server's `100 Continue`.
+    expect_continue: bool,
 }
 
 impl<'w, 'a> HeaderBuilder<'w, 'a> {
@@ -255,6 +258,25 @@ impl<'w, 'a> HeaderBuilder<'w, 'a> {
         Ok(self)
     }
 
+    /// Holds the body back until the server asks for it (`Expect:
+    /// 100-continue`, RFC 9110 section 10.1.1), as curl does for uploads
+    /// over 1 MiB: the head goes first, the body after the server's `100
+    /// Continue`, or after
+    /// [`ClientConfig::expect_continue_timeout`](crate::ClientConfig::expect_continue_timeout)
+    /// without an answer. A server that answers first (a `401`, a `413`, a
+    /// redirect) is spared the upload: its answer is the response, and the
+    /// connection closes, as the server still waits for the body the head
+    /// announced. A request without a body (or with an empty one) sends no
+    /// expectation.
+    ///
+    /// An `expect` field written with [`header`](Self::header) is sent as
+    /// it is, the body right after the head.
+    #[must_use]
+    pub fn expect_continue(mut self) -> Self {
+        self.expect_continue = true;
+        self
+    }
+
     /// Ends the head without a body (`content-length: 0` for the methods
     /// that usually carry one, so servers need not wait for it).
     ///
@@ -263,9 +285,7 @@ impl<'w, 'a> HeaderBuilder<'w, 'a> {
     /// [`Error::RequestHeadTooLarge`].
     pub fn finish(mut self) -> Result<Request<'a>, Error> {
         if matches!(self.parts.method, "POST" | "PUT" | "PATCH") {
-            self.writer
-                .content_length(0)
-                .map_err(|e| encode(e, self.parts.room))?;
+            self.framing(0)?;
         }
         self.end(Body::Slice(&[]))
     }
@@ -277,9 +297,7 @@ impl<'w, 'a> HeaderBuilder<'w, 'a> {
     ///
     /// [`Error::RequestHeadTooLarge`].
     pub fn body(mut self, body: &'a [u8]) -> Result<Request<'a>, Error> {
-        self.writer
-            .content_length(body.len() as u64)
-            .map_err(|e| encode(e, self.parts.room))?;
+        self.framing(body.len())?;
         self.end(Body::Slice(body))
     }
 
@@ -300,9 +318,7 @@ impl<'w, 'a> HeaderBuilder<'w, 'a> {
             return Err(Error::BodyExceedsSendRing { len, room });
         };
         fill(body);
-        self.writer
-            .content_length(len as u64)
-            .map_err(|e| encode(e, self.parts.room))?;
+        self.framing(len)?;
         let start = self.parts.room;
         self.end(Body::Ring { start, len })
     }
@@ -335,11 +351,25 @@ impl<'w, 'a> HeaderBuilder<'w, 'a> {
         written.map_err(Error::Io)?;
         let len = writer.len;
         self.parts.rest = writer.buf;
-        self.writer
-            .content_length(len as u64)
-            .map_err(|e| encode(e, self.parts.room))?;
+        self.framing(len)?;
         let start = self.parts.room;
         self.end(Body::Ring { start, len })
+    }
+
+    /// Writes `content-length: len`, after `expect: 100-continue` when it
+    /// was asked for and there is a body to hold back (RFC 9110 section
+    /// 10.1.1 has a client send it only with content).
+    fn framing(&mut self, len: usize) -> Result<(), Error> {
+        let room = self.parts.room;
+        if self.expect_continue && len > 0 {
+            self.writer
+                .header("expect", "100-continue")
+                .map_err(|e| encode(e, room))?;
+        }
+        self.writer
+            .content_length(len as u64)
+            .map_err(|e| encode(e, room))?;
+        Ok(())
     }
 
     fn end(self, body: Body<'a>) -> Result<Request<'a>, Error> {
@@ -350,6 +380,7 @@ impl<'w, 'a> HeaderBuilder<'w, 'a> {
             url: self.parts.url,
             head: Head::Ring(head_len),
             body,
+            expect_continue: self.expect_continue && body.len() > 0,
             generation: self.parts.generation,
         })
     }
@@ -402,6 +433,15 @@ enum Body<'a> {
     Ring { start: usize, len: usize },
 }
 
+impl Body<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Body::Slice(body) => body.len(),
+            Body::Ring { len, .. } => *len,
+        }
+    }
+}
+
 /// An encoded request, ready to send with the [`RequestBuffer`] it was
 /// written into; it can be sent again (and is, to follow a redirect).
 #[derive(Debug, Clone, Copy)]
@@ -410,11 +450,14 @@ pub struct Request<'a> {
     url: &'a Url,
     head: Head<'a>,
     body: Body<'a>,
+    /// Whether the head says `expect: 100-continue` and the body waits.
+    expect_continue: bool,
     generation: u64,
 }
 
 impl<'a> Request<'a> {
-    /// The same request with a head encoded elsewhere (a redirect).
+    /// The same request with a head encoded elsewhere (a redirect); one
+    /// that keeps its body keeps waiting for `100 Continue` if it did.
     pub(crate) fn rewritten<'b>(
         &self,
         method: &'b str,
@@ -434,6 +477,7 @@ impl<'a> Request<'a> {
             } else {
                 Body::Slice(&[])
             },
+            expect_continue: keep_body && self.expect_continue,
             generation: self.generation,
         }
     }
@@ -454,6 +498,11 @@ impl<'a> Request<'a> {
     /// change how a response is framed).
     pub(crate) fn parse_method(&self) -> Method<'a> {
         Method::from(self.method)
+    }
+
+    /// Whether the body waits for the server's `100 Continue`.
+    pub(crate) fn expects_continue(&self) -> bool {
+        self.expect_continue
     }
 
     /// Whether sending it twice does no more than sending it once
@@ -550,6 +599,45 @@ mod tests {
             .finish()
             .unwrap();
         assert!(sent(&mut buffer, &req).ends_with("content-length: 0\r\n\r\n"));
+    }
+
+    #[test]
+    fn expect_continue_only_with_a_body() {
+        let url = url();
+        let mut buffer = RequestBuffer::new().unwrap();
+        let req = buffer
+            .request("PUT", &url)
+            .unwrap()
+            .headers()
+            .unwrap()
+            .expect_continue()
+            .body(b"abc")
+            .unwrap();
+        assert!(req.expects_continue());
+        assert!(sent(&mut buffer, &req)
+            .ends_with("\r\nexpect: 100-continue\r\ncontent-length: 3\r\n\r\nabc"));
+
+        // No content, no expectation (RFC 9110 section 10.1.1).
+        let empty = buffer
+            .request("POST", &url)
+            .unwrap()
+            .headers()
+            .unwrap()
+            .expect_continue()
+            .body(b"")
+            .unwrap();
+        assert!(!empty.expects_continue());
+        assert!(!sent(&mut buffer, &empty).contains("expect"));
+        let none = buffer
+            .request("POST", &url)
+            .unwrap()
+            .headers()
+            .unwrap()
+            .expect_continue()
+            .finish()
+            .unwrap();
+        assert!(!none.expects_continue());
+        assert!(!sent(&mut buffer, &none).contains("expect"));
     }
 
     #[test]

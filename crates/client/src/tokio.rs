@@ -199,8 +199,9 @@ impl Client {
         deadline: Option<Instant>,
     ) -> Result<Response<'_>, Failure> {
         let (head, body) = buffer.bytes(request)?;
-        let mut trip = RoundTrip::new(deadline);
-        trip.wrote(within(deadline, write_all(&conn.stream, head, body)).await)?;
+        let mut trip = RoundTrip::new(request, self.config.expect_continue_timeout, deadline);
+        let with_head = trip.with_head(body);
+        trip.wrote(within(deadline, write_all(&conn.stream, head, with_head)).await)?;
         loop {
             let next = trip.next(
                 &mut conn.parser,
@@ -210,6 +211,9 @@ impl Client {
             )?;
             match next {
                 Next::Interim(len) => conn.rx.consume(len),
+                Next::Body => {
+                    trip.wrote(within(deadline, write_all(&conn.stream, &[], body)).await)?;
+                }
                 Next::Fill { at_least, until } => {
                     let rx = &mut conn.rx;
                     let filled = within(until, async {

@@ -644,3 +644,148 @@ fn obsolete_line_folds_in_a_response_become_spaces() {
     let err = get(&Client::default(), &raw.url("/")).unwrap_err();
     assert!(matches!(err, Error::Response(WireError::ObsFold)), "{err}");
 }
+
+/// A PUT of `body` to `addr` holding the body for `100 Continue`: the
+/// status and the answer's text.
+fn put_expecting(client: &Client, addr: std::net::SocketAddr, body: &[u8]) -> (u16, String) {
+    let url = Url::parse(&format!("http://{addr}/upload")).unwrap();
+    let mut buffer = RequestBuffer::new().unwrap();
+    let request = buffer
+        .request("PUT", &url)
+        .unwrap()
+        .headers()
+        .unwrap()
+        .expect_continue()
+        .body(body)
+        .unwrap();
+    let mut response = client.send(&mut buffer, &request).unwrap();
+    (response.status(), response.text().unwrap())
+}
+
+#[test]
+fn expect_continue_spares_the_body_a_server_refuses_at_the_head() {
+    let (addr, server) = common::refuses_at_the_head();
+    let client = Client::new(config(|c| {
+        c.expect_continue_timeout = Duration::from_secs(10)
+    }));
+    let started = Instant::now();
+    let answer = put_expecting(&client, addr, &[b'z'; 1 << 20]);
+    assert_eq!(answer, (413, "too large".into()));
+    assert!(started.elapsed() < Duration::from_secs(5));
+    // The server waits for the body the head announced: the connection
+    // cannot carry another request, and closes.
+    let url = Url::parse(&format!("http://{addr}/upload")).unwrap();
+    assert_eq!(client.idle_connections(&url), 0);
+    let (head, rest) = server.join().unwrap();
+    assert!(head.contains("\r\nexpect: 100-continue\r\n"), "{head}");
+    assert!(rest.is_empty(), "{} bytes after the head", rest.len());
+}
+
+#[test]
+fn expect_continue_sends_the_body_after_the_wait_or_the_go_ahead() {
+    let body = vec![b'z'; 1 << 20];
+    let waiting = Client::new(config(|c| {
+        c.expect_continue_timeout = Duration::from_millis(300)
+    }));
+    let (addr, _server) = common::never_continues();
+    let (status, text) = put_expecting(&waiting, addr, &body);
+    assert_eq!(status, 200);
+    let waited: u64 = text
+        .strip_prefix("1048576 bytes after ")
+        .and_then(|t| t.strip_suffix(" ms"))
+        .and_then(|ms| ms.parse().ok())
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(waited >= 200, "the body came after {waited} ms");
+
+    // A go-ahead ends a long wait at once; the connection is kept.
+    let patient = Client::new(config(|c| {
+        c.expect_continue_timeout = Duration::from_secs(10)
+    }));
+    let (addr, _server) = common::continues();
+    let started = Instant::now();
+    let answer = put_expecting(&patient, addr, &body);
+    assert_eq!(answer, (200, "1048576 bytes".into()));
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let url = Url::parse(&format!("http://{addr}/upload")).unwrap();
+    assert_eq!(patient.idle_connections(&url), 1);
+}
+
+#[test]
+fn expect_continue_with_ringwire_server() {
+    let addr = common::ringwire(Echo);
+    let client = Client::new(config(|c| {
+        c.expect_continue_timeout = Duration::from_secs(10)
+    }));
+    let started = Instant::now();
+    let (status, text) = put_expecting(&client, addr, &vec![b'z'; 2 << 20]);
+    assert_eq!(status, 200);
+    assert!(
+        text.starts_with("PUT /upload body=2097152\nzzz"),
+        "{}",
+        &text[..40]
+    );
+    // It said `100 Continue` as the body was not there yet.
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let url = Url::parse(&format!("http://{addr}/upload")).unwrap();
+    assert_eq!(client.idle_connections(&url), 1);
+
+    // Past its 8 MiB for a body, it refuses at the head.
+    let (status, _) = put_expecting(&client, addr, &vec![b'z'; 9 << 20]);
+    assert_eq!(status, 413);
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(client.idle_connections(&url), 0);
+}
+
+#[test]
+fn a_redirect_keeps_the_expectation_only_with_the_body() {
+    let raw = Raw::start(|request| {
+        let moved = |status| {
+            let head =
+                format!("HTTP/1.1 {status} Moved\r\nlocation: /end\r\ncontent-length: 0\r\n\r\n");
+            Reply::Send(head.into_bytes())
+        };
+        match request.split(' ').nth(1).unwrap_or_default() {
+            "/see-other" => moved(303),
+            "/temporary" => moved(307),
+            _ => Reply::Send(ok("end")),
+        }
+    });
+    // The raw server never says `100 Continue`: each body waits 50 ms.
+    let client = Client::new(config(|c| {
+        c.max_redirects = Some(1);
+        c.expect_continue_timeout = Duration::from_millis(50);
+    }));
+    for path in ["/see-other", "/temporary"] {
+        let url = Url::parse(&raw.url(path)).unwrap();
+        let mut buffer = RequestBuffer::new().unwrap();
+        let request = buffer
+            .request("POST", &url)
+            .unwrap()
+            .headers()
+            .unwrap()
+            .expect_continue()
+            .body(b"data")
+            .unwrap();
+        let text = client.send(&mut buffer, &request).unwrap().text().unwrap();
+        assert_eq!(text, "end");
+    }
+    let requests = raw.requests();
+    let followed: Vec<(&str, bool)> = requests
+        .iter()
+        .map(|r| {
+            (
+                r.lines().next().unwrap(),
+                r.contains("expect: 100-continue"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        followed,
+        [
+            ("POST /see-other HTTP/1.1", true),
+            ("GET /end HTTP/1.1", false),
+            ("POST /temporary HTTP/1.1", true),
+            ("POST /end HTTP/1.1", true),
+        ]
+    );
+}

@@ -194,3 +194,68 @@ async fn obsolete_line_folds_in_a_response_become_spaces() {
     assert_eq!(response.header("x-folded"), Some(&b"a  \tb"[..]));
     assert_eq!(response.text().await.unwrap(), "ok");
 }
+
+/// A PUT of `body` to `addr` holding the body for `100 Continue`: the
+/// status and the answer's text.
+async fn put_expecting(client: &Client, addr: std::net::SocketAddr, body: &[u8]) -> (u16, String) {
+    let url = Url::parse(&format!("http://{addr}/upload")).unwrap();
+    let mut buffer = RequestBuffer::new().unwrap();
+    let request = buffer
+        .request("PUT", &url)
+        .unwrap()
+        .headers()
+        .unwrap()
+        .expect_continue()
+        .body(body)
+        .unwrap();
+    let mut response = client.send(&mut buffer, &request).await.unwrap();
+    (response.status(), response.text().await.unwrap())
+}
+
+#[tokio::test]
+async fn expect_continue_waits_for_the_go_ahead_the_wait_or_a_refusal() {
+    let body = vec![b'z'; 1 << 20];
+    let client = |wait| {
+        Client::new(ClientConfig {
+            expect_continue_timeout: wait,
+            ..ClientConfig::default()
+        })
+    };
+    let patient = client(Duration::from_secs(10));
+    let started = std::time::Instant::now();
+
+    let (addr, server) = common::refuses_at_the_head();
+    let answer = put_expecting(&patient, addr, &body).await;
+    assert_eq!(answer, (413, "too large".into()));
+    let (_, rest) = tokio::task::spawn_blocking(|| server.join().unwrap())
+        .await
+        .unwrap();
+    assert!(rest.is_empty(), "{} bytes after the head", rest.len());
+
+    let (addr, _server) = common::continues();
+    let answer = put_expecting(&patient, addr, &body).await;
+    assert_eq!(answer, (200, "1048576 bytes".into()));
+    let url = Url::parse(&format!("http://{addr}/upload")).unwrap();
+    assert_eq!(patient.idle_connections(&url), 1);
+
+    let ringwire = common::ringwire(Echo);
+    let (status, text) = put_expecting(&patient, ringwire, &body).await;
+    assert_eq!(status, 200);
+    assert!(
+        text.starts_with("PUT /upload body=1048576\nzzz"),
+        "{}",
+        &text[..40]
+    );
+    // None of them waited out the ten seconds.
+    assert!(started.elapsed() < Duration::from_secs(5));
+
+    let (addr, _server) = common::never_continues();
+    let (status, text) = put_expecting(&client(Duration::from_millis(300)), addr, &body).await;
+    assert_eq!(status, 200);
+    let waited: u64 = text
+        .strip_prefix("1048576 bytes after ")
+        .and_then(|t| t.strip_suffix(" ms"))
+        .and_then(|ms| ms.parse().ok())
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(waited >= 200, "the body came after {waited} ms");
+}

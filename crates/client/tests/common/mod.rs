@@ -10,7 +10,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use ringwire_server::{Handler, Request, Response, Server, ServerConfig};
 
@@ -364,4 +364,94 @@ pub fn refuse_early() -> SocketAddr {
         }
     });
     addr
+}
+
+/// A server for one connection that reads a request head (a byte at a time,
+/// so nothing after it), hands it and the stream to `answer`, then reads
+/// until the client closes (5 s at most). Joined, it gives the head and
+/// what came after `answer`.
+pub fn once(
+    answer: impl FnOnce(&mut TcpStream, &str) + Send + 'static,
+) -> (SocketAddr, thread::JoinHandle<(String, Vec<u8>)>) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let server = thread::spawn(move || {
+        let (mut stream, _) = listener.accept().expect("accept");
+        // A watchdog: no read waits longer.
+        stream
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .unwrap();
+        let mut head = Vec::new();
+        let mut byte = [0];
+        while !head.ends_with(b"\r\n\r\n") {
+            match stream.read(&mut byte) {
+                Ok(1) => head.push(byte[0]),
+                _ => break,
+            }
+        }
+        let head = String::from_utf8_lossy(&head).into_owned();
+        answer(&mut stream, &head);
+        let mut rest = Vec::new();
+        let _ = stream.read_to_end(&mut rest);
+        (head, rest)
+    });
+    (addr, server)
+}
+
+/// Reads the `content-length` body that follows `head`.
+fn read_body(stream: &mut TcpStream, head: &str) -> Vec<u8> {
+    let len = head
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("content-length: ")?
+                .parse()
+                .ok()
+        })
+        .unwrap_or(0);
+    let mut body = vec![0; len];
+    stream.read_exact(&mut body).expect("the body");
+    body
+}
+
+/// `Expect: 100-continue` refused at once: `413` (the connection kept, as
+/// far as the server is concerned), the body never read.
+pub fn refuses_at_the_head() -> (SocketAddr, thread::JoinHandle<(String, Vec<u8>)>) {
+    once(|stream, _| {
+        let _ = stream
+            .write_all(b"HTTP/1.1 413 Content Too Large\r\ncontent-length: 9\r\n\r\ntoo large");
+    })
+}
+
+/// A server that knows nothing of `100 Continue`: it reads the body and
+/// answers `N bytes after MS ms`, the time it waited for them.
+pub fn never_continues() -> (SocketAddr, thread::JoinHandle<(String, Vec<u8>)>) {
+    once(|stream, head| {
+        let started = Instant::now();
+        let body = read_body(stream, head);
+        let waited = started.elapsed().as_millis();
+        let _ = stream.write_all(&ok(&format!("{} bytes after {waited} ms", body.len())));
+    })
+}
+
+/// A server that says `100 Continue` once no body has come for 200 ms,
+/// then reads the body and answers `N bytes`; a body that came before is
+/// answered `the body came before 100 Continue`.
+pub fn continues() -> (SocketAddr, thread::JoinHandle<(String, Vec<u8>)>) {
+    once(|stream, head| {
+        stream
+            .set_read_timeout(Some(Duration::from_millis(200)))
+            .unwrap();
+        let early = stream.read(&mut [0]).unwrap_or(0) > 0;
+        stream
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .unwrap();
+        if early {
+            let _ = stream.write_all(&ok("the body came before 100 Continue"));
+            return;
+        }
+        let _ = stream.write_all(b"HTTP/1.1 100 Continue\r\n\r\n");
+        let body = read_body(stream, head);
+        let _ = stream.write_all(&ok(&format!("{} bytes", body.len())));
+    })
 }
