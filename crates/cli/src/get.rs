@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use ringwire_client::blocking::{Client, Response};
+use ringwire_client::blocking::{Client, Trace};
 use ringwire_client::{ClientConfig, Error, RequestBuffer, Url};
 
 use crate::request::{line, seconds, RequestArgs, TlsArgs, USER_AGENT};
@@ -86,11 +86,19 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
         defaults.push(("content-type", "application/x-www-form-urlencoded"));
     }
     let request = args.request.encode(&mut buffer, &url, &body, &defaults)?;
-    // With -v, every hop of a redirect chain: each request head, then its answer's.
-    let trace = |head: &[u8], response: &Response<'_>| {
+    // With -v, every hop of a redirect chain: each request head, then its answers'.
+    let trace = |event: Trace<'_>| {
         if args.verbose {
-            print_head("> ", head);
-            print_response_head(response);
+            match event {
+                Trace::Request(head) => print_head("> ", head),
+                Trace::Interim(head) => print_response_head(&head),
+                Trace::Response(response) => {
+                    if let Some(head) = response.head() {
+                        print_response_head(&head);
+                    }
+                }
+                _ => {}
+            }
         }
     };
     let mut response = match client.send_traced(&mut buffer, &request, trace) {
@@ -143,10 +151,7 @@ fn print_head(prefix: &str, head: &[u8]) {
     let _ = writeln!(err, "{prefix}");
 }
 
-fn print_response_head(response: &Response<'_>) {
-    let Some(head) = response.head() else {
-        return;
-    };
+fn print_response_head(head: &ringwire_http1::Response<'_>) {
     let mut err = io::stderr().lock();
     let _ = writeln!(
         err,

@@ -77,11 +77,12 @@ impl Client {
         buffer: &mut RequestBuffer,
         request: &Request<'_>,
     ) -> Result<Response<'_>, Error> {
-        self.send_traced(buffer, request, |_, _| {})
+        self.send_traced(buffer, request, |_| {})
     }
 
-    /// [`send`](Self::send), handing `trace` each request head sent and the response it
-    /// got, every hop of a redirect chain and the last, as `curl -v` shows the exchange.
+    /// [`send`](Self::send), handing `trace` the exchange as it goes, as `curl -v` shows
+    /// it: each request head, the interim answers to it, and the response it got, every
+    /// hop of a redirect chain and the last.
     ///
     /// # Errors
     ///
@@ -90,16 +91,16 @@ impl Client {
         &self,
         buffer: &mut RequestBuffer,
         request: &Request<'_>,
-        mut trace: impl FnMut(&[u8], &Response<'_>),
+        mut trace: impl FnMut(Trace<'_>),
     ) -> Result<Response<'_>, Error> {
         let deadline = self.config.request_timeout.map(|t| Instant::now() + t);
         let mut hop: Option<Hop> = None;
         let mut hops = 0;
         loop {
             let current = hop.as_ref().map_or(*request, |h| h.request(request));
-            let response = self.exchange(buffer, &current, deadline)?;
+            let response = self.exchange(buffer, &current, deadline, &mut trace)?;
+            trace(Trace::Response(&response));
             let (head, body) = buffer.bytes(&current)?;
-            trace(head, &response);
             let Some(max) = self.config.max_redirects else {
                 return Ok(response);
             };
@@ -130,20 +131,21 @@ impl Client {
         buffer: &mut RequestBuffer,
         request: &Request<'_>,
         deadline: Option<Instant>,
+        trace: &mut dyn FnMut(Trace<'_>),
     ) -> Result<Response<'_>, Error> {
         let origin = request.url().origin();
         if let Some(conn) = self
             .pool
             .take(origin, |c| is_quiet(c.rx.get_ref().socket()))
         {
-            match self.round_trip(conn, buffer, request, deadline) {
+            match self.round_trip(conn, buffer, request, deadline, trace) {
                 Ok(response) => return Ok(response),
                 Err(f) if f.retryable && request.is_idempotent() => {}
                 Err(f) => return Err(f.error),
             }
         }
         let conn = self.connect(origin, deadline)?;
-        self.round_trip(conn, buffer, request, deadline)
+        self.round_trip(conn, buffer, request, deadline, trace)
             .map_err(|f| f.error)
     }
 
@@ -227,9 +229,11 @@ impl Client {
         buffer: &mut RequestBuffer,
         request: &Request<'_>,
         deadline: Option<Instant>,
+        trace: &mut dyn FnMut(Trace<'_>),
     ) -> Result<Response<'_>, Failure> {
         let (head, body) = buffer.bytes(request)?;
         let mut trip = RoundTrip::new(request, self.config.expect_continue_timeout, deadline);
+        trace(Trace::Request(head));
         conn.set_deadline(deadline)?;
         let with_head = trip.with_head(body);
         trip.wrote(write_all(conn.rx.get_mut(), head, with_head).map_err(Error::from))?;
@@ -241,7 +245,10 @@ impl Client {
                 &self.config.limits,
             )?;
             match next {
-                Next::Interim(len) => conn.rx.consume(len),
+                Next::Interim(len) => {
+                    trace(Trace::Interim(conn.parser.head().view(conn.rx.data())));
+                    conn.rx.consume(len);
+                }
                 Next::Body => {
                     conn.set_deadline(deadline)?;
                     trip.wrote(write_all(conn.rx.get_mut(), &[], body).map_err(Error::from))?;
@@ -307,6 +314,22 @@ fn write_all(stream: &mut Stream, head: &[u8], body: &[u8]) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// What [`Client::send_traced`] is shown of an exchange, in order.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Trace<'t> {
+    /// A request head, as it is sent: the first, then each redirect's (and
+    /// any sent again on a fresh connection, when a pooled one turned out
+    /// closed).
+    Request(&'t [u8]),
+    /// An interim `1xx` head, as it arrived: a `100 Continue` to a body
+    /// that waited for it ([`HeaderBuilder::expect_continue`](crate::HeaderBuilder::expect_continue)),
+    /// `103 Early Hints`.
+    Interim(ringwire_http1::Response<'t>),
+    /// The response, its head in place.
+    Response(&'t Response<'t>),
 }
 
 /// A response whose head has arrived; the body is read from the

@@ -7,7 +7,7 @@ use std::io::Write as _;
 use std::time::{Duration, Instant};
 
 use common::{ok, Echo, Python, Raw, Reply};
-use ringwire_client::blocking::Client;
+use ringwire_client::blocking::{Client, Trace};
 use ringwire_client::{ClientConfig, Error, Phase, RequestBuffer, Url};
 use ringwire_http1::Error as WireError;
 
@@ -716,17 +716,44 @@ fn expect_continue_with_ringwire_server() {
     let client = Client::new(config(|c| {
         c.expect_continue_timeout = Duration::from_secs(10)
     }));
+    let url = Url::parse(&format!("http://{addr}/upload")).unwrap();
+    let body = vec![b'z'; 2 << 20];
+    let mut buffer = RequestBuffer::new().unwrap();
+    let request = buffer
+        .request("PUT", &url)
+        .unwrap()
+        .headers()
+        .unwrap()
+        .expect_continue()
+        .body(&body)
+        .unwrap();
     let started = Instant::now();
-    let (status, text) = put_expecting(&client, addr, &vec![b'z'; 2 << 20]);
-    assert_eq!(status, 200);
+    let mut seen = Vec::new();
+    let mut response = client
+        .send_traced(&mut buffer, &request, |event| match event {
+            Trace::Request(head) => seen.push(String::from_utf8_lossy(head).into_owned()),
+            Trace::Interim(head) => seen.push(head.status().to_string()),
+            Trace::Response(response) => seen.push(response.status().to_string()),
+            _ => {}
+        })
+        .unwrap();
+    let text = response.text().unwrap();
+    drop(response);
     assert!(
         text.starts_with("PUT /upload body=2097152\nzzz"),
         "{}",
         &text[..40]
     );
-    // It said `100 Continue` as the body was not there yet.
+    // It said `100 Continue` as the body was not there yet, and the trace
+    // shows it between the request and the response.
     assert!(started.elapsed() < Duration::from_secs(5));
-    let url = Url::parse(&format!("http://{addr}/upload")).unwrap();
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    assert!(
+        seen[0].contains("\r\nexpect: 100-continue\r\n"),
+        "{}",
+        seen[0]
+    );
+    assert_eq!(seen[1..], ["100", "200"]);
     assert_eq!(client.idle_connections(&url), 1);
 
     // Past its 8 MiB for a body, it refuses at the head.
