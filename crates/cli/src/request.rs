@@ -17,7 +17,8 @@ pub(crate) struct RequestArgs {
     /// The method [default: GET, or POST with -d].
     #[arg(short = 'X', long = "request", value_name = "METHOD")]
     method: Option<String>,
-    /// A request header, `NAME: VALUE` (repeatable).
+    /// A request header, `NAME: VALUE` (repeatable); `NAME:` without a
+    /// value leaves out one ringwire would send (as curl).
     #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
     headers: Vec<String>,
     /// The request body; `@FILE` reads it from FILE, `@-` from stdin.
@@ -62,8 +63,9 @@ impl RequestArgs {
 
     /// Encodes the request for `url` into `buffer`, with `body` (read
     /// beforehand by [`body`](Self::body)); each of `defaults` is sent
-    /// unless a `-H` names that field. A `-H host: ...` replaces the URL's
-    /// authority (a virtual host).
+    /// unless a `-H` names that field (a `-H NAME:` without a value only
+    /// leaves it out). A `-H host: ...` replaces the URL's authority (a
+    /// virtual host); `host` cannot be left out, as HTTP/1.1 requires it.
     pub(crate) fn encode<'a>(
         &'a self,
         buffer: &mut RequestBuffer,
@@ -88,6 +90,11 @@ impl RequestArgs {
         };
         let query = buffer.request(self.method(), url).map_err(line)?;
         let mut request = match given("host") {
+            Some("") => {
+                return Err("cannot leave out the host header (-H 'Host:'): \
+                     HTTP/1.1 requests must have one"
+                    .into())
+            }
             Some(host) => query.headers_with_host(host),
             None => query.headers(),
         }
@@ -97,8 +104,9 @@ impl RequestArgs {
                 request = request.header(name, value).map_err(line)?;
             }
         }
+        // Host went in above; a field without a value only left one out.
         for (name, value) in headers {
-            if !name.eq_ignore_ascii_case("host") {
+            if !value.is_empty() && !name.eq_ignore_ascii_case("host") {
                 request = request.header(name, value).map_err(line)?;
             }
         }

@@ -163,6 +163,21 @@ fn host_accept_and_content_type_as_curl_sends_them() {
             server.addr
         )
     );
+    // A field without a value is left out, as with curl...
+    let out = get(&["-H", "Accept:", "-H", "content-type:", "-d", "a=1", &url]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        format!("Host: {}\nAccept: -\nContent-Type: -\n", server.addr)
+    );
+    // ...but not host, without which the request is not HTTP/1.1.
+    let out = get(&["-H", "Host:", &url]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.stdout, b"");
+    assert_eq!(
+        text(&out.stderr),
+        "ringwire: cannot leave out the host header (-H 'Host:'): HTTP/1.1 requests must have one\n"
+    );
 }
 
 #[test]
