@@ -20,6 +20,8 @@ const HTTP_ERROR_EXIT: u8 = 22;
 const TOO_MANY_REDIRECTS_EXIT: u8 = 47;
 /// Bodies shorter than this get no progress bar.
 const PROGRESS_FROM: u64 = 1 << 20;
+/// Bodies larger than this wait for the server's `100 Continue`, as curl's.
+const EXPECT_CONTINUE_OVER: usize = 1 << 20;
 
 #[derive(Debug, Args)]
 pub(crate) struct GetArgs {
@@ -84,6 +86,11 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
     let mut defaults = vec![("user-agent", USER_AGENT), ("accept", "*/*")];
     if args.request.has_data() {
         defaults.push(("content-type", "application/x-www-form-urlencoded"));
+    }
+    // A server that refuses the upload (401, 413, a redirect) can say so
+    // before all of it is sent.
+    if body.len() > EXPECT_CONTINUE_OVER {
+        defaults.push(("expect", "100-continue"));
     }
     let request = args.request.encode(&mut buffer, &url, &body, &defaults)?;
     // With -v, every hop of a redirect chain: each request head, then its answers'.

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
-use ringwire_client::{Request, RequestBuffer, Url};
+use ringwire_client::{HeaderBuilder, Request, RequestBuffer, Url};
 
 /// Sent unless a `-H user-agent: ...` replaces it.
 pub(crate) const USER_AGENT: &str = concat!("ringwire/", env!("CARGO_PKG_VERSION"));
@@ -101,13 +101,13 @@ impl RequestArgs {
         .map_err(line)?;
         for &(name, value) in defaults {
             if given(name).is_none() {
-                request = request.header(name, value).map_err(line)?;
+                request = field(request, name, value)?;
             }
         }
         // Host went in above; a field without a value only left one out.
         for (name, value) in headers {
             if !value.is_empty() && !name.eq_ignore_ascii_case("host") {
-                request = request.header(name, value).map_err(line)?;
+                request = field(request, name, value)?;
             }
         }
         if body.is_empty() && self.data.is_none() {
@@ -116,6 +116,21 @@ impl RequestArgs {
             request.body(body)
         }
         .map_err(line)
+    }
+}
+
+/// Adds a field to `request`: `expect: 100-continue` as the client's
+/// expectation, so that the body waits for the server's go-ahead; any
+/// other as it is.
+fn field<'w, 'a>(
+    request: HeaderBuilder<'w, 'a>,
+    name: &str,
+    value: &str,
+) -> Result<HeaderBuilder<'w, 'a>, String> {
+    if name.eq_ignore_ascii_case("expect") && value.eq_ignore_ascii_case("100-continue") {
+        Ok(request.expect_continue())
+    } else {
+        request.header(name, value).map_err(line)
     }
 }
 
@@ -162,5 +177,36 @@ pub(crate) fn line(e: impl std::fmt::Display) -> String {
     match text.find(" (os error") {
         Some(at) => text[..at].to_owned(),
         None => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A POST of `body` with `-H` flags `headers`, and `defaults`.
+    fn encoded(headers: &[&str], defaults: &[(&str, &str)], body: &[u8]) -> (bool, String) {
+        let args = RequestArgs {
+            method: None,
+            headers: headers.iter().map(|h| (*h).to_owned()).collect(),
+            data: Some(String::new()),
+        };
+        let url = Url::parse("http://example.com/").unwrap();
+        let mut buffer = RequestBuffer::new().unwrap();
+        let request = args.encode(&mut buffer, &url, body, defaults).unwrap();
+        let head = String::from_utf8_lossy(buffer.bytes(&request).unwrap().0).into_owned();
+        (request.expects_continue(), head)
+    }
+
+    #[test]
+    fn expect_100_continue_holds_the_body_back() {
+        let expect = [("expect", "100-continue")];
+        assert!(encoded(&[], &expect, b"body").0);
+        assert!(encoded(&["Expect: 100-Continue"], &[], b"body").0);
+        let (held, head) = encoded(&["Expect:"], &expect, b"body");
+        assert!(!held && !head.contains("expect"), "{head}");
+        // Another expectation is the caller's to send as it is.
+        let (held, head) = encoded(&["Expect: x-other"], &expect, b"body");
+        assert!(!held && head.contains("\r\nExpect: x-other\r\n"), "{head}");
     }
 }

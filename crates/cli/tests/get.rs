@@ -371,3 +371,63 @@ fn fetches_over_https_trusting_or_skipping_the_certificate() {
     assert!(trusted.status.success(), "{}", text(&trusted.stderr));
     assert_eq!(text(&trusted.stdout), "Hello from ringwire!\n");
 }
+
+/// A ringwire server (in this process) answering `N bytes`, the length of
+/// the request body it read.
+fn counting_server() -> std::net::SocketAddr {
+    use ringwire_server::{Handler, Request, Response, Server, ServerConfig};
+    struct Count;
+    impl Handler for Count {
+        async fn call(&self, request: &Request<'_>) -> Response {
+            Response::new(200).body(format!("{} bytes", request.body().len()))
+        }
+    }
+    let server = Server::bind(ServerConfig::new("127.0.0.1:0".parse().unwrap())).unwrap();
+    let addr = server.local_addr();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(server.serve(Count)).unwrap();
+    });
+    addr
+}
+
+#[test]
+fn an_upload_over_a_mebibyte_waits_for_100_continue() {
+    let url = format!("http://{}/upload", counting_server());
+    let dir = std::env::temp_dir().join(format!("ringwire-get-expect-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let upload = |len: usize| {
+        let file = dir.join(format!("{len}.bin"));
+        std::fs::write(&file, vec![b'z'; len]).unwrap();
+        format!("@{}", file.display())
+    };
+    let (large, small) = (upload(2 << 20), upload(1 << 20));
+
+    let out = get(&["-v", "-d", &large, &url]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "2097152 bytes");
+    let stderr = text(&out.stderr);
+    let asked = stderr.find("\n> expect: 100-continue\n");
+    let go = stderr.find("\n< HTTP/1.1 100 Continue\n<\n");
+    let answer = stderr.find("\n< HTTP/1.1 200 OK\n");
+    assert!(asked.is_some() && asked < go && go < answer, "{stderr}");
+
+    // Left out with -H 'Expect:', and not asked for 1 MiB.
+    for args in [&["-H", "Expect:", "-d", &large][..], &["-d", &small]] {
+        let out = get(&[&["-v"], args, &[&url]].concat());
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert!(
+            text(&out.stdout).ends_with(" bytes"),
+            "{}",
+            text(&out.stdout)
+        );
+        let stderr = text(&out.stderr);
+        assert!(!stderr.contains("expect:"), "{stderr}");
+        assert!(!stderr.contains("100 Continue"), "{stderr}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

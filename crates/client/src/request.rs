@@ -500,8 +500,10 @@ impl<'a> Request<'a> {
         Method::from(self.method)
     }
 
-    /// Whether the body waits for the server's `100 Continue`.
-    pub(crate) fn expects_continue(&self) -> bool {
+    /// Whether the body waits for the server's `100 Continue`
+    /// ([`HeaderBuilder::expect_continue`], with a body to hold back).
+    #[must_use]
+    pub fn expects_continue(&self) -> bool {
         self.expect_continue
     }
 
