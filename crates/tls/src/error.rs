@@ -33,6 +33,12 @@ pub enum TlsError {
     /// The client offered only application protocols (ALPN) the server
     /// does not speak.
     NoAlpnOverlap,
+    /// The server wants a certificate from the client, which has none to
+    /// send: TLS 1.3's `certificate_required` alert (after the client's
+    /// handshake is done, so the first read reports it), or TLS 1.2's
+    /// `bad_certificate`, or its `handshake_failure` once the server's
+    /// hello was accepted.
+    ClientCertificateRequired,
     /// The handshake failed otherwise (the peer's alert, a malformed record).
     Handshake(String),
     /// The session failed after the handshake.
@@ -62,6 +68,9 @@ impl fmt::Display for TlsError {
             TlsError::NotTls => f.write_str("the peer does not speak TLS (is it plain http?)"),
             TlsError::NoAlpnOverlap => {
                 f.write_str("no application protocol (ALPN) both sides speak")
+            }
+            TlsError::ClientCertificateRequired => {
+                f.write_str("the server requires a client certificate")
             }
             TlsError::Handshake(why) => write!(f, "TLS handshake failed: {why}"),
             TlsError::Protocol(why) => write!(f, "TLS session failed: {why}"),

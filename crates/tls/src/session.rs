@@ -127,7 +127,7 @@ impl Session {
                 if let Err(e) = conn.process_new_packets() {
                     // The alert that says why goes out before the error.
                     let _ = flush_rustls(conn, wire);
-                    return Err(rustls_error(e));
+                    return Err(rustls_error(e, conn));
                 }
             },
         }
@@ -154,7 +154,7 @@ impl Session {
                 Err(e) if e.code() == ErrorCode::ZERO_RETURN => Ok(Plain::Closed),
                 Err(e) if wants_io(&e) && !stream.get_ref().eof => Ok(Plain::WantCipher),
                 Err(_) if stream.get_ref().eof => Err(TlsError::Truncated),
-                Err(e) => Err(TlsError::Protocol(e.to_string())),
+                Err(e) => Err(session_error(&e, stream.ssl())),
             },
             Session::Rustls { conn, wire } => loop {
                 match conn.reader().read(buf) {
@@ -177,7 +177,7 @@ impl Session {
                 let state = conn.process_new_packets();
                 // Key updates and alerts answer at once.
                 flush_rustls(conn, wire)?;
-                state.map_err(|e| TlsError::Protocol(e.to_string()))?;
+                state.map_err(|e| rustls_session_error(e, conn))?;
             },
         }
     }
@@ -309,6 +309,9 @@ fn handshake_error(e: &openssl::ssl::Error, ssl: &openssl::ssl::SslRef) -> TlsEr
         };
     }
     let text = e.to_string();
+    if wants_client_certificate(&text, ssl) {
+        return TlsError::ClientCertificateRequired;
+    }
     let has = |what: &str| text.contains(what);
     // What OpenSSL makes of bytes that are no TLS record: its record
     // header check fails (a client reading an HTTP answer), or it sees an
@@ -333,9 +336,58 @@ fn handshake_error(e: &openssl::ssl::Error, ssl: &openssl::ssl::SslRef) -> TlsEr
     }
 }
 
+/// An OpenSSL session that failed after its handshake, by cause.
+fn session_error(e: &openssl::ssl::Error, ssl: &openssl::ssl::SslRef) -> TlsError {
+    let text = e.to_string();
+    if wants_client_certificate(&text, ssl) {
+        TlsError::ClientCertificateRequired
+    } else {
+        TlsError::Protocol(text)
+    }
+}
+
+/// Whether OpenSSL's `text` is a client hearing that the server wants its
+/// certificate. TLS 1.3 has an alert for that; TLS 1.2 servers say
+/// `bad_certificate`, or `handshake_failure` (RFC 5246 section 7.4.6),
+/// which before the server's hello is accepted means something else (no
+/// common cipher), and after it, in practice, only that.
+fn wants_client_certificate(text: &str, ssl: &openssl::ssl::SslRef) -> bool {
+    let has = |what: &str| text.contains(what);
+    !ssl.is_server()
+        && (has("alert certificate required")
+            || has("alert bad certificate")
+            || (has("alert handshake failure") && ssl.current_cipher().is_some()))
+}
+
+/// [`wants_client_certificate`] for rustls.
+fn rustls_wants_client_certificate(e: &rustls::Error, conn: &rustls::Connection) -> bool {
+    use rustls::AlertDescription as Alert;
+    let rustls::Error::AlertReceived(alert) = e else {
+        return false;
+    };
+    matches!(conn, rustls::Connection::Client(_))
+        && match alert {
+            Alert::CertificateRequired | Alert::BadCertificate => true,
+            Alert::HandshakeFailure => conn.negotiated_cipher_suite().is_some(),
+            _ => false,
+        }
+}
+
+/// A rustls session that failed after its handshake, by cause.
+fn rustls_session_error(e: rustls::Error, conn: &rustls::Connection) -> TlsError {
+    if rustls_wants_client_certificate(&e, conn) {
+        TlsError::ClientCertificateRequired
+    } else {
+        TlsError::Protocol(e.to_string())
+    }
+}
+
 /// A failed rustls handshake, by cause.
-fn rustls_error(e: rustls::Error) -> TlsError {
+fn rustls_error(e: rustls::Error, conn: &rustls::Connection) -> TlsError {
     use rustls::{AlertDescription as Alert, CertificateError as Cert, Error, InvalidMessage};
+    if rustls_wants_client_certificate(&e, conn) {
+        return TlsError::ClientCertificateRequired;
+    }
     match e {
         // The first byte of a record is no TLS content type: not TLS at all.
         Error::InvalidMessage(InvalidMessage::InvalidContentType) => TlsError::NotTls,

@@ -481,3 +481,186 @@ fn an_encrypted_key_is_refused_with_a_way_out() {
         refused.err()
     );
 }
+
+/// The TLS libraries a test server can require a client certificate with.
+#[derive(Debug, Clone, Copy)]
+enum Requiring {
+    OpenSsl,
+    Rustls,
+}
+
+/// A blocking server, for one connection, that requires a client
+/// certificate signed by `pki`'s CA, in `version` only. After its handshake
+/// fails it reads until the client closes (5 s at most), so that its
+/// alert is not lost to a reset.
+fn requiring_client_certificates(
+    pki: &Pki,
+    library: Requiring,
+    version: Version,
+) -> std::net::SocketAddr {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (chain, key) = pki.leaf(&["localhost"], None);
+    let ca = pki.ca_pem.clone();
+    std::thread::spawn(move || {
+        let (tcp, _) = listener.accept().unwrap();
+        tcp.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+            .unwrap();
+        let mut drain = tcp.try_clone().unwrap();
+        match library {
+            Requiring::OpenSsl => openssl_requiring(&chain, &key, &ca, version, tcp),
+            Requiring::Rustls => rustls_requiring(&chain, &key, &ca, version, tcp),
+        }
+        let _ = std::io::copy(&mut drain, &mut std::io::sink());
+    });
+    addr
+}
+
+fn openssl_requiring(
+    chain: &[u8],
+    key: &[u8],
+    ca: &[u8],
+    version: Version,
+    tcp: std::net::TcpStream,
+) {
+    use openssl::ssl::{SslAcceptor, SslMethod, SslVerifyMode, SslVersion};
+    let mut builder = SslAcceptor::mozilla_intermediate_v5(SslMethod::tls_server()).unwrap();
+    builder
+        .set_certificate(&openssl::x509::X509::from_pem(chain).unwrap())
+        .unwrap();
+    builder
+        .set_private_key(&openssl::pkey::PKey::private_key_from_pem(key).unwrap())
+        .unwrap();
+    builder
+        .cert_store_mut()
+        .add_cert(openssl::x509::X509::from_pem(ca).unwrap())
+        .unwrap();
+    builder.set_verify(SslVerifyMode::PEER | SslVerifyMode::FAIL_IF_NO_PEER_CERT);
+    let version = match version {
+        Version::Tls12 => SslVersion::TLS1_2,
+        Version::Tls13 => SslVersion::TLS1_3,
+    };
+    builder.set_min_proto_version(Some(version)).unwrap();
+    builder.set_max_proto_version(Some(version)).unwrap();
+    assert!(
+        builder.build().accept(tcp).is_err(),
+        "a client without a certificate"
+    );
+}
+
+fn rustls_requiring(
+    chain: &[u8],
+    key: &[u8],
+    ca: &[u8],
+    version: Version,
+    mut tcp: std::net::TcpStream,
+) {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(CertificateDer::from_pem_slice(ca).unwrap())
+        .unwrap();
+    let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+        std::sync::Arc::new(roots),
+        provider.clone(),
+    )
+    .build()
+    .unwrap();
+    let version = match version {
+        Version::Tls12 => &rustls::version::TLS12,
+        Version::Tls13 => &rustls::version::TLS13,
+    };
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_protocol_versions(&[version])
+        .unwrap()
+        .with_client_cert_verifier(verifier)
+        .with_single_cert(
+            vec![CertificateDer::from_pem_slice(chain).unwrap()],
+            PrivateKeyDer::from_pem_slice(key).unwrap(),
+        )
+        .unwrap();
+    let mut conn = rustls::ServerConnection::new(std::sync::Arc::new(config)).unwrap();
+    assert!(
+        conn.complete_io(&mut tcp).is_err(),
+        "a client without a certificate"
+    );
+    // The alert that says why.
+    while conn.wants_write() {
+        conn.write_tls(&mut tcp).unwrap();
+    }
+}
+
+/// What a client without a certificate makes of a server that requires
+/// one: the handshake fails (TLS 1.2), or the first read does (TLS 1.3,
+/// where the server checks after the client's handshake is done).
+fn refusal(addr: std::net::SocketAddr, client: &ClientConfig) -> TlsError {
+    let connector = TlsConnector::new(client).unwrap();
+    let tcp = std::net::TcpStream::connect(addr).unwrap();
+    tcp.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .unwrap();
+    let mut tls = match connector.connect_blocking("localhost", tcp) {
+        Ok(tls) => tls,
+        Err(e) => return e,
+    };
+    tls.write_all(b"GET / HTTP/1.1\r\nhost: localhost\r\n\r\n")
+        .unwrap();
+    let e = tls.read(&mut [0; 64]).expect_err("a refusal");
+    match e.into_inner().map(|e| e.downcast::<TlsError>()) {
+        Some(Ok(tls)) => *tls,
+        other => panic!("not a TLS error: {other:?}"),
+    }
+}
+
+#[test]
+fn a_server_requiring_a_client_certificate_says_so() {
+    let pki = Pki::new();
+    for library in [Requiring::OpenSsl, Requiring::Rustls] {
+        for version in [Version::Tls12, Version::Tls13] {
+            for backend in BACKENDS {
+                let addr = requiring_client_certificates(&pki, library, version);
+                let e = refusal(addr, &pki.client(backend));
+                let case = format!("{library:?} server, {version:?}, {backend:?} client");
+                assert!(
+                    matches!(e, TlsError::ClientCertificateRequired),
+                    "{case}: {e:?}"
+                );
+                assert_eq!(e.to_string(), "the server requires a client certificate");
+            }
+        }
+    }
+}
+
+/// A `handshake_failure` to the client's hello (no cipher in common) is
+/// not taken for a certificate wanted.
+#[test]
+fn a_handshake_failure_before_the_servers_hello_is_something_else() {
+    use openssl::ssl::{SslAcceptor, SslMethod, SslVersion};
+    let pki = Pki::new();
+    let (chain, key) = pki.leaf(&["localhost"], None);
+    for backend in BACKENDS {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (chain, key) = (chain.clone(), key.clone());
+        std::thread::spawn(move || {
+            let mut builder =
+                SslAcceptor::mozilla_intermediate_v5(SslMethod::tls_server()).unwrap();
+            builder
+                .set_certificate(&openssl::x509::X509::from_pem(&chain).unwrap())
+                .unwrap();
+            builder
+                .set_private_key(&openssl::pkey::PKey::private_key_from_pem(&key).unwrap())
+                .unwrap();
+            // Only ciphers no client here offers.
+            builder.set_cipher_list("PSK").unwrap();
+            builder
+                .set_max_proto_version(Some(SslVersion::TLS1_2))
+                .unwrap();
+            let (tcp, _) = listener.accept().unwrap();
+            assert!(builder.build().accept(tcp).is_err());
+        });
+        let e = refusal(addr, &pki.client(backend));
+        assert!(matches!(e, TlsError::Handshake(_)), "{backend:?}: {e:?}");
+    }
+}
