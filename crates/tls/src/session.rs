@@ -4,7 +4,7 @@
 
 use std::io::{self, IoSlice, Read as _, Write as _};
 
-use openssl::ssl::{ErrorCode, ShutdownState, Ssl, SslStream};
+use openssl::ssl::{ErrorCode, ShutdownState, Ssl, SslStream, SslVerifyMode};
 use openssl::x509::X509VerifyResult;
 use rustls::pki_types::ServerName;
 
@@ -295,7 +295,9 @@ fn wants_io(e: &openssl::ssl::Error) -> bool {
 /// A failed OpenSSL handshake, by cause.
 fn handshake_error(e: &openssl::ssl::Error, ssl: &openssl::ssl::SslRef) -> TlsError {
     let verify = ssl.verify_result();
-    if verify != X509VerifyResult::OK {
+    // Without verification (an insecure client) OpenSSL still records what
+    // it found, but the handshake failed for another reason.
+    if verify != X509VerifyResult::OK && ssl.verify_mode().contains(SslVerifyMode::PEER) {
         return match verify.as_raw() {
             // X509_V_ERR_CERT_NOT_YET_VALID
             9 => TlsError::NotYetValid,

@@ -619,14 +619,18 @@ fn a_server_requiring_a_client_certificate_says_so() {
     for library in [Requiring::OpenSsl, Requiring::Rustls] {
         for version in [Version::Tls12, Version::Tls13] {
             for backend in BACKENDS {
-                let addr = requiring_client_certificates(&pki, library, version);
-                let e = refusal(addr, &pki.client(backend));
-                let case = format!("{library:?} server, {version:?}, {backend:?} client");
-                assert!(
-                    matches!(e, TlsError::ClientCertificateRequired),
-                    "{case}: {e:?}"
-                );
-                assert_eq!(e.to_string(), "the server requires a client certificate");
+                // Whether the client checks the server's certificate or not (`-k`).
+                let insecure = ClientConfig::default().insecure(true).backend(backend);
+                for client in [pki.client(backend), insecure] {
+                    let addr = requiring_client_certificates(&pki, library, version);
+                    let e = refusal(addr, &client);
+                    let case = format!("{library:?} server, {version:?}, {client:?}");
+                    assert!(
+                        matches!(e, TlsError::ClientCertificateRequired),
+                        "{case}: {e:?}"
+                    );
+                    assert_eq!(e.to_string(), "the server requires a client certificate");
+                }
             }
         }
     }
