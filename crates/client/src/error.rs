@@ -6,6 +6,7 @@ use std::{fmt, io};
 use ringwire_http1::encode::EncodeError;
 use ringwire_io::TransportError;
 use ringwire_ring::RingError;
+use ringwire_tls::TlsError;
 
 use crate::url::UrlError;
 
@@ -16,7 +17,9 @@ pub enum Error {
     /// The URL could not be parsed (the caller's input).
     Url(UrlError),
     /// The TLS handshake failed (an untrusted or expired certificate, a
-    /// wrong host, no common version), or TLS could not be set up.
+    /// wrong host, no common version), or the session did after it (the
+    /// server's alert: a client certificate required), or TLS could not be
+    /// set up.
     Tls(ringwire_tls::TlsError),
     /// A method, header or path the encoder refused (CR/LF injection,
     /// non-token names, ...): the caller's input.
@@ -172,10 +175,16 @@ impl From<TransportError> for Error {
 
 impl From<io::Error> for Error {
     /// A socket timeout (blocking sockets report `WouldBlock`) is the
-    /// request deadline; anything else is the connection failing.
+    /// request deadline; a TLS session's failure (which a TLS stream
+    /// reports as invalid data) is TLS's; anything else is the connection
+    /// failing.
     fn from(e: io::Error) -> Self {
         match e.kind() {
             io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => Error::Timeout(Phase::Request),
+            io::ErrorKind::InvalidData => match e.downcast::<TlsError>() {
+                Ok(tls) => Error::Tls(tls),
+                Err(e) => Error::Io(e),
+            },
             _ => Error::Io(e),
         }
     }

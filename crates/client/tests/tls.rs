@@ -179,3 +179,87 @@ fn certificate_failures_are_errors_that_say_which() {
     );
     assert!(get(&insecure, &expired.url("127.0.0.1", "/")).is_ok());
 }
+
+/// A server for `connections` connections (one at a time) that requires
+/// a client certificate, in TLS `version` only, presenting `dir/good.pem`;
+/// after each failed handshake it reads until the client closes (5 s at
+/// most), so that its alert is not lost to a reset.
+fn requiring_client_certificates(
+    dir: &Path,
+    version: openssl::ssl::SslVersion,
+    connections: usize,
+) -> u16 {
+    use openssl::ssl::{SslAcceptor, SslFiletype, SslMethod, SslVerifyMode};
+    let mut builder = SslAcceptor::mozilla_intermediate_v5(SslMethod::tls_server()).unwrap();
+    builder
+        .set_certificate_chain_file(dir.join("good.pem"))
+        .unwrap();
+    builder
+        .set_private_key_file(dir.join("good.key"), SslFiletype::PEM)
+        .unwrap();
+    builder.set_verify(SslVerifyMode::PEER | SslVerifyMode::FAIL_IF_NO_PEER_CERT);
+    builder.set_min_proto_version(Some(version)).unwrap();
+    builder.set_max_proto_version(Some(version)).unwrap();
+    let acceptor = builder.build();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for tcp in listener.incoming().take(connections) {
+            let tcp = tcp.unwrap();
+            tcp.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+                .unwrap();
+            let mut drain = tcp.try_clone().unwrap();
+            assert!(
+                acceptor.accept(tcp).is_err(),
+                "a client without a certificate"
+            );
+            let _ = std::io::copy(&mut drain, &mut std::io::sink());
+        }
+    });
+    port
+}
+
+/// In TLS 1.2 the handshake fails; in TLS 1.3 the server checks after the
+/// client's handshake is done, and the first read of the response fails:
+/// either way a TLS error that says what is missing.
+#[test]
+fn a_server_requiring_a_client_certificate_is_a_tls_error() {
+    use openssl::ssl::SslVersion;
+    let certs = Certificates::new("client-certificate");
+    let backends = [
+        ringwire_tls::Backend::OpenSsl,
+        ringwire_tls::Backend::Rustls,
+    ];
+    for version in [SslVersion::TLS1_2, SslVersion::TLS1_3] {
+        let port = requiring_client_certificates(&certs.dir, version, backends.len());
+        let url = Url::parse(&format!("https://localhost:{port}/")).unwrap();
+        for backend in backends {
+            let tls = certs.trusting().backend(backend);
+            let client = blocking::Client::with_tls(ClientConfig::default(), tls);
+            let err = get(&client, &url).unwrap_err();
+            assert!(
+                matches!(err, Error::Tls(TlsError::ClientCertificateRequired)),
+                "{version:?} {backend:?}: {err}"
+            );
+            assert_eq!(err.to_string(), "the server requires a client certificate");
+        }
+    }
+
+    // The async client reads its response through another transport.
+    let port = requiring_client_certificates(&certs.dir, SslVersion::TLS1_3, 1);
+    let url = Url::parse(&format!("https://localhost:{port}/")).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let err = runtime.block_on(async {
+        let client = async_client::Client::with_tls(ClientConfig::default(), certs.trusting());
+        let mut buffer = RequestBuffer::new().unwrap();
+        let request = buffer.request("GET", &url)?.headers()?.finish()?;
+        client.send(&mut buffer, &request).await.map(|_| ())
+    });
+    assert!(
+        matches!(err, Err(Error::Tls(TlsError::ClientCertificateRequired))),
+        "{err:?}"
+    );
+}
