@@ -388,7 +388,11 @@ impl Response<'_> {
                     conn.rx.consume(consumed);
                     conn.set_deadline(self.deadline)?;
                     let at_least = conn.rx.data().len() + 1;
-                    if conn.rx.fill(at_least)? == 0 {
+                    let filled = conn
+                        .rx
+                        .fill(at_least)
+                        .map_err(|e| self.reader.failed(e.into()))?;
+                    if filled == 0 {
                         self.reader.eof()?;
                     }
                 }

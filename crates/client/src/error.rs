@@ -63,6 +63,17 @@ pub enum Error {
     Response(ringwire_http1::Error),
     /// The server closed the connection before a complete response head.
     Closed,
+    /// The connection ended before the response body did (the server's
+    /// fault, or the network's): the connection is closed.
+    IncompleteBody {
+        /// Body bytes that came.
+        received: u64,
+        /// The length the head announced; `None` for a chunked body.
+        expected: Option<u64>,
+        /// Over TLS, whether the server closed without `close_notify`
+        /// (rather than after it).
+        without_close_notify: bool,
+    },
     /// `101 Switching Protocols` to a request that asked for no upgrade.
     UnexpectedUpgrade,
     /// A redirect past the most allowed
@@ -120,6 +131,25 @@ impl fmt::Display for Error {
             Error::Response(e) => write!(f, "invalid response: {e}"),
             Error::Closed => {
                 f.write_str("the server closed the connection before a complete response")
+            }
+            Error::IncompleteBody {
+                received,
+                expected,
+                without_close_notify,
+            } => {
+                match expected {
+                    Some(expected) => {
+                        write!(f, "the body ended after {received} of {expected} bytes")?;
+                    }
+                    None => write!(
+                        f,
+                        "the body ended after {received} bytes, before its last chunk"
+                    )?,
+                }
+                if *without_close_notify {
+                    f.write_str(" (the server closed without TLS close_notify)")?;
+                }
+                Ok(())
             }
             Error::UnexpectedUpgrade => f.write_str("unexpected 101 Switching Protocols"),
             Error::TooManyRedirects { max } => write!(f, "maximum ({max}) redirects followed"),

@@ -8,7 +8,7 @@ use std::io;
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
-use ringwire_http1::{BodyDecoder, Decoded, Limits, Method, ResponseParser, Status};
+use ringwire_http1::{BodyDecoder, BodyKind, Decoded, Limits, Method, ResponseParser, Status};
 
 use crate::{Error, Phase, Request};
 
@@ -354,9 +354,39 @@ impl Reader {
     /// other. Either way the connection is spent.
     pub(crate) fn eof(&mut self) -> Result<(), Error> {
         self.keep_alive = false;
-        self.decoder.finish_eof()?;
+        if self.decoder.finish_eof().is_err() {
+            return Err(self.incomplete(false));
+        }
         self.done = true;
         Ok(())
+    }
+
+    /// Reading the body failed with `error`. Over TLS, a peer that closed
+    /// without `close_notify` cut a body framed by its length or chunks
+    /// short just as a plain close does: how much came is the useful fact.
+    /// A close-delimited body has no length to tell a cut from its end, so
+    /// there the missing `close_notify` stays the error.
+    pub(crate) fn failed(&self, error: Error) -> Error {
+        match error {
+            Error::Io(e)
+                if e.kind() == io::ErrorKind::UnexpectedEof
+                    && self.decoder.kind() != BodyKind::CloseDelimited =>
+            {
+                self.incomplete(true)
+            }
+            error => error,
+        }
+    }
+
+    fn incomplete(&self, without_close_notify: bool) -> Error {
+        Error::IncompleteBody {
+            received: self.decoder.delivered(),
+            expected: match self.decoder.kind() {
+                BodyKind::Length(len) => Some(len),
+                _ => None,
+            },
+            without_close_notify,
+        }
     }
 
     /// Whether the body has been read to its end.

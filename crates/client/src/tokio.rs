@@ -331,7 +331,8 @@ impl Response<'_> {
                     let filled = within(self.deadline, async {
                         rx.fill(at_least).await.map_err(Error::from)
                     })
-                    .await?;
+                    .await
+                    .map_err(|e| self.reader.failed(e))?;
                     if filled == 0 {
                         self.reader.eof()?;
                     }

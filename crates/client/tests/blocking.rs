@@ -353,7 +353,7 @@ fn a_server_that_never_answers_times_out() {
 #[test]
 fn malformed_responses_are_typed_errors() {
     type Expected = fn(&Error) -> bool;
-    let cases: [(&[u8], Expected); 10] = [
+    let cases: [(&[u8], Expected); 11] = [
         (b"HTTP/1.1 2000 OK\r\n\r\n", |e| {
             matches!(e, Error::Response(WireError::InvalidStatus))
         }),
@@ -374,8 +374,20 @@ fn malformed_responses_are_typed_errors() {
             |e| matches!(e, Error::Response(WireError::InvalidChunkSize)),
         ),
         (b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nabc", |e| {
-            matches!(e, Error::Response(WireError::UnexpectedEof))
+            e.to_string() == "the body ended after 3 of 10 bytes"
+                && matches!(
+                    e,
+                    Error::IncompleteBody {
+                        received: 3,
+                        expected: Some(10),
+                        without_close_notify: false
+                    }
+                )
         }),
+        (
+            b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n",
+            |e| e.to_string() == "the body ended after 3 bytes, before its last chunk",
+        ),
         (b"HTTP/1.1 200", |e| matches!(e, Error::Closed)),
         (b"", |e| matches!(e, Error::Closed)),
         (

@@ -263,3 +263,87 @@ fn a_server_requiring_a_client_certificate_is_a_tls_error() {
         "{err:?}"
     );
 }
+
+/// A server for one connection that answers with 500 of the 1000 bytes
+/// its head announces, then closes without `close_notify`.
+fn cutting_short(certs: &Certificates) -> u16 {
+    let read = |name: &str| std::fs::read(certs.dir.join(name)).unwrap();
+    let config =
+        ringwire_tls::ServerConfig::from_pem(&read("good.pem"), &read("good.key")).unwrap();
+    let acceptor = ringwire_tls::TlsAcceptor::new(&config).unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let (tcp, _) = listener.accept().unwrap();
+        tcp.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+            .unwrap();
+        let mut tls = acceptor.accept_blocking(tcp).unwrap();
+        let mut head = Vec::new();
+        while !head.ends_with(b"\r\n\r\n") {
+            let mut byte = [0];
+            std::io::Read::read_exact(&mut tls, &mut byte).unwrap();
+            head.push(byte[0]);
+        }
+        let mut answer = b"HTTP/1.1 200 OK\r\ncontent-length: 1000\r\n\r\n".to_vec();
+        answer.extend_from_slice(&[b'x'; 500]);
+        std::io::Write::write_all(&mut tls, &answer).unwrap();
+        tls.get_ref().shutdown(std::net::Shutdown::Both).unwrap();
+    });
+    port
+}
+
+/// A body cut short reports how much of it came, over TLS as over TCP;
+/// the missing `close_notify` is a detail.
+#[test]
+fn a_body_cut_short_over_tls_says_how_much_came() {
+    let certs = Certificates::new("cut-short");
+    for backend in [
+        ringwire_tls::Backend::OpenSsl,
+        ringwire_tls::Backend::Rustls,
+    ] {
+        let url = Url::parse(&format!("https://localhost:{}/", cutting_short(&certs))).unwrap();
+        let client =
+            blocking::Client::with_tls(ClientConfig::default(), certs.trusting().backend(backend));
+        let err = get(&client, &url).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::IncompleteBody {
+                    received: 500,
+                    expected: Some(1000),
+                    without_close_notify: true,
+                }
+            ),
+            "{backend:?}: {err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            "the body ended after 500 of 1000 bytes (the server closed without TLS close_notify)"
+        );
+    }
+
+    // The async client reads its body through another transport.
+    let url = Url::parse(&format!("https://localhost:{}/", cutting_short(&certs))).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let err = runtime.block_on(async {
+        let client = async_client::Client::with_tls(ClientConfig::default(), certs.trusting());
+        let mut buffer = RequestBuffer::new().unwrap();
+        let request = buffer.request("GET", &url)?.headers()?.finish()?;
+        let mut response = client.send(&mut buffer, &request).await?;
+        response.bytes().await
+    });
+    assert!(
+        matches!(
+            err,
+            Err(Error::IncompleteBody {
+                received: 500,
+                without_close_notify: true,
+                ..
+            })
+        ),
+        "{err:?}"
+    );
+}

@@ -117,7 +117,14 @@ async fn redirects_timeouts_and_malformed_responses() {
     });
     let err = get(&client, &broken.url("/")).await.unwrap_err();
     assert!(
-        matches!(err, Error::Response(ringwire_http1::Error::UnexpectedEof)),
+        matches!(
+            err,
+            Error::IncompleteBody {
+                received: 2,
+                expected: Some(5),
+                without_close_notify: false
+            }
+        ),
         "{err}"
     );
 }
