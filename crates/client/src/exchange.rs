@@ -220,9 +220,11 @@ impl RoundTrip {
     }
 
     /// The answer's head arrived: after a request cut short, or before a
-    /// body that was held back, the connection carries nothing more (the
-    /// server would read the next request as that body: RFC 9112 section
-    /// 9.6 has a client that does not send it close the connection).
+    /// body that was held back, the connection carries nothing more. The
+    /// server would take the next request for the body its head announced
+    /// (a persistent connection needs every message whole, RFC 9112 section
+    /// 9.3; RFC 2616 section 8.2.2 had a client that stops short of a
+    /// `Content-Length` body close the connection).
     fn answered(&self, mut reader: Reader) -> Reader {
         if self.cut.is_some() || !matches!(self.body, Withheld::No) {
             reader.keep_alive = false;
