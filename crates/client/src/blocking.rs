@@ -39,9 +39,27 @@ struct Connection {
     rx: RecvTransport<Stream>,
     parser: ResponseParser,
     origin: Origin,
-    /// Whether a read timeout is set on the socket, to clear it for a
-    /// request without a deadline.
-    timed: bool,
+    /// What the socket's timeouts are set for: cleared for a request without
+    /// a deadline; for one with, set again before a read only when the last
+    /// setting is older than [`REARM_AFTER`].
+    armed: Armed,
+}
+
+/// How stale a read timeout may be before it is set again from the time
+/// left: a read then ends at most this long past the deadline. The write
+/// and the first read of a round trip share one setting (two system calls
+/// fewer per request), while a body trickling in keeps to the deadline.
+const REARM_AFTER: Duration = Duration::from_millis(1);
+
+/// What a connection's socket timeouts were last set for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Armed {
+    /// None set.
+    Nothing,
+    /// Some, not ours (the TLS handshake leaves the connect timeout).
+    Unknown,
+    /// What was left until `deadline` at `at`.
+    Until { deadline: Instant, at: Instant },
 }
 
 impl Client {
@@ -161,7 +179,11 @@ impl Client {
             parser: ResponseParser::new(self.config.limits),
             origin: origin.clone(),
             // The handshake left the connect timeout on the socket.
-            timed: origin.scheme() == Scheme::Https,
+            armed: if origin.scheme() == Scheme::Https {
+                Armed::Unknown
+            } else {
+                Armed::Nothing
+            },
         })
     }
 
@@ -282,20 +304,26 @@ impl Connection {
     /// Bounds the next read by what is left until `deadline`.
     fn set_deadline(&mut self, deadline: Option<Instant>) -> Result<(), Error> {
         let socket = self.rx.get_ref().socket();
-        match deadline {
-            Some(d) => {
-                let left = remaining(d)?;
-                socket.set_read_timeout(Some(left))?;
-                socket.set_write_timeout(Some(left))?;
-                self.timed = true;
+        let armed = match (deadline, self.armed) {
+            (None, Armed::Nothing) => return Ok(()),
+            (None, _) => Armed::Nothing,
+            (Some(d), armed) => {
+                let now = Instant::now();
+                if let Armed::Until { deadline, at } = armed {
+                    if deadline == d && now.duration_since(at) <= REARM_AFTER {
+                        return Ok(());
+                    }
+                }
+                Armed::Until {
+                    deadline: d,
+                    at: now,
+                }
             }
-            None if self.timed => {
-                socket.set_read_timeout(None)?;
-                socket.set_write_timeout(None)?;
-                self.timed = false;
-            }
-            None => {}
-        }
+        };
+        let left = deadline.map(remaining).transpose()?;
+        socket.set_read_timeout(left)?;
+        socket.set_write_timeout(left)?;
+        self.armed = armed;
         Ok(())
     }
 }

@@ -350,6 +350,29 @@ fn a_server_that_never_answers_times_out() {
     assert!(started.elapsed() < Duration::from_secs(5));
 }
 
+/// A head trickled in a byte at a time for longer than the request may take: the deadline
+/// holds across the head's reads, not only for each read.
+#[test]
+fn a_trickled_head_is_held_to_the_deadline() {
+    let head = format!(
+        "HTTP/1.1 200 OK\r\nx-pad: {}\r\ncontent-length: 0\r\n\r\n",
+        "p".repeat(4000)
+    );
+    let raw = Raw::start(move |_| Reply::Trickle(head.clone().into_bytes()));
+    let client = Client::new(config(|c| {
+        c.request_timeout = Some(Duration::from_millis(300))
+    }));
+    let started = Instant::now();
+    let err = get(&client, &raw.url("/")).unwrap_err();
+    assert!(matches!(err, Error::Timeout(Phase::Request)), "{err}");
+    // 4,000 bytes at 200 µs or more each: well past a second when the deadline is not kept.
+    assert!(
+        started.elapsed() < Duration::from_millis(600),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
 #[test]
 fn malformed_responses_are_typed_errors() {
     type Expected = fn(&Error) -> bool;
