@@ -298,7 +298,13 @@ async fn lease<H: Handler>(
     .await;
     if let (Ok(Close::Upgraded), Some(OnUpgrade(on_upgrade))) = (&end, upgrade) {
         // The new protocol runs untimed (its own limits are its business)
-        // until its future ends; shutdown's grace bounds it.
+        // until its future ends; shutdown's grace bounds it, and the kernel's
+        // keepalive a peer that vanished.
+        if let Err(e) =
+            crate::socket::keepalive(stream.get_ref(), shared.config.timeouts.upgraded_keepalive)
+        {
+            log::debug!("keepalive on an upgraded connection: {e}");
+        }
         let shutdown = timer.shutdown();
         on_upgrade(Upgraded { rx, tx, shutdown }).await;
         // Ended as a refused request is: our side shut down, then the peer's last bytes

@@ -7,8 +7,11 @@
 
 use std::io;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use tokio::net::TcpStream;
+
+use crate::Timeouts;
 
 /// An accepted connection's stream, as the receive and send transports,
 /// [`Upgraded`](crate::Upgraded) and [`ws`](crate::ws) sockets see it.
@@ -22,4 +25,34 @@ pub(crate) fn poll_read_ready(socket: &Socket, cx: &mut Context<'_>) -> Poll<io:
         return Poll::Ready(Ok(()));
     }
     socket.get_ref().poll_read_ready(cx)
+}
+
+/// Has the kernel probe `tcp` once it is quiet for `idle`
+/// ([`Timeouts::upgraded_keepalive`]), and end it when the probes, or data
+/// sent, go unacknowledged for as long again as the probes take.
+#[cfg(target_os = "linux")]
+pub(crate) fn keepalive(tcp: &TcpStream, idle: Duration) -> io::Result<()> {
+    use rustix::net::sockopt;
+
+    if idle == Duration::MAX {
+        return Ok(());
+    }
+    let probing = Timeouts::KEEPALIVE_INTERVAL * Timeouts::KEEPALIVE_PROBES;
+    // The kernel takes whole seconds, up to 32,767 of them, and milliseconds as a u32.
+    let idle = idle.clamp(Duration::from_secs(1), Duration::from_secs(32_767));
+    let unacknowledged = u32::try_from((idle + probing).as_millis()).unwrap_or(u32::MAX);
+    sockopt::set_socket_keepalive(tcp, true)?;
+    sockopt::set_tcp_keepidle(tcp, idle)?;
+    sockopt::set_tcp_keepintvl(tcp, Timeouts::KEEPALIVE_INTERVAL)?;
+    sockopt::set_tcp_keepcnt(tcp, Timeouts::KEEPALIVE_PROBES)?;
+    // Keepalive probes only a connection with nothing in flight; a peer gone
+    // while data waits for its acknowledgement is caught by this instead.
+    sockopt::set_tcp_user_timeout(tcp, unacknowledged)?;
+    Ok(())
+}
+
+/// Elsewhere the kernel's defaults stand.
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn keepalive(_: &TcpStream, _: Duration) -> io::Result<()> {
+    Ok(())
 }

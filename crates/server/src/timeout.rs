@@ -102,6 +102,17 @@ pub struct Timeouts {
     /// How long a client may take no bytes of a response while the socket
     /// is full before the connection is dropped. Default 30 s.
     pub send_stall: Duration,
+    /// An upgraded connection (a WebSocket) runs without a limit of its
+    /// own, its protocol deciding when it ends; but a peer that vanished
+    /// without a word (a dropped network, a laptop put to sleep) would hold
+    /// it, its task and descriptor forever. After this long without traffic
+    /// the kernel probes the peer (TCP keepalive, a probe every
+    /// [`KEEPALIVE_INTERVAL`](Self::KEEPALIVE_INTERVAL), ending the
+    /// connection after [`KEEPALIVE_PROBES`](Self::KEEPALIVE_PROBES)
+    /// unanswered, or as long without an acknowledgement of data sent),
+    /// which costs nothing while traffic flows. Linux only; `Duration::MAX`
+    /// leaves the kernel's default (no probes). Default 60 s.
+    pub upgraded_keepalive: Duration,
 }
 
 impl Timeouts {
@@ -119,6 +130,12 @@ impl Timeouts {
     pub const DEFAULT_SWEEP: Duration = Duration::from_secs(1);
     /// Default [`send_stall`](Self::send_stall): 30 s.
     pub const DEFAULT_SEND_STALL: Duration = Duration::from_secs(30);
+    /// Default [`upgraded_keepalive`](Self::upgraded_keepalive): 60 s.
+    pub const DEFAULT_UPGRADED_KEEPALIVE: Duration = Duration::from_secs(60);
+    /// Between keepalive probes of an upgraded connection.
+    pub const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(10);
+    /// Unanswered keepalive probes that end an upgraded connection.
+    pub const KEEPALIVE_PROBES: u32 = 6;
 }
 
 impl Default for Timeouts {
@@ -131,6 +148,7 @@ impl Default for Timeouts {
             body_window: Self::DEFAULT_BODY_WINDOW,
             sweep: Self::DEFAULT_SWEEP,
             send_stall: Self::DEFAULT_SEND_STALL,
+            upgraded_keepalive: Self::DEFAULT_UPGRADED_KEEPALIVE,
         }
     }
 }
@@ -756,6 +774,7 @@ mod tests {
             body_window: Duration::from_millis(1000),
             sweep: Duration::from_millis(100),
             send_stall: Duration::MAX,
+            upgraded_keepalive: Duration::MAX,
         })
     }
 

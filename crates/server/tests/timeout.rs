@@ -30,7 +30,7 @@ fn config(head: u64, idle: u64, body_min_rate: u64, body_window: u64, sweep: u64
             body_min_rate,
             body_window: ms(body_window),
             sweep: ms(sweep),
-            send_stall: Timeouts::DEFAULT_SEND_STALL,
+            ..Timeouts::default()
         },
         ..ServerConfig::default()
     }

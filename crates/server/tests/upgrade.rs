@@ -89,3 +89,50 @@ fn an_upgrade_to_http10_is_refused() {
     );
     assert!(out.starts_with("HTTP/1.1 500 "), "{out}");
 }
+
+/// Upgrades to a protocol that writes back its socket's keepalive settings.
+struct KeepaliveProbe;
+
+impl Handler for KeepaliveProbe {
+    async fn call(&self, _: &Request<'_>) -> Response {
+        Response::upgrade("probe", |up: Upgraded<'_>| {
+            Box::pin(async move {
+                let Upgraded { mut tx, .. } = up;
+                let tcp = tx.get_ref().get_ref();
+                let settings = format!(
+                    "{:?} {:?} {:?} {:?} {:?}",
+                    rustix::net::sockopt::socket_keepalive(tcp),
+                    rustix::net::sockopt::tcp_keepidle(tcp),
+                    rustix::net::sockopt::tcp_keepintvl(tcp),
+                    rustix::net::sockopt::tcp_keepcnt(tcp),
+                    rustix::net::sockopt::tcp_user_timeout(tcp),
+                );
+                let _ = tx.write(settings.as_bytes()).await;
+                let _ = tx.flush().await;
+            })
+        })
+    }
+}
+
+/// An upgraded connection has no time limit of the server's: the kernel's keepalive,
+/// as `upgraded_keepalive` sets it, ends one whose peer vanished.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_upgraded_connection_is_kept_alive_by_the_kernel() {
+    let mut config = ServerConfig::default();
+    config.timeouts.upgraded_keepalive = Duration::from_secs(45);
+    let addr = start(config, KeepaliveProbe);
+    let mut s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    s.write_all(b"GET / HTTP/1.1\r\nHost: a\r\nConnection: upgrade\r\nUpgrade: probe\r\n\r\n")
+        .expect("write");
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).expect("read");
+    let settings = answer.split("\r\n\r\n").nth(1).unwrap_or_default();
+    // Probes after 45 s of quiet, every 10 s, six of them: 105 s for data unacknowledged too.
+    assert_eq!(
+        settings, "Ok(true) Ok(45s) Ok(10s) Ok(6) Ok(105000)",
+        "{answer}"
+    );
+}
