@@ -25,6 +25,7 @@
 //! | `Body` (reading a request body) | [`Timeouts::body_min_rate`] over each [`Timeouts::body_window`] | `408` + close |
 //! | `Handler` | none | — |
 //! | `Writing` (and the flush of a pipelined batch) | [`Timeouts::send_stall`]: no byte taken by the client for that long | close |
+//! | upgraded (a WebSocket, after `101`) | none of the sweeper's; the kernel's keepalive after [`Timeouts::upgraded_keepalive`] of quiet | the kernel ends it if the peer is gone |
 //!
 //! The body rate is checked per window: in every window of
 //! `body_window` (the first one is the grace period, counted from the end of
