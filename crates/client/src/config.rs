@@ -31,6 +31,12 @@ pub struct ClientConfig {
     pub idle_timeout: Duration,
     /// Bounds on response heads and bodies.
     pub limits: Limits,
+    /// The longest body decoded for a request that asked for decompression
+    /// ([`HeaderBuilder::decompress`](crate::HeaderBuilder::decompress));
+    /// past it, [`Error::DecodedBodyTooLarge`](crate::Error::DecodedBodyTooLarge).
+    /// A few KiB of gzip or brotli can decode to gigabytes, so the bound on
+    /// the bytes received ([`Limits::max_body_len`]) is no bound on these.
+    pub max_decoded_body_len: u64,
     /// Each connection's receive ring. Bodies stream through it, so it
     /// must only hold the largest head (or trailer section).
     pub rx: RingConfig,
@@ -45,6 +51,9 @@ impl ClientConfig {
     pub const DEFAULT_MAX_IDLE_PER_HOST: usize = 8;
     /// 90 seconds idle, as hyper and reqwest keep them.
     pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
+    /// 1 GiB decoded, as much as [`Limits::DEFAULT_MAX_BODY_LEN`] received:
+    /// a backstop; applications set their own.
+    pub const DEFAULT_MAX_DECODED_BODY_LEN: u64 = Limits::DEFAULT_MAX_BODY_LEN;
     /// A 64 KiB receive ring, growing to 1 MiB for unusually large heads.
     pub const DEFAULT_RX: RingConfig = RingConfig {
         capacity: 64 << 10,
@@ -63,6 +72,7 @@ impl Default for ClientConfig {
             max_idle_per_host: Self::DEFAULT_MAX_IDLE_PER_HOST,
             idle_timeout: Self::DEFAULT_IDLE_TIMEOUT,
             limits: Limits::default(),
+            max_decoded_body_len: Self::DEFAULT_MAX_DECODED_BODY_LEN,
             rx: Self::DEFAULT_RX,
         }
     }

@@ -8,6 +8,7 @@ use ringwire_io::TransportError;
 use ringwire_ring::RingError;
 use ringwire_tls::TlsError;
 
+use crate::decompress::{Corruption, Encoding};
 use crate::url::UrlError;
 
 /// A request that could not be sent or whose response could not be read.
@@ -73,6 +74,23 @@ pub enum Error {
         /// Over TLS, whether the server closed without `close_notify`
         /// (rather than after it).
         without_close_notify: bool,
+    },
+    /// A body the server compressed could not be decoded
+    /// ([`HeaderBuilder::decompress`](crate::HeaderBuilder::decompress)):
+    /// the server's fault, and the connection is closed.
+    Decompress {
+        /// The coding the body was to be decoded from.
+        encoding: Encoding,
+        /// What is wrong with it.
+        corruption: Corruption,
+    },
+    /// A body decoded past
+    /// [`ClientConfig::max_decoded_body_len`](crate::ClientConfig::max_decoded_body_len)
+    /// (a decompression bomb, or a bound set too low); the connection is
+    /// closed.
+    DecodedBodyTooLarge {
+        /// The configured limit in bytes.
+        limit: u64,
     },
     /// `101 Switching Protocols` to a request that asked for no upgrade.
     UnexpectedUpgrade,
@@ -151,6 +169,14 @@ impl fmt::Display for Error {
                 }
                 Ok(())
             }
+            Error::Decompress {
+                encoding,
+                corruption,
+            } => write!(f, "the {encoding}-encoded body {corruption}"),
+            Error::DecodedBodyTooLarge { limit } => write!(
+                f,
+                "the decoded body is longer than {limit} bytes (ClientConfig::max_decoded_body_len)"
+            ),
             Error::UnexpectedUpgrade => f.write_str("unexpected 101 Switching Protocols"),
             Error::TooManyRedirects { max } => write!(f, "maximum ({max}) redirects followed"),
             Error::InvalidLocation(e) => write!(f, "redirect to an invalid location: {e}"),

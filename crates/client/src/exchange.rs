@@ -2,7 +2,8 @@
 //! then the body read from the front of the receive ring. These steps say
 //! what to write, what to consume and how much to wait for; the drivers
 //! ([`blocking`](crate::blocking), [`tokio`](crate::tokio)) only write,
-//! fill and consume.
+//! fill and consume. A body that the request asked to have decoded goes
+//! through its [`Decoder`] here too.
 
 use std::io;
 use std::ops::Range;
@@ -10,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use ringwire_http1::{BodyDecoder, BodyKind, Decoded, Limits, Method, ResponseParser, Status};
 
-use crate::{Error, Phase, Request};
+use crate::decompress::{Decoder, Encoding};
+use crate::{ClientConfig, Error, Phase, Request};
 
 /// A redirect's body worth reading to keep its connection: past this,
 /// closing is cheaper.
@@ -61,6 +63,8 @@ pub(crate) struct RoundTrip {
     /// Whether any of an answer arrived: a failure before that, on a
     /// reused connection, may be the server having closed it while it idled.
     heard: bool,
+    /// The most bytes of body decoded, when the request asked for decoding.
+    decode_limit: Option<u64>,
 }
 
 /// Whether the request body is held back for `100 Continue`.
@@ -93,18 +97,26 @@ pub(crate) enum Next {
 }
 
 impl RoundTrip {
-    /// A round trip of `request` bounded by `deadline`; a body that
-    /// expects `100 Continue` waits for it at most `wait`.
-    pub(crate) fn new(request: &Request<'_>, wait: Duration, deadline: Option<Instant>) -> Self {
+    /// A round trip of `request` bounded by `deadline`, as `config` says
+    /// (how long a body that expects `100 Continue` waits for it, how much
+    /// of a body is decoded).
+    pub(crate) fn new(
+        request: &Request<'_>,
+        config: &ClientConfig,
+        deadline: Option<Instant>,
+    ) -> Self {
         RoundTrip {
             deadline,
             body: if request.expects_continue() {
-                Withheld::Until(Instant::now() + wait)
+                Withheld::Until(Instant::now() + config.expect_continue_timeout)
             } else {
                 Withheld::No
             },
             cut: None,
             heard: false,
+            decode_limit: request
+                .decompresses()
+                .then_some(config.max_decoded_body_len),
         }
     }
 
@@ -158,7 +170,8 @@ impl RoundTrip {
         if let Withheld::Released = self.body {
             return Ok(Next::Body);
         }
-        Ok(match parse_head(parser, data, method, limits)? {
+        let step = parse_head(parser, data, method, limits, self.decode_limit)?;
+        Ok(match step {
             HeadStep::Interim { len, status } => {
                 // Other interim answers (`103 Early Hints`) are no go-ahead.
                 if let (100, Withheld::Until(_)) = (status, self.body) {
@@ -247,17 +260,19 @@ enum HeadStep {
 /// Parses the head of the response to `method` at the front of `data`,
 /// replacing obsolete line folds with spaces in place (RFC 9112 section
 /// 5.2 has a user agent accept them; the parser, shared with requests,
-/// refuses them, so they cost nothing until one comes).
+/// refuses them, so they cost nothing until one comes). The body is
+/// decoded, up to `decode_limit`, when there is one.
 fn parse_head(
     parser: &mut ResponseParser,
     data: &mut [u8],
     method: Method<'_>,
     limits: &Limits,
+    decode_limit: Option<u64>,
 ) -> Result<HeadStep, Error> {
     loop {
         match parser.parse(data, method) {
             Err(ringwire_http1::Error::ObsFold) => {}
-            status => return head_step(status?, method, limits),
+            status => return head_step(status?, method, limits, decode_limit),
         }
         // Each pass replaces at least one fold, so this ends.
         if !parser.unfold(data) {
@@ -270,6 +285,7 @@ fn head_step(
     status: Status<ringwire_http1::Response<'_>>,
     method: Method<'_>,
     limits: &Limits,
+    decode_limit: Option<u64>,
 ) -> Result<HeadStep, Error> {
     match status {
         Status::Partial { at_least } => Ok(HeadStep::Need(at_least)),
@@ -282,12 +298,22 @@ fn head_step(
         Status::Complete(head, len) => Ok(HeadStep::Final(Reader {
             head_len: len,
             pending: 0,
-            decoder: BodyDecoder::new(head.body(), limits),
+            framing: Framing {
+                decoder: BodyDecoder::new(head.body(), limits),
+                done: false,
+            },
             // After a 2xx to CONNECT the connection is a tunnel, not HTTP.
             keep_alive: head.keep_alive()
                 && !(method == Method::Connect && (200..300).contains(&head.status())),
             status: head.status(),
-            done: false,
+            decoding: decode_limit
+                .and_then(|limit| Decoder::for_response(&head, limit))
+                .map(|decoder| {
+                    Box::new(Decoding {
+                        decoder,
+                        unread: None,
+                    })
+                }),
         })),
     }
 }
@@ -297,6 +323,8 @@ fn head_step(
 pub(crate) enum BodyStep {
     /// Body bytes at this range of the ring's unread span.
     Data(Range<usize>),
+    /// Decoded body bytes, in [`Reader::decoded`].
+    Decoded,
     /// Consume this much framing, then fill.
     Need(usize),
     /// The body is complete once this much (final framing) is consumed.
@@ -309,12 +337,15 @@ pub(crate) struct Reader {
     /// Bytes of head still at the front of the ring: kept there, so the
     /// head can be viewed in place, until the body is read.
     head_len: usize,
-    /// Bytes of the last chunk handed out, consumed before the next.
+    /// Bytes of body handed out (or decoded) since the last consume,
+    /// consumed before the next piece.
     pending: usize,
-    decoder: BodyDecoder,
+    framing: Framing,
     keep_alive: bool,
     status: u16,
-    done: bool,
+    /// The content coding undone, when the request asked for it and the
+    /// response has one (boxed: a response without costs a pointer).
+    decoding: Option<Box<Decoding>>,
 }
 
 impl Reader {
@@ -328,38 +359,56 @@ impl Reader {
         self.head_len > 0
     }
 
+    /// The content coding the body is decoded from, if it is.
+    pub(crate) fn encoding(&self) -> Option<Encoding> {
+        self.decoding.as_ref().map(|d| d.decoder.encoding())
+    }
+
     /// Bytes the driver consumes before the next [`decode`](Self::decode):
-    /// the head, then each chunk once the caller is done with it.
+    /// the head, then each piece of body once the caller is done with it.
     pub(crate) fn take_consumed(&mut self) -> usize {
         std::mem::take(&mut self.head_len) + std::mem::take(&mut self.pending)
     }
 
     /// Decodes from the front of `data` (after [`take_consumed`](Self::take_consumed)).
     pub(crate) fn decode(&mut self, data: &[u8]) -> Result<BodyStep, Error> {
-        if self.done {
-            return Ok(BodyStep::Done(0));
+        let Some(decoding) = self.decoding.as_deref_mut() else {
+            return Ok(match self.framing.next(data)? {
+                Framed::Data(piece) => {
+                    self.pending = piece.end;
+                    BodyStep::Data(piece)
+                }
+                Framed::Need(consumed) => BodyStep::Need(consumed),
+                Framed::Done(consumed) => BodyStep::Done(consumed),
+            });
+        };
+        match decoding.next(&mut self.framing, data) {
+            Ok((step, pending)) => {
+                self.pending = pending;
+                Ok(step)
+            }
+            Err(error) => {
+                // Whatever follows data that is not of its coding is not
+                // worth reading, nor the connection worth keeping.
+                self.keep_alive = false;
+                Err(error)
+            }
         }
-        Ok(match self.decoder.decode(data)? {
-            Decoded::Data { data, consumed } => {
-                self.pending = consumed;
-                BodyStep::Data(consumed - data.len()..consumed)
-            }
-            Decoded::Partial { consumed } => BodyStep::Need(consumed),
-            Decoded::Done { consumed, .. } => {
-                self.done = true;
-                BodyStep::Done(consumed)
-            }
-        })
+    }
+
+    /// The bytes of the last [`BodyStep::Decoded`].
+    pub(crate) fn decoded(&self) -> &[u8] {
+        self.decoding.as_ref().map_or(&[], |d| d.decoder.output())
     }
 
     /// The peer closed: the end of a close-delimited body, an error for any
     /// other. Either way the connection is spent.
     pub(crate) fn eof(&mut self) -> Result<(), Error> {
         self.keep_alive = false;
-        if self.decoder.finish_eof().is_err() {
+        if self.framing.decoder.finish_eof().is_err() {
             return Err(self.incomplete(false));
         }
-        self.done = true;
+        self.framing.done = true;
         Ok(())
     }
 
@@ -372,7 +421,7 @@ impl Reader {
         match error {
             Error::Io(e)
                 if e.kind() == io::ErrorKind::UnexpectedEof
-                    && self.decoder.kind() != BodyKind::CloseDelimited =>
+                    && self.framing.decoder.kind() != BodyKind::CloseDelimited =>
             {
                 self.incomplete(true)
             }
@@ -381,9 +430,10 @@ impl Reader {
     }
 
     fn incomplete(&self, without_close_notify: bool) -> Error {
+        let decoder = &self.framing.decoder;
         Error::IncompleteBody {
-            received: self.decoder.delivered(),
-            expected: match self.decoder.kind() {
+            received: decoder.delivered(),
+            expected: match decoder.kind() {
                 BodyKind::Length(len) => Some(len),
                 _ => None,
             },
@@ -393,12 +443,87 @@ impl Reader {
 
     /// Whether the body has been read to its end.
     pub(crate) fn is_done(&self) -> bool {
-        self.done
+        self.framing.done
     }
 
     /// Whether the connection can carry another request.
     pub(crate) fn reusable(&self) -> bool {
-        self.done && self.keep_alive
+        self.framing.done && self.keep_alive
+    }
+}
+
+/// A body's framing (length, chunks, the server's close), read in place.
+#[derive(Debug)]
+struct Framing {
+    decoder: BodyDecoder,
+    done: bool,
+}
+
+/// Where the next piece of a body lies, framing-wise.
+enum Framed {
+    /// Body bytes at this range of the ring's unread span.
+    Data(Range<usize>),
+    /// Consume this much framing, then fill.
+    Need(usize),
+    /// The body is complete once this much (final framing) is consumed.
+    Done(usize),
+}
+
+impl Framing {
+    /// The next piece of body at the front of `data`.
+    fn next(&mut self, data: &[u8]) -> Result<Framed, Error> {
+        if self.done {
+            return Ok(Framed::Done(0));
+        }
+        Ok(match self.decoder.decode(data)? {
+            Decoded::Data { data, consumed } => Framed::Data(consumed - data.len()..consumed),
+            Decoded::Partial { consumed } => Framed::Need(consumed),
+            Decoded::Done { consumed, .. } => {
+                self.done = true;
+                Framed::Done(consumed)
+            }
+        })
+    }
+}
+
+/// A body whose content coding is undone as it is read.
+#[derive(Debug)]
+struct Decoding {
+    decoder: Decoder,
+    /// The rest of a piece of body in the ring that the decoder had no
+    /// room to take yet: fed before anything after it.
+    unread: Option<Range<usize>>,
+}
+
+impl Decoding {
+    /// Feeds pieces of body from the front of `data` to the decoder until
+    /// it has bytes to hand out, the ring needs filling, or the body ends
+    /// (when the compressed data must end too). With the step, the bytes
+    /// at the front of `data` done with: a piece stays in the ring until
+    /// all of it is fed.
+    fn next(&mut self, framing: &mut Framing, data: &[u8]) -> Result<(BodyStep, usize), Error> {
+        let mut fed = 0;
+        loop {
+            let piece = match self.unread.take() {
+                Some(piece) => piece,
+                None => match framing.next(&data[fed..])? {
+                    Framed::Data(piece) => fed + piece.start..fed + piece.end,
+                    Framed::Need(consumed) => return Ok((BodyStep::Need(fed + consumed), 0)),
+                    Framed::Done(consumed) => {
+                        self.decoder.finish()?;
+                        return Ok((BodyStep::Done(fed + consumed), 0));
+                    }
+                },
+            };
+            match self.decoder.feed(&data[piece.clone()])? {
+                // Kept relative to the ring once `fed` is consumed.
+                Some(used) => self.unread = Some(piece.start + used - fed..piece.end - fed),
+                None => fed = piece.end,
+            }
+            if !self.decoder.output().is_empty() {
+                return Ok((BodyStep::Decoded, fed));
+            }
+        }
     }
 }
 
@@ -419,7 +544,11 @@ mod tests {
             .expect_continue()
             .body(b"body")
             .unwrap();
-        RoundTrip::new(&request, wait, deadline)
+        let config = ClientConfig {
+            expect_continue_timeout: wait,
+            ..ClientConfig::default()
+        };
+        RoundTrip::new(&request, &config, deadline)
     }
 
     /// What comes next with `received` at the front of the ring.

@@ -12,6 +12,10 @@
 //! - A body can wait for the server's go-ahead (`Expect: 100-continue`,
 //!   [`HeaderBuilder::expect_continue`]): a server that refuses at the head
 //!   is spared the upload.
+//! - A response can be asked for compressed and its body read decoded
+//!   ([`HeaderBuilder::decompress`]: gzip, deflate, brotli), within
+//!   [`ClientConfig::max_decoded_body_len`]; a request that does not ask
+//!   costs nothing for it.
 //! - A [`blocking::Client`] over std sockets and a [`tokio::Client`] over
 //!   the tokio driver share the sans-IO parts: a keep-alive pool per origin
 //!   (bounded, stale connections detected before reuse), connect and
@@ -30,6 +34,7 @@
 
 pub mod blocking;
 mod config;
+mod decompress;
 mod error;
 mod exchange;
 mod pool;
@@ -43,6 +48,7 @@ mod url;
 pub mod ws;
 
 pub use config::ClientConfig;
+pub use decompress::{Corruption, Encoding};
 pub use error::{Error, Phase};
 pub use request::{BodyWriter, HeaderBuilder, QueryBuilder, Request, RequestBuffer};
 pub use url::{Origin, Scheme, Url, UrlError};

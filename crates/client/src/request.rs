@@ -21,6 +21,7 @@ use ringwire_http1::encode::{EncodeError, QueryWriter, RequestWriter};
 use ringwire_http1::{Method, Version};
 use ringwire_ring::{Ring, RingConfig};
 
+use crate::decompress::ACCEPTED;
 use crate::{Error, Url};
 
 /// The send ring requests are encoded into; reusable, one request at a time.
@@ -223,6 +224,8 @@ impl<'w, 'a> QueryBuilder<'w, 'a> {
             writer,
             parts: self.parts,
             expect_continue: false,
+            decompress: false,
+            offers_encodings: false,
         })
     }
 }
@@ -234,6 +237,10 @@ pub struct HeaderBuilder<'w, 'a> {
     parts: Parts<'w, 'a>,
     /// Whether the body waits for the server's `100 Continue`.
     expect_continue: bool,
+    /// Whether the response body is to be decoded.
+    decompress: bool,
+    /// Whether the caller wrote an `accept-encoding` field.
+    offers_encodings: bool,
 }
 
 impl<'w, 'a> HeaderBuilder<'w, 'a> {
@@ -255,6 +262,7 @@ impl<'w, 'a> HeaderBuilder<'w, 'a> {
         self.writer
             .header(name, value)
             .map_err(|e| encode(e, self.parts.room))?;
+        self.offers_encodings |= name.eq_ignore_ascii_case("accept-encoding");
         Ok(self)
     }
 
@@ -274,6 +282,35 @@ impl<'w, 'a> HeaderBuilder<'w, 'a> {
     #[must_use]
     pub fn expect_continue(mut self) -> Self {
         self.expect_continue = true;
+        self
+    }
+
+    /// Asks for the response compressed and has its body decoded as it is
+    /// read, as `curl --compressed` does: the head offers
+    /// `accept-encoding: gzip, deflate, br`, and a body whose
+    /// `content-encoding` is `gzip` (or `x-gzip`), `deflate` (zlib-wrapped,
+    /// or bare as browsers also accept it) or `br` comes out of `chunk`,
+    /// `bytes` and `text` decoded
+    /// ([`blocking::Response::chunk`](crate::blocking::Response::chunk),
+    /// [`tokio::Response::chunk`](crate::tokio::Response::chunk)), up to
+    /// [`ClientConfig::max_decoded_body_len`](crate::ClientConfig::max_decoded_body_len).
+    /// It is asked per request because the offer is part of the head this
+    /// builder writes.
+    ///
+    /// Left as it came: a body with no coding, with one the client does not
+    /// know, or with several stacked (`gzip, br`), and a `206`'s range (a
+    /// part of the encoded bytes); the response's `decoding()` says which
+    /// it is. The head stays the server's: its `content-encoding`, and a
+    /// `content-length` of the encoded bytes. Data that is not of its
+    /// coding is [`Error::Decompress`], and the connection is closed.
+    ///
+    /// An `accept-encoding` field written with [`header`](Self::header)
+    /// goes instead of the offer; what comes back is decoded all the same.
+    /// Without this call nothing is decoded: the body is handed out in
+    /// place in the receive ring, and nothing is allocated for decoding.
+    #[must_use]
+    pub fn decompress(mut self) -> Self {
+        self.decompress = true;
         self
     }
 
@@ -372,8 +409,13 @@ impl<'w, 'a> HeaderBuilder<'w, 'a> {
         Ok(())
     }
 
-    fn end(self, body: Body<'a>) -> Result<Request<'a>, Error> {
+    fn end(mut self, body: Body<'a>) -> Result<Request<'a>, Error> {
         let room = self.parts.room;
+        if self.decompress && !self.offers_encodings {
+            self.writer
+                .header("accept-encoding", ACCEPTED)
+                .map_err(|e| encode(e, room))?;
+        }
         let head_len = self.writer.finish().map_err(|e| encode(e, room))?;
         Ok(Request {
             method: self.parts.method,
@@ -381,6 +423,7 @@ impl<'w, 'a> HeaderBuilder<'w, 'a> {
             head: Head::Ring(head_len),
             body,
             expect_continue: self.expect_continue && body.len() > 0,
+            decompress: self.decompress,
             generation: self.parts.generation,
         })
     }
@@ -452,6 +495,8 @@ pub struct Request<'a> {
     body: Body<'a>,
     /// Whether the head says `expect: 100-continue` and the body waits.
     expect_continue: bool,
+    /// Whether the response body is decoded.
+    decompress: bool,
     generation: u64,
 }
 
@@ -478,6 +523,7 @@ impl<'a> Request<'a> {
                 Body::Slice(&[])
             },
             expect_continue: keep_body && self.expect_continue,
+            decompress: self.decompress,
             generation: self.generation,
         }
     }
@@ -505,6 +551,13 @@ impl<'a> Request<'a> {
     #[must_use]
     pub fn expects_continue(&self) -> bool {
         self.expect_continue
+    }
+
+    /// Whether the response body is decoded
+    /// ([`HeaderBuilder::decompress`]).
+    #[must_use]
+    pub fn decompresses(&self) -> bool {
+        self.decompress
     }
 
     /// Whether sending it twice does no more than sending it once
@@ -640,6 +693,49 @@ mod tests {
             .unwrap();
         assert!(!none.expects_continue());
         assert!(!sent(&mut buffer, &none).contains("expect"));
+    }
+
+    #[test]
+    fn decompress_offers_the_codings_unless_the_caller_does() {
+        let url = url();
+        let mut buffer = RequestBuffer::new().unwrap();
+        let plain = buffer
+            .request("GET", &url)
+            .unwrap()
+            .headers()
+            .unwrap()
+            .finish()
+            .unwrap();
+        assert!(!plain.decompresses());
+        assert!(!sent(&mut buffer, &plain).contains("accept-encoding"));
+
+        let offered = buffer
+            .request("GET", &url)
+            .unwrap()
+            .headers()
+            .unwrap()
+            .decompress()
+            .finish()
+            .unwrap();
+        assert!(offered.decompresses());
+        assert!(
+            sent(&mut buffer, &offered).ends_with("\r\naccept-encoding: gzip, deflate, br\r\n\r\n")
+        );
+
+        let own = buffer
+            .request("POST", &url)
+            .unwrap()
+            .headers()
+            .unwrap()
+            .decompress()
+            .header("Accept-Encoding", "br")
+            .unwrap()
+            .body(b"x")
+            .unwrap();
+        assert!(own.decompresses());
+        let head = sent(&mut buffer, &own);
+        assert!(head.contains("\r\nAccept-Encoding: br\r\n"), "{head}");
+        assert!(!head.contains("gzip"), "{head}");
     }
 
     #[test]

@@ -18,7 +18,7 @@ use crate::pool::{is_quiet, Keyed, Pool};
 use crate::redirect::Hop;
 use crate::tls::Tls;
 use crate::url::{Origin, Scheme};
-use crate::{ClientConfig, Error, Phase, Request, RequestBuffer, Url};
+use crate::{ClientConfig, Encoding, Error, Phase, Request, RequestBuffer, Url};
 
 /// An async HTTP/1.1 client with a keep-alive pool; share it by reference
 /// (or in an `Arc`) across tasks.
@@ -199,7 +199,7 @@ impl Client {
         deadline: Option<Instant>,
     ) -> Result<Response<'_>, Failure> {
         let (head, body) = buffer.bytes(request)?;
-        let mut trip = RoundTrip::new(request, self.config.expect_continue_timeout, deadline);
+        let mut trip = RoundTrip::new(request, &self.config, deadline);
         let with_head = trip.with_head(body);
         trip.wrote(within(deadline, write_all(&conn.stream, head, with_head)).await)?;
         loop {
@@ -309,21 +309,39 @@ impl Response<'_> {
         self.head()?.header(name)
     }
 
+    /// The content coding the body is decoded from: `Some` when the
+    /// request asked for it
+    /// ([`HeaderBuilder::decompress`](crate::HeaderBuilder::decompress)) and the
+    /// response's `content-encoding` is one the client undoes; the head
+    /// still says what the server sent (`content-encoding`, and a
+    /// `content-length` of the encoded bytes).
+    #[must_use]
+    pub fn decoding(&self) -> Option<Encoding> {
+        self.reader.encoding()
+    }
+
     /// The next piece of body, in place in the receive ring: valid until
     /// the next call. `None` at the end of the body.
+    ///
+    /// A body being decoded ([`decoding`](Self::decoding)) comes out
+    /// decoded instead, from a buffer the response keeps for it (at most
+    /// 32 KiB a piece).
     ///
     /// # Errors
     ///
     /// Malformed framing, a body over the limit, the deadline, or the
-    /// connection failing; the connection is then closed.
+    /// connection failing; for a body being decoded,
+    /// [`Error::Decompress`] and [`Error::DecodedBodyTooLarge`]. The
+    /// connection is then closed.
     pub async fn chunk(&mut self) -> Result<Option<&[u8]>, Error> {
-        let range = loop {
+        let piece = loop {
             let Some(conn) = self.conn.as_mut() else {
                 return Ok(None);
             };
             conn.rx.consume(self.reader.take_consumed());
             match self.reader.decode(conn.rx.data())? {
-                BodyStep::Data(range) => break range,
+                BodyStep::Data(range) => break Some(range),
+                BodyStep::Decoded => break None,
                 BodyStep::Need(consumed) => {
                     conn.rx.consume(consumed);
                     let at_least = conn.rx.data().len() + 1;
@@ -345,10 +363,13 @@ impl Response<'_> {
             }
         };
         // Taken apart from the loop so the borrow it returns ends there.
-        Ok(self
-            .conn
-            .as_ref()
-            .and_then(|conn| conn.rx.data().get(range)))
+        Ok(match piece {
+            Some(range) => self
+                .conn
+                .as_ref()
+                .and_then(|conn| conn.rx.data().get(range)),
+            None => Some(self.reader.decoded()),
+        })
     }
 
     /// The whole body, collected.
