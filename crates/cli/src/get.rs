@@ -12,7 +12,7 @@ use clap::Args;
 use ringwire_client::blocking::{Client, Trace};
 use ringwire_client::{ClientConfig, Error, RequestBuffer, Url};
 
-use crate::request::{line, seconds, RequestArgs, TlsArgs, USER_AGENT};
+use crate::request::{line, seconds, Extras, RequestArgs, TlsArgs, USER_AGENT};
 
 /// The exit status for an HTTP error with `--fail`, as curl's.
 const HTTP_ERROR_EXIT: u8 = 22;
@@ -35,6 +35,9 @@ pub(crate) struct GetArgs {
     /// Print the request and response heads to stderr.
     #[arg(short = 'v', long)]
     verbose: bool,
+    /// Ask for the body compressed (gzip, deflate, br) and write it decoded.
+    #[arg(long)]
+    compressed: bool,
     /// Follow redirects (301/302/303 as GET, 307/308 as sent).
     #[arg(short = 'L', long = "location")]
     follow: bool,
@@ -92,7 +95,11 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
     if body.len() > EXPECT_CONTINUE_OVER {
         defaults.push(("expect", "100-continue"));
     }
-    let request = args.request.encode(&mut buffer, &url, &body, &defaults)?;
+    let extras = Extras {
+        defaults,
+        decompress: args.compressed,
+    };
+    let request = args.request.encode(&mut buffer, &url, &body, &extras)?;
     // With -v, every hop of a redirect chain: each request head, then its answers'.
     let trace = |event: Trace<'_>| {
         if args.verbose {
@@ -126,8 +133,10 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
         eprintln!("ringwire: the server answered {}", answer.trim_end());
         return Ok(ExitCode::from(HTTP_ERROR_EXIT));
     }
+    // A decoded body's length is not the one the head gives.
     let total = response
         .header("content-length")
+        .filter(|_| response.decoding().is_none())
         .and_then(|v| std::str::from_utf8(v).ok()?.parse::<u64>().ok());
     let mut out: Box<dyn Write> = match &args.output {
         Some(path) if path.as_os_str() != "-" => Box::new(

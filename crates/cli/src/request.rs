@@ -62,16 +62,15 @@ impl RequestArgs {
     }
 
     /// Encodes the request for `url` into `buffer`, with `body` (read
-    /// beforehand by [`body`](Self::body)); each of `defaults` is sent
-    /// unless a `-H` names that field (a `-H NAME:` without a value only
-    /// leaves it out). A `-H host: ...` replaces the URL's authority (a
-    /// virtual host); `host` cannot be left out, as HTTP/1.1 requires it.
+    /// beforehand by [`body`](Self::body)) and what the command adds
+    /// (`extras`). A `-H host: ...` replaces the URL's authority (a virtual
+    /// host); `host` cannot be left out, as HTTP/1.1 requires it.
     pub(crate) fn encode<'a>(
         &'a self,
         buffer: &mut RequestBuffer,
         url: &'a Url,
         body: &'a [u8],
-        defaults: &[(&str, &str)],
+        extras: &Extras<'_>,
     ) -> Result<Request<'a>, String> {
         let headers = self
             .headers
@@ -99,10 +98,13 @@ impl RequestArgs {
             None => query.headers(),
         }
         .map_err(line)?;
-        for &(name, value) in defaults {
+        for &(name, value) in &extras.defaults {
             if given(name).is_none() {
                 request = field(request, name, value)?;
             }
+        }
+        if extras.decompress {
+            request = request.decompress();
         }
         // Host went in above; a field without a value only left one out.
         for (name, value) in headers {
@@ -117,6 +119,17 @@ impl RequestArgs {
         }
         .map_err(line)
     }
+}
+
+/// What a command adds to the request its flags describe.
+#[derive(Debug, Default)]
+pub(crate) struct Extras<'e> {
+    /// Fields sent unless a `-H` names them (a `-H NAME:` without a value
+    /// only leaves one out).
+    pub(crate) defaults: Vec<(&'e str, &'e str)>,
+    /// Whether the response body is asked for compressed and decoded
+    /// (`get --compressed`).
+    pub(crate) decompress: bool,
 }
 
 /// Adds a field to `request`: `expect: 100-continue` as the client's
@@ -193,7 +206,11 @@ mod tests {
         };
         let url = Url::parse("http://example.com/").unwrap();
         let mut buffer = RequestBuffer::new().unwrap();
-        let request = args.encode(&mut buffer, &url, body, defaults).unwrap();
+        let extras = Extras {
+            defaults: defaults.to_vec(),
+            ..Extras::default()
+        };
+        let request = args.encode(&mut buffer, &url, body, &extras).unwrap();
         let head = String::from_utf8_lossy(buffer.bytes(&request).unwrap().0).into_owned();
         (request.expects_continue(), head)
     }

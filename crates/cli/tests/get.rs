@@ -15,10 +15,11 @@ fn ringwire_serve(args: &[&str]) -> Running {
 }
 
 /// Python's `http.server` answering `/echo` (method, then `x-test`, then
-/// the body), `/headers` (`host`, `accept` and `content-type`), `/big`
-/// (2 MiB), `/redirect` (302 to `/echo`), 404 otherwise.
+/// the body), `/headers` (`host`, `accept` and `content-type`),
+/// `/big` (2 MiB), `/big.gz` (the same, gzip-encoded), `/redirect` (302
+/// to `/echo`), 404 otherwise.
 const PYTHON_SERVER: &str = r#"
-import http.server
+import gzip, http.server
 class H(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     def log_message(self, *args):
@@ -47,6 +48,13 @@ class H(http.server.BaseHTTPRequestHandler):
             self.send_header("Content-Length", str(len(out)))
             self.end_headers()
             self.wfile.write(out)
+        elif self.path == "/big.gz":
+            out = gzip.compress(bytes(range(256)) * 8192)
+            self.send_response(200)
+            self.send_header("Content-Encoding", "gzip")
+            self.send_header("Content-Length", str(len(out)))
+            self.end_headers()
+            self.wfile.write(out)
         elif self.path == "/redirect":
             self.send_response(302)
             self.send_header("Location", "/echo")
@@ -70,6 +78,14 @@ fn get(args: &[&str]) -> Output {
 
 fn text(bytes: &[u8]) -> &str {
     std::str::from_utf8(bytes).expect("utf-8")
+}
+
+/// `curl args`, which `ringwire get` is compared with.
+fn curl(args: &[&str]) -> Output {
+    Command::new("curl")
+        .args(args)
+        .output()
+        .expect("curl is installed")
 }
 
 #[test]
@@ -349,6 +365,24 @@ fn progress_bar_only_on_a_terminal() {
         "{terminal:?}"
     );
     assert_eq!(std::fs::metadata(&output).unwrap().len(), 2 << 20);
+
+    // Decoded, 2 MiB of unknown length come of a few KiB.
+    let out = Command::new("script")
+        .args([
+            "--quiet",
+            "--return",
+            "--command",
+            &format!("{command}.gz --compressed"),
+            "/dev/null",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .expect("script (util-linux) is installed");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let terminal = String::from_utf8_lossy(&out.stdout);
+    assert!(terminal.contains("\r2.0 MiB"), "{terminal:?}");
+    assert_eq!(std::fs::metadata(&output).unwrap().len(), 2 << 20);
+
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -430,4 +464,37 @@ fn an_upload_over_a_mebibyte_waits_for_100_continue() {
         assert!(!stderr.contains("100 Continue"), "{stderr}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn compressed_bodies_are_written_decoded_as_curl_writes_them() {
+    let server = ringwire_serve(&[]);
+    // The demo's index page: text the server compresses when asked.
+    let url = format!("http://{}/", server.addr);
+    let plain = get(&[&url]);
+    assert!(plain.status.success(), "{}", text(&plain.stderr));
+    assert!(plain.stdout.len() > 1000);
+
+    let out = get(&["--compressed", "-v", &url]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(out.stdout == plain.stdout, "{}", text(&out.stdout));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("\n> accept-encoding: gzip, deflate, br\n"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("\n< content-encoding: br\n"), "{stderr}");
+    let curl_out = curl(&["-s", "--compressed", &url]);
+    assert!(curl_out.stdout == out.stdout);
+
+    // An accept-encoding of one's own is sent instead, and decoded all the same.
+    let out = get(&["--compressed", "-H", "Accept-Encoding: gzip", "-v", &url]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("\n< content-encoding: gzip\n"), "{stderr}");
+    assert!(out.stdout == plain.stdout);
+    // Without --compressed, the server's bytes as they came.
+    let out = get(&["-H", "Accept-Encoding: gzip", &url]);
+    assert!(out.stdout.starts_with(b"\x1f\x8b"));
+    assert!(out.stdout.len() < plain.stdout.len());
 }

@@ -24,7 +24,7 @@ use ringwire_client::{RequestBuffer, Scheme, Url};
 use ringwire_tls::{MaybeTls, TlsConnector};
 use tokio::net::TcpStream;
 
-use crate::request::{line, seconds, RequestArgs, TlsArgs, USER_AGENT};
+use crate::request::{line, seconds, Extras, RequestArgs, TlsArgs, USER_AGENT};
 
 use guard::{Board, Interrupt};
 use open::{OpenError, Tries, PAUSE};
@@ -122,9 +122,11 @@ impl Target {
         let url = Url::parse(&args.url).map_err(|e| format!("invalid URL {:?}: {e}", args.url))?;
         let body = args.request.body()?;
         let mut buffer = RequestBuffer::new().map_err(line)?;
-        let request =
-            args.request
-                .encode(&mut buffer, &url, &body, &[("user-agent", USER_AGENT)])?;
+        let extras = Extras {
+            defaults: vec![("user-agent", USER_AGENT)],
+            ..Extras::default()
+        };
+        let request = args.request.encode(&mut buffer, &url, &body, &extras)?;
         let (head, body) = buffer.bytes(&request).map_err(line)?;
         let one = [head, body].concat();
         let tls = match url.scheme() {
