@@ -4,7 +4,7 @@
 
 use std::fs::File;
 use std::io::{self, IsTerminal as _, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -35,6 +35,13 @@ pub(crate) struct GetArgs {
     /// Print the request and response heads to stderr.
     #[arg(short = 'v', long)]
     verbose: bool,
+    /// Write the response's status line and header fields (every one
+    /// answered, interim and redirects too) before the body, as curl -i.
+    #[arg(short = 'i', long)]
+    include: bool,
+    /// Send HEAD and write the response's head, as curl -I.
+    #[arg(short = 'I', long = "head", conflicts_with_all = ["method", "data"])]
+    head: bool,
     /// Ask for the body compressed (gzip, deflate, br) and write it decoded.
     #[arg(long)]
     compressed: bool,
@@ -97,21 +104,32 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
     }
     let extras = Extras {
         defaults,
+        method: args.head.then_some("HEAD"),
         decompress: args.compressed,
     };
     let request = args.request.encode(&mut buffer, &url, &body, &extras)?;
+    // With -i or -I, every head answered, as they come; written before the body.
+    let mut heads = Vec::new();
     // With -v, every hop of a redirect chain: each request head, then its answers'.
     let trace = |event: Trace<'_>| {
-        if args.verbose {
-            match event {
-                Trace::Request(head) => print_head("> ", head),
-                Trace::Interim(head) => print_response_head(&head),
-                Trace::Response(response) => {
-                    if let Some(head) = response.head() {
-                        print_response_head(&head);
-                    }
+        let answer = match event {
+            Trace::Request(head) => {
+                if args.verbose {
+                    print_head("> ", head);
                 }
-                _ => {}
+                return;
+            }
+            Trace::Interim(head) => Some(head),
+            Trace::Response(response) => response.head(),
+            _ => None,
+        };
+        if let Some(head) = answer {
+            if args.verbose {
+                print_response_head(&head);
+            }
+            if args.include || args.head {
+                // Writing into a `Vec` cannot fail.
+                let _ = write_response_head(&mut heads, "", "\r\n", &head);
             }
         }
     };
@@ -123,6 +141,10 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
         }
         Err(e) => return Err(line(e)),
     };
+    let mut out = Output::new(args.output.as_deref());
+    if !heads.is_empty() {
+        out.write(&heads)?;
+    }
     let status = response.status();
     if args.fail && status >= 400 {
         let reason = response
@@ -131,6 +153,8 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
             .unwrap_or_default();
         let answer = format!("{status} {reason}");
         eprintln!("ringwire: the server answered {}", answer.trim_end());
+        // With -i, the head went out (as curl's); the body does not.
+        out.flush()?;
         return Ok(ExitCode::from(HTTP_ERROR_EXIT));
     }
     // A decoded body's length is not the one the head gives.
@@ -138,23 +162,57 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
         .header("content-length")
         .filter(|_| response.decoding().is_none())
         .and_then(|v| std::str::from_utf8(v).ok()?.parse::<u64>().ok());
-    let mut out: Box<dyn Write> = match &args.output {
-        Some(path) if path.as_os_str() != "-" => Box::new(
-            File::create(path)
-                .map_err(|e| format!("cannot write {}: {}", path.display(), line(e)))?,
-        ),
-        _ => Box::new(io::stdout().lock()),
-    };
     let mut progress = Progress::new(total);
+    // Even an empty body makes its (empty) file.
+    out.write(&[])?;
     while let Some(chunk) = response.chunk().map_err(line)? {
-        out.write_all(chunk)
-            .map_err(|e| format!("cannot write the body: {}", line(e)))?;
+        out.write(chunk)?;
         progress.advance(chunk.len());
     }
     progress.finish();
-    out.flush()
-        .map_err(|e| format!("cannot write the body: {}", line(e)))?;
+    out.flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where the heads and the body go: stdout, or a file created at the
+/// first write, so that a request that fails leaves none behind.
+struct Output<'p> {
+    path: Option<&'p Path>,
+    sink: Option<Box<dyn Write>>,
+}
+
+impl<'p> Output<'p> {
+    /// `-o PATH`; `-` and none are stdout.
+    fn new(path: Option<&'p Path>) -> Self {
+        Output {
+            path: path.filter(|p| p.as_os_str() != "-"),
+            sink: None,
+        }
+    }
+
+    fn write(&mut self, bytes: &[u8]) -> Result<(), String> {
+        let sink = match &mut self.sink {
+            Some(sink) => sink,
+            None => self.sink.insert(match self.path {
+                Some(path) => Box::new(
+                    File::create(path)
+                        .map_err(|e| format!("cannot write {}: {}", path.display(), line(e)))?,
+                ),
+                None => Box::new(io::stdout().lock()),
+            }),
+        };
+        sink.write_all(bytes)
+            .map_err(|e| format!("cannot write the body: {}", line(e)))
+    }
+
+    fn flush(&mut self) -> Result<(), String> {
+        match &mut self.sink {
+            Some(sink) => sink
+                .flush()
+                .map_err(|e| format!("cannot write the body: {}", line(e))),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Prints a head's lines with `prefix`, as `curl -v` does.
@@ -168,23 +226,29 @@ fn print_head(prefix: &str, head: &[u8]) {
 }
 
 fn print_response_head(head: &ringwire_http1::Response<'_>) {
-    let mut err = io::stderr().lock();
-    let _ = writeln!(
-        err,
-        "< {} {} {}",
-        head.version(),
-        head.status(),
-        String::from_utf8_lossy(head.reason())
-    );
-    for field in head.headers() {
-        let _ = writeln!(
-            err,
-            "< {}: {}",
-            field.name,
-            String::from_utf8_lossy(field.value)
-        );
+    let _ = write_response_head(&mut io::stderr().lock(), "< ", "\n", head);
+}
+
+/// Writes `head`: its status line and fields, each after `prefix` and
+/// ended by `eol`, then a line with only the prefix.
+fn write_response_head(
+    out: &mut impl Write,
+    prefix: &str,
+    eol: &str,
+    head: &ringwire_http1::Response<'_>,
+) -> io::Result<()> {
+    write!(out, "{prefix}{} {}", head.version(), head.status())?;
+    if !head.reason().is_empty() {
+        out.write_all(b" ")?;
+        out.write_all(head.reason())?;
     }
-    let _ = writeln!(err, "<");
+    out.write_all(eol.as_bytes())?;
+    for field in head.headers() {
+        write!(out, "{prefix}{}: ", field.name)?;
+        out.write_all(field.value)?;
+        out.write_all(eol.as_bytes())?;
+    }
+    write!(out, "{}{eol}", prefix.trim_end())
 }
 
 /// A one-line progress bar on stderr, drawn only when stderr is a

@@ -87,7 +87,8 @@ impl RequestArgs {
                 .find(|(name, _)| name.eq_ignore_ascii_case(field))
                 .map(|&(_, value)| value)
         };
-        let query = buffer.request(self.method(), url).map_err(line)?;
+        let method = extras.method.unwrap_or_else(|| self.method());
+        let query = buffer.request(method, url).map_err(line)?;
         let mut request = match given("host") {
             Some("") => {
                 return Err("cannot leave out the host header (-H 'Host:'): \
@@ -127,6 +128,8 @@ pub(crate) struct Extras<'e> {
     /// Fields sent unless a `-H` names them (a `-H NAME:` without a value
     /// only leaves one out).
     pub(crate) defaults: Vec<(&'e str, &'e str)>,
+    /// A method in place of the flags' (`get -I`: HEAD).
+    pub(crate) method: Option<&'static str>,
     /// Whether the response body is asked for compressed and decoded
     /// (`get --compressed`).
     pub(crate) decompress: bool,

@@ -80,12 +80,24 @@ fn text(bytes: &[u8]) -> &str {
     std::str::from_utf8(bytes).expect("utf-8")
 }
 
+/// The `User-Agent` ringwire sends, for curl to send the same.
+const USER_AGENT: &str = concat!("ringwire/", env!("CARGO_PKG_VERSION"));
+
 /// `curl args`, which `ringwire get` is compared with.
 fn curl(args: &[&str]) -> Output {
     Command::new("curl")
         .args(args)
         .output()
         .expect("curl is installed")
+}
+
+/// Output with heads in it, less their `date` lines (which differ from one
+/// answer to the next).
+fn undated(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes)
+        .split_inclusive('\n')
+        .filter(|line| !line.to_ascii_lowercase().starts_with("date: "))
+        .collect()
 }
 
 #[test]
@@ -486,15 +498,102 @@ fn compressed_bodies_are_written_decoded_as_curl_writes_them() {
     assert!(stderr.contains("\n< content-encoding: br\n"), "{stderr}");
     let curl_out = curl(&["-s", "--compressed", &url]);
     assert!(curl_out.stdout == out.stdout);
+    // The head as curl shows it: the server's, content-encoding included.
+    let out = get(&["-i", "--compressed", &url]);
+    let curl_out = curl(&["-si", "--compressed", &url]);
+    assert_eq!(undated(&out.stdout), undated(&curl_out.stdout));
+    assert!(undated(&out.stdout).contains("\r\ncontent-encoding: br\r\n"));
 
     // An accept-encoding of one's own is sent instead, and decoded all the same.
-    let out = get(&["--compressed", "-H", "Accept-Encoding: gzip", "-v", &url]);
+    let out = get(&["--compressed", "-H", "Accept-Encoding: gzip", "-i", &url]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let stderr = text(&out.stderr);
-    assert!(stderr.contains("\n< content-encoding: gzip\n"), "{stderr}");
-    assert!(out.stdout == plain.stdout);
+    let got = undated(&out.stdout);
+    assert!(got.contains("\r\ncontent-encoding: gzip\r\n"), "{got}");
+    assert!(out.stdout.ends_with(&plain.stdout));
     // Without --compressed, the server's bytes as they came.
     let out = get(&["-H", "Accept-Encoding: gzip", &url]);
     assert!(out.stdout.starts_with(b"\x1f\x8b"));
     assert!(out.stdout.len() < plain.stdout.len());
+}
+
+#[test]
+fn include_writes_every_head_before_the_body_as_curl() {
+    let server = ringwire_serve(&[]);
+    let hello = format!("http://{}/hello", server.addr);
+    let out = get(&["-i", &hello]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let got = undated(&out.stdout);
+    assert!(got.starts_with("HTTP/1.1 200 OK\r\n"), "{got:?}");
+    assert!(
+        got.ends_with("\r\ncontent-length: 21\r\n\r\nHello from ringwire!\n"),
+        "{got:?}"
+    );
+    assert_eq!(got, undated(&curl(&["-si", &hello]).stdout));
+
+    // Every hop of a redirect chain, as curl -iL.
+    let python = python(PYTHON_SERVER);
+    let redirect = format!("http://{}/redirect", python.addr);
+    let out = get(&["-i", "-L", &redirect]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let got = undated(&out.stdout);
+    assert!(got.starts_with("HTTP/1.1 302 Found\r\n"), "{got:?}");
+    assert!(got.contains("\r\n\r\nHTTP/1.1 200 OK\r\n"), "{got:?}");
+    let curl_out = curl(&["-siL", "-A", USER_AGENT, &redirect]);
+    assert_eq!(got, undated(&curl_out.stdout));
+
+    // With --fail, the head goes out and the body does not, as curl's.
+    let missing = format!("http://{}/missing", server.addr);
+    let out = get(&["-i", "--fail", &missing]);
+    assert_eq!(out.status.code(), Some(22));
+    let got = undated(&out.stdout);
+    assert!(got.starts_with("HTTP/1.1 404 Not Found\r\n"), "{got:?}");
+    assert!(got.ends_with("\r\n\r\n"), "{got:?}");
+    assert_eq!(got, undated(&curl(&["-si", "--fail", &missing]).stdout));
+}
+
+#[test]
+fn include_shows_the_100_continue_too() {
+    let url = format!("http://{}/upload", counting_server());
+    let dir = std::env::temp_dir().join(format!("ringwire-get-include-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("large.bin");
+    std::fs::write(&file, vec![b'z'; 2 << 20]).unwrap();
+    let data = format!("@{}", file.display());
+    let out = get(&["-i", "-d", &data, &url]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let got = undated(&out.stdout);
+    assert!(
+        got.starts_with("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n"),
+        "{got:?}"
+    );
+    assert!(got.ends_with("\r\n\r\n2097152 bytes"), "{got:?}");
+    assert_eq!(
+        got,
+        undated(&curl(&["-si", "--data-binary", &data, &url]).stdout)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn head_sends_head_and_writes_the_head_as_curl() {
+    let server = ringwire_serve(&[]);
+    let url = format!("http://{}/", server.addr);
+    let out = get(&["-I", "-v", &url]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).starts_with("> HEAD / HTTP/1.1\n"));
+    let got = undated(&out.stdout);
+    assert!(got.starts_with("HTTP/1.1 200 OK\r\n"), "{got:?}");
+    assert!(got.ends_with("\r\n\r\n"), "{got:?}");
+    assert_eq!(got, undated(&curl(&["-sI", &url]).stdout));
+
+    // HEAD has no body to send: -I with -d or -X is refused, as by curl.
+    for other in [&["-d", "x"][..], &["-X", "GET"]] {
+        let out = get(&[&["-I"], other, &[&url]].concat());
+        assert_eq!(out.status.code(), Some(2), "{other:?}");
+        assert!(
+            text(&out.stderr).contains("cannot be used with"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
 }
