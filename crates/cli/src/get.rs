@@ -45,6 +45,9 @@ pub(crate) struct GetArgs {
     /// Ask for the body compressed (gzip, deflate, br) and write it decoded.
     #[arg(long)]
     compressed: bool,
+    /// No progress bar. Errors are still reported (curl would need -sS).
+    #[arg(short = 's', long)]
+    silent: bool,
     /// Follow redirects (301/302/303 as GET, 307/308 as sent).
     #[arg(short = 'L', long = "location")]
     follow: bool,
@@ -162,7 +165,7 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
         .header("content-length")
         .filter(|_| response.decoding().is_none())
         .and_then(|v| std::str::from_utf8(v).ok()?.parse::<u64>().ok());
-    let mut progress = Progress::new(total);
+    let mut progress = Progress::new(total, args.silent);
     // Even an empty body makes its (empty) file.
     out.write(&[])?;
     while let Some(chunk) = response.chunk().map_err(line)? {
@@ -252,20 +255,23 @@ fn write_response_head(
 }
 
 /// A one-line progress bar on stderr, drawn only when stderr is a
-/// terminal and the body is large, at most ten times a second.
+/// terminal, the body is large and `-s` is not given, at most ten times a
+/// second.
 struct Progress {
     total: Option<u64>,
     done: u64,
-    terminal: bool,
+    /// Whether it may be drawn at all.
+    shown: bool,
     drawn: Option<Instant>,
 }
 
 impl Progress {
-    fn new(total: Option<u64>) -> Self {
+    /// A bar for a body of `total` bytes, unless `silent`.
+    fn new(total: Option<u64>, silent: bool) -> Self {
         Progress {
             total,
             done: 0,
-            terminal: io::stderr().is_terminal(),
+            shown: !silent && io::stderr().is_terminal(),
             drawn: None,
         }
     }
@@ -276,7 +282,7 @@ impl Progress {
         let due = self
             .drawn
             .is_none_or(|at| at.elapsed() >= Duration::from_millis(100));
-        if self.terminal && large && due {
+        if self.shown && large && due {
             self.draw();
             self.drawn = Some(Instant::now());
         }

@@ -395,6 +395,22 @@ fn progress_bar_only_on_a_terminal() {
     assert!(terminal.contains("\r2.0 MiB"), "{terminal:?}");
     assert_eq!(std::fs::metadata(&output).unwrap().len(), 2 << 20);
 
+    // -s: none, even on a terminal.
+    let out = Command::new("script")
+        .args([
+            "--quiet",
+            "--return",
+            "--command",
+            &format!("{command} -s"),
+            "/dev/null",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .expect("script (util-linux) is installed");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let terminal = String::from_utf8_lossy(&out.stdout);
+    assert!(!terminal.contains("MiB"), "{terminal:?}");
+    assert_eq!(std::fs::metadata(&output).unwrap().len(), 2 << 20);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
