@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use base64::Engine as _;
 use clap::Args;
 use ringwire_client::blocking::{Client, Trace};
 use ringwire_client::{ClientConfig, Error, RequestBuffer, Url};
@@ -45,6 +46,10 @@ pub(crate) struct GetArgs {
     /// Ask for the body compressed (gzip, deflate, br) and write it decoded.
     #[arg(long)]
     compressed: bool,
+    /// Basic authorization as USER:PASSWORD (there is no prompt for a
+    /// missing password); a -H authorization replaces it.
+    #[arg(short = 'u', long = "user", value_name = "USER:PASSWORD")]
+    user: Option<String>,
     /// No progress bar. Errors are still reported (curl would need -sS).
     #[arg(short = 's', long)]
     silent: bool,
@@ -104,6 +109,10 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
     // before all of it is sent.
     if body.len() > EXPECT_CONTINUE_OVER {
         defaults.push(("expect", "100-continue"));
+    }
+    let authorization = args.user.as_deref().map(basic).transpose()?;
+    if let Some(credentials) = &authorization {
+        defaults.push(("authorization", credentials));
     }
     let extras = Extras {
         defaults,
@@ -175,6 +184,15 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
     progress.finish();
     out.flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `-u USER:PASSWORD` as an `authorization` value (RFC 7617).
+fn basic(user: &str) -> Result<String, String> {
+    if !user.contains(':') {
+        return Err("-u wants USER:PASSWORD (there is no prompt for the password)".into());
+    }
+    let credentials = base64::engine::general_purpose::STANDARD.encode(user);
+    Ok(format!("Basic {credentials}"))
 }
 
 /// Where the heads and the body go: stdout, or a file created at the

@@ -16,8 +16,8 @@ fn ringwire_serve(args: &[&str]) -> Running {
 
 /// Python's `http.server` answering `/echo` (method, then `x-test`, then
 /// the body), `/headers` (`host`, `accept` and `content-type`),
-/// `/big` (2 MiB), `/big.gz` (the same, gzip-encoded), `/redirect` (302
-/// to `/echo`), 404 otherwise.
+/// `/header/NAME` (the value of field NAME), `/big` (2 MiB), `/big.gz`
+/// (the same, gzip-encoded), `/redirect` (302 to `/echo`), 404 otherwise.
 const PYTHON_SERVER: &str = r#"
 import gzip, http.server
 class H(http.server.BaseHTTPRequestHandler):
@@ -38,6 +38,13 @@ class H(http.server.BaseHTTPRequestHandler):
             self.rfile.read(int(self.headers.get("Content-Length", "0")))
             names = ("Host", "Accept", "Content-Type")
             out = "".join("%s: %s\n" % (n, self.headers.get(n, "-")) for n in names).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(out)))
+            self.end_headers()
+            self.wfile.write(out)
+        elif self.path.startswith("/header/"):
+            self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            out = self.headers.get(self.path[len("/header/"):], "-").encode()
             self.send_response(200)
             self.send_header("Content-Length", str(len(out)))
             self.end_headers()
@@ -612,4 +619,28 @@ fn head_sends_head_and_writes_the_head_as_curl() {
             text(&out.stderr)
         );
     }
+}
+
+#[test]
+fn user_sends_basic_authorization() {
+    let server = python(PYTHON_SERVER);
+    let url = format!("http://{}/header/Authorization", server.addr);
+    let out = get(&["-u", "alice:s3cr:et", &url]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "Basic YWxpY2U6czNjcjpldA==");
+    assert_eq!(
+        out.stdout,
+        curl(&["-s", "-u", "alice:s3cr:et", &url]).stdout
+    );
+    // A field of one's own goes instead.
+    let out = get(&["-u", "alice:x", "-H", "Authorization: Bearer t0k", &url]);
+    assert_eq!(text(&out.stdout), "Bearer t0k");
+    // No prompt for a password: refused.
+    let out = get(&["-u", "alice", &url]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.stdout, b"");
+    assert_eq!(
+        text(&out.stderr),
+        "ringwire: -u wants USER:PASSWORD (there is no prompt for the password)\n"
+    );
 }
