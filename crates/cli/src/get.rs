@@ -70,6 +70,11 @@ pub(crate) struct GetArgs {
     /// Seconds connecting may take.
     #[arg(long = "connect-timeout", value_name = "SECS", default_value_t = 10.0)]
     connect_timeout: f64,
+    /// Seconds a body sent with `expect: 100-continue` (over 1 MiB, or
+    /// -H 'Expect: 100-continue') waits for the server's go-ahead before
+    /// it goes anyway.
+    #[arg(long = "expect100-timeout", value_name = "SECS", default_value_t = 1.0)]
+    expect100_timeout: f64,
 }
 
 /// Runs `ringwire get`; errors are one line on stderr.
@@ -94,6 +99,7 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
                 .max_time
                 .map(|s| seconds(s, "--max-time"))
                 .transpose()?,
+            expect_continue_timeout: seconds(args.expect100_timeout, "--expect100-timeout")?,
             ..ClientConfig::default()
         },
         args.tls.config()?,

@@ -644,3 +644,83 @@ fn user_sends_basic_authorization() {
         "ringwire: -u wants USER:PASSWORD (there is no prompt for the password)\n"
     );
 }
+
+/// A server that knows nothing of `100 Continue`: for each connection it
+/// reads a head, then the `content-length` body, and answers `waited N
+/// ms`, how long after the head the body started to come.
+fn never_continues() -> std::net::SocketAddr {
+    use std::io::Read as _;
+    use std::time::{Duration, Instant};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            // A watchdog: no read waits longer.
+            stream
+                .set_read_timeout(Some(Duration::from_secs(10)))
+                .unwrap();
+            let mut head = Vec::new();
+            let mut byte = [0];
+            while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
+                head.push(byte[0]);
+            }
+            let started = Instant::now();
+            let len: usize = String::from_utf8_lossy(&head)
+                .lines()
+                .find_map(|l| {
+                    l.to_ascii_lowercase()
+                        .strip_prefix("content-length: ")?
+                        .parse()
+                        .ok()
+                })
+                .unwrap_or(0);
+            let mut body = vec![0; len];
+            if stream.read_exact(&mut body[..1]).is_err() {
+                continue;
+            }
+            let waited = started.elapsed().as_millis();
+            let _ = stream.read_exact(&mut body[1..]);
+            let answer = format!("waited {waited} ms");
+            let _ = stream.write_all(
+                format!(
+                    "HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{answer}",
+                    answer.len()
+                )
+                .as_bytes(),
+            );
+        }
+    });
+    addr
+}
+
+#[test]
+fn expect100_timeout_bounds_the_wait_for_100_continue() {
+    let url = format!("http://{}/upload", never_continues());
+    let dir = std::env::temp_dir().join(format!("ringwire-get-expect100-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("large.bin");
+    std::fs::write(&file, vec![b'z'; 2 << 20]).unwrap();
+    let data = format!("@{}", file.display());
+    let waited = |args: &[&str]| -> u128 {
+        let out = get(&[&["--max-time", "10", "-d", &data], args, &[&url]].concat());
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let ms = text(&out.stdout)
+            .strip_prefix("waited ")
+            .and_then(|t| t.strip_suffix(" ms"));
+        ms.and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{}", text(&out.stdout)))
+    };
+    // One second by default, as curl's.
+    let default = waited(&[]);
+    assert!(default >= 900, "{default} ms");
+    let short = waited(&["--expect100-timeout", "0.1"]);
+    assert!(short < 800, "{short} ms");
+    let out = get(&["--expect100-timeout", "0", &url]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        "ringwire: --expect100-timeout wants a positive number of seconds\n"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
