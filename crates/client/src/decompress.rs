@@ -102,8 +102,10 @@ impl fmt::Display for Corruption {
 }
 
 /// Undoes one response body's content coding, a piece of the body at a
-/// time.
-pub(crate) struct Decoder {
+/// time, sans-IO: what the client runs for a request that asked
+/// ([`HeaderBuilder::decompress`](crate::HeaderBuilder::decompress)), and
+/// usable on its own.
+pub struct Decoder {
     encoding: Encoding,
     codec: Codec,
     /// The decoded bytes of the last [`feed`](Self::feed), at its front.
@@ -150,7 +152,12 @@ impl Decoder {
         if head.status() == 206 || matches!(head.body(), BodyKind::Empty | BodyKind::Length(0)) {
             return None;
         }
-        let encoding = Encoding::of(head)?;
+        Some(Decoder::new(Encoding::of(head)?, limit))
+    }
+
+    /// A decoder of `encoding`, decoding at most `limit` bytes.
+    #[must_use]
+    pub fn new(encoding: Encoding, limit: u64) -> Decoder {
         let codec = match encoding {
             Encoding::Gzip => Codec::Flate(Decompress::new_gzip(15)),
             Encoding::Deflate => Codec::Sniffing(None),
@@ -160,7 +167,7 @@ impl Decoder {
                 StandardAlloc::default(),
             ))),
         };
-        Some(Decoder {
+        Decoder {
             encoding,
             codec,
             out: vec![0; PIECE_LEN].into_boxed_slice(),
@@ -169,16 +176,18 @@ impl Decoder {
             limit,
             started: false,
             ended: false,
-        })
+        }
     }
 
     /// The coding undone.
-    pub(crate) fn encoding(&self) -> Encoding {
+    #[must_use]
+    pub fn encoding(&self) -> Encoding {
         self.encoding
     }
 
     /// The bytes the last [`feed`](Self::feed) decoded.
-    pub(crate) fn output(&self) -> &[u8] {
+    #[must_use]
+    pub fn output(&self) -> &[u8] {
         &self.out[..self.len]
     }
 
@@ -191,7 +200,7 @@ impl Decoder {
     ///
     /// [`Error::Decompress`] for data that is not of this coding, and
     /// [`Error::DecodedBodyTooLarge`] past the limit.
-    pub(crate) fn feed(&mut self, input: &[u8]) -> Result<Option<usize>, Error> {
+    pub fn feed(&mut self, input: &[u8]) -> Result<Option<usize>, Error> {
         self.len = 0;
         self.started |= !input.is_empty();
         let mut used = 0;
@@ -231,7 +240,7 @@ impl Decoder {
     /// # Errors
     ///
     /// [`Error::Decompress`] with [`Corruption::Truncated`].
-    pub(crate) fn finish(&self) -> Result<(), Error> {
+    pub fn finish(&self) -> Result<(), Error> {
         if self.ended || !self.started {
             Ok(())
         } else {

@@ -48,7 +48,7 @@ mod url;
 pub mod ws;
 
 pub use config::ClientConfig;
-pub use decompress::{Corruption, Encoding};
+pub use decompress::{Corruption, Decoder, Encoding};
 pub use error::{Error, Phase};
 pub use request::{BodyWriter, HeaderBuilder, QueryBuilder, Request, RequestBuffer};
 pub use url::{Origin, Scheme, Url, UrlError};
