@@ -347,3 +347,81 @@ fn a_body_cut_short_over_tls_says_how_much_came() {
         "{err:?}"
     );
 }
+
+/// A server for one connection that answers `413` as soon as the head of an upload is in,
+/// then closes without reading the body: the client's next writes meet a reset.
+fn refusing_uploads(certs: &Certificates) -> u16 {
+    let read = |name: &str| std::fs::read(certs.dir.join(name)).unwrap();
+    let config =
+        ringwire_tls::ServerConfig::from_pem(&read("good.pem"), &read("good.key")).unwrap();
+    let acceptor = ringwire_tls::TlsAcceptor::new(&config).unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let (tcp, _) = listener.accept().unwrap();
+        tcp.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+            .unwrap();
+        let mut tls = acceptor.accept_blocking(tcp).unwrap();
+        let mut head = Vec::new();
+        while !head.ends_with(b"\r\n\r\n") {
+            let mut byte = [0];
+            std::io::Read::read_exact(&mut tls, &mut byte).unwrap();
+            head.push(byte[0]);
+        }
+        let answer =
+            b"HTTP/1.1 413 Content Too Large\r\nconnection: close\r\ncontent-length: 0\r\n\r\n";
+        std::io::Write::write_all(&mut tls, answer).unwrap();
+        // The body keeps coming while this waits; closing with it unread resets the
+        // connection.
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    });
+    port
+}
+
+/// An upload refused early over TLS (RFC 9112 section 9.3): the client's writes fail with a
+/// reset, and the answer that came before it is what the client returns, not the broken
+/// pipe (the TLS stream must not let the ciphertext it could not send stop it reading).
+#[test]
+fn an_upload_refused_early_over_tls_gets_its_answer() {
+    let certs = Certificates::new("refused-upload");
+    let body = vec![b'u'; 32 << 20];
+    for backend in [
+        ringwire_tls::Backend::OpenSsl,
+        ringwire_tls::Backend::Rustls,
+    ] {
+        let url = Url::parse(&format!(
+            "https://localhost:{}/up",
+            refusing_uploads(&certs)
+        ))
+        .unwrap();
+        let client =
+            blocking::Client::with_tls(ClientConfig::default(), certs.trusting().backend(backend));
+        let mut buffer = RequestBuffer::new().unwrap();
+        let request = buffer
+            .request("PUT", &url)
+            .unwrap()
+            .headers()
+            .unwrap()
+            .body(&body)
+            .unwrap();
+        let status = client.send(&mut buffer, &request).map(|r| r.status());
+        assert!(matches!(status, Ok(413)), "{backend:?}: {status:?}");
+    }
+
+    let url = Url::parse(&format!(
+        "https://localhost:{}/up",
+        refusing_uploads(&certs)
+    ))
+    .unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let status = runtime.block_on(async {
+        let client = async_client::Client::with_tls(ClientConfig::default(), certs.trusting());
+        let mut buffer = RequestBuffer::new().unwrap();
+        let request = buffer.request("PUT", &url)?.headers()?.body(&body)?;
+        client.send(&mut buffer, &request).await.map(|r| r.status())
+    });
+    assert!(matches!(status, Ok(413)), "tokio: {status:?}");
+}

@@ -149,7 +149,10 @@ impl<S: Read + Write> Read for BlockingTlsStream<S> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         loop {
             let plain = self.session.read(buf);
-            send(&mut self.io, self.session.wire())?;
+            match send(&mut self.io, self.session.wire()) {
+                Err(e) if !crate::wire::peer_gone(&e) => return Err(e),
+                _ => {}
+            }
             match plain? {
                 Plain::Read(n) => return Ok(n),
                 Plain::Closed => return Ok(0),

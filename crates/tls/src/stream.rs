@@ -222,7 +222,9 @@ impl<S: AsyncStream + Send + Sync> AsyncStream for TlsStream<S> {
             let plain = state.session.read(buf);
             // Anything the read wrote (a key update's answer) goes out.
             match self.push(&mut state) {
-                Err(e) if e.kind() != io::ErrorKind::WouldBlock => return Err(e),
+                Err(e) if e.kind() != io::ErrorKind::WouldBlock && !crate::wire::peer_gone(&e) => {
+                    return Err(e)
+                }
                 _ => {}
             }
             match plain? {

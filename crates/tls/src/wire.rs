@@ -124,3 +124,13 @@ impl Write for Wire {
         Ok(())
     }
 }
+
+/// Whether a send failed because the peer closed or reset the connection. A read goes on
+/// then: what the peer sent before it went (an answer, an alert saying why) is still to be
+/// read, and the failure shows again at the next write.
+pub(crate) fn peer_gone(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset
+    )
+}
