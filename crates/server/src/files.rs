@@ -168,6 +168,9 @@ impl StaticFiles {
         if !resolved.starts_with(&self.root) {
             return status(403);
         }
+        if self.hides_resolved(&resolved) {
+            return status(404);
+        }
         let Ok(meta) = tokio::fs::metadata(&resolved).await else {
             return status(404);
         };
@@ -195,6 +198,7 @@ impl StaticFiles {
             // cached under the same key as `dir/index.html`.
             match tokio::fs::canonicalize(resolved.join("index.html")).await {
                 Ok(index) if !index.starts_with(&self.root) => return status(403),
+                Ok(index) if self.hides_resolved(&index) => return status(404),
                 Ok(index) => match Entry::open(&index).await {
                     Err(e) if e.kind() != io::ErrorKind::PermissionDenied => {
                         return listing(&resolved, &shown(), listed).await;
@@ -228,6 +232,18 @@ impl StaticFiles {
         self.dotfiles == Dotfiles::Hide
             && name.first() == Some(&b'.')
             && !(top_level && name == WELL_KNOWN)
+    }
+
+    /// Whether `resolved`, a canonical path within the root, passes through
+    /// a hidden name: a symlink with a plain name (`public -> .git`) leads
+    /// where its name does not say.
+    fn hides_resolved(&self, resolved: &Path) -> bool {
+        let Ok(within) = resolved.strip_prefix(&self.root) else {
+            return false;
+        };
+        (0..)
+            .zip(within.components())
+            .any(|(i, name)| self.hides(name.as_os_str().as_bytes(), i == 0))
     }
 }
 

@@ -296,6 +296,26 @@ fn dot_directories_and_their_contents_are_not_found() {
     );
 }
 
+/// A symlink with a plain name leads where its name does not say: into a hidden directory,
+/// to a hidden file, or as a directory's index. Hidden all the same; served when asked.
+#[test]
+fn symlinks_into_dotfiles_are_not_found() {
+    let dir = project();
+    let root = dir.path();
+    fs::create_dir_all(root.join("b")).expect("mkdir");
+    std::os::unix::fs::symlink(".git", root.join("public")).expect("symlink");
+    std::os::unix::fs::symlink(".env", root.join("env.txt")).expect("symlink");
+    std::os::unix::fs::symlink("../.env", root.join("b/index.html")).expect("symlink");
+    std::os::unix::fs::symlink(".well-known", root.join("well")).expect("symlink");
+    let hiding = serve_project(root, Dotfiles::Hide);
+    assert_hidden(hiding, &["/public/config", "/public/", "/env.txt", "/b/"]);
+    assert_eq!(status(&get(hiding, "/well/security.txt")), 200);
+    let serving = serve_project(root, Dotfiles::Serve);
+    for path in ["/public/config", "/env.txt", "/b/"] {
+        assert_eq!(status(&get(serving, path)), 200, "{path}");
+    }
+}
+
 #[test]
 fn percent_encoded_dots_are_dots() {
     let dir = project();
