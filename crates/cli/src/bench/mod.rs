@@ -27,7 +27,7 @@ use tokio::net::TcpStream;
 use crate::request::{line, seconds, Extras, RequestArgs, TlsArgs, USER_AGENT};
 
 use guard::{Board, Interrupt};
-use open::{OpenError, Tries, PAUSE};
+use open::{OpenError, Tries};
 use pace::Pace;
 use stats::{Run, Stats};
 
@@ -41,8 +41,9 @@ pub(crate) struct BenchArgs {
     /// Connections kept open (the soft limit on open files is raised to the
     /// hard one first; connections past it are reported as never opened,
     /// out of file descriptors). One that cannot open (refused, reset, timed
-    /// out, its WebSocket upgrade refused) is tried again every 10 ms until
-    /// it opens or the run ends: the report counts it once as a connect error
+    /// out, its WebSocket upgrade refused) is tried again after 10 ms, the
+    /// pause doubling with each failure up to 1 s, until it opens or the run
+    /// ends: the report counts it once as a connect error
     /// (a protocol error for the upgrade) however often it was tried, and
     /// lists each cause once with its connections and tries.
     #[arg(short = 'c', long, default_value_t = 64)]
@@ -264,7 +265,7 @@ async fn step<T>(
     };
     tries.failed(&error, stats);
     board.disarm(slot);
-    match board.guard(slot, tokio::time::sleep(PAUSE)).await {
+    match board.guard(slot, tokio::time::sleep(tries.pause())).await {
         Err(Interrupt::Stop) => Err(Halt::Stop),
         _ => Err(Halt::Retry),
     }

@@ -15,9 +15,13 @@ use rustix::process::{getrlimit, setrlimit, Resource};
 use super::stats::{AtEnd, Stats};
 use crate::request::line;
 
-/// The pause between a failed try and the next: a refused port is not
-/// hammered while the server is away.
+/// The pause after a connection's first failed try; it doubles with each
+/// failure after that, up to [`MAX_PAUSE`]: a server that is away, or a
+/// process out of descriptors, is not hammered a hundred times a second per
+/// connection (which would also spend the CPU this tool measures with).
 pub(crate) const PAUSE: Duration = Duration::from_millis(10);
+/// The longest pause between tries.
+const MAX_PAUSE: Duration = Duration::from_secs(1);
 
 /// Why a try at opening a connection failed.
 #[derive(Debug)]
@@ -86,6 +90,8 @@ pub(crate) struct Tries {
     causes: Vec<String>,
     /// Whether the connection was ever open.
     opened: bool,
+    /// Tries failed in a row.
+    failures: u32,
 }
 
 impl Tries {
@@ -102,6 +108,7 @@ impl Tries {
                 }
             }
         }
+        self.failures += 1;
         stats.out_of_files |= matches!(error, OpenError::OutOfFiles(_));
         let new = !self.causes.contains(&cause);
         stats.failed_try(&cause, new);
@@ -121,8 +128,16 @@ impl Tries {
         stats.ended(at, self.opened);
     }
 
+    /// How long to wait before the next try: [`PAUSE`], doubled for each
+    /// failure in a row after the first, at most [`MAX_PAUSE`].
+    pub(crate) fn pause(&self) -> Duration {
+        let doublings = self.failures.saturating_sub(1).min(10);
+        PAUSE.saturating_mul(1 << doublings).min(MAX_PAUSE)
+    }
+
     /// The connection is open: later failures are a new failed connection.
     pub(crate) fn opened(&mut self, stats: &mut Stats) {
+        self.failures = 0;
         self.causes.clear();
         self.opened = true;
         stats.connects += 1;
