@@ -685,14 +685,7 @@ fn obsolete_line_folds_in_a_response_become_spaces() {
 fn put_expecting(client: &Client, addr: std::net::SocketAddr, body: &[u8]) -> (u16, String) {
     let url = Url::parse(&format!("http://{addr}/upload")).unwrap();
     let mut buffer = RequestBuffer::new().unwrap();
-    let request = buffer
-        .request("PUT", &url)
-        .unwrap()
-        .headers()
-        .unwrap()
-        .expect_continue()
-        .body(body)
-        .unwrap();
+    let request = common::expecting(&mut buffer, "PUT", &url, body);
     let mut response = client.send(&mut buffer, &request).unwrap();
     (response.status(), response.text().unwrap())
 }
@@ -754,14 +747,7 @@ fn expect_continue_with_ringwire_server() {
     let url = Url::parse(&format!("http://{addr}/upload")).unwrap();
     let body = vec![b'z'; 2 << 20];
     let mut buffer = RequestBuffer::new().unwrap();
-    let request = buffer
-        .request("PUT", &url)
-        .unwrap()
-        .headers()
-        .unwrap()
-        .expect_continue()
-        .body(&body)
-        .unwrap();
+    let request = common::expecting(&mut buffer, "PUT", &url, &body);
     let started = Instant::now();
     let mut seen = Vec::new();
     let mut response = client
@@ -820,14 +806,7 @@ fn a_redirect_keeps_the_expectation_only_with_the_body() {
     for path in ["/see-other", "/temporary"] {
         let url = Url::parse(&raw.url(path)).unwrap();
         let mut buffer = RequestBuffer::new().unwrap();
-        let request = buffer
-            .request("POST", &url)
-            .unwrap()
-            .headers()
-            .unwrap()
-            .expect_continue()
-            .body(b"data")
-            .unwrap();
+        let request = common::expecting(&mut buffer, "POST", &url, b"data");
         let text = client.send(&mut buffer, &request).unwrap().text().unwrap();
         assert_eq!(text, "end");
     }

@@ -207,14 +207,7 @@ async fn obsolete_line_folds_in_a_response_become_spaces() {
 async fn put_expecting(client: &Client, addr: std::net::SocketAddr, body: &[u8]) -> (u16, String) {
     let url = Url::parse(&format!("http://{addr}/upload")).unwrap();
     let mut buffer = RequestBuffer::new().unwrap();
-    let request = buffer
-        .request("PUT", &url)
-        .unwrap()
-        .headers()
-        .unwrap()
-        .expect_continue()
-        .body(body)
-        .unwrap();
+    let request = common::expecting(&mut buffer, "PUT", &url, body);
     let mut response = client.send(&mut buffer, &request).await.unwrap();
     (response.status(), response.text().await.unwrap())
 }

@@ -455,3 +455,20 @@ pub fn continues() -> (SocketAddr, thread::JoinHandle<(String, Vec<u8>)>) {
         let _ = stream.write_all(&ok(&format!("{} bytes", body.len())));
     })
 }
+
+/// A `method` request to `url` whose `body` waits for `100 Continue`, encoded into `buffer`.
+pub fn expecting<'a>(
+    buffer: &mut ringwire_client::RequestBuffer,
+    method: &'a str,
+    url: &'a ringwire_client::Url,
+    body: &'a [u8],
+) -> ringwire_client::Request<'a> {
+    buffer
+        .request(method, url)
+        .unwrap()
+        .headers()
+        .unwrap()
+        .expect_continue()
+        .body(body)
+        .unwrap()
+}
