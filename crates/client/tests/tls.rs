@@ -264,9 +264,12 @@ fn a_server_requiring_a_client_certificate_is_a_tls_error() {
     );
 }
 
-/// A server for one connection that answers with 500 of the 1000 bytes
-/// its head announces, then closes without `close_notify`.
-fn cutting_short(certs: &Certificates) -> u16 {
+/// A TLS server (the `good` certificate) for one connection: it reads the request head,
+/// then `answer` has the connection. The port.
+fn after_the_head(
+    certs: &Certificates,
+    answer: impl FnOnce(&mut ringwire_tls::BlockingTlsStream<std::net::TcpStream>) + Send + 'static,
+) -> u16 {
     let read = |name: &str| std::fs::read(certs.dir.join(name)).unwrap();
     let config =
         ringwire_tls::ServerConfig::from_pem(&read("good.pem"), &read("good.key")).unwrap();
@@ -284,12 +287,20 @@ fn cutting_short(certs: &Certificates) -> u16 {
             std::io::Read::read_exact(&mut tls, &mut byte).unwrap();
             head.push(byte[0]);
         }
-        let mut answer = b"HTTP/1.1 200 OK\r\ncontent-length: 1000\r\n\r\n".to_vec();
-        answer.extend_from_slice(&[b'x'; 500]);
-        std::io::Write::write_all(&mut tls, &answer).unwrap();
-        tls.get_ref().shutdown(std::net::Shutdown::Both).unwrap();
+        answer(&mut tls);
     });
     port
+}
+
+/// A server for one connection that answers with 500 of the 1000 bytes
+/// its head announces, then closes without `close_notify`.
+fn cutting_short(certs: &Certificates) -> u16 {
+    after_the_head(certs, |tls| {
+        let mut answer = b"HTTP/1.1 200 OK\r\ncontent-length: 1000\r\n\r\n".to_vec();
+        answer.extend_from_slice(&[b'x'; 500]);
+        std::io::Write::write_all(tls, &answer).unwrap();
+        tls.get_ref().shutdown(std::net::Shutdown::Both).unwrap();
+    })
 }
 
 /// A body cut short reports how much of it came, over TLS as over TCP;
@@ -351,31 +362,14 @@ fn a_body_cut_short_over_tls_says_how_much_came() {
 /// A server for one connection that answers `413` as soon as the head of an upload is in,
 /// then closes without reading the body: the client's next writes meet a reset.
 fn refusing_uploads(certs: &Certificates) -> u16 {
-    let read = |name: &str| std::fs::read(certs.dir.join(name)).unwrap();
-    let config =
-        ringwire_tls::ServerConfig::from_pem(&read("good.pem"), &read("good.key")).unwrap();
-    let acceptor = ringwire_tls::TlsAcceptor::new(&config).unwrap();
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        let (tcp, _) = listener.accept().unwrap();
-        tcp.set_read_timeout(Some(std::time::Duration::from_secs(5)))
-            .unwrap();
-        let mut tls = acceptor.accept_blocking(tcp).unwrap();
-        let mut head = Vec::new();
-        while !head.ends_with(b"\r\n\r\n") {
-            let mut byte = [0];
-            std::io::Read::read_exact(&mut tls, &mut byte).unwrap();
-            head.push(byte[0]);
-        }
+    after_the_head(certs, |tls| {
         let answer =
             b"HTTP/1.1 413 Content Too Large\r\nconnection: close\r\ncontent-length: 0\r\n\r\n";
-        std::io::Write::write_all(&mut tls, answer).unwrap();
+        std::io::Write::write_all(tls, answer).unwrap();
         // The body keeps coming while this waits; closing with it unread resets the
         // connection.
         std::thread::sleep(std::time::Duration::from_millis(200));
-    });
-    port
+    })
 }
 
 /// An upload refused early over TLS (RFC 9112 section 9.3): the client's writes fail with a
