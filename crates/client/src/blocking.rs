@@ -11,7 +11,7 @@ use ringwire_ring::Ring;
 
 use crate::exchange::{remaining, BodyStep, Failure, Next, Reader, RoundTrip, DISCARD_LIMIT};
 use crate::pool::{is_quiet, Keyed, Pool};
-use crate::redirect::Hop;
+use crate::redirect::{next_hop, Answer, Hop};
 use crate::stream::Stream;
 use crate::tls::Tls;
 use crate::url::{Origin, Scheme};
@@ -119,18 +119,14 @@ impl Client {
             let response = self.exchange(buffer, &current, deadline, &mut trace)?;
             trace(Trace::Response(&response));
             let (head, body) = buffer.bytes(&current)?;
-            let Some(max) = self.config.max_redirects else {
+            let answer = Answer {
+                status: response.status(),
+                location: response.header("location"),
+            };
+            let max = self.config.max_redirects;
+            let Some(next) = next_hop(&current, head, body.len(), answer, max, &mut hops)? else {
                 return Ok(response);
             };
-            let location = response.header("location");
-            let Some(next) = Hop::after(&current, head, body.len(), response.status(), location)?
-            else {
-                return Ok(response);
-            };
-            if hops == max {
-                return Err(Error::TooManyRedirects { max });
-            }
-            hops += 1;
             response.discard();
             hop = Some(next);
         }

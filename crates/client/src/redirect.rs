@@ -1,5 +1,6 @@
-//! Following a redirect (RFC 9110 section 15.4): the next URL and method,
-//! and a head rewritten from the one sent.
+//! What follows a final answer: a redirect to follow (RFC 9110 section
+//! 15.4: the next URL and method), or the same request again without its
+//! expectation after a `417`; either way a head rewritten from the one sent.
 
 use ringwire_http1::encode::{EncodeError, RequestWriter};
 use ringwire_http1::{RequestParser, Status, Version};
@@ -19,13 +20,54 @@ pub(crate) struct Hop {
     url: Url,
     head: Vec<u8>,
     keep_body: bool,
+    /// Whether the body still waits for `100 Continue`.
+    keep_expectation: bool,
+}
+
+/// What a final answer said that decides the next request.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Answer<'r> {
+    pub(crate) status: u16,
+    pub(crate) location: Option<&'r [u8]>,
+}
+
+/// The request that follows `answer` to `sent` (whose encoded head is
+/// `head` and body `body_len` bytes), if one does: after a `417` to a body
+/// that waited for `100 Continue`, the same request with the body at once
+/// (RFC 9110 section 10.1.1: a client SHOULD repeat it without the
+/// expectation); else, with redirects followed up to `max_redirects`
+/// (`hops` so far, counted here), the redirect's.
+pub(crate) fn next_hop(
+    sent: &Request<'_>,
+    head: &[u8],
+    body_len: usize,
+    answer: Answer<'_>,
+    max_redirects: Option<u32>,
+    hops: &mut u32,
+) -> Result<Option<Hop>, Error> {
+    if answer.status == 417 && sent.expects_continue() {
+        let url = sent.url().clone();
+        let again = Hop::rewrite(sent, head, sent.method(), url, Some(body_len), false)?;
+        return Ok(Some(again));
+    }
+    let Some(max) = max_redirects else {
+        return Ok(None);
+    };
+    let Some(hop) = Hop::after(sent, head, body_len, answer.status, answer.location)? else {
+        return Ok(None);
+    };
+    if *hops == max {
+        return Err(Error::TooManyRedirects { max });
+    }
+    *hops += 1;
+    Ok(Some(hop))
 }
 
 impl Hop {
     /// The redirect `status` with `location` leads to, after `sent` (whose
     /// encoded head is `head` and body `body_len` bytes); `None` when the
     /// response is not a redirect to follow.
-    pub(crate) fn after(
+    fn after(
         sent: &Request<'_>,
         head: &[u8],
         body_len: usize,
@@ -43,7 +85,21 @@ impl Hop {
         let location = String::from_utf8_lossy(location);
         let url = sent.url().join(&location).map_err(Error::InvalidLocation)?;
         let method = if keep_method { sent.method() } else { "GET" };
-        let keep_body = keep_method && body_len > 0;
+        let body = (keep_method && body_len > 0).then_some(body_len);
+        // `100-continue` only goes with content (RFC 9110 section 10.1.1).
+        Self::rewrite(sent, head, method, url, body, body.is_some()).map(Some)
+    }
+
+    /// `sent` (whose encoded head is `head`) as `method` to `url`, with the
+    /// same body of `body` bytes or none, and its expectation kept or not.
+    fn rewrite(
+        sent: &Request<'_>,
+        head: &[u8],
+        method: &str,
+        url: Url,
+        body: Option<usize>,
+        keep_expectation: bool,
+    ) -> Result<Hop, Error> {
         let same_origin = url.origin() == sent.url().origin();
         let mut parser = RequestParser::default();
         let Ok(Status::Complete(old, _)) = parser.parse(head) else {
@@ -66,14 +122,13 @@ impl Hop {
                                 && CROSS_ORIGIN
                                     .iter()
                                     .any(|n| field.name.eq_ignore_ascii_case(n)))
-                            // `100-continue` only goes with content (RFC 9110 section 10.1.1).
-                            || (!keep_body && field.name.eq_ignore_ascii_case("expect"));
+                            || (!keep_expectation && field.name.eq_ignore_ascii_case("expect"));
                         if !dropped {
                             writer.header(name, field.value)?;
                         }
                     }
-                    if keep_body {
-                        writer.content_length(body_len as u64)?;
+                    if let Some(len) = body {
+                        writer.content_length(len as u64)?;
                     }
                     writer.finish()
                 });
@@ -86,16 +141,23 @@ impl Hop {
                 Err(e) => return Err(Error::Encode(e)),
             }
         }
-        Ok(Some(Hop {
+        Ok(Hop {
             method: method.to_owned(),
             url,
             head: out,
-            keep_body,
-        }))
+            keep_body: body.is_some(),
+            keep_expectation,
+        })
     }
 
     /// The request to send next.
     pub(crate) fn request<'h>(&'h self, first: &Request<'h>) -> Request<'h> {
-        first.rewritten(&self.method, &self.url, &self.head, self.keep_body)
+        first.rewritten(
+            &self.method,
+            &self.url,
+            &self.head,
+            self.keep_body,
+            self.keep_expectation,
+        )
     }
 }

@@ -509,6 +509,7 @@ impl<'a> Request<'a> {
         url: &'b Url,
         head: &'b [u8],
         keep_body: bool,
+        keep_expectation: bool,
     ) -> Request<'b>
     where
         'a: 'b,
@@ -522,7 +523,7 @@ impl<'a> Request<'a> {
             } else {
                 Body::Slice(&[])
             },
-            expect_continue: keep_body && self.expect_continue,
+            expect_continue: keep_body && keep_expectation && self.expect_continue,
             decompress: self.decompress,
             generation: self.generation,
         }

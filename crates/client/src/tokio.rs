@@ -15,7 +15,7 @@ use ringwire_tls::MaybeTls;
 
 use crate::exchange::{remaining, BodyStep, Failure, Next, Reader, RoundTrip, DISCARD_LIMIT};
 use crate::pool::{is_quiet, Keyed, Pool};
-use crate::redirect::Hop;
+use crate::redirect::{next_hop, Answer, Hop};
 use crate::tls::Tls;
 use crate::url::{Origin, Scheme};
 use crate::{ClientConfig, Encoding, Error, Phase, Request, RequestBuffer, Url};
@@ -94,19 +94,15 @@ impl Client {
         loop {
             let current = hop.as_ref().map_or(*request, |h| h.request(request));
             let response = self.exchange(buffer, &current, deadline).await?;
-            let Some(max) = self.config.max_redirects else {
-                return Ok(response);
-            };
             let (head, body) = buffer.bytes(&current)?;
-            let location = response.header("location");
-            let Some(next) = Hop::after(&current, head, body.len(), response.status(), location)?
-            else {
+            let answer = Answer {
+                status: response.status(),
+                location: response.header("location"),
+            };
+            let max = self.config.max_redirects;
+            let Some(next) = next_hop(&current, head, body.len(), answer, max, &mut hops)? else {
                 return Ok(response);
             };
-            if hops == max {
-                return Err(Error::TooManyRedirects { max });
-            }
-            hops += 1;
             response.discard().await;
             hop = Some(next);
         }

@@ -830,3 +830,25 @@ fn a_redirect_keeps_the_expectation_only_with_the_body() {
         ]
     );
 }
+
+/// A `417 Expectation Failed`: the request goes again without the expectation, its body at
+/// once (RFC 9110 section 10.1.1), and the answer to that is the response.
+#[test]
+fn a_417_is_answered_by_the_request_without_its_expectation() {
+    let raw = common::refuses_expectations();
+    let client = Client::new(config(|c| {
+        c.expect_continue_timeout = Duration::from_millis(50)
+    }));
+    let url = Url::parse(&raw.url("/upload")).unwrap();
+    let mut buffer = RequestBuffer::new().unwrap();
+    let request = common::expecting(&mut buffer, "PUT", &url, b"twelve bytes");
+    let mut response = client.send(&mut buffer, &request).unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.text().unwrap(), "12 bytes");
+    let requests = raw.requests();
+    assert_eq!(requests.len(), 2, "{requests:?}");
+    assert!(
+        !requests[1].to_ascii_lowercase().contains("expect"),
+        "{requests:?}"
+    );
+}

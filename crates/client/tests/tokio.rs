@@ -259,3 +259,20 @@ async fn expect_continue_waits_for_the_go_ahead_the_wait_or_a_refusal() {
         .unwrap_or_else(|| panic!("{text}"));
     assert!(waited >= 300, "the body came after {waited} ms");
 }
+
+/// A `417 Expectation Failed`: the request goes again without the expectation.
+#[tokio::test]
+async fn a_417_is_answered_by_the_request_without_its_expectation() {
+    let raw = common::refuses_expectations();
+    let client = Client::new(ClientConfig {
+        expect_continue_timeout: Duration::from_millis(50),
+        ..ClientConfig::default()
+    });
+    let url = Url::parse(&raw.url("/upload")).unwrap();
+    let mut buffer = RequestBuffer::new().unwrap();
+    let request = common::expecting(&mut buffer, "PUT", &url, b"twelve bytes");
+    let mut response = client.send(&mut buffer, &request).await.unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.text().await.unwrap(), "12 bytes");
+    assert_eq!(raw.requests().len(), 2);
+}

@@ -472,3 +472,20 @@ pub fn expecting<'a>(
         .body(body)
         .unwrap()
 }
+
+/// A server (or a proxy) that will not take `Expect: 100-continue`: `417` to a request
+/// carrying it, `N bytes` (the body's length) to any other.
+pub fn refuses_expectations() -> Raw {
+    Raw::start(|request| {
+        if request
+            .to_ascii_lowercase()
+            .contains("\r\nexpect: 100-continue\r\n")
+        {
+            return Reply::Send(
+                b"HTTP/1.1 417 Expectation Failed\r\ncontent-length: 0\r\n\r\n".to_vec(),
+            );
+        }
+        let body = request.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+        Reply::Send(ok(&format!("{} bytes", body.len())))
+    })
+}
