@@ -22,6 +22,7 @@
 use std::io;
 use std::net::TcpStream;
 use std::sync::Arc;
+use std::time::Duration;
 
 use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport, AsyncStream};
 use ringwire_io::{RecvTransport, SendTransport, TransportConfig};
@@ -87,6 +88,10 @@ pub struct WsOptions<'a> {
     /// The connection's rings. The receive ring's bound is raised, if need be, to the largest
     /// frame the limits allow.
     pub transport: TransportConfig,
+    /// Ping the server once it has been quiet this long, and fail when not even the pong
+    /// comes as long again ([`WebSocket::keepalive`](ringwire_ws::socket::WebSocket::keepalive)).
+    /// `None`: no pings. The tokio client's sockets only.
+    pub keepalive: Option<Duration>,
 }
 
 impl Default for WsOptions<'_> {
@@ -98,6 +103,7 @@ impl Default for WsOptions<'_> {
             deflate: Some(DeflateConfig::default()),
             limits: Limits::default(),
             transport: TransportConfig::new(64 << 10, 64 << 20),
+            keepalive: None,
         }
     }
 }
@@ -127,6 +133,10 @@ pub async fn handshake<S: AsyncStream + Clone>(
         options.limits,
     )
     .await
+    .map(|(mut socket, negotiated)| {
+        socket.keepalive(options.keepalive);
+        (socket, negotiated)
+    })
     .map_err(Error::WebSocket)
 }
 

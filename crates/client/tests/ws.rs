@@ -136,3 +136,54 @@ fn blocking_ws_and_wss_echo_and_close() {
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
     drop(silent);
 }
+
+/// Accepts a WebSocket and never reads from it: pings go unanswered.
+async fn deaf(request: &ringwire_server::Request<'_>) -> ringwire_server::Response {
+    use ringwire_server::ws::{self, WsConfig};
+    ws::accept(request, &WsConfig::default(), |socket| {
+        Box::pin(async move {
+            tokio::time::sleep(std::time::Duration::from_secs(10)).await;
+            drop(socket);
+        })
+    })
+}
+
+/// With a keepalive, a quiet but live server (its socket answers pings) keeps the
+/// connection; a deaf one is noticed after two intervals.
+#[tokio::test]
+async fn keepalive_pings_keep_a_live_peer_and_find_a_deaf_one() {
+    use ringwire_client::ws::SocketError;
+    use std::time::{Duration, Instant};
+
+    let addr = common::ringwire(router().get("/deaf", deaf));
+    let options = WsOptions {
+        keepalive: Some(Duration::from_millis(100)),
+        ..WsOptions::default()
+    };
+    let client = Client::default();
+    let live = WsUrl::parse(&format!("ws://{addr}/echo")).unwrap();
+    let (mut socket, _) = client.websocket(&live, &options).await.unwrap();
+    // Six intervals of quiet: pings out, pongs back, nothing to hand out.
+    let quiet = tokio::time::timeout(Duration::from_millis(600), socket.recv()).await;
+    assert!(
+        quiet.is_err(),
+        "recv ended: {:?}",
+        quiet.map(|r| r.map(|r| r.map(|_| ())))
+    );
+    socket.send(&Message::Text("still here")).await.unwrap();
+    let (echo, _) = socket.recv().await.expect("open").expect("echo");
+    assert!(echo == Message::Text("still here"));
+
+    let deaf = WsUrl::parse(&format!("ws://{addr}/deaf")).unwrap();
+    let (mut socket, _) = client.websocket(&deaf, &options).await.unwrap();
+    let started = Instant::now();
+    let ended = tokio::time::timeout(Duration::from_secs(5), socket.recv())
+        .await
+        .expect("noticed");
+    assert!(
+        matches!(ended, Some(Err(SocketError::PeerSilent(d))) if d == Duration::from_millis(200)),
+        "{:?}",
+        ended.map(|r| r.map(|_| ()))
+    );
+    assert!(started.elapsed() >= Duration::from_millis(200));
+}

@@ -74,6 +74,13 @@ pub struct WsConfig {
     /// connection's receive ring may grow to hold the largest frame they
     /// allow, past [`ServerConfig::transport`](crate::ServerConfig::transport)'s bound.
     pub limits: Limits,
+    /// Ping a client once it has been quiet this long, and end the socket
+    /// when not even the pong comes as long again
+    /// ([`WebSocket::keepalive`](ringwire_ws::socket::WebSocket::keepalive)):
+    /// for clients behind proxies that close idle connections. `None`, the
+    /// default: no pings (a vanished client is still ended by
+    /// [`Timeouts::upgraded_keepalive`](crate::Timeouts::upgraded_keepalive)).
+    pub keepalive: Option<std::time::Duration>,
 }
 
 impl Default for WsConfig {
@@ -83,6 +90,7 @@ impl Default for WsConfig {
             protocols: Vec::new(),
             deflate: Some(DeflateConfig::default()),
             limits: Limits::default(),
+            keepalive: None,
         }
     }
 }
@@ -111,8 +119,10 @@ where
         }
     };
     let protocol = accepted.protocol().map(str::to_owned);
+    let keepalive = config.keepalive;
     let mut response = Response::upgrade("websocket", move |up: Upgraded<'_>| {
         let mut socket = WebSocket::from_parts(up.rx, up.tx, conn);
+        socket.keepalive(keepalive);
         let shutdown = up.shutdown;
         socket.close_on(
             async move { shutdown.started().await },

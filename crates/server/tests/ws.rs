@@ -483,3 +483,42 @@ mod chat {
         assert_eq!(a.read().expect("b's message"), T::text("hello from b"));
     }
 }
+
+/// A route whose sockets ping a quiet client every 100 ms.
+async fn pinging(request: &ringwire_server::Request<'_>) -> ringwire_server::Response {
+    let config = ws::WsConfig {
+        keepalive: Some(std::time::Duration::from_millis(100)),
+        ..ws::WsConfig::default()
+    };
+    ws::accept(request, &config, |mut socket| {
+        Box::pin(async move { while let Some(Ok(_)) = socket.recv().await {} })
+    })
+}
+
+/// `WsConfig::keepalive`: a client that stays quiet is pinged, and one that does not
+/// answer is let go (the connection ends) after two intervals.
+#[test]
+fn a_client_that_answers_no_ping_is_let_go() {
+    use std::io::Read as _;
+    use std::time::{Duration, Instant};
+
+    let addr = start(
+        ServerConfig::default(),
+        Router::new().get("/pinging", pinging),
+    );
+    let started = Instant::now();
+    let mut stream = raw_upgrade(addr, "/pinging");
+    let mut head = [0; 2];
+    stream.read_exact(&mut head).expect("a ping");
+    assert_eq!(head[0], 0x89, "a ping frame, unmasked: {head:?}");
+    let mut payload = vec![0; usize::from(head[1])];
+    stream.read_exact(&mut payload).expect("its payload");
+    // No pong: the server ends the connection.
+    let mut rest = Vec::new();
+    stream.read_to_end(&mut rest).expect("a clean end");
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_millis(200) && waited < Duration::from_secs(5),
+        "{waited:?}"
+    );
+}

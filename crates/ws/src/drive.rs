@@ -27,6 +27,10 @@ pub enum SocketError {
     Encode(EncodeError),
     /// The server's answer to a client's upgrade request was refused.
     Handshake(HandshakeError),
+    /// Nothing came from the peer for this long, a ping included
+    /// ([`keepalive`](crate::socket::WebSocket::keepalive)): it is gone, or
+    /// something between dropped the connection.
+    PeerSilent(std::time::Duration),
 }
 
 impl fmt::Display for SocketError {
@@ -45,6 +49,10 @@ impl fmt::Display for SocketError {
             SocketError::Transport(e) => write!(f, "transport: {e}"),
             SocketError::Encode(e) => write!(f, "cannot send: {e}"),
             SocketError::Handshake(e) => write!(f, "handshake: {e}"),
+            SocketError::PeerSilent(quiet) => write!(
+                f,
+                "the peer sent nothing for {quiet:?}, not even a pong to a ping"
+            ),
         }
     }
 }

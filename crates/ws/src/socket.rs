@@ -13,9 +13,11 @@ use std::future::{poll_fn, Future};
 use std::ops::ControlFlow;
 use std::pin::{pin, Pin};
 use std::task::Poll;
+use std::time::Duration;
 
 use polonius_the_crab::prelude::*;
 use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport, AsyncStream};
+use ringwire_io::TransportError;
 
 use crate::drive::{self, Answer, Outgoing, Step, Upgrade};
 use crate::handshake::Negotiated;
@@ -32,6 +34,27 @@ pub struct WebSocket<S> {
     consumed: usize,
     /// A close to send when a signal comes ([`close_on`](WebSocket::close_on)).
     close_on: Option<CloseOn>,
+    /// Pings while the peer is quiet ([`keepalive`](WebSocket::keepalive)).
+    keepalive: Option<Keepalive>,
+}
+
+/// The keepalive's ping payload: the pong that echoes it is not handed out.
+const KEEPALIVE_PING: &[u8] = b"ringwire keepalive";
+
+/// Pings sent while the peer is quiet.
+struct Keepalive {
+    every: Duration,
+    /// A ping went out, and nothing has come since.
+    pinged: bool,
+}
+
+/// What ended a wait for the peer.
+enum Woke {
+    Filled(Result<usize, TransportError>),
+    /// The [`close_on`](WebSocket::close_on) signal.
+    Signal,
+    /// The peer was quiet for the keepalive's interval.
+    Quiet,
 }
 
 /// A receive ring larger than this grew for a large message: it gives its
@@ -73,6 +96,7 @@ impl<S: AsyncStream> WebSocket<S> {
             conn,
             consumed: 0,
             close_on: None,
+            keepalive: None,
         }
     }
 
@@ -90,6 +114,21 @@ impl<S: AsyncStream> WebSocket<S> {
             signal: Box::pin(signal),
             code,
             reason,
+        });
+    }
+
+    /// Pings the peer once it has been quiet for `every`, and fails
+    /// [`recv`](Self::recv) with [`SocketError::PeerSilent`] when nothing,
+    /// not even the pong, comes for `every` more: a peer that vanished is
+    /// noticed, and the pings keep intermediaries that close idle
+    /// connections (load balancers, often after 60 s) from closing this one.
+    /// `None`, the default: no pings. While on, each wait for the peer sets
+    /// a timer (tokio's time driver must be enabled). The pongs that answer
+    /// these pings are not handed out by `recv`.
+    pub fn keepalive(&mut self, every: Option<Duration>) {
+        self.keepalive = every.map(|every| Keepalive {
+            every,
+            pinged: false,
         });
     }
 
@@ -203,20 +242,28 @@ impl<S: AsyncStream> WebSocket<S> {
                 }
             }
         }
-        let Some(close) = &mut self.close_on else {
+        if self.close_on.is_none() && self.keepalive.is_none() {
             return Ok(Some(self.rx.fill(at_least).await?));
-        };
-        {
-            let mut fill = pin!(self.rx.fill(at_least));
-            // The signal only while the peer is quiet: one poll of it per
-            // wait rather than per wake.
-            let filled = poll_fn(|cx| match fill.as_mut().poll(cx) {
-                Poll::Ready(filled) => Poll::Ready(Some(filled)),
-                Poll::Pending => close.signal.as_mut().poll(cx).map(|()| None),
-            })
-            .await;
-            if let Some(filled) = filled {
-                return Ok(Some(filled?));
+        }
+        loop {
+            match self.wait(at_least).await {
+                Woke::Filled(filled) => {
+                    if let Some(keepalive) = &mut self.keepalive {
+                        keepalive.pinged = false;
+                    }
+                    return Ok(Some(filled?));
+                }
+                Woke::Signal => break,
+                Woke::Quiet => {
+                    let Some(keepalive) = &mut self.keepalive else {
+                        continue;
+                    };
+                    if keepalive.pinged {
+                        return Err(SocketError::PeerSilent(keepalive.every * 2));
+                    }
+                    keepalive.pinged = true;
+                    self.send(&Message::Ping(KEEPALIVE_PING)).await?;
+                }
             }
         }
         let Some(CloseOn { code, reason, .. }) = self.close_on.take() else {
@@ -228,11 +275,40 @@ impl<S: AsyncStream> WebSocket<S> {
         Ok(None)
     }
 
+    /// Receives once, unless the [`close_on`](Self::close_on) signal or the
+    /// keepalive's interval comes first.
+    async fn wait(&mut self, at_least: usize) -> Woke {
+        let mut fill = pin!(self.rx.fill(at_least));
+        let mut quiet = pin!(self.keepalive.as_ref().map(|k| tokio::time::sleep(k.every)));
+        let close = &mut self.close_on;
+        // The others only while the peer is quiet: one poll of each per wait
+        // rather than per wake.
+        poll_fn(|cx| {
+            if let Poll::Ready(filled) = fill.as_mut().poll(cx) {
+                return Poll::Ready(Woke::Filled(filled));
+            }
+            if let Some(close) = close.as_mut() {
+                if close.signal.as_mut().poll(cx).is_ready() {
+                    return Poll::Ready(Woke::Signal);
+                }
+            }
+            match quiet.as_mut().as_pin_mut().map(|sleep| sleep.poll(cx)) {
+                Some(Poll::Ready(())) => Poll::Ready(Woke::Quiet),
+                _ => Poll::Pending,
+            }
+        })
+        .await
+    }
+
     /// One [`drive::step`]: what `recv` returns, or how many bytes it needs
     /// first (`None`: none more, read on).
     fn read_step(&mut self) -> ControlFlow<Received<'_, S>, Result<Option<usize>, SocketError>> {
         self.rx.consume(std::mem::take(&mut self.consumed));
         match drive::step(&mut self.conn, self.rx.data_mut(), &mut self.consumed) {
+            // The answer to the keepalive's own ping is not the caller's.
+            Step::Message(Message::Pong(KEEPALIVE_PING), _) if self.keepalive.is_some() => {
+                ControlFlow::Continue(Ok(None))
+            }
             Step::Message(message, sender) => ControlFlow::Break(Some(Ok((
                 message,
                 Reply {
