@@ -446,13 +446,8 @@ impl Response<'_> {
             }
         };
         // Taken apart from the loop so the borrow it returns ends there.
-        Ok(match piece {
-            Some(range) => self
-                .conn
-                .as_ref()
-                .and_then(|conn| conn.rx.data().get(range)),
-            None => Some(self.reader.decoded()),
-        })
+        let data = self.conn.as_ref().map(|conn| conn.rx.data());
+        Ok(self.reader.piece(data, piece))
     }
 
     /// The whole body, collected.

@@ -396,9 +396,18 @@ impl Reader {
         }
     }
 
-    /// The bytes of the last [`BodyStep::Decoded`].
-    pub(crate) fn decoded(&self) -> &[u8] {
-        self.decoding.as_ref().map_or(&[], |d| d.decoder.output())
+    /// The bytes of a piece [`decode`](Self::decode) pointed at: `range` of
+    /// the ring's unread `data` for [`BodyStep::Data`], the decoder's output
+    /// (`None`) for [`BodyStep::Decoded`].
+    pub(crate) fn piece<'d>(
+        &'d self,
+        data: Option<&'d [u8]>,
+        range: Option<Range<usize>>,
+    ) -> Option<&'d [u8]> {
+        match range {
+            Some(range) => data?.get(range),
+            None => Some(self.decoding.as_ref().map_or(&[], |d| d.decoder.output())),
+        }
     }
 
     /// The peer closed: the end of a close-delimited body, an error for any
