@@ -15,10 +15,34 @@ use super::{broker_in, connect, create, one_record, runtime, unique, PrivateBrok
 struct Paused(String);
 
 impl Paused {
+    /// Returns once every thread of the process has stopped: `kill` returns when the signal
+    /// is sent, and a broker thread still running for a moment after it can answer a request
+    /// that was meant to wait.
     fn new(pid: &str) -> Paused {
         signal(pid, "-STOP");
-        Paused(pid.to_owned())
+        let paused = Paused(pid.to_owned());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !all_stopped(pid) {
+            assert!(Instant::now() < deadline, "{pid} did not stop");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        paused
     }
+}
+
+/// Whether every thread of `pid` is in the stopped state (`T` in its `stat`).
+fn all_stopped(pid: &str) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    tasks.flatten().all(|task| {
+        std::fs::read_to_string(task.path().join("stat")).is_ok_and(|stat| {
+            // The state follows the command name, which is in parentheses.
+            stat.rsplit_once(')')
+                .and_then(|(_, rest)| rest.trim_start().chars().next())
+                .is_some_and(|state| state == 'T')
+        })
+    })
 }
 
 impl Drop for Paused {
