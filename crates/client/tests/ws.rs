@@ -186,4 +186,16 @@ async fn keepalive_pings_keep_a_live_peer_and_find_a_deaf_one() {
         ended.map(|r| r.map(|_| ()))
     );
     assert!(started.elapsed() >= Duration::from_millis(200));
+
+    // Once the close is out, its answer is awaited, not pinged for: still `PeerSilent`.
+    let (mut socket, _) = client.websocket(&deaf, &options).await.unwrap();
+    socket.close(CloseCode::NORMAL, "bye").await.unwrap();
+    let ended = tokio::time::timeout(Duration::from_secs(5), socket.recv())
+        .await
+        .expect("noticed");
+    assert!(
+        matches!(ended, Some(Err(SocketError::PeerSilent(_)))),
+        "{:?}",
+        ended.map(|r| r.map(|_| ()))
+    );
 }

@@ -262,7 +262,10 @@ impl<S: AsyncStream> WebSocket<S> {
                         return Err(SocketError::PeerSilent(keepalive.every * 2));
                     }
                     keepalive.pinged = true;
-                    self.send(&Message::Ping(KEEPALIVE_PING)).await?;
+                    // Once a close is out, its answer is what is awaited: no ping.
+                    if self.conn.state() == State::Open {
+                        self.send(&Message::Ping(KEEPALIVE_PING)).await?;
+                    }
                 }
             }
         }
