@@ -8,11 +8,11 @@ use std::time::Duration;
 
 use clap::Args;
 use ringwire_client::tokio::Client;
-use ringwire_client::ws::{CloseCode, DeflateConfig, Message, WsOptions, WsUrl};
+use ringwire_client::ws::{CloseCode, DeflateConfig, Limits, Message, WsOptions, WsUrl};
 use ringwire_client::{ClientConfig, UrlError};
 use tokio::io::AsyncBufReadExt as _;
 
-use crate::request::{line, TlsArgs};
+use crate::request::{line, seconds, TlsArgs};
 
 /// How long the server has to answer the close sent when stdin ends.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -31,6 +31,15 @@ pub(crate) struct WsArgs {
     /// Send each stdin line as a binary message (any bytes), not as text.
     #[arg(short, long)]
     binary: bool,
+    /// Ping the server once it has been quiet this long, and end with an
+    /// error when not even the pong comes as long again (keeps connections
+    /// that proxies would close for idling).
+    #[arg(long, value_name = "SECS")]
+    keepalive: Option<f64>,
+    /// The largest message (and frame) accepted from the server, in bytes
+    /// [default: 64 MiB messages, 16 MiB frames].
+    #[arg(long, value_name = "BYTES")]
+    max_message: Option<u64>,
     #[command(flatten)]
     tls: TlsArgs,
 }
@@ -67,11 +76,21 @@ async fn session(args: &WsArgs) -> Result<(), String> {
     // Connecting (TCP, TLS, the upgrade) within the client's default 10 s.
     let client = Client::with_tls(ClientConfig::default(), args.tls.config()?);
     let protocols: Vec<&str> = args.protocols.iter().map(String::as_str).collect();
-    let options = WsOptions {
+    let mut options = WsOptions {
         protocols: &protocols,
         deflate: (!args.no_deflate).then(DeflateConfig::default),
+        keepalive: args
+            .keepalive
+            .map(|s| seconds(s, "--keepalive"))
+            .transpose()?,
         ..WsOptions::default()
     };
+    if let Some(max) = args.max_message {
+        options.limits = Limits {
+            max_frame_len: max,
+            max_message_len: max,
+        };
+    }
     let (mut socket, _) = client
         .websocket(&url, &options)
         .await

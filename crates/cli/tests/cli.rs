@@ -256,6 +256,65 @@ fn ringwire_ws_does_not_wait_forever_for_the_close() {
     peer.join().expect("peer");
 }
 
+/// `--keepalive`: a server that never answers is pinged, then given up on, with a message
+/// that says so, while stdin is still open.
+#[test]
+fn ringwire_ws_keepalive_notices_a_silent_server() {
+    let (hold, stop) = std::sync::mpsc::channel::<()>();
+    let (addr, peer) = ws_peer(move |_| {
+        let _ = stop.recv();
+    });
+    let started = std::time::Instant::now();
+    let mut client = Command::new(BIN)
+        .args(["ws", "--keepalive", "0.2", &format!("ws://{addr}/")])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run ringwire ws");
+    // Stdin stays open until the command has ended on its own.
+    let stdin = client.stdin.take();
+    let out = client.wait_with_output().expect("ringwire ws");
+    drop(stdin);
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("sent nothing for 400ms"), "{stderr}");
+    drop(hold);
+    peer.join().expect("peer");
+}
+
+/// `--max-message`: a message past it ends the session with 1009, named as such.
+#[test]
+fn ringwire_ws_max_message_refuses_a_larger_one() {
+    use std::io::Write as _;
+
+    let (addr, peer) = ws_peer(|mut stream| {
+        let mut frame = vec![0x81, 20];
+        frame.extend_from_slice(b"twenty bytes of text");
+        let _ = stream.write_all(&frame);
+        std::thread::sleep(Duration::from_millis(500));
+    });
+    let mut client = Command::new(BIN)
+        .args(["ws", "--max-message", "10", &format!("ws://{addr}/")])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run ringwire ws");
+    let stdin = client.stdin.take();
+    let out = client.wait_with_output().expect("ringwire ws");
+    drop(stdin);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("message too big (1009)"), "{stderr}");
+    peer.join().expect("peer");
+}
+
 /// A WebSocket server for one connection: it answers the upgrade, then runs `then`.
 fn ws_peer(
     then: impl FnOnce(&std::net::TcpStream) + Send + 'static,
