@@ -265,17 +265,7 @@ fn ringwire_ws_keepalive_notices_a_silent_server() {
         let _ = stop.recv();
     });
     let started = std::time::Instant::now();
-    let mut client = Command::new(BIN)
-        .args(["ws", "--keepalive", "0.2", &format!("ws://{addr}/")])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run ringwire ws");
-    // Stdin stays open until the command has ended on its own.
-    let stdin = client.stdin.take();
-    let out = client.wait_with_output().expect("ringwire ws");
-    drop(stdin);
+    let out = ws_with_stdin_open(&["--keepalive", "0.2", &format!("ws://{addr}/")]);
     assert!(
         started.elapsed() < Duration::from_secs(10),
         "{:?}",
@@ -299,8 +289,18 @@ fn ringwire_ws_max_message_refuses_a_larger_one() {
         let _ = stream.write_all(&frame);
         std::thread::sleep(Duration::from_millis(500));
     });
+    let out = ws_with_stdin_open(&["--max-message", "10", &format!("ws://{addr}/")]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("message too big (1009)"), "{stderr}");
+    peer.join().expect("peer");
+}
+
+/// `ringwire ws ARGS` run to its own end, its stdin held open meanwhile.
+fn ws_with_stdin_open(args: &[&str]) -> std::process::Output {
     let mut client = Command::new(BIN)
-        .args(["ws", "--max-message", "10", &format!("ws://{addr}/")])
+        .arg("ws")
+        .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -309,10 +309,7 @@ fn ringwire_ws_max_message_refuses_a_larger_one() {
     let stdin = client.stdin.take();
     let out = client.wait_with_output().expect("ringwire ws");
     drop(stdin);
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("message too big (1009)"), "{stderr}");
-    peer.join().expect("peer");
+    out
 }
 
 /// A WebSocket server for one connection: it answers the upgrade, then runs `then`.
