@@ -1,9 +1,17 @@
 //! Sans-IO HTTP/2 (RFC 9113) with HPACK (RFC 7541), on the ring.
 //!
+//! - [`frame`]: frames parsed in place from the receive buffer and written into a send buffer.
 //! - [`hpack`]: header compression, both directions.
 //!
 //! No I/O, no clock, no runtime: the caller moves bytes.
 
 #![forbid(unsafe_code)]
 
+mod conn;
+mod error;
+pub mod frame;
 pub mod hpack;
+
+pub use conn::{Config, Connection, Event, Fields, RequestHead, SendError};
+
+pub use error::{Error, ErrorCode, Violation};

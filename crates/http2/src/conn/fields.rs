@@ -1,0 +1,278 @@
+//! A decoded header list, checked against HTTP/2's rules for requests (RFC 9113 section 8).
+
+use crate::hpack::Field;
+
+/// Where one field's name and value lie in [`FieldList::bytes`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Span {
+    name: (u32, u32),
+    value: (u32, u32),
+}
+
+/// The fields of one header block, copied out of the decoder into storage the connection
+/// reuses from block to block (HPACK hands out Huffman-decoded and indexed strings from its
+/// own tables, which the next field may overwrite).
+#[derive(Debug, Default)]
+pub(crate) struct FieldList {
+    bytes: Vec<u8>,
+    spans: Vec<Span>,
+    /// The regular fields start here; pseudo-header fields come before them.
+    regular: usize,
+    /// The first rule the block broke.
+    malformed: Option<&'static str>,
+    pseudo: [Option<usize>; 4],
+    content_length: Option<u64>,
+}
+
+/// The pseudo-header fields a request may carry, in [`FieldList::pseudo`]'s order.
+const PSEUDO: [&[u8]; 4] = [b":method", b":scheme", b":authority", b":path"];
+const METHOD: usize = 0;
+const SCHEME: usize = 1;
+const AUTHORITY: usize = 2;
+const PATH: usize = 3;
+
+impl FieldList {
+    /// Empties the list for the next block.
+    pub(crate) fn clear(&mut self) {
+        self.bytes.clear();
+        self.spans.clear();
+        self.regular = 0;
+        self.malformed = None;
+        self.pseudo = [None; 4];
+        self.content_length = None;
+    }
+
+    /// Adds a decoded field, noting the first rule it breaks.
+    pub(crate) fn push(&mut self, field: Field<'_>, trailers: bool) {
+        let index = self.spans.len();
+        let start = self.bytes.len() as u32;
+        self.bytes.extend_from_slice(field.name);
+        let mid = self.bytes.len() as u32;
+        self.bytes.extend_from_slice(field.value);
+        self.spans.push(Span {
+            name: (start, mid),
+            value: (mid, self.bytes.len() as u32),
+        });
+        if self.malformed.is_none() {
+            if let Err(rule) = self.check(field, index, trailers) {
+                self.malformed = Some(rule);
+            }
+        }
+    }
+
+    fn check(
+        &mut self,
+        field: Field<'_>,
+        index: usize,
+        trailers: bool,
+    ) -> Result<(), &'static str> {
+        if field.name.first() == Some(&b':') {
+            if trailers {
+                return Err("a pseudo-header field in trailers");
+            }
+            if index != self.regular {
+                return Err("a pseudo-header field after a regular one");
+            }
+            let slot = PSEUDO
+                .iter()
+                .position(|p| *p == field.name)
+                .ok_or("an unknown pseudo-header field")?;
+            if self.pseudo[slot].replace(index).is_some() {
+                return Err("a repeated pseudo-header field");
+            }
+            self.regular = index + 1;
+            return Ok(());
+        }
+        check_name(field.name)?;
+        check_value(field.value)?;
+        match field.name {
+            b"connection" | b"proxy-connection" | b"keep-alive" | b"transfer-encoding"
+            | b"upgrade" => Err("a connection-specific header field"),
+            b"te" if field.value != b"trailers" => Err("TE other than \"trailers\""),
+            b"content-length" if !trailers => {
+                let len = parse_length(field.value).ok_or("an invalid content-length")?;
+                match self.content_length.replace(len) {
+                    Some(earlier) if earlier != len => Err("content-length values that differ"),
+                    _ => Ok(()),
+                }
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The first rule a request head broke, checked once the block is whole (section 8.3.1).
+    pub(crate) fn request_error(&self) -> Option<&'static str> {
+        if let Some(rule) = self.malformed {
+            return Some(rule);
+        }
+        let method = self.pseudo_value(METHOD)?;
+        if method.is_none() {
+            return Some("no :method");
+        }
+        if method == Some(b"CONNECT") {
+            // Section 8.5: only :authority, which is required.
+            if self.pseudo[SCHEME].is_some() || self.pseudo[PATH].is_some() {
+                return Some(":scheme or :path in a CONNECT request");
+            }
+            if self.pseudo[AUTHORITY].is_none() {
+                return Some("no :authority in a CONNECT request");
+            }
+            return None;
+        }
+        if self.pseudo[SCHEME].is_none() {
+            return Some("no :scheme");
+        }
+        match self.pseudo_value(PATH)? {
+            None => Some("no :path"),
+            Some([]) => Some("an empty :path"),
+            Some(_) => None,
+        }
+    }
+
+    /// The first rule trailers broke.
+    pub(crate) fn trailers_error(&self) -> Option<&'static str> {
+        self.malformed
+    }
+
+    fn pseudo_value(&self, slot: usize) -> Option<Option<&[u8]>> {
+        Some(self.pseudo[slot].map(|i| self.value(i)))
+    }
+
+    fn value(&self, i: usize) -> &[u8] {
+        let (start, end) = self.spans[i].value;
+        &self.bytes[start as usize..end as usize]
+    }
+
+    fn name(&self, i: usize) -> &[u8] {
+        let (start, end) = self.spans[i].name;
+        &self.bytes[start as usize..end as usize]
+    }
+
+    /// The declared body length.
+    pub(crate) fn content_length(&self) -> Option<u64> {
+        self.content_length
+    }
+
+    /// The request head these fields make (the block having passed [`request_error`]).
+    ///
+    /// [`request_error`]: FieldList::request_error
+    pub(crate) fn request(&self) -> RequestHead<'_> {
+        let pseudo = |slot: usize| self.pseudo[slot].map(|i| self.value(i));
+        RequestHead {
+            method: pseudo(METHOD).unwrap_or_default(),
+            scheme: pseudo(SCHEME),
+            authority: pseudo(AUTHORITY),
+            path: pseudo(PATH).unwrap_or_default(),
+            fields: self.fields(),
+        }
+    }
+
+    /// The regular fields.
+    pub(crate) fn fields(&self) -> Fields<'_> {
+        Fields {
+            list: self,
+            start: self.regular,
+        }
+    }
+}
+
+/// Lowercase token characters only (sections 8.2 and 8.2.1).
+fn check_name(name: &[u8]) -> Result<(), &'static str> {
+    if name.is_empty() {
+        return Err("an empty field name");
+    }
+    if name.iter().any(u8::is_ascii_uppercase) {
+        return Err("an uppercase field name");
+    }
+    if !name.iter().all(|&b| is_tchar(b)) {
+        return Err("an invalid character in a field name");
+    }
+    Ok(())
+}
+
+fn is_tchar(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
+/// No NUL, CR or LF, and no whitespace at either end (section 8.2.1).
+fn check_value(value: &[u8]) -> Result<(), &'static str> {
+    if value.iter().any(|&b| matches!(b, 0 | b'\r' | b'\n')) {
+        return Err("NUL, CR or LF in a field value");
+    }
+    let blank = |b: Option<&u8>| matches!(b, Some(b' ' | b'\t'));
+    if blank(value.first()) || blank(value.last()) {
+        return Err("whitespace around a field value");
+    }
+    Ok(())
+}
+
+fn parse_length(value: &[u8]) -> Option<u64> {
+    if value.is_empty() || value.len() > 19 || !value.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    value.iter().try_fold(0u64, |n, &d| {
+        n.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+    })
+}
+
+/// A request's head: its pseudo-header fields and its regular fields.
+#[derive(Debug, Clone, Copy)]
+pub struct RequestHead<'a> {
+    /// `:method`.
+    pub method: &'a [u8],
+    /// `:scheme` (absent for `CONNECT`).
+    pub scheme: Option<&'a [u8]>,
+    /// `:authority`, HTTP/2's `Host`.
+    pub authority: Option<&'a [u8]>,
+    /// `:path` (empty for `CONNECT`).
+    pub path: &'a [u8],
+    /// The regular fields.
+    pub fields: Fields<'a>,
+}
+
+/// Regular header fields, lowercase names, in the order they came.
+#[derive(Clone, Copy)]
+pub struct Fields<'a> {
+    list: &'a FieldList,
+    start: usize,
+}
+
+impl<'a> Fields<'a> {
+    /// The number of fields.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.list.spans.len() - self.start
+    }
+
+    /// Whether there are none.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Each field's name and value.
+    pub fn iter(&self) -> impl Iterator<Item = (&'a [u8], &'a [u8])> + 'a {
+        let list = self.list;
+        (self.start..list.spans.len()).map(move |i| (list.name(i), list.value(i)))
+    }
+
+    /// The first value of the field `name` (lowercase).
+    #[must_use]
+    pub fn get(&self, name: &str) -> Option<&'a [u8]> {
+        self.iter()
+            .find_map(|(n, v)| (n == name.as_bytes()).then_some(v))
+    }
+}
+
+impl std::fmt::Debug for Fields<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map()
+            .entries(self.iter().map(|(n, v)| {
+                (
+                    String::from_utf8_lossy(n).into_owned(),
+                    String::from_utf8_lossy(v).into_owned(),
+                )
+            }))
+            .finish()
+    }
+}

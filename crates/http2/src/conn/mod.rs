@@ -1,0 +1,1044 @@
+//! The server's side of a connection: bytes in, events out; responses in, bytes out.
+//!
+//! [`Connection::recv`] takes the receive buffer, handles the whole frame at its front and
+//! says how many bytes it used, with at most one [`Event`] for the application: a request
+//! head, a piece of body (a slice of the buffer: never copied), trailers, a reset, the peer
+//! going away. Everything else HTTP/2 asks of an endpoint it does by itself, writing the
+//! frames into its send buffer ([`Connection::transmit`]): the `SETTINGS` exchange and
+//! acknowledgements, `PING` answers, flow-control window updates, resets of streams that
+//! break the rules and the `GOAWAY` that ends a connection that does.
+//!
+//! Responses go in through [`Connection::send_response`], [`Connection::send_data`] and
+//! [`Connection::send_trailers`]; body bytes wait in the stream's queue until the peer's
+//! flow-control windows let them out, so the caller never counts windows.
+
+mod fields;
+mod stream;
+
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+
+use bytes::Bytes;
+
+pub use fields::{Fields, RequestHead};
+
+use crate::frame::{self, setting, Frame, FrameHeader, StreamId, HEADER_LEN, PREFACE};
+use crate::hpack::{self, DecodeError, Field};
+use crate::{Error, ErrorCode, Violation};
+use fields::FieldList;
+use stream::{State, Stream};
+
+/// The largest flow-control window (section 6.9.1).
+const MAX_WINDOW: i64 = (1 << 31) - 1;
+/// The window every stream and the connection start with (section 6.9.2).
+const DEFAULT_WINDOW: u32 = 65_535;
+/// The frame size every endpoint must accept (section 4.2).
+const DEFAULT_FRAME_SIZE: u32 = 16_384;
+/// How many closed streams are remembered, to tell a late frame from a protocol error.
+const CLOSED_MEMORY: usize = 128;
+
+/// What this endpoint advertises and enforces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Config {
+    /// `SETTINGS_MAX_CONCURRENT_STREAMS`: streams past it are refused (`REFUSED_STREAM`).
+    /// Default 128.
+    pub max_concurrent_streams: u32,
+    /// `SETTINGS_INITIAL_WINDOW_SIZE`: how much request body each stream may send before the
+    /// application [releases](Connection::release) some. Default 256 KiB; at least 65,535
+    /// (a smaller value would bind the peer only once it acknowledged it).
+    pub stream_window: u32,
+    /// The connection's window, across all streams. Default 1 MiB, at least 65,535.
+    pub connection_window: u32,
+    /// `SETTINGS_MAX_FRAME_SIZE`: the largest frame accepted. Default 16,384.
+    pub max_frame_size: u32,
+    /// `SETTINGS_MAX_HEADER_LIST_SIZE`: the largest header list accepted, as section 6.5.2
+    /// counts it; also bounds a header block's compressed size. Default 64 KiB.
+    pub max_header_list_size: u32,
+    /// While more than this many bytes wait in the send buffer, [`Connection::recv`] reads
+    /// no further frame: a peer that sends without reading cannot make the buffer grow
+    /// without bound (a `PING` flood, say). Default 1 MiB.
+    pub max_send_buffer: usize,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            max_concurrent_streams: 128,
+            stream_window: 256 * 1024,
+            connection_window: 1024 * 1024,
+            max_frame_size: DEFAULT_FRAME_SIZE,
+            max_header_list_size: 64 * 1024,
+            max_send_buffer: 1024 * 1024,
+        }
+    }
+}
+
+/// What [`Connection::recv`] found for the application.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Event<'a> {
+    /// A request opened `stream`.
+    Request {
+        /// The stream to answer on.
+        stream: StreamId,
+        /// The head.
+        head: RequestHead<'a>,
+        /// No body follows.
+        end_stream: bool,
+    },
+    /// A piece of a request's body, a slice of the receive buffer. Once the application
+    /// is done with it, [`Connection::release`] lets the peer send as much again.
+    Data {
+        /// The stream.
+        stream: StreamId,
+        /// The bytes.
+        data: &'a [u8],
+        /// The body ends here.
+        end_stream: bool,
+    },
+    /// A request's trailers; the body has ended.
+    Trailers {
+        /// The stream.
+        stream: StreamId,
+        /// The fields.
+        fields: Fields<'a>,
+    },
+    /// A stream the application knows is over before its exchange finished: drop its work.
+    Reset {
+        /// The stream.
+        stream: StreamId,
+        /// The code sent or received.
+        code: ErrorCode,
+        /// `None` when the peer reset it; what it did wrong when this side did.
+        violation: Option<Violation>,
+    },
+    /// The peer is closing the connection: it opens no more streams, and those above
+    /// `last_stream` went unprocessed.
+    GoAway {
+        /// The last stream the peer may have processed.
+        last_stream: StreamId,
+        /// Why.
+        code: ErrorCode,
+    },
+}
+
+/// A response the connection cannot send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SendError {
+    /// The stream is closed or was reset (by either side), or was never opened.
+    NoStream(StreamId),
+    /// This side already ended the stream, or (for a response head) already answered.
+    AlreadySent(StreamId),
+    /// The connection failed and sends nothing more.
+    ConnectionFailed,
+}
+
+impl fmt::Display for SendError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SendError::NoStream(id) => write!(f, "stream {} is not open", id.get()),
+            SendError::AlreadySent(id) => write!(f, "stream {} already has that part", id.get()),
+            SendError::ConnectionFailed => f.write_str("the connection has failed"),
+        }
+    }
+}
+
+impl std::error::Error for SendError {}
+
+/// Why a stream left the stream table, remembered for a while.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Closed {
+    /// Both sides ended it.
+    Ended,
+    /// This side reset it: frames the peer sent before it knew are dropped quietly.
+    ResetHere,
+    /// The peer reset it.
+    ResetThere,
+}
+
+/// What a whole header block was.
+#[derive(Debug, Clone, Copy)]
+enum Opened {
+    Request {
+        end_stream: bool,
+    },
+    Trailers,
+    /// Trailers that broke the rules: the stream was reset.
+    Reset {
+        code: ErrorCode,
+        violation: Violation,
+    },
+}
+
+/// A header block arriving in pieces (`HEADERS` then `CONTINUATION`s).
+#[derive(Debug)]
+struct Block {
+    stream: StreamId,
+    end_stream: bool,
+}
+
+/// The server's side of an HTTP/2 connection.
+#[derive(Debug)]
+pub struct Connection {
+    config: Config,
+    /// The client's preface arrived.
+    preface: bool,
+    /// Its first `SETTINGS` arrived.
+    settings: bool,
+    out: Vec<u8>,
+    /// How much of `out` went out already.
+    sent: usize,
+    decoder: hpack::Decoder,
+    encoder: hpack::Encoder,
+    /// Scratch for encoded header blocks.
+    block_out: Vec<u8>,
+    /// The peer's settings that shape what we send.
+    peer_stream_window: u32,
+    peer_max_frame: u32,
+    /// What we may still send on the connection, and what the peer may.
+    send_window: i64,
+    recv_window: i64,
+    unacked: u32,
+    streams: HashMap<u32, Stream>,
+    closed: VecDeque<(u32, Closed)>,
+    /// The highest stream the client opened.
+    last_stream: u32,
+    /// A header block not yet ended, and its bytes so far.
+    block: Option<Block>,
+    block_bytes: Vec<u8>,
+    fields: FieldList,
+    /// A `GOAWAY` went out: streams above `last_stream` are ignored.
+    going_away: bool,
+    failed: Option<Error>,
+}
+
+impl Connection {
+    /// A server connection; its `SETTINGS` are already in the send buffer (the server's
+    /// preface may go out before the client's arrives, section 3.4).
+    #[must_use]
+    pub fn server(config: Config) -> Connection {
+        let stream_window = config
+            .stream_window
+            .clamp(DEFAULT_WINDOW, MAX_WINDOW as u32);
+        let connection_window = config
+            .connection_window
+            .clamp(DEFAULT_WINDOW, MAX_WINDOW as u32);
+        let max_frame_size = config
+            .max_frame_size
+            .clamp(DEFAULT_FRAME_SIZE, (1 << 24) - 1);
+        let config = Config {
+            stream_window,
+            connection_window,
+            max_frame_size,
+            ..config
+        };
+        let mut out = Vec::with_capacity(64);
+        frame::encode_settings(
+            &mut out,
+            &[
+                (
+                    setting::MAX_CONCURRENT_STREAMS,
+                    config.max_concurrent_streams,
+                ),
+                (setting::INITIAL_WINDOW_SIZE, stream_window),
+                (setting::MAX_FRAME_SIZE, max_frame_size),
+                (setting::MAX_HEADER_LIST_SIZE, config.max_header_list_size),
+            ],
+        );
+        if connection_window > DEFAULT_WINDOW {
+            frame::encode_window_update(
+                &mut out,
+                StreamId::ZERO,
+                connection_window - DEFAULT_WINDOW,
+            );
+        }
+        Connection {
+            preface: false,
+            settings: false,
+            out,
+            sent: 0,
+            decoder: hpack::Decoder::new(4096),
+            encoder: hpack::Encoder::new(),
+            block_out: Vec::new(),
+            peer_stream_window: DEFAULT_WINDOW,
+            peer_max_frame: DEFAULT_FRAME_SIZE,
+            send_window: i64::from(DEFAULT_WINDOW),
+            recv_window: i64::from(connection_window),
+            unacked: 0,
+            streams: HashMap::new(),
+            closed: VecDeque::new(),
+            last_stream: 0,
+            block: None,
+            block_bytes: Vec::new(),
+            fields: FieldList::default(),
+            going_away: false,
+            failed: None,
+            config,
+        }
+    }
+
+    /// The bytes waiting to be sent.
+    #[must_use]
+    pub fn transmit(&self) -> &[u8] {
+        &self.out[self.sent..]
+    }
+
+    /// Notes that the first `n` bytes of [`transmit`](Self::transmit) went out.
+    pub fn advance(&mut self, n: usize) {
+        self.sent = (self.sent + n).min(self.out.len());
+        if self.sent == self.out.len() {
+            self.out.clear();
+            self.sent = 0;
+        }
+    }
+
+    /// Whether requests are still being answered: streams are open or bytes wait to be sent.
+    #[must_use]
+    pub fn is_busy(&self) -> bool {
+        !self.streams.is_empty() || !self.transmit().is_empty()
+    }
+
+    /// Body bytes of `stream` queued and waiting for the peer's flow-control window.
+    #[must_use]
+    pub fn queued(&self, stream: StreamId) -> usize {
+        self.streams.get(&stream.get()).map_or(0, Stream::queued)
+    }
+
+    /// The number of open streams.
+    #[must_use]
+    pub fn open_streams(&self) -> usize {
+        self.streams.len()
+    }
+
+    /// Handles the frame (or the preface) at the front of `buf`.
+    ///
+    /// Returns how many bytes it used, to be consumed from the buffer once the event is
+    /// dealt with, and what the application should know. `(0, None)`: send what
+    /// [`transmit`](Self::transmit) holds, and read more. An `Err` is a connection error:
+    /// the `GOAWAY` is in the send buffer; send it, then close.
+    pub fn recv<'a>(&'a mut self, buf: &'a [u8]) -> Result<(usize, Option<Event<'a>>), Error> {
+        if let Some(error) = self.failed {
+            return Err(error);
+        }
+        if self.transmit().len() > self.config.max_send_buffer {
+            return Ok((0, None));
+        }
+        if !self.preface {
+            let n = buf.len().min(PREFACE.len());
+            if buf[..n] != PREFACE[..n] {
+                return Err(self.fail(ErrorCode::PROTOCOL_ERROR, Violation::Preface));
+            }
+            if n < PREFACE.len() {
+                return Ok((0, None));
+            }
+            self.preface = true;
+            return Ok((n, None));
+        }
+        let Some(header) = FrameHeader::parse(buf) else {
+            return Ok((0, None));
+        };
+        if header.len > self.config.max_frame_size {
+            let violation = Violation::FrameTooLarge {
+                len: header.len,
+                max: self.config.max_frame_size,
+            };
+            return Err(self.fail(ErrorCode::FRAME_SIZE_ERROR, violation));
+        }
+        let end = HEADER_LEN + header.len as usize;
+        let Some(payload) = buf.get(HEADER_LEN..end) else {
+            return Ok((0, None));
+        };
+        if !self.settings {
+            if header.kind != frame::kind::SETTINGS || header.has(frame::flags::ACK) {
+                return Err(self.fail(ErrorCode::PROTOCOL_ERROR, Violation::Preface));
+            }
+            self.settings = true;
+        }
+        let frame = match Frame::parse(header, payload) {
+            Ok(frame) => frame,
+            Err(error) => {
+                return match error.stream {
+                    None => Err(self.fail(error.code, error.violation)),
+                    Some(id) if self.block.is_none() => {
+                        Ok((end, self.reset(id, error.code, error.violation)))
+                    }
+                    Some(_) => {
+                        Err(self.fail(ErrorCode::PROTOCOL_ERROR, Violation::ExpectedContinuation))
+                    }
+                };
+            }
+        };
+        let event = self.handle(frame)?;
+        Ok((end, event))
+    }
+
+    fn handle<'a>(&'a mut self, frame: Frame<'a>) -> Result<Option<Event<'a>>, Error> {
+        if let Some(block) = &self.block {
+            if !matches!(frame, Frame::Continuation { stream, .. } if stream == block.stream) {
+                return Err(self.fail(ErrorCode::PROTOCOL_ERROR, Violation::ExpectedContinuation));
+            }
+        }
+        match frame {
+            Frame::Data {
+                stream,
+                data,
+                flow_len,
+                end_stream,
+            } => self.data(stream, data, flow_len, end_stream),
+            Frame::Headers {
+                stream,
+                fragment,
+                end_stream,
+                end_headers,
+                ..
+            } => {
+                if !stream.is_client() {
+                    let violation = Violation::EvenStreamId(stream.get());
+                    return Err(self.fail(ErrorCode::PROTOCOL_ERROR, violation));
+                }
+                if end_headers {
+                    let opened = self.header_block(stream, fragment, end_stream)?;
+                    return Ok(opened.map(|opened| self.opened(stream, opened)));
+                }
+                self.block = Some(Block { stream, end_stream });
+                self.block_bytes.clear();
+                self.append_block(fragment)?;
+                Ok(None)
+            }
+            Frame::Continuation {
+                fragment,
+                end_headers,
+                ..
+            } => {
+                let Some(block) = &self.block else {
+                    let violation = Violation::UnexpectedContinuation;
+                    return Err(self.fail(ErrorCode::PROTOCOL_ERROR, violation));
+                };
+                let (stream, end_stream) = (block.stream, block.end_stream);
+                self.append_block(fragment)?;
+                if !end_headers {
+                    return Ok(None);
+                }
+                self.block = None;
+                let bytes = std::mem::take(&mut self.block_bytes);
+                let opened = self.header_block(stream, &bytes, end_stream);
+                self.block_bytes = bytes;
+                Ok(opened?.map(|opened| self.opened(stream, opened)))
+            }
+            Frame::Priority { .. } | Frame::SettingsAck | Frame::Unknown { .. } => Ok(None),
+            Frame::RstStream { stream, code } => {
+                if self.streams.remove(&stream.get()).is_some() {
+                    self.remember(stream, Closed::ResetThere);
+                    return Ok(Some(Event::Reset {
+                        stream,
+                        code,
+                        violation: None,
+                    }));
+                }
+                if stream.get() > self.last_stream {
+                    let violation = Violation::IdleStream("RST_STREAM");
+                    return Err(self.fail(ErrorCode::PROTOCOL_ERROR, violation));
+                }
+                Ok(None)
+            }
+            Frame::Settings(settings) => {
+                for (id, value) in settings.iter() {
+                    self.apply_setting(id, value)?;
+                }
+                frame::encode_settings_ack(&mut self.out);
+                self.flush_all();
+                Ok(None)
+            }
+            Frame::PushPromise { .. } => {
+                Err(self.fail(ErrorCode::PROTOCOL_ERROR, Violation::PushPromise))
+            }
+            Frame::Ping { ack, data } => {
+                if !ack {
+                    frame::encode_ping(&mut self.out, true, data);
+                }
+                Ok(None)
+            }
+            Frame::GoAway {
+                last_stream, code, ..
+            } => Ok(Some(Event::GoAway { last_stream, code })),
+            Frame::WindowUpdate { stream, increment } => self.window_update(stream, increment),
+        }
+    }
+
+    /// The event for a header block that [`header_block`](Self::header_block) accepted.
+    fn opened(&self, stream: StreamId, opened: Opened) -> Event<'_> {
+        match opened {
+            Opened::Request { end_stream } => Event::Request {
+                stream,
+                head: self.fields.request(),
+                end_stream,
+            },
+            Opened::Trailers => Event::Trailers {
+                stream,
+                fields: self.fields.fields(),
+            },
+            Opened::Reset { code, violation } => Event::Reset {
+                stream,
+                code,
+                violation: Some(violation),
+            },
+        }
+    }
+
+    fn append_block(&mut self, fragment: &[u8]) -> Result<(), Error> {
+        if self.block_bytes.len() + fragment.len() > self.config.max_header_list_size as usize {
+            let violation = Violation::HeaderListTooLarge;
+            return Err(self.fail(ErrorCode::ENHANCE_YOUR_CALM, violation));
+        }
+        self.block_bytes.extend_from_slice(fragment);
+        Ok(())
+    }
+
+    /// Decodes a whole header block on `id` and decides what it is. Decoded first whatever
+    /// becomes of the stream: the peer's encoder counted on it.
+    fn header_block(
+        &mut self,
+        id: StreamId,
+        block: &[u8],
+        end_stream: bool,
+    ) -> Result<Option<Opened>, Error> {
+        let known = self.streams.get(&id.get()).map(|s| s.remote_open());
+        let fields = &mut self.fields;
+        fields.clear();
+        let trailers = known == Some(true);
+        let decoded =
+            self.decoder
+                .decode(block, self.config.max_header_list_size as usize, |field| {
+                    fields.push(field, trailers)
+                });
+        if let Err(error) = decoded {
+            return Err(match error {
+                DecodeError::ListTooLarge { .. } => {
+                    self.fail(ErrorCode::ENHANCE_YOUR_CALM, Violation::HeaderListTooLarge)
+                }
+                _ => self.fail(ErrorCode::COMPRESSION_ERROR, Violation::Compression),
+            });
+        }
+        match known {
+            Some(true) => {
+                let rule = match self.fields.trailers_error() {
+                    _ if !end_stream => Some("trailers without END_STREAM"),
+                    rule => rule,
+                };
+                if let Some(rule) = rule {
+                    let (code, violation) = (ErrorCode::PROTOCOL_ERROR, Violation::Malformed(rule));
+                    self.reset_quietly::<()>(id, code, violation);
+                    return Ok(Some(Opened::Reset { code, violation }));
+                }
+                self.remote_ended(id)?;
+                Ok(Some(Opened::Trailers))
+            }
+            Some(false) => {
+                let violation = Violation::StreamClosed("HEADERS");
+                Ok(self.reset_quietly(id, ErrorCode::STREAM_CLOSED, violation))
+            }
+            None if id.get() <= self.last_stream => match self.closed_as(id) {
+                Some(Closed::ResetHere) => Ok(None),
+                Some(_) => {
+                    let violation = Violation::StreamClosed("HEADERS");
+                    Err(self.fail(ErrorCode::STREAM_CLOSED, violation))
+                }
+                None => {
+                    let violation = Violation::StreamIdReused(id.get());
+                    Err(self.fail(ErrorCode::PROTOCOL_ERROR, violation))
+                }
+            },
+            None => {
+                self.last_stream = id.get();
+                if self.going_away {
+                    return Ok(None);
+                }
+                if self.streams.len() >= self.config.max_concurrent_streams as usize {
+                    let violation = Violation::TooManyStreams;
+                    return Ok(self.reset_quietly(id, ErrorCode::REFUSED_STREAM, violation));
+                }
+                if let Some(rule) = self.fields.request_error() {
+                    return Ok(self.reset_quietly(
+                        id,
+                        ErrorCode::PROTOCOL_ERROR,
+                        Violation::Malformed(rule),
+                    ));
+                }
+                let content_length = self.fields.content_length();
+                if end_stream && content_length.is_some_and(|n| n > 0) {
+                    let violation = Violation::Malformed("content-length without a body");
+                    return Ok(self.reset_quietly(id, ErrorCode::PROTOCOL_ERROR, violation));
+                }
+                let mut stream = Stream::new(
+                    i64::from(self.peer_stream_window),
+                    i64::from(self.config.stream_window),
+                );
+                stream.content_length = content_length;
+                if end_stream {
+                    stream.state = State::HalfClosedRemote;
+                }
+                self.streams.insert(id.get(), stream);
+                Ok(Some(Opened::Request { end_stream }))
+            }
+        }
+    }
+
+    fn data<'a>(
+        &'a mut self,
+        id: StreamId,
+        data: &'a [u8],
+        flow_len: u32,
+        end_stream: bool,
+    ) -> Result<Option<Event<'a>>, Error> {
+        let flow = i64::from(flow_len);
+        if flow > self.recv_window {
+            return Err(self.fail(ErrorCode::FLOW_CONTROL_ERROR, Violation::WindowExceeded));
+        }
+        self.recv_window -= flow;
+        let Some(stream) = self.streams.get_mut(&id.get()) else {
+            // Counted against the connection's window, so given back at once.
+            self.give_back(flow_len);
+            if id.get() > self.last_stream {
+                let violation = Violation::IdleStream("DATA");
+                return Err(self.fail(ErrorCode::PROTOCOL_ERROR, violation));
+            }
+            if self.closed_as(id) == Some(Closed::ResetHere) {
+                return Ok(None);
+            }
+            let violation = Violation::StreamClosed("DATA");
+            return Ok(self.reset_quietly(id, ErrorCode::STREAM_CLOSED, violation));
+        };
+        if !stream.remote_open() {
+            self.give_back(flow_len);
+            return Ok(self.stream_error(id, Violation::StreamClosed("DATA")));
+        }
+        if flow > stream.recv_window {
+            self.give_back(flow_len);
+            let error = (ErrorCode::FLOW_CONTROL_ERROR, Violation::WindowExceeded);
+            return Ok(self.reset(id, error.0, error.1));
+        }
+        stream.recv_window -= flow;
+        stream.received += data.len() as u64;
+        // Padding is flow-controlled but never reaches the application: released here.
+        let padding = flow_len - data.len() as u32;
+        stream.held += data.len() as u32;
+        let length_error = match stream.content_length {
+            Some(n) if stream.received > n || (end_stream && stream.received != n) => Some(
+                Violation::Malformed("a body whose length differs from content-length"),
+            ),
+            _ => None,
+        };
+        if padding > 0 {
+            self.release_flow(id, padding);
+        }
+        if let Some(violation) = length_error {
+            return Ok(self.stream_error(id, violation));
+        }
+        if end_stream {
+            self.remote_ended(id)?;
+        }
+        Ok(Some(Event::Data {
+            stream: id,
+            data,
+            end_stream,
+        }))
+    }
+
+    fn window_update(&mut self, id: StreamId, increment: u32) -> Result<Option<Event<'_>>, Error> {
+        let increment = i64::from(increment);
+        if id.is_zero() {
+            if self.send_window + increment > MAX_WINDOW {
+                return Err(self.fail(ErrorCode::FLOW_CONTROL_ERROR, Violation::WindowOverflow));
+            }
+            self.send_window += increment;
+            self.flush_all();
+            return Ok(None);
+        }
+        let Some(stream) = self.streams.get_mut(&id.get()) else {
+            if id.get() > self.last_stream {
+                let violation = Violation::IdleStream("WINDOW_UPDATE");
+                return Err(self.fail(ErrorCode::PROTOCOL_ERROR, violation));
+            }
+            return Ok(None);
+        };
+        if stream.send_window + increment > MAX_WINDOW {
+            let error = (ErrorCode::FLOW_CONTROL_ERROR, Violation::WindowOverflow);
+            return Ok(self.reset(id, error.0, error.1));
+        }
+        stream.send_window += increment;
+        self.flush(id);
+        Ok(None)
+    }
+
+    fn apply_setting(&mut self, id: u16, value: u32) -> Result<(), Error> {
+        let invalid = Violation::Setting { id, value };
+        match id {
+            setting::HEADER_TABLE_SIZE => self.encoder.set_max_table_size(value as usize),
+            setting::ENABLE_PUSH if value > 1 => {
+                return Err(self.fail(ErrorCode::PROTOCOL_ERROR, invalid));
+            }
+            setting::INITIAL_WINDOW_SIZE => {
+                if i64::from(value) > MAX_WINDOW {
+                    return Err(self.fail(ErrorCode::FLOW_CONTROL_ERROR, invalid));
+                }
+                // Section 6.9.2: every stream's window moves by the difference.
+                let delta = i64::from(value) - i64::from(self.peer_stream_window);
+                if self
+                    .streams
+                    .values()
+                    .any(|s| s.send_window + delta > MAX_WINDOW)
+                {
+                    return Err(self.fail(ErrorCode::FLOW_CONTROL_ERROR, Violation::WindowOverflow));
+                }
+                for stream in self.streams.values_mut() {
+                    stream.send_window += delta;
+                }
+                self.peer_stream_window = value;
+            }
+            setting::MAX_FRAME_SIZE => {
+                if !(DEFAULT_FRAME_SIZE..1 << 24).contains(&value) {
+                    return Err(self.fail(ErrorCode::PROTOCOL_ERROR, invalid));
+                }
+                self.peer_max_frame = value;
+            }
+            // MAX_CONCURRENT_STREAMS bounds pushed streams (none here); the header list size
+            // is advisory; unknown settings are ignored (section 6.5.2).
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The peer ended its side of `id`.
+    fn remote_ended(&mut self, id: StreamId) -> Result<(), Error> {
+        if let Some(stream) = self.streams.get_mut(&id.get()) {
+            match stream.state {
+                State::Open => stream.state = State::HalfClosedRemote,
+                State::HalfClosedLocal => self.close(id, Closed::Ended),
+                State::HalfClosedRemote => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes `id` out of the table, giving its unreleased body bytes back to the connection.
+    fn close(&mut self, id: StreamId, why: Closed) {
+        if let Some(stream) = self.streams.remove(&id.get()) {
+            self.give_back(stream.held);
+        }
+        self.remember(id, why);
+    }
+
+    fn remember(&mut self, id: StreamId, why: Closed) {
+        if self.closed.len() == CLOSED_MEMORY {
+            self.closed.pop_front();
+        }
+        self.closed.push_back((id.get(), why));
+    }
+
+    fn closed_as(&self, id: StreamId) -> Option<Closed> {
+        self.closed
+            .iter()
+            .rev()
+            .find_map(|&(s, why)| (s == id.get()).then_some(why))
+    }
+
+    /// A stream error on a stream the application knows (or not): `RST_STREAM`, and an
+    /// event when it knew.
+    fn reset(&mut self, id: StreamId, code: ErrorCode, violation: Violation) -> Option<Event<'_>> {
+        let known = self.streams.contains_key(&id.get());
+        self.reset_quietly::<()>(id, code, violation);
+        known.then_some(Event::Reset {
+            stream: id,
+            code,
+            violation: Some(violation),
+        })
+    }
+
+    fn stream_error(&mut self, id: StreamId, violation: Violation) -> Option<Event<'_>> {
+        let code = match violation {
+            Violation::StreamClosed(_) => ErrorCode::STREAM_CLOSED,
+            _ => ErrorCode::PROTOCOL_ERROR,
+        };
+        self.reset(id, code, violation)
+    }
+
+    /// Resets `id` without telling the application (which never saw it, or is told by
+    /// the caller).
+    fn reset_quietly<T>(&mut self, id: StreamId, code: ErrorCode, _: Violation) -> Option<T> {
+        frame::encode_rst_stream(&mut self.out, id, code);
+        self.close(id, Closed::ResetHere);
+        None
+    }
+
+    /// A connection error: `GOAWAY` queued, nothing more read or sent after it.
+    fn fail(&mut self, code: ErrorCode, violation: Violation) -> Error {
+        let error = Error { code, violation };
+        if self.failed.is_none() {
+            let last = StreamId::new(self.last_stream);
+            let reason = violation.to_string();
+            frame::encode_goaway(&mut self.out, last, code, reason.as_bytes());
+            self.failed = Some(error);
+        }
+        error
+    }
+
+    /// Bytes the peer used of the connection's window that no stream holds: granted again
+    /// (in batches of half a window, to keep `WINDOW_UPDATE`s few).
+    fn give_back(&mut self, n: u32) {
+        self.unacked += n;
+        if self.unacked >= self.config.connection_window / 2 {
+            frame::encode_window_update(&mut self.out, StreamId::ZERO, self.unacked);
+            self.recv_window += i64::from(self.unacked);
+            self.unacked = 0;
+        }
+    }
+
+    fn release_flow(&mut self, id: StreamId, n: u32) {
+        if let Some(stream) = self.streams.get_mut(&id.get()) {
+            if stream.remote_open() {
+                stream.unacked += n;
+                if stream.unacked >= self.config.stream_window / 2 {
+                    frame::encode_window_update(&mut self.out, id, stream.unacked);
+                    stream.recv_window += i64::from(stream.unacked);
+                    stream.unacked = 0;
+                }
+            }
+        }
+        self.give_back(n);
+    }
+
+    /// The application is done with `n` body bytes of `stream` ([`Event::Data`]): the peer
+    /// may send as much again. Bytes of a stream that has closed since were given back then.
+    pub fn release(&mut self, stream: StreamId, n: usize) {
+        let Some(s) = self.streams.get_mut(&stream.get()) else {
+            return;
+        };
+        let n = u32::try_from(n).unwrap_or(u32::MAX).min(s.held);
+        s.held -= n;
+        self.release_flow(stream, n);
+    }
+
+    /// Sends the response head on `stream`: `status` and `fields` (names lowercased here;
+    /// HTTP/1.1's connection-specific fields, which HTTP/2 forbids, left out).
+    /// `end_stream`: no body follows.
+    pub fn send_response<'f>(
+        &mut self,
+        stream: StreamId,
+        status: u16,
+        fields: impl IntoIterator<Item = (&'f [u8], &'f [u8])>,
+        end_stream: bool,
+    ) -> Result<(), SendError> {
+        let s = self.sendable(stream)?;
+        if s.responded {
+            return Err(SendError::AlreadySent(stream));
+        }
+        s.responded = true;
+        self.encode_block(Some(status), fields);
+        self.send_block(stream, end_stream);
+        Ok(())
+    }
+
+    /// Queues body bytes on `stream`, sent as the peer's windows allow.
+    pub fn send_data(
+        &mut self,
+        stream: StreamId,
+        data: Bytes,
+        end_stream: bool,
+    ) -> Result<(), SendError> {
+        let s = self.sendable(stream)?;
+        if !s.responded {
+            return Err(SendError::NoStream(stream));
+        }
+        s.queue.push_back(data);
+        s.end_queued = end_stream;
+        self.flush(stream);
+        Ok(())
+    }
+
+    /// Ends `stream` with trailers, after the body queued so far.
+    pub fn send_trailers<'f>(
+        &mut self,
+        stream: StreamId,
+        fields: impl IntoIterator<Item = (&'f [u8], &'f [u8])>,
+    ) -> Result<(), SendError> {
+        let s = self.sendable(stream)?;
+        if !s.responded {
+            return Err(SendError::NoStream(stream));
+        }
+        self.encode_block(None, fields);
+        let block = self.block_out.clone();
+        let s = self.sendable(stream)?;
+        s.trailers = Some(block);
+        s.end_queued = true;
+        self.flush(stream);
+        Ok(())
+    }
+
+    /// Resets `stream` with `code` (`CANCEL`, say, when the handler gave up).
+    pub fn reset_stream(&mut self, stream: StreamId, code: ErrorCode) {
+        if self.streams.contains_key(&stream.get()) {
+            frame::encode_rst_stream(&mut self.out, stream, code);
+            self.close(stream, Closed::ResetHere);
+        }
+    }
+
+    /// Starts a graceful shutdown: `GOAWAY` with `NO_ERROR` naming the last stream opened;
+    /// streams opened after it are ignored, the open ones finish.
+    pub fn go_away(&mut self) {
+        if !self.going_away && self.failed.is_none() {
+            self.going_away = true;
+            let last = StreamId::new(self.last_stream);
+            frame::encode_goaway(&mut self.out, last, ErrorCode::NO_ERROR, b"");
+        }
+    }
+
+    /// A stream this side may still send on.
+    fn sendable(&mut self, id: StreamId) -> Result<&mut Stream, SendError> {
+        if self.failed.is_some() {
+            return Err(SendError::ConnectionFailed);
+        }
+        let stream = self
+            .streams
+            .get_mut(&id.get())
+            .ok_or(SendError::NoStream(id))?;
+        if stream.end_queued || stream.state == State::HalfClosedLocal {
+            return Err(SendError::AlreadySent(id));
+        }
+        Ok(stream)
+    }
+
+    /// Encodes `:status` (when given) and `fields` into `block_out`, names lowercased,
+    /// connection-specific ones left out.
+    fn encode_block<'f>(
+        &mut self,
+        status: Option<u16>,
+        fields: impl IntoIterator<Item = (&'f [u8], &'f [u8])>,
+    ) {
+        let status = status.map(|s| s.clamp(100, 999).to_string());
+        let mut lowered = Vec::new();
+        let mut list: Vec<(&[u8], &[u8])> = Vec::new();
+        if let Some(status) = &status {
+            list.push((b":status", status.as_bytes()));
+        }
+        for (name, value) in fields {
+            if is_connection_specific(name) {
+                continue;
+            }
+            if name.iter().any(u8::is_ascii_uppercase) {
+                lowered.push((name.to_ascii_lowercase(), value));
+            } else {
+                list.push((name, value));
+            }
+        }
+        let fields = list.iter().map(|&(name, value)| (name, value)).chain(
+            lowered
+                .iter()
+                .map(|(name, value)| (name.as_slice(), *value)),
+        );
+        self.block_out.clear();
+        self.encoder.encode(
+            fields.map(|(name, value)| Field {
+                name,
+                value,
+                sensitive: false,
+            }),
+            &mut self.block_out,
+        );
+    }
+
+    /// Sends the block in `block_out` as the head of `id`.
+    fn send_block(&mut self, id: StreamId, end_stream: bool) {
+        let max = self.peer_max_frame as usize;
+        frame::encode_headers(&mut self.out, id, &self.block_out, end_stream, max);
+        if end_stream {
+            self.local_ended(id);
+        }
+    }
+
+    /// This side ended `id`.
+    fn local_ended(&mut self, id: StreamId) {
+        if let Some(stream) = self.streams.get_mut(&id.get()) {
+            match stream.state {
+                State::Open => stream.state = State::HalfClosedLocal,
+                _ => self.close(id, Closed::Ended),
+            }
+        }
+    }
+
+    /// Sends what the windows let out of every stream's queue.
+    fn flush_all(&mut self) {
+        let ids: Vec<u32> = self
+            .streams
+            .iter()
+            .filter(|(_, s)| !s.queue.is_empty() || s.end_queued)
+            .map(|(&id, _)| id)
+            .collect();
+        for id in ids {
+            self.flush(StreamId::new(id));
+        }
+    }
+
+    /// Sends what the windows let out of `id`'s queue, and the stream's end once it is out.
+    fn flush(&mut self, id: StreamId) {
+        let max = self.peer_max_frame as usize;
+        let Some(stream) = self.streams.get_mut(&id.get()) else {
+            return;
+        };
+        if stream.state == State::HalfClosedLocal {
+            return;
+        }
+        let mut ended = false;
+        loop {
+            let buffers = stream.queue.len();
+            let Some(front) = stream.queue.front_mut() else {
+                break;
+            };
+            let window = self.send_window.min(stream.send_window);
+            if front.is_empty() && !(buffers == 1 && stream.end_queued) {
+                stream.queue.pop_front();
+                continue;
+            }
+            if window <= 0 && !front.is_empty() {
+                break;
+            }
+            let n = front.len().min(window.max(0) as usize).min(max);
+            let chunk = front.split_to(n);
+            let last = front.is_empty() && buffers == 1;
+            let end = last && stream.end_queued && stream.trailers.is_none();
+            frame::encode_data(&mut self.out, id, &chunk, end);
+            self.send_window -= n as i64;
+            stream.send_window -= n as i64;
+            if front.is_empty() {
+                stream.queue.pop_front();
+            }
+            if end {
+                ended = true;
+                break;
+            }
+        }
+        if !ended && stream.queue.is_empty() && stream.end_queued {
+            match stream.trailers.take() {
+                Some(block) => frame::encode_headers(&mut self.out, id, &block, true, max),
+                None => frame::encode_data(&mut self.out, id, &[], true),
+            }
+            ended = true;
+        }
+        if ended {
+            self.local_ended(id);
+        }
+    }
+}
+
+/// HTTP/1.1 fields that HTTP/2 forbids (section 8.2.2).
+fn is_connection_specific(name: &[u8]) -> bool {
+    [
+        &b"connection"[..],
+        b"keep-alive",
+        b"proxy-connection",
+        b"transfer-encoding",
+        b"upgrade",
+    ]
+    .iter()
+    .any(|n| n.eq_ignore_ascii_case(name))
+}
