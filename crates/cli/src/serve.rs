@@ -81,8 +81,8 @@ enum Runtime {
 const INDEX: &[u8] = include_bytes!("../site/index.html");
 const WS_PAGE: &[u8] = include_bytes!("../site/ws.html");
 
-/// What ALPN offers: HTTP/1.1 until HTTP/2 lands.
-const ALPN: &[&[u8]] = &[b"http/1.1"];
+/// What ALPN offers, HTTP/2 first (the server's default configuration speaks it).
+const ALPN: &[&[u8]] = &[b"h2", b"http/1.1"];
 
 /// The built-in site: pages, and a WebSocket echo at `/ws/echo`.
 fn demo_site() -> Router {

@@ -44,6 +44,11 @@ pub struct ServerConfig {
     /// listening sockets [`Server::bind`](crate::Server::bind) opens).
     /// Default: a single-threaded runtime per core, `SO_REUSEPORT`.
     pub threading: Threading,
+    /// HTTP/2, with these settings, for TLS connections that negotiate `h2` (offer it in
+    /// the acceptor's ALPN list) and cleartext ones that start with the HTTP/2 preface
+    /// (prior knowledge). `None`: HTTP/1.1 only. Default: on, with
+    /// `ringwire_http2::Config`'s defaults.
+    pub http2: Option<ringwire_http2::Config>,
 }
 
 impl ServerConfig {
@@ -75,6 +80,7 @@ impl ServerConfig {
             shutdown_grace: Duration::from_secs(5),
             timeouts: Timeouts::default(),
             threading: Threading::default(),
+            http2: Some(ringwire_http2::Config::default()),
         }
     }
 }

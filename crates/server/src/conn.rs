@@ -50,7 +50,7 @@ const LINGER_BYTES: usize = 16 << 20;
 type Tx<'s> = AsyncSendTransport<&'s Socket>;
 
 /// How the request loop ended.
-enum Close {
+pub(crate) enum Close {
     /// The peer is gone or nothing more is expected: drop the socket.
     Now,
     /// Our write side is shut down; drain the peer's remaining bytes first.
@@ -338,6 +338,11 @@ async fn requests<H: Handler>(
     config: &ServerConfig,
     upgrade: &mut Option<OnUpgrade>,
 ) -> Result<Close, TransportError> {
+    if let Some(h2) = config.http2 {
+        if stream.alpn_protocol().as_deref() == Some(b"h2") {
+            return crate::h2::serve(stream, rx, tx, timer, handler, config, h2).await;
+        }
+    }
     let mut parser = RequestParser::new(config.limits);
     // Heads of streamed requests are copied here, reused across the requests
     // of one lease (freed while the connection idles).
@@ -404,6 +409,10 @@ async fn requests<H: Handler>(
                         // The head's absolute limit runs from its first byte.
                         timer.enter(Phase::Head);
                     }
+                }
+                Err(_) if config.http2.is_some() && crate::h2::is_preface(rx.data()) => {
+                    let h2 = config.http2.unwrap_or_default();
+                    return crate::h2::serve(stream, rx, tx, timer, handler, config, h2).await;
                 }
                 Err(e) => return fail(tx, e.status(), e.reason()).await,
             }

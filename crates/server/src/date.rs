@@ -15,3 +15,8 @@ pub(crate) fn write_date(head: &mut ResponseWriter<'_>) -> Result<(), EncodeErro
         head.date(&date).map(drop)
     })
 }
+
+/// The current `date` field's value.
+pub(crate) fn date() -> [u8; 29] {
+    DATE.with(|date| *date.borrow_mut().update(crate::clock::now()))
+}

@@ -52,6 +52,7 @@ mod config;
 mod conn;
 mod date;
 pub mod files;
+mod h2;
 mod handler;
 mod listen;
 pub mod middleware;
