@@ -16,7 +16,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::future::poll_fn;
 use std::os::unix::fs::FileExt as _;
-use std::pin::pin;
+use std::pin::Pin;
 
 use bytes::Bytes;
 use futures_core::Stream as _;
@@ -29,14 +29,17 @@ use ringwire_io::TransportError;
 use crate::conn::Close;
 use crate::response::Fields;
 use crate::timeout::{Phase, Timer};
-use crate::{Body, Handler, Request, Response, ServerConfig, Socket};
+use crate::{Body, BodyStream, FileBody, Handler, Request, Response, ServerConfig, Socket};
 
 type Rx<'s> = AsyncRecvTransport<&'s Socket>;
 type Tx<'s> = AsyncSendTransport<&'s Socket>;
 
-/// How much of one response body waits in the connection at most before the handler's
-/// stream is asked for more.
-const STREAM_QUEUE: usize = 256 << 10;
+/// How much of one response body waits in the connection at most before more is read
+/// from its file or stream.
+const BODY_QUEUE: usize = 256 << 10;
+
+/// How much of a file is read at a time.
+const FILE_PIECE: u64 = 64 << 10;
 
 /// Whether `data` (the first bytes of a connection) is, or may become, the HTTP/2 preface.
 pub(crate) fn is_preface(data: &[u8]) -> bool {
@@ -52,7 +55,26 @@ struct Incoming {
     body: Vec<u8>,
     /// The body passed `max_buffered_body`: answered 413 once it is whole.
     too_large: bool,
+    /// A `HEAD` request: the answer's fields, not its body.
+    head_only: bool,
 }
+
+/// What a connection knows of its streams besides the protocol's state.
+#[derive(Debug, Default)]
+struct Streams {
+    /// Requests still arriving.
+    incoming: HashMap<StreamId, Incoming>,
+    /// Requests whole and waiting for the handler, in the order they completed.
+    whole: VecDeque<StreamId>,
+    /// Streams answered 413 whose bodies still come: bytes thrown away so far.
+    refused: HashMap<StreamId, usize>,
+    /// The peer sent `GOAWAY`.
+    peer_left: bool,
+}
+
+/// How much of a refused body is read and thrown away before the stream is reset. Not
+/// reset at once: curl 7.88 reports a reset after a whole answer as a failure.
+const DISCARD_MAX: usize = 16 << 20;
 
 /// Serves an HTTP/2 connection until it ends.
 pub(crate) async fn serve<H: Handler>(
@@ -65,48 +87,30 @@ pub(crate) async fn serve<H: Handler>(
     h2: ringwire_http2::Config,
 ) -> Result<Close, TransportError> {
     let mut conn = Connection::server(h2);
-    let mut incoming: HashMap<StreamId, Incoming> = HashMap::new();
-    let mut whole: VecDeque<StreamId> = VecDeque::new();
+    let mut streams = Streams::default();
     let mut parser = RequestParser::new(config.limits);
-    let mut peer_left = false;
     loop {
-        if let Err(error) = receive(
-            &mut conn,
-            rx,
-            timer,
-            config,
-            &mut incoming,
-            &mut whole,
-            &mut peer_left,
-        ) {
+        if let Err(error) = receive(&mut conn, rx, timer, config, &mut streams) {
             log::debug!("HTTP/2 connection error: {error}");
             return close(tx, &mut conn).await;
         }
-        while let Some(id) = whole.pop_front() {
-            let Some(request) = incoming.remove(&id) else {
+        while let Some(id) = streams.whole.pop_front() {
+            let Some(request) = streams.incoming.remove(&id) else {
                 continue;
             };
             timer.enter(Phase::Handler);
             let response = answer(&mut parser, stream, handler, &request).await;
-            respond(
-                &mut conn,
-                rx,
-                tx,
-                timer,
-                config,
-                id,
-                response,
-                &mut incoming,
-                &mut whole,
-                &mut peer_left,
-            )
-            .await?;
+            if request.too_large {
+                streams.refused.insert(id, 0);
+            }
+            let id = (id, request.head_only);
+            respond(&mut conn, rx, tx, timer, config, id, response, &mut streams).await?;
         }
         send(tx, &mut conn).await?;
         if timer.is_stopped() {
             conn.go_away();
         }
-        if (peer_left || timer.is_stopped()) && !conn.is_busy() {
+        if (streams.peer_left || timer.is_stopped()) && !conn.is_busy() {
             return close(tx, &mut conn).await;
         }
         timer.enter(if conn.open_streams() == 0 {
@@ -133,13 +137,17 @@ fn receive(
     rx: &mut Rx<'_>,
     timer: &Timer,
     config: &ServerConfig,
-    incoming: &mut HashMap<StreamId, Incoming>,
-    whole: &mut VecDeque<StreamId>,
-    peer_left: &mut bool,
+    streams: &mut Streams,
 ) -> Result<(), ringwire_http2::Error> {
+    let Streams {
+        incoming,
+        whole,
+        refused,
+        peer_left,
+    } = streams;
     loop {
         let (used, event) = conn.recv(rx.data())?;
-        let mut release = None;
+        let (mut release, mut reset) = (None, None);
         match event {
             None => {}
             Some(Event::Request {
@@ -147,7 +155,10 @@ fn receive(
                 head,
                 end_stream,
             }) => {
-                let mut request = Incoming::default();
+                let mut request = Incoming {
+                    head_only: head.method == b"HEAD",
+                    ..Incoming::default()
+                };
                 http1_head(&head, &mut request.head);
                 incoming.insert(stream, request);
                 if end_stream {
@@ -160,15 +171,23 @@ fn receive(
                 end_stream,
             }) => {
                 timer.progress(data.len());
-                if let Some(request) = incoming.get_mut(&stream) {
+                if let Some(request) = incoming.get_mut(&stream).filter(|r| !r.too_large) {
                     if request.body.len() + data.len() > config.max_buffered_body {
+                        // Answered at once; the rest of the body is thrown away.
                         request.too_large = true;
                         request.body = Vec::new();
-                    } else if !request.too_large {
-                        request.body.extend_from_slice(data);
-                    }
-                    if end_stream {
                         whole.push_back(stream);
+                    } else {
+                        request.body.extend_from_slice(data);
+                        if end_stream {
+                            whole.push_back(stream);
+                        }
+                    }
+                } else if let Some(discarded) = refused.get_mut(&stream) {
+                    *discarded += data.len();
+                    if end_stream || *discarded > DISCARD_MAX {
+                        refused.remove(&stream);
+                        reset = Some(stream);
                     }
                 }
                 release = Some((stream, data.len()));
@@ -176,12 +195,17 @@ fn receive(
             Some(Event::Trailers { stream, .. }) => whole.push_back(stream),
             Some(Event::Reset { stream, .. }) => {
                 incoming.remove(&stream);
+                refused.remove(&stream);
             }
             Some(Event::GoAway { .. }) => *peer_left = true,
             Some(_) => {}
         }
         if let Some((stream, n)) = release {
             conn.release(stream, n);
+        }
+        if let Some(stream) = reset {
+            // A no-op for a stream that ended: both sides are done.
+            conn.reset_stream(stream, ErrorCode::NO_ERROR);
         }
         if used == 0 {
             return Ok(());
@@ -256,11 +280,9 @@ async fn respond(
     tx: &mut Tx<'_>,
     timer: &mut Timer,
     config: &ServerConfig,
-    id: StreamId,
+    (id, head_only): (StreamId, bool),
     mut response: Response,
-    incoming: &mut HashMap<StreamId, Incoming>,
-    whole: &mut VecDeque<StreamId>,
-    peer_left: &mut bool,
+    streams: &mut Streams,
 ) -> Result<(), TransportError> {
     if response.take_upgrade().is_some() {
         // HTTP/2 has no `Upgrade` (RFC 9113 section 8.6).
@@ -282,66 +304,85 @@ async fn respond(
     if let Some(length) = &length {
         fields.push((b"content-length", length.as_bytes()));
     }
-    let empty = bodiless || body.is_empty();
+    let empty = bodiless || head_only || body.is_empty();
     if conn.send_response(id, status, fields, empty).is_err() || empty {
         return Ok(());
     }
     timer.enter(Phase::Writing);
-    let _ = match body {
-        Body::Empty => Ok(()),
-        Body::Static(bytes) => conn.send_data(id, Bytes::from_static(bytes), true),
-        Body::Bytes(bytes) => conn.send_data(id, bytes, true),
-        Body::File(file) => {
-            let mut bytes = vec![0; file.len() as usize];
-            match file.file().read_exact_at(&mut bytes, file.offset()) {
-                Ok(()) => conn.send_data(id, bytes.into(), true),
-                Err(e) => {
-                    log::warn!("reading a file body: {e}");
-                    conn.reset_stream(id, ErrorCode::INTERNAL_ERROR);
-                    Ok(())
-                }
-            }
-        }
-        Body::Stream(stream) => {
-            let mut stream = pin!(stream);
-            loop {
-                // Only so much waits for the client's window: then the client is heard
-                // (its window updates) before more is produced.
-                while conn.queued(id) > STREAM_QUEUE {
-                    send(tx, conn).await?;
-                    let want = rx.data().len() + 1;
-                    if rx.fill(want).await? == 0 {
-                        return Err(TransportError::Io(std::io::ErrorKind::UnexpectedEof.into()));
-                    }
-                    if let Err(e) = receive(conn, rx, timer, config, incoming, whole, peer_left) {
-                        log::debug!("HTTP/2 connection error: {e}");
-                        return Ok(());
-                    }
-                }
-                match poll_fn(|cx| stream.as_mut().poll_next(cx)).await {
-                    Some(Ok(data)) => {
-                        if conn.send_data(id, data, false).is_err() {
-                            break;
-                        }
-                        send(tx, conn).await?;
-                    }
-                    Some(Err(e)) => {
-                        log::debug!("a streamed body failed: {e}");
-                        conn.reset_stream(id, ErrorCode::INTERNAL_ERROR);
-                        break;
-                    }
-                    None => {
-                        break conn
-                            .send_data(id, Bytes::new(), true)
-                            .map(drop)
-                            .unwrap_or(())
-                    }
-                }
-            }
-            Ok(())
-        }
+    let mut source = match body {
+        Body::Empty => return Ok(()),
+        Body::Static(bytes) => Source::Whole(Some(Bytes::from_static(bytes))),
+        Body::Bytes(bytes) => Source::Whole(Some(bytes)),
+        Body::File(file) => Source::File(file, 0),
+        Body::Stream(stream) => Source::Stream(Box::pin(stream)),
     };
-    Ok(())
+    loop {
+        // Only so much waits for the client's window: then the client is heard (its
+        // window updates) before more is produced.
+        while conn.queued(id) > BODY_QUEUE {
+            send(tx, conn).await?;
+            let want = rx.data().len() + 1;
+            if rx.fill(want).await? == 0 {
+                return Err(TransportError::Io(std::io::ErrorKind::UnexpectedEof.into()));
+            }
+            if let Err(e) = receive(conn, rx, timer, config, streams) {
+                log::debug!("HTTP/2 connection error: {e}");
+                return Ok(());
+            }
+        }
+        let (data, end) = match source.next().await {
+            Some(Ok(data)) => (data, source.is_done()),
+            Some(Err(e)) => {
+                log::debug!("a body failed midway: {e}");
+                conn.reset_stream(id, ErrorCode::INTERNAL_ERROR);
+                return Ok(());
+            }
+            None => (Bytes::new(), true),
+        };
+        // Refused only when the client reset the stream: nothing more to send.
+        if conn.send_data(id, data, end).is_err() || end {
+            return Ok(());
+        }
+        send(tx, conn).await?;
+    }
+}
+
+/// A body, as the pieces it is sent in.
+enum Source {
+    /// In memory: one piece.
+    Whole(Option<Bytes>),
+    /// A file range, read a piece at a time; the offset into it.
+    File(FileBody, u64),
+    /// The handler's stream.
+    Stream(Pin<Box<BodyStream>>),
+}
+
+impl Source {
+    async fn next(&mut self) -> Option<std::io::Result<Bytes>> {
+        match self {
+            Source::Whole(bytes) => bytes.take().map(Ok),
+            Source::File(file, done) => {
+                let left = file.len() - *done;
+                if left == 0 {
+                    return None;
+                }
+                let mut piece = vec![0; left.min(FILE_PIECE) as usize];
+                let read = file.file().read_exact_at(&mut piece, file.offset() + *done);
+                *done += piece.len() as u64;
+                Some(read.map(|()| piece.into()))
+            }
+            Source::Stream(stream) => poll_fn(|cx| stream.as_mut().poll_next(cx)).await,
+        }
+    }
+
+    /// Whether the piece just taken was the last (known only for sized bodies).
+    fn is_done(&self) -> bool {
+        match self {
+            Source::Whole(bytes) => bytes.is_none(),
+            Source::File(file, done) => *done == file.len(),
+            Source::Stream(_) => false,
+        }
+    }
 }
 
 /// Sends the connection's last frames (its `GOAWAY`) and shuts our side down.
@@ -351,13 +392,12 @@ async fn close(tx: &mut Tx<'_>, conn: &mut Connection) -> Result<Close, Transpor
     Ok(Close::Linger)
 }
 
-/// Writes what the connection has to send.
+/// Writes what the connection has to send (from its buffer: no copy into the send ring).
 async fn send(tx: &mut Tx<'_>, conn: &mut Connection) -> Result<(), TransportError> {
-    while !conn.transmit().is_empty() {
-        let out = conn.transmit();
-        let n = out.len();
-        tx.write(out).await?;
+    let n = conn.transmit().len();
+    if n > 0 {
+        tx.send_vectored(&[conn.transmit()]).await?;
         conn.advance(n);
     }
-    tx.flush().await
+    Ok(())
 }

@@ -1,0 +1,186 @@
+//! HTTP/2 against curl (nghttp2): cleartext with prior knowledge and TLS with ALPN.
+
+mod common;
+
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use bytes::Bytes;
+use common::{curl, curl_text, start, start_tls, Echo};
+use ringwire_server::{Body, Request, Response, Router, ServerConfig};
+
+/// curl over HTTP/2 without the upgrade dance, and what it printed.
+fn h2c(args: &[&str], stdin: &[u8]) -> Vec<u8> {
+    let mut all = vec!["--http2-prior-knowledge"];
+    all.extend_from_slice(args);
+    curl(&all, stdin)
+}
+
+/// A TLS acceptor for localhost whose ALPN list is `alpn`.
+fn acceptor(alpn: &[&[u8]]) -> ringwire_tls::TlsAcceptor {
+    let (cert, key) = ringwire_tls::self_signed(&["localhost"]).expect("certificate");
+    let config = ringwire_tls::ServerConfig::from_pem(&cert, &key)
+        .expect("PEM")
+        .alpn(alpn);
+    ringwire_tls::TlsAcceptor::new(&config).expect("acceptor")
+}
+
+#[test]
+fn prior_knowledge_speaks_http2() {
+    // One URL: curl 7.88 fails to reuse a prior-knowledge connection with any server
+    // (nginx too: "Error in the HTTP2 framing layer"); reuse is shown over TLS below.
+    let addr = start(ServerConfig::default(), Echo);
+    let url = format!("http://{addr}/a?x=1");
+    let out = String::from_utf8(h2c(&["-w", "%{http_version}\n", &url], b"")).expect("utf-8");
+    assert_eq!(out, "GET /a?x=1 body=0\n2\n");
+}
+
+#[test]
+fn a_body_larger_than_every_window_is_received_whole() {
+    // 3 MiB against a 256 KiB stream window and a 1 MiB connection window: the upload
+    // goes on only as the server gives the window back.
+    let addr = start(ServerConfig::default(), Echo);
+    let url = format!("http://{addr}/up");
+    let body: Vec<u8> = (0..3 << 20).map(|i: u32| (i % 251) as u8).collect();
+    let out = h2c(&["--data-binary", "@-", &url], &body);
+    let head = format!("POST /up body={}\n", body.len());
+    assert_eq!(&out[..head.len()], head.as_bytes());
+    assert!(out[head.len()..] == body[..], "the body came back changed");
+}
+
+#[test]
+fn a_body_over_the_buffer_limit_is_answered_413() {
+    let config = ServerConfig {
+        max_buffered_body: 1000,
+        ..ServerConfig::default()
+    };
+    let addr = start(config, Echo);
+    let url = format!("http://{addr}/up");
+    let out = h2c(
+        &[
+            "-w",
+            "%{http_code}",
+            "-o",
+            "/dev/null",
+            "--data-binary",
+            "@-",
+            &url,
+        ],
+        &vec![7; 3 << 20],
+    );
+    // Answered as soon as the body passed the bound, the rest refused (RST_STREAM
+    // NO_ERROR after the answer: curl stops sending and reports the 413).
+    assert_eq!(out, b"413");
+    let out = h2c(&["--data-binary", "@-", &url], b"small");
+    assert_eq!(out, b"POST /up body=5\nsmall");
+}
+
+/// Five MiB of `z`, more than a client's first windows.
+static BIG: LazyLock<Bytes> = LazyLock::new(|| Bytes::from(vec![b'z'; 5 << 20]));
+
+async fn big(_: &Request<'_>) -> Response {
+    Response::new(200)
+        .header("X-Mixed-Case", "yes")
+        .body(BIG.clone())
+}
+
+async fn no_content(_: &Request<'_>) -> Response {
+    Response::new(204)
+}
+
+/// Two hundred lines, produced by a task as the client takes them.
+async fn lines(_: &Request<'_>) -> Response {
+    let (tx, body) = Body::channel(4);
+    tokio::spawn(async move {
+        for i in 0..200 {
+            if tx.send(Bytes::from(format!("chunk {i}\n"))).await.is_err() {
+                return;
+            }
+            if i % 50 == 0 {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+    });
+    Response::new(200).body(body)
+}
+
+#[test]
+fn responses_carry_their_fields_and_large_bodies() {
+    let router = Router::new().get("/big", big).get("/none", no_content);
+    let addr = start(ServerConfig::default(), router);
+    let out = h2c(&["-i", &format!("http://{addr}/none")], b"");
+    let text = String::from_utf8(out).expect("utf-8");
+    assert!(text.starts_with("HTTP/2 204 \r\n"), "{text}");
+    assert!(text.contains("date: "), "{text}");
+    let out = h2c(&[&format!("http://{addr}/big")], b"");
+    assert!(out[..] == BIG[..], "the body came back changed");
+    let head = curl_text(&[
+        "--http2-prior-knowledge",
+        "-I",
+        &format!("http://{addr}/big"),
+    ]);
+    assert!(head.contains("x-mixed-case: yes\r\n"), "{head}");
+    assert!(head.contains("content-length: 5242880\r\n"), "{head}");
+}
+
+#[test]
+fn a_streamed_body_arrives_in_order() {
+    let addr = start(ServerConfig::default(), Router::new().get("/stream", lines));
+    let out = String::from_utf8(h2c(&[&format!("http://{addr}/stream")], b"")).expect("utf-8");
+    let expected: String = (0..200).map(|i| format!("chunk {i}\n")).collect();
+    assert_eq!(out, expected);
+}
+
+#[test]
+fn tls_negotiates_h2_when_offered_and_http11_when_not() {
+    let format = "%{http_version} %{num_connects}\n";
+    let h2 = start_tls(
+        ServerConfig::default(),
+        Echo,
+        acceptor(&[b"h2", b"http/1.1"]),
+    );
+    let (a, b) = (
+        format!("https://localhost:{}/a?x=1", h2.port()),
+        format!("https://localhost:{}/b", h2.port()),
+    );
+    let out = curl_text(&["-k", "--http2", "-w", format, &a, &b]);
+    assert_eq!(out, "GET /a?x=1 body=0\n2 1\nGET /b body=0\n2 0\n");
+    let h1 = start_tls(ServerConfig::default(), Echo, acceptor(&[b"http/1.1"]));
+    let out = curl_text(&[
+        "-k",
+        "--http2",
+        "-w",
+        format,
+        &format!("https://localhost:{}/x", h1.port()),
+    ]);
+    assert_eq!(out, "GET /x body=0\n1.1 1\n");
+}
+
+#[test]
+fn without_http2_the_preface_is_a_bad_http11_request() {
+    // (`PRI *` is no HTTP/1.1 request line: 400.)
+    let config = ServerConfig {
+        http2: None,
+        ..ServerConfig::default()
+    };
+    let addr = start(config, Echo);
+    let out = common::raw(addr, b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
+    assert!(out.starts_with("HTTP/1.1 400 "), "{out}");
+}
+
+#[test]
+fn files_and_ranges_are_read_in_pieces() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Several of the pieces a file is read in, and not a whole number of them.
+    let data: Vec<u8> = (0..300_000u32).map(|i| (i % 253) as u8).collect();
+    std::fs::write(dir.path().join("data.bin"), &data).expect("write");
+    let files = ringwire_server::files::StaticFiles::new(dir.path().to_path_buf()).expect("root");
+    let addr = start(ServerConfig::default(), files);
+    let url = format!("http://{addr}/data.bin");
+    assert!(h2c(&[&url], b"") == data, "the file came back changed");
+    let range = h2c(&["-r", "1000-70999", &url], b"");
+    assert!(
+        range[..] == data[1000..71000],
+        "the range came back changed"
+    );
+}
