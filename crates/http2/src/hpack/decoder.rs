@@ -41,6 +41,10 @@ impl Decoder {
     /// A decoder whose peer may use a dynamic table of up to `max_table_size` bytes: the
     /// `SETTINGS_HEADER_TABLE_SIZE` this endpoint advertises (4096 unless it says otherwise).
     /// A dynamic table size update above it is an error.
+    ///
+    /// The table starts at that size. In HTTP/2 the peer assumes 4096 until it has our
+    /// `SETTINGS`, so a connection starts with `new(4096)` and calls
+    /// [`set_max_table_size`](Self::set_max_table_size) once they are acknowledged.
     #[must_use]
     pub fn new(max_table_size: usize) -> Self {
         Decoder {
