@@ -9,18 +9,22 @@
 //! HTTP/1.1 head (`:authority` as `host`, cookies joined) and parsed by the same parser,
 //! so routes, middleware and static files work unchanged.
 //!
-//! Handlers run one at a time per connection, in the order their requests completed;
-//! response bodies go out as the client's flow-control windows allow while the
-//! connection goes on reading.
+//! The streams of a connection run concurrently in its task: each whole request's handler
+//! is a future of its own (owning the request), and every response body is produced a
+//! piece at a time as the client's flow-control windows drain it (at most [`BODY_QUEUE`]
+//! waiting per stream), while the connection goes on reading frames. A slow handler or
+//! an endless stream (server-sent events) holds up no other stream.
 
 use std::collections::{HashMap, VecDeque};
 use std::future::poll_fn;
 use std::os::unix::fs::FileExt as _;
 use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use futures_core::Stream as _;
-use ringwire_http1::{RequestParser, Status};
+use futures_util::stream::{FuturesUnordered, StreamExt as _};
+use ringwire_http1::{Limits, RequestParser, Status};
 use ringwire_http2::frame::{StreamId, PREFACE};
 use ringwire_http2::{Connection, ErrorCode, Event, RequestHead};
 use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport};
@@ -88,38 +92,62 @@ pub(crate) async fn serve<H: Handler>(
 ) -> Result<Close, TransportError> {
     let mut conn = Connection::server(h2);
     let mut streams = Streams::default();
-    let mut parser = RequestParser::new(config.limits);
+    let mut running = FuturesUnordered::new();
+    let mut bodies: HashMap<StreamId, Source> = HashMap::new();
     loop {
         if let Err(error) = receive(&mut conn, rx, timer, config, &mut streams) {
             log::debug!("HTTP/2 connection error: {error}");
             return close(tx, &mut conn).await;
         }
         while let Some(id) = streams.whole.pop_front() {
-            let Some(request) = streams.incoming.remove(&id) else {
-                continue;
-            };
-            timer.enter(Phase::Handler);
-            let response = answer(&mut parser, stream, handler, &request).await;
-            if request.too_large {
-                streams.refused.insert(id, 0);
+            if let Some(request) = streams.incoming.remove(&id) {
+                if request.too_large {
+                    streams.refused.insert(id, 0);
+                }
+                running.push(answer(id, request, stream, handler, config.limits));
             }
-            let id = (id, request.head_only);
-            respond(&mut conn, rx, tx, timer, config, id, response, &mut streams).await?;
         }
         send(tx, &mut conn).await?;
         if timer.is_stopped() {
             conn.go_away();
         }
-        if (streams.peer_left || timer.is_stopped()) && !conn.is_busy() {
+        let done = running.is_empty() && bodies.is_empty() && !conn.is_busy();
+        if (streams.peer_left || timer.is_stopped()) && done {
             return close(tx, &mut conn).await;
         }
-        timer.enter(if conn.open_streams() == 0 {
+        timer.enter(if !running.is_empty() {
+            Phase::Handler
+        } else if !bodies.is_empty() {
+            Phase::Writing
+        } else if conn.open_streams() == 0 {
             Phase::Idle
         } else {
             Phase::Body
         });
         let want = rx.data().len() + 1;
         tokio::select! {
+            Some((id, head_only, response)) = running.next(), if !running.is_empty() => {
+                respond(&mut conn, id, head_only, response, &mut bodies);
+            }
+            (id, piece) = produce(&mut bodies, &conn), if !bodies.is_empty() => {
+                let (data, end) = match piece {
+                    Some(Ok(data)) => {
+                        let end = bodies.get(&id).is_some_and(Source::is_done);
+                        (data, end)
+                    }
+                    Some(Err(e)) => {
+                        log::debug!("a body failed midway: {e}");
+                        conn.reset_stream(id, ErrorCode::INTERNAL_ERROR);
+                        bodies.remove(&id);
+                        continue;
+                    }
+                    None => (Bytes::new(), true),
+                };
+                // Refused only when the client reset the stream: nothing more to send.
+                if conn.send_data(id, data, end).is_err() || end {
+                    bodies.remove(&id);
+                }
+            }
             filled = rx.fill(want) => if filled? == 0 {
                 return Ok(Close::Now);
             },
@@ -252,38 +280,40 @@ fn field(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
     out.extend_from_slice(b"\r\n");
 }
 
-/// The handler's answer to a whole request.
+/// The handler's answer to a whole request, with the stream it goes on and whether it
+/// answers a `HEAD`. Owns the request, which the handler borrows while it runs.
 async fn answer<H: Handler>(
-    parser: &mut RequestParser,
+    id: StreamId,
+    request: Incoming,
     stream: &Socket,
     handler: &H,
-    request: &Incoming,
-) -> Response {
-    if request.too_large {
-        return Response::new(413);
-    }
-    match parser.parse(&request.head) {
-        Ok(Status::Complete(head, _)) => {
-            let request = Request::new(head, &request.body).on(stream);
-            handler.call(&request).await
+    limits: Limits,
+) -> (StreamId, bool, Response) {
+    let response = if request.too_large {
+        Response::new(413)
+    } else {
+        match RequestParser::new(limits).parse(&request.head) {
+            Ok(Status::Complete(head, _)) => {
+                handler
+                    .call(&Request::new(head, &request.body).on(stream))
+                    .await
+            }
+            Ok(Status::Partial { .. }) => Response::new(400),
+            Err(e) => Response::new(e.status()),
         }
-        Ok(Status::Partial { .. }) => Response::new(400),
-        Err(e) => Response::new(e.status()),
-    }
+    };
+    (id, request.head_only, response)
 }
 
-/// Sends `response` on stream `id`.
-#[allow(clippy::too_many_arguments)]
-async fn respond(
+/// Sends `response`'s head on stream `id`, and its body, or notes where the body comes
+/// from in `bodies`.
+fn respond(
     conn: &mut Connection,
-    rx: &mut Rx<'_>,
-    tx: &mut Tx<'_>,
-    timer: &mut Timer,
-    config: &ServerConfig,
-    (id, head_only): (StreamId, bool),
+    id: StreamId,
+    head_only: bool,
     mut response: Response,
-    streams: &mut Streams,
-) -> Result<(), TransportError> {
+    bodies: &mut HashMap<StreamId, Source>,
+) {
     if response.take_upgrade().is_some() {
         // HTTP/2 has no `Upgrade` (RFC 9113 section 8.6).
         log::warn!("an upgrade answer to an HTTP/2 request: answering 500");
@@ -305,46 +335,37 @@ async fn respond(
         fields.push((b"content-length", length.as_bytes()));
     }
     let empty = bodiless || head_only || body.is_empty();
+    // Refused only when the client reset the stream meanwhile.
     if conn.send_response(id, status, fields, empty).is_err() || empty {
-        return Ok(());
+        return;
     }
-    timer.enter(Phase::Writing);
-    let mut source = match body {
-        Body::Empty => return Ok(()),
+    let source = match body {
+        Body::Empty => return,
         Body::Static(bytes) => Source::Whole(Some(Bytes::from_static(bytes))),
         Body::Bytes(bytes) => Source::Whole(Some(bytes)),
         Body::File(file) => Source::File(file, 0),
         Body::Stream(stream) => Source::Stream(Box::pin(stream)),
     };
-    loop {
-        // Only so much waits for the client's window: then the client is heard (its
-        // window updates) before more is produced.
-        while conn.queued(id) > BODY_QUEUE {
-            send(tx, conn).await?;
-            let want = rx.data().len() + 1;
-            if rx.fill(want).await? == 0 {
-                return Err(TransportError::Io(std::io::ErrorKind::UnexpectedEof.into()));
-            }
-            if let Err(e) = receive(conn, rx, timer, config, streams) {
-                log::debug!("HTTP/2 connection error: {e}");
-                return Ok(());
+    bodies.insert(id, source);
+}
+
+/// The next piece of any body whose stream has room in the connection's queue.
+async fn produce(
+    bodies: &mut HashMap<StreamId, Source>,
+    conn: &Connection,
+) -> (StreamId, Option<std::io::Result<Bytes>>) {
+    poll_fn(|cx| {
+        for (&id, source) in bodies.iter_mut() {
+            if conn.queued(id) < BODY_QUEUE {
+                if let Poll::Ready(piece) = source.poll_next(cx) {
+                    return Poll::Ready((id, piece));
+                }
             }
         }
-        let (data, end) = match source.next().await {
-            Some(Ok(data)) => (data, source.is_done()),
-            Some(Err(e)) => {
-                log::debug!("a body failed midway: {e}");
-                conn.reset_stream(id, ErrorCode::INTERNAL_ERROR);
-                return Ok(());
-            }
-            None => (Bytes::new(), true),
-        };
-        // Refused only when the client reset the stream: nothing more to send.
-        if conn.send_data(id, data, end).is_err() || end {
-            return Ok(());
-        }
-        send(tx, conn).await?;
-    }
+        // Bodies whose streams wait for window are polled again after the next read.
+        Poll::Pending
+    })
+    .await
 }
 
 /// A body, as the pieces it is sent in.
@@ -358,21 +379,21 @@ enum Source {
 }
 
 impl Source {
-    async fn next(&mut self) -> Option<std::io::Result<Bytes>> {
-        match self {
+    fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<std::io::Result<Bytes>>> {
+        Poll::Ready(match self {
             Source::Whole(bytes) => bytes.take().map(Ok),
             Source::File(file, done) => {
                 let left = file.len() - *done;
                 if left == 0 {
-                    return None;
+                    return Poll::Ready(None);
                 }
                 let mut piece = vec![0; left.min(FILE_PIECE) as usize];
                 let read = file.file().read_exact_at(&mut piece, file.offset() + *done);
                 *done += piece.len() as u64;
                 Some(read.map(|()| piece.into()))
             }
-            Source::Stream(stream) => poll_fn(|cx| stream.as_mut().poll_next(cx)).await,
-        }
+            Source::Stream(stream) => return stream.as_mut().poll_next(cx),
+        })
     }
 
     /// Whether the piece just taken was the last (known only for sized bodies).

@@ -184,3 +184,40 @@ fn files_and_ranges_are_read_in_pieces() {
         "the range came back changed"
     );
 }
+
+/// Set by `/fast`, awaited by `/slow`: `/slow` can only finish if `/fast` runs meanwhile.
+static FAST_DONE: tokio::sync::Notify = tokio::sync::Notify::const_new();
+
+async fn slow(_: &Request<'_>) -> Response {
+    FAST_DONE.notified().await;
+    Response::text("slow\n")
+}
+
+async fn fast(_: &Request<'_>) -> Response {
+    FAST_DONE.notify_one();
+    Response::text("fast\n")
+}
+
+#[test]
+fn streams_of_one_connection_are_answered_concurrently() {
+    let router = Router::new().get("/slow", slow).get("/fast", fast);
+    let addr = start_tls(
+        ServerConfig::default(),
+        router,
+        acceptor(&[b"h2", b"http/1.1"]),
+    );
+    let url = |path| format!("https://localhost:{}{path}", addr.port());
+    // Both on one connection (-Z multiplexes); /slow first, and it waits for /fast.
+    let out = curl_text(&[
+        "-k",
+        "--http2",
+        "-Z",
+        "-w",
+        "%{num_connects}\n",
+        &url("/slow"),
+        &url("/fast"),
+    ]);
+    let mut lines: Vec<&str> = out.lines().collect();
+    lines.sort_unstable();
+    assert_eq!(lines, ["0", "1", "fast", "slow"], "{out}");
+}
