@@ -30,7 +30,7 @@ enum Command {
     Get(get::GetArgs),
     /// Talk to a WebSocket: stdin lines out as text, messages in to stdout.
     Ws(websocket::WsArgs),
-    /// Serve DIR over HTTP/1.1, or the built-in demo site without one.
+    /// Serve DIR over HTTP/1.1 and HTTP/2, or the built-in demo site without one.
     Serve(serve::ServeArgs),
     /// Produce to and consume from Kafka topics, create topics.
     Kafka(kafka::KafkaArgs),

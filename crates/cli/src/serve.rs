@@ -1,5 +1,5 @@
-//! `ringwire serve`: a directory, or the built-in demo site, over HTTP/1.1,
-//! or HTTPS with a certificate (`--tls-cert`, `--tls-key`) or one made up at
+//! `ringwire serve`: a directory, or the built-in demo site, over HTTP/1.1
+//! and HTTP/2 (prior knowledge on cleartext, ALPN h2 over TLS), or HTTPS with a certificate (`--tls-cert`, `--tls-key`) or one made up at
 //! start (`--self-signed`).
 
 use std::net::SocketAddr;
@@ -70,6 +70,10 @@ pub(crate) struct ServeArgs {
     /// The TLS library.
     #[arg(long, value_enum, default_value_t)]
     tls_library: crate::TlsLibrary,
+    /// Speak HTTP/1.1 only: no h2 in ALPN, and the HTTP/2 preface on a
+    /// cleartext connection answered as a bad request.
+    #[arg(long)]
+    no_http2: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -81,7 +85,7 @@ enum Runtime {
 const INDEX: &[u8] = include_bytes!("../site/index.html");
 const WS_PAGE: &[u8] = include_bytes!("../site/ws.html");
 
-/// What ALPN offers, HTTP/2 first (the server's default configuration speaks it).
+/// What ALPN offers, HTTP/2 first (unless `--no-http2`).
 const ALPN: &[&[u8]] = &[b"h2", b"http/1.1"];
 
 /// The built-in site: pages, and a WebSocket echo at `/ws/echo`.
@@ -114,6 +118,9 @@ fn serve(args: ServeArgs) -> Result<(), String> {
     config.timeouts.head = Duration::from_secs(args.head_timeout);
     config.timeouts.idle = Duration::from_secs(args.idle_timeout);
     config.timeouts.warm = Duration::from_millis(args.warm_ms);
+    if args.no_http2 {
+        config.http2 = None;
+    }
     let threads = args
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
@@ -202,7 +209,7 @@ fn tls(
     let invalid = |e: TlsError| format!("cannot use the certificate: {e}");
     let config = ringwire_tls::ServerConfig::from_pem(&cert, &key)
         .map_err(invalid)?
-        .alpn(ALPN)
+        .alpn(if args.no_http2 { &ALPN[1..] } else { ALPN })
         .backend(args.tls_library.into());
     let acceptor = TlsAcceptor::new(&config).map_err(invalid)?;
     Ok((Some(acceptor), file))

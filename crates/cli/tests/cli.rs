@@ -681,6 +681,27 @@ fn serves_https_with_a_self_signed_certificate() {
 }
 
 #[test]
+fn serves_http2_unless_told_not_to() {
+    let version = &["--insecure", "--http2", "--write-out", " %{http_version}"][..];
+    for (flags, expected) in [(&[][..], "2"), (&["--no-http2"][..], "1.1")] {
+        let mut args = vec!["--addr", "127.0.0.1:0", "--threads", "1", "--self-signed"];
+        args.extend_from_slice(flags);
+        let server = serve(&args);
+        let port = server.addr.rsplit_once(':').expect("port").1;
+        let tls = curl_with(version, &format!("https://localhost:{port}/hello"));
+        assert_eq!(
+            tls,
+            format!("Hello from ringwire!\n {expected}"),
+            "{flags:?}"
+        );
+    }
+    let server = serve(&["--addr", "127.0.0.1:0", "--threads", "1"]);
+    let h2c = ["--http2-prior-knowledge", "--write-out", " %{http_version}"];
+    let out = curl_with(&h2c, &format!("http://{}/hello", server.addr));
+    assert_eq!(out, "Hello from ringwire!\n 2");
+}
+
+#[test]
 fn serves_https_with_rustls_too() {
     let server = serve(&[
         "--addr",
