@@ -15,6 +15,7 @@
 mod fields;
 mod stream;
 
+use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
 
@@ -916,29 +917,26 @@ impl Connection {
         fields: impl IntoIterator<Item = (&'f [u8], &'f [u8])>,
     ) {
         let status = status.map(|s| s.clamp(100, 999).to_string());
-        let mut lowered = Vec::new();
-        let mut list: Vec<(&[u8], &[u8])> = Vec::new();
+        // In the order given: the order of fields of the same name is significant (RFC 9110
+        // section 5.3), so lowercased names stay where they were.
+        let mut list: Vec<(Cow<'_, [u8]>, &[u8])> = Vec::new();
         if let Some(status) = &status {
-            list.push((b":status", status.as_bytes()));
+            list.push((Cow::Borrowed(b":status"), status.as_bytes()));
         }
         for (name, value) in fields {
             if is_connection_specific(name) {
                 continue;
             }
-            if name.iter().any(u8::is_ascii_uppercase) {
-                lowered.push((name.to_ascii_lowercase(), value));
+            let name = if name.iter().any(u8::is_ascii_uppercase) {
+                Cow::Owned(name.to_ascii_lowercase())
             } else {
-                list.push((name, value));
-            }
+                Cow::Borrowed(name)
+            };
+            list.push((name, value));
         }
-        let fields = list.iter().map(|&(name, value)| (name, value)).chain(
-            lowered
-                .iter()
-                .map(|(name, value)| (name.as_slice(), *value)),
-        );
         self.block_out.clear();
         self.encoder.encode(
-            fields.map(|(name, value)| Field {
+            list.iter().map(|(name, value)| Field {
                 name,
                 value,
                 sensitive: false,
