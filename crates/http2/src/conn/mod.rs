@@ -429,8 +429,10 @@ impl Connection {
             }
             Frame::Priority { .. } | Frame::SettingsAck | Frame::Unknown { .. } => Ok(None),
             Frame::RstStream { stream, code } => {
-                if self.streams.remove(&stream.get()).is_some() {
-                    self.remember(stream, Closed::ResetThere);
+                if self.streams.contains_key(&stream.get()) {
+                    // Through `close`, which gives the body bytes the application still holds
+                    // back to the connection's window: it can no longer release them.
+                    self.close(stream, Closed::ResetThere);
                     return Ok(Some(Event::Reset {
                         stream,
                         code,
