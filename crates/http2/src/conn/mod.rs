@@ -538,8 +538,11 @@ impl Connection {
                 Ok(Some(Opened::Trailers))
             }
             Some(false) => {
-                let violation = Violation::StreamClosed("HEADERS");
-                Ok(self.reset_quietly(id, ErrorCode::STREAM_CLOSED, violation))
+                // The application saw the request: it is told, as for DATA on the stream.
+                let (code, violation) =
+                    (ErrorCode::STREAM_CLOSED, Violation::StreamClosed("HEADERS"));
+                self.reset_quietly::<()>(id, code, violation);
+                Ok(Some(Opened::Reset { code, violation }))
             }
             None if id.get() <= self.last_stream => match self.closed_as(id) {
                 Some(Closed::ResetHere) => Ok(None),
