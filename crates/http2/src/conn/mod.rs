@@ -525,8 +525,14 @@ impl Connection {
         }
         match known {
             Some(true) => {
+                // The body ends here: it must be as long as content-length said.
+                let short = self
+                    .streams
+                    .get(&id.get())
+                    .is_some_and(|s| s.content_length.is_some_and(|n| n != s.received));
                 let rule = match self.fields.trailers_error() {
                     _ if !end_stream => Some("trailers without END_STREAM"),
+                    None if short => Some("a body whose length differs from content-length"),
                     rule => rule,
                 };
                 if let Some(rule) = rule {
