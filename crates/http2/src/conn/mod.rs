@@ -209,8 +209,8 @@ pub struct Connection {
     block: Option<Block>,
     block_bytes: Vec<u8>,
     fields: FieldList,
-    /// A `GOAWAY` went out: streams above `last_stream` are ignored.
-    going_away: bool,
+    /// A `GOAWAY` went out naming this last stream: streams above it are ignored.
+    going_away: Option<u32>,
     failed: Option<Error>,
 }
 
@@ -273,7 +273,7 @@ impl Connection {
             block: None,
             block_bytes: Vec::new(),
             fields: FieldList::default(),
-            going_away: false,
+            going_away: None,
             failed: None,
             config,
         }
@@ -551,6 +551,7 @@ impl Connection {
                 Ok(Some(Opened::Reset { code, violation }))
             }
             None if id.get() <= self.last_stream => match self.closed_as(id) {
+                _ if self.ignored(id) => Ok(None),
                 Some(Closed::ResetHere) => Ok(None),
                 Some(_) => {
                     let violation = Violation::StreamClosed("HEADERS");
@@ -563,7 +564,7 @@ impl Connection {
             },
             None => {
                 self.last_stream = id.get();
-                if self.going_away {
+                if self.going_away.is_some() {
                     return Ok(None);
                 }
                 if self.streams.len() >= self.config.max_concurrent_streams as usize {
@@ -615,7 +616,7 @@ impl Connection {
                 let violation = Violation::IdleStream("DATA");
                 return Err(self.fail(ErrorCode::PROTOCOL_ERROR, violation));
             }
-            if self.closed_as(id) == Some(Closed::ResetHere) {
+            if self.ignored(id) || self.closed_as(id) == Some(Closed::ResetHere) {
                 return Ok(None);
             }
             let violation = Violation::StreamClosed("DATA");
@@ -898,11 +899,17 @@ impl Connection {
     /// Starts a graceful shutdown: `GOAWAY` with `NO_ERROR` naming the last stream opened;
     /// streams opened after it are ignored, the open ones finish.
     pub fn go_away(&mut self) {
-        if !self.going_away && self.failed.is_none() {
-            self.going_away = true;
+        if self.going_away.is_none() && self.failed.is_none() {
+            self.going_away = Some(self.last_stream);
             let last = StreamId::new(self.last_stream);
             frame::encode_goaway(&mut self.out, last, ErrorCode::NO_ERROR, b"");
         }
+    }
+
+    /// Whether `id` was opened after our `GOAWAY`: its frames are dropped (section 6.8),
+    /// not answered as if it were closed.
+    fn ignored(&self, id: StreamId) -> bool {
+        self.going_away.is_some_and(|last| id.get() > last)
     }
 
     /// A stream this side may still send on.
