@@ -172,11 +172,15 @@ enum Opened {
     },
 }
 
-/// A header block arriving in pieces (`HEADERS` then `CONTINUATION`s).
-#[derive(Debug)]
+/// What the `HEADERS` frame that starts a header block said: the block may arrive in pieces
+/// (`HEADERS` then `CONTINUATION`s).
+#[derive(Debug, Clone, Copy)]
 struct Block {
     stream: StreamId,
     end_stream: bool,
+    /// Its priority made the stream depend on itself: a stream error once the block is
+    /// decoded (section 5.3.1).
+    self_dependent: bool,
 }
 
 /// The server's side of an HTTP/2 connection.
@@ -392,17 +396,22 @@ impl Connection {
                 fragment,
                 end_stream,
                 end_headers,
-                ..
+                priority,
             } => {
                 if !stream.is_client() {
                     let violation = Violation::EvenStreamId(stream.get());
                     return Err(self.fail(ErrorCode::PROTOCOL_ERROR, violation));
                 }
+                let head = Block {
+                    stream,
+                    end_stream,
+                    self_dependent: priority.is_some_and(|p| p.dependency == stream),
+                };
                 if end_headers {
-                    let opened = self.header_block(stream, fragment, end_stream)?;
+                    let opened = self.header_block(head, fragment)?;
                     return Ok(opened.map(|opened| self.opened(stream, opened)));
                 }
-                self.block = Some(Block { stream, end_stream });
+                self.block = Some(head);
                 self.block_bytes.clear();
                 self.append_block(fragment)?;
                 Ok(None)
@@ -412,20 +421,19 @@ impl Connection {
                 end_headers,
                 ..
             } => {
-                let Some(block) = &self.block else {
+                let Some(head) = self.block else {
                     let violation = Violation::UnexpectedContinuation;
                     return Err(self.fail(ErrorCode::PROTOCOL_ERROR, violation));
                 };
-                let (stream, end_stream) = (block.stream, block.end_stream);
                 self.append_block(fragment)?;
                 if !end_headers {
                     return Ok(None);
                 }
                 self.block = None;
                 let bytes = std::mem::take(&mut self.block_bytes);
-                let opened = self.header_block(stream, &bytes, end_stream);
+                let opened = self.header_block(head, &bytes);
                 self.block_bytes = bytes;
-                Ok(opened?.map(|opened| self.opened(stream, opened)))
+                Ok(opened?.map(|opened| self.opened(head.stream, opened)))
             }
             Frame::Priority { .. } | Frame::SettingsAck | Frame::Unknown { .. } => Ok(None),
             Frame::RstStream { stream, code } => {
@@ -500,12 +508,12 @@ impl Connection {
 
     /// Decodes a whole header block on `id` and decides what it is. Decoded first whatever
     /// becomes of the stream: the peer's encoder counted on it.
-    fn header_block(
-        &mut self,
-        id: StreamId,
-        block: &[u8],
-        end_stream: bool,
-    ) -> Result<Option<Opened>, Error> {
+    fn header_block(&mut self, head: Block, block: &[u8]) -> Result<Option<Opened>, Error> {
+        let Block {
+            stream: id,
+            end_stream,
+            self_dependent,
+        } = head;
         let known = self.streams.get(&id.get()).map(|s| s.remote_open());
         let fields = &mut self.fields;
         fields.clear();
@@ -522,6 +530,13 @@ impl Connection {
                 }
                 _ => self.fail(ErrorCode::COMPRESSION_ERROR, Violation::Compression),
             });
+        }
+        if self_dependent {
+            // Whatever state the stream was in: it is opened (if idle) and reset.
+            let (code, violation) = (ErrorCode::PROTOCOL_ERROR, Violation::SelfDependency);
+            self.last_stream = self.last_stream.max(id.get());
+            self.reset_quietly::<()>(id, code, violation);
+            return Ok(known.map(|_| Opened::Reset { code, violation }));
         }
         match known {
             Some(true) => {

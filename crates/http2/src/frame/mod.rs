@@ -180,7 +180,9 @@ pub enum Frame<'a> {
         end_stream: bool,
         /// The block is whole in this frame.
         end_headers: bool,
-        /// The priority, when the frame carries one.
+        /// The priority, when the frame carries one. Not checked: one naming `stream` itself
+        /// is a stream error (section 5.3.1) for the receiver to raise once it has decoded
+        /// the header block.
         priority: Option<Priority>,
     },
     /// `PRIORITY`.

@@ -74,7 +74,10 @@ impl Frame<'_> {
                     let (spec, rest) = fragment
                         .split_first_chunk::<5>()
                         .ok_or(FrameError::size("HEADERS", payload.len()))?;
-                    priority = Some(self::priority(stream, spec)?);
+                    // Not `priority()`: a stream depending on itself is a stream error, but
+                    // the header block must still be decoded to keep HPACK in step, which is
+                    // the connection's job. `Frame::Headers` hands the priority out as is.
+                    priority = Some(parse_priority(spec));
                     fragment = rest;
                 }
                 Frame::Headers {
@@ -188,17 +191,22 @@ fn unpad(header: FrameHeader, payload: &[u8]) -> Result<&[u8], FrameError> {
 
 /// A five-byte priority of `stream`; depending on itself is that stream's error.
 fn priority(stream: StreamId, spec: &[u8; 5]) -> Result<Priority, FrameError> {
-    let raw = u32::from_be_bytes([spec[0], spec[1], spec[2], spec[3]]);
-    let dependency = StreamId::new(raw);
-    if dependency == stream {
+    let priority = parse_priority(spec);
+    if priority.dependency == stream {
         return Err(FrameError {
             stream: Some(stream),
             ..FrameError::protocol(Violation::SelfDependency)
         });
     }
-    Ok(Priority {
-        dependency,
+    Ok(priority)
+}
+
+/// A five-byte priority, unchecked.
+fn parse_priority(spec: &[u8; 5]) -> Priority {
+    let raw = u32::from_be_bytes([spec[0], spec[1], spec[2], spec[3]]);
+    Priority {
+        dependency: StreamId::new(raw),
         exclusive: raw & 0x8000_0000 != 0,
         weight: spec[4],
-    })
+    }
 }
