@@ -1,0 +1,178 @@
+//! `http2_conn`: a server `Connection` fed the client preface and arbitrary bytes, arriving
+//! in pieces of arbitrary sizes, driven as a server application would drive it: every
+//! request answered (`send_response` + `send_data`, sometimes trailers, a reset or a
+//! `go_away`), every piece of body released, the send buffer drained (sometimes late).
+//!
+//! It must never panic, consume only whole frames of what it was given (the preface, or nine
+//! bytes plus the payload the header announces), never leave a whole frame unread while its
+//! send buffer is under the bound, and keep that buffer bounded: `max_send_buffer` plus
+//! what one frame and this driver's answers can add.
+//!
+//! Input: a setup byte, a seed byte for the piece sizes and driver choices, then the bytes
+//! after the preface.
+//!
+//! | setup bits | meaning                                                                   |
+//! |------------|---------------------------------------------------------------------------|
+//! | 0          | leave the preface out (the input is the whole stream)                     |
+//! | 1          | `max_send_buffer` 200 bytes instead of 1 MiB                              |
+//! | 2          | `max_concurrent_streams` 2 instead of 128                                 |
+//! | 3          | windows of 65,535 bytes instead of 256 KiB / 1 MiB                        |
+//! | 4..6       | largest piece: `1 << (2 * n)` bytes (1 to 4,096)                          |
+//! | 6          | the driver sometimes leaves the send buffer undrained                     |
+
+#![no_main]
+
+use bytes::Bytes;
+use libfuzzer_sys::fuzz_target;
+use ringwire_http2::frame::{FrameHeader, StreamId, HEADER_LEN, PREFACE};
+use ringwire_http2::{Config, Connection, ErrorCode, Event};
+
+/// A response body: small, so that what answers queue stays bounded.
+const BODY: &[u8] = b"0123456789abcdef0123456789abcdef";
+/// What one frame and the driver's answers may add to the send buffer past its bound: the
+/// answers to every stream (head and body) flushed by one SETTINGS or WINDOW_UPDATE, a
+/// GOAWAY with its reason, resets and window updates.
+const SLACK: usize = 64 * 1024;
+
+/// A xorshift generator for piece sizes and the driver's choices.
+struct Rng(u32);
+
+impl Rng {
+    fn next(&mut self) -> u32 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 17;
+        self.0 ^= self.0 << 5;
+        self.0
+    }
+}
+
+/// What the application does after an event (the event borrows the connection).
+enum Action {
+    Respond(StreamId),
+    Release(StreamId, usize),
+    None,
+}
+
+fuzz_target!(|input: &[u8]| {
+    let [setup, seed, rest @ ..] = input else {
+        return;
+    };
+    let config = Config {
+        max_send_buffer: if setup & 2 != 0 { 200 } else { 1 << 20 },
+        max_concurrent_streams: if setup & 4 != 0 { 2 } else { 128 },
+        stream_window: if setup & 8 != 0 { 65_535 } else { 256 * 1024 },
+        connection_window: if setup & 8 != 0 { 65_535 } else { 1 << 20 },
+        ..Config::default()
+    };
+    let max_piece = 1usize << (2 * ((setup >> 4) & 3) as usize);
+    let lazy = setup & 64 != 0;
+    let mut rng = Rng(u32::from(*seed).wrapping_mul(0x9e37_79b9) | 1);
+
+    let mut stream = Vec::with_capacity(PREFACE.len() + rest.len());
+    if setup & 1 == 0 {
+        stream.extend_from_slice(PREFACE);
+    }
+    stream.extend_from_slice(rest);
+
+    let mut conn = Connection::server(config);
+    let bound = config.max_send_buffer + SLACK;
+    let mut buf: Vec<u8> = Vec::new();
+    let mut fed = 0;
+    let mut preface_done = false;
+    loop {
+        if fed < stream.len() {
+            let n = (1 + rng.next() as usize % max_piece).min(stream.len() - fed);
+            buf.extend_from_slice(&stream[fed..fed + n]);
+            fed += n;
+        }
+        // Read until the connection wants more bytes (or a drained buffer).
+        loop {
+            let whole = if preface_done {
+                FrameHeader::parse(&buf).map(|h| HEADER_LEN + h.len as usize)
+            } else {
+                Some(PREFACE.len())
+            };
+            let (n, action) = match conn.recv(&buf) {
+                Err(_) => {
+                    assert!(conn.transmit().len() <= bound);
+                    assert!(conn.recv(&buf).is_err(), "a failed connection stays failed");
+                    return;
+                }
+                Ok((n, event)) => {
+                    let action = match event {
+                        Some(Event::Request { stream, .. }) => Action::Respond(stream),
+                        Some(Event::Data { stream, data, .. }) => {
+                            assert!(data.len() <= n);
+                            Action::Release(stream, data.len())
+                        }
+                        _ => Action::None,
+                    };
+                    (n, action)
+                }
+            };
+            assert!(n <= buf.len(), "consumed {n} of {} bytes", buf.len());
+            if n > 0 {
+                assert_eq!(Some(n), whole, "consumed something other than one frame");
+                preface_done = true;
+            }
+            buf.drain(..n);
+            match action {
+                Action::Respond(id) => respond(&mut conn, id, &mut rng),
+                Action::Release(id, len) => conn.release(id, len),
+                Action::None => {}
+            }
+            assert!(
+                conn.transmit().len() <= bound,
+                "send buffer at {} bytes",
+                conn.transmit().len()
+            );
+            if !lazy || rng.next() % 4 != 0 {
+                let all = conn.transmit().len();
+                conn.advance(all);
+            }
+            if n == 0 {
+                let blocked = conn.transmit().len() > config.max_send_buffer;
+                assert!(
+                    blocked || whole.is_none_or(|whole| whole > buf.len()),
+                    "a whole frame left unread"
+                );
+                if blocked {
+                    let all = conn.transmit().len();
+                    conn.advance(all);
+                    continue;
+                }
+                break;
+            }
+        }
+        if fed == stream.len() {
+            return;
+        }
+    }
+});
+
+/// Answers a request as an application would, with some variety.
+fn respond(conn: &mut Connection, id: StreamId, rng: &mut Rng) {
+    let choice = rng.next() % 16;
+    if choice == 0 {
+        conn.reset_stream(id, ErrorCode::CANCEL);
+        return;
+    }
+    if choice == 1 {
+        conn.go_away();
+    }
+    let fields: [(&[u8], &[u8]); 3] = [
+        (b"Content-Type", b"text/plain"),
+        (b"connection", b"close"),
+        (b"x-id", b"1"),
+    ];
+    conn.send_response(id, 200, fields, false)
+        .expect("a new request takes a response");
+    let body = Bytes::from_static(&BODY[..rng.next() as usize % BODY.len()]);
+    if choice == 2 {
+        conn.send_data(id, body, false).expect("body");
+        let trailers: [(&[u8], &[u8]); 1] = [(b"x-checksum", b"0")];
+        conn.send_trailers(id, trailers).expect("trailers");
+    } else {
+        conn.send_data(id, body, true).expect("body");
+    }
+}
