@@ -23,6 +23,7 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use futures_core::Stream as _;
+use futures_util::future::{AbortHandle, Abortable};
 use futures_util::stream::{FuturesUnordered, StreamExt as _};
 use ringwire_http1::{Limits, RequestParser, Status};
 use ringwire_http2::frame::{StreamId, PREFACE};
@@ -74,6 +75,10 @@ struct Streams {
     refused: HashMap<StreamId, usize>,
     /// The peer sent `GOAWAY`.
     peer_left: bool,
+    /// Handlers running, by stream: a stream the client resets has its handler dropped.
+    running: HashMap<StreamId, AbortHandle>,
+    /// How many handlers may run at once: the streams that may be open.
+    max_running: usize,
 }
 
 /// How much of a refused body is read and thrown away before the stream is reset. Not
@@ -91,20 +96,31 @@ pub(crate) async fn serve<H: Handler>(
     h2: ringwire_http2::Config,
 ) -> Result<Close, TransportError> {
     let mut conn = Connection::server(h2);
-    let mut streams = Streams::default();
+    let mut streams = Streams {
+        max_running: h2.max_concurrent_streams as usize,
+        ..Streams::default()
+    };
     let mut running = FuturesUnordered::new();
     let mut bodies: HashMap<StreamId, Source> = HashMap::new();
     loop {
-        if let Err(error) = receive(&mut conn, rx, timer, config, &mut streams) {
-            log::debug!("HTTP/2 connection error: {error}");
-            return close(tx, &mut conn).await;
+        // No more handlers at once than streams may be open: a client that resets each
+        // stream as soon as it opened it (CVE-2023-44487) is read no further meanwhile.
+        let busy = running.len() >= streams.max_running;
+        if !busy {
+            if let Err(error) = receive(&mut conn, rx, timer, config, &mut streams) {
+                log::debug!("HTTP/2 connection error: {error}");
+                return close(tx, &mut conn).await;
+            }
         }
         while let Some(id) = streams.whole.pop_front() {
             if let Some(request) = streams.incoming.remove(&id) {
                 if request.too_large {
                     streams.refused.insert(id, 0);
                 }
-                running.push(answer(id, request, stream, handler, config.limits));
+                let (abort, registration) = AbortHandle::new_pair();
+                streams.running.insert(id, abort);
+                let answer = answer(id, request, stream, handler, config.limits);
+                running.push(Abortable::new(answer, registration));
             }
         }
         send(tx, &mut conn).await?;
@@ -126,8 +142,12 @@ pub(crate) async fn serve<H: Handler>(
         });
         let want = rx.data().len() + 1;
         tokio::select! {
-            Some((id, head_only, response)) = running.next(), if !running.is_empty() => {
-                respond(&mut conn, id, head_only, response, &mut bodies);
+            Some(answered) = running.next(), if !running.is_empty() => {
+                // (An aborted handler's stream was reset: nothing to send.)
+                if let Ok((id, head_only, response)) = answered {
+                    streams.running.remove(&id);
+                    respond(&mut conn, id, head_only, response, &mut bodies);
+                }
             }
             (id, piece) = produce(&mut bodies, &conn), if !bodies.is_empty() => {
                 let (data, end) = match piece {
@@ -148,7 +168,7 @@ pub(crate) async fn serve<H: Handler>(
                     bodies.remove(&id);
                 }
             }
-            filled = rx.fill(want) => if filled? == 0 {
+            filled = rx.fill(want), if !busy => if filled? == 0 {
                 return Ok(Close::Now);
             },
             _ = timer.expired() => {
@@ -172,8 +192,11 @@ fn receive(
         whole,
         refused,
         peer_left,
+        running,
+        max_running,
     } = streams;
-    loop {
+    // Whole requests wait for a handler only up to the limit; the rest stays unread.
+    while whole.len() + running.len() < *max_running {
         let (used, event) = conn.recv(rx.data())?;
         let (mut release, mut reset) = (None, None);
         match event {
@@ -224,6 +247,9 @@ fn receive(
             Some(Event::Reset { stream, .. }) => {
                 incoming.remove(&stream);
                 refused.remove(&stream);
+                if let Some(handler) = running.remove(&stream) {
+                    handler.abort();
+                }
             }
             Some(Event::GoAway { .. }) => *peer_left = true,
             Some(_) => {}
@@ -240,6 +266,7 @@ fn receive(
         }
         rx.consume(used);
     }
+    Ok(())
 }
 
 /// Rebuilds `head` as an HTTP/1.1 request head in `out`.

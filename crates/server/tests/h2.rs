@@ -2,6 +2,8 @@
 
 mod common;
 
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::LazyLock;
 use std::time::Duration;
 
@@ -220,4 +222,89 @@ fn streams_of_one_connection_are_answered_concurrently() {
     let mut lines: Vec<&str> = out.lines().collect();
     lines.sort_unstable();
     assert_eq!(lines, ["0", "1", "fast", "slow"], "{out}");
+}
+
+/// Handlers of `/hang` running now, and the most that ever ran at once.
+static HANGING: AtomicUsize = AtomicUsize::new(0);
+static MOST_HANGING: AtomicUsize = AtomicUsize::new(0);
+
+/// Counts itself out of `HANGING` when the handler holding it is dropped.
+struct Hanging;
+
+impl Drop for Hanging {
+    fn drop(&mut self) {
+        HANGING.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+async fn hang(_: &Request<'_>) -> Response {
+    let now = HANGING.fetch_add(1, Ordering::SeqCst) + 1;
+    MOST_HANGING.fetch_max(now, Ordering::SeqCst);
+    let _guard = Hanging;
+    std::future::pending().await
+}
+
+async fn hanging(_: &Request<'_>) -> Response {
+    Response::text(format!("{}\n", HANGING.load(Ordering::SeqCst)))
+}
+
+/// Python's h2 as the client: opens `/hang` on 50 streams, waits, resets them all, then
+/// asks `/hanging` twice on the same connection (the second time once the first answer is
+/// in: by then the connection has seen every reset) and prints the last answer.
+const RESET_CLIENT: &str = r#"
+import socket, sys, time
+import h2.config, h2.connection, h2.events
+
+sock = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+sock.settimeout(10)
+conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+conn.initiate_connection()
+head = lambda path: [(":method", "GET"), (":path", path), (":scheme", "http"), (":authority", "x")]
+hanging = []
+for _ in range(50):
+    stream = conn.get_next_available_stream_id()
+    conn.send_headers(stream, head("/hang"), end_stream=True)
+    hanging.append(stream)
+sock.sendall(conn.data_to_send())
+time.sleep(0.5)
+for stream in hanging:
+    conn.reset_stream(stream)
+
+def get(path):
+    stream = conn.get_next_available_stream_id()
+    conn.send_headers(stream, head(path), end_stream=True)
+    sock.sendall(conn.data_to_send())
+    body = b""
+    while True:
+        data = sock.recv(65536)
+        if not data:
+            sys.exit("the server closed the connection")
+        for event in conn.receive_data(data):
+            if isinstance(event, h2.events.DataReceived) and event.stream_id == stream:
+                body += event.data
+            elif isinstance(event, h2.events.StreamEnded) and event.stream_id == stream:
+                return body.decode()
+            elif isinstance(event, h2.events.ConnectionTerminated):
+                sys.exit(f"GOAWAY {event.error_code}")
+        sock.sendall(conn.data_to_send())
+
+get("/hanging")
+print(get("/hanging"), end="")
+"#;
+
+#[test]
+fn a_stream_reset_by_the_client_drops_its_handler() {
+    common::ensure_python_module("h2", "h2");
+    let router = Router::new().get("/hang", hang).get("/hanging", hanging);
+    let addr = start(ServerConfig::default(), router);
+    let out = Command::new("python3")
+        .args(["-c", RESET_CLIENT, &addr.port().to_string()])
+        .output()
+        .expect("python3 runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let most = MOST_HANGING.load(Ordering::SeqCst);
+    assert_eq!(most, 50, "the handlers ran at once");
+    // Asked on the same connection, still open: the reset streams' handlers are gone.
+    assert_eq!(out.stdout, b"0\n", "handlers of reset streams still run");
 }

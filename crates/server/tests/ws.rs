@@ -113,29 +113,9 @@ async def main(url):
 asyncio.run(main(sys.argv[1]))
 "#;
 
-/// Installs Python's websockets when missing (a fresh machine gets it from
-/// PyPI, as `cargo test` must pass there).
-fn ensure_python_websockets() {
-    let has = || {
-        Command::new("python3")
-            .args(["-c", "import websockets"])
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    if !has() {
-        let _ = Command::new("python3")
-            .args(["-m", "pip", "install", "--quiet", "websockets"])
-            .status();
-    }
-    assert!(
-        has(),
-        "Python's websockets is missing: python3 -m pip install websockets"
-    );
-}
-
 #[test]
 fn python_websockets_with_compression() {
-    ensure_python_websockets();
+    common::ensure_python_module("websockets", "websockets");
     let addr = server();
     let out = Command::new("python3")
         .args(["-c", PYTHON_CLIENT, &format!("ws://{addr}/ws/echo")])
@@ -173,7 +153,7 @@ fn the_client_socket_against_python_websockets() {
 
     use ringwire_server::ws::{CloseCode, DeflateConfig, Message};
 
-    ensure_python_websockets();
+    common::ensure_python_module("websockets", "websockets");
     let mut child = Command::new("python3")
         .args(["-c", PYTHON_SERVER])
         .stdout(std::process::Stdio::piped())
