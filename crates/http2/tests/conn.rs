@@ -656,6 +656,68 @@ fn a_response_is_headers_then_data() {
 }
 
 #[test]
+fn trailers_after_an_empty_piece_carry_the_end_alone() {
+    // A closed window keeps the pieces queued until the trailers are in too.
+    run_with(
+        Config::default(),
+        &[(setting::INITIAL_WINDOW_SIZE, 0)],
+        |c| {
+            c.request(1, GET, true);
+            c.respond(1, 200, false);
+            c.conn
+                .send_data(sid(1), Bytes::from_static(b"body"), false)
+                .unwrap();
+            c.conn.send_data(sid(1), Bytes::new(), false).unwrap();
+            let trailers: [(&[u8], &[u8]); 1] = [(b"x-checksum", b"1")];
+            c.conn.send_trailers(sid(1), trailers).unwrap();
+            assert_eq!(c.frames().len(), 1, "the head alone");
+            assert_eq!(c.send(&window_update(1, 100)), []);
+            assert_eq!(
+                c.frames(),
+                [
+                    data_out(1, b"body", false),
+                    Out::Headers {
+                        stream: 1,
+                        fields: strs(&[("x-checksum", "1")]),
+                        end_stream: true,
+                        frames: 1,
+                    },
+                ]
+            );
+        },
+    );
+}
+
+#[test]
+fn the_encoder_uses_no_more_than_4096_bytes_of_a_larger_peer_table() {
+    // The client offers a 1 MiB table but its decoder keeps 4096 bytes, as HPACK lets the
+    // encoder choose any size up to the offer: a larger table on the server's side would
+    // name entries this decoder has evicted (and `frames` would fail to decode).
+    run_with(
+        Config::default(),
+        &[(setting::HEADER_TABLE_SIZE, 1 << 20)],
+        |c| {
+            let values: Vec<String> = (0..12)
+                .map(|i| format!("{i:02}{}", "v".repeat(1000)))
+                .collect();
+            for (n, value) in values.iter().chain(&values).enumerate() {
+                let stream = 2 * n as u32 + 1;
+                c.request(stream, GET, true);
+                let fields: [(&[u8], &[u8]); 1] = [(b"x-big", value.as_bytes())];
+                c.conn
+                    .send_response(sid(stream), 200, fields, true)
+                    .unwrap();
+                let frames = c.frames();
+                assert!(
+                    matches!(&frames[..], [Out::Headers { fields, .. }] if fields[1].1 == *value),
+                    "{frames:?}"
+                );
+            }
+        },
+    );
+}
+
+#[test]
 fn response_names_are_lowercased_in_order_and_connection_fields_dropped() {
     run(|c| {
         c.request(1, GET, true);

@@ -35,6 +35,8 @@ const MAX_WINDOW: i64 = (1 << 31) - 1;
 const DEFAULT_WINDOW: u32 = 65_535;
 /// The frame size every endpoint must accept (section 4.2).
 const DEFAULT_FRAME_SIZE: u32 = 16_384;
+/// The most of the peer's HPACK table our encoder uses, whatever the peer allows.
+const MAX_ENCODER_TABLE: usize = 4096;
 /// How many closed streams are remembered, to tell a late frame from a protocol error.
 const CLOSED_MEMORY: usize = 128;
 
@@ -702,7 +704,11 @@ impl Connection {
     fn apply_setting(&mut self, id: u16, value: u32) -> Result<(), Error> {
         let invalid = Violation::Setting { id, value };
         match id {
-            setting::HEADER_TABLE_SIZE => self.encoder.set_max_table_size(value as usize),
+            setting::HEADER_TABLE_SIZE => {
+                // Any size up to the peer's will do: ours stays small per connection.
+                let size = (value as usize).min(MAX_ENCODER_TABLE);
+                self.encoder.set_max_table_size(size);
+            }
             setting::ENABLE_PUSH if value > 1 => {
                 return Err(self.fail(ErrorCode::PROTOCOL_ERROR, invalid));
             }
@@ -1026,7 +1032,9 @@ impl Connection {
                 break;
             };
             let window = self.send_window.min(stream.send_window);
-            if front.is_empty() && !(buffers == 1 && stream.end_queued) {
+            // An empty last piece carries END_STREAM, unless trailers will.
+            let carries_end = buffers == 1 && stream.end_queued && stream.trailers.is_none();
+            if front.is_empty() && !carries_end {
                 stream.queue.pop_front();
                 continue;
             }
