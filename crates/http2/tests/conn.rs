@@ -198,6 +198,15 @@ fn data_out(stream: u32, data: &[u8], end_stream: bool) -> Out {
     }
 }
 
+/// The reset of stream `stream`, whose request broke `rule` (RFC 9113 section 8.1.1).
+fn malformed(stream: u32, rule: &'static str) -> Ev {
+    Ev::Reset {
+        stream,
+        code: ErrorCode::PROTOCOL_ERROR,
+        violation: Some(Violation::Malformed(rule)),
+    }
+}
+
 fn rst(stream: u32, code: ErrorCode) -> Out {
     Out::Rst { stream, code }
 }
@@ -1320,13 +1329,10 @@ fn a_body_longer_or_shorter_than_content_length_is_malformed() {
             }
             assert_eq!(
                 c.send(&data(1, last, end)),
-                [Ev::Reset {
-                    stream: 1,
-                    code: ErrorCode::PROTOCOL_ERROR,
-                    violation: Some(Violation::Malformed(
-                        "a body whose length differs from content-length"
-                    )),
-                }]
+                [malformed(
+                    1,
+                    "a body whose length differs from content-length"
+                )]
             );
             assert_eq!(c.frames(), [rst(1, ErrorCode::PROTOCOL_ERROR)]);
         });
@@ -1341,13 +1347,10 @@ fn a_body_shorter_than_content_length_ended_by_trailers_is_malformed() {
         let bytes = c.headers(1, &[("x-checksum", "1")], true);
         assert_eq!(
             c.send(&bytes),
-            [Ev::Reset {
-                stream: 1,
-                code: ErrorCode::PROTOCOL_ERROR,
-                violation: Some(Violation::Malformed(
-                    "a body whose length differs from content-length"
-                )),
-            }]
+            [malformed(
+                1,
+                "a body whose length differs from content-length"
+            )]
         );
         assert_eq!(c.frames(), [rst(1, ErrorCode::PROTOCOL_ERROR)]);
     });
@@ -1360,11 +1363,7 @@ fn trailers_with_a_pseudo_header_are_malformed() {
         let bytes = c.headers(1, &[(":path", "/again")], true);
         assert_eq!(
             c.send(&bytes),
-            [Ev::Reset {
-                stream: 1,
-                code: ErrorCode::PROTOCOL_ERROR,
-                violation: Some(Violation::Malformed("a pseudo-header field in trailers")),
-            }]
+            [malformed(1, "a pseudo-header field in trailers")]
         );
         assert_eq!(c.frames(), [rst(1, ErrorCode::PROTOCOL_ERROR)]);
     });
