@@ -308,3 +308,58 @@ fn a_stream_reset_by_the_client_drops_its_handler() {
     // Asked on the same connection, still open: the reset streams' handlers are gone.
     assert_eq!(out.stdout, b"0\n", "handlers of reset streams still run");
 }
+
+/// Python's h2: one request, then reads until the server ends the connection; prints the
+/// GOAWAY's error code and whether the close followed.
+const IDLE_CLIENT: &str = r#"
+import socket, sys
+import h2.config, h2.connection, h2.events
+
+sock = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+sock.settimeout(10)
+conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+conn.initiate_connection()
+conn.send_headers(1, [(":method", "GET"), (":path", "/x"), (":scheme", "http"), (":authority", "x")], end_stream=True)
+sock.sendall(conn.data_to_send())
+while True:
+    data = sock.recv(65536)
+    if not data:
+        print("closed")
+        break
+    for event in conn.receive_data(data):
+        if isinstance(event, h2.events.ConnectionTerminated):
+            print(f"GOAWAY {int(event.error_code)} last {event.last_stream_id}")
+    sock.sendall(conn.data_to_send())
+"#;
+
+#[test]
+fn an_idle_connection_is_told_goodbye_and_closed() {
+    common::ensure_python_module("h2", "h2");
+    let ms = Duration::from_millis;
+    let config = ServerConfig {
+        timeouts: ringwire_server::Timeouts {
+            idle: ms(300),
+            sweep: ms(100),
+            ..ringwire_server::Timeouts::default()
+        },
+        ..ServerConfig::default()
+    };
+    let addr = start(config, Echo);
+    let started = std::time::Instant::now();
+    let out = Command::new("python3")
+        .args(["-c", IDLE_CLIENT, &addr.port().to_string()])
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out, "GOAWAY 0 last 1\nclosed\n");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+}
