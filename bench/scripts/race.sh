@@ -56,28 +56,14 @@ CLIENT_CORE=1
 CONNS=64
 DEPTH=16
 
-say() { echo "race: $*" >&2; }
-die() { say "$*"; exit 1; }
+RACE_TAG=race
+# shellcheck source=bench/scripts/race_lib.sh
+. "$ROOT/bench/scripts/race_lib.sh"
 
 # --- what it needs -----------------------------------------------------------
-need=()
-command -v wrk >/dev/null || need+=(wrk)
-command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx-light)
-for tool in taskset curl python3; do
-    command -v "$tool" >/dev/null || need+=("$([ "$tool" = taskset ] && echo util-linux || echo "$tool")")
-done
-if [ ${#need[@]} -gt 0 ]; then
-    say "installing ${need[*]} from Debian"
-    sudo=""
-    [ "$(id -u)" -eq 0 ] || sudo=sudo
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
-fi
+install_missing wrk:wrk nginx:nginx-light taskset:util-linux curl:curl python3:python3
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
-# A higher priority needs root; without it the race runs at the usual one.
-nice -n "$NICE" true 2>/dev/null && [ "$(nice -n "$NICE" nice)" = "$NICE" ] || NICE=0
-# `nice` and `taskset` exec what they run: a server started with `&` keeps `$!`.
-on_client() { nice -n "$NICE" taskset -c $CLIENT_CORE "$@"; }
+check_nice
 [ "$(nproc)" -ge 2 ] || die "needs two cores (server on one, wrk on the other)"
 [ "$(wc -c <"$WWW/index.html")" -eq 151 ] || die "$WWW/index.html must be 151 bytes"
 
@@ -98,12 +84,14 @@ SERVER_PID=""
 IDLE_PID=""
 # curl (which checks the answers and probes the port) trusts the race's certificate.
 CURL=(curl -s)
+NGINX_LISTEN=""
 if [ "$TLS" = 1 ]; then
     openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
         -subj /CN=localhost -addext subjectAltName=IP:127.0.0.1 \
         -keyout "$WORK/key.pem" -out "$WORK/cert.pem" 2>/dev/null
     export RACE_TLS_CERT=$WORK/cert.pem RACE_TLS_KEY=$WORK/key.pem
     CURL+=(--cacert "$WORK/cert.pem")
+    NGINX_LISTEN=" ssl"
 fi
 cleanup() {
     [ -n "$IDLE_PID" ] && kill "$IDLE_PID" 2>/dev/null || true
@@ -112,104 +100,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# --- servers -----------------------------------------------------------------
-start_server() {
-    local name=$1
-    case $name in
-        nginx)
-            local run=$WORK/nginx
-            mkdir -p "$run"
-            local ssl=""
-            : >"$run/tls.conf"
-            if [ "$TLS" = 1 ]; then
-                ssl=" ssl"
-                printf 'ssl_certificate %s;\nssl_certificate_key %s;\n' \
-                    "$RACE_TLS_CERT" "$RACE_TLS_KEY" >"$run/tls.conf"
-            fi
-            sed -e "s|@RUN@|$run|g" -e "s|@WWW@|$WWW|g" -e "s|@PORT@|$PORT|g" -e "s|@SSL@|$ssl|g" \
-                "$RACE/nginx/nginx.conf.in" >"$run/nginx.conf"
-            nice -n "$NICE" taskset -c $SERVER_CORE "$NGINX" -p "$run" -c "$run/nginx.conf" \
-                2>"$WORK/server.log" &
-            ;;
-        ringwire | hyper | actix | may)
-            nice -n "$NICE" taskset -c $SERVER_CORE "$BIN/race-$name" "$ADDR" "$WWW" 2>"$WORK/server.log" &
-            ;;
-        *) die "unknown server $name" ;;
-    esac
-    SERVER_PID=$!
-    for _ in $(seq 100); do
-        if "${CURL[@]}" -o /dev/null "$SCHEME://$ADDR/plaintext"; then
-            return 0
-        fi
-        kill -0 "$SERVER_PID" 2>/dev/null || break
-        sleep 0.1
-    done
-    cat "$WORK/server.log" >&2
-    die "$name did not come up on $ADDR"
-}
-
-stop_server() {
-    kill "$SERVER_PID" 2>/dev/null || true
-    wait "$SERVER_PID" 2>/dev/null || true
-    SERVER_PID=""
-    # The port must be free before the next server binds it.
-    for _ in $(seq 50); do
-        "${CURL[@]}" -o /dev/null "$SCHEME://$ADDR/" || return 0
-        sleep 0.1
-    done
-    die "the port $PORT is still served after stopping"
-}
-
-# The server's processes: itself and its children (nginx's worker).
-server_pids() {
-    echo "$SERVER_PID"
-    pgrep -P "$SERVER_PID" || true
-}
-
-# utime + stime of every thread of the server's processes, in clock ticks.
-cpu_ticks() {
-    local total=0 pid t
-    for pid in $(server_pids); do
-        # Fields after the command name: state is $1, utime $12, stime $13.
-        t=$(sed 's/^.*) //' "/proc/$pid/stat" | awk '{print $12 + $13}')
-        total=$((total + t))
-    done
-    echo "$total"
-}
-
-# The process holding the connections: nginx's worker, else the server.
-conn_pid() {
-    local child
-    child=$(pgrep -P "$SERVER_PID" | head -n1 || true)
-    echo "${child:-$SERVER_PID}"
-}
-
-# Nanoseconds on a CPU and waiting for one, summed over the server's threads.
-sched_ns() {
-    local pid
-    for pid in $(server_pids); do
-        cat /proc/"$pid"/task/*/schedstat 2>/dev/null || true
-    done | awk '{run += $1; wait += $2} END {printf "%d %d\n", run, wait}'
-}
-
-vmrss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
-
-# Each answer checked once per server: status, body and headers kept.
-check_answers() {
-    local name=$1 path body
-    for path in plaintext index.html; do
-        "${CURL[@]}" -D "$RAW/$name-$path.headers.txt" -o "$WORK/body" "$SCHEME://$ADDR/$path" \
-            || die "$name: GET /$path failed"
-        head -n1 "$RAW/$name-$path.headers.txt" | grep -q ' 200' \
-            || die "$name: GET /$path: $(head -n1 "$RAW/$name-$path.headers.txt")"
-        if [ "$path" = plaintext ]; then
-            body=$(cat "$WORK/body")
-            [ "$body" = "Hello, World!" ] || die "$name: /plaintext answered '$body'"
-        else
-            cmp -s "$WORK/body" "$WWW/index.html" || die "$name: /index.html differs from the file"
-        fi
-    done
-}
+# start_server, stop_server, cpu_ticks, sched_ns, check_answers: race_lib.sh.
 
 # --- the race ----------------------------------------------------------------
 run_wrk() {
