@@ -118,7 +118,8 @@ sched_ns() {
     local pid
     for pid in $(server_pids); do
         cat /proc/"$pid"/task/*/schedstat 2>/dev/null || true
-    done | awk '{run += $1; wait += $2} END {printf "%d %d\n", run, wait}'
+    # %.0f: mawk's %d stops at 2^31 - 1, about 2 s of nanoseconds.
+    done | awk '{run += $1; wait += $2} END {printf "%.0f %.0f\n", run, wait}'
 }
 
 vmrss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
