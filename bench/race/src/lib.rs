@@ -1,4 +1,5 @@
-//! Shared by the race servers: command-line arguments and the two answers.
+//! Shared by the race servers: command-line arguments and the two answers
+//! (and hyper's service for them, used by its HTTP/1.1 and HTTP/2 servers).
 //!
 //! Every server binary runs as `race-NAME [ADDR] [WWW]` (defaults
 //! `127.0.0.1:8080` and `bench/race/www`) and serves:
@@ -11,6 +12,11 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::header::{HeaderValue, CONTENT_TYPE};
+use hyper::{Request, Response, StatusCode};
 
 /// The plaintext answer's body.
 pub const PLAINTEXT: &str = "Hello, World!";
@@ -42,4 +48,26 @@ pub fn tls_files() -> Option<(Vec<u8>, Vec<u8>)> {
     let key = std::env::var_os("RACE_TLS_KEY")?;
     let read = |path| std::fs::read(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
     Some((read(cert), read(key)))
+}
+
+/// hyper's answer to `request`, HTTP/1.1 or HTTP/2 alike: `/plaintext` from a
+/// static slice, `/index.html` from `index` (the file read once at start; a
+/// `Bytes` clone, no copy), 404 otherwise. hyper has no file server: this is
+/// the fastest a hyper user would write, so the peer is not handicapped by a
+/// per-request `open`.
+pub fn hyper_answer<B>(request: &Request<B>, index: &Bytes) -> Response<Full<Bytes>> {
+    let (body, kind) = match request.uri().path() {
+        "/plaintext" => (Bytes::from_static(PLAINTEXT.as_bytes()), "text/plain"),
+        "/index.html" => (index.clone(), "text/html"),
+        _ => {
+            let mut response = Response::new(Full::new(Bytes::new()));
+            *response.status_mut() = StatusCode::NOT_FOUND;
+            return response;
+        }
+    };
+    let mut response = Response::new(Full::new(body));
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static(kind));
+    response
 }

@@ -7,38 +7,17 @@
 //! TLS stack hyper's own examples and hyper-rustls use.
 //!
 //! hyper has no file server: `/index.html` is read from disk once at start
-//! and answered from memory (a `Bytes` clone, no copy) — the fastest a hyper
-//! user would write, so the peer is not handicapped by a per-request `open`.
+//! and answered from memory ([`ringwire_race::hyper_answer`], shared with
+//! `race-hyper-h2`).
 
 use std::convert::Infallible;
 
 use bytes::Bytes;
-use http_body_util::Full;
-use hyper::body::Incoming;
-use hyper::header::{HeaderValue, CONTENT_TYPE};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
-use ringwire_race::{args, PLAINTEXT};
+use ringwire_race::{args, hyper_answer};
 use tokio::net::TcpListener;
-
-fn answer(request: &Request<Incoming>, index: &Bytes) -> Response<Full<Bytes>> {
-    let (body, kind) = match request.uri().path() {
-        "/plaintext" => (Bytes::from_static(PLAINTEXT.as_bytes()), "text/plain"),
-        "/index.html" => (index.clone(), "text/html"),
-        _ => {
-            let mut response = Response::new(Full::new(Bytes::new()));
-            *response.status_mut() = StatusCode::NOT_FOUND;
-            return response;
-        }
-    };
-    let mut response = Response::new(Full::new(body));
-    response
-        .headers_mut()
-        .insert(CONTENT_TYPE, HeaderValue::from_static(kind));
-    response
-}
 
 /// A rustls server for the race's certificate, offering `http/1.1`.
 fn acceptor(cert: &[u8], key: &[u8]) -> tokio_rustls::TlsAcceptor {
@@ -85,7 +64,7 @@ fn main() -> std::io::Result<()> {
                 let _ = stream.set_nodelay(true);
                 let index = index.clone();
                 let service = service_fn(move |request| {
-                    let response = answer(&request, &index);
+                    let response = hyper_answer(&request, &index);
                     async move { Ok::<_, Infallible>(response) }
                 });
                 let http = http.clone();
