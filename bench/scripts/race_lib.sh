@@ -1,5 +1,5 @@
-# Shared by the server races (race.sh: HTTP/1.1 and HTTPS with wrk). Sourced,
-# not run. The caller sets, before using what
+# Shared by the server races (race.sh: HTTP/1.1 and HTTPS with wrk; h2race.sh:
+# HTTP/2 with h2load). Sourced, not run. The caller sets, before using what
 # needs them:
 #
 #   RACE_TAG      the prefix of its messages ("race", "h2race")
@@ -42,11 +42,13 @@ check_nice() {
 on_client() { nice -n "$NICE" taskset -c "$CLIENT_CORE" "$@"; }
 
 # --- servers -----------------------------------------------------------------
-# nginx from bench/race/nginx/nginx.conf.in, or `race-NAME` from BIN.
+# nginx from bench/race/nginx/nginx.conf.in (nginx-nosendfile: the same with
+# `sendfile off`), or `race-NAME` from BIN.
 start_server() {
-    local name=$1
+    local name=$1 sendfile=on
     case $name in
-        nginx)
+        nginx | nginx-nosendfile)
+            [ "$name" = nginx ] || sendfile=off
             local run=$WORK/nginx
             mkdir -p "$run"
             : >"$run/tls.conf"
@@ -55,7 +57,8 @@ start_server() {
                     "$RACE_TLS_CERT" "$RACE_TLS_KEY" >"$run/tls.conf"
             fi
             sed -e "s|@RUN@|$run|g" -e "s|@WWW@|$WWW|g" -e "s|@PORT@|$PORT|g" \
-                -e "s|@LISTEN@|$NGINX_LISTEN|g" "$RACE/nginx/nginx.conf.in" >"$run/nginx.conf"
+                -e "s|@LISTEN@|$NGINX_LISTEN|g" -e "s|^\( *sendfile\) on;|\1 $sendfile;|" \
+                "$RACE/nginx/nginx.conf.in" >"$run/nginx.conf"
             nice -n "$NICE" taskset -c "$SERVER_CORE" "$NGINX" -p "$run" -c "$run/nginx.conf" \
                 2>"$WORK/server.log" &
             ;;
