@@ -124,11 +124,14 @@ pub(crate) async fn serve<H: Handler>(
             }
         }
         send(tx, &mut conn).await?;
-        if timer.is_stopped() {
+        // Shutdown: GOAWAY (once), then what runs is finished before the close.
+        let stopping = timer.is_stopped();
+        if stopping {
             conn.go_away();
+            send(tx, &mut conn).await?;
         }
         let done = running.is_empty() && bodies.is_empty() && !conn.is_busy();
-        if (streams.peer_left || timer.is_stopped()) && done {
+        if (streams.peer_left || stopping) && done {
             return close(tx, &mut conn).await;
         }
         timer.enter(if !running.is_empty() {
@@ -171,9 +174,12 @@ pub(crate) async fn serve<H: Handler>(
             filled = rx.fill(want), if !busy => if filled? == 0 {
                 return Ok(Close::Now);
             },
-            _ = timer.expired() => {
-                conn.go_away();
-                return close(tx, &mut conn).await;
+            () = timer.over(), if !stopping => {
+                if !timer.is_stopped() {
+                    // A limit passed (the idle one, say): goodbye.
+                    conn.go_away();
+                    return close(tx, &mut conn).await;
+                }
             }
         }
     }

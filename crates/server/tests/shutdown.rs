@@ -6,6 +6,8 @@ use std::net::TcpStream;
 use std::thread;
 use std::time::{Duration, Instant};
 
+mod common;
+
 use ringwire_server::{ws, Handler, Request, Response, Router, Server, ServerConfig};
 
 #[derive(Debug)]
@@ -164,4 +166,91 @@ fn shutdown_closes_websockets_with_going_away() {
         "{:?}",
         began.elapsed()
     );
+}
+
+/// `/slow` on stream 1 over HTTP/2 (no request with `idle`), then what the server sends
+/// until it closes, as lines:
+/// the GOAWAY, the answer's body, the close. Frames are read with Python h2's own frame and
+/// HPACK layers (hyperframe, hpack): its connection state machine ends everything at a
+/// GOAWAY, where RFC 9113 lets the streams below its last id finish.
+const H2_CLIENT: &str = r#"
+import socket, sys
+import hpack, hyperframe.frame as f
+
+sock = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+sock.settimeout(10)
+head = hpack.Encoder().encode([(":method", "GET"), (":path", "/slow"), (":scheme", "http"), (":authority", "a")])
+request = f.HeadersFrame(1, head)
+request.flags.add("END_HEADERS")
+request.flags.add("END_STREAM")
+start = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + f.SettingsFrame(0).serialize()
+sock.sendall(start if sys.argv[2:] == ["idle"] else start + request.serialize())
+print("sent", flush=True)
+buf = b""
+while True:
+    data = sock.recv(65536)
+    if not data:
+        print("closed")
+        break
+    buf += data
+    while len(buf) >= 9:
+        frame, length = f.Frame.parse_frame_header(memoryview(buf[:9]))
+        if len(buf) < 9 + length:
+            break
+        frame.parse_body(memoryview(buf[9:9 + length]))
+        buf = buf[9 + length:]
+        if isinstance(frame, f.GoAwayFrame):
+            print(f"GOAWAY {frame.error_code} last {frame.last_stream_id}")
+        elif isinstance(frame, f.DataFrame) and frame.data:
+            print(f"body {frame.data.decode().strip()}")
+"#;
+
+#[test]
+fn shutdown_says_goaway_on_http2_and_finishes_the_stream_in_flight() {
+    use std::io::BufRead as _;
+    use std::process::{Command, Stdio};
+
+    common::ensure_python_module("h2", "h2");
+    let config = ServerConfig::new("127.0.0.1:0".parse().expect("addr"));
+    let (addr, stop, serving) = serve_until_stopped(config, Slow);
+    let client = |args: &[&str]| {
+        let mut child = Command::new("python3")
+            .args(["-c", H2_CLIENT, &addr.port().to_string()])
+            .args(args)
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("python3 runs");
+        let mut out = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+        let mut line = String::new();
+        out.read_line(&mut line).expect("read");
+        assert_eq!(line, "sent\n");
+        (child, out)
+    };
+    let (mut busy, mut busy_out) = client(&[]);
+    let (mut idle, mut idle_out) = client(&["idle"]);
+    thread::sleep(Duration::from_millis(100));
+    let began = Instant::now();
+    stop.send(()).expect("stop");
+    // The idle connection: goodbye (no stream taken) and the close, at once.
+    let mut rest = String::new();
+    idle_out.read_to_string(&mut rest).expect("read");
+    assert_eq!(rest, "GOAWAY 0 last 0\nclosed\n");
+    assert!(
+        began.elapsed() < Duration::from_millis(300),
+        "{:?}",
+        began.elapsed()
+    );
+    assert!(idle.wait().expect("python3").success());
+    // The busy one: goodbye (stream 1 is the last the server takes), the answer when it is
+    // ready, then the close.
+    let mut rest = String::new();
+    busy_out.read_to_string(&mut rest).expect("read");
+    assert!(busy.wait().expect("python3").success());
+    assert_eq!(rest, "GOAWAY 0 last 1\nbody done\nclosed\n");
+    assert!(
+        began.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        began.elapsed()
+    );
+    serving.join().expect("server thread");
 }
