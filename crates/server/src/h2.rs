@@ -102,6 +102,8 @@ pub(crate) async fn serve<H: Handler>(
     };
     let mut running = FuturesUnordered::new();
     let mut bodies: HashMap<StreamId, Source> = HashMap::new();
+    // The rings' pages were given back since the connection went quiet.
+    let mut released = false;
     loop {
         // No more handlers at once than streams may be open: a client that resets each
         // stream as soon as it opened it (CVE-2023-44487) is read no further meanwhile.
@@ -134,14 +136,19 @@ pub(crate) async fn serve<H: Handler>(
         if (streams.peer_left || stopping) && done {
             return close(tx, &mut conn).await;
         }
+        let quiet = conn.open_streams() == 0 && rx.data().is_empty();
+        released &= quiet;
         timer.enter(if !running.is_empty() {
             Phase::Handler
         } else if !bodies.is_empty() {
             Phase::Writing
-        } else if conn.open_streams() == 0 {
+        } else if !quiet {
+            Phase::Body
+        } else if released || config.timeouts.warm.is_zero() {
             Phase::Idle
         } else {
-            Phase::Body
+            // Kept warm for a moment, as an HTTP/1.1 connection is between requests.
+            Phase::Warm
         });
         let want = rx.data().len() + 1;
         tokio::select! {
@@ -175,7 +182,17 @@ pub(crate) async fn serve<H: Handler>(
                 return Ok(Close::Now);
             },
             () = timer.over(), if !stopping => {
-                if !timer.is_stopped() {
+                if timer.is_stopped() {
+                    // Shutdown: said and done at the top of the loop.
+                } else if timer.phase() == Phase::Warm {
+                    // Quiet since the last answer: the pages go back, the connection
+                    // waits on in `Idle`.
+                    rx.release_pages()?;
+                    if let Err(e) = stream.release_idle_memory() {
+                        log::debug!("releasing an idle TLS session's pages: {e}");
+                    }
+                    released = true;
+                } else {
                     // A limit passed (the idle one, say): goodbye.
                     conn.go_away();
                     return close(tx, &mut conn).await;
