@@ -1152,6 +1152,25 @@ fn frames_on_an_idle_stream_are_protocol_errors() {
 }
 
 #[test]
+fn frames_on_an_even_stream_are_protocol_errors_as_the_server_pushes_none() {
+    for (bytes, what) in [
+        (data(2, b"x", false), "DATA"),
+        (window_update(2, 1), "WINDOW_UPDATE"),
+        (rst_stream(2, ErrorCode::CANCEL), "RST_STREAM"),
+    ] {
+        run(|c| {
+            // Stream 2 lies below the highest open stream, yet was never opened.
+            c.request(3, GET, true);
+            c.send_fails(
+                &bytes,
+                ErrorCode::PROTOCOL_ERROR,
+                Violation::IdleStream(what),
+            );
+        });
+    }
+}
+
+#[test]
 fn headers_on_a_half_closed_stream_reset_it_with_stream_closed() {
     run(|c| {
         c.request(1, GET, true);

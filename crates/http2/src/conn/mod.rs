@@ -449,7 +449,7 @@ impl Connection {
                         violation: None,
                     }));
                 }
-                if stream.get() > self.last_stream {
+                if self.is_idle(stream) {
                     let violation = Violation::IdleStream("RST_STREAM");
                     return Err(self.fail(ErrorCode::PROTOCOL_ERROR, violation));
                 }
@@ -629,7 +629,7 @@ impl Connection {
         let Some(stream) = self.streams.get_mut(&id.get()) else {
             // Counted against the connection's window, so given back at once.
             self.give_back(flow_len);
-            if id.get() > self.last_stream {
+            if self.is_idle(id) {
                 let violation = Violation::IdleStream("DATA");
                 return Err(self.fail(ErrorCode::PROTOCOL_ERROR, violation));
             }
@@ -686,7 +686,7 @@ impl Connection {
             return Ok(None);
         }
         let Some(stream) = self.streams.get_mut(&id.get()) else {
-            if id.get() > self.last_stream {
+            if self.is_idle(id) {
                 let violation = Violation::IdleStream("WINDOW_UPDATE");
                 return Err(self.fail(ErrorCode::PROTOCOL_ERROR, violation));
             }
@@ -925,6 +925,12 @@ impl Connection {
             let last = StreamId::new(self.last_stream);
             frame::encode_goaway(&mut self.out, last, ErrorCode::NO_ERROR, b"");
         }
+    }
+
+    /// Whether `id` was never opened: only the client opens streams (odd ids, in order), the
+    /// server pushing none, so an even id is idle whatever the highest open one.
+    fn is_idle(&self, id: StreamId) -> bool {
+        !id.is_client() || id.get() > self.last_stream
     }
 
     /// Whether `id` was opened after our `GOAWAY`: its frames are dropped (section 6.8),
