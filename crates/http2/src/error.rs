@@ -81,7 +81,8 @@ impl fmt::Display for ErrorCode {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Violation {
-    /// The connection did not start with the client preface (section 3.4).
+    /// The connection did not start with the peer's preface (section 3.4): the client's
+    /// magic and `SETTINGS`, or the server's `SETTINGS`.
     Preface,
     /// A frame longer than the `SETTINGS_MAX_FRAME_SIZE` this endpoint advertised.
     FrameTooLarge {
@@ -117,7 +118,7 @@ pub enum Violation {
     ExpectedContinuation,
     /// A `CONTINUATION` with no header block to continue.
     UnexpectedContinuation,
-    /// A stream opened by the client with an even number.
+    /// A stream opened by the client with an even number (to a server).
     EvenStreamId(u32),
     /// A new stream numbered below one already opened (section 5.1.1).
     StreamIdReused(u32),
@@ -125,7 +126,8 @@ pub enum Violation {
     IdleStream(&'static str),
     /// A frame of this type on a stream the peer already ended or reset.
     StreamClosed(&'static str),
-    /// A `PUSH_PROMISE` from a client (section 8.4).
+    /// A `PUSH_PROMISE`: from a client, which never may (section 8.4), or from a server the
+    /// client told not to push (`SETTINGS_ENABLE_PUSH` 0, section 6.5.2).
     PushPromise,
     /// More concurrent streams than `SETTINGS_MAX_CONCURRENT_STREAMS`.
     TooManyStreams,
@@ -133,7 +135,7 @@ pub enum Violation {
     Compression,
     /// A header block longer than `SETTINGS_MAX_HEADER_LIST_SIZE` allows.
     HeaderListTooLarge,
-    /// A malformed request (section 8.1.1): the field or rule it broke.
+    /// A malformed request, response or trailers (section 8.1.1): the field or rule it broke.
     Malformed(&'static str),
 }
 
@@ -165,11 +167,11 @@ impl fmt::Display for Violation {
             Violation::StreamIdReused(id) => write!(f, "stream {id} opened after a higher one"),
             Violation::IdleStream(kind) => write!(f, "{kind} on an idle stream"),
             Violation::StreamClosed(kind) => write!(f, "{kind} on a closed stream"),
-            Violation::PushPromise => f.write_str("PUSH_PROMISE from a client"),
+            Violation::PushPromise => f.write_str("PUSH_PROMISE where push is disabled"),
             Violation::TooManyStreams => f.write_str("more streams than allowed at once"),
             Violation::Compression => f.write_str("a header block HPACK cannot decode"),
             Violation::HeaderListTooLarge => f.write_str("a header list over the limit"),
-            Violation::Malformed(what) => write!(f, "malformed request: {what}"),
+            Violation::Malformed(what) => write!(f, "malformed message: {what}"),
         }
     }
 }

@@ -1,4 +1,5 @@
-//! A decoded header list, checked against HTTP/2's rules for requests (RFC 9113 section 8).
+//! A decoded header list, checked against HTTP/2's rules for requests, responses and trailers
+//! (RFC 9113 section 8).
 
 use crate::hpack::Field;
 
@@ -20,16 +21,29 @@ pub(crate) struct FieldList {
     regular: usize,
     /// The first rule the block broke.
     malformed: Option<&'static str>,
-    pseudo: [Option<usize>; 4],
+    pseudo: [Option<usize>; 5],
     content_length: Option<u64>,
 }
 
-/// The pseudo-header fields a request may carry, in [`FieldList::pseudo`]'s order.
-const PSEUDO: [&[u8]; 4] = [b":method", b":scheme", b":authority", b":path"];
+/// Which part of a message a header block is: each allows its own pseudo-header fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Part {
+    /// A request head: `:method`, `:scheme`, `:authority`, `:path` (section 8.3.1).
+    Request,
+    /// A response head, interim or final: `:status` only (section 8.3.2).
+    Response,
+    /// Trailers: no pseudo-header field at all (section 8.1).
+    Trailers,
+}
+
+/// The pseudo-header fields, in [`FieldList::pseudo`]'s order: the request's, then the
+/// response's.
+const PSEUDO: [&[u8]; 5] = [b":method", b":scheme", b":authority", b":path", b":status"];
 const METHOD: usize = 0;
 const SCHEME: usize = 1;
 const AUTHORITY: usize = 2;
 const PATH: usize = 3;
+const STATUS: usize = 4;
 
 impl FieldList {
     /// Empties the list for the next block.
@@ -38,12 +52,12 @@ impl FieldList {
         self.spans.clear();
         self.regular = 0;
         self.malformed = None;
-        self.pseudo = [None; 4];
+        self.pseudo = [None; 5];
         self.content_length = None;
     }
 
     /// Adds a decoded field, noting the first rule it breaks.
-    pub(crate) fn push(&mut self, field: Field<'_>, trailers: bool) {
+    pub(crate) fn push(&mut self, field: Field<'_>, part: Part) {
         let index = self.spans.len();
         let start = self.bytes.len() as u32;
         self.bytes.extend_from_slice(field.name);
@@ -54,18 +68,14 @@ impl FieldList {
             value: (mid, self.bytes.len() as u32),
         });
         if self.malformed.is_none() {
-            if let Err(rule) = self.check(field, index, trailers) {
+            if let Err(rule) = self.check(field, index, part) {
                 self.malformed = Some(rule);
             }
         }
     }
 
-    fn check(
-        &mut self,
-        field: Field<'_>,
-        index: usize,
-        trailers: bool,
-    ) -> Result<(), &'static str> {
+    fn check(&mut self, field: Field<'_>, index: usize, part: Part) -> Result<(), &'static str> {
+        let trailers = part == Part::Trailers;
         if field.name.first() == Some(&b':') {
             if trailers {
                 return Err("a pseudo-header field in trailers");
@@ -77,6 +87,14 @@ impl FieldList {
                 .iter()
                 .position(|p| *p == field.name)
                 .ok_or("an unknown pseudo-header field")?;
+            match (part, slot) {
+                // A request's `:status` is no pseudo-header field a request knows.
+                (Part::Request, STATUS) => return Err("an unknown pseudo-header field"),
+                (Part::Response, METHOD..=PATH) => {
+                    return Err("a request pseudo-header field in a response")
+                }
+                _ => {}
+            }
             if self.pseudo[slot].replace(index).is_some() {
                 return Err("a repeated pseudo-header field");
             }
@@ -127,6 +145,35 @@ impl FieldList {
             Some([]) => Some("an empty :path"),
             Some(_) => None,
         }
+    }
+
+    /// The first rule a response head broke, checked once the block is whole (section
+    /// 8.3.2): one `:status` of three digits, and never 101, which HTTP/2 has no use for
+    /// (section 8.6).
+    pub(crate) fn response_error(&self) -> Option<&'static str> {
+        if let Some(rule) = self.malformed {
+            return Some(rule);
+        }
+        match self.pseudo_value(STATUS)? {
+            None => Some("no :status"),
+            Some(s) if s.len() != 3 || !s.iter().all(u8::is_ascii_digit) || s[0] == b'0' => {
+                Some("a :status other than three digits from 100")
+            }
+            Some(b"101") => Some("101 Switching Protocols, which HTTP/2 forbids"),
+            Some(_) => None,
+        }
+    }
+
+    /// The response's status (the block having passed [`response_error`]).
+    ///
+    /// [`response_error`]: FieldList::response_error
+    pub(crate) fn status(&self) -> u16 {
+        let digits = self.pseudo[STATUS]
+            .map(|i| self.value(i))
+            .unwrap_or_default();
+        digits
+            .iter()
+            .fold(0, |n, &d| n * 10 + u16::from(d.wrapping_sub(b'0')))
     }
 
     /// The first rule trailers broke.

@@ -1,18 +1,27 @@
-//! The server's side of a connection: bytes in, events out; responses in, bytes out.
+//! Either side of a connection: bytes in, events out; messages in, bytes out.
+//!
+//! One [`Connection`] type plays both roles, chosen at construction:
+//! [`Connection::server`] answers requests, [`Connection::client`] sends them. Frame handling,
+//! flow control, settings, `GOAWAY` and the error paths are shared; what differs by role is
+//! in `server.rs` and `client.rs` (who sends the magic preface, who opens streams, which
+//! head a `HEADERS` frame carries).
 //!
 //! [`Connection::recv`] takes the receive buffer, handles the whole frame at its front and
 //! says how many bytes it used, with at most one [`Event`] for the application: a request
-//! head, a piece of body (a slice of the buffer: never copied), trailers, a reset, the peer
-//! going away. Everything else HTTP/2 asks of an endpoint it does by itself, writing the
+//! head (server) or response head (client), a piece of body (a slice of the buffer: never
+//! copied), trailers, a reset, the peer going away. Everything else HTTP/2 asks of an endpoint it does by itself, writing the
 //! frames into its send buffer ([`Connection::transmit`]): the `SETTINGS` exchange and
 //! acknowledgements, `PING` answers, flow-control window updates, resets of streams that
 //! break the rules and the `GOAWAY` that ends a connection that does.
 //!
-//! Responses go in through [`Connection::send_response`], [`Connection::send_data`] and
-//! [`Connection::send_trailers`]; body bytes wait in the stream's queue until the peer's
+//! Messages go in through [`Connection::send_response`] (server) or
+//! [`Connection::send_request`] (client), then [`Connection::send_data`] and
+//! [`Connection::send_trailers`] for either; body bytes wait in the stream's queue until the peer's
 //! flow-control windows let them out, so the caller never counts windows.
 
+mod client;
 mod fields;
+mod server;
 mod stream;
 
 use std::borrow::Cow;
@@ -26,7 +35,7 @@ pub use fields::{Fields, RequestHead};
 use crate::frame::{self, setting, Frame, FrameHeader, StreamId, HEADER_LEN, PREFACE};
 use crate::hpack::{self, DecodeError, Field};
 use crate::{Error, ErrorCode, Violation};
-use fields::FieldList;
+use fields::{FieldList, Part};
 use stream::{State, Stream};
 
 /// The largest flow-control window (section 6.9.1).
@@ -39,15 +48,28 @@ const DEFAULT_FRAME_SIZE: u32 = 16_384;
 const MAX_ENCODER_TABLE: usize = 4096;
 /// How many closed streams are remembered, to tell a late frame from a protocol error.
 const CLOSED_MEMORY: usize = 128;
+/// The highest stream identifier (section 5.1.1).
+const MAX_STREAM_ID: u32 = (1 << 31) - 1;
+
+/// Which side of the connection this endpoint is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// Sends the magic preface, opens the (odd) streams with requests, reads responses.
+    Client,
+    /// Reads the preface, answers the streams the client opens; opens none itself (no push).
+    Server,
+}
 
 /// What this endpoint advertises and enforces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Config {
-    /// `SETTINGS_MAX_CONCURRENT_STREAMS`: streams past it are refused (`REFUSED_STREAM`).
-    /// Default 128.
+    /// `SETTINGS_MAX_CONCURRENT_STREAMS`, on a server: streams past it are refused
+    /// (`REFUSED_STREAM`). Default 128. A client ignores it: it advertises
+    /// `SETTINGS_ENABLE_PUSH` 0 instead, and the server then opens no stream at all.
     pub max_concurrent_streams: u32,
-    /// `SETTINGS_INITIAL_WINDOW_SIZE`: how much request body each stream may send before the
-    /// application [releases](Connection::release) some. Default 256 KiB; at least 65,535
+    /// `SETTINGS_INITIAL_WINDOW_SIZE`: how much body (a request's on a server, a response's
+    /// on a client) each stream may send before the application
+    /// [releases](Connection::release) some. Default 256 KiB; at least 65,535
     /// (a smaller value would bind the peer only once it acknowledged it).
     pub stream_window: u32,
     /// The connection's window, across all streams. Default 1 MiB, at least 65,535.
@@ -89,7 +111,31 @@ pub enum Event<'a> {
         /// No body follows.
         end_stream: bool,
     },
-    /// A piece of a request's body, a slice of the receive buffer. Once the application
+    /// A response to the request on `stream` (client): its final head.
+    Response {
+        /// The stream the request went out on.
+        stream: StreamId,
+        /// The status, 200 to 999.
+        status: u16,
+        /// The regular fields.
+        fields: Fields<'a>,
+        /// No body follows.
+        end_stream: bool,
+    },
+    /// An interim (1xx) response to the request on `stream` (client): `100 Continue`,
+    /// `103 Early Hints`. Handed over rather than skipped because what it means (send the
+    /// body now, preload these) is the application's to act on; the final
+    /// [`Response`](Event::Response) follows.
+    Interim {
+        /// The stream.
+        stream: StreamId,
+        /// The status, 100 to 199 (never 101, which HTTP/2 forbids).
+        status: u16,
+        /// The regular fields.
+        fields: Fields<'a>,
+    },
+    /// A piece of a message's body (a request's on a server, a response's on a client), a
+    /// slice of the receive buffer. Once the application
     /// is done with it, [`Connection::release`] lets the peer send as much again.
     Data {
         /// The stream.
@@ -99,7 +145,7 @@ pub enum Event<'a> {
         /// The body ends here.
         end_stream: bool,
     },
-    /// A request's trailers; the body has ended.
+    /// A message's trailers; the body has ended.
     Trailers {
         /// The stream.
         stream: StreamId,
@@ -125,16 +171,26 @@ pub enum Event<'a> {
     },
 }
 
-/// A response the connection cannot send.
+/// A message (or part of one) the connection cannot send.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SendError {
     /// The stream is closed or was reset (by either side), or was never opened.
     NoStream(StreamId),
-    /// This side already ended the stream, or (for a response head) already answered.
+    /// This side already ended the stream, or already sent its head (a response head on a
+    /// stream already answered, or on a client's stream, whose head is the request).
     AlreadySent(StreamId),
     /// The connection failed and sends nothing more.
     ConnectionFailed,
+    /// A request on a server connection: only the client opens streams.
+    NotClient,
+    /// As many streams are open as the server's `SETTINGS_MAX_CONCURRENT_STREAMS` allows:
+    /// wait for one to end.
+    TooManyStreams,
+    /// A `GOAWAY` was sent or received: no new stream may be opened on this connection.
+    GoingAway,
+    /// Every odd stream identifier is used: a new connection is needed.
+    StreamIdsExhausted,
 }
 
 impl fmt::Display for SendError {
@@ -143,6 +199,10 @@ impl fmt::Display for SendError {
             SendError::NoStream(id) => write!(f, "stream {} is not open", id.get()),
             SendError::AlreadySent(id) => write!(f, "stream {} already has that part", id.get()),
             SendError::ConnectionFailed => f.write_str("the connection has failed"),
+            SendError::NotClient => f.write_str("a server connection opens no stream"),
+            SendError::TooManyStreams => f.write_str("the peer allows no more streams at once"),
+            SendError::GoingAway => f.write_str("the connection is going away"),
+            SendError::StreamIdsExhausted => f.write_str("no stream identifier left"),
         }
     }
 }
@@ -166,6 +226,13 @@ enum Opened {
     Request {
         end_stream: bool,
     },
+    Response {
+        status: u16,
+        end_stream: bool,
+    },
+    Interim {
+        status: u16,
+    },
     Trailers,
     /// Trailers that broke the rules: the stream was reset.
     Reset {
@@ -185,11 +252,13 @@ struct Block {
     self_dependent: bool,
 }
 
-/// The server's side of an HTTP/2 connection.
+/// One side of an HTTP/2 connection, [client](Connection::client) or
+/// [server](Connection::server).
 #[derive(Debug)]
 pub struct Connection {
+    role: Role,
     config: Config,
-    /// The client's preface arrived.
+    /// The client's preface arrived (a client expects none: set from the start).
     preface: bool,
     /// Its first `SETTINGS` arrived.
     settings: bool,
@@ -203,13 +272,16 @@ pub struct Connection {
     /// The peer's settings that shape what we send.
     peer_stream_window: u32,
     peer_max_frame: u32,
+    /// `SETTINGS_MAX_CONCURRENT_STREAMS` from the peer: how many streams a client may open.
+    /// Unlimited until the server says (section 6.5.2).
+    peer_max_streams: u32,
     /// What we may still send on the connection, and what the peer may.
     send_window: i64,
     recv_window: i64,
     unacked: u32,
     streams: HashMap<u32, Stream>,
     closed: VecDeque<(u32, Closed)>,
-    /// The highest stream the client opened.
+    /// The highest stream the client opened (whichever side this is: only the client opens).
     last_stream: u32,
     /// A header block not yet ended, and its bytes so far.
     block: Option<Block>,
@@ -217,14 +289,15 @@ pub struct Connection {
     fields: FieldList,
     /// A `GOAWAY` went out naming this last stream: streams above it are ignored.
     going_away: Option<u32>,
+    /// A `GOAWAY` came in: no new stream may be opened.
+    peer_going_away: bool,
     failed: Option<Error>,
 }
 
 impl Connection {
-    /// A server connection; its `SETTINGS` are already in the send buffer (the server's
-    /// preface may go out before the client's arrives, section 3.4).
-    #[must_use]
-    pub fn server(config: Config) -> Connection {
+    /// A connection playing `role`, its preface (the client's magic, then `SETTINGS` and the
+    /// connection window) already in the send buffer.
+    fn new(role: Role, config: Config) -> Connection {
         let stream_window = config
             .stream_window
             .clamp(DEFAULT_WINDOW, MAX_WINDOW as u32);
@@ -240,14 +313,23 @@ impl Connection {
             max_frame_size,
             ..config
         };
-        let mut out = Vec::with_capacity(64);
+        let mut out = Vec::with_capacity(96);
+        // What only one side says: the server how many streams the client may open, the
+        // client that the server may open none (no push).
+        let role_setting = match role {
+            Role::Server => (
+                setting::MAX_CONCURRENT_STREAMS,
+                config.max_concurrent_streams,
+            ),
+            Role::Client => {
+                out.extend_from_slice(PREFACE);
+                (setting::ENABLE_PUSH, 0)
+            }
+        };
         frame::encode_settings(
             &mut out,
             &[
-                (
-                    setting::MAX_CONCURRENT_STREAMS,
-                    config.max_concurrent_streams,
-                ),
+                role_setting,
                 (setting::INITIAL_WINDOW_SIZE, stream_window),
                 (setting::MAX_FRAME_SIZE, max_frame_size),
                 (setting::MAX_HEADER_LIST_SIZE, config.max_header_list_size),
@@ -261,7 +343,8 @@ impl Connection {
             );
         }
         Connection {
-            preface: false,
+            role,
+            preface: role == Role::Client,
             settings: false,
             out,
             sent: 0,
@@ -270,6 +353,7 @@ impl Connection {
             block_out: Vec::new(),
             peer_stream_window: DEFAULT_WINDOW,
             peer_max_frame: DEFAULT_FRAME_SIZE,
+            peer_max_streams: u32::MAX,
             send_window: i64::from(DEFAULT_WINDOW),
             recv_window: i64::from(connection_window),
             unacked: 0,
@@ -280,6 +364,7 @@ impl Connection {
             block_bytes: Vec::new(),
             fields: FieldList::default(),
             going_away: None,
+            peer_going_away: false,
             failed: None,
             config,
         }
@@ -300,7 +385,7 @@ impl Connection {
         }
     }
 
-    /// Whether requests are still being answered: streams are open or bytes wait to be sent.
+    /// Whether exchanges are still under way: streams are open or bytes wait to be sent.
     #[must_use]
     pub fn is_busy(&self) -> bool {
         !self.streams.is_empty() || !self.transmit().is_empty()
@@ -400,8 +485,7 @@ impl Connection {
                 end_headers,
                 priority,
             } => {
-                if !stream.is_client() {
-                    let violation = Violation::EvenStreamId(stream.get());
+                if let Some(violation) = self.headers_violation(stream) {
                     return Err(self.fail(ErrorCode::PROTOCOL_ERROR, violation));
                 }
                 let head = Block {
@@ -474,7 +558,13 @@ impl Connection {
             }
             Frame::GoAway {
                 last_stream, code, ..
-            } => Ok(Some(Event::GoAway { last_stream, code })),
+            } => {
+                self.peer_going_away = true;
+                if self.role == Role::Client {
+                    self.forget_unprocessed(last_stream);
+                }
+                Ok(Some(Event::GoAway { last_stream, code }))
+            }
             Frame::WindowUpdate { stream, increment } => self.window_update(stream, increment),
         }
     }
@@ -486,6 +576,17 @@ impl Connection {
                 stream,
                 head: self.fields.request(),
                 end_stream,
+            },
+            Opened::Response { status, end_stream } => Event::Response {
+                stream,
+                status,
+                fields: self.fields.fields(),
+                end_stream,
+            },
+            Opened::Interim { status } => Event::Interim {
+                stream,
+                status,
+                fields: self.fields.fields(),
             },
             Opened::Trailers => Event::Trailers {
                 stream,
@@ -516,14 +617,22 @@ impl Connection {
             end_stream,
             self_dependent,
         } = head;
-        let known = self.streams.get(&id.get()).map(|s| s.remote_open());
+        // Whether the peer may still send on the stream, and whether its head came already.
+        let known = self
+            .streams
+            .get(&id.get())
+            .map(|s| (s.remote_open(), s.head_received));
+        let part = match (known, self.role) {
+            (Some((true, true)), _) => Part::Trailers,
+            (_, Role::Client) => Part::Response,
+            (_, Role::Server) => Part::Request,
+        };
         let fields = &mut self.fields;
         fields.clear();
-        let trailers = known == Some(true);
         let decoded =
             self.decoder
                 .decode(block, self.config.max_header_list_size as usize, |field| {
-                    fields.push(field, trailers)
+                    fields.push(field, part)
                 });
         if let Err(error) = decoded {
             return Err(match error {
@@ -541,7 +650,7 @@ impl Connection {
             return Ok(known.map(|_| Opened::Reset { code, violation }));
         }
         match known {
-            Some(true) => {
+            Some((true, true)) => {
                 // The body ends here: it must be as long as content-length said.
                 let short = self
                     .streams
@@ -553,14 +662,14 @@ impl Connection {
                     rule => rule,
                 };
                 if let Some(rule) = rule {
-                    let (code, violation) = (ErrorCode::PROTOCOL_ERROR, Violation::Malformed(rule));
-                    self.reset_quietly::<()>(id, code, violation);
-                    return Ok(Some(Opened::Reset { code, violation }));
+                    return Ok(Some(self.malformed(id, rule)));
                 }
                 self.remote_ended(id)?;
                 Ok(Some(Opened::Trailers))
             }
-            Some(false) => {
+            // Only a client's streams wait for the peer's head: the response.
+            Some((true, false)) => self.response_head(id, end_stream),
+            Some((false, _)) => {
                 // The application saw the request: it is told, as for DATA on the stream.
                 let (code, violation) =
                     (ErrorCode::STREAM_CLOSED, Violation::StreamClosed("HEADERS"));
@@ -570,48 +679,37 @@ impl Connection {
             None if id.get() <= self.last_stream => match self.closed_as(id) {
                 _ if self.ignored(id) => Ok(None),
                 Some(Closed::ResetHere) => Ok(None),
-                Some(_) => {
-                    let violation = Violation::StreamClosed("HEADERS");
-                    Err(self.fail(ErrorCode::STREAM_CLOSED, violation))
-                }
-                None => {
+                // A client opened every stream up to the last: one it forgot closed too.
+                None if self.role == Role::Server => {
                     let violation = Violation::StreamIdReused(id.get());
                     Err(self.fail(ErrorCode::PROTOCOL_ERROR, violation))
                 }
+                _ => {
+                    let violation = Violation::StreamClosed("HEADERS");
+                    Err(self.fail(ErrorCode::STREAM_CLOSED, violation))
+                }
             },
-            None => {
-                self.last_stream = id.get();
-                if self.going_away.is_some() {
-                    return Ok(None);
-                }
-                if self.streams.len() >= self.config.max_concurrent_streams as usize {
-                    let violation = Violation::TooManyStreams;
-                    return Ok(self.reset_quietly(id, ErrorCode::REFUSED_STREAM, violation));
-                }
-                if let Some(rule) = self.fields.request_error() {
-                    return Ok(self.reset_quietly(
-                        id,
-                        ErrorCode::PROTOCOL_ERROR,
-                        Violation::Malformed(rule),
-                    ));
-                }
-                let content_length = self.fields.content_length();
-                if end_stream && content_length.is_some_and(|n| n > 0) {
-                    let violation = Violation::Malformed("content-length without a body");
-                    return Ok(self.reset_quietly(id, ErrorCode::PROTOCOL_ERROR, violation));
-                }
-                let mut stream = Stream::new(
-                    i64::from(self.peer_stream_window),
-                    i64::from(self.config.stream_window),
-                );
-                stream.content_length = content_length;
-                if end_stream {
-                    stream.state = State::HalfClosedRemote;
-                }
-                self.streams.insert(id.get(), stream);
-                Ok(Some(Opened::Request { end_stream }))
-            }
+            // A new stream: only a server gets here, a client having refused `HEADERS` on
+            // a stream it did not open (`headers_violation`).
+            None => self.request_head(id, end_stream),
         }
+    }
+
+    /// Resets `id`, whose message broke `rule`; the application, which knows the stream, is
+    /// told.
+    fn malformed(&mut self, id: StreamId, rule: &'static str) -> Opened {
+        let (code, violation) = (ErrorCode::PROTOCOL_ERROR, Violation::Malformed(rule));
+        self.reset_quietly::<()>(id, code, violation);
+        Opened::Reset { code, violation }
+    }
+
+    /// A new stream `id` in the table, its windows as the settings on both sides say.
+    fn open_stream(&mut self, id: StreamId) -> &mut Stream {
+        let stream = Stream::new(
+            i64::from(self.peer_stream_window),
+            i64::from(self.config.stream_window),
+        );
+        self.streams.entry(id.get()).or_insert(stream)
     }
 
     fn data<'a>(
@@ -642,6 +740,11 @@ impl Connection {
         if !stream.remote_open() {
             self.give_back(flow_len);
             return Ok(self.stream_error(id, Violation::StreamClosed("DATA")));
+        }
+        if !stream.head_received {
+            self.give_back(flow_len);
+            let violation = Violation::Malformed("DATA before the response head");
+            return Ok(self.stream_error(id, violation));
         }
         if flow > stream.recv_window {
             self.give_back(flow_len);
@@ -709,7 +812,8 @@ impl Connection {
                 let size = (value as usize).min(MAX_ENCODER_TABLE);
                 self.encoder.set_max_table_size(size);
             }
-            setting::ENABLE_PUSH if value > 1 => {
+            // A server may only confirm that push is off (section 6.5.2).
+            setting::ENABLE_PUSH if value > 1 || (value == 1 && self.role == Role::Client) => {
                 return Err(self.fail(ErrorCode::PROTOCOL_ERROR, invalid));
             }
             setting::INITIAL_WINDOW_SIZE => {
@@ -736,9 +840,28 @@ impl Connection {
                 }
                 self.peer_max_frame = value;
             }
-            // MAX_CONCURRENT_STREAMS bounds pushed streams (none here); the header list size
-            // is advisory; unknown settings are ignored (section 6.5.2).
+            // From a server: how many requests may be open. From a client: how many streams
+            // the server may push, and it pushes none.
+            setting::MAX_CONCURRENT_STREAMS => self.peer_max_streams = value,
+            // The header list size is advisory; unknown settings are ignored (section 6.5.2).
             _ => {}
+        }
+        Ok(())
+    }
+
+    /// The peer's head on `id` arrived, declaring a body of `length`; `end_stream`: no body.
+    fn head_received(
+        &mut self,
+        id: StreamId,
+        length: Option<u64>,
+        end_stream: bool,
+    ) -> Result<(), Error> {
+        if let Some(stream) = self.streams.get_mut(&id.get()) {
+            stream.head_received = true;
+            stream.content_length = length;
+        }
+        if end_stream {
+            self.remote_ended(id)?;
         }
         Ok(())
     }
@@ -809,7 +932,7 @@ impl Connection {
     fn fail(&mut self, code: ErrorCode, violation: Violation) -> Error {
         let error = Error { code, violation };
         if self.failed.is_none() {
-            let last = StreamId::new(self.last_stream);
+            let last = self.peer_last_stream();
             let reason = violation.to_string();
             frame::encode_goaway(&mut self.out, last, code, reason.as_bytes());
             self.failed = Some(error);
@@ -853,26 +976,6 @@ impl Connection {
         self.release_flow(stream, n);
     }
 
-    /// Sends the response head on `stream`: `status` and `fields` (names lowercased here;
-    /// HTTP/1.1's connection-specific fields, which HTTP/2 forbids, left out).
-    /// `end_stream`: no body follows.
-    pub fn send_response<'f>(
-        &mut self,
-        stream: StreamId,
-        status: u16,
-        fields: impl IntoIterator<Item = (&'f [u8], &'f [u8])>,
-        end_stream: bool,
-    ) -> Result<(), SendError> {
-        let s = self.sendable(stream)?;
-        if s.responded {
-            return Err(SendError::AlreadySent(stream));
-        }
-        s.responded = true;
-        self.encode_block(Some(status), fields);
-        self.send_block(stream, end_stream);
-        Ok(())
-    }
-
     /// Queues body bytes on `stream`, sent as the peer's windows allow.
     pub fn send_data(
         &mut self,
@@ -881,7 +984,7 @@ impl Connection {
         end_stream: bool,
     ) -> Result<(), SendError> {
         let s = self.sendable(stream)?;
-        if !s.responded {
+        if !s.head_sent {
             return Err(SendError::NoStream(stream));
         }
         s.queue.push_back(data);
@@ -897,10 +1000,10 @@ impl Connection {
         fields: impl IntoIterator<Item = (&'f [u8], &'f [u8])>,
     ) -> Result<(), SendError> {
         let s = self.sendable(stream)?;
-        if !s.responded {
+        if !s.head_sent {
             return Err(SendError::NoStream(stream));
         }
-        self.encode_block(None, fields);
+        self.encode_block(&[], fields);
         let block = self.block_out.clone();
         let s = self.sendable(stream)?;
         s.trailers = Some(block);
@@ -921,9 +1024,27 @@ impl Connection {
     /// streams opened after it are ignored, the open ones finish.
     pub fn go_away(&mut self) {
         if self.going_away.is_none() && self.failed.is_none() {
-            self.going_away = Some(self.last_stream);
-            let last = StreamId::new(self.last_stream);
+            let last = self.peer_last_stream();
+            self.going_away = Some(last.get());
             frame::encode_goaway(&mut self.out, last, ErrorCode::NO_ERROR, b"");
+        }
+    }
+
+    /// The last stream the peer opened, as a `GOAWAY` names it: the client's last on a
+    /// server; none on a client, the server opening no stream.
+    fn peer_last_stream(&self) -> StreamId {
+        match self.role {
+            Role::Server => StreamId::new(self.last_stream),
+            Role::Client => StreamId::ZERO,
+        }
+    }
+
+    /// Why the peer may not send `HEADERS` on `id`, when it may not: the client opens odd
+    /// streams on a server; the server answers only the streams a client opened.
+    fn headers_violation(&self, id: StreamId) -> Option<Violation> {
+        match self.role {
+            Role::Server => (!id.is_client()).then_some(Violation::EvenStreamId(id.get())),
+            Role::Client => self.is_idle(id).then_some(Violation::IdleStream("HEADERS")),
         }
     }
 
@@ -933,10 +1054,11 @@ impl Connection {
         !id.is_client() || id.get() > self.last_stream
     }
 
-    /// Whether `id` was opened after our `GOAWAY`: its frames are dropped (section 6.8),
-    /// not answered as if it were closed.
+    /// Whether the peer opened `id` after our `GOAWAY`: its frames are dropped (section
+    /// 6.8), not answered as if it were closed. Only a client opens streams, so only a
+    /// server ignores any.
     fn ignored(&self, id: StreamId) -> bool {
-        self.going_away.is_some_and(|last| id.get() > last)
+        self.role == Role::Server && self.going_away.is_some_and(|last| id.get() > last)
     }
 
     /// A stream this side may still send on.
@@ -954,20 +1076,19 @@ impl Connection {
         Ok(stream)
     }
 
-    /// Encodes `:status` (when given) and `fields` into `block_out`, names lowercased,
-    /// connection-specific ones left out.
+    /// Encodes the `pseudo`-header fields, then `fields`, into `block_out`: names
+    /// lowercased, connection-specific ones left out.
     fn encode_block<'f>(
         &mut self,
-        status: Option<u16>,
+        pseudo: &[(&[u8], &[u8])],
         fields: impl IntoIterator<Item = (&'f [u8], &'f [u8])>,
     ) {
-        let status = status.map(|s| s.clamp(100, 999).to_string());
         // In the order given: the order of fields of the same name is significant (RFC 9110
         // section 5.3), so lowercased names stay where they were.
-        let mut list: Vec<(Cow<'_, [u8]>, &[u8])> = Vec::new();
-        if let Some(status) = &status {
-            list.push((Cow::Borrowed(b":status"), status.as_bytes()));
-        }
+        let mut list: Vec<(Cow<'_, [u8]>, &[u8])> = pseudo
+            .iter()
+            .map(|&(name, value)| (Cow::Borrowed(name), value))
+            .collect();
         for (name, value) in fields {
             if is_connection_specific(name) {
                 continue;
@@ -1072,6 +1193,14 @@ impl Connection {
         if ended {
             self.local_ended(id);
         }
+    }
+}
+
+/// The body length a head declares, unless the head ends the stream with a body still owed.
+fn declared_length(length: Option<u64>, end_stream: bool) -> Result<Option<u64>, &'static str> {
+    match length {
+        Some(n) if end_stream && n > 0 => Err("content-length without a body"),
+        _ => Ok(length),
     }
 }
 

@@ -1,4 +1,4 @@
-//! One stream's state (RFC 9113 section 5.1) and send queue, as the server sees it.
+//! One stream's state (RFC 9113 section 5.1) and send queue, as either side sees it.
 
 use std::collections::VecDeque;
 
@@ -37,8 +37,14 @@ pub(crate) struct Stream {
     pub(crate) end_queued: bool,
     /// A header block (trailers) to send after the queue.
     pub(crate) trailers: Option<Vec<u8>>,
-    /// Whether a response head went out.
-    pub(crate) responded: bool,
+    /// Whether this side's head went out: the response's on the server (sent later), the
+    /// request's on the client (sent with the stream's opening).
+    pub(crate) head_sent: bool,
+    /// Whether the peer's head arrived: the request's on the server (it opened the stream),
+    /// the final response's on the client (until then, only interim responses may come).
+    pub(crate) head_received: bool,
+    /// The request was a `HEAD`: its response has no body, whatever content-length says.
+    pub(crate) head_request: bool,
 }
 
 impl Stream {
@@ -54,7 +60,9 @@ impl Stream {
             queue: VecDeque::new(),
             end_queued: false,
             trailers: None,
-            responded: false,
+            head_sent: false,
+            head_received: false,
+            head_request: false,
         }
     }
 
