@@ -14,7 +14,7 @@ use bytes::Bytes;
 use ringwire_http2::frame::{
     self, flags, kind, setting, Frame, FrameHeader, StreamId, HEADER_LEN, PREFACE,
 };
-use ringwire_http2::hpack::{Decoder, Encoder, Field};
+use ringwire_http2::hpack::{Encoder, Field};
 use ringwire_http2::{Config, Connection, Error, ErrorCode, Event, SendError, Violation};
 
 type Pairs = Vec<(String, String)>;
@@ -361,7 +361,9 @@ fn the_client_preface_is_the_magic_settings_without_push_and_a_connection_window
         let header = FrameHeader::parse(rest).expect("a frame header");
         let end = HEADER_LEN + header.len as usize;
         match Frame::parse(header, &rest[HEADER_LEN..end]).expect("a valid frame") {
-            Frame::Settings(params) => frames.push(format!("{:?}", params.iter().collect::<Vec<_>>())),
+            Frame::Settings(params) => {
+                frames.push(format!("{:?}", params.iter().collect::<Vec<_>>()))
+            }
             Frame::WindowUpdate { stream, increment } => {
                 frames.push(format!("window {} +{increment}", stream.get()));
             }
@@ -389,14 +391,19 @@ fn a_get_with_end_stream_gets_its_response_exactly() {
         assert_eq!(id, sid(1));
         let (client, server) = p.pump();
         assert_eq!(client, []);
-        assert_eq!(server, [get_request(1, "/index.html", &[("accept", "*/*")])]);
+        assert_eq!(
+            server,
+            [get_request(1, "/index.html", &[("accept", "*/*")])]
+        );
         let head = [
             ("Content-Type", "text/html"),
             ("set-cookie", "a=1"),
             ("Keep-Alive", "timeout=5"),
             ("set-cookie", "b=2"),
         ];
-        p.server.send_response(id, 200, bytes_of(&head), false).unwrap();
+        p.server
+            .send_response(id, 200, bytes_of(&head), false)
+            .unwrap();
         p.server
             .send_data(id, Bytes::from_static(b"<p>hello</p>"), true)
             .unwrap();
@@ -457,7 +464,13 @@ fn a_post_larger_than_the_windows_flows_both_ways_as_bytes_are_released() {
             .unwrap();
         let (_, server) = p.pump();
         let (heads, got, ended) = split_body(&server, 1);
-        assert!(matches!(&heads[..], [Ev::Request { end_stream: false, .. }]));
+        assert!(matches!(
+            &heads[..],
+            [Ev::Request {
+                end_stream: false,
+                ..
+            }]
+        ));
         // The server's windows are full until its application releases what it holds.
         assert_eq!((got.len(), ended), (65_535, false));
         assert_eq!(p.client.queued(id), 200_000 - 65_535);
@@ -545,7 +558,9 @@ fn streams_open_up_to_the_server_limit_and_no_further() {
         for &id in &ids {
             let body = id.to_string();
             p.server.send_response(sid(id), 200, NONE, false).unwrap();
-            p.server.send_data(sid(id), Bytes::from(body), true).unwrap();
+            p.server
+                .send_data(sid(id), Bytes::from(body), true)
+                .unwrap();
         }
         let (client, _) = p.pump();
         for &id in &ids {
@@ -711,7 +726,13 @@ fn a_head_response_declares_a_length_and_has_no_body() {
             .send_response(id, 200, bytes_of(&[("content-length", "1234")]), true)
             .unwrap();
         let (client, _) = p.pump();
-        assert!(matches!(&client[..], [Ev::Response { end_stream: true, .. }]));
+        assert!(matches!(
+            &client[..],
+            [Ev::Response {
+                end_stream: true,
+                ..
+            }]
+        ));
         assert_eq!(p.client.open_streams(), 0);
     });
 }
@@ -726,4 +747,620 @@ fn a_server_connection_opens_no_stream_and_a_client_stream_takes_no_response() {
         let answered = p.client.send_response(id, 200, NONE, true);
         assert_eq!(answered, Err(SendError::AlreadySent(id)));
     });
+}
+
+// --- A server that breaks the rules ---------------------------------------------------------
+
+/// A frame the client sent, owned (header blocks are not decoded: these tests do not need
+/// them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Sent {
+    Settings(Vec<(u16, u32)>),
+    SettingsAck,
+    Headers { stream: u32, end_stream: bool },
+    Data { stream: u32, len: usize },
+    Rst { stream: u32, code: ErrorCode },
+    GoAway { last_stream: u32, code: ErrorCode },
+    WindowUpdate { stream: u32 },
+}
+
+/// A client connection and the hand-written server it talks to.
+struct Fake {
+    client: Connection,
+    split: bool,
+    encoder: Encoder,
+    input: Vec<u8>,
+}
+
+impl Fake {
+    /// A client whose preface was read, before the server said anything.
+    fn raw(split: bool) -> Fake {
+        let mut client = Connection::client(Config::default());
+        let preface = take(&mut client);
+        assert_eq!(&preface[..PREFACE.len()], PREFACE);
+        Fake {
+            client,
+            split,
+            encoder: Encoder::new(),
+            input: Vec::new(),
+        }
+    }
+
+    /// A client that got the server's (empty) `SETTINGS` and sent a GET on stream 1.
+    fn new(split: bool) -> Fake {
+        let mut fake = Fake::raw(split);
+        assert_eq!(fake.send(&settings(&[])), []);
+        assert_eq!(fake.sent(), [Sent::SettingsAck]);
+        let id = fake
+            .client
+            .send_request(b"GET", b"http", b"example.com", b"/", NONE, true)
+            .unwrap();
+        assert_eq!(id, sid(1));
+        assert_eq!(
+            fake.sent(),
+            [Sent::Headers {
+                stream: 1,
+                end_stream: true
+            }]
+        );
+        fake
+    }
+
+    fn feed(&mut self, bytes: &[u8]) -> Result<Vec<Ev>, Error> {
+        let client = &mut self.client;
+        deliver(client, &mut self.input, &mut false, bytes, self.split, true)
+    }
+
+    fn send(&mut self, bytes: &[u8]) -> Vec<Ev> {
+        self.feed(bytes).expect("no connection error")
+    }
+
+    /// `bytes` must fail the connection for `violation`, with a `GOAWAY` naming no stream.
+    fn send_fails(&mut self, bytes: &[u8], code: ErrorCode, violation: Violation) {
+        let error = self.feed(bytes).expect_err("a connection error");
+        assert_eq!(error, Error { code, violation });
+        let last = self.sent().pop();
+        assert_eq!(
+            last,
+            Some(Sent::GoAway {
+                last_stream: 0,
+                code
+            })
+        );
+        assert_eq!(self.client.recv(b"").map(|(n, _)| n), Err(error));
+        let after = self
+            .client
+            .send_request(b"GET", b"http", b"a", b"/", NONE, true);
+        assert_eq!(after, Err(SendError::ConnectionFailed));
+    }
+
+    /// The frames the client sent since the last call.
+    fn sent(&mut self) -> Vec<Sent> {
+        let out = take(&mut self.client);
+        let mut rest = &out[..];
+        let mut frames = Vec::new();
+        while !rest.is_empty() {
+            let header = FrameHeader::parse(rest).expect("a frame header");
+            let end = HEADER_LEN + header.len as usize;
+            let frame = Frame::parse(header, &rest[HEADER_LEN..end]).expect("a valid frame");
+            rest = &rest[end..];
+            frames.push(match frame {
+                Frame::Settings(params) => Sent::Settings(params.iter().collect()),
+                Frame::SettingsAck => Sent::SettingsAck,
+                Frame::Headers {
+                    stream,
+                    end_stream,
+                    end_headers: true,
+                    ..
+                } => Sent::Headers {
+                    stream: stream.get(),
+                    end_stream,
+                },
+                Frame::Data { stream, data, .. } => Sent::Data {
+                    stream: stream.get(),
+                    len: data.len(),
+                },
+                Frame::RstStream { stream, code } => Sent::Rst {
+                    stream: stream.get(),
+                    code,
+                },
+                Frame::GoAway {
+                    last_stream, code, ..
+                } => Sent::GoAway {
+                    last_stream: last_stream.get(),
+                    code,
+                },
+                Frame::WindowUpdate { stream, .. } => Sent::WindowUpdate {
+                    stream: stream.get(),
+                },
+                other => panic!("the client sent {other:?}"),
+            });
+        }
+        frames
+    }
+
+    /// A header block for `fields`, as they are (uppercase and all).
+    fn block(&mut self, fields: &[(&str, &str)]) -> Vec<u8> {
+        let mut block = Vec::new();
+        let fields = fields.iter().map(|(n, v)| Field {
+            name: n.as_bytes(),
+            value: v.as_bytes(),
+            sensitive: false,
+        });
+        self.encoder.encode(fields, &mut block);
+        block
+    }
+
+    fn headers(&mut self, stream: u32, fields: &[(&str, &str)], end_stream: bool) -> Vec<u8> {
+        let block = self.block(fields);
+        let mut out = Vec::new();
+        frame::encode_headers(&mut out, sid(stream), &block, end_stream, 16_384);
+        out
+    }
+
+    /// A response head on stream 1 that breaks `rule`: stream error, the client resets it.
+    fn malformed(&mut self, fields: &[(&str, &str)], end_stream: bool, rule: &'static str) {
+        let bytes = self.headers(1, fields, end_stream);
+        assert_eq!(self.send(&bytes), [reset(1, rule)]);
+        assert_eq!(
+            self.sent(),
+            [Sent::Rst {
+                stream: 1,
+                code: ErrorCode::PROTOCOL_ERROR
+            }]
+        );
+        assert_eq!(self.client.open_streams(), 0);
+    }
+}
+
+fn reset(stream: u32, rule: &'static str) -> Ev {
+    Ev::Reset {
+        stream,
+        code: ErrorCode::PROTOCOL_ERROR,
+        violation: Some(Violation::Malformed(rule)),
+    }
+}
+
+fn fake(test: impl Fn(&mut Fake)) {
+    for split in [false, true] {
+        test(&mut Fake::new(split));
+    }
+}
+
+fn settings(params: &[(u16, u32)]) -> Vec<u8> {
+    let mut out = Vec::new();
+    frame::encode_settings(&mut out, params);
+    out
+}
+
+fn data(stream: u32, bytes: &[u8], end_stream: bool) -> Vec<u8> {
+    let mut out = Vec::new();
+    frame::encode_data(&mut out, sid(stream), bytes, end_stream);
+    out
+}
+
+fn raw(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    frame::encode_header(&mut out, payload.len(), kind, flags, sid(stream));
+    out.extend_from_slice(payload);
+    out
+}
+
+#[test]
+fn a_response_without_status_is_malformed() {
+    fake(|f| f.malformed(&[("server", "x")], true, "no :status"));
+}
+
+#[test]
+fn a_response_with_two_statuses_is_malformed() {
+    fake(|f| {
+        let fields = [(":status", "200"), (":status", "204")];
+        f.malformed(&fields, true, "a repeated pseudo-header field");
+    });
+}
+
+#[test]
+fn a_status_other_than_three_digits_is_malformed() {
+    for status in ["20", "2000", "abc", "099"] {
+        fake(|f| {
+            let rule = "a :status other than three digits from 100";
+            f.malformed(&[(":status", status)], true, rule);
+        });
+    }
+}
+
+#[test]
+fn a_request_pseudo_header_in_a_response_is_malformed() {
+    for name in [":path", ":method", ":scheme", ":authority"] {
+        fake(|f| {
+            let fields = [(":status", "200"), (name, "/")];
+            f.malformed(&fields, true, "a request pseudo-header field in a response");
+        });
+    }
+}
+
+#[test]
+fn an_unknown_or_late_pseudo_header_is_malformed() {
+    fake(|f| {
+        let fields = [(":status", "200"), (":protocol", "x")];
+        f.malformed(&fields, true, "an unknown pseudo-header field");
+    });
+    fake(|f| {
+        let fields = [("server", "x"), (":status", "200")];
+        f.malformed(&fields, true, "a pseudo-header field after a regular one");
+    });
+}
+
+#[test]
+fn an_uppercase_name_in_a_response_is_malformed() {
+    fake(|f| {
+        let fields = [(":status", "200"), ("Content-Type", "text/plain")];
+        f.malformed(&fields, true, "an uppercase field name");
+    });
+}
+
+#[test]
+fn a_connection_specific_field_in_a_response_is_malformed() {
+    fake(|f| {
+        let fields = [(":status", "200"), ("transfer-encoding", "chunked")];
+        f.malformed(&fields, false, "a connection-specific header field");
+    });
+}
+
+#[test]
+fn switching_protocols_is_malformed_in_http2() {
+    fake(|f| {
+        let rule = "101 Switching Protocols, which HTTP/2 forbids";
+        f.malformed(&[(":status", "101")], false, rule);
+    });
+}
+
+#[test]
+fn a_body_that_differs_from_content_length_resets_the_stream() {
+    for (chunk, end) in [(&b"12345"[..], true), (&b"12345678901"[..], false)] {
+        fake(|f| {
+            let head = f.headers(1, &[(":status", "200"), ("content-length", "10")], false);
+            assert!(matches!(&f.send(&head)[..], [Ev::Response { .. }]));
+            let events = f.send(&data(1, chunk, end));
+            let rule = "a body whose length differs from content-length";
+            assert_eq!(events, [reset(1, rule)]);
+            assert!(f.sent().contains(&Sent::Rst {
+                stream: 1,
+                code: ErrorCode::PROTOCOL_ERROR
+            }));
+            assert_eq!(f.client.open_streams(), 0);
+        });
+    }
+    fake(|f| {
+        let fields = [(":status", "200"), ("content-length", "10")];
+        f.malformed(&fields, true, "content-length without a body");
+    });
+}
+
+#[test]
+fn data_before_the_response_head_resets_the_stream() {
+    fake(|f| {
+        let events = f.send(&data(1, b"early", true));
+        assert_eq!(events, [reset(1, "DATA before the response head")]);
+    });
+}
+
+#[test]
+fn interim_responses_come_before_the_final_one() {
+    fake(|f| {
+        let early = f.headers(1, &[(":status", "103"), ("link", "</a.css>")], false);
+        let head = f.headers(1, &[(":status", "200")], true);
+        let events = f.send(&[early, head].concat());
+        assert_eq!(
+            events,
+            [
+                Ev::Interim {
+                    stream: 1,
+                    status: 103,
+                    fields: strs(&[("link", "</a.css>")])
+                },
+                Ev::Response {
+                    stream: 1,
+                    status: 200,
+                    fields: vec![],
+                    end_stream: true
+                }
+            ]
+        );
+        assert_eq!(f.client.open_streams(), 0);
+    });
+    fake(|f| {
+        let rule = "an interim response with END_STREAM";
+        f.malformed(&[(":status", "100")], true, rule);
+    });
+}
+
+#[test]
+fn push_promise_is_a_connection_error() {
+    fake(|f| {
+        let mut payload = 2u32.to_be_bytes().to_vec();
+        payload.extend(f.block(&[(":method", "GET"), (":path", "/pushed")]));
+        let bytes = raw(kind::PUSH_PROMISE, flags::END_HEADERS, 1, &payload);
+        f.send_fails(&bytes, ErrorCode::PROTOCOL_ERROR, Violation::PushPromise);
+    });
+}
+
+#[test]
+fn headers_on_a_stream_the_client_never_opened_are_a_connection_error() {
+    for stream in [2, 3, 4] {
+        fake(|f| {
+            let bytes = f.headers(stream, &[(":status", "200")], true);
+            let violation = Violation::IdleStream("HEADERS");
+            f.send_fails(&bytes, ErrorCode::PROTOCOL_ERROR, violation);
+        });
+    }
+}
+
+#[test]
+fn frames_on_a_stream_the_client_never_opened_are_connection_errors() {
+    for (stream, what) in [(3, "DATA"), (2, "DATA")] {
+        fake(|f| {
+            let violation = Violation::IdleStream(what);
+            f.send_fails(
+                &data(stream, b"x", true),
+                ErrorCode::PROTOCOL_ERROR,
+                violation,
+            );
+        });
+    }
+}
+
+#[test]
+fn a_first_server_frame_other_than_settings_is_a_protocol_error() {
+    for split in [false, true] {
+        let mut f = Fake::raw(split);
+        let mut ping = Vec::new();
+        frame::encode_ping(&mut ping, false, [0; 8]);
+        f.send_fails(&ping, ErrorCode::PROTOCOL_ERROR, Violation::Preface);
+    }
+    // A server sends no magic preface: the client takes it for a broken frame header.
+    let mut f = Fake::raw(false);
+    assert!(f.feed(PREFACE).is_err());
+}
+
+#[test]
+fn a_server_enabling_push_is_a_protocol_error() {
+    for split in [false, true] {
+        let mut f = Fake::raw(split);
+        let bytes = settings(&[(setting::ENABLE_PUSH, 1)]);
+        let violation = Violation::Setting {
+            id: setting::ENABLE_PUSH,
+            value: 1,
+        };
+        f.send_fails(&bytes, ErrorCode::PROTOCOL_ERROR, violation);
+    }
+}
+
+#[test]
+fn a_late_response_to_a_reset_stream_is_dropped() {
+    fake(|f| {
+        f.client.reset_stream(sid(1), ErrorCode::CANCEL);
+        assert_eq!(
+            f.sent(),
+            [Sent::Rst {
+                stream: 1,
+                code: ErrorCode::CANCEL
+            }]
+        );
+        let head = f.headers(1, &[(":status", "200")], false);
+        assert_eq!(f.send(&head), []);
+        assert_eq!(f.send(&data(1, b"late", true)), []);
+        assert_eq!(f.sent(), []);
+    });
+}
+
+// --- A real server: Python's h2 ---------------------------------------------------------------
+
+/// An h2c server (prior knowledge) on 127.0.0.1, one connection at a time: a `POST` is
+/// answered with its body, anything else with `hello`; the response sent as the client's
+/// windows allow. It prints its port, and stops by itself after a minute.
+const H2_SERVER: &str = r#"
+import signal, socket
+import h2.config, h2.connection, h2.events
+
+signal.alarm(60)
+
+def serve(sock):
+    conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=False, header_encoding="utf-8"))
+    conn.initiate_connection()
+    sock.sendall(conn.data_to_send())
+    requests, pending = {}, {}
+    while True:
+        data = sock.recv(65536)
+        if not data:
+            return
+        for event in conn.receive_data(data):
+            if isinstance(event, h2.events.RequestReceived):
+                requests[event.stream_id] = (dict(event.headers), bytearray())
+            elif isinstance(event, h2.events.DataReceived):
+                requests[event.stream_id][1].extend(event.data)
+                conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+            elif isinstance(event, h2.events.StreamEnded):
+                headers, body = requests.pop(event.stream_id)
+                out = bytes(body) if headers[":method"] == "POST" else b"hello"
+                conn.send_headers(event.stream_id, [
+                    (":status", "200"),
+                    ("content-length", str(len(out))),
+                    ("x-path", headers[":path"]),
+                    ("x-got", str(len(body))),
+                ])
+                pending[event.stream_id] = out
+        for stream_id in list(pending):
+            out = pending[stream_id]
+            while out:
+                n = min(len(out), conn.local_flow_control_window(stream_id),
+                        conn.max_outbound_frame_size)
+                if n <= 0:
+                    break
+                conn.send_data(stream_id, out[:n])
+                out = out[n:]
+            pending[stream_id] = out
+            if not out:
+                conn.end_stream(stream_id)
+                del pending[stream_id]
+        sock.sendall(conn.data_to_send())
+
+listener = socket.socket()
+listener.bind(("127.0.0.1", 0))
+listener.listen()
+print(listener.getsockname()[1], flush=True)
+while True:
+    sock, _ = listener.accept()
+    with sock:
+        serve(sock)
+"#;
+
+/// Installs Python's `h2` when it is missing.
+fn ensure_h2() {
+    let has = || {
+        Command::new("python3")
+            .args(["-c", "import h2"])
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !has() {
+        let _ = Command::new("python3")
+            .args(["-m", "pip", "install", "--quiet", "h2"])
+            .status();
+    }
+    assert!(has(), "Python's h2 is missing: python3 -m pip install h2");
+}
+
+/// The Python server, killed when dropped.
+struct PyServer(Child);
+
+impl Drop for PyServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts the server and connects to it.
+fn python_h2() -> (PyServer, TcpStream) {
+    ensure_h2();
+    let mut child = Command::new("python3")
+        .args(["-c", H2_SERVER])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    let mut line = String::new();
+    let stdout = child.stdout.take().expect("a stdout");
+    BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("the port");
+    let server = PyServer(child);
+    let port: u16 = line.trim().parse().expect("a port number");
+    let sock = TcpStream::connect(("127.0.0.1", port)).expect("a connection");
+    sock.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    (server, sock)
+}
+
+/// Drives `conn` over `sock` until stream `stream` has ended (or was reset): writes what it
+/// has to send, reads, hands every frame to it, releases body bytes as they come.
+fn exchange(
+    conn: &mut Connection,
+    sock: &mut TcpStream,
+    input: &mut Vec<u8>,
+    stream: u32,
+) -> Vec<Ev> {
+    let mut events = Vec::new();
+    let mut chunk = [0u8; 16 * 1024];
+    loop {
+        let out = take(conn);
+        sock.write_all(&out).expect("write");
+        read_all(conn, input, &mut false, true, &mut events).expect("no connection error");
+        let over = events.iter().any(|e| match e {
+            Ev::Response {
+                stream: s,
+                end_stream,
+                ..
+            } => *s == stream && *end_stream,
+            Ev::Data {
+                stream: s,
+                end_stream,
+                ..
+            } => *s == stream && *end_stream,
+            Ev::Trailers { stream: s, .. } | Ev::Reset { stream: s, .. } => *s == stream,
+            _ => false,
+        });
+        if over && conn.transmit().is_empty() {
+            return events;
+        }
+        if !conn.transmit().is_empty() {
+            continue;
+        }
+        let n = sock.read(&mut chunk).expect("read");
+        assert!(n > 0, "the server closed the connection");
+        input.extend_from_slice(&chunk[..n]);
+    }
+}
+
+#[test]
+fn against_python_h2_a_get_and_a_200_kib_post_echoed() {
+    let (_server, mut sock) = python_h2();
+    // Windows of the default size: the echo needs the releases to come through.
+    let mut conn = Connection::client(small_windows());
+    let mut input = Vec::new();
+
+    let id = conn
+        .send_request(
+            b"GET",
+            b"http",
+            b"127.0.0.1",
+            b"/hello",
+            bytes_of(&[("User-Agent", "ringwire")]),
+            true,
+        )
+        .unwrap();
+    let events = exchange(&mut conn, &mut sock, &mut input, id.get());
+    let (heads, got, ended) = split_body(&events, id.get());
+    let fields = [
+        ("content-length", "5"),
+        ("x-path", "/hello"),
+        ("x-got", "0"),
+    ];
+    assert_eq!(
+        heads,
+        [Ev::Response {
+            stream: 1,
+            status: 200,
+            fields: strs(&fields),
+            end_stream: false
+        }]
+    );
+    assert_eq!((&got[..], ended), (&b"hello"[..], true));
+
+    let upload = body(200 * 1024);
+    let id = conn
+        .send_request(b"POST", b"http", b"127.0.0.1", b"/echo", NONE, false)
+        .unwrap();
+    conn.send_data(id, Bytes::from(upload.clone()), true)
+        .unwrap();
+    let events = exchange(&mut conn, &mut sock, &mut input, id.get());
+    let (heads, echoed, ended) = split_body(&events, id.get());
+    let length = upload.len().to_string();
+    let fields = [
+        ("content-length", &length[..]),
+        ("x-path", "/echo"),
+        ("x-got", &length[..]),
+    ];
+    assert_eq!(
+        heads,
+        [Ev::Response {
+            stream: 3,
+            status: 200,
+            fields: strs(&fields),
+            end_stream: false
+        }]
+    );
+    assert!(ended);
+    assert!(echoed == upload, "the echo differs");
+    assert_eq!(conn.open_streams(), 0);
 }
