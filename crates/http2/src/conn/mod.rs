@@ -102,7 +102,7 @@ impl Default for Config {
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Event<'a> {
-    /// A request opened `stream`.
+    /// A request opened `stream` (server).
     Request {
         /// The stream to answer on.
         stream: StreamId,
@@ -1020,8 +1020,9 @@ impl Connection {
         }
     }
 
-    /// Starts a graceful shutdown: `GOAWAY` with `NO_ERROR` naming the last stream opened;
-    /// streams opened after it are ignored, the open ones finish.
+    /// Starts a graceful shutdown: `GOAWAY` with `NO_ERROR` naming the last stream the peer
+    /// opened; the open streams finish. A server ignores streams opened after it; a client
+    /// names none (the server opens none) and sends no further request.
     pub fn go_away(&mut self) {
         if self.going_away.is_none() && self.failed.is_none() {
             let last = self.peer_last_stream();

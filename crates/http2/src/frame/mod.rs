@@ -203,7 +203,8 @@ pub enum Frame<'a> {
     Settings(Settings<'a>),
     /// `SETTINGS` with the `ACK` flag.
     SettingsAck,
-    /// `PUSH_PROMISE` (a server's; a server receiving one fails the connection).
+    /// `PUSH_PROMISE` (a server's; a server receiving one fails the connection, and so does
+    /// a client, which disables push).
     PushPromise {
         /// The stream the promise is made on.
         stream: StreamId,
