@@ -92,6 +92,9 @@ fuzz_target!(|input: &[u8]| {
             } else {
                 Some(PREFACE.len())
             };
+            // Whether `recv` reads nothing for the bytes waiting to be sent: taken before
+            // the driver drains them below.
+            let blocked = conn.transmit().len() > config.max_send_buffer;
             let (n, action) = match conn.recv(&buf) {
                 Err(_) => {
                     assert!(conn.transmit().len() <= bound);
@@ -131,7 +134,6 @@ fuzz_target!(|input: &[u8]| {
                 conn.advance(all);
             }
             if n == 0 {
-                let blocked = conn.transmit().len() > config.max_send_buffer;
                 assert!(
                     blocked || whole.is_none_or(|whole| whole > buf.len()),
                     "a whole frame left unread"
