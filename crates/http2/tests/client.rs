@@ -1166,7 +1166,8 @@ import h2.config, h2.connection, h2.events
 signal.alarm(60)
 
 def serve(sock):
-    conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=False, header_encoding="utf-8"))
+    config = h2.config.H2Configuration(client_side=False, header_encoding="utf-8")
+    conn = h2.connection.H2Connection(config)
     conn.initiate_connection()
     sock.sendall(conn.data_to_send())
     requests, pending = {}, {}

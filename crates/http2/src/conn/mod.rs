@@ -9,15 +9,16 @@
 //! [`Connection::recv`] takes the receive buffer, handles the whole frame at its front and
 //! says how many bytes it used, with at most one [`Event`] for the application: a request
 //! head (server) or response head (client), a piece of body (a slice of the buffer: never
-//! copied), trailers, a reset, the peer going away. Everything else HTTP/2 asks of an endpoint it does by itself, writing the
-//! frames into its send buffer ([`Connection::transmit`]): the `SETTINGS` exchange and
-//! acknowledgements, `PING` answers, flow-control window updates, resets of streams that
-//! break the rules and the `GOAWAY` that ends a connection that does.
+//! copied), trailers, a reset, the peer going away. Everything else HTTP/2 asks of an
+//! endpoint it does by itself, writing the frames into its send buffer
+//! ([`Connection::transmit`]): the `SETTINGS` exchange and acknowledgements, `PING` answers,
+//! flow-control window updates, resets of streams that break the rules and the `GOAWAY`
+//! that ends a connection that does.
 //!
 //! Messages go in through [`Connection::send_response`] (server) or
 //! [`Connection::send_request`] (client), then [`Connection::send_data`] and
-//! [`Connection::send_trailers`] for either; body bytes wait in the stream's queue until the peer's
-//! flow-control windows let them out, so the caller never counts windows.
+//! [`Connection::send_trailers`] for either; body bytes wait in the stream's queue until the
+//! peer's flow-control windows let them out, so the caller never counts windows.
 
 mod client;
 mod fields;
