@@ -1139,6 +1139,8 @@ fn frames_on_an_idle_stream_are_protocol_errors() {
     for (bytes, what) in [
         (data(1, b"x", false), "DATA"),
         (window_update(1, 1), "WINDOW_UPDATE"),
+        // Zero is a stream error on an open stream; no RST_STREAM may answer an idle one.
+        (raw(kind::WINDOW_UPDATE, 0, 1, &[0; 4]), "WINDOW_UPDATE"),
         (rst_stream(1, ErrorCode::CANCEL), "RST_STREAM"),
     ] {
         run(|c| {

@@ -453,6 +453,12 @@ impl Connection {
             Err(error) => {
                 return match error.stream {
                     None => Err(self.fail(error.code, error.violation)),
+                    // Section 5.1: on a stream never opened, only HEADERS and PRIORITY
+                    // may come, and no RST_STREAM may answer (section 6.4).
+                    Some(id) if header.kind == frame::kind::WINDOW_UPDATE && self.is_idle(id) => {
+                        let violation = Violation::IdleStream("WINDOW_UPDATE");
+                        Err(self.fail(ErrorCode::PROTOCOL_ERROR, violation))
+                    }
                     Some(id) if self.block.is_none() => {
                         Ok((end, self.reset(id, error.code, error.violation)))
                     }
