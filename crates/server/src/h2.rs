@@ -43,6 +43,11 @@ type Tx<'s> = AsyncSendTransport<&'s Socket>;
 /// from its file or stream.
 const BODY_QUEUE: usize = 256 << 10;
 
+/// How much of all the bodies of a connection waits for window at most before more is read:
+/// a client that opens many streams and grants no window holds this much, not
+/// [`BODY_QUEUE`] per stream.
+const CONNECTION_QUEUE: usize = 1 << 20;
+
 /// How much of a file is read at a time.
 const FILE_PIECE: u64 = 64 << 10;
 
@@ -140,10 +145,17 @@ pub(crate) async fn serve<H: Handler>(
         released &= quiet;
         timer.enter(if !running.is_empty() {
             Phase::Handler
+        } else if !streams.incoming.is_empty() {
+            // A request body is arriving: the minimum rate applies.
+            Phase::Body
         } else if !bodies.is_empty() {
+            // Produced as the handler's stream or the client's window allows (an event
+            // stream may be quiet for long): untimed, as HTTP/1.1's streamed bodies.
             Phase::Writing
         } else if !quiet {
-            Phase::Body
+            // Answers wait for the client's window alone: one that never grants it is
+            // let go after the idle limit.
+            Phase::Idle
         } else if released || config.timeouts.warm.is_zero() {
             Phase::Idle
         } else {
@@ -399,11 +411,17 @@ fn respond(
     bodies.insert(id, source);
 }
 
-/// The next piece of any body whose stream has room in the connection's queue.
+/// The next piece of any body whose stream has room in the connection's queue, while the
+/// connection's bodies wait for window in all less than [`CONNECTION_QUEUE`].
 async fn produce(
     bodies: &mut HashMap<StreamId, Source>,
     conn: &Connection,
 ) -> (StreamId, Option<std::io::Result<Bytes>>) {
+    let queued: usize = bodies.keys().map(|&id| conn.queued(id)).sum();
+    if queued >= CONNECTION_QUEUE {
+        // The client's windows drain it; the next read wakes the loop.
+        return std::future::pending().await;
+    }
     poll_fn(|cx| {
         for (&id, source) in bodies.iter_mut() {
             if conn.queued(id) < BODY_QUEUE {

@@ -363,3 +363,64 @@ fn an_idle_connection_is_told_goodbye_and_closed() {
         started.elapsed()
     );
 }
+
+/// Python's h2: grants no window (SETTINGS_INITIAL_WINDOW_SIZE 0), asks `/big`, and prints
+/// the answer's status, how much body came, and how the connection ended.
+const NO_WINDOW_CLIENT: &str = r#"
+import socket, sys
+import h2.config, h2.connection, h2.events, h2.settings
+
+sock = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+sock.settimeout(10)
+conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+conn.initiate_connection()
+conn.update_settings({h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 0})
+conn.send_headers(1, [(":method", "GET"), (":path", "/big"), (":scheme", "http"), (":authority", "x")], end_stream=True)
+sock.sendall(conn.data_to_send())
+body = 0
+while True:
+    data = sock.recv(65536)
+    if not data:
+        print(f"body {body}\nclosed")
+        break
+    for event in conn.receive_data(data):
+        if isinstance(event, h2.events.ResponseReceived):
+            print(f"status {dict(event.headers)[b':status'].decode()}")
+        elif isinstance(event, h2.events.DataReceived):
+            body += len(event.data)
+        elif isinstance(event, h2.events.ConnectionTerminated):
+            print(f"GOAWAY {int(event.error_code)}")
+    sock.sendall(conn.data_to_send())
+"#;
+
+#[test]
+fn a_client_that_grants_no_window_is_let_go_after_the_idle_limit() {
+    common::ensure_python_module("h2", "h2");
+    let ms = Duration::from_millis;
+    let config = ServerConfig {
+        timeouts: ringwire_server::Timeouts {
+            idle: ms(300),
+            sweep: ms(100),
+            ..ringwire_server::Timeouts::default()
+        },
+        ..ServerConfig::default()
+    };
+    let addr = start(config, Router::new().get("/big", big));
+    let started = std::time::Instant::now();
+    let out = Command::new("python3")
+        .args(["-c", NO_WINDOW_CLIENT, &addr.port().to_string()])
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "status 200\nGOAWAY 0\nbody 0\nclosed\n"
+    );
+    // The body-rate limit (5 s by default) used to decide this.
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(2), "{took:?}");
+}

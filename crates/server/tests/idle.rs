@@ -172,7 +172,9 @@ fn idle_cost(n: usize) -> (f64, f64) {
 /// --release -p ringwire-server --test idle -- --nocapture`.
 #[test]
 fn ten_thousand_idle_connections_hold_no_rings() {
-    let _turn = SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let _turn = SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let n = 10_000;
     // The server and the clients (a child process) each need a descriptor per connection.
     assert!(
@@ -226,7 +228,9 @@ sys.stdin.read()
 /// and its HPACK state. What one costs is printed.
 #[test]
 fn idle_http2_connections_give_their_pages_back() {
-    let _turn = SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let _turn = SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     common::ensure_python_module("h2", "h2");
     let n = 1_000;
     assert!(common::raise_open_files_limit() > 4 * n as u64 + 200);
