@@ -21,9 +21,12 @@
 
 #![no_main]
 
+mod http2_support;
+
 use bytes::Bytes;
+use http2_support::{drive, Feed, Rng};
 use libfuzzer_sys::fuzz_target;
-use ringwire_http2::frame::{FrameHeader, StreamId, HEADER_LEN};
+use ringwire_http2::frame::StreamId;
 use ringwire_http2::{Config, Connection, ErrorCode, Event};
 
 /// What one frame and the driver's requests may add to the send buffer past its bound: a
@@ -32,18 +35,6 @@ use ringwire_http2::{Config, Connection, ErrorCode, Event};
 const SLACK: usize = 3 * BODY + 64 * 1024;
 /// The request body when setup bit 0 is set.
 const BODY: usize = 100 * 1024;
-
-/// A xorshift generator for piece sizes and the driver's choices.
-struct Rng(u32);
-
-impl Rng {
-    fn next(&mut self) -> u32 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 17;
-        self.0 ^= self.0 << 5;
-        self.0
-    }
-}
 
 /// What the application does after an event (the event borrows the connection).
 enum Action {
@@ -67,88 +58,37 @@ fuzz_target!(|input: &[u8]| {
     let bodies = setup & 1 != 0;
     let lazy = setup & 8 != 0;
     let max_piece = 1usize << (2 * ((setup >> 4) & 3) as usize);
-    let mut rng = Rng(u32::from(*seed).wrapping_mul(0x9e37_79b9) | 1);
+    let mut rng = Rng::new(*seed);
 
     let mut conn = Connection::client(config);
     for _ in 0..3 {
         request(&mut conn, bodies);
     }
-    let bound = config.max_send_buffer + SLACK;
-    let mut buf: Vec<u8> = Vec::new();
-    let mut fed = 0;
-    loop {
-        if fed < stream.len() {
-            let n = (1 + rng.next() as usize % max_piece).min(stream.len() - fed);
-            buf.extend_from_slice(&stream[fed..fed + n]);
-            fed += n;
+    let feed = Feed {
+        max_piece,
+        lazy,
+        max_send_buffer: config.max_send_buffer,
+        bound: config.max_send_buffer + SLACK,
+        preface: false,
+    };
+    let decide = |event: Option<Event<'_>>, rng: &mut Rng| {
+        let choice = rng.next() % 16;
+        match event {
+            Some(Event::Data { stream, data, .. }) => Action::Release(stream, data.len()),
+            Some(Event::Response { stream, .. }) if choice == 0 => Action::Reset(stream),
+            Some(Event::Response { .. }) if choice == 1 => Action::GoAway,
+            Some(Event::Response { .. } | Event::Reset { .. }) => Action::Request,
+            _ => Action::None,
         }
-        // Read until the connection wants more bytes (or a drained buffer).
-        loop {
-            let whole = FrameHeader::parse(&buf).map(|h| HEADER_LEN + h.len as usize);
-            // Whether `recv` reads nothing for the bytes waiting to be sent: taken before
-            // the driver drains them below.
-            let blocked = conn.transmit().len() > config.max_send_buffer;
-            let (n, action) = match conn.recv(&buf) {
-                Err(_) => {
-                    assert!(conn.transmit().len() <= bound);
-                    assert!(conn.recv(&buf).is_err(), "a failed connection stays failed");
-                    return;
-                }
-                Ok((n, event)) => {
-                    let choice = rng.next() % 16;
-                    let action = match event {
-                        Some(Event::Data { stream, data, .. }) => {
-                            assert!(data.len() <= n);
-                            Action::Release(stream, data.len())
-                        }
-                        Some(Event::Response { stream, .. }) if choice == 0 => {
-                            Action::Reset(stream)
-                        }
-                        Some(Event::Response { .. }) if choice == 1 => Action::GoAway,
-                        Some(Event::Response { .. } | Event::Reset { .. }) => Action::Request,
-                        _ => Action::None,
-                    };
-                    (n, action)
-                }
-            };
-            assert!(n <= buf.len(), "consumed {n} of {} bytes", buf.len());
-            if n > 0 {
-                assert_eq!(Some(n), whole, "consumed something other than one frame");
-            }
-            buf.drain(..n);
-            match action {
-                Action::Release(id, len) => conn.release(id, len),
-                Action::Reset(id) => conn.reset_stream(id, ErrorCode::CANCEL),
-                Action::Request => request(&mut conn, false),
-                Action::GoAway => conn.go_away(),
-                Action::None => {}
-            }
-            assert!(
-                conn.transmit().len() <= bound,
-                "send buffer at {} bytes",
-                conn.transmit().len()
-            );
-            if !lazy || rng.next() % 4 != 0 {
-                let all = conn.transmit().len();
-                conn.advance(all);
-            }
-            if n == 0 {
-                assert!(
-                    blocked || whole.is_none_or(|whole| whole > buf.len()),
-                    "a whole frame left unread"
-                );
-                if blocked {
-                    let all = conn.transmit().len();
-                    conn.advance(all);
-                    continue;
-                }
-                break;
-            }
-        }
-        if fed == stream.len() {
-            return;
-        }
-    }
+    };
+    let act = |conn: &mut Connection, action: Action, _: &mut Rng| match action {
+        Action::Release(id, len) => conn.release(id, len),
+        Action::Reset(id) => conn.reset_stream(id, ErrorCode::CANCEL),
+        Action::Request => request(conn, false),
+        Action::GoAway => conn.go_away(),
+        Action::None => {}
+    };
+    drive(&mut conn, stream, &feed, &mut rng, decide, act);
 });
 
 /// Sends a GET, or a POST with a body and trailers; a refusal (too many streams, going

@@ -22,9 +22,12 @@
 
 #![no_main]
 
+mod http2_support;
+
 use bytes::Bytes;
+use http2_support::{drive, Feed, Rng};
 use libfuzzer_sys::fuzz_target;
-use ringwire_http2::frame::{FrameHeader, StreamId, HEADER_LEN, PREFACE};
+use ringwire_http2::frame::{StreamId, PREFACE};
 use ringwire_http2::{Config, Connection, ErrorCode, Event};
 
 /// A response body: small, so that what answers queue stays bounded.
@@ -33,18 +36,6 @@ const BODY: &[u8] = b"0123456789abcdef0123456789abcdef";
 /// answers to every stream (head and body) flushed by one SETTINGS or WINDOW_UPDATE, a
 /// GOAWAY with its reason, resets and window updates.
 const SLACK: usize = 64 * 1024;
-
-/// A xorshift generator for piece sizes and the driver's choices.
-struct Rng(u32);
-
-impl Rng {
-    fn next(&mut self) -> u32 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 17;
-        self.0 ^= self.0 << 5;
-        self.0
-    }
-}
 
 /// What the application does after an event (the event borrows the connection).
 enum Action {
@@ -66,7 +57,7 @@ fuzz_target!(|input: &[u8]| {
     };
     let max_piece = 1usize << (2 * ((setup >> 4) & 3) as usize);
     let lazy = setup & 64 != 0;
-    let mut rng = Rng(u32::from(*seed).wrapping_mul(0x9e37_79b9) | 1);
+    let mut rng = Rng::new(*seed);
 
     let mut stream = Vec::with_capacity(PREFACE.len() + rest.len());
     if setup & 1 == 0 {
@@ -75,81 +66,25 @@ fuzz_target!(|input: &[u8]| {
     stream.extend_from_slice(rest);
 
     let mut conn = Connection::server(config);
-    let bound = config.max_send_buffer + SLACK;
-    let mut buf: Vec<u8> = Vec::new();
-    let mut fed = 0;
-    let mut preface_done = false;
-    loop {
-        if fed < stream.len() {
-            let n = (1 + rng.next() as usize % max_piece).min(stream.len() - fed);
-            buf.extend_from_slice(&stream[fed..fed + n]);
-            fed += n;
-        }
-        // Read until the connection wants more bytes (or a drained buffer).
-        loop {
-            let whole = if preface_done {
-                FrameHeader::parse(&buf).map(|h| HEADER_LEN + h.len as usize)
-            } else {
-                Some(PREFACE.len())
-            };
-            // Whether `recv` reads nothing for the bytes waiting to be sent: taken before
-            // the driver drains them below.
-            let blocked = conn.transmit().len() > config.max_send_buffer;
-            let (n, action) = match conn.recv(&buf) {
-                Err(_) => {
-                    assert!(conn.transmit().len() <= bound);
-                    assert!(conn.recv(&buf).is_err(), "a failed connection stays failed");
-                    return;
-                }
-                Ok((n, event)) => {
-                    let action = match event {
-                        Some(Event::Request { stream, .. }) => Action::Respond(stream),
-                        Some(Event::Data { stream, data, .. }) => {
-                            assert!(data.len() <= n);
-                            Action::Release(stream, data.len())
-                        }
-                        _ => Action::None,
-                    };
-                    (n, action)
-                }
-            };
-            assert!(n <= buf.len(), "consumed {n} of {} bytes", buf.len());
-            if n > 0 {
-                assert_eq!(Some(n), whole, "consumed something other than one frame");
-                preface_done = true;
-            }
-            buf.drain(..n);
-            match action {
-                Action::Respond(id) => respond(&mut conn, id, &mut rng),
-                Action::Release(id, len) => conn.release(id, len),
-                Action::None => {}
-            }
-            assert!(
-                conn.transmit().len() <= bound,
-                "send buffer at {} bytes",
-                conn.transmit().len()
-            );
-            if !lazy || rng.next() % 4 != 0 {
-                let all = conn.transmit().len();
-                conn.advance(all);
-            }
-            if n == 0 {
-                assert!(
-                    blocked || whole.is_none_or(|whole| whole > buf.len()),
-                    "a whole frame left unread"
-                );
-                if blocked {
-                    let all = conn.transmit().len();
-                    conn.advance(all);
-                    continue;
-                }
-                break;
-            }
-        }
-        if fed == stream.len() {
-            return;
-        }
-    }
+    let feed = Feed {
+        max_piece,
+        lazy,
+        max_send_buffer: config.max_send_buffer,
+        bound: config.max_send_buffer + SLACK,
+        // Without it, the connection must fail at once: still fed as if it came.
+        preface: true,
+    };
+    let decide = |event: Option<Event<'_>>, _: &mut Rng| match event {
+        Some(Event::Request { stream, .. }) => Action::Respond(stream),
+        Some(Event::Data { stream, data, .. }) => Action::Release(stream, data.len()),
+        _ => Action::None,
+    };
+    let act = |conn: &mut Connection, action: Action, rng: &mut Rng| match action {
+        Action::Respond(id) => respond(conn, id, rng),
+        Action::Release(id, len) => conn.release(id, len),
+        Action::None => {}
+    };
+    drive(&mut conn, &stream, &feed, &mut rng, decide, act);
 });
 
 /// Answers a request as an application would, with some variety.

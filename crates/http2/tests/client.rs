@@ -10,70 +10,15 @@ use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+mod common;
+
 use bytes::Bytes;
+use common::*;
 use ringwire_http2::frame::{
     self, flags, kind, setting, Frame, FrameHeader, StreamId, HEADER_LEN, PREFACE,
 };
 use ringwire_http2::hpack::{Encoder, Field};
-use ringwire_http2::{Config, Connection, Error, ErrorCode, Event, SendError, Violation};
-
-type Pairs = Vec<(String, String)>;
-
-/// An event, owned.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Ev {
-    Request {
-        stream: u32,
-        method: String,
-        path: String,
-        fields: Pairs,
-        end_stream: bool,
-    },
-    Response {
-        stream: u32,
-        status: u16,
-        fields: Pairs,
-        end_stream: bool,
-    },
-    Interim {
-        stream: u32,
-        status: u16,
-        fields: Pairs,
-    },
-    Data {
-        stream: u32,
-        data: Vec<u8>,
-        end_stream: bool,
-    },
-    Trailers {
-        stream: u32,
-        fields: Pairs,
-    },
-    Reset {
-        stream: u32,
-        code: ErrorCode,
-        violation: Option<Violation>,
-    },
-    GoAway {
-        last_stream: u32,
-        code: ErrorCode,
-    },
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8(bytes.to_vec()).expect("UTF-8 in a test field")
-}
-
-fn pairs<'a>(fields: impl IntoIterator<Item = (&'a [u8], &'a [u8])>) -> Pairs {
-    fields
-        .into_iter()
-        .map(|(n, v)| (text(n), text(v)))
-        .collect()
-}
-
-fn strs(fields: &[(&str, &str)]) -> Pairs {
-    pairs(fields.iter().map(|(n, v)| (n.as_bytes(), v.as_bytes())))
-}
+use ringwire_http2::{Config, Connection, Error, ErrorCode, SendError, Violation};
 
 /// `fields` as the byte pairs the send methods take.
 fn bytes_of<'a>(fields: &'a [(&'a str, &'a str)]) -> Vec<(&'a [u8], &'a [u8])> {
@@ -84,71 +29,6 @@ fn bytes_of<'a>(fields: &'a [(&'a str, &'a str)]) -> Vec<(&'a [u8], &'a [u8])> {
 }
 
 const NONE: [(&[u8], &[u8]); 0] = [];
-
-impl Ev {
-    fn from(event: Event<'_>) -> Ev {
-        match event {
-            Event::Request {
-                stream,
-                head,
-                end_stream,
-            } => Ev::Request {
-                stream: stream.get(),
-                method: text(head.method),
-                path: text(head.path),
-                fields: pairs(head.fields.iter()),
-                end_stream,
-            },
-            Event::Response {
-                stream,
-                status,
-                fields,
-                end_stream,
-            } => Ev::Response {
-                stream: stream.get(),
-                status,
-                fields: pairs(fields.iter()),
-                end_stream,
-            },
-            Event::Interim {
-                stream,
-                status,
-                fields,
-            } => Ev::Interim {
-                stream: stream.get(),
-                status,
-                fields: pairs(fields.iter()),
-            },
-            Event::Data {
-                stream,
-                data,
-                end_stream,
-            } => Ev::Data {
-                stream: stream.get(),
-                data: data.to_vec(),
-                end_stream,
-            },
-            Event::Trailers { stream, fields } => Ev::Trailers {
-                stream: stream.get(),
-                fields: pairs(fields.iter()),
-            },
-            Event::Reset {
-                stream,
-                code,
-                violation,
-            } => Ev::Reset {
-                stream: stream.get(),
-                code,
-                violation,
-            },
-            Event::GoAway { last_stream, code } => Ev::GoAway {
-                last_stream: last_stream.get(),
-                code,
-            },
-            other => panic!("an event this test does not know: {other:?}"),
-        }
-    }
-}
 
 /// The events other than body pieces, and the body of each stream joined.
 fn split_body(events: &[Ev], stream: u32) -> (Vec<Ev>, Vec<u8>, bool) {
@@ -170,14 +50,6 @@ fn split_body(events: &[Ev], stream: u32) -> (Vec<Ev>, Vec<u8>, bool) {
         }
     }
     (heads, body, ended)
-}
-
-fn sid(n: u32) -> StreamId {
-    StreamId::new(n)
-}
-
-fn body(len: usize) -> Vec<u8> {
-    (0..len).map(|i| (i * 7 % 251) as u8).collect()
 }
 
 /// Hands `conn` the bytes in `input` until it wants more, releasing body bytes when
@@ -340,14 +212,16 @@ fn small_windows() -> Config {
     }
 }
 
+/// A GET the client tests send (`http://example.com`), as the server sees it.
 fn get_request(stream: u32, path: &str, fields: &[(&str, &str)]) -> Ev {
-    Ev::Request {
-        stream,
-        method: "GET".into(),
-        path: path.into(),
-        fields: strs(fields),
-        end_stream: true,
-    }
+    let mut all = vec![
+        (":method", "GET"),
+        (":scheme", "http"),
+        (":authority", "example.com"),
+        (":path", path),
+    ];
+    all.extend_from_slice(fields);
+    Ev::request(stream, &all, true)
 }
 
 #[test]
@@ -901,7 +775,7 @@ impl Fake {
     /// A response head on stream 1 that breaks `rule`: stream error, the client resets it.
     fn malformed(&mut self, fields: &[(&str, &str)], end_stream: bool, rule: &'static str) {
         let bytes = self.headers(1, fields, end_stream);
-        assert_eq!(self.send(&bytes), [reset(1, rule)]);
+        assert_eq!(self.send(&bytes), [malformed(1, rule)]);
         assert_eq!(
             self.sent(),
             [Sent::Rst {
@@ -913,37 +787,10 @@ impl Fake {
     }
 }
 
-fn reset(stream: u32, rule: &'static str) -> Ev {
-    Ev::Reset {
-        stream,
-        code: ErrorCode::PROTOCOL_ERROR,
-        violation: Some(Violation::Malformed(rule)),
-    }
-}
-
 fn fake(test: impl Fn(&mut Fake)) {
     for split in [false, true] {
         test(&mut Fake::new(split));
     }
-}
-
-fn settings(params: &[(u16, u32)]) -> Vec<u8> {
-    let mut out = Vec::new();
-    frame::encode_settings(&mut out, params);
-    out
-}
-
-fn data(stream: u32, bytes: &[u8], end_stream: bool) -> Vec<u8> {
-    let mut out = Vec::new();
-    frame::encode_data(&mut out, sid(stream), bytes, end_stream);
-    out
-}
-
-fn raw(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    frame::encode_header(&mut out, payload.len(), kind, flags, sid(stream));
-    out.extend_from_slice(payload);
-    out
 }
 
 #[test]
@@ -1023,7 +870,7 @@ fn a_body_that_differs_from_content_length_resets_the_stream() {
             assert!(matches!(&f.send(&head)[..], [Ev::Response { .. }]));
             let events = f.send(&data(1, chunk, end));
             let rule = "a body whose length differs from content-length";
-            assert_eq!(events, [reset(1, rule)]);
+            assert_eq!(events, [malformed(1, rule)]);
             assert!(f.sent().contains(&Sent::Rst {
                 stream: 1,
                 code: ErrorCode::PROTOCOL_ERROR
@@ -1041,7 +888,7 @@ fn a_body_that_differs_from_content_length_resets_the_stream() {
 fn data_before_the_response_head_resets_the_stream() {
     fake(|f| {
         let events = f.send(&data(1, b"early", true));
-        assert_eq!(events, [reset(1, "DATA before the response head")]);
+        assert_eq!(events, [malformed(1, "DATA before the response head")]);
     });
 }
 

@@ -6,14 +6,13 @@
 //! with it arriving a byte at a time. In both, the connection must consume whole frames only
 //! (the preface, or nine bytes plus the payload) and never leave a whole frame unread.
 
-use bytes::Bytes;
-use ringwire_http2::frame::{
-    self, flags, kind, setting, Frame, FrameHeader, StreamId, HEADER_LEN, PREFACE,
-};
-use ringwire_http2::hpack::{Decoder, Encoder, Field};
-use ringwire_http2::{Config, Connection, Error, ErrorCode, Event, Violation};
+mod common;
 
-type Pairs = Vec<(String, String)>;
+use bytes::Bytes;
+use common::*;
+use ringwire_http2::frame::{self, flags, kind, setting, Frame, FrameHeader, HEADER_LEN, PREFACE};
+use ringwire_http2::hpack::{Decoder, Encoder, Field};
+use ringwire_http2::{Config, Connection, Error, ErrorCode, Violation};
 
 /// A request a client would send.
 const GET: &[(&str, &str)] = &[
@@ -28,132 +27,6 @@ const POST: &[(&str, &str)] = &[
     (":authority", "example.com"),
     (":path", "/upload"),
 ];
-
-/// An event, owned.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Ev {
-    Request {
-        stream: u32,
-        method: String,
-        scheme: Option<String>,
-        authority: Option<String>,
-        path: String,
-        fields: Pairs,
-        end_stream: bool,
-    },
-    Data {
-        stream: u32,
-        data: Vec<u8>,
-        end_stream: bool,
-    },
-    Trailers {
-        stream: u32,
-        fields: Pairs,
-    },
-    Reset {
-        stream: u32,
-        code: ErrorCode,
-        violation: Option<Violation>,
-    },
-    GoAway {
-        last_stream: u32,
-        code: ErrorCode,
-    },
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8(bytes.to_vec()).expect("UTF-8 in a test field")
-}
-
-fn pairs<'a>(fields: impl IntoIterator<Item = (&'a [u8], &'a [u8])>) -> Pairs {
-    fields
-        .into_iter()
-        .map(|(n, v)| (text(n), text(v)))
-        .collect()
-}
-
-fn strs(fields: &[(&str, &str)]) -> Pairs {
-    pairs(fields.iter().map(|(n, v)| (n.as_bytes(), v.as_bytes())))
-}
-
-impl Ev {
-    fn from(event: Event<'_>) -> Ev {
-        match event {
-            Event::Request {
-                stream,
-                head,
-                end_stream,
-            } => Ev::Request {
-                stream: stream.get(),
-                method: text(head.method),
-                scheme: head.scheme.map(text),
-                authority: head.authority.map(text),
-                path: text(head.path),
-                fields: pairs(head.fields.iter()),
-                end_stream,
-            },
-            Event::Data {
-                stream,
-                data,
-                end_stream,
-            } => Ev::Data {
-                stream: stream.get(),
-                data: data.to_vec(),
-                end_stream,
-            },
-            Event::Trailers { stream, fields } => Ev::Trailers {
-                stream: stream.get(),
-                fields: pairs(fields.iter()),
-            },
-            Event::Reset {
-                stream,
-                code,
-                violation,
-            } => Ev::Reset {
-                stream: stream.get(),
-                code,
-                violation,
-            },
-            Event::GoAway { last_stream, code } => Ev::GoAway {
-                last_stream: last_stream.get(),
-                code,
-            },
-            other => panic!("an event this test does not know: {other:?}"),
-        }
-    }
-
-    /// The request event `fields` (pseudo-header fields first) make.
-    fn request(stream: u32, fields: &[(&str, &str)], end_stream: bool) -> Ev {
-        let pseudo = |name: &str| {
-            fields
-                .iter()
-                .find(|(n, _)| *n == name)
-                .map(|(_, v)| v.to_string())
-        };
-        let regular: Vec<_> = fields
-            .iter()
-            .filter(|(n, _)| !n.starts_with(':'))
-            .copied()
-            .collect();
-        Ev::Request {
-            stream,
-            method: pseudo(":method").unwrap_or_default(),
-            scheme: pseudo(":scheme"),
-            authority: pseudo(":authority"),
-            path: pseudo(":path").unwrap_or_default(),
-            fields: strs(&regular),
-            end_stream,
-        }
-    }
-
-    fn data(stream: u32, data: &[u8], end_stream: bool) -> Ev {
-        Ev::Data {
-            stream,
-            data: data.to_vec(),
-            end_stream,
-        }
-    }
-}
 
 /// A frame the server sent, owned; a header block with its `CONTINUATION`s is one `Headers`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -195,15 +68,6 @@ fn data_out(stream: u32, data: &[u8], end_stream: bool) -> Out {
         stream,
         data: data.to_vec(),
         end_stream,
-    }
-}
-
-/// The reset of stream `stream`, whose request broke `rule` (RFC 9113 section 8.1.1).
-fn malformed(stream: u32, rule: &'static str) -> Ev {
-    Ev::Reset {
-        stream,
-        code: ErrorCode::PROTOCOL_ERROR,
-        violation: Some(Violation::Malformed(rule)),
     }
 }
 
@@ -491,10 +355,6 @@ impl Out {
     }
 }
 
-fn sid(n: u32) -> StreamId {
-    StreamId::new(n)
-}
-
 /// Runs `test` on a client that has not sent its preface, once whole and once split.
 fn run_raw(config: Config, test: impl Fn(&mut Client)) {
     for split in [false, true] {
@@ -513,25 +373,6 @@ fn run_with(config: Config, params: &[(u16, u32)], test: impl Fn(&mut Client)) {
 
 fn run(test: impl Fn(&mut Client)) {
     run_with(Config::default(), &[], test);
-}
-
-fn raw(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    frame::encode_header(&mut out, payload.len(), kind, flags, sid(stream));
-    out.extend_from_slice(payload);
-    out
-}
-
-fn settings(params: &[(u16, u32)]) -> Vec<u8> {
-    let mut out = Vec::new();
-    frame::encode_settings(&mut out, params);
-    out
-}
-
-fn data(stream: u32, bytes: &[u8], end_stream: bool) -> Vec<u8> {
-    let mut out = Vec::new();
-    frame::encode_data(&mut out, sid(stream), bytes, end_stream);
-    out
 }
 
 fn padded_data(stream: u32, bytes: &[u8], pad: u8, end_stream: bool) -> Vec<u8> {
@@ -558,10 +399,6 @@ fn ping(ack: bool, data: [u8; 8]) -> Vec<u8> {
     let mut out = Vec::new();
     frame::encode_ping(&mut out, ack, data);
     out
-}
-
-fn body(len: usize) -> Vec<u8> {
-    (0..len).map(|i| (i * 7 % 251) as u8).collect()
 }
 
 // --- The preface and SETTINGS -------------------------------------------------------------
