@@ -332,18 +332,23 @@ while True:
     sock.sendall(conn.data_to_send())
 "#;
 
-#[test]
-fn an_idle_connection_is_told_goodbye_and_closed() {
-    common::ensure_python_module("h2", "h2");
+/// A server whose connections may idle 300 ms (checked every 100 ms).
+fn short_idle() -> ServerConfig {
     let ms = Duration::from_millis;
-    let config = ServerConfig {
+    ServerConfig {
         timeouts: ringwire_server::Timeouts {
             idle: ms(300),
             sweep: ms(100),
             ..ringwire_server::Timeouts::default()
         },
         ..ServerConfig::default()
-    };
+    }
+}
+
+#[test]
+fn an_idle_connection_is_told_goodbye_and_closed() {
+    common::ensure_python_module("h2", "h2");
+    let config = short_idle();
     let addr = start(config, Echo);
     let started = std::time::Instant::now();
     let out = Command::new("python3")
@@ -396,15 +401,7 @@ while True:
 #[test]
 fn a_client_that_grants_no_window_is_let_go_after_the_idle_limit() {
     common::ensure_python_module("h2", "h2");
-    let ms = Duration::from_millis;
-    let config = ServerConfig {
-        timeouts: ringwire_server::Timeouts {
-            idle: ms(300),
-            sweep: ms(100),
-            ..ringwire_server::Timeouts::default()
-        },
-        ..ServerConfig::default()
-    };
+    let config = short_idle();
     let addr = start(config, Router::new().get("/big", big));
     let started = std::time::Instant::now();
     let out = Command::new("python3")
