@@ -25,17 +25,17 @@ out=$(mktemp -d)
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$out"' EXIT
 
-# Starts `ringwire serve` with the given flags on a free port; prints the port.
+# Starts `ringwire serve` with the given flags on a free port, which it leaves in `port`.
+# (Not run in a command substitution: its subshell would keep the server's pid from the
+# trap, and the server would outlive the script.)
 serve() {
     local log="$out/serve-$1.log"
     shift
     "$target/release/ringwire" serve --addr 127.0.0.1:0 --threads 1 "$@" >"$log" 2>&1 &
     pids+=($!)
     for _ in $(seq 100); do
-        if port=$(grep -oE '127\.0\.0\.1:[0-9]+' "$log" | head -1 | cut -d: -f2) && [[ -n $port ]]; then
-            echo "$port"
-            return
-        fi
+        port=$(grep -oE '127\.0\.0\.1:[0-9]+' "$log" | head -1 | cut -d: -f2 || true)
+        [[ -n $port ]] && return
         sleep 0.1
     done
     echo "ringwire serve did not start: $(cat "$log")" >&2
@@ -69,8 +69,10 @@ sys.exit(1 if bad else 0)
 PY
 }
 
-check tls -t -k -p "$(serve tls --self-signed)"
-check h2c -p "$(serve h2c)"
+serve tls --self-signed
+check tls -t -k -p "$port"
+serve h2c
+check h2c -p "$port"
 if ((status)); then
     echo "h2spec: see the reports above; full output:"
     cat "$out"/*.txt
