@@ -23,7 +23,7 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use futures_core::Stream as _;
-use futures_util::future::{AbortHandle, Abortable};
+use futures_util::future::{AbortHandle, Abortable, FutureExt as _};
 use futures_util::stream::{FuturesUnordered, StreamExt as _};
 use ringwire_http1::{Limits, RequestParser, Status};
 use ringwire_http2::frame::{StreamId, PREFACE};
@@ -32,7 +32,6 @@ use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport};
 use ringwire_io::TransportError;
 
 use crate::conn::Close;
-use crate::response::Fields;
 use crate::timeout::{Phase, Timer};
 use crate::{Body, BodyStream, FileBody, Handler, Request, Response, ServerConfig, Socket};
 
@@ -165,29 +164,26 @@ pub(crate) async fn serve<H: Handler>(
         let want = rx.data().len() + 1;
         tokio::select! {
             Some(answered) = running.next(), if !running.is_empty() => {
-                // (An aborted handler's stream was reset: nothing to send.)
-                if let Ok((id, head_only, response)) = answered {
-                    streams.running.remove(&id);
-                    respond(&mut conn, id, head_only, response, &mut bodies);
+                // Every answer ready by now goes out in the same write.
+                let mut next = Some(answered);
+                while let Some(answered) = next {
+                    // (An aborted handler's stream was reset: nothing to send.)
+                    if let Ok((id, head_only, response)) = answered {
+                        streams.running.remove(&id);
+                        respond(&mut conn, id, head_only, response, &mut bodies);
+                    }
+                    next = running.next().now_or_never().flatten();
                 }
             }
-            (id, piece) = produce(&mut bodies, &conn), if !bodies.is_empty() => {
-                let (data, end) = match piece {
-                    Some(Ok(data)) => {
-                        let end = bodies.get(&id).is_some_and(Source::is_done);
-                        (data, end)
-                    }
-                    Some(Err(e)) => {
-                        log::debug!("a body failed midway: {e}");
-                        conn.reset_stream(id, ErrorCode::INTERNAL_ERROR);
-                        bodies.remove(&id);
-                        continue;
-                    }
-                    None => (Bytes::new(), true),
-                };
-                // Refused only when the client reset the stream: nothing more to send.
-                if conn.send_data(id, data, end).is_err() || end {
-                    bodies.remove(&id);
+            piece = produce(&mut bodies, &conn), if !bodies.is_empty() => {
+                // Every piece ready by now goes out in the same write, up to a bound: a
+                // file behind an open window is always ready.
+                let mut next = Some(piece);
+                while let Some((id, piece)) = next {
+                    take_piece(&mut conn, &mut bodies, id, piece);
+                    next = (conn.transmit().len() < BODY_QUEUE)
+                        .then(|| produce(&mut bodies, &conn).now_or_never())
+                        .flatten();
                 }
             }
             filled = rx.fill(want), if !busy => if filled? == 0 {
@@ -386,29 +382,38 @@ fn respond(
     let bodiless = matches!(status, 100..=199 | 204 | 304);
     let length = body.len().filter(|_| !bodiless).map(|n| n.to_string());
     let date = crate::date::date();
-    let mut fields: Vec<(&[u8], &[u8])> = vec![(b"date", &date)];
-    for field in response.fields_to_write() {
-        match field {
-            Fields::One(name, value) => fields.push((name.as_bytes(), value)),
-            Fields::Block(block) => fields.extend(block.iter().map(|(n, v)| (n.as_bytes(), v))),
-        }
-    }
-    if let Some(length) = &length {
-        fields.push((b"content-length", length.as_bytes()));
-    }
+    let fields = std::iter::once((&b"date"[..], &date[..]))
+        .chain(
+            response
+                .headers()
+                .map(|(name, value)| (name.as_bytes(), value)),
+        )
+        .chain(
+            length
+                .as_deref()
+                .map(|n| (&b"content-length"[..], n.as_bytes())),
+        );
     let empty = bodiless || head_only || body.is_empty();
     // Refused only when the client reset the stream meanwhile.
     if conn.send_response(id, status, fields, empty).is_err() || empty {
         return;
     }
-    let source = match body {
+    let whole = match body {
         Body::Empty => return,
-        Body::Static(bytes) => Source::Whole(Some(Bytes::from_static(bytes))),
-        Body::Bytes(bytes) => Source::Whole(Some(bytes)),
-        Body::File(file) => Source::File(file, 0),
-        Body::Stream(stream) => Source::Stream(Box::pin(stream)),
+        Body::Static(bytes) => Bytes::from_static(bytes),
+        Body::Bytes(bytes) => bytes,
+        // Produced a piece at a time as the windows drain.
+        Body::File(file) => {
+            bodies.insert(id, Source::File(file, 0));
+            return;
+        }
+        Body::Stream(stream) => {
+            bodies.insert(id, Source::Stream(Box::pin(stream)));
+            return;
+        }
     };
-    bodies.insert(id, source);
+    // In memory: queued whole (refused only when the client reset the stream meanwhile).
+    let _ = conn.send_data(id, whole, true);
 }
 
 /// The next piece of any body whose stream has room in the connection's queue, while the
@@ -436,10 +441,31 @@ async fn produce(
     .await
 }
 
-/// A body, as the pieces it is sent in.
+/// Queues a piece of `id`'s body (or its end, or its failure) on the connection.
+fn take_piece(
+    conn: &mut Connection,
+    bodies: &mut HashMap<StreamId, Source>,
+    id: StreamId,
+    piece: Option<std::io::Result<Bytes>>,
+) {
+    let (data, end) = match piece {
+        Some(Ok(data)) => (data, bodies.get(&id).is_some_and(Source::is_done)),
+        Some(Err(e)) => {
+            log::debug!("a body failed midway: {e}");
+            conn.reset_stream(id, ErrorCode::INTERNAL_ERROR);
+            bodies.remove(&id);
+            return;
+        }
+        None => (Bytes::new(), true),
+    };
+    // Refused only when the client reset the stream: nothing more to send.
+    if conn.send_data(id, data, end).is_err() || end {
+        bodies.remove(&id);
+    }
+}
+
+/// A body produced as it is sent, a piece at a time.
 enum Source {
-    /// In memory: one piece.
-    Whole(Option<Bytes>),
     /// A file range, read a piece at a time; the offset into it.
     File(FileBody, u64),
     /// The handler's stream.
@@ -449,7 +475,6 @@ enum Source {
 impl Source {
     fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<std::io::Result<Bytes>>> {
         Poll::Ready(match self {
-            Source::Whole(bytes) => bytes.take().map(Ok),
             Source::File(file, done) => {
                 let left = file.len() - *done;
                 if left == 0 {
@@ -467,7 +492,6 @@ impl Source {
     /// Whether the piece just taken was the last (known only for sized bodies).
     fn is_done(&self) -> bool {
         match self {
-            Source::Whole(bytes) => bytes.is_none(),
             Source::File(file, done) => *done == file.len(),
             Source::Stream(_) => false,
         }
