@@ -69,23 +69,21 @@ pub fn encode_headers(
     end_stream: bool,
     max_frame_len: usize,
 ) {
-    let mut pieces = block.chunks(max_frame_len.max(1)).peekable();
-    let first = pieces.next().unwrap_or_default();
-    let mut flags = if end_stream { flags::END_STREAM } else { 0 };
-    let mut kind = kind::HEADERS;
-    let mut piece = first;
+    let (mut kind, mut flags) = (
+        kind::HEADERS,
+        if end_stream { flags::END_STREAM } else { 0 },
+    );
+    let mut rest = block;
     loop {
-        let last = pieces.peek().is_none();
-        if last {
+        let (piece, after) = rest.split_at(rest.len().min(max_frame_len.max(1)));
+        if after.is_empty() {
             flags |= flags::END_HEADERS;
         }
         encode_header(out, piece.len(), kind, flags, stream);
         out.extend_from_slice(piece);
-        match pieces.next() {
-            Some(next) => piece = next,
-            None => break,
+        if after.is_empty() {
+            return;
         }
-        kind = kind::CONTINUATION;
-        flags = 0;
+        (kind, flags, rest) = (kind::CONTINUATION, 0, after);
     }
 }
