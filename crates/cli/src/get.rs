@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use base64::Engine as _;
 use clap::Args;
 use ringwire_client::blocking::{Client, Trace};
-use ringwire_client::{ClientConfig, Error, RequestBuffer, Url};
+use ringwire_client::{ClientConfig, Error, Http2, Protocol, RequestBuffer, Url};
 
 use crate::request::{line, seconds, Extras, RequestArgs, TlsArgs, USER_AGENT};
 
@@ -64,6 +64,14 @@ pub(crate) struct GetArgs {
     fail: bool,
     #[command(flatten)]
     tls: TlsArgs,
+    /// Speak HTTP/1.1 only (by default HTTP/2 is offered to https://
+    /// servers, as curl does).
+    #[arg(long = "http1.1", conflicts_with = "http2_prior_knowledge")]
+    http1_1: bool,
+    /// Speak HTTP/2 from the start, without asking (http:// too): the
+    /// server must know it.
+    #[arg(long = "http2-prior-knowledge")]
+    http2_prior_knowledge: bool,
     /// Seconds the whole request may take.
     #[arg(long = "max-time", value_name = "SECS")]
     max_time: Option<f64>,
@@ -100,6 +108,13 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
                 .map(|s| seconds(s, "--max-time"))
                 .transpose()?,
             expect_continue_timeout: seconds(args.expect100_timeout, "--expect100-timeout")?,
+            http2: if args.http1_1 {
+                Http2::Off
+            } else if args.http2_prior_knowledge {
+                Http2::PriorKnowledge
+            } else {
+                Http2::Negotiate
+            },
             ..ClientConfig::default()
         },
         args.tls.config()?,
@@ -129,11 +144,19 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
     // With -i or -I, every head answered, as they come; written before the body.
     let mut heads = Vec::new();
     // With -v, every hop of a redirect chain: each request head, then its answers'.
+    let mut protocol = Protocol::Http1;
     let trace = |event: Trace<'_>| {
         let answer = match event {
+            Trace::Protocol(spoken) => {
+                if args.verbose && spoken == Protocol::Http2 {
+                    eprintln!("* using HTTP/2");
+                }
+                protocol = spoken;
+                return;
+            }
             Trace::Request(head) => {
                 if args.verbose {
-                    print_head("> ", head);
+                    print_head("> ", head, protocol);
                 }
                 return;
             }
@@ -143,11 +166,11 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
         };
         if let Some(head) = answer {
             if args.verbose {
-                print_response_head(&head);
+                print_response_head(&head, protocol);
             }
             if args.include || args.head {
                 // Writing into a `Vec` cannot fail.
-                let _ = write_response_head(&mut heads, "", "\r\n", &head);
+                let _ = write_response_head(&mut heads, "", "\r\n", &head, protocol);
             }
         }
     };
@@ -242,18 +265,23 @@ impl<'p> Output<'p> {
     }
 }
 
-/// Prints a head's lines with `prefix`, as `curl -v` does.
-fn print_head(prefix: &str, head: &[u8]) {
+/// Prints a request head's lines with `prefix`, as `curl -v` does; over
+/// HTTP/2, its request line says so.
+fn print_head(prefix: &str, head: &[u8], protocol: Protocol) {
     let text = String::from_utf8_lossy(head);
     let mut err = io::stderr().lock();
-    for line in text.split("\r\n").take_while(|l| !l.is_empty()) {
+    for (i, line) in text.split("\r\n").take_while(|l| !l.is_empty()).enumerate() {
+        let line = match (i, protocol, line.strip_suffix(" HTTP/1.1")) {
+            (0, Protocol::Http2, Some(start)) => format!("{start} HTTP/2"),
+            _ => line.to_owned(),
+        };
         let _ = writeln!(err, "{prefix}{line}");
     }
     let _ = writeln!(err, "{prefix}");
 }
 
-fn print_response_head(head: &ringwire_http1::Response<'_>) {
-    let _ = write_response_head(&mut io::stderr().lock(), "< ", "\n", head);
+fn print_response_head(head: &ringwire_http1::Response<'_>, protocol: Protocol) {
+    let _ = write_response_head(&mut io::stderr().lock(), "< ", "\n", head, protocol);
 }
 
 /// Writes `head`: its status line and fields, each after `prefix` and
@@ -263,8 +291,12 @@ fn write_response_head(
     prefix: &str,
     eol: &str,
     head: &ringwire_http1::Response<'_>,
+    protocol: Protocol,
 ) -> io::Result<()> {
-    write!(out, "{prefix}{} {}", head.version(), head.status())?;
+    match protocol {
+        Protocol::Http2 => write!(out, "{prefix}HTTP/2 {}", head.status())?,
+        Protocol::Http1 => write!(out, "{prefix}{} {}", head.version(), head.status())?,
+    }
     if !head.reason().is_empty() {
         out.write_all(b" ")?;
         out.write_all(head.reason())?;

@@ -441,6 +441,36 @@ fn fetches_over_https_trusting_or_skipping_the_certificate() {
     assert_eq!(text(&trusted.stdout), "Hello from ringwire!\n");
 }
 
+#[test]
+fn speaks_http2_where_the_server_does_as_curl() {
+    let server = ringwire_serve(&["--self-signed"]);
+    let port = server.addr.rsplit_once(':').expect("port").1;
+    let url = format!("https://localhost:{port}/hello");
+    // Offered by ALPN, and taken.
+    let h2 = get(&["-k", "-i", "-v", &url]);
+    assert!(h2.status.success(), "{}", text(&h2.stderr));
+    let out = text(&h2.stdout);
+    assert!(out.starts_with("HTTP/2 200\r\n"), "{out}");
+    assert!(out.ends_with("\r\n\r\nHello from ringwire!\n"), "{out}");
+    let err = text(&h2.stderr);
+    assert!(
+        err.contains("* using HTTP/2\n> GET /hello HTTP/2\n"),
+        "{err}"
+    );
+    assert!(err.contains("< HTTP/2 200\n"), "{err}");
+
+    let h1 = get(&["-k", "-i", "--http1.1", &url]);
+    assert!(text(&h1.stdout).starts_with("HTTP/1.1 200 OK\r\n"));
+
+    // Cleartext: HTTP/1.1 unless HTTP/2 is known to be there.
+    let plain = ringwire_serve(&[]);
+    let url = format!("http://{}/hello", plain.addr);
+    assert!(text(&get(&["-i", &url]).stdout).starts_with("HTTP/1.1 200 OK\r\n"));
+    let h2c = get(&["-i", "--http2-prior-knowledge", &url]);
+    assert!(text(&h2c.stdout).starts_with("HTTP/2 200\r\n"));
+    assert!(text(&h2c.stdout).ends_with("Hello from ringwire!\n"));
+}
+
 /// A ringwire server (in this process) answering `N bytes`, the length of
 /// the request body it read.
 fn counting_server() -> std::net::SocketAddr {

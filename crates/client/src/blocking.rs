@@ -10,15 +10,16 @@ use ringwire_io::RecvTransport;
 use ringwire_ring::Ring;
 
 use crate::exchange::{remaining, BodyStep, Failure, Next, Reader, RoundTrip, DISCARD_LIMIT};
+use crate::h2::{Proto, H2};
 use crate::pool::{is_quiet, Keyed, Pool};
 use crate::redirect::{next_hop, Answer, Hop};
 use crate::stream::Stream;
 use crate::tls::Tls;
 use crate::url::{Origin, Scheme};
-use crate::{ClientConfig, Encoding, Error, Phase, Request, RequestBuffer, Url};
+use crate::{ClientConfig, Encoding, Error, Http2, Phase, Protocol, Request, RequestBuffer, Url};
 
-/// An HTTP/1.1 client with a keep-alive pool; share it by reference
-/// across threads.
+/// An HTTP/1.1 and HTTP/2 client with a keep-alive pool; share it by
+/// reference across threads.
 #[derive(Debug)]
 pub struct Client {
     pub(crate) config: ClientConfig,
@@ -33,11 +34,12 @@ impl Default for Client {
 }
 
 /// One connection: its stream inside the receive transport (requests are
-/// written to the same stream), and a parser kept warm across responses.
+/// written to the same stream), and its protocol's state, kept warm across
+/// responses.
 #[derive(Debug)]
 struct Connection {
     rx: RecvTransport<Stream>,
-    parser: ResponseParser,
+    proto: Proto,
     origin: Origin,
     /// What the socket's timeouts are set for: cleared for a request without
     /// a deadline; for one with, set again before a read only when the last
@@ -66,11 +68,7 @@ impl Client {
     /// A client as `config` says.
     #[must_use]
     pub fn new(config: ClientConfig) -> Self {
-        Client {
-            pool: Pool::new(config.max_idle_per_host, config.idle_timeout),
-            config,
-            tls: Tls::default(),
-        }
+        Client::with_tls(config, ringwire_tls::ClientConfig::default())
     }
 
     /// A client as `config` says, whose `https://` connections trust and
@@ -79,8 +77,12 @@ impl Client {
     #[must_use]
     pub fn with_tls(config: ClientConfig, tls: ringwire_tls::ClientConfig) -> Self {
         Client {
-            tls: Tls::new(tls),
-            ..Client::new(config)
+            pool: Pool::new(config.max_idle_per_host, config.idle_timeout),
+            tls: match config.http2 {
+                Http2::Off => Tls::new(tls),
+                Http2::Negotiate | Http2::PriorKnowledge => Tls::offering_h2(tls),
+            },
+            config,
         }
     }
 
@@ -139,7 +141,8 @@ impl Client {
     }
 
     /// One request and response head: on a pooled connection, and once more
-    /// on a fresh one if the pooled one turned out closed.
+    /// on a fresh one if the pooled one turned out closed; on a fresh one
+    /// once more if an HTTP/2 server refused it unprocessed.
     fn exchange(
         &self,
         buffer: &mut RequestBuffer,
@@ -148,19 +151,26 @@ impl Client {
         trace: &mut dyn FnMut(Trace<'_>),
     ) -> Result<Response<'_>, Error> {
         let origin = request.url().origin();
-        if let Some(conn) = self
+        let pooled = self
             .pool
-            .take(origin, |c| is_quiet(c.rx.get_ref().socket()))
-        {
+            .take(origin, |c| is_quiet(c.rx.get_ref().socket()));
+        let mut reused = pooled.is_some();
+        let mut refused = false;
+        let mut conn = match pooled {
+            Some(conn) => conn,
+            None => self.connect(origin, deadline)?,
+        };
+        loop {
             match self.round_trip(conn, buffer, request, deadline, trace) {
                 Ok(response) => return Ok(response),
-                Err(f) if f.retryable && request.is_idempotent() => {}
+                Err(f) if f.may_retry(request) && (reused || (f.unprocessed() && !refused)) => {
+                    refused |= f.unprocessed();
+                    reused = false;
+                }
                 Err(f) => return Err(f.error),
             }
+            conn = self.connect(origin, deadline)?;
         }
-        let conn = self.connect(origin, deadline)?;
-        self.round_trip(conn, buffer, request, deadline, trace)
-            .map_err(|f| f.error)
     }
 
     fn connect(&self, origin: &Origin, deadline: Option<Instant>) -> Result<Connection, Error> {
@@ -169,10 +179,18 @@ impl Client {
             (limit, Some(d)) => Some(remaining(d)?.min(limit.unwrap_or(Duration::MAX))),
         };
         let stream = self.dial(origin, timeout)?;
+        let http2 = match &stream {
+            Stream::Tls(tls) => tls.alpn_protocol().as_deref() == Some(b"h2"),
+            Stream::Tcp(_) => self.config.http2 == Http2::PriorKnowledge,
+        };
         let ring = Ring::new(self.config.rx)?;
         Ok(Connection {
             rx: RecvTransport::with_ring(ring, stream),
-            parser: ResponseParser::new(self.config.limits),
+            proto: if http2 {
+                Proto::Http2(Box::new(H2::new(&self.config)))
+            } else {
+                Proto::Http1(ResponseParser::new(self.config.limits))
+            },
             origin: origin.clone(),
             // The handshake left the connect timeout on the socket.
             armed: if origin.scheme() == Scheme::Https {
@@ -251,29 +269,54 @@ impl Client {
     ) -> Result<Response<'_>, Failure> {
         let (head, body) = buffer.bytes(request)?;
         let mut trip = RoundTrip::new(request, &self.config, deadline);
+        trace(Trace::Protocol(match conn.proto {
+            Proto::Http1(_) => Protocol::Http1,
+            Proto::Http2(_) => Protocol::Http2,
+        }));
         trace(Trace::Request(head));
         conn.set_deadline(deadline)?;
         let with_head = trip.with_head(body);
-        trip.wrote(write_all(conn.rx.get_mut(), head, with_head).map_err(Error::from))?;
+        let wrote = match &mut conn.proto {
+            Proto::Http1(_) => write_all(conn.rx.get_mut(), head, with_head),
+            Proto::Http2(h2) => {
+                // A body held back is sent later; an empty one ends the stream now.
+                let held = with_head.len() < body.len();
+                h2.send(request.url(), head, (!held).then_some(body))?;
+                flush(conn.rx.get_mut(), h2)
+            }
+        };
+        trip.wrote(wrote.map_err(Error::from))?;
         loop {
-            let next = trip.next(
-                &mut conn.parser,
-                conn.rx.data_mut(),
-                request.parse_method(),
-                &self.config.limits,
-            )?;
+            let next = match &mut conn.proto {
+                Proto::Http1(parser) => trip.next(
+                    parser,
+                    conn.rx.data_mut(),
+                    request.parse_method(),
+                    &self.config.limits,
+                )?,
+                Proto::Http2(h2) => trip.next_h2(h2, conn.rx.data())?,
+            };
             match next {
                 Next::Interim(len) => {
-                    trace(Trace::Interim(conn.parser.head().view(conn.rx.data())));
+                    trace(Trace::Interim(conn.interim_head()));
                     conn.rx.consume(len);
                 }
+                Next::Consume(len) => conn.rx.consume(len),
                 Next::Body => {
                     conn.set_deadline(deadline)?;
-                    trip.wrote(write_all(conn.rx.get_mut(), &[], body).map_err(Error::from))?;
+                    let wrote = match &mut conn.proto {
+                        Proto::Http1(_) => write_all(conn.rx.get_mut(), &[], body),
+                        Proto::Http2(h2) => {
+                            h2.send_body(body)?;
+                            flush(conn.rx.get_mut(), h2)
+                        }
+                    };
+                    trip.wrote(wrote.map_err(Error::from))?;
                 }
                 Next::Fill { at_least, until } => {
                     let filled = conn
                         .set_deadline(until)
+                        .and_then(|()| conn.flush())
                         .and_then(|()| Ok(conn.rx.fill(at_least)?));
                     trip.filled(filled)?;
                 }
@@ -297,6 +340,25 @@ impl Keyed for Connection {
 }
 
 impl Connection {
+    /// The interim head just received: in the ring (HTTP/1.1), or rewritten
+    /// (HTTP/2).
+    fn interim_head(&self) -> ringwire_http1::Response<'_> {
+        match &self.proto {
+            Proto::Http1(parser) => parser.head().view(self.rx.data()),
+            Proto::Http2(h2) => h2.head_view(),
+        }
+    }
+
+    /// Sends what an HTTP/2 connection has queued (window updates, pings'
+    /// answers, request body the server's windows let out): before every
+    /// read, so neither side waits on the other.
+    fn flush(&mut self) -> Result<(), Error> {
+        match &mut self.proto {
+            Proto::Http1(_) => Ok(()),
+            Proto::Http2(h2) => Ok(flush(self.rx.get_mut(), h2)?),
+        }
+    }
+
     /// Bounds the next read by what is left until `deadline`.
     fn set_deadline(&mut self, deadline: Option<Instant>) -> Result<(), Error> {
         let socket = self.rx.get_ref().socket();
@@ -340,13 +402,29 @@ fn write_all(stream: &mut Stream, head: &[u8], body: &[u8]) -> io::Result<()> {
     Ok(())
 }
 
+/// Writes all that `h2` has to send.
+fn flush(stream: &mut Stream, h2: &mut H2) -> io::Result<()> {
+    while !h2.transmit().is_empty() {
+        match stream.write(h2.transmit()) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => h2.advance(n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
 /// What [`Client::send_traced`] is shown of an exchange, in order.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Trace<'t> {
+    /// The protocol of the connection the next request goes on.
+    Protocol(Protocol),
     /// A request head, as it is sent: the first, then each redirect's (and
     /// any sent again on a fresh connection, when a pooled one turned out
-    /// closed).
+    /// closed). Over HTTP/2, as the builder wrote it: its request line and
+    /// `host` go out as pseudo-header fields.
     Request(&'t [u8]),
     /// An interim `1xx` head, as it arrived: a `100 Continue` to a body
     /// that waited for it ([`HeaderBuilder::expect_continue`](crate::HeaderBuilder::expect_continue)),
@@ -377,14 +455,22 @@ impl Response<'_> {
         self.reader.status()
     }
 
-    /// The head, in place in the receive ring: there until the body is
-    /// read (`None` after the first [`chunk`](Self::chunk)).
+    /// The protocol the response came over.
+    #[must_use]
+    pub fn protocol(&self) -> Protocol {
+        self.reader.protocol()
+    }
+
+    /// The head, in place in the receive ring (over HTTP/2, rewritten as an
+    /// HTTP/1.1 head with no reason phrase): there until the body is read
+    /// (`None` after the first [`chunk`](Self::chunk)).
     #[must_use]
     pub fn head(&self) -> Option<ringwire_http1::Response<'_>> {
         let conn = self.conn.as_ref()?;
-        self.reader
-            .head_in_ring()
-            .then(|| conn.parser.head().view(conn.rx.data()))
+        self.reader.head_in_ring().then(|| match &conn.proto {
+            Proto::Http1(parser) => parser.head().view(conn.rx.data()),
+            Proto::Http2(h2) => h2.head_view(),
+        })
     }
 
     /// The first field named `name`, while the head is in the ring.
@@ -423,12 +509,17 @@ impl Response<'_> {
                 return Ok(None);
             };
             conn.rx.consume(self.reader.take_consumed());
-            match self.reader.decode(conn.rx.data())? {
+            let h2 = match &mut conn.proto {
+                Proto::Http1(_) => None,
+                Proto::Http2(h2) => Some(&mut **h2),
+            };
+            match self.reader.decode(conn.rx.data(), h2)? {
                 BodyStep::Data(range) => break Some(range),
                 BodyStep::Decoded => break None,
                 BodyStep::Need(consumed) => {
                     conn.rx.consume(consumed);
                     conn.set_deadline(self.deadline)?;
+                    conn.flush().map_err(|e| self.reader.failed(e))?;
                     let at_least = conn.rx.data().len() + 1;
                     let filled = conn
                         .rx
@@ -487,7 +578,11 @@ impl Response<'_> {
     /// Returns the connection to the pool if it can carry another request.
     fn release(&mut self) {
         if let Some(conn) = self.conn.take() {
-            if self.reader.reusable() && conn.rx.data().is_empty() {
+            let h2_reusable = match &conn.proto {
+                Proto::Http1(_) => true,
+                Proto::Http2(h2) => h2.reusable(),
+            };
+            if self.reader.reusable() && h2_reusable && conn.rx.data().is_empty() {
                 self.client.pool.put(conn);
             }
         }

@@ -5,6 +5,8 @@ use std::time::Duration;
 use ringwire_http1::Limits;
 use ringwire_ring::RingConfig;
 
+use crate::Http2;
+
 /// How a [`blocking::Client`](crate::blocking::Client) or
 /// [`tokio::Client`](crate::tokio::Client) behaves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,6 +39,10 @@ pub struct ClientConfig {
     /// A few KiB of gzip or brotli can decode to gigabytes, so the bound on
     /// the bytes received ([`Limits::max_body_len`]) is no bound on these.
     pub max_decoded_body_len: u64,
+    /// Whether to speak HTTP/2 ([`Http2::Off`] by default). Only the
+    /// [`blocking::Client`](crate::blocking::Client) speaks it so far; the
+    /// [`tokio::Client`](crate::tokio::Client) stays on HTTP/1.1.
+    pub http2: Http2,
     /// Each connection's receive ring. Bodies stream through it, so it
     /// must only hold the largest head (or trailer section).
     pub rx: RingConfig,
@@ -73,6 +79,7 @@ impl Default for ClientConfig {
             idle_timeout: Self::DEFAULT_IDLE_TIMEOUT,
             limits: Limits::default(),
             max_decoded_body_len: Self::DEFAULT_MAX_DECODED_BODY_LEN,
+            http2: Http2::Off,
             rx: Self::DEFAULT_RX,
         }
     }

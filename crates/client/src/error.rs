@@ -64,6 +64,17 @@ pub enum Error {
     Response(ringwire_http1::Error),
     /// The server closed the connection before a complete response head.
     Closed,
+    /// The server broke HTTP/2's rules (a connection error; the `GOAWAY`
+    /// saying so was sent): the connection is closed.
+    Http2(ringwire_http2::Error),
+    /// The request's HTTP/2 stream was reset, by the server or by this
+    /// client for what the server sent on it. `REFUSED_STREAM` (also a
+    /// `GOAWAY` that left the request unprocessed) means the server never
+    /// acted on it, so it was sent again on a fresh connection if it could.
+    Http2Reset(ringwire_http2::ErrorCode),
+    /// A request head HTTP/2 cannot carry as it was written (a `host`
+    /// HTTP/2's `:authority` cannot hold).
+    Http2Request(ringwire_http1::Error),
     /// The connection ended before the response body did (the server's
     /// fault, or the network's): the connection is closed.
     IncompleteBody {
@@ -150,6 +161,9 @@ impl fmt::Display for Error {
             Error::Closed => {
                 f.write_str("the server closed the connection before a complete response")
             }
+            Error::Http2(e) => write!(f, "{e}"),
+            Error::Http2Reset(code) => write!(f, "HTTP/2 stream reset: {code}"),
+            Error::Http2Request(e) => write!(f, "request not sendable over HTTP/2: {e}"),
             Error::IncompleteBody {
                 received,
                 expected,
@@ -194,7 +208,8 @@ impl std::error::Error for Error {
             Error::Connect { source, .. } => Some(source),
             Error::Io(e) => Some(e),
             Error::Ring(e) => Some(e),
-            Error::Response(e) => Some(e),
+            Error::Response(e) | Error::Http2Request(e) => Some(e),
+            Error::Http2(e) => Some(e),
             #[cfg(feature = "ws")]
             Error::WebSocket(e) => Some(e),
             _ => None,

@@ -10,9 +10,11 @@ use std::ops::Range;
 use std::time::{Duration, Instant};
 
 use ringwire_http1::{BodyDecoder, BodyKind, Decoded, Limits, Method, ResponseParser, Status};
+use ringwire_http2::ErrorCode;
 
 use crate::decompress::{Decoder, Encoding};
-use crate::{ClientConfig, Error, Phase, Request};
+use crate::h2::{self, H2};
+use crate::{ClientConfig, Error, Phase, Protocol, Request};
 
 /// A redirect's body worth reading to keep its connection: past this,
 /// closing is cheaper.
@@ -32,13 +34,30 @@ impl Failure {
         let retryable = matches!(error, Error::Io(_));
         Failure { error, retryable }
     }
+
+    /// Whether `request` may go again on a fresh connection: when it is
+    /// idempotent, or when the server said it never processed it.
+    pub(crate) fn may_retry(&self, request: &Request<'_>) -> bool {
+        self.retryable && (request.is_idempotent() || self.unprocessed())
+    }
+
+    /// Whether the server said it never processed the request.
+    pub(crate) fn unprocessed(&self) -> bool {
+        unprocessed(&self.error)
+    }
+}
+
+/// An HTTP/2 server's word that it did not act on the request (RFC 9113
+/// section 8.7).
+fn unprocessed(error: &Error) -> bool {
+    matches!(error, Error::Http2Reset(code) if *code == ErrorCode::REFUSED_STREAM)
 }
 
 impl From<Error> for Failure {
     fn from(error: Error) -> Self {
         Failure {
+            retryable: unprocessed(&error),
             error,
-            retryable: false,
         }
     }
 }
@@ -84,10 +103,13 @@ pub(crate) enum Next {
     /// An interim `1xx` head of this many bytes is at the front of the
     /// ring: consume it.
     Interim(usize),
+    /// Frames of this many bytes were handled (HTTP/2): consume them.
+    Consume(usize),
     /// Send the body held back, and report it to [`RoundTrip::wrote`].
     Body,
     /// Fill the ring to at least this many bytes, reading until `until`
-    /// at the latest, and report it to [`RoundTrip::filled`].
+    /// at the latest, and report it to [`RoundTrip::filled`]; over HTTP/2,
+    /// send what the connection has to send first.
     Fill {
         at_least: usize,
         until: Option<Instant>,
@@ -172,19 +194,56 @@ impl RoundTrip {
         }
         let step = parse_head(parser, data, method, limits, self.decode_limit)?;
         Ok(match step {
-            HeadStep::Interim { len, status } => {
-                // Other interim answers (`103 Early Hints`) are no go-ahead.
-                if let (100, Withheld::Until(_)) = (status, self.body) {
-                    self.body = Withheld::Released;
-                }
-                Next::Interim(len)
-            }
+            HeadStep::Interim { len, status } => self.interim(len, status),
             HeadStep::Final(reader) => Next::Final(self.answered(reader)),
             HeadStep::Need(at_least) => Next::Fill {
                 at_least,
                 until: self.read_until(),
             },
         })
+    }
+
+    /// [`next`](Self::next) on an HTTP/2 connection: handles the frames at
+    /// the front of `data`.
+    pub(crate) fn next_h2(&mut self, h2: &mut H2, data: &[u8]) -> Result<Next, Failure> {
+        if let Withheld::Released = self.body {
+            return Ok(Next::Body);
+        }
+        Ok(match h2.head(data)? {
+            h2::HeadStep::Need(0) => Next::Fill {
+                at_least: data.len() + 1,
+                until: self.read_until(),
+            },
+            h2::HeadStep::Need(consumed) => Next::Consume(consumed),
+            h2::HeadStep::Interim { consumed, status } => self.interim(consumed, status),
+            h2::HeadStep::Final {
+                consumed,
+                end_stream,
+            } => {
+                let head = h2.head_view();
+                Next::Final(self.answered(Reader {
+                    head_len: consumed,
+                    pending: 0,
+                    framing: Framing {
+                        frames: Frames::Http2 { received: 0 },
+                        done: end_stream,
+                    },
+                    keep_alive: true,
+                    status: head.status(),
+                    decoding: decoding(&head, self.decode_limit),
+                }))
+            }
+        })
+    }
+
+    /// An interim head of `len` bytes with `status` arrived: a `100
+    /// Continue` releases a body held back for it, other interim answers
+    /// (`103 Early Hints`) do not.
+    fn interim(&mut self, len: usize, status: u16) -> Next {
+        if let (100, Withheld::Until(_)) = (status, self.body) {
+            self.body = Withheld::Released;
+        }
+        Next::Interim(len)
     }
 
     /// The outcome of a [`Next::Fill`]: the bytes read, or why none were.
@@ -299,23 +358,29 @@ fn head_step(
             head_len: len,
             pending: 0,
             framing: Framing {
-                decoder: BodyDecoder::new(head.body(), limits),
+                frames: Frames::Http1(BodyDecoder::new(head.body(), limits)),
                 done: false,
             },
             // After a 2xx to CONNECT the connection is a tunnel, not HTTP.
             keep_alive: head.keep_alive()
                 && !(method == Method::Connect && (200..300).contains(&head.status())),
             status: head.status(),
-            decoding: decode_limit
-                .and_then(|limit| Decoder::for_response(&head, limit))
-                .map(|decoder| {
-                    Box::new(Decoding {
-                        decoder,
-                        unread: None,
-                    })
-                }),
+            decoding: decoding(&head, decode_limit),
         })),
     }
+}
+
+/// The decoding of `head`'s body, when the request asked for it
+/// (`decode_limit`) and the body has a coding the client undoes.
+fn decoding(
+    head: &ringwire_http1::Response<'_>,
+    decode_limit: Option<u64>,
+) -> Option<Box<Decoding>> {
+    let decoder = Decoder::for_response(head, decode_limit?)?;
+    Some(Box::new(Decoding {
+        decoder,
+        unread: None,
+    }))
 }
 
 /// What the front of the ring holds, body-wise.
@@ -354,6 +419,14 @@ impl Reader {
         self.status
     }
 
+    /// The protocol the response came over.
+    pub(crate) fn protocol(&self) -> Protocol {
+        match self.framing.frames {
+            Frames::Http1(_) => Protocol::Http1,
+            Frames::Http2 { .. } => Protocol::Http2,
+        }
+    }
+
     /// Whether the head is still at the front of the ring.
     pub(crate) fn head_in_ring(&self) -> bool {
         self.head_len > 0
@@ -370,19 +443,20 @@ impl Reader {
         std::mem::take(&mut self.head_len) + std::mem::take(&mut self.pending)
     }
 
-    /// Decodes from the front of `data` (after [`take_consumed`](Self::take_consumed)).
-    pub(crate) fn decode(&mut self, data: &[u8]) -> Result<BodyStep, Error> {
+    /// Decodes from the front of `data` (after [`take_consumed`](Self::take_consumed)),
+    /// through `h2` when the response came over HTTP/2.
+    pub(crate) fn decode(&mut self, data: &[u8], h2: Option<&mut H2>) -> Result<BodyStep, Error> {
         let Some(decoding) = self.decoding.as_deref_mut() else {
-            return Ok(match self.framing.next(data)? {
-                Framed::Data(piece) => {
-                    self.pending = piece.end;
+            return Ok(match self.framing.next(data, h2)? {
+                Framed::Data { piece, consumed } => {
+                    self.pending = consumed;
                     BodyStep::Data(piece)
                 }
                 Framed::Need(consumed) => BodyStep::Need(consumed),
                 Framed::Done(consumed) => BodyStep::Done(consumed),
             });
         };
-        match decoding.next(&mut self.framing, data) {
+        match decoding.next(&mut self.framing, data, h2) {
             Ok((step, pending)) => {
                 self.pending = pending;
                 Ok(step)
@@ -414,7 +488,11 @@ impl Reader {
     /// other. Either way the connection is spent.
     pub(crate) fn eof(&mut self) -> Result<(), Error> {
         self.keep_alive = false;
-        if self.framing.decoder.finish_eof().is_err() {
+        let Frames::Http1(decoder) = &mut self.framing.frames else {
+            // An HTTP/2 body ends with its stream, never with the connection.
+            return Err(self.incomplete(false));
+        };
+        if decoder.finish_eof().is_err() {
             return Err(self.incomplete(false));
         }
         self.framing.done = true;
@@ -429,8 +507,7 @@ impl Reader {
     pub(crate) fn failed(&self, error: Error) -> Error {
         match error {
             Error::Io(e)
-                if e.kind() == io::ErrorKind::UnexpectedEof
-                    && self.framing.decoder.kind() != BodyKind::CloseDelimited =>
+                if e.kind() == io::ErrorKind::UnexpectedEof && !self.framing.close_delimited() =>
             {
                 self.incomplete(true)
             }
@@ -439,13 +516,19 @@ impl Reader {
     }
 
     fn incomplete(&self, without_close_notify: bool) -> Error {
-        let decoder = &self.framing.decoder;
+        let (received, expected) = match &self.framing.frames {
+            Frames::Http1(decoder) => (
+                decoder.delivered(),
+                match decoder.kind() {
+                    BodyKind::Length(len) => Some(len),
+                    _ => None,
+                },
+            ),
+            Frames::Http2 { received } => (*received, None),
+        };
         Error::IncompleteBody {
-            received: decoder.delivered(),
-            expected: match decoder.kind() {
-                BodyKind::Length(len) => Some(len),
-                _ => None,
-            },
+            received,
+            expected,
             without_close_notify,
         }
     }
@@ -461,17 +544,30 @@ impl Reader {
     }
 }
 
-/// A body's framing (length, chunks, the server's close), read in place.
+/// A body's framing, read in place.
 #[derive(Debug)]
 struct Framing {
-    decoder: BodyDecoder,
+    frames: Frames,
     done: bool,
+}
+
+/// What frames a body.
+#[derive(Debug)]
+enum Frames {
+    /// HTTP/1.1: length, chunks, the server's close.
+    Http1(BodyDecoder),
+    /// HTTP/2 `DATA` frames, `received` bytes of body so far.
+    Http2 { received: u64 },
 }
 
 /// Where the next piece of a body lies, framing-wise.
 enum Framed {
-    /// Body bytes at this range of the ring's unread span.
-    Data(Range<usize>),
+    /// Body bytes at `piece` of the ring's unread span, done with once
+    /// `consumed` bytes are (the piece's framing around it included).
+    Data {
+        piece: Range<usize>,
+        consumed: usize,
+    },
     /// Consume this much framing, then fill.
     Need(usize),
     /// The body is complete once this much (final framing) is consumed.
@@ -479,19 +575,41 @@ enum Framed {
 }
 
 impl Framing {
-    /// The next piece of body at the front of `data`.
-    fn next(&mut self, data: &[u8]) -> Result<Framed, Error> {
+    /// The next piece of body at the front of `data`, through `h2` for an
+    /// HTTP/2 body.
+    fn next(&mut self, data: &[u8], h2: Option<&mut H2>) -> Result<Framed, Error> {
         if self.done {
             return Ok(Framed::Done(0));
         }
-        Ok(match self.decoder.decode(data)? {
-            Decoded::Data { data, consumed } => Framed::Data(consumed - data.len()..consumed),
-            Decoded::Partial { consumed } => Framed::Need(consumed),
-            Decoded::Done { consumed, .. } => {
-                self.done = true;
-                Framed::Done(consumed)
-            }
-        })
+        let framed = match (&mut self.frames, h2) {
+            (Frames::Http1(decoder), _) => match decoder.decode(data)? {
+                Decoded::Data { data, consumed } => Framed::Data {
+                    piece: consumed - data.len()..consumed,
+                    consumed,
+                },
+                Decoded::Partial { consumed } => Framed::Need(consumed),
+                Decoded::Done { consumed, .. } => Framed::Done(consumed),
+            },
+            (Frames::Http2 { received }, Some(h2)) => match h2.body(data)? {
+                h2::BodyStep::Data { piece, consumed } => {
+                    *received += piece.len() as u64;
+                    Framed::Data { piece, consumed }
+                }
+                h2::BodyStep::Need(consumed) => Framed::Need(consumed),
+                h2::BodyStep::Done(consumed) => Framed::Done(consumed),
+            },
+            // An HTTP/2 response is read only on its own connection.
+            (Frames::Http2 { .. }, None) => return Err(Error::Closed),
+        };
+        if let Framed::Done(_) = framed {
+            self.done = true;
+        }
+        Ok(framed)
+    }
+
+    /// Whether the body ends when the server closes.
+    fn close_delimited(&self) -> bool {
+        matches!(&self.frames, Frames::Http1(d) if d.kind() == BodyKind::CloseDelimited)
     }
 }
 
@@ -500,8 +618,9 @@ impl Framing {
 struct Decoding {
     decoder: Decoder,
     /// The rest of a piece of body in the ring that the decoder had no
-    /// room to take yet: fed before anything after it.
-    unread: Option<Range<usize>>,
+    /// room to take yet, with where its framing ends: fed before anything
+    /// after it.
+    unread: Option<(Range<usize>, usize)>,
 }
 
 impl Decoding {
@@ -510,13 +629,20 @@ impl Decoding {
     /// (when the compressed data must end too). With the step, the bytes
     /// at the front of `data` done with: a piece stays in the ring until
     /// all of it is fed.
-    fn next(&mut self, framing: &mut Framing, data: &[u8]) -> Result<(BodyStep, usize), Error> {
+    fn next(
+        &mut self,
+        framing: &mut Framing,
+        data: &[u8],
+        mut h2: Option<&mut H2>,
+    ) -> Result<(BodyStep, usize), Error> {
         let mut fed = 0;
         loop {
-            let piece = match self.unread.take() {
-                Some(piece) => piece,
-                None => match framing.next(&data[fed..])? {
-                    Framed::Data(piece) => fed + piece.start..fed + piece.end,
+            let (piece, end) = match self.unread.take() {
+                Some(unread) => unread,
+                None => match framing.next(&data[fed..], h2.as_deref_mut())? {
+                    Framed::Data { piece, consumed } => {
+                        (fed + piece.start..fed + piece.end, fed + consumed)
+                    }
                     Framed::Need(consumed) => return Ok((BodyStep::Need(fed + consumed), 0)),
                     Framed::Done(consumed) => {
                         self.decoder.finish()?;
@@ -526,8 +652,10 @@ impl Decoding {
             };
             match self.decoder.feed(&data[piece.clone()])? {
                 // Kept relative to the ring once `fed` is consumed.
-                Some(used) => self.unread = Some(piece.start + used - fed..piece.end - fed),
-                None => fed = piece.end,
+                Some(used) => {
+                    self.unread = Some((piece.start + used - fed..piece.end - fed, end - fed));
+                }
+                None => fed = end,
             }
             if !self.decoder.output().is_empty() {
                 return Ok((BodyStep::Decoded, fed));

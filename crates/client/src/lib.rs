@@ -1,4 +1,4 @@
-//! An HTTP/1.1 client on ringwire's rings.
+//! An HTTP/1.1 and HTTP/2 client on ringwire's rings.
 //!
 //! - A request is encoded straight into a send ring ([`RequestBuffer`])
 //!   through a typestate: method and URL, then percent-encoded query
@@ -27,6 +27,15 @@
 //! made otherwise ([`blocking::Client::with_tls`],
 //! [`tokio::Client::with_tls`]); a failed handshake is [`Error::Tls`].
 //!
+//! HTTP/2 on the blocking client when [`ClientConfig::http2`] says so:
+//! offered to `https://` servers by ALPN, or spoken from the start over
+//! cleartext ([`Http2::PriorKnowledge`]). A connection carries one exchange
+//! at a time, as an HTTP/1.1 one does; the response head is viewed as an
+//! HTTP/1.1 head ([`blocking::Response::protocol`] tells them apart) and
+//! the body is read in place from the `DATA` frames in the ring. A request
+//! the server refused unprocessed (`REFUSED_STREAM`, or left out by a
+//! `GOAWAY`) is sent again on a fresh connection, even a `POST`.
+//!
 //! With the `ws` feature, `ws://` and `wss://` too: `tokio::Client::websocket` opens a
 //! WebSocket on the client's connection and TLS settings (module `ws`).
 
@@ -37,6 +46,7 @@ mod config;
 mod decompress;
 mod error;
 mod exchange;
+mod h2;
 mod pool;
 mod redirect;
 mod request;
@@ -50,5 +60,6 @@ pub mod ws;
 pub use config::ClientConfig;
 pub use decompress::{Corruption, Decoder, Encoding};
 pub use error::{Error, Phase};
+pub use h2::{Http2, Protocol};
 pub use request::{BodyWriter, HeaderBuilder, QueryBuilder, Request, RequestBuffer};
 pub use url::{Origin, Scheme, Url, UrlError};

@@ -31,6 +31,14 @@ impl Tls {
         }
     }
 
+    /// As [`new`](Self::new), offering `h2` before `http/1.1`.
+    pub(crate) fn offering_h2(config: ClientConfig) -> Tls {
+        Tls {
+            config: config.alpn(&[b"h2", b"http/1.1"]),
+            connector: OnceLock::new(),
+        }
+    }
+
     pub(crate) fn connector(&self) -> Result<&TlsConnector, Error> {
         self.connector
             .get_or_init(|| TlsConnector::new(&self.config).map_err(|e| e.to_string()))

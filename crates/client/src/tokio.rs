@@ -124,7 +124,7 @@ impl Client {
         if let Some(conn) = self.pool.take(origin, |c| is_quiet(c.stream.get_ref())) {
             match self.round_trip(conn, buffer, request, deadline).await {
                 Ok(response) => return Ok(response),
-                Err(f) if f.retryable && request.is_idempotent() => {}
+                Err(f) if f.may_retry(request) => {}
                 Err(f) => return Err(f.error),
             }
         }
@@ -206,7 +206,7 @@ impl Client {
                 &self.config.limits,
             )?;
             match next {
-                Next::Interim(len) => conn.rx.consume(len),
+                Next::Interim(len) | Next::Consume(len) => conn.rx.consume(len),
                 Next::Body => {
                     trip.wrote(within(deadline, write_all(&conn.stream, &[], body)).await)?;
                 }
@@ -335,7 +335,7 @@ impl Response<'_> {
                 return Ok(None);
             };
             conn.rx.consume(self.reader.take_consumed());
-            match self.reader.decode(conn.rx.data())? {
+            match self.reader.decode(conn.rx.data(), None)? {
                 BodyStep::Data(range) => break Some(range),
                 BodyStep::Decoded => break None,
                 BodyStep::Need(consumed) => {

@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 mod common;
 
 use common::Leaf;
-use ringwire_client::{blocking, tokio as async_client, ClientConfig, RequestBuffer, Url};
+use ringwire_client::{
+    blocking, tokio as async_client, ClientConfig, Encoding, Http2, Protocol, RequestBuffer, Url,
+};
 
 const NGINX: &str = "/usr/sbin/nginx";
 const FILE_LEN: usize = 3 << 20;
@@ -24,11 +26,23 @@ struct Nginx {
     port: u16,
     /// The CA that signed nginx's certificate, when it speaks TLS.
     ca: Option<Vec<u8>>,
+    /// Whether it offers `h2`.
+    h2: bool,
+}
+
+/// How nginx listens.
+#[derive(Clone, Copy, PartialEq)]
+enum Listen {
+    Plain,
+    Tls,
+    /// TLS, offering `h2` by ALPN.
+    TlsH2,
 }
 
 impl Nginx {
     /// `name` keeps the directories of tests running at once apart.
-    fn start(name: &str, tls: bool) -> Nginx {
+    fn start(name: &str, listen: Listen) -> Nginx {
+        let tls = listen != Listen::Plain;
         let port = TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -49,8 +63,15 @@ impl Nginx {
         };
         let ca = tls.then(|| common::certificates(&dir, &[localhost]));
         let d = dir.display();
-        let listen = if tls {
-            format!("{port} ssl; ssl_certificate {d}/cert.pem; ssl_certificate_key {d}/cert.key")
+        let http2 = if listen == Listen::TlsH2 {
+            " http2"
+        } else {
+            ""
+        };
+        let address = if tls {
+            format!(
+                "{port} ssl{http2}; ssl_certificate {d}/cert.pem; ssl_certificate_key {d}/cert.key"
+            )
         } else {
             port.to_string()
         };
@@ -73,7 +94,7 @@ http {{
     gzip_types text/plain;
     types {{ text/plain txt; }}
     server {{
-        listen 127.0.0.1:{listen};
+        listen 127.0.0.1:{address};
         root {d}/root;
         location = /conn {{ return 200 \"$connection\"; }}
         location = /moved {{ return 301 /conn; }}
@@ -101,6 +122,7 @@ http {{
             dir,
             port,
             ca,
+            h2: listen == Listen::TlsH2,
         }
     }
 
@@ -133,18 +155,42 @@ impl Drop for Nginx {
 
 #[test]
 fn blocking_client_against_nginx() {
-    blocking_client(&Nginx::start("blocking", false));
+    blocking_client(&Nginx::start("blocking", Listen::Plain), Http2::Off);
 }
 
 #[test]
 fn blocking_client_against_nginx_over_tls() {
-    blocking_client(&Nginx::start("blocking-tls", true));
+    blocking_client(&Nginx::start("blocking-tls", Listen::Tls), Http2::Off);
 }
 
-fn blocking_client(nginx: &Nginx) {
+#[test]
+fn blocking_client_against_nginx_over_tls_declining_h2() {
+    blocking_client(
+        &Nginx::start("blocking-tls-h1", Listen::Tls),
+        Http2::Negotiate,
+    );
+}
+
+#[test]
+fn blocking_client_against_nginx_over_h2() {
+    blocking_client(
+        &Nginx::start("blocking-h2", Listen::TlsH2),
+        Http2::Negotiate,
+    );
+}
+
+/// The same exchanges whatever the protocol: `http2` is what the client
+/// offers, and nginx's `listen` decides what it gets.
+fn blocking_client(nginx: &Nginx, http2: Http2) {
     let config = ClientConfig {
         max_redirects: Some(1),
+        http2,
         ..ClientConfig::default()
+    };
+    let protocol = if nginx.h2 {
+        Protocol::Http2
+    } else {
+        Protocol::Http1
     };
     let client = blocking::Client::with_tls(config, nginx.tls());
     let mut buffer = RequestBuffer::new().unwrap();
@@ -155,6 +201,7 @@ fn blocking_client(nginx: &Nginx) {
         }
         let request = request.finish().unwrap();
         let mut response = client.send(&mut buffer, &request).unwrap();
+        assert_eq!(response.protocol(), protocol);
         let chunked = response.header("transfer-encoding").is_some();
         (response.status(), chunked, response.bytes().unwrap())
     };
@@ -174,7 +221,12 @@ fn blocking_client(nginx: &Nginx) {
 
     let (status, chunked, body) = fetch("GET", &nginx.url("/text.txt"), true);
     assert_eq!(status, 200);
-    assert!(chunked, "gzip makes nginx chunk the body");
+    // HTTP/2 frames every body; HTTP/1.1 needs chunks for one of unknown length.
+    assert_eq!(
+        chunked,
+        protocol == Protocol::Http1,
+        "gzip makes nginx chunk the body"
+    );
     assert_eq!(body[..2], [0x1f, 0x8b]);
 
     let (status, _, body) = fetch("GET", &nginx.url("/moved"), false);
@@ -184,16 +236,24 @@ fn blocking_client(nginx: &Nginx) {
     assert_eq!(status, 404);
     assert_eq!(fetch("GET", &conn, false).2, serials[0]);
     assert_eq!(client.idle_connections(&conn), 1);
+
+    // Decoded as it is read, from chunks or from frames.
+    let url = nginx.url("/text.txt");
+    let request = buffer.request("GET", &url).unwrap().headers().unwrap();
+    let request = request.decompress().finish().unwrap();
+    let mut response = client.send(&mut buffer, &request).unwrap();
+    assert_eq!(response.decoding(), Some(Encoding::Gzip));
+    assert_eq!(response.text().unwrap(), "ringwire ".repeat(2000));
 }
 
 #[test]
 fn async_client_against_nginx() {
-    async_client(&Nginx::start("async", false));
+    async_client(&Nginx::start("async", Listen::Plain));
 }
 
 #[test]
 fn async_client_against_nginx_over_tls() {
-    async_client(&Nginx::start("async-tls", true));
+    async_client(&Nginx::start("async-tls", Listen::Tls));
 }
 
 fn async_client(nginx: &Nginx) {

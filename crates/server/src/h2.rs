@@ -27,7 +27,7 @@ use futures_util::future::{AbortHandle, Abortable, FutureExt as _};
 use futures_util::stream::{FuturesUnordered, StreamExt as _};
 use ringwire_http1::{Limits, RequestParser, Status};
 use ringwire_http2::frame::{StreamId, PREFACE};
-use ringwire_http2::{Connection, ErrorCode, Event, RequestHead};
+use ringwire_http2::{Connection, ErrorCode, Event};
 use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport};
 use ringwire_io::TransportError;
 
@@ -241,7 +241,7 @@ fn receive(
                     head_only: head.method == b"HEAD",
                     ..Incoming::default()
                 };
-                http1_head(&head, &mut request.head);
+                head.write_http1(&mut request.head);
                 incoming.insert(stream, request);
                 if end_stream {
                     whole.push_back(stream);
@@ -298,44 +298,6 @@ fn receive(
         rx.consume(used);
     }
     Ok(())
-}
-
-/// Rebuilds `head` as an HTTP/1.1 request head in `out`.
-fn http1_head(head: &RequestHead<'_>, out: &mut Vec<u8>) {
-    out.clear();
-    out.extend_from_slice(head.method);
-    out.push(b' ');
-    out.extend_from_slice(if head.method == b"CONNECT" {
-        head.authority.unwrap_or_default()
-    } else {
-        head.path
-    });
-    out.extend_from_slice(b" HTTP/1.1\r\n");
-    if let Some(authority) = head.authority.filter(|_| head.fields.get("host").is_none()) {
-        field(out, b"host", authority);
-    }
-    // Section 8.2.3: cookies may come as separate fields; HTTP/1.1 has one.
-    let mut cookies = head.fields.iter().filter(|(name, _)| *name == b"cookie");
-    if let Some((_, first)) = cookies.next() {
-        out.extend_from_slice(b"cookie: ");
-        out.extend_from_slice(first);
-        for (_, value) in cookies {
-            out.extend_from_slice(b"; ");
-            out.extend_from_slice(value);
-        }
-        out.extend_from_slice(b"\r\n");
-    }
-    for (name, value) in head.fields.iter().filter(|(name, _)| *name != b"cookie") {
-        field(out, name, value);
-    }
-    out.extend_from_slice(b"\r\n");
-}
-
-fn field(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
-    out.extend_from_slice(name);
-    out.extend_from_slice(b": ");
-    out.extend_from_slice(value);
-    out.extend_from_slice(b"\r\n");
 }
 
 /// The handler's answer to a whole request, with the stream it goes on and whether it

@@ -30,6 +30,16 @@ pub fn ringwire_tls(handler: impl Handler) -> (SocketAddr, Vec<u8>) {
     (serve(handler, Some(acceptor)), cert)
 }
 
+/// As [`ringwire_tls`], offering `h2` before `http/1.1` by ALPN.
+pub fn ringwire_h2(handler: impl Handler) -> (SocketAddr, Vec<u8>) {
+    let (cert, key) = ringwire_tls::self_signed(&["localhost"]).expect("certificate");
+    let config = ringwire_tls::ServerConfig::from_pem(&cert, &key)
+        .expect("PEM")
+        .alpn(&[b"h2", b"http/1.1"]);
+    let acceptor = ringwire_tls::TlsAcceptor::new(&config).expect("acceptor");
+    (serve(handler, Some(acceptor)), cert)
+}
+
 fn serve(handler: impl Handler, tls: Option<ringwire_tls::TlsAcceptor>) -> SocketAddr {
     let config = ServerConfig {
         addr: "127.0.0.1:0".parse().expect("addr"),

@@ -277,6 +277,40 @@ pub struct RequestHead<'a> {
     pub fields: Fields<'a>,
 }
 
+impl RequestHead<'_> {
+    /// This head as HTTP/1.1 text (`:authority` as `host`, cookies joined into one field),
+    /// replacing what `out` held: for a server that hands requests to an HTTP/1.1 stack.
+    pub fn write_http1(&self, out: &mut Vec<u8>) {
+        out.clear();
+        out.extend_from_slice(self.method);
+        out.push(b' ');
+        out.extend_from_slice(if self.method == b"CONNECT" {
+            self.authority.unwrap_or_default()
+        } else {
+            self.path
+        });
+        out.extend_from_slice(b" HTTP/1.1\r\n");
+        if let Some(authority) = self.authority.filter(|_| self.fields.get("host").is_none()) {
+            field(out, b"host", authority);
+        }
+        // Section 8.2.3: cookies may come as separate fields; HTTP/1.1 has one.
+        let mut cookies = self.fields.iter().filter(|(name, _)| *name == b"cookie");
+        if let Some((_, first)) = cookies.next() {
+            out.extend_from_slice(b"cookie: ");
+            out.extend_from_slice(first);
+            for (_, value) in cookies {
+                out.extend_from_slice(b"; ");
+                out.extend_from_slice(value);
+            }
+            out.extend_from_slice(b"\r\n");
+        }
+        for (name, value) in self.fields.iter().filter(|(name, _)| *name != b"cookie") {
+            field(out, name, value);
+        }
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
 /// Regular header fields, lowercase names, in the order they came.
 #[derive(Clone, Copy)]
 pub struct Fields<'a> {
@@ -309,6 +343,30 @@ impl<'a> Fields<'a> {
         self.iter()
             .find_map(|(n, v)| (n == name.as_bytes()).then_some(v))
     }
+}
+
+impl Fields<'_> {
+    /// A response head of `status` with these fields as HTTP/1.1 text, replacing what `out`
+    /// held: for a client that hands responses to an HTTP/1.1 stack. The reason phrase is
+    /// empty, as HTTP/2 has none.
+    pub fn write_http1_response(&self, status: u16, out: &mut Vec<u8>) {
+        out.clear();
+        out.extend_from_slice(b"HTTP/1.1 ");
+        // Three digits: the connection takes only 100 to 999 (section 8.3.2).
+        out.extend([100, 10, 1].map(|place| b'0' + (status / place % 10) as u8));
+        out.extend_from_slice(b" \r\n");
+        for (name, value) in self.iter() {
+            field(out, name, value);
+        }
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
+fn field(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
+    out.extend_from_slice(name);
+    out.extend_from_slice(b": ");
+    out.extend_from_slice(value);
+    out.extend_from_slice(b"\r\n");
 }
 
 impl std::fmt::Debug for Fields<'_> {

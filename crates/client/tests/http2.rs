@@ -1,0 +1,320 @@
+//! The blocking client over HTTP/2: against ringwire's server (ALPN `h2`
+//! over TLS, and prior knowledge over cleartext), and against a scripted
+//! HTTP/2 server for what a well-behaved one does rarely (refusing and
+//! resetting streams, closing mid-body). nginx over `h2` is in
+//! `tests/nginx.rs`.
+
+mod common;
+
+use std::io::{Read as _, Write as _};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::Duration;
+
+use bytes::Bytes;
+use common::Echo;
+use ringwire_client::blocking::Client;
+use ringwire_client::{ClientConfig, Error, Http2, Protocol, RequestBuffer, Url};
+use ringwire_http2::frame::StreamId;
+use ringwire_http2::{Connection, ErrorCode, Event};
+
+fn client(http2: Http2, cert: Option<&[u8]>) -> Client {
+    let config = ClientConfig {
+        http2,
+        max_redirects: Some(2),
+        expect_continue_timeout: Duration::from_millis(100),
+        request_timeout: Some(Duration::from_secs(20)),
+        ..ClientConfig::default()
+    };
+    let tls = ringwire_tls::ClientConfig::default().without_system_roots();
+    Client::with_tls(config, cert.map_or(tls.clone(), |c| tls.add_root_pem(c)))
+}
+
+/// Sends `method` to `url` with `body` (none for `None`) and returns the
+/// protocol, status and body.
+fn send(
+    client: &Client,
+    buffer: &mut RequestBuffer,
+    method: &str,
+    url: &Url,
+    body: Option<&[u8]>,
+) -> Result<(Protocol, u16, Vec<u8>), Error> {
+    let request = buffer
+        .request(method, url)?
+        .headers()?
+        .header("x-test", "over h2")?;
+    let request = match body {
+        Some(body) => request.body(body)?,
+        None => request.finish()?,
+    };
+    let mut response = client.send(buffer, &request)?;
+    let (protocol, status) = (response.protocol(), response.status());
+    Ok((protocol, status, response.bytes()?))
+}
+
+/// Bytes that show where they were cut.
+fn pattern(len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i % 251) as u8).collect()
+}
+
+/// The same exchanges over whichever HTTP/2 `client` and `base` give.
+fn exchanges(client: &Client, base: &str) {
+    let mut buffer = RequestBuffer::new().unwrap();
+    let url = |path: &str| Url::parse(&format!("{base}{path}")).unwrap();
+
+    let (protocol, status, body) = send(client, &mut buffer, "GET", &url("/hello"), None).unwrap();
+    assert_eq!((protocol, status), (Protocol::Http2, 200));
+    assert_eq!(
+        String::from_utf8(body).unwrap(),
+        "GET /hello body=0\n\nx-test: over h2"
+    );
+
+    // One connection carries them all, one after another.
+    let ports: Vec<_> = (0..3)
+        .map(|_| {
+            send(client, &mut buffer, "GET", &url("/peer"), None)
+                .unwrap()
+                .2
+        })
+        .collect();
+    assert!(ports.iter().all(|p| *p == ports[0]), "{ports:?}");
+    assert_eq!(client.idle_connections(&url("/")), 1);
+
+    // Past every flow-control window, both ways: 3 MiB up and echoed back.
+    buffer.reserve(3 << 20).unwrap();
+    let upload = pattern(3 << 20);
+    let (_, status, body) = send(client, &mut buffer, "POST", &url("/up"), Some(&upload)).unwrap();
+    assert_eq!(status, 200);
+    let prefix = format!("POST /up body={}\n", upload.len());
+    assert_eq!(&body[..prefix.len()], prefix.as_bytes());
+    assert!(
+        body[prefix.len()..].starts_with(&upload),
+        "the echo differs"
+    );
+
+    let (_, status, body) = send(client, &mut buffer, "HEAD", &url("/hello"), None).unwrap();
+    assert_eq!((status, body.len()), (200, 0));
+
+    // A 307 keeps method and body.
+    let (_, status, body) = send(
+        client,
+        &mut buffer,
+        "PUT",
+        &url("/redirect/307/moved"),
+        Some(b"kept"),
+    )
+    .unwrap();
+    assert_eq!(status, 200);
+    assert!(body.starts_with(b"PUT /moved body=4\nkept"), "{body:?}");
+
+    // A body held back for `100 Continue` goes when the wait ends (ringwire's
+    // server sends none over HTTP/2).
+    let expecting = url("/expecting");
+    let request = buffer
+        .request("PUT", &expecting)
+        .unwrap()
+        .headers()
+        .unwrap()
+        .expect_continue()
+        .body(b"waited")
+        .unwrap();
+    let mut response = client.send(&mut buffer, &request).unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.bytes().unwrap(), b"PUT /expecting body=6\nwaited");
+
+    assert_eq!(
+        send(client, &mut buffer, "GET", &url("/peer"), None)
+            .unwrap()
+            .2,
+        ports[0]
+    );
+}
+
+#[test]
+fn negotiated_by_alpn_with_ringwire_over_tls() {
+    let (addr, cert) = common::ringwire_h2(Echo);
+    let client = client(Http2::Negotiate, Some(&cert));
+    exchanges(&client, &format!("https://localhost:{}", addr.port()));
+}
+
+#[test]
+fn with_prior_knowledge_over_cleartext() {
+    let addr = common::ringwire(Echo);
+    let client = client(Http2::PriorKnowledge, None);
+    exchanges(&client, &format!("http://{addr}"));
+}
+
+#[test]
+fn a_server_that_declines_h2_is_spoken_to_in_http1() {
+    let (addr, cert) = common::ringwire_tls(Echo);
+    let client = client(Http2::Negotiate, Some(&cert));
+    let url = Url::parse(&format!("https://localhost:{}/", addr.port())).unwrap();
+    let mut buffer = RequestBuffer::new().unwrap();
+    let (protocol, status, _) = send(&client, &mut buffer, "GET", &url, None).unwrap();
+    assert_eq!((protocol, status), (Protocol::Http1, 200));
+
+    // Negotiating is for TLS: cleartext stays HTTP/1.1.
+    let addr = common::ringwire(Echo);
+    let url = Url::parse(&format!("http://{addr}/")).unwrap();
+    let (protocol, _, _) = send(&client, &mut buffer, "GET", &url, None).unwrap();
+    assert_eq!(protocol, Protocol::Http1);
+}
+
+/// What the scripted server does with a request on the `n`th connection.
+#[derive(Clone, Copy)]
+enum Act {
+    Answer,
+    Reset(ErrorCode),
+    /// A head announcing 10 bytes, 5 of them, then the connection closed.
+    CutShort,
+}
+
+/// An HTTP/2 server on cleartext that acts on each connection's requests
+/// as `act` says for that connection's number; returns its address and
+/// how many connections it accepted.
+fn scripted(act: fn(usize) -> Act) -> (SocketAddr, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let count = accepted.clone();
+    thread::spawn(move || {
+        for sock in listener.incoming() {
+            let n = count.fetch_add(1, Ordering::SeqCst);
+            let sock = sock.unwrap();
+            thread::spawn(move || serve(sock, act(n)));
+        }
+    });
+    (addr, accepted)
+}
+
+fn serve(mut sock: TcpStream, act: Act) {
+    let mut conn = Connection::server(ringwire_http2::Config::default());
+    let mut input = Vec::new();
+    let mut chunk = [0u8; 16 << 10];
+    loop {
+        let mut used = 0;
+        loop {
+            let (n, event) = conn.recv(&input[used..]).expect("a valid client");
+            used += n;
+            let ended = match event {
+                Some(Event::Request {
+                    stream, end_stream, ..
+                }) => end_stream.then_some(stream),
+                Some(Event::Data {
+                    stream,
+                    end_stream,
+                    data,
+                }) => {
+                    let len = data.len();
+                    conn.release(stream, len);
+                    end_stream.then_some(stream)
+                }
+                None if n == 0 => break,
+                _ => None,
+            };
+            if let Some(stream) = ended {
+                if !respond(&mut conn, stream, act) {
+                    // Closed with a FIN, not a reset: the rest read and dropped.
+                    let _ = sock.write_all(conn.transmit());
+                    let _ = sock.shutdown(std::net::Shutdown::Write);
+                    while sock.read(&mut chunk).is_ok_and(|n| n > 0) {}
+                    return;
+                }
+            }
+        }
+        input.drain(..used);
+        let out = conn.transmit().to_vec();
+        conn.advance(out.len());
+        if sock.write_all(&out).is_err() {
+            return;
+        }
+        match sock.read(&mut chunk) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => input.extend_from_slice(&chunk[..n]),
+        }
+    }
+}
+
+/// Acts on a whole request; `false` when the connection is to close.
+fn respond(conn: &mut Connection, stream: StreamId, act: Act) -> bool {
+    let length: &[(&[u8], &[u8])] = &[(b"content-length", b"10")];
+    match act {
+        Act::Answer => {
+            conn.send_response(stream, 200, length.iter().copied(), false)
+                .unwrap();
+            conn.send_data(stream, Bytes::from_static(b"0123456789"), true)
+                .unwrap();
+        }
+        Act::Reset(code) => conn.reset_stream(stream, code),
+        Act::CutShort => {
+            conn.send_response(stream, 200, length.iter().copied(), false)
+                .unwrap();
+            conn.send_data(stream, Bytes::from_static(b"01234"), false)
+                .unwrap();
+            return false;
+        }
+    }
+    true
+}
+
+#[test]
+fn a_refused_request_goes_again_on_a_fresh_connection_even_a_post() {
+    let (addr, accepted) = scripted(|n| {
+        if n == 0 {
+            Act::Reset(ErrorCode::REFUSED_STREAM)
+        } else {
+            Act::Answer
+        }
+    });
+    let client = client(Http2::PriorKnowledge, None);
+    let url = Url::parse(&format!("http://{addr}/")).unwrap();
+    let mut buffer = RequestBuffer::new().unwrap();
+    let (_, status, body) = send(&client, &mut buffer, "GET", &url, None).unwrap();
+    assert_eq!((status, &body[..]), (200, &b"0123456789"[..]));
+    // A POST, not idempotent, is sent again only because the server said
+    // it never acted on it.
+    let (addr, accepted_post) = scripted(|n| {
+        if n == 0 {
+            Act::Reset(ErrorCode::REFUSED_STREAM)
+        } else {
+            Act::Answer
+        }
+    });
+    let url = Url::parse(&format!("http://{addr}/")).unwrap();
+    let (_, status, _) = send(&client, &mut buffer, "POST", &url, Some(b"once")).unwrap();
+    assert_eq!(status, 200);
+    assert_eq!(accepted.load(Ordering::SeqCst), 2);
+    assert_eq!(accepted_post.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn a_reset_stream_and_a_body_cut_short_are_errors() {
+    let (addr, accepted) = scripted(|_| Act::Reset(ErrorCode::CANCEL));
+    let client = client(Http2::PriorKnowledge, None);
+    let url = Url::parse(&format!("http://{addr}/")).unwrap();
+    let mut buffer = RequestBuffer::new().unwrap();
+    let failed = send(&client, &mut buffer, "GET", &url, None);
+    assert!(
+        matches!(failed, Err(Error::Http2Reset(code)) if code == ErrorCode::CANCEL),
+        "{failed:?}"
+    );
+    assert_eq!(accepted.load(Ordering::SeqCst), 1, "not sent again");
+
+    let (addr, _) = scripted(|_| Act::CutShort);
+    let url = Url::parse(&format!("http://{addr}/")).unwrap();
+    let failed = send(&client, &mut buffer, "GET", &url, None);
+    assert!(
+        matches!(
+            failed,
+            Err(Error::IncompleteBody {
+                received: 5,
+                expected: None,
+                ..
+            })
+        ),
+        "{failed:?}"
+    );
+    assert_eq!(client.idle_connections(&url), 0);
+}
