@@ -5,11 +5,12 @@ use std::io::{self, IoSlice, Write as _};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
-use ringwire_http1::ResponseParser;
 use ringwire_io::RecvTransport;
 use ringwire_ring::Ring;
 
-use crate::exchange::{remaining, BodyStep, Failure, Next, Reader, RoundTrip, DISCARD_LIMIT};
+use crate::exchange::{
+    remaining, Attempts, BodyStep, Failure, Next, Reader, RoundTrip, DISCARD_LIMIT,
+};
 use crate::h2::{Proto, H2};
 use crate::pool::{is_quiet, Keyed, Pool};
 use crate::redirect::{next_hop, Answer, Hop};
@@ -78,10 +79,7 @@ impl Client {
     pub fn with_tls(config: ClientConfig, tls: ringwire_tls::ClientConfig) -> Self {
         Client {
             pool: Pool::new(config.max_idle_per_host, config.idle_timeout),
-            tls: match config.http2 {
-                Http2::Off => Tls::new(tls),
-                Http2::Negotiate | Http2::PriorKnowledge => Tls::offering_h2(tls),
-            },
+            tls: Tls::new(tls),
             config,
         }
     }
@@ -154,8 +152,7 @@ impl Client {
         let pooled = self
             .pool
             .take(origin, |c| is_quiet(c.rx.get_ref().socket()));
-        let mut reused = pooled.is_some();
-        let mut refused = false;
+        let mut attempts = Attempts::new(pooled.is_some());
         let mut conn = match pooled {
             Some(conn) => conn,
             None => self.connect(origin, deadline)?,
@@ -163,10 +160,7 @@ impl Client {
         loop {
             match self.round_trip(conn, buffer, request, deadline, trace) {
                 Ok(response) => return Ok(response),
-                Err(f) if f.may_retry(request) && (reused || (f.unprocessed() && !refused)) => {
-                    refused |= f.unprocessed();
-                    reused = false;
-                }
+                Err(f) if attempts.again(&f, request) => {}
                 Err(f) => return Err(f.error),
             }
             conn = self.connect(origin, deadline)?;
@@ -178,7 +172,7 @@ impl Client {
             (limit, None) => limit,
             (limit, Some(d)) => Some(remaining(d)?.min(limit.unwrap_or(Duration::MAX))),
         };
-        let stream = self.dial(origin, timeout)?;
+        let stream = self.dial(origin, timeout, self.config.http2 != Http2::Off)?;
         let http2 = match &stream {
             Stream::Tls(tls) => tls.alpn_protocol().as_deref() == Some(b"h2"),
             Stream::Tcp(_) => self.config.http2 == Http2::PriorKnowledge,
@@ -186,11 +180,7 @@ impl Client {
         let ring = Ring::new(self.config.rx)?;
         Ok(Connection {
             rx: RecvTransport::with_ring(ring, stream),
-            proto: if http2 {
-                Proto::Http2(Box::new(H2::new(&self.config)))
-            } else {
-                Proto::Http1(ResponseParser::new(self.config.limits))
-            },
+            proto: Proto::new(http2, &self.config),
             origin: origin.clone(),
             // The handshake left the connect timeout on the socket.
             armed: if origin.scheme() == Scheme::Https {
@@ -201,9 +191,14 @@ impl Client {
         })
     }
 
-    /// A stream to `origin`: TCP, then TLS for `https://` (leaving `timeout` on the
-    /// socket), connecting within `timeout`.
-    pub(crate) fn dial(&self, origin: &Origin, timeout: Option<Duration>) -> Result<Stream, Error> {
+    /// A stream to `origin`: TCP, then TLS for `https://` (offering `h2` by ALPN
+    /// if `h2`, and leaving `timeout` on the socket), connecting within `timeout`.
+    pub(crate) fn dial(
+        &self,
+        origin: &Origin,
+        timeout: Option<Duration>,
+        h2: bool,
+    ) -> Result<Stream, Error> {
         let failed = |source| Error::Connect {
             authority: origin.host_port(),
             source,
@@ -222,7 +217,7 @@ impl Client {
                     stream.set_nodelay(true).map_err(failed)?;
                     return match origin.scheme() {
                         Scheme::Http => Ok(Stream::Tcp(stream)),
-                        Scheme::Https => self.handshake(origin, stream, timeout),
+                        Scheme::Https => self.handshake(origin, stream, timeout, h2),
                     };
                 }
                 Err(e) if e.kind() == io::ErrorKind::TimedOut => {
@@ -240,8 +235,9 @@ impl Client {
         origin: &Origin,
         tcp: TcpStream,
         timeout: Option<Duration>,
+        h2: bool,
     ) -> Result<Stream, Error> {
-        let connector = self.tls.connector()?;
+        let connector = self.tls.connector(h2)?;
         tcp.set_read_timeout(timeout)?;
         tcp.set_write_timeout(timeout)?;
         match connector.connect_blocking(origin.host(), tcp) {
@@ -269,10 +265,7 @@ impl Client {
     ) -> Result<Response<'_>, Failure> {
         let (head, body) = buffer.bytes(request)?;
         let mut trip = RoundTrip::new(request, &self.config, deadline);
-        trace(Trace::Protocol(match conn.proto {
-            Proto::Http1(_) => Protocol::Http1,
-            Proto::Http2(_) => Protocol::Http2,
-        }));
+        trace(Trace::Protocol(conn.proto.protocol()));
         trace(Trace::Request(head));
         conn.set_deadline(deadline)?;
         let with_head = trip.with_head(body);
@@ -287,18 +280,15 @@ impl Client {
         };
         trip.wrote(wrote.map_err(Error::from))?;
         loop {
-            let next = match &mut conn.proto {
-                Proto::Http1(parser) => trip.next(
-                    parser,
-                    conn.rx.data_mut(),
-                    request.parse_method(),
-                    &self.config.limits,
-                )?,
-                Proto::Http2(h2) => trip.next_h2(h2, conn.rx.data())?,
-            };
+            let next = trip.next(
+                &mut conn.proto,
+                conn.rx.data_mut(),
+                request.parse_method(),
+                &self.config.limits,
+            )?;
             match next {
                 Next::Interim(len) => {
-                    trace(Trace::Interim(conn.interim_head()));
+                    trace(Trace::Interim(conn.proto.head(conn.rx.data())));
                     conn.rx.consume(len);
                 }
                 Next::Consume(len) => conn.rx.consume(len),
@@ -340,22 +330,13 @@ impl Keyed for Connection {
 }
 
 impl Connection {
-    /// The interim head just received: in the ring (HTTP/1.1), or rewritten
-    /// (HTTP/2).
-    fn interim_head(&self) -> ringwire_http1::Response<'_> {
-        match &self.proto {
-            Proto::Http1(parser) => parser.head().view(self.rx.data()),
-            Proto::Http2(h2) => h2.head_view(),
-        }
-    }
-
     /// Sends what an HTTP/2 connection has queued (window updates, pings'
     /// answers, request body the server's windows let out): before every
     /// read, so neither side waits on the other.
     fn flush(&mut self) -> Result<(), Error> {
-        match &mut self.proto {
-            Proto::Http1(_) => Ok(()),
-            Proto::Http2(h2) => Ok(flush(self.rx.get_mut(), h2)?),
+        match self.proto.h2() {
+            None => Ok(()),
+            Some(h2) => Ok(flush(self.rx.get_mut(), h2)?),
         }
     }
 
@@ -467,10 +448,9 @@ impl Response<'_> {
     #[must_use]
     pub fn head(&self) -> Option<ringwire_http1::Response<'_>> {
         let conn = self.conn.as_ref()?;
-        self.reader.head_in_ring().then(|| match &conn.proto {
-            Proto::Http1(parser) => parser.head().view(conn.rx.data()),
-            Proto::Http2(h2) => h2.head_view(),
-        })
+        self.reader
+            .head_in_ring()
+            .then(|| conn.proto.head(conn.rx.data()))
     }
 
     /// The first field named `name`, while the head is in the ring.
@@ -509,11 +489,7 @@ impl Response<'_> {
                 return Ok(None);
             };
             conn.rx.consume(self.reader.take_consumed());
-            let h2 = match &mut conn.proto {
-                Proto::Http1(_) => None,
-                Proto::Http2(h2) => Some(&mut **h2),
-            };
-            match self.reader.decode(conn.rx.data(), h2)? {
+            match self.reader.decode(conn.rx.data(), conn.proto.h2())? {
                 BodyStep::Data(range) => break Some(range),
                 BodyStep::Decoded => break None,
                 BodyStep::Need(consumed) => {
@@ -578,11 +554,7 @@ impl Response<'_> {
     /// Returns the connection to the pool if it can carry another request.
     fn release(&mut self) {
         if let Some(conn) = self.conn.take() {
-            let h2_reusable = match &conn.proto {
-                Proto::Http1(_) => true,
-                Proto::Http2(h2) => h2.reusable(),
-            };
-            if self.reader.reusable() && h2_reusable && conn.rx.data().is_empty() {
+            if self.reader.reusable() && conn.proto.reusable() && conn.rx.data().is_empty() {
                 self.client.pool.put(conn);
             }
         }

@@ -39,9 +39,7 @@ pub struct ClientConfig {
     /// A few KiB of gzip or brotli can decode to gigabytes, so the bound on
     /// the bytes received ([`Limits::max_body_len`]) is no bound on these.
     pub max_decoded_body_len: u64,
-    /// Whether to speak HTTP/2 ([`Http2::Off`] by default). Only the
-    /// [`blocking::Client`](crate::blocking::Client) speaks it so far; the
-    /// [`tokio::Client`](crate::tokio::Client) stays on HTTP/1.1.
+    /// Whether to speak HTTP/2 ([`Http2::Off`] by default).
     pub http2: Http2,
     /// Each connection's receive ring. Bodies stream through it, so it
     /// must only hold the largest head (or trailer section).

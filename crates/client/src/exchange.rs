@@ -13,7 +13,7 @@ use ringwire_http1::{BodyDecoder, BodyKind, Decoded, Limits, Method, ResponsePar
 use ringwire_http2::ErrorCode;
 
 use crate::decompress::{Decoder, Encoding};
-use crate::h2::{self, H2};
+use crate::h2::{self, Proto, H2};
 use crate::{ClientConfig, Error, Phase, Protocol, Request};
 
 /// A redirect's body worth reading to keep its connection: past this,
@@ -44,6 +44,35 @@ impl Failure {
     /// Whether the server said it never processed the request.
     pub(crate) fn unprocessed(&self) -> bool {
         unprocessed(&self.error)
+    }
+}
+
+/// Which failed attempts at an exchange are tried again, on a fresh
+/// connection: one on a pooled connection that turned out closed (when
+/// [`Failure::may_retry`]), and one that an HTTP/2 server refused
+/// unprocessed.
+#[derive(Debug)]
+pub(crate) struct Attempts {
+    reused: bool,
+    refused: bool,
+}
+
+impl Attempts {
+    /// The first attempt goes on a pooled connection if `reused`.
+    pub(crate) fn new(reused: bool) -> Attempts {
+        Attempts {
+            reused,
+            refused: false,
+        }
+    }
+
+    /// Whether `request`, failed as `failure` says, goes again.
+    pub(crate) fn again(&mut self, failure: &Failure, request: &Request<'_>) -> bool {
+        let again =
+            failure.may_retry(request) && (self.reused || (failure.unprocessed() && !self.refused));
+        self.refused |= failure.unprocessed();
+        self.reused = false;
+        again
     }
 }
 
@@ -184,7 +213,7 @@ impl RoundTrip {
     /// Parses what the ring holds of the response to `method`.
     pub(crate) fn next(
         &mut self,
-        parser: &mut ResponseParser,
+        proto: &mut Proto,
         data: &mut [u8],
         method: Method<'_>,
         limits: &Limits,
@@ -192,6 +221,10 @@ impl RoundTrip {
         if let Withheld::Released = self.body {
             return Ok(Next::Body);
         }
+        let parser = match proto {
+            Proto::Http1(parser) => parser,
+            Proto::Http2(h2) => return self.next_h2(h2, data),
+        };
         let step = parse_head(parser, data, method, limits, self.decode_limit)?;
         Ok(match step {
             HeadStep::Interim { len, status } => self.interim(len, status),
@@ -205,10 +238,7 @@ impl RoundTrip {
 
     /// [`next`](Self::next) on an HTTP/2 connection: handles the frames at
     /// the front of `data`.
-    pub(crate) fn next_h2(&mut self, h2: &mut H2, data: &[u8]) -> Result<Next, Failure> {
-        if let Withheld::Released = self.body {
-            return Ok(Next::Body);
-        }
+    fn next_h2(&mut self, h2: &mut H2, data: &[u8]) -> Result<Next, Failure> {
         Ok(match h2.head(data)? {
             h2::HeadStep::Need(0) => Next::Fill {
                 at_least: data.len() + 1,
@@ -691,9 +721,9 @@ mod tests {
     /// What comes next with `received` at the front of the ring.
     fn next(trip: &mut RoundTrip, received: &str) -> Next {
         let mut data = received.as_bytes().to_vec();
-        let mut parser = ResponseParser::new(Limits::default());
+        let mut proto = Proto::Http1(ResponseParser::new(Limits::default()));
         trip.next(
-            &mut parser,
+            &mut proto,
             &mut data,
             Method::from("PUT"),
             &Limits::default(),

@@ -23,6 +23,50 @@ pub(crate) enum Proto {
     Http2(Box<H2>),
 }
 
+impl Proto {
+    /// A connection's state, for HTTP/2 if `http2`.
+    pub(crate) fn new(http2: bool, config: &ClientConfig) -> Proto {
+        if http2 {
+            Proto::Http2(Box::new(H2::new(config)))
+        } else {
+            Proto::Http1(ResponseParser::new(config.limits))
+        }
+    }
+
+    pub(crate) fn protocol(&self) -> Protocol {
+        match self {
+            Proto::Http1(_) => Protocol::Http1,
+            Proto::Http2(_) => Protocol::Http2,
+        }
+    }
+
+    /// The last head received: in the ring's unread `data` (HTTP/1.1), or
+    /// rewritten (HTTP/2).
+    pub(crate) fn head<'a>(&'a self, data: &'a [u8]) -> ringwire_http1::Response<'a> {
+        match self {
+            Proto::Http1(parser) => parser.head().view(data),
+            Proto::Http2(h2) => h2.head_view(),
+        }
+    }
+
+    /// The HTTP/2 connection, if it is one.
+    pub(crate) fn h2(&mut self) -> Option<&mut H2> {
+        match self {
+            Proto::Http1(_) => None,
+            Proto::Http2(h2) => Some(h2),
+        }
+    }
+
+    /// Whether the protocol lets the connection carry another request once
+    /// the response is read (HTTP/1.1's own rules are the reader's).
+    pub(crate) fn reusable(&self) -> bool {
+        match self {
+            Proto::Http1(_) => true,
+            Proto::Http2(h2) => h2.reusable(),
+        }
+    }
+}
+
 /// Which protocol a response came over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Protocol {
@@ -208,7 +252,7 @@ impl H2 {
     }
 
     /// Whether the connection can carry another request.
-    pub(crate) fn reusable(&self) -> bool {
+    fn reusable(&self) -> bool {
         !self.going_away && self.conn.open_streams() == 0
     }
 

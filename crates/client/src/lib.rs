@@ -27,7 +27,7 @@
 //! made otherwise ([`blocking::Client::with_tls`],
 //! [`tokio::Client::with_tls`]); a failed handshake is [`Error::Tls`].
 //!
-//! HTTP/2 on the blocking client when [`ClientConfig::http2`] says so:
+//! HTTP/2 when [`ClientConfig::http2`] says so:
 //! offered to `https://` servers by ALPN, or spoken from the start over
 //! cleartext ([`Http2::PriorKnowledge`]). A connection carries one exchange
 //! at a time, as an HTTP/1.1 one does; the response head is viewed as an

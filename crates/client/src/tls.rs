@@ -1,6 +1,6 @@
-//! What both clients need for `https://`: one TLS connector per client,
-//! made on first use (loading the system's roots costs a little, and an
-//! `http://`-only client should not pay it).
+//! What both clients need for `https://`: TLS connectors made on first use
+//! (loading the system's roots costs a little, and an `http://`-only client
+//! should not pay it).
 
 use std::sync::OnceLock;
 
@@ -8,41 +8,36 @@ use ringwire_tls::{ClientConfig, TlsConnector, TlsError};
 
 use crate::Error;
 
-/// The client's TLS settings and, once needed, its connector.
+/// The client's TLS settings and, once needed, its connectors: one offering
+/// `http/1.1` alone by ALPN, one offering `h2` first.
 #[derive(Debug)]
 pub(crate) struct Tls {
     config: ClientConfig,
-    connector: OnceLock<Result<TlsConnector, String>>,
-}
-
-impl Default for Tls {
-    /// The system's roots, certificates and host names verified, ALPN
-    /// `http/1.1`.
-    fn default() -> Self {
-        Tls::new(ClientConfig::default())
-    }
+    http1: OnceLock<Result<TlsConnector, String>>,
+    h2: OnceLock<Result<TlsConnector, String>>,
 }
 
 impl Tls {
     pub(crate) fn new(config: ClientConfig) -> Tls {
         Tls {
-            config: config.alpn(&[b"http/1.1"]),
-            connector: OnceLock::new(),
+            config,
+            http1: OnceLock::new(),
+            h2: OnceLock::new(),
         }
     }
 
-    /// As [`new`](Self::new), offering `h2` before `http/1.1`.
-    pub(crate) fn offering_h2(config: ClientConfig) -> Tls {
-        Tls {
-            config: config.alpn(&[b"h2", b"http/1.1"]),
-            connector: OnceLock::new(),
-        }
-    }
-
-    pub(crate) fn connector(&self) -> Result<&TlsConnector, Error> {
-        self.connector
-            .get_or_init(|| TlsConnector::new(&self.config).map_err(|e| e.to_string()))
-            .as_ref()
-            .map_err(|e| Error::Tls(TlsError::Config(e.clone())))
+    /// The connector offering `h2` before `http/1.1` if `h2`, else
+    /// `http/1.1` alone (for a WebSocket, which needs HTTP/1.1's upgrade).
+    pub(crate) fn connector(&self, h2: bool) -> Result<&TlsConnector, Error> {
+        let (made, alpn): (_, &[&[u8]]) = if h2 {
+            (&self.h2, &[b"h2", b"http/1.1"])
+        } else {
+            (&self.http1, &[b"http/1.1"])
+        };
+        made.get_or_init(|| {
+            TlsConnector::new(&self.config.clone().alpn(alpn)).map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(|e| Error::Tls(TlsError::Config(e.clone())))
     }
 }

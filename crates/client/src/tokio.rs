@@ -7,21 +7,23 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ::tokio::net::TcpStream;
-use ringwire_http1::ResponseParser;
 use ringwire_io::tokio::AsyncRecvTransport;
 use ringwire_io::tokio::AsyncStream;
 use ringwire_ring::Ring;
 use ringwire_tls::MaybeTls;
 
-use crate::exchange::{remaining, BodyStep, Failure, Next, Reader, RoundTrip, DISCARD_LIMIT};
+use crate::exchange::{
+    remaining, Attempts, BodyStep, Failure, Next, Reader, RoundTrip, DISCARD_LIMIT,
+};
+use crate::h2::Proto;
 use crate::pool::{is_quiet, Keyed, Pool};
 use crate::redirect::{next_hop, Answer, Hop};
 use crate::tls::Tls;
 use crate::url::{Origin, Scheme};
-use crate::{ClientConfig, Encoding, Error, Phase, Request, RequestBuffer, Url};
+use crate::{ClientConfig, Encoding, Error, Http2, Phase, Protocol, Request, RequestBuffer, Url};
 
-/// An async HTTP/1.1 client with a keep-alive pool; share it by reference
-/// (or in an `Arc`) across tasks.
+/// An async HTTP/1.1 and HTTP/2 client with a keep-alive pool; share it by
+/// reference (or in an `Arc`) across tasks.
 #[derive(Debug)]
 pub struct Client {
     pub(crate) config: ClientConfig,
@@ -36,13 +38,12 @@ impl Default for Client {
 }
 
 /// One connection: the socket (shared by the receive transport and the
-/// sending side) and a parser kept warm across responses.
-///
+/// sending side) and its protocol's state, kept warm across responses.
 #[derive(Debug)]
 struct Connection {
     rx: AsyncRecvTransport<Arc<Socket>>,
     stream: Arc<Socket>,
-    parser: ResponseParser,
+    proto: Proto,
     origin: Origin,
 }
 
@@ -59,11 +60,7 @@ impl Client {
     /// A client as `config` says.
     #[must_use]
     pub fn new(config: ClientConfig) -> Self {
-        Client {
-            pool: Pool::new(config.max_idle_per_host, config.idle_timeout),
-            config,
-            tls: Tls::default(),
-        }
+        Client::with_tls(config, ringwire_tls::ClientConfig::default())
     }
 
     /// A client as `config` says, whose `https://` connections trust and
@@ -72,8 +69,9 @@ impl Client {
     #[must_use]
     pub fn with_tls(config: ClientConfig, tls: ringwire_tls::ClientConfig) -> Self {
         Client {
+            pool: Pool::new(config.max_idle_per_host, config.idle_timeout),
             tls: Tls::new(tls),
-            ..Client::new(config)
+            config,
         }
     }
 
@@ -121,17 +119,20 @@ impl Client {
         deadline: Option<Instant>,
     ) -> Result<Response<'_>, Error> {
         let origin = request.url().origin();
-        if let Some(conn) = self.pool.take(origin, |c| is_quiet(c.stream.get_ref())) {
+        let pooled = self.pool.take(origin, |c| is_quiet(c.stream.get_ref()));
+        let mut attempts = Attempts::new(pooled.is_some());
+        let mut conn = match pooled {
+            Some(conn) => conn,
+            None => self.connect(origin, deadline).await?,
+        };
+        loop {
             match self.round_trip(conn, buffer, request, deadline).await {
                 Ok(response) => return Ok(response),
-                Err(f) if f.may_retry(request) => {}
+                Err(f) if attempts.again(&f, request) => {}
                 Err(f) => return Err(f.error),
             }
+            conn = self.connect(origin, deadline).await?;
         }
-        let conn = self.connect(origin, deadline).await?;
-        self.round_trip(conn, buffer, request, deadline)
-            .await
-            .map_err(|f| f.error)
     }
 
     async fn connect(
@@ -143,21 +144,28 @@ impl Client {
             (limit, None) => limit,
             (limit, Some(d)) => Some(remaining(d)?.min(limit.unwrap_or(Duration::MAX))),
         };
-        let stream = Arc::new(self.dial(origin, limit).await?);
+        let h2 = self.config.http2 != Http2::Off;
+        let stream = Arc::new(self.dial(origin, limit, h2).await?);
+        let http2 = match &*stream {
+            MaybeTls::Tls(_) => stream.alpn_protocol().as_deref() == Some(b"h2"),
+            MaybeTls::Plain(_) => self.config.http2 == Http2::PriorKnowledge,
+        };
         let ring = Ring::new(self.config.rx)?;
         Ok(Connection {
             rx: AsyncRecvTransport::with_ring(ring, Arc::clone(&stream)),
             stream,
-            parser: ResponseParser::new(self.config.limits),
+            proto: Proto::new(http2, &self.config),
             origin: origin.clone(),
         })
     }
 
-    /// A stream to `origin`: TCP, then TLS for `https://`, within `limit`.
+    /// A stream to `origin`: TCP, then TLS for `https://` (offering `h2` by
+    /// ALPN if `h2`), within `limit`.
     pub(crate) async fn dial(
         &self,
         origin: &Origin,
         limit: Option<Duration>,
+        h2: bool,
     ) -> Result<Socket, Error> {
         let connecting = TcpStream::connect((origin.host(), origin.port()));
         let connected = match limit {
@@ -175,7 +183,7 @@ impl Client {
         Ok(match origin.scheme() {
             Scheme::Http => MaybeTls::Plain(tcp),
             Scheme::Https => {
-                let handshake = self.tls.connector()?.connect(origin.host(), tcp);
+                let handshake = self.tls.connector(h2)?.connect(origin.host(), tcp);
                 let tls = match limit {
                     Some(limit) => ::tokio::time::timeout(limit, handshake)
                         .await
@@ -197,10 +205,19 @@ impl Client {
         let (head, body) = buffer.bytes(request)?;
         let mut trip = RoundTrip::new(request, &self.config, deadline);
         let with_head = trip.with_head(body);
-        trip.wrote(within(deadline, write_all(&conn.stream, head, with_head)).await)?;
+        let wrote = match conn.proto.h2() {
+            None => within(deadline, write_all(&conn.stream, head, with_head)).await,
+            Some(h2) => {
+                // A body held back is sent later; an empty one ends the stream now.
+                let held = with_head.len() < body.len();
+                h2.send(request.url(), head, (!held).then_some(body))?;
+                within(deadline, flush(&conn.stream, &mut conn.proto)).await
+            }
+        };
+        trip.wrote(wrote)?;
         loop {
             let next = trip.next(
-                &mut conn.parser,
+                &mut conn.proto,
                 conn.rx.data_mut(),
                 request.parse_method(),
                 &self.config.limits,
@@ -208,11 +225,19 @@ impl Client {
             match next {
                 Next::Interim(len) | Next::Consume(len) => conn.rx.consume(len),
                 Next::Body => {
-                    trip.wrote(within(deadline, write_all(&conn.stream, &[], body)).await)?;
+                    let wrote = match conn.proto.h2() {
+                        None => within(deadline, write_all(&conn.stream, &[], body)).await,
+                        Some(h2) => {
+                            h2.send_body(body)?;
+                            within(deadline, flush(&conn.stream, &mut conn.proto)).await
+                        }
+                    };
+                    trip.wrote(wrote)?;
                 }
                 Next::Fill { at_least, until } => {
-                    let rx = &mut conn.rx;
+                    let (rx, stream, proto) = (&mut conn.rx, &conn.stream, &mut conn.proto);
                     let filled = within(until, async {
+                        flush(stream, proto).await?;
                         rx.fill(at_least).await.map_err(Error::from)
                     })
                     .await;
@@ -268,6 +293,21 @@ async fn write_all(stream: &Socket, head: &[u8], body: &[u8]) -> io::Result<()> 
     }
 }
 
+/// Sends all that an HTTP/2 connection has queued (window updates, pings'
+/// answers, request body the server's windows let out): before every read,
+/// so neither side waits on the other.
+async fn flush(stream: &Socket, proto: &mut Proto) -> io::Result<()> {
+    let Some(h2) = proto.h2() else {
+        return Ok(());
+    };
+    let queued = h2.transmit().len();
+    if queued > 0 {
+        write_all(stream, h2.transmit(), &[]).await?;
+        h2.advance(queued);
+    }
+    Ok(())
+}
+
 /// A response whose head has arrived; the body is read from the
 /// connection's receive ring as it comes.
 ///
@@ -289,14 +329,21 @@ impl Response<'_> {
         self.reader.status()
     }
 
-    /// The head, in place in the receive ring: there until the body is
-    /// read (`None` after the first [`chunk`](Self::chunk)).
+    /// The protocol the response came over.
+    #[must_use]
+    pub fn protocol(&self) -> Protocol {
+        self.reader.protocol()
+    }
+
+    /// The head, in place in the receive ring (over HTTP/2, rewritten as an
+    /// HTTP/1.1 head with no reason phrase): there until the body is read
+    /// (`None` after the first [`chunk`](Self::chunk)).
     #[must_use]
     pub fn head(&self) -> Option<ringwire_http1::Response<'_>> {
         let conn = self.conn.as_ref()?;
         self.reader
             .head_in_ring()
-            .then(|| conn.parser.head().view(conn.rx.data()))
+            .then(|| conn.proto.head(conn.rx.data()))
     }
 
     /// The first field named `name`, while the head is in the ring.
@@ -335,14 +382,15 @@ impl Response<'_> {
                 return Ok(None);
             };
             conn.rx.consume(self.reader.take_consumed());
-            match self.reader.decode(conn.rx.data(), None)? {
+            match self.reader.decode(conn.rx.data(), conn.proto.h2())? {
                 BodyStep::Data(range) => break Some(range),
                 BodyStep::Decoded => break None,
                 BodyStep::Need(consumed) => {
                     conn.rx.consume(consumed);
                     let at_least = conn.rx.data().len() + 1;
-                    let rx = &mut conn.rx;
+                    let (rx, stream, proto) = (&mut conn.rx, &conn.stream, &mut conn.proto);
                     let filled = within(self.deadline, async {
+                        flush(stream, proto).await?;
                         rx.fill(at_least).await.map_err(Error::from)
                     })
                     .await
@@ -400,7 +448,7 @@ impl Response<'_> {
     /// Returns the connection to the pool if it can carry another request.
     fn release(&mut self) {
         if let Some(conn) = self.conn.take() {
-            if self.reader.reusable() && conn.rx.data().is_empty() {
+            if self.reader.reusable() && conn.proto.reusable() && conn.rx.data().is_empty() {
                 self.client.pool.put(conn);
             }
         }

@@ -154,7 +154,8 @@ impl Client {
         options: &WsOptions<'_>,
     ) -> Result<(ClientWebSocket, Negotiated), Error> {
         let open = async {
-            let stream = Arc::new(self.dial(url.0.origin(), None).await?);
+            // No `h2` offered: a WebSocket needs HTTP/1.1's upgrade.
+            let stream = Arc::new(self.dial(url.0.origin(), None, false).await?);
             handshake(stream, url, options).await
         };
         match self.config.connect_timeout {
@@ -189,7 +190,7 @@ impl blocking::Client {
         options: &WsOptions<'_>,
     ) -> Result<(BlockingWebSocket, Negotiated), Error> {
         let limit = self.config.connect_timeout;
-        let stream = self.dial(url.0.origin(), limit)?;
+        let stream = self.dial(url.0.origin(), limit, false)?;
         // The upgrade within the connect timeout too; the socket's options are shared by
         // every handle on it.
         let socket = stream.socket().try_clone()?;

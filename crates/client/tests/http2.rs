@@ -1,4 +1,4 @@
-//! The blocking client over HTTP/2: against ringwire's server (ALPN `h2`
+//! Both clients over HTTP/2: against ringwire's server (ALPN `h2`
 //! over TLS, and prior knowledge over cleartext), and against a scripted
 //! HTTP/2 server for what a well-behaved one does rarely (refusing and
 //! resetting streams, closing mid-body). nginx over `h2` is in
@@ -16,6 +16,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use common::Echo;
 use ringwire_client::blocking::Client;
+use ringwire_client::tokio::Client as AsyncClient;
 use ringwire_client::{ClientConfig, Error, Http2, Protocol, RequestBuffer, Url};
 use ringwire_http2::frame::StreamId;
 use ringwire_http2::{Connection, ErrorCode, Event};
@@ -160,6 +161,93 @@ fn a_server_that_declines_h2_is_spoken_to_in_http1() {
     let url = Url::parse(&format!("http://{addr}/")).unwrap();
     let (protocol, _, _) = send(&client, &mut buffer, "GET", &url, None).unwrap();
     assert_eq!(protocol, Protocol::Http1);
+}
+
+/// The tokio client's exchanges over HTTP/2 to `base`: the same as
+/// [`exchanges`] but redirects (the redirect logic is the drivers' shared
+/// part).
+async fn async_exchanges(client: &AsyncClient, base: &str) {
+    let mut buffer = RequestBuffer::new().unwrap();
+    let url = |path: &str| Url::parse(&format!("{base}{path}")).unwrap();
+    let mut peers = Vec::new();
+    buffer.reserve(3 << 20).unwrap();
+    let upload = pattern(3 << 20);
+    for (method, path, body) in [
+        ("GET", "/peer", None),
+        ("POST", "/up", Some(&upload[..])),
+        ("HEAD", "/hello", None),
+        ("GET", "/peer", None),
+    ] {
+        let url = url(path);
+        let request = buffer.request(method, &url).unwrap().headers().unwrap();
+        let request = match body {
+            Some(body) => request.body(body).unwrap(),
+            None => request.finish().unwrap(),
+        };
+        let mut response = client.send(&mut buffer, &request).await.unwrap();
+        assert_eq!(
+            (response.protocol(), response.status()),
+            (Protocol::Http2, 200)
+        );
+        let got = response.bytes().await.unwrap();
+        match (path, body) {
+            ("/peer", _) => peers.push(got),
+            (_, Some(body)) => assert!(got.ends_with(body), "the echo differs"),
+            _ => assert!(got.is_empty()),
+        }
+    }
+    assert_eq!(peers[0], peers[1], "one connection");
+    assert_eq!(client.idle_connections(&url("/")), 1);
+
+    let expecting = url("/expecting");
+    let request = buffer
+        .request("PUT", &expecting)
+        .unwrap()
+        .headers()
+        .unwrap();
+    let request = request.expect_continue().body(b"waited").unwrap();
+    let mut response = client.send(&mut buffer, &request).await.unwrap();
+    assert_eq!(
+        response.bytes().await.unwrap(),
+        b"PUT /expecting body=6\nwaited"
+    );
+}
+
+fn async_client(http2: Http2, cert: Option<&[u8]>) -> AsyncClient {
+    let config = ClientConfig {
+        http2,
+        expect_continue_timeout: Duration::from_millis(100),
+        request_timeout: Some(Duration::from_secs(20)),
+        ..ClientConfig::default()
+    };
+    let tls = ringwire_tls::ClientConfig::default().without_system_roots();
+    AsyncClient::with_tls(config, cert.map_or(tls.clone(), |c| tls.add_root_pem(c)))
+}
+
+#[tokio::test]
+async fn the_tokio_client_too_by_alpn_and_with_prior_knowledge() {
+    let (addr, cert) = common::ringwire_h2(Echo);
+    let client = async_client(Http2::Negotiate, Some(&cert));
+    async_exchanges(&client, &format!("https://localhost:{}", addr.port())).await;
+    let addr = common::ringwire(Echo);
+    let client = async_client(Http2::PriorKnowledge, None);
+    async_exchanges(&client, &format!("http://{addr}")).await;
+
+    // Refused unprocessed: sent again, even a POST.
+    let (addr, accepted) = scripted(|n| {
+        if n == 0 {
+            Act::Reset(ErrorCode::REFUSED_STREAM)
+        } else {
+            Act::Answer
+        }
+    });
+    let url = Url::parse(&format!("http://{addr}/")).unwrap();
+    let mut buffer = RequestBuffer::new().unwrap();
+    let request = buffer.request("POST", &url).unwrap().headers().unwrap();
+    let request = request.body(b"once").unwrap();
+    let mut response = client.send(&mut buffer, &request).await.unwrap();
+    assert_eq!(response.bytes().await.unwrap(), b"0123456789");
+    assert_eq!(accepted.load(Ordering::SeqCst), 2);
 }
 
 /// What the scripted server does with a request on the `n`th connection.

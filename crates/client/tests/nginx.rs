@@ -248,21 +248,35 @@ fn blocking_client(nginx: &Nginx, http2: Http2) {
 
 #[test]
 fn async_client_against_nginx() {
-    async_client(&Nginx::start("async", Listen::Plain));
+    async_client(&Nginx::start("async", Listen::Plain), Http2::Off);
 }
 
 #[test]
 fn async_client_against_nginx_over_tls() {
-    async_client(&Nginx::start("async-tls", Listen::Tls));
+    async_client(&Nginx::start("async-tls", Listen::Tls), Http2::Off);
 }
 
-fn async_client(nginx: &Nginx) {
+#[test]
+fn async_client_against_nginx_over_h2() {
+    async_client(&Nginx::start("async-h2", Listen::TlsH2), Http2::Negotiate);
+}
+
+fn async_client(nginx: &Nginx, http2: Http2) {
+    let protocol = if nginx.h2 {
+        Protocol::Http2
+    } else {
+        Protocol::Http1
+    };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     runtime.block_on(async {
-        let client = async_client::Client::with_tls(ClientConfig::default(), nginx.tls());
+        let config = ClientConfig {
+            http2,
+            ..ClientConfig::default()
+        };
+        let client = async_client::Client::with_tls(config, nginx.tls());
         let mut buffer = RequestBuffer::new().unwrap();
         let mut serials = Vec::new();
         for path in ["/conn", "/big.bin", "/conn"] {
@@ -275,7 +289,7 @@ fn async_client(nginx: &Nginx) {
                 .finish()
                 .unwrap();
             let mut response = client.send(&mut buffer, &request).await.unwrap();
-            assert_eq!(response.status(), 200);
+            assert_eq!((response.status(), response.protocol()), (200, protocol));
             let body = response.bytes().await.unwrap();
             if path == "/conn" {
                 serials.push(body);

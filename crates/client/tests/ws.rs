@@ -7,12 +7,20 @@ mod common;
 use ringwire_client::blocking;
 use ringwire_client::tokio::Client;
 use ringwire_client::ws::{CloseCode, Message, WsOptions, WsUrl};
-use ringwire_client::{ClientConfig, Error};
+use ringwire_client::{ClientConfig, Error, Http2};
 use ringwire_server::Router;
 
 /// Echoes messages on `/echo`; anything else is a plain 404.
 fn router() -> Router {
     Router::new().get("/echo", ringwire_server::ws::echo)
+}
+
+/// A client configuration that offers `h2` to `https://` servers.
+fn h2_offered() -> ClientConfig {
+    ClientConfig {
+        http2: Http2::Negotiate,
+        ..ClientConfig::default()
+    }
 }
 
 async fn echo_and_close(client: &Client, url: &str) {
@@ -42,9 +50,11 @@ async fn echo_and_close(client: &Client, url: &str) {
 async fn ws_and_wss_echo_and_close() {
     let plain = common::ringwire(router());
     echo_and_close(&Client::default(), &format!("ws://{plain}/echo")).await;
-    let (tls, cert) = common::ringwire_tls(router());
+    // A client that offers `h2` for its requests offers only `http/1.1` for
+    // a WebSocket, even to a server that prefers `h2`.
+    let (tls, cert) = common::ringwire_h2(router());
     let trusted = ringwire_tls::ClientConfig::default().add_root_pem(&cert);
-    let client = Client::with_tls(ClientConfig::default(), trusted);
+    let client = Client::with_tls(h2_offered(), trusted);
     echo_and_close(&client, &format!("wss://localhost:{}/echo", tls.port())).await;
 }
 
@@ -89,12 +99,12 @@ async fn failures_are_typed() {
 #[test]
 fn blocking_ws_and_wss_echo_and_close() {
     let plain = common::ringwire(router());
-    let (tls, cert) = common::ringwire_tls(router());
+    let (tls, cert) = common::ringwire_h2(router());
     let trusted = ringwire_tls::ClientConfig::default().add_root_pem(&cert);
     for (client, url) in [
         (blocking::Client::default(), format!("ws://{plain}/echo")),
         (
-            blocking::Client::with_tls(ClientConfig::default(), trusted),
+            blocking::Client::with_tls(h2_offered(), trusted),
             format!("wss://localhost:{}/echo", tls.port()),
         ),
     ] {
