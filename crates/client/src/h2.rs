@@ -229,11 +229,17 @@ impl H2 {
         let Some(stream) = self.stream else {
             return Ok(());
         };
-        // The connection queues owned pieces until the server's windows
-        // take them: one copy of the body.
-        self.conn
-            .send_data(stream, Bytes::copy_from_slice(body), true)
-            .map_err(refused)
+        // What the server's windows take now goes into the send buffer; the
+        // rest waits in the connection's queue, which owns what it holds.
+        let sent = self
+            .conn
+            .send_data_now(stream, body, true)
+            .map_err(refused)?;
+        if sent < body.len() {
+            let rest = Bytes::copy_from_slice(&body[sent..]);
+            self.conn.send_data(stream, rest, true).map_err(refused)?;
+        }
+        Ok(())
     }
 
     /// The bytes waiting to be sent.

@@ -1,7 +1,7 @@
 //! The client's hot path allocates nothing once warm: a request encoded
 //! into the send ring, sent on a pooled connection, its response parsed and
 //! its body read in the receive ring, the connection pooled again; over
-//! plain TCP and over TLS.
+//! plain TCP and over TLS, and over HTTP/2.
 //!
 //! The counting allocator counts only on threads that ask it to, so the
 //! server running in this process (on its own threads) is not counted.
@@ -12,7 +12,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use common::Echo;
-use ringwire_client::{blocking, tokio as async_client, ClientConfig, RequestBuffer, Url};
+use ringwire_client::{blocking, tokio as async_client, ClientConfig, Http2, RequestBuffer, Url};
 
 struct Counting;
 
@@ -76,6 +76,17 @@ fn blocking_https_requests_allocate_nothing_once_warm() {
     );
 }
 
+#[test]
+fn blocking_h2_requests_allocate_nothing_once_warm() {
+    let addr = common::ringwire(Echo);
+    let url = Url::parse(&format!("http://{addr}/orders")).unwrap();
+    let config = ClientConfig {
+        http2: Http2::PriorKnowledge,
+        ..ClientConfig::default()
+    };
+    blocking_round_trips(&blocking::Client::new(config), &url);
+}
+
 fn blocking_round_trips(client: &blocking::Client, url: &Url) {
     let mut buffer = RequestBuffer::new().unwrap();
     let mut round_trip = || {
@@ -100,7 +111,9 @@ fn blocking_round_trips(client: &blocking::Client, url: &Url) {
         }
         assert!(len > BODY.len());
     };
-    for _ in 0..10 {
+    // Warm: past the bounds of what a connection keeps (an HTTP/2 one
+    // remembers its last 128 closed streams).
+    for _ in 0..200 {
         round_trip();
     }
     assert_eq!(allocations(|| (0..100).for_each(|_| round_trip())), 0);
@@ -125,6 +138,17 @@ fn async_https_requests_allocate_nothing_once_warm() {
     );
 }
 
+#[test]
+fn async_h2_requests_allocate_nothing_once_warm() {
+    let addr = common::ringwire(Echo);
+    let url = Url::parse(&format!("http://{addr}/orders")).unwrap();
+    let config = ClientConfig {
+        http2: Http2::PriorKnowledge,
+        ..ClientConfig::default()
+    };
+    async_round_trips(async_client::Client::new(config), &url);
+}
+
 fn async_round_trips(client: async_client::Client, url: &Url) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -134,8 +158,9 @@ fn async_round_trips(client: async_client::Client, url: &Url) {
     // One `block_on` for all of it: tokio boxes a large future it is given.
     let counted = runtime.block_on(async {
         let mut counted = None;
-        for round in 0..110 {
-            if round == 10 {
+        // Warm for 200 rounds, as the blocking test, then 100 counted.
+        for round in 0..300 {
+            if round == 200 {
                 COUNT.with(|c| c.set(Some(0)));
             }
             let request = buffer
@@ -151,7 +176,7 @@ fn async_round_trips(client: async_client::Client, url: &Url) {
             assert_eq!(response.status(), 200);
             while response.chunk().await.unwrap().is_some() {}
             drop(response);
-            if round == 109 {
+            if round == 299 {
                 counted = COUNT.with(|c| c.replace(None));
             }
         }

@@ -371,6 +371,55 @@ fn a_post_larger_than_the_windows_flows_both_ways_as_bytes_are_released() {
 }
 
 #[test]
+fn a_body_sent_now_goes_as_far_as_the_windows_and_the_queue_takes_the_rest() {
+    run_with(small_windows(), small_windows(), |p| {
+        p.server_releases = false;
+        let upload = body(100_000);
+        let id = p
+            .client
+            .send_request(b"POST", b"http", b"example.com", b"/up", NONE, false)
+            .unwrap();
+        let sent = p.client.send_data_now(id, &upload, true).unwrap();
+        assert_eq!(sent, 65_535, "the server's initial windows");
+        // Nothing more goes now: the windows are spent.
+        assert_eq!(p.client.send_data_now(id, &upload[sent..], true), Ok(0));
+        p.client
+            .send_data(id, Bytes::copy_from_slice(&upload[sent..]), false)
+            .unwrap();
+        // Queued body goes first: nothing jumps it.
+        assert_eq!(p.client.send_data_now(id, b"late", true), Ok(0));
+        p.client.send_data(id, Bytes::new(), true).unwrap();
+        assert_eq!(
+            p.client.send_data_now(id, b"late", true),
+            Err(SendError::AlreadySent(id))
+        );
+        let (_, server) = p.pump();
+        let (_, got, ended) = split_body(&server, 1);
+        assert_eq!((got.len(), ended), (65_535, false));
+        p.server_releases = true;
+        p.server.release(id, got.len());
+        let (_, server) = p.pump();
+        let (_, rest, ended) = split_body(&server, 1);
+        assert!(ended);
+        assert_eq!([got, rest].concat(), upload);
+
+        // Within the windows: all of it, the stream ended with its last byte.
+        let id = p
+            .client
+            .send_request(b"POST", b"http", b"example.com", b"/small", NONE, false)
+            .unwrap();
+        assert_eq!(p.client.send_data_now(id, b"small", true), Ok(5));
+        assert_eq!(
+            p.client.send_data_now(id, b"more", false),
+            Err(SendError::AlreadySent(id))
+        );
+        let (_, server) = p.pump();
+        let (_, got, ended) = split_body(&server, 3);
+        assert_eq!((&got[..], ended), (&b"small"[..], true));
+    });
+}
+
+#[test]
 fn trailers_go_both_ways() {
     run(|p| {
         let id = p

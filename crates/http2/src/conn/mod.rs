@@ -25,7 +25,6 @@ mod fields;
 mod server;
 mod stream;
 
-use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
 
@@ -49,6 +48,8 @@ const DEFAULT_FRAME_SIZE: u32 = 16_384;
 const MAX_ENCODER_TABLE: usize = 4096;
 /// How many closed streams are remembered, to tell a late frame from a protocol error.
 const CLOSED_MEMORY: usize = 128;
+/// How many emptied send queues are kept for new streams.
+const SPARE_QUEUES: usize = 16;
 /// The highest stream identifier (section 5.1.1).
 const MAX_STREAM_ID: u32 = (1 << 31) - 1;
 
@@ -270,6 +271,13 @@ pub struct Connection {
     encoder: hpack::Encoder,
     /// Scratch for encoded header blocks.
     block_out: Vec<u8>,
+    /// Scratch for the fields of a block being encoded: their (lowercased) names and values
+    /// one after another, and where each ends.
+    fields_out: Vec<u8>,
+    field_ends: Vec<(usize, usize)>,
+    /// Send queues of closed streams, emptied, for new streams to take (no allocation per
+    /// stream once warm).
+    spare_queues: Vec<VecDeque<Bytes>>,
     /// The peer's settings that shape what we send.
     peer_stream_window: u32,
     peer_max_frame: u32,
@@ -352,6 +360,9 @@ impl Connection {
             decoder: hpack::Decoder::new(4096),
             encoder: hpack::Encoder::new(),
             block_out: Vec::new(),
+            fields_out: Vec::new(),
+            field_ends: Vec::new(),
+            spare_queues: Vec::new(),
             peer_stream_window: DEFAULT_WINDOW,
             peer_max_frame: DEFAULT_FRAME_SIZE,
             peer_max_streams: u32::MAX,
@@ -715,6 +726,7 @@ impl Connection {
         let stream = Stream::new(
             i64::from(self.peer_stream_window),
             i64::from(self.config.stream_window),
+            self.spare_queues.pop().unwrap_or_default(),
         );
         self.streams.entry(id.get()).or_insert(stream)
     }
@@ -887,8 +899,12 @@ impl Connection {
 
     /// Takes `id` out of the table, giving its unreleased body bytes back to the connection.
     fn close(&mut self, id: StreamId, why: Closed) {
-        if let Some(stream) = self.streams.remove(&id.get()) {
+        if let Some(mut stream) = self.streams.remove(&id.get()) {
             self.give_back(stream.held);
+            if stream.queue.capacity() > 0 && self.spare_queues.len() < SPARE_QUEUES {
+                stream.queue.clear();
+                self.spare_queues.push(stream.queue);
+            }
         }
         self.remember(id, why);
     }
@@ -1000,6 +1016,50 @@ impl Connection {
         Ok(())
     }
 
+    /// Sends as much of `data` on `stream` as the flow-control windows allow now, copied
+    /// into the send buffer, and ends the stream with its last byte if `end_stream`; returns
+    /// how much went. Nothing goes while body queued by [`send_data`](Self::send_data)
+    /// waits: the rest is for that queue. A body within the windows costs no allocation.
+    pub fn send_data_now(
+        &mut self,
+        stream: StreamId,
+        data: &[u8],
+        end_stream: bool,
+    ) -> Result<usize, SendError> {
+        let max = self.peer_max_frame as usize;
+        let s = self.sendable(stream)?;
+        if !s.head_sent {
+            return Err(SendError::NoStream(stream));
+        }
+        if !s.queue.is_empty() {
+            return Ok(0);
+        }
+        let stream_window = s.send_window;
+        let mut window = self.send_window.min(stream_window).max(0) as usize;
+        let mut sent = 0;
+        loop {
+            let n = (data.len() - sent).min(window).min(max);
+            let end = end_stream && sent + n == data.len();
+            if n == 0 && !end {
+                break;
+            }
+            frame::encode_data(&mut self.out, stream, &data[sent..sent + n], end);
+            sent += n;
+            window -= n;
+            if end {
+                break;
+            }
+        }
+        self.send_window -= sent as i64;
+        if let Some(s) = self.streams.get_mut(&stream.get()) {
+            s.send_window -= sent as i64;
+        }
+        if end_stream && sent == data.len() {
+            self.local_ended(stream);
+        }
+        Ok(sent)
+    }
+
     /// Ends `stream` with trailers, after the body queued so far.
     pub fn send_trailers<'f>(
         &mut self,
@@ -1091,32 +1151,39 @@ impl Connection {
         pseudo: &[(&[u8], &[u8])],
         fields: impl IntoIterator<Item = (&'f [u8], &'f [u8])>,
     ) {
-        // In the order given: the order of fields of the same name is significant (RFC 9110
-        // section 5.3), so lowercased names stay where they were.
-        let mut list: Vec<(Cow<'_, [u8]>, &[u8])> = pseudo
-            .iter()
-            .map(|&(name, value)| (Cow::Borrowed(name), value))
-            .collect();
-        for (name, value) in fields {
-            if is_connection_specific(name) {
-                continue;
-            }
-            let name = if name.iter().any(u8::is_ascii_uppercase) {
-                Cow::Owned(name.to_ascii_lowercase())
-            } else {
-                Cow::Borrowed(name)
-            };
-            list.push((name, value));
+        // Copied into scratch kept from block to block, names lowercased, in the order given:
+        // the order of fields of the same name is significant (RFC 9110 section 5.3).
+        let (out, ends) = (&mut self.fields_out, &mut self.field_ends);
+        out.clear();
+        ends.clear();
+        let mut push = |name: &[u8], value: &[u8]| {
+            let start = out.len();
+            out.extend_from_slice(name);
+            out[start..].make_ascii_lowercase();
+            let name_end = out.len();
+            out.extend_from_slice(value);
+            ends.push((name_end, out.len()));
+        };
+        for &(name, value) in pseudo {
+            push(name, value);
         }
-        self.block_out.clear();
-        self.encoder.encode(
-            list.iter().map(|(name, value)| Field {
-                name,
-                value,
+        for (name, value) in fields {
+            if !is_connection_specific(name) {
+                push(name, value);
+            }
+        }
+        let mut start = 0;
+        let fields = ends.iter().map(|&(name_end, end)| {
+            let field = Field {
+                name: &out[start..name_end],
+                value: &out[name_end..end],
                 sensitive: false,
-            }),
-            &mut self.block_out,
-        );
+            };
+            start = end;
+            field
+        });
+        self.block_out.clear();
+        self.encoder.encode(fields, &mut self.block_out);
     }
 
     /// Sends the block in `block_out` as the head of `id`.

@@ -48,7 +48,8 @@ pub(crate) struct Stream {
 }
 
 impl Stream {
-    pub(crate) fn new(send_window: i64, recv_window: i64) -> Stream {
+    /// A stream whose body will queue in `queue` (empty; a closed stream's, reused).
+    pub(crate) fn new(send_window: i64, recv_window: i64, queue: VecDeque<Bytes>) -> Stream {
         Stream {
             state: State::Open,
             send_window,
@@ -57,7 +58,7 @@ impl Stream {
             held: 0,
             content_length: None,
             received: 0,
-            queue: VecDeque::new(),
+            queue,
             end_queued: false,
             trailers: None,
             head_sent: false,
