@@ -1,7 +1,8 @@
-//! HTTP/1.1 client round trips over loopback (issue 7): ringwire-client
-//! (blocking and tokio) against reqwest (HTTP/1 only, no TLS) and hyper's
-//! connection-level client, each on one keep-alive connection to the same
-//! ringwire server (its own thread and runtime).
+//! HTTP client round trips over loopback (issue 7): ringwire-client
+//! (blocking and tokio) against reqwest (no TLS) and hyper's
+//! connection-level clients, each on one keep-alive connection to the same
+//! ringwire server (its own thread and runtime); over HTTP/1.1, then over
+//! HTTP/2 with prior knowledge (the `h2` rows).
 //!
 //! The exchange is the issue's REST call: a POST with a ~100 B JSON body and
 //! four header fields, answered `200` with a small JSON body. ringwire reads
@@ -28,7 +29,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use criterion::Criterion;
 use http_body_util::{BodyExt as _, Full};
-use ringwire_client::{blocking, tokio as ring_async, RequestBuffer, Url};
+use ringwire_client::{blocking, tokio as ring_async, ClientConfig, Http2, RequestBuffer, Url};
 use ringwire_server::{Body, Handler, Request, Response, Server, ServerConfig, Threading};
 
 const BODY: &[u8] = br#"{"symbol":"RING","side":"buy","qty":100,"price":"12.50","client_order_id":"c-0000000001","tif":"gtc"}"#;
@@ -92,6 +93,7 @@ trait Round {
 }
 
 struct RingBlocking {
+    name: &'static str,
     client: blocking::Client,
     buffer: RequestBuffer,
     url: Url,
@@ -99,7 +101,7 @@ struct RingBlocking {
 
 impl Round for RingBlocking {
     fn name(&self) -> &'static str {
-        "ringwire blocking"
+        self.name
     }
     fn run(&mut self, n: u64, each: &mut dyn FnMut(Duration)) {
         for _ in 0..n {
@@ -125,6 +127,7 @@ impl Round for RingBlocking {
 }
 
 struct RingAsync {
+    name: &'static str,
     runtime: tokio::runtime::Runtime,
     client: ring_async::Client,
     buffer: RequestBuffer,
@@ -133,7 +136,7 @@ struct RingAsync {
 
 impl Round for RingAsync {
     fn name(&self) -> &'static str {
-        "ringwire tokio"
+        self.name
     }
     fn run(&mut self, n: u64, each: &mut dyn FnMut(Duration)) {
         let (client, buffer, url) = (&self.client, &mut self.buffer, &self.url);
@@ -157,6 +160,7 @@ impl Round for RingAsync {
 }
 
 struct Reqwest {
+    name: &'static str,
     runtime: tokio::runtime::Runtime,
     client: reqwest::Client,
     url: String,
@@ -164,7 +168,7 @@ struct Reqwest {
 
 impl Round for Reqwest {
     fn name(&self) -> &'static str {
-        "reqwest"
+        self.name
     }
     fn run(&mut self, n: u64, each: &mut dyn FnMut(Duration)) {
         let (client, url) = (&self.client, &self.url);
@@ -243,6 +247,60 @@ async fn hyper_connect(addr: SocketAddr) -> hyper::client::conn::http1::SendRequ
     sender
 }
 
+/// hyper's connection-level HTTP/2 client.
+struct HyperH2 {
+    runtime: tokio::runtime::Runtime,
+    addr: SocketAddr,
+    /// Opened on first use, and again if the server closed it.
+    sender: Option<hyper::client::conn::http2::SendRequest<Full<Bytes>>>,
+    /// Absolute: HTTP/2 sends its scheme and authority.
+    uri: hyper::Uri,
+}
+
+async fn hyper_h2_connect(
+    addr: SocketAddr,
+) -> hyper::client::conn::http2::SendRequest<Full<Bytes>> {
+    let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.set_nodelay(true).unwrap();
+    let io = hyper_util::rt::TokioIo::new(stream);
+    let executor = hyper_util::rt::TokioExecutor::new();
+    let (sender, conn) = hyper::client::conn::http2::handshake(executor, io)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    sender
+}
+
+impl Round for HyperH2 {
+    fn name(&self) -> &'static str {
+        "hyper (conn::http2) h2"
+    }
+    fn run(&mut self, n: u64, each: &mut dyn FnMut(Duration)) {
+        let (slot, uri, addr) = (&mut self.sender, &self.uri, self.addr);
+        self.runtime.block_on(async {
+            if slot.as_ref().is_none_or(|s| s.is_closed()) {
+                *slot = Some(hyper_h2_connect(addr).await);
+            }
+            let Some(sender) = slot.as_mut() else {
+                return;
+            };
+            for _ in 0..n {
+                let start = Instant::now();
+                let mut request = hyper::Request::post(uri.clone());
+                for (name, value) in HEADERS {
+                    request = request.header(name, value);
+                }
+                let request = request.body(Full::new(Bytes::from_static(BODY))).unwrap();
+                sender.ready().await.unwrap();
+                let response = sender.send_request(request).await.unwrap();
+                assert_eq!(response.status(), 200);
+                black_box(response.into_body().collect().await.unwrap().to_bytes());
+                each(start.elapsed());
+            }
+        });
+    }
+}
+
 impl Round for HyperConn {
     fn name(&self) -> &'static str {
         "hyper (conn::http1)"
@@ -275,20 +333,27 @@ impl Round for HyperConn {
 
 fn clients(addr: SocketAddr) -> Vec<Box<dyn Round>> {
     let url = Url::parse(&format!("http://{addr}/orders")).unwrap();
+    let h2 = ClientConfig {
+        http2: Http2::PriorKnowledge,
+        ..ClientConfig::default()
+    };
     vec![
         Box::new(RingBlocking {
+            name: "ringwire blocking",
             client: blocking::Client::default(),
             buffer: RequestBuffer::new().unwrap(),
             url: url.clone(),
         }),
         Box::new(RingAsync {
+            name: "ringwire tokio",
             runtime: runtime(),
             client: ring_async::Client::default(),
             buffer: RequestBuffer::new().unwrap(),
-            url,
+            url: url.clone(),
         }),
         Box::new(HyperConn::new(addr)),
         Box::new(Reqwest {
+            name: "reqwest",
             runtime: runtime(),
             client: reqwest::Client::builder()
                 .tcp_nodelay(true)
@@ -299,6 +364,35 @@ fn clients(addr: SocketAddr) -> Vec<Box<dyn Round>> {
         Box::new(ReqwestBlocking {
             client: reqwest::blocking::Client::builder()
                 .tcp_nodelay(true)
+                .build()
+                .unwrap(),
+            url: format!("http://{addr}/orders"),
+        }),
+        Box::new(RingBlocking {
+            name: "ringwire blocking h2",
+            client: blocking::Client::new(h2),
+            buffer: RequestBuffer::new().unwrap(),
+            url: url.clone(),
+        }),
+        Box::new(RingAsync {
+            name: "ringwire tokio h2",
+            runtime: runtime(),
+            client: ring_async::Client::new(h2),
+            buffer: RequestBuffer::new().unwrap(),
+            url,
+        }),
+        Box::new(HyperH2 {
+            runtime: runtime(),
+            addr,
+            sender: None,
+            uri: format!("http://{addr}/orders").parse().unwrap(),
+        }),
+        Box::new(Reqwest {
+            name: "reqwest h2",
+            runtime: runtime(),
+            client: reqwest::Client::builder()
+                .tcp_nodelay(true)
+                .http2_prior_knowledge()
                 .build()
                 .unwrap(),
             url: format!("http://{addr}/orders"),
