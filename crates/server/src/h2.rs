@@ -315,7 +315,7 @@ async fn answer<H: Handler>(
         match RequestParser::new(limits).parse(&request.head) {
             Ok(Status::Complete(head, _)) => {
                 handler
-                    .call(&Request::new(head, &request.body).on(stream))
+                    .call(&Request::new(head, &request.body).on(stream).over_http2())
                     .await
             }
             Ok(Status::Partial { .. }) => Response::new(400),

@@ -72,7 +72,7 @@ pub mod ws;
 pub use body_reader::BodyReader;
 pub use config::ServerConfig;
 pub use handler::{handler_fn, streaming, FnHandler, Handler, HandlerFn, Streaming};
-pub use request::Request;
+pub use request::{Protocol, Request};
 pub use response::{Body, BodyClosed, BodySender, BodyStream, FileBody, Response};
 pub use router::Router;
 pub use server::{Server, Threading};

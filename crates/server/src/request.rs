@@ -1,5 +1,6 @@
 //! A request as a handler sees it.
 
+use std::fmt;
 use std::net::SocketAddr;
 use std::ops::Deref;
 
@@ -14,7 +15,9 @@ use crate::router::Params;
 ///
 /// Derefs to [`ringwire_http1::Request`] for the method, target, version and
 /// headers. Note that [`Request::body`] here is the body's bytes, while
-/// `request.head().body()` is how it was framed.
+/// `request.head().body()` is how it was framed. An HTTP/2 request's head is
+/// rewritten as an HTTP/1.1 head (so its `version` says 1.1);
+/// [`protocol`](Self::protocol) says what came on the wire.
 #[derive(Debug, Clone, Copy)]
 pub struct Request<'a> {
     head: ringwire_http1::Request<'a>,
@@ -22,6 +25,36 @@ pub struct Request<'a> {
     params: &'a Params<'a>,
     peer: Peer<'a>,
     reader: Option<BodyReader<'a>>,
+    http2: bool,
+}
+
+/// The protocol a request came over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    /// HTTP/1.0.
+    Http10,
+    /// HTTP/1.1.
+    Http11,
+    /// HTTP/2.
+    Http2,
+}
+
+impl Protocol {
+    /// As a request line or a log names it: `HTTP/1.0`, `HTTP/1.1`, `HTTP/2`.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Protocol::Http10 => "HTTP/1.0",
+            Protocol::Http11 => "HTTP/1.1",
+            Protocol::Http2 => "HTTP/2",
+        }
+    }
+}
+
+impl fmt::Display for Protocol {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// Where the peer's address comes from: asked of the socket only when a
@@ -43,6 +76,22 @@ impl<'a> Request<'a> {
             params: Params::none(),
             peer: Peer::Unknown,
             reader: None,
+            http2: false,
+        }
+    }
+
+    /// The same request, received over HTTP/2.
+    pub(crate) fn over_http2(mut self) -> Self {
+        self.http2 = true;
+        self
+    }
+
+    /// The protocol the request came over.
+    pub fn protocol(&self) -> Protocol {
+        match (self.http2, self.head.version()) {
+            (true, _) => Protocol::Http2,
+            (false, ringwire_http1::Version::Http10) => Protocol::Http10,
+            (false, ringwire_http1::Version::Http11) => Protocol::Http11,
         }
     }
 

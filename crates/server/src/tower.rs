@@ -17,7 +17,7 @@ use http_body::Body as HttpBody;
 use http_body_util::Full;
 use tower_service::Service;
 
-use crate::{Body, Handler, Request, Response};
+use crate::{Body, Handler, Protocol, Request, Response};
 
 /// A [`Handler`] that forwards every request to a `tower::Service`:
 ///
@@ -59,13 +59,16 @@ where
     B::Error: fmt::Display,
 {
     async fn call(&self, request: &Request<'_>) -> Response {
-        let head = match request.head().to_http() {
+        let mut head = match request.head().to_http() {
             Ok(head) => head,
             Err(e) => {
                 log::warn!("request not representable as http::Request: {e}");
                 return Response::new(500);
             }
         };
+        if request.protocol() == Protocol::Http2 {
+            *head.version_mut() = http::Version::HTTP_2;
+        }
         let request = head.map(|()| Full::new(Bytes::copy_from_slice(request.body())));
         let mut service = self.service.clone();
         if let Err(e) = poll_fn(|cx| service.poll_ready(cx)).await {

@@ -59,3 +59,15 @@ fn an_axum_router_runs_unchanged() {
         "hello from axum on ringwire\n1\nhello from axum on ringwire\n0\n"
     );
 }
+
+#[test]
+fn axum_sees_the_protocol_a_request_came_over() {
+    let app = axum::Router::new().route(
+        "/",
+        axum::routing::get(|version: axum::http::Version| async move { format!("{version:?}") }),
+    );
+    let addr = start(ServerConfig::default(), TowerHandler::new(app));
+    let url = format!("http://{addr}/");
+    assert_eq!(curl_text(&["--http2-prior-knowledge", &url]), "HTTP/2.0");
+    assert_eq!(curl_text(&["--http1.1", &url]), "HTTP/1.1");
+}

@@ -37,6 +37,19 @@ fn prior_knowledge_speaks_http2() {
     assert_eq!(out, "GET /a?x=1 body=0\n2\n");
 }
 
+async fn protocol(request: &Request<'_>) -> Response {
+    Response::new(200).body(format!("{} {}", request.protocol(), request.version()))
+}
+
+#[test]
+fn a_handler_is_told_the_protocol_and_sees_an_http11_head() {
+    let addr = start(ServerConfig::default(), Router::new().get("/", protocol));
+    let url = format!("http://{addr}/");
+    assert_eq!(h2c(&[&url], b""), b"HTTP/2 HTTP/1.1");
+    assert_eq!(curl(&["--http1.1", &url], b""), b"HTTP/1.1 HTTP/1.1");
+    assert_eq!(curl(&["--http1.0", &url], b""), b"HTTP/1.0 HTTP/1.0");
+}
+
 #[test]
 fn a_body_larger_than_every_window_is_received_whole() {
     // 3 MiB against a 256 KiB stream window and a 1 MiB connection window: the upload

@@ -57,7 +57,7 @@ impl<H: Handler> Handler for AccessLog<H> {
             "{peer} \"{} {} {}\" {} {size} {:.3}ms",
             request.method(),
             String::from_utf8_lossy(request.target().as_bytes()),
-            request.version(),
+            request.protocol(),
             response.status(),
             elapsed.as_secs_f64() * 1e3,
         );
