@@ -400,9 +400,13 @@ impl H2 {
 }
 
 /// Why a request could not go out on the connection: nothing of it was
-/// sent, so a fresh connection may take it.
+/// sent, so a fresh connection may take it (unless it is too large for the
+/// server).
 fn refused(error: SendError) -> Error {
     match error {
+        SendError::HeaderListTooLarge { limit } => Error::RequestHeadTooLarge {
+            limit: limit as usize,
+        },
         SendError::ConnectionFailed
         | SendError::GoingAway
         | SendError::TooManyStreams

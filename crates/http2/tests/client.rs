@@ -904,6 +904,39 @@ fn a_connection_specific_field_in_a_response_is_malformed() {
 }
 
 #[test]
+fn te_in_a_response_is_malformed_even_trailers() {
+    fake(|f| {
+        let fields = [(":status", "200"), ("te", "trailers")];
+        f.malformed(&fields, false, "TE outside a request's head");
+    });
+}
+
+#[test]
+fn a_request_over_the_servers_header_list_limit_is_not_sent() {
+    let server = Config {
+        max_header_list_size: 300,
+        ..Config::default()
+    };
+    run_with(Config::default(), server, |p| {
+        let big = "x".repeat(300);
+        let refused = p.client.send_request(
+            b"GET",
+            b"http",
+            b"example.com",
+            b"/",
+            bytes_of(&[("cookie", &big)]),
+            true,
+        );
+        assert_eq!(refused, Err(SendError::HeaderListTooLarge { limit: 300 }));
+        // Nothing went: the next request takes stream 1, and HPACK stays in step.
+        let id = p.get("/small", &[("accept", "*/*")]);
+        assert_eq!(id, sid(1));
+        let (_, server) = p.pump();
+        assert_eq!(server, [get_request(1, "/small", &[("accept", "*/*")])]);
+    });
+}
+
+#[test]
 fn switching_protocols_is_malformed_in_http2() {
     fake(|f| {
         let rule = "101 Switching Protocols, which HTTP/2 forbids";

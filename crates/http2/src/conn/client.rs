@@ -62,7 +62,13 @@ impl Connection {
                 (b":path", path),
             ]
         };
-        self.encode_block(pseudo, fields);
+        let size = self.stage_block(pseudo, fields);
+        if size > self.peer_max_header_list as usize {
+            return Err(SendError::HeaderListTooLarge {
+                limit: self.peer_max_header_list,
+            });
+        }
+        self.encode_staged();
         self.last_stream = next;
         let stream = self.open_stream(id);
         stream.head_sent = true;

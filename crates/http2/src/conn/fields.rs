@@ -106,6 +106,8 @@ impl FieldList {
         match field.name {
             b"connection" | b"proxy-connection" | b"keep-alive" | b"transfer-encoding"
             | b"upgrade" => Err("a connection-specific header field"),
+            // Section 8.2.2: a request may carry TE, and only as "trailers".
+            b"te" if part != Part::Request => Err("TE outside a request's head"),
             b"te" if field.value != b"trailers" => Err("TE other than \"trailers\""),
             b"content-length" if !trailers => {
                 let len = parse_length(field.value).ok_or("an invalid content-length")?;

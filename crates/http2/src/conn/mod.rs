@@ -193,6 +193,12 @@ pub enum SendError {
     GoingAway,
     /// Every odd stream identifier is used: a new connection is needed.
     StreamIdsExhausted,
+    /// A request head larger than the server's `SETTINGS_MAX_HEADER_LIST_SIZE` (counted as
+    /// section 6.5.2 counts it): not sent, as the server would refuse it.
+    HeaderListTooLarge {
+        /// The server's limit.
+        limit: u32,
+    },
 }
 
 impl fmt::Display for SendError {
@@ -205,6 +211,9 @@ impl fmt::Display for SendError {
             SendError::TooManyStreams => f.write_str("the peer allows no more streams at once"),
             SendError::GoingAway => f.write_str("the connection is going away"),
             SendError::StreamIdsExhausted => f.write_str("no stream identifier left"),
+            SendError::HeaderListTooLarge { limit } => {
+                write!(f, "a header list over the peer's limit of {limit} bytes")
+            }
         }
     }
 }
@@ -284,6 +293,8 @@ pub struct Connection {
     /// `SETTINGS_MAX_CONCURRENT_STREAMS` from the peer: how many streams a client may open.
     /// Unlimited until the server says (section 6.5.2).
     peer_max_streams: u32,
+    /// `SETTINGS_MAX_HEADER_LIST_SIZE` from the peer; unlimited until it says.
+    peer_max_header_list: u32,
     /// What we may still send on the connection, and what the peer may.
     send_window: i64,
     recv_window: i64,
@@ -366,6 +377,7 @@ impl Connection {
             peer_stream_window: DEFAULT_WINDOW,
             peer_max_frame: DEFAULT_FRAME_SIZE,
             peer_max_streams: u32::MAX,
+            peer_max_header_list: u32::MAX,
             send_window: i64::from(DEFAULT_WINDOW),
             recv_window: i64::from(connection_window),
             unacked: 0,
@@ -862,7 +874,9 @@ impl Connection {
             // From a server: how many requests may be open. From a client: how many streams
             // the server may push, and it pushes none.
             setting::MAX_CONCURRENT_STREAMS => self.peer_max_streams = value,
-            // The header list size is advisory; unknown settings are ignored (section 6.5.2).
+            // Advisory (section 6.5.2): a request over it fails here rather than at the peer.
+            setting::MAX_HEADER_LIST_SIZE => self.peer_max_header_list = value,
+            // Unknown settings are ignored.
             _ => {}
         }
         Ok(())
@@ -1151,6 +1165,17 @@ impl Connection {
         pseudo: &[(&[u8], &[u8])],
         fields: impl IntoIterator<Item = (&'f [u8], &'f [u8])>,
     ) {
+        self.stage_block(pseudo, fields);
+        self.encode_staged();
+    }
+
+    /// The first half of [`encode_block`](Self::encode_block): the fields gathered, and
+    /// their header list size (section 6.5.2) returned, before the encoder's table moves.
+    fn stage_block<'f>(
+        &mut self,
+        pseudo: &[(&[u8], &[u8])],
+        fields: impl IntoIterator<Item = (&'f [u8], &'f [u8])>,
+    ) -> usize {
         // Copied into scratch kept from block to block, names lowercased, in the order given:
         // the order of fields of the same name is significant (RFC 9110 section 5.3).
         let (out, ends) = (&mut self.fields_out, &mut self.field_ends);
@@ -1172,6 +1197,12 @@ impl Connection {
                 push(name, value);
             }
         }
+        out.len() + 32 * ends.len()
+    }
+
+    /// The second half of [`encode_block`](Self::encode_block).
+    fn encode_staged(&mut self) {
+        let (out, ends) = (&self.fields_out, &self.field_ends);
         let mut start = 0;
         let fields = ends.iter().map(|&(name_end, end)| {
             let field = Field {
