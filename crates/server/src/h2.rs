@@ -85,6 +85,16 @@ struct Streams {
     max_running: usize,
 }
 
+impl Streams {
+    /// Gives back what the maps grew to, for a quiet connection.
+    fn shrink(&mut self) {
+        self.incoming.shrink_to_fit();
+        self.whole.shrink_to_fit();
+        self.refused.shrink_to_fit();
+        self.running.shrink_to_fit();
+    }
+}
+
 /// How much of a refused body is read and thrown away before the stream is reset. Not
 /// reset at once: curl 7.88 reports a reset after a whole answer as a failure.
 const DISCARD_MAX: usize = 16 << 20;
@@ -199,6 +209,10 @@ pub(crate) async fn serve<H: Handler>(
                     if let Err(e) = stream.release_idle_memory() {
                         log::debug!("releasing an idle TLS session's pages: {e}");
                     }
+                    // And what the buffers grew to (a large answer's bytes, say).
+                    conn.shrink();
+                    streams.shrink();
+                    bodies.shrink_to_fit();
                     released = true;
                 } else {
                     // A limit passed (the idle one, say): goodbye.

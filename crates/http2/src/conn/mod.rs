@@ -409,6 +409,26 @@ impl Connection {
         }
     }
 
+    /// Gives back what the buffers grew to for past traffic (a large body's bytes in the
+    /// send buffer, header scratch, spare send queues), keeping what the protocol needs:
+    /// the HPACK tables, the settings, the streams remembered, bytes not yet sent, a header
+    /// block half received. For a connection gone quiet.
+    pub fn shrink(&mut self) {
+        if self.transmit().is_empty() {
+            self.out = Vec::new();
+            self.sent = 0;
+        }
+        self.block_out = Vec::new();
+        self.fields_out = Vec::new();
+        self.field_ends = Vec::new();
+        self.spare_queues = Vec::new();
+        if self.block.is_none() {
+            self.block_bytes = Vec::new();
+            self.fields = FieldList::default();
+        }
+        self.streams.shrink_to_fit();
+    }
+
     /// Whether exchanges are still under way: streams are open or bytes wait to be sent.
     #[must_use]
     pub fn is_busy(&self) -> bool {
