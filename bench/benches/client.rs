@@ -247,6 +247,24 @@ async fn hyper_connect(addr: SocketAddr) -> hyper::client::conn::http1::SendRequ
     sender
 }
 
+/// The REST call for hyper: `host` for HTTP/1.1, where HTTP/2 sends the URI's authority.
+fn hyper_request(uri: &hyper::Uri, host: Option<&str>) -> hyper::Request<Full<Bytes>> {
+    let mut request = hyper::Request::post(uri.clone());
+    if let Some(host) = host {
+        request = request.header("host", host);
+    }
+    for (name, value) in HEADERS {
+        request = request.header(name, value);
+    }
+    request.body(Full::new(Bytes::from_static(BODY))).unwrap()
+}
+
+/// Checks hyper's answer and collects its body, as its users do.
+async fn read_hyper_answer(response: hyper::Response<hyper::body::Incoming>) {
+    assert_eq!(response.status(), 200);
+    black_box(response.into_body().collect().await.unwrap().to_bytes());
+}
+
 /// hyper's connection-level HTTP/2 client.
 struct HyperH2 {
     runtime: tokio::runtime::Runtime,
@@ -286,15 +304,9 @@ impl Round for HyperH2 {
             };
             for _ in 0..n {
                 let start = Instant::now();
-                let mut request = hyper::Request::post(uri.clone());
-                for (name, value) in HEADERS {
-                    request = request.header(name, value);
-                }
-                let request = request.body(Full::new(Bytes::from_static(BODY))).unwrap();
                 sender.ready().await.unwrap();
-                let response = sender.send_request(request).await.unwrap();
-                assert_eq!(response.status(), 200);
-                black_box(response.into_body().collect().await.unwrap().to_bytes());
+                let response = sender.send_request(hyper_request(uri, None)).await;
+                read_hyper_answer(response.unwrap()).await;
                 each(start.elapsed());
             }
         });
@@ -316,15 +328,9 @@ impl Round for HyperConn {
             };
             for _ in 0..n {
                 let start = Instant::now();
-                let mut request = hyper::Request::post(uri.clone()).header("host", host.as_str());
-                for (name, value) in HEADERS {
-                    request = request.header(name, value);
-                }
-                let request = request.body(Full::new(Bytes::from_static(BODY))).unwrap();
                 sender.ready().await.unwrap();
-                let response = sender.send_request(request).await.unwrap();
-                assert_eq!(response.status(), 200);
-                black_box(response.into_body().collect().await.unwrap().to_bytes());
+                let response = sender.send_request(hyper_request(uri, Some(host))).await;
+                read_hyper_answer(response.unwrap()).await;
                 each(start.elapsed());
             }
         });

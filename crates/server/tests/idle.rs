@@ -235,25 +235,26 @@ print("ready", flush=True)
 sys.stdin.read()
 "#;
 
-/// 1,000 idle HTTP/2 connections, each answered once: their receive rings' pages go back
-/// once they have been quiet for `warm`, but each keeps its two rings (a descriptor each)
-/// and its HPACK state. What one costs is printed.
-#[test]
-fn idle_http2_connections_give_their_pages_back() {
-    let _turn = SERIAL
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+/// Opens `n` HTTP/2 connections to a fresh server, each answered once on `path`, and
+/// returns the growth in resident bytes and descriptors per connection while they idle.
+fn h2_idle_cost(n: usize, path: &str) -> (f64, f64) {
     common::ensure_python_module("h2", "h2");
-    let n = 1_000;
     assert!(common::raise_open_files_limit() > 4 * n as u64 + 200);
     let mut config = ServerConfig::default();
     config.timeouts.warm = Duration::from_millis(100);
     config.timeouts.sweep = Duration::from_millis(100);
     let addr = start(config, Ok2);
+    LazyLock::force(&BIG);
     thread::sleep(Duration::from_millis(300));
     let (rss0, fds0) = usage();
     let mut child = Command::new("python3")
-        .args(["-c", H2_CLIENTS, &n.to_string(), &addr.port().to_string()])
+        .args([
+            "-c",
+            H2_CLIENTS,
+            &n.to_string(),
+            &addr.port().to_string(),
+            path,
+        ])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -267,8 +268,23 @@ fn idle_http2_connections_give_their_pages_back() {
     let (rss1, fds1) = usage();
     drop(child.stdin.take());
     assert!(child.wait().expect("clients exit").success());
-    let rss = rss1.saturating_sub(rss0) as f64 / n as f64;
-    let fds = fds1.saturating_sub(fds0) as f64 / n as f64;
+    let per = |grown: usize| grown as f64 / n as f64;
+    (
+        per(rss1.saturating_sub(rss0)),
+        per(fds1.saturating_sub(fds0)),
+    )
+}
+
+/// 1,000 idle HTTP/2 connections, each answered once: their receive rings' pages go back
+/// once they have been quiet for `warm`, but each keeps its two rings (a descriptor each)
+/// and its HPACK state. What one costs is printed.
+#[test]
+fn idle_http2_connections_give_their_pages_back() {
+    let _turn = SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let n = 1_000;
+    let (rss, fds) = h2_idle_cost(n, "/idle");
     println!("{n} idle HTTP/2 connections: {rss:.0} bytes of RSS and {fds:.3} fds each");
     // About 10 KiB here in a debug build, 14 KiB when the pages stayed.
     assert!(
@@ -287,37 +303,8 @@ fn idle_http2_connections_keep_nothing_of_a_large_answer() {
     let _turn = SERIAL
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    common::ensure_python_module("h2", "h2");
     let n = 50;
-    let mut config = ServerConfig::default();
-    config.timeouts.warm = Duration::from_millis(100);
-    config.timeouts.sweep = Duration::from_millis(100);
-    let addr = start(config, Ok2);
-    LazyLock::force(&BIG);
-    thread::sleep(Duration::from_millis(300));
-    let (rss0, _) = usage();
-    let mut child = Command::new("python3")
-        .args([
-            "-c",
-            H2_CLIENTS,
-            &n.to_string(),
-            &addr.port().to_string(),
-            "/big",
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("python3 is installed");
-    let mut ready = String::new();
-    BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut ready)
-        .expect("the clients' stdout");
-    assert_eq!(ready.trim(), "ready", "the clients failed (see stderr)");
-    thread::sleep(Duration::from_millis(500));
-    let (rss1, _) = usage();
-    drop(child.stdin.take());
-    assert!(child.wait().expect("clients exit").success());
-    let rss = rss1.saturating_sub(rss0) as f64 / n as f64;
+    let (rss, _) = h2_idle_cost(n, "/big");
     println!("{n} idle HTTP/2 connections after 1 MiB each: {rss:.0} bytes of RSS each");
     assert!(
         rss < 72.0 * 1024.0,
