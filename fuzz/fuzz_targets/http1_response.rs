@@ -151,7 +151,10 @@ fn unfolded(stream: &[u8], limits: &Limits, method: Method<'_>) {
         assert!(passes <= stream.len(), "unfolding does not end");
         for (i, (&was, &now)) in before.iter().zip(&buf).enumerate() {
             if was != now {
-                assert!(now == b' ' && matches!(was, b'\r' | b'\n'), "byte {i} changed");
+                assert!(
+                    now == b' ' && matches!(was, b'\r' | b'\n'),
+                    "byte {i} changed"
+                );
             }
         }
     }
