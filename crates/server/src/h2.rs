@@ -356,7 +356,11 @@ fn respond(
     let status = response.status();
     let body = response.take_body();
     let bodiless = matches!(status, 100..=199 | 204 | 304);
-    let length = body.len().filter(|_| !bodiless).map(|n| n.to_string());
+    let mut text = [0; 20];
+    let length = body
+        .len()
+        .filter(|_| !bodiless)
+        .map(|n| ringwire_http1::encode::decimal(n as u64, &mut text));
     let date = crate::date::date();
     let fields = std::iter::once((&b"date"[..], &date[..]))
         .chain(
@@ -364,11 +368,7 @@ fn respond(
                 .headers()
                 .map(|(name, value)| (name.as_bytes(), value)),
         )
-        .chain(
-            length
-                .as_deref()
-                .map(|n| (&b"content-length"[..], n.as_bytes())),
-        );
+        .chain(length.map(|n| (&b"content-length"[..], n)));
     let empty = bodiless || head_only || body.is_empty();
     // Refused only when the client reset the stream meanwhile.
     if conn.send_response(id, status, fields, empty).is_err() || empty {

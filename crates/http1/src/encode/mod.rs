@@ -118,6 +118,13 @@ fn digits<const RADIX: u64>(mut n: u64, out: &mut [u8; 20]) -> &[u8] {
     }
 }
 
+/// `n` in decimal, formatted into `out` without allocating: for a
+/// `content-length` written by other means than this module's encoders.
+#[inline]
+pub fn decimal(n: u64, out: &mut [u8; 20]) -> &[u8] {
+    digits::<10>(n, out)
+}
+
 /// Checks an encoder against every buffer size: each one short of the
 /// output fails with a `needed` that is larger than the buffer yet no larger
 /// than the output; the exact size and a larger one give `expected`.

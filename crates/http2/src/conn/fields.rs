@@ -354,14 +354,19 @@ impl Fields<'_> {
     pub fn write_http1_response(&self, status: u16, out: &mut Vec<u8>) {
         out.clear();
         out.extend_from_slice(b"HTTP/1.1 ");
-        // Three digits: the connection takes only 100 to 999 (section 8.3.2).
-        out.extend([100, 10, 1].map(|place| b'0' + (status / place % 10) as u8));
+        // The connection takes only 100 to 999 (section 8.3.2).
+        out.extend(status_digits(status));
         out.extend_from_slice(b" \r\n");
         for (name, value) in self.iter() {
             field(out, name, value);
         }
         out.extend_from_slice(b"\r\n");
     }
+}
+
+/// A status from 100 to 999 as its three digits, without allocating.
+pub(super) fn status_digits(status: u16) -> [u8; 3] {
+    [100, 10, 1].map(|place| b'0' + (status / place % 10) as u8)
 }
 
 fn field(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {

@@ -287,6 +287,8 @@ pub struct Connection {
     /// Send queues of closed streams, emptied, for new streams to take (no allocation per
     /// stream once warm).
     spare_queues: Vec<VecDeque<Bytes>>,
+    /// Scratch for [`flush_all`](Self::flush_all).
+    flush_ids: Vec<u32>,
     /// The peer's settings that shape what we send.
     peer_stream_window: u32,
     peer_max_frame: u32,
@@ -374,6 +376,7 @@ impl Connection {
             fields_out: Vec::new(),
             field_ends: Vec::new(),
             spare_queues: Vec::new(),
+            flush_ids: Vec::new(),
             peer_stream_window: DEFAULT_WINDOW,
             peer_max_frame: DEFAULT_FRAME_SIZE,
             peer_max_streams: u32::MAX,
@@ -422,6 +425,7 @@ impl Connection {
         self.fields_out = Vec::new();
         self.field_ends = Vec::new();
         self.spare_queues = Vec::new();
+        self.flush_ids = Vec::new();
         if self.block.is_none() {
             self.block_bytes = Vec::new();
             self.fields = FieldList::default();
@@ -1258,15 +1262,20 @@ impl Connection {
 
     /// Sends what the windows let out of every stream's queue.
     fn flush_all(&mut self) {
-        let ids: Vec<u32> = self
-            .streams
-            .iter()
-            .filter(|(_, s)| !s.queue.is_empty() || s.end_queued)
-            .map(|(&id, _)| id)
-            .collect();
-        for id in ids {
+        // The streams to flush, listed first (flushing needs the whole connection) in
+        // scratch kept from call to call: a connection's WINDOW_UPDATE allocates nothing.
+        let mut ids = std::mem::take(&mut self.flush_ids);
+        ids.extend(
+            self.streams
+                .iter()
+                .filter(|(_, s)| !s.queue.is_empty() || s.end_queued)
+                .map(|(&id, _)| id),
+        );
+        for &id in &ids {
             self.flush(StreamId::new(id));
         }
+        ids.clear();
+        self.flush_ids = ids;
     }
 
     /// Sends what the windows let out of `id`'s queue, and the stream's end once it is out.

@@ -1,6 +1,7 @@
 //! What only the server does: it reads the client's preface, takes the streams the client
 //! opens as requests, and answers them.
 
+use super::fields::status_digits;
 use super::{declared_length, Config, Connection, Opened, Role, SendError};
 use crate::frame::StreamId;
 use crate::{Error, ErrorCode, Violation};
@@ -59,8 +60,8 @@ impl Connection {
             return Err(SendError::AlreadySent(stream));
         }
         s.head_sent = true;
-        let status = status.clamp(100, 999).to_string();
-        self.encode_block(&[(b":status", status.as_bytes())], fields);
+        let status = status_digits(status.clamp(100, 999));
+        self.encode_block(&[(b":status", &status)], fields);
         self.send_block(stream, end_stream);
         Ok(())
     }
