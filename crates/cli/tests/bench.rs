@@ -1,6 +1,7 @@
 //! `ringwire bench` end to end: its counts checked against servers that
-//! count for themselves (Python's `http.server`, a tungstenite echo
-//! server), statuses, closes, timeouts, refusals, HTTPS and WSS.
+//! count for themselves (Python's `http.server`, Python's `h2`, a
+//! tungstenite echo server), statuses, closes, timeouts, refusals, HTTPS,
+//! HTTP/2 and WSS.
 
 use std::io::Read as _;
 use std::net::TcpListener;
@@ -11,7 +12,7 @@ use std::time::{Duration, Instant};
 
 mod common;
 
-use common::{python, serve, BIN};
+use common::{ensure_python_module, python, serve, BIN};
 
 /// Counts every request but `/count`, which answers the count. `/hit`
 /// answers 200 "ok" when the request is a POST of `payload` (400
@@ -602,4 +603,155 @@ fn a_rate_is_kept_and_says_how_long_requests_waited_for_a_slow_server() {
         String::from_utf8_lossy(&out.stderr).trim_end(),
         "ringwire: --rate sends one request at a time: leave out --pipeline"
     );
+}
+
+/// The counting server over HTTP/2 with prior knowledge, on Python's `h2`:
+/// `/count` answers the count of the other requests, `/hit` 200 "ok" for a
+/// POST of `payload` (400 otherwise), `/goaway` answers and, at the third
+/// request of its connection, says `GOAWAY` (no error, that stream the
+/// last) and closes. The first stream of each connection (but `/count`'s)
+/// is refused (`REFUSED_STREAM`, uncounted): the client asks again.
+const COUNTING_H2_SERVER: &str = r#"
+import socket, threading
+import h2.config, h2.connection, h2.errors, h2.events
+count = 0
+lock = threading.Lock()
+def serve(sock):
+    conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=False, header_encoding="utf-8"))
+    conn.initiate_connection()
+    sock.sendall(conn.data_to_send())
+    requests, answered, refused = {}, 0, False
+    global count
+    while True:
+        try:
+            data = sock.recv(65536)
+        except OSError:
+            break
+        if not data:
+            break
+        for event in conn.receive_data(data):
+            if isinstance(event, h2.events.RequestReceived):
+                head = dict(event.headers)
+                requests[event.stream_id] = [head[":method"], head[":path"], b""]
+            elif isinstance(event, h2.events.DataReceived):
+                requests[event.stream_id][2] += event.data
+                conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+            elif isinstance(event, h2.events.StreamEnded):
+                method, path, body = requests.pop(event.stream_id)
+                if not refused and path != "/count":
+                    refused = True
+                    conn.reset_stream(event.stream_id, error_code=h2.errors.ErrorCodes.REFUSED_STREAM)
+                    continue
+                if path == "/count":
+                    with lock:
+                        status, answer = 200, str(count).encode()
+                else:
+                    with lock:
+                        count += 1
+                    good = path != "/hit" or (method == "POST" and body == b"payload")
+                    status, answer = (200, b"ok") if good else (400, b"bad")
+                conn.send_headers(event.stream_id, [(":status", str(status)), ("content-length", str(len(answer)))])
+                conn.send_data(event.stream_id, answer, end_stream=True)
+                answered += 1
+                if path == "/goaway" and answered == 3:
+                    conn.close_connection(last_stream_id=event.stream_id)
+                    sock.sendall(conn.data_to_send())
+                    sock.close()
+                    return
+        sock.sendall(conn.data_to_send())
+    sock.close()
+listener = socket.socket()
+listener.bind(("127.0.0.1", 0))
+listener.listen(64)
+print(listener.getsockname()[1], flush=True)
+while True:
+    sock, _ = listener.accept()
+    threading.Thread(target=serve, args=(sock,), daemon=True).start()
+"#;
+
+fn h2_server() -> common::Running {
+    ensure_python_module("h2", "h2");
+    python(COUNTING_H2_SERVER)
+}
+
+#[test]
+fn counts_what_an_http2_server_counted() {
+    let server = h2_server();
+    let url = format!("http://{}/hit", server.addr);
+    let out = bench(&[
+        "--http2", "-c", "4", "-p", "4", "-D", "1", "-d", "payload", &url,
+    ]);
+    assert!(out.status.success(), "{}", report(&out));
+    assert!(report(&out).contains("(HTTP/2)"), "{}", report(&out));
+    let answered = number(&out, "requests");
+    // Not stuck on the refused streams.
+    assert!(answered > 100, "{}", report(&out));
+    assert_eq!(number(&out, "statuses   2xx"), answered, "{}", report(&out));
+    assert!(report(&out).contains(NO_ERRORS), "{}", report(&out));
+
+    let count = Command::new(BIN)
+        .args(["get", "--http2-prior-knowledge"])
+        .arg(format!("http://{}/count", server.addr))
+        .output()
+        .expect("run ringwire get");
+    let counted: u64 = String::from_utf8_lossy(&count.stdout)
+        .parse()
+        .expect("a count");
+    // As over HTTP/1.1: the streams cut off at the end may have been
+    // counted unanswered.
+    assert!(
+        (answered..=answered + 16).contains(&counted),
+        "bench says {answered}, the server counted {counted}"
+    );
+}
+
+#[test]
+fn an_http2_goaway_is_a_close_and_the_connection_opens_again() {
+    let server = h2_server();
+    let url = format!("http://{}/goaway", server.addr);
+    // Two streams at a time: the third request's GOAWAY leaves the fourth
+    // unanswered.
+    let out = bench(&["--http2", "-c", "1", "-p", "2", "-D", "1", &url]);
+    assert!(out.status.success(), "{}", report(&out));
+    let answered = number(&out, "requests");
+    let connects = number(&out, "connects");
+    assert!(connects > 2, "{}", report(&out));
+    // Three answers a connection, the last connection's perhaps fewer.
+    assert!(
+        (3 * (connects - 1)..=3 * connects).contains(&answered),
+        "{}",
+        report(&out)
+    );
+    // Each connection closed after its GOAWAY, the last perhaps not yet.
+    let closes = (connects - 1..=connects)
+        .map(|n| format!("closed by the server after an answer: {n})"))
+        .any(|said| report(&out).contains(&said));
+    assert!(closes, "{}", report(&out));
+    assert!(report(&out).contains(NO_ERRORS), "{}", report(&out));
+}
+
+#[test]
+fn loads_http2_over_tls_with_more_streams_than_the_server_allows() {
+    // ringwire's server allows 128 streams at once: the first 200 go out
+    // before its SETTINGS say so (it reads no further while 128 are open),
+    // and later batches open 128, the rest as streams end.
+    let server = serve(&["--addr", "127.0.0.1:0", "--self-signed"]);
+    let url = format!("https://{}/hello", server.addr);
+    let out = bench(&["--http2", "-k", "-c", "2", "-p", "200", "-D", "1", &url]);
+    assert!(out.status.success(), "{}", report(&out));
+    let answered = number(&out, "requests");
+    assert!(answered >= 200, "{}", report(&out));
+    assert_eq!(number(&out, "statuses   2xx"), answered, "{}", report(&out));
+    assert!(report(&out).contains(NO_ERRORS), "{}", report(&out));
+}
+
+#[test]
+fn a_server_that_does_not_choose_http2_fails_the_run() {
+    let server = serve(&["--addr", "127.0.0.1:0", "--self-signed", "--no-http2"]);
+    let url = format!("https://{}/hello", server.addr);
+    let out = bench(&["--http2", "-k", "-c", "1", "-D", "0.5", &url]);
+    assert!(!out.status.success(), "{}", report(&out));
+    // The handshake fails: it offered h2 alone.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("ALPN"), "{}", report(&out));
 }

@@ -33,21 +33,20 @@ pub(crate) struct Target {
 
 /// A receive ring large enough for any head; bodies are read through it
 /// piece by piece, so it need not hold one whole.
-const RX: RingConfig = RingConfig {
+pub(super) const RX: RingConfig = RingConfig {
     capacity: 64 << 10,
     max_capacity: 1 << 20,
     backing: ringwire_ring::Backing::Auto,
 };
 
-/// A connection to the target's origin, TLS for `https://`.
-pub(crate) async fn open(target: &Target) -> Result<Socket, OpenError> {
-    let origin = &target.origin;
+/// A connection to `origin`, TLS for `https://`.
+pub(crate) async fn open(origin: &Origin, tls: Option<&TlsConnector>) -> Result<Socket, OpenError> {
     let tcp = TcpStream::connect((origin.host(), origin.port()))
         .await
         .map_err(|e| OpenError::connect(&format!("{}:{}", origin.host(), origin.port()), &e))?;
     tcp.set_nodelay(true)
         .map_err(|e| OpenError::Connect(line(e)))?;
-    match (&target.tls, origin.scheme()) {
+    match (tls, origin.scheme()) {
         (Some(connector), Scheme::Https) => connector
             .connect(origin.host(), tcp)
             .await

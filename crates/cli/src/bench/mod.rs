@@ -1,12 +1,14 @@
 //! `ringwire bench URL`: a load generator in the manner of `wrk`, on
 //! ringwire's own client path. `http://` and `https://`: requests encoded
-//! once, answers parsed in place in each connection's receive ring.
+//! once, answers parsed in place in each connection's receive ring; with
+//! `--http2`, streams on HTTP/2 connections, as `h2load` loads them.
 //! `ws://` and `wss://`: binary messages echoed back. Connections are
 //! spread over worker threads, each a current-thread runtime; `--pipeline
 //! N` keeps N requests (or messages) in flight per connection, written as
 //! one batch.
 
 mod guard;
+mod h2;
 mod http;
 mod open;
 mod pace;
@@ -60,9 +62,16 @@ pub(crate) struct BenchArgs {
     /// evenly over them.
     #[arg(short = 't', long, default_value_t = 1)]
     threads: usize,
-    /// Requests (or messages) in flight per connection, sent as one batch.
+    /// Requests (or messages) in flight per connection, sent as one batch
+    /// (with --http2, streams opened at once, as h2load's -m; as many as the
+    /// server allows, the rest as streams end).
     #[arg(short = 'p', long, default_value_t = 1)]
     pipeline: usize,
+    /// Speak HTTP/2: with prior knowledge over http:// (h2c), offered alone
+    /// by ALPN over https:// (a server that does not choose it is a
+    /// protocol error).
+    #[arg(long)]
+    http2: bool,
     /// Requests (or messages) per second over all connections, each
     /// connection on a fixed schedule, latency counted from when a request
     /// was due (wrk2's correction for coordinated omission); without it,
@@ -97,12 +106,16 @@ type Socket = MaybeTls<TcpStream>;
 #[derive(Debug)]
 enum Target {
     Http(http::Target),
+    H2(h2::Target),
     Ws(ws::Target),
 }
 
 impl Target {
     fn new(args: &BenchArgs) -> Result<Target, String> {
         if args.url.starts_with("ws://") || args.url.starts_with("wss://") {
+            if args.http2 {
+                return Err("--http2 is for http:// and https:// URLs".to_owned());
+            }
             let url =
                 WsUrl::parse(&args.url).map_err(|e| format!("invalid URL {:?}: {e}", args.url))?;
             let tls = match url.is_tls() {
@@ -129,14 +142,20 @@ impl Target {
         };
         let request = args.request.encode(&mut buffer, &url, &body, &extras)?;
         let (head, body) = buffer.bytes(&request).map_err(line)?;
-        let one = [head, body].concat();
+        let alpn: &[u8] = if args.http2 { b"h2" } else { b"http/1.1" };
         let tls = match url.scheme() {
             Scheme::Https => {
-                let config = args.tls.config()?.alpn(&[b"http/1.1"]);
+                let config = args.tls.config()?.alpn(&[alpn]);
                 Some(TlsConnector::new(&config).map_err(line)?)
             }
             Scheme::Http => None,
         };
+        if args.http2 {
+            let origin = url.origin().clone();
+            let target = h2::Target::new(origin, tls, head, body, args.pipeline)?;
+            return Ok(Target::H2(target));
+        }
+        let one = [head, body].concat();
         Ok(Target::Http(http::Target {
             origin: url.origin().clone(),
             tls,
@@ -149,14 +168,15 @@ impl Target {
     /// What the report counts.
     fn unit(&self) -> &'static str {
         match self {
-            Target::Http(_) => "requests",
+            Target::Http(_) | Target::H2(_) => "requests",
             Target::Ws(_) => "messages",
         }
     }
 
     async fn open(&self) -> Result<Socket, OpenError> {
         match self {
-            Target::Http(target) => http::open(target).await,
+            Target::Http(target) => http::open(&target.origin, target.tls.as_ref()).await,
+            Target::H2(target) => h2::open(target).await,
             Target::Ws(target) => ws::open(target).await,
         }
     }
@@ -166,6 +186,7 @@ impl Target {
     async fn start<'a>(&'a self, socket: &'a Socket) -> Result<Session<'a>, OpenError> {
         match self {
             Target::Http(target) => Ok(Session::Http(target, socket)),
+            Target::H2(target) => Ok(Session::H2(target, socket)),
             Target::Ws(target) => Ok(Session::Ws(target, ws::upgrade(target, socket).await?)),
         }
     }
@@ -178,6 +199,7 @@ impl Target {
 #[allow(clippy::large_enum_variant)]
 enum Session<'a> {
     Http(&'a http::Target, &'a Socket),
+    H2(&'a h2::Target, &'a Socket),
     Ws(&'a ws::Target, ws::WebSocket<'a>),
 }
 
@@ -187,6 +209,7 @@ impl Session<'_> {
             Session::Http(target, socket) => {
                 http::load(target, socket, board, slot, pace, stats).await
             }
+            Session::H2(target, socket) => h2::load(target, socket, board, slot, pace, stats).await,
             Session::Ws(target, socket) => ws::load(target, socket, board, slot, pace, stats).await,
         }
     }
@@ -340,12 +363,14 @@ fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
 
     let pacing = match args.rate {
         Some(rate) => format!("{rate} per second"),
+        None if args.http2 => format!("{} streams each", args.pipeline),
         None => format!("pipeline {}", args.pipeline),
     };
     if !args.json {
         println!(
-            "ringwire bench {}: {} connections, {} thread{}, {pacing}, {:.1} s",
+            "ringwire bench {}{}: {} connections, {} thread{}, {pacing}, {:.1} s",
             args.url,
+            if args.http2 { " (HTTP/2)" } else { "" },
             args.connections,
             threads,
             if threads == 1 { "" } else { "s" },
@@ -386,6 +411,7 @@ fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
         report["connections"] = args.connections.into();
         report["threads"] = threads.into();
         report["pipeline"] = args.pipeline.into();
+        report["http2"] = args.http2.into();
         report["rate"] = args.rate.into();
         println!("{report}");
     } else {
