@@ -4,6 +4,8 @@
 # 1 connection, 64 connections, and 64 connections pipelining 16 requests. Prints, per run,
 # the requests/s each generator reports, its own CPU per request (user + system from
 # /usr/bin/time), and the server's CPU per request (/proc/PID/stat).
+# LOADGEN_HTTP2=1: over HTTP/2 with prior knowledge, `ringwire bench --http2` against
+# h2load, 16 streams per connection in place of the pipeline.
 #
 #   bash bench/scripts/loadgen.sh            # LOADGEN_SECONDS=5 LOADGEN_ROUNDS=3
 set -euo pipefail
@@ -12,7 +14,13 @@ SECS=${LOADGEN_SECONDS:-5}
 ROUNDS=${LOADGEN_ROUNDS:-3}
 PORT=${LOADGEN_PORT:-18181}
 URL=http://127.0.0.1:$PORT/plaintext
-command -v wrk >/dev/null || { apt-get install -y -qq wrk || sudo apt-get install -y -qq wrk; }
+if [ "${LOADGEN_HTTP2:-0}" = 1 ]; then
+    PEER=h2load PEER_PACKAGE=nghttp2-client H2=(--http2)
+else
+    PEER=wrk PEER_PACKAGE=wrk H2=()
+fi
+command -v $PEER >/dev/null \
+    || { apt-get install -y -qq $PEER_PACKAGE || sudo apt-get install -y -qq $PEER_PACKAGE; }
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$PWD/target}
 cargo build --release -p ringwire >&2
 # The race workspace keeps its own target dir (its peers stay out of the main one).
@@ -36,7 +44,8 @@ run() {
     case $name in
         wrk) cmd=(wrk -t1 -c"$conns" -d"${SECS}s" --latency "$URL")
              [ "$depth" -gt 1 ] && cmd+=(-s bench/race/pipeline.lua -- "$depth") ;;
-        ringwire) cmd=("$RINGWIRE" bench -c "$conns" -p "$depth" -D "$SECS" "$URL") ;;
+        h2load) cmd=(h2load -t1 -c"$conns" -m"$depth" -D"$SECS" "$URL") ;;
+        ringwire) cmd=("$RINGWIRE" bench "${H2[@]}" -c "$conns" -p "$depth" -D "$SECS" "$URL") ;;
     esac
     before=$(ticks)
     /usr/bin/time -f '%U %S' -o "$out.time" taskset -c 1 "${cmd[@]}" >"$out"
@@ -44,6 +53,7 @@ run() {
     local requests
     case $name in
         wrk) requests=$(awk '/requests in/ {print $1}' "$out") ;;
+        h2load) requests=$(awk '/^requests:/ {print $8}' "$out") ;;
         ringwire) requests=$(awk '/^  requests/ {print $2}' "$out") ;;
     esac
     read -r user sys <"$out.time"
@@ -61,7 +71,7 @@ PY
 for round in $(seq "$ROUNDS"); do
     for shape in "1 1" "64 1" "64 16"; do
         set -- $shape
-        if [ $((round % 2)) = 1 ]; then order="wrk ringwire"; else order="ringwire wrk"; fi
+        if [ $((round % 2)) = 1 ]; then order="$PEER ringwire"; else order="ringwire $PEER"; fi
         for name in $order; do run "$name" "$1" "$2"; done
     done
 done
