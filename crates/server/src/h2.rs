@@ -16,7 +16,7 @@
 //! an endless stream (server-sent events) holds up no other stream.
 
 use std::collections::{HashMap, VecDeque};
-use std::future::poll_fn;
+use std::future::{poll_fn, Future};
 use std::os::unix::fs::FileExt as _;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -56,11 +56,14 @@ pub(crate) fn is_preface(data: &[u8]) -> bool {
     n > 0 && data[..n] == PREFACE[..n]
 }
 
-/// A request still arriving.
-#[derive(Debug, Default)]
+/// A request still arriving, then in its handler's hands; its buffers and parser are kept
+/// for the connection's next request once it is answered.
+#[derive(Debug)]
 struct Incoming {
     /// The request's head as an HTTP/1.1 head.
     head: Vec<u8>,
+    /// Parses `head` for the handler's view.
+    parser: RequestParser,
     body: Vec<u8>,
     /// The body passed `max_buffered_body`: answered 413 once it is whole.
     too_large: bool,
@@ -68,8 +71,32 @@ struct Incoming {
     head_only: bool,
 }
 
+/// A request body's room kept for the next request at most; a larger one is given back.
+const KEPT_BODY: usize = 64 << 10;
+
+impl Incoming {
+    fn new(limits: Limits) -> Incoming {
+        Incoming {
+            head: Vec::new(),
+            parser: RequestParser::new(limits),
+            body: Vec::new(),
+            too_large: false,
+            head_only: false,
+        }
+    }
+
+    /// Made ready for the next request.
+    fn clear(&mut self) {
+        self.body.clear();
+        if self.body.capacity() > KEPT_BODY {
+            self.body = Vec::new();
+        }
+        self.too_large = false;
+    }
+}
+
 /// What a connection knows of its streams besides the protocol's state.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Streams {
     /// Requests still arriving.
     incoming: HashMap<StreamId, Incoming>,
@@ -83,6 +110,9 @@ struct Streams {
     running: HashMap<StreamId, AbortHandle>,
     /// How many handlers may run at once: the streams that may be open.
     max_running: usize,
+    /// Answered requests' buffers and parsers, for the next ones.
+    spare: Vec<Incoming>,
+    limits: Limits,
 }
 
 impl Streams {
@@ -92,6 +122,13 @@ impl Streams {
         self.whole.shrink_to_fit();
         self.refused.shrink_to_fit();
         self.running.shrink_to_fit();
+        self.spare = Vec::new();
+    }
+
+    /// A request answered: its buffers serve the next one.
+    fn recycle(&mut self, mut request: Incoming) {
+        request.clear();
+        self.spare.push(request);
     }
 }
 
@@ -111,10 +148,19 @@ pub(crate) async fn serve<H: Handler>(
 ) -> Result<Close, TransportError> {
     let mut conn = Connection::server(h2);
     let mut streams = Streams {
+        incoming: HashMap::new(),
+        whole: VecDeque::new(),
+        refused: HashMap::new(),
+        peer_left: false,
+        running: HashMap::new(),
         max_running: h2.max_concurrent_streams as usize,
-        ..Streams::default()
+        spare: Vec::new(),
+        limits: config.limits,
     };
+    // Handlers still working after their first poll.
     let mut running = FuturesUnordered::new();
+    // Boxes for handlers' futures, kept from request to request.
+    let mut slots = Vec::new();
     let mut bodies: HashMap<StreamId, Source> = HashMap::new();
     // The rings' pages were given back since the connection went quiet.
     let mut released = false;
@@ -133,10 +179,21 @@ pub(crate) async fn serve<H: Handler>(
                 if request.too_large {
                     streams.refused.insert(id, 0);
                 }
-                let (abort, registration) = AbortHandle::new_pair();
-                streams.running.insert(id, abort);
-                let answer = answer(id, request, stream, handler, config.limits);
-                running.push(Abortable::new(answer, registration));
+                // Most handlers answer at their first poll: then nothing is allocated.
+                let mut slot = slots.pop().unwrap_or_else(|| Box::pin(None));
+                slot.set(Some(answer(id, request, stream, handler)));
+                match poll_fn(|cx| Poll::Ready(poll_slot(&mut slot, cx))).await {
+                    Poll::Ready((id, head_only, response, request)) => {
+                        slots.push(slot);
+                        streams.recycle(request);
+                        respond(&mut conn, id, head_only, response, &mut bodies);
+                    }
+                    Poll::Pending => {
+                        let (abort, registration) = AbortHandle::new_pair();
+                        streams.running.insert(id, abort);
+                        running.push(Abortable::new(Parked(Some(slot)), registration));
+                    }
+                }
             }
         }
         send(tx, &mut conn).await?;
@@ -178,7 +235,9 @@ pub(crate) async fn serve<H: Handler>(
                 let mut next = Some(answered);
                 while let Some(answered) = next {
                     // (An aborted handler's stream was reset: nothing to send.)
-                    if let Ok((id, head_only, response)) = answered {
+                    if let Ok(((id, head_only, response, request), slot)) = answered {
+                        slots.push(slot);
+                        streams.recycle(request);
                         streams.running.remove(&id);
                         respond(&mut conn, id, head_only, response, &mut bodies);
                     }
@@ -212,6 +271,7 @@ pub(crate) async fn serve<H: Handler>(
                     // And what the buffers grew to (a large answer's bytes, say).
                     conn.shrink();
                     streams.shrink();
+                    slots = Vec::new();
                     bodies.shrink_to_fit();
                     released = true;
                 } else {
@@ -239,6 +299,8 @@ fn receive(
         peer_left,
         running,
         max_running,
+        spare,
+        limits,
     } = streams;
     // Whole requests wait for a handler only up to the limit; the rest stays unread.
     while whole.len() + running.len() < *max_running {
@@ -251,10 +313,8 @@ fn receive(
                 head,
                 end_stream,
             }) => {
-                let mut request = Incoming {
-                    head_only: head.method == b"HEAD",
-                    ..Incoming::default()
-                };
+                let mut request = spare.pop().unwrap_or_else(|| Incoming::new(*limits));
+                request.head_only = head.method == b"HEAD";
                 head.write_http1(&mut request.head);
                 incoming.insert(stream, request);
                 if end_stream {
@@ -315,28 +375,69 @@ fn receive(
 }
 
 /// The handler's answer to a whole request, with the stream it goes on and whether it
-/// answers a `HEAD`. Owns the request, which the handler borrows while it runs.
+/// answers a `HEAD`, and the request back. Owns the request, which the handler borrows
+/// while it runs.
 async fn answer<H: Handler>(
     id: StreamId,
-    request: Incoming,
+    mut request: Incoming,
     stream: &Socket,
     handler: &H,
-    limits: Limits,
-) -> (StreamId, bool, Response) {
+) -> (StreamId, bool, Response, Incoming) {
     let response = if request.too_large {
         Response::new(413)
     } else {
-        match RequestParser::new(limits).parse(&request.head) {
+        match request.parser.parse(&request.head) {
             Ok(Status::Complete(head, _)) => {
                 handler
                     .call(&Request::new(head, &request.body).on(stream).over_http2())
                     .await
             }
-            Ok(Status::Partial { .. }) => Response::new(400),
-            Err(e) => Response::new(e.status()),
+            // The parser is left midway: the next request gets a fresh one.
+            Ok(Status::Partial { .. }) => {
+                request.parser = RequestParser::new(*request.parser.limits());
+                Response::new(400)
+            }
+            Err(e) => {
+                request.parser = RequestParser::new(*request.parser.limits());
+                Response::new(e.status())
+            }
         }
     };
-    (id, request.head_only, response)
+    (id, request.head_only, response, request)
+}
+
+/// A handler's future in a box that outlives it: emptied (the future dropped in place)
+/// when it is done, and filled with the next request's.
+type Slot<F> = Pin<Box<Option<F>>>;
+
+/// Polls the future in `slot`: its output once it is done, the slot emptied.
+fn poll_slot<F: Future>(slot: &mut Slot<F>, cx: &mut Context<'_>) -> Poll<F::Output> {
+    let Some(future) = slot.as_mut().as_pin_mut() else {
+        return Poll::Pending;
+    };
+    let output = std::task::ready!(future.poll(cx));
+    slot.set(None);
+    Poll::Ready(output)
+}
+
+/// A handler that did not answer at its first poll, run among the connection's others;
+/// its slot comes back with the answer (taken once: polled again, it stays pending).
+struct Parked<F>(Option<Slot<F>>);
+
+impl<F: Future> Future for Parked<F> {
+    type Output = (F::Output, Slot<F>);
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let parked = self.get_mut();
+        let Some(slot) = parked.0.as_mut() else {
+            return Poll::Pending;
+        };
+        let output = std::task::ready!(poll_slot(slot, cx));
+        match parked.0.take() {
+            Some(slot) => Poll::Ready((output, slot)),
+            None => Poll::Pending,
+        }
+    }
 }
 
 /// Sends `response`'s head on stream `id`, and its body, or notes where the body comes

@@ -4,7 +4,7 @@
 //!
 //! A counting global allocator sees every thread of this process, the
 //! client's too, so the client reads and writes with buffers made before
-//! counting starts.
+//! counting starts, and the tests take turns.
 
 mod common;
 
@@ -43,6 +43,13 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
+/// Held by each test: one counts while no other runs.
+static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn turn() -> std::sync::MutexGuard<'static, ()> {
+    TURN.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// A typical small answer: a header field and a static body.
 struct Hello;
 
@@ -78,6 +85,7 @@ fn ask(stream: &mut TcpStream, buf: &mut [u8]) {
 
 #[test]
 fn answering_a_request_allocates_nothing() {
+    let _turn = turn();
     let addr = start(ServerConfig::default(), Hello);
     let mut stream = TcpStream::connect(addr).expect("connect");
     stream.set_nodelay(true).expect("nodelay");
@@ -103,6 +111,7 @@ fn answering_a_request_allocates_nothing() {
 
 #[test]
 fn a_cached_static_file_allocates_nothing() {
+    let _turn = turn();
     let dir = tempfile::tempdir().expect("dir");
     std::fs::write(dir.path().join("index.html"), "<h1>Hello, World!</h1>").expect("write");
     let files = ringwire_server::files::StaticFiles::new(dir.path().to_path_buf()).expect("root");
@@ -131,6 +140,88 @@ fn a_cached_static_file_allocates_nothing() {
     let allocations = ALLOCATIONS.load(Ordering::Relaxed) - before;
     println!("{allocations} allocations in {requests} file requests");
     // The open-file cache reloads each entry once a second.
+    assert!(
+        allocations < requests / 100,
+        "{allocations} allocations in {requests} requests"
+    );
+}
+
+/// Asks `/hello` over HTTP/2 on `conn` (a client connection over `stream`)
+/// and reads the answer to its end; `buf` holds what is read.
+fn ask_h2(conn: &mut ringwire_http2::Connection, stream: &mut TcpStream, buf: &mut Vec<u8>) {
+    use ringwire_http2::Event;
+    let id = conn
+        .send_request(
+            b"GET",
+            b"http",
+            b"localhost",
+            b"/hello",
+            [(&b"user-agent"[..], &b"test"[..]), (b"accept", b"*/*")],
+            true,
+        )
+        .expect("a stream");
+    let mut ended = false;
+    while !ended {
+        stream.write_all(conn.transmit()).expect("write");
+        let n = conn.transmit().len();
+        conn.advance(n);
+        let have = buf.len();
+        buf.resize(buf.capacity(), 0);
+        let read = stream.read(&mut buf[have..]).expect("read");
+        assert!(read > 0, "server closed");
+        buf.truncate(have + read);
+        loop {
+            let (used, event) = conn.recv(buf).expect("a valid frame");
+            let mut release = None;
+            match event {
+                Some(Event::Data {
+                    stream,
+                    data,
+                    end_stream,
+                }) => {
+                    assert_eq!(stream, id);
+                    assert_eq!(data, b"Hello, World!");
+                    release = Some(data.len());
+                    ended |= end_stream;
+                }
+                Some(Event::Response {
+                    status, end_stream, ..
+                }) => {
+                    assert_eq!(status, 200);
+                    ended |= end_stream;
+                }
+                _ => {}
+            }
+            if let Some(n) = release {
+                conn.release(id, n);
+            }
+            if used == 0 {
+                break;
+            }
+            buf.drain(..used);
+        }
+    }
+}
+
+#[test]
+fn answering_a_request_over_http2_allocates_nothing() {
+    let _turn = turn();
+    let addr = start(ServerConfig::default(), Hello);
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream.set_nodelay(true).expect("nodelay");
+    let mut conn = ringwire_http2::Connection::client(ringwire_http2::Config::default());
+    let mut buf = Vec::with_capacity(64 << 10);
+    // Warm: past what a connection keeps (its last 128 closed streams).
+    for _ in 0..300 {
+        ask_h2(&mut conn, &mut stream, &mut buf);
+    }
+    let requests = 2000;
+    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    for _ in 0..requests {
+        ask_h2(&mut conn, &mut stream, &mut buf);
+    }
+    let allocations = ALLOCATIONS.load(Ordering::Relaxed) - before;
+    println!("{allocations} allocations in {requests} HTTP/2 requests");
     assert!(
         allocations < requests / 100,
         "{allocations} allocations in {requests} requests"
