@@ -17,12 +17,20 @@ pub(crate) struct RequestArgs {
     /// The method [default: GET, or POST with -d].
     #[arg(short = 'X', long = "request", value_name = "METHOD")]
     method: Option<String>,
-    /// A request header, `NAME: VALUE` (repeatable); `NAME:` without a
-    /// value leaves out one ringwire would send (as curl).
+    /// A request header, `NAME: VALUE` (repeatable); as curl, `NAME:`
+    /// without a value leaves out one ringwire would send, and `NAME;`
+    /// sends NAME with an empty value.
     #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
     headers: Vec<String>,
-    /// The request body; `@FILE` reads it from FILE, `@-` from stdin.
-    #[arg(short = 'd', long = "data", value_name = "DATA")]
+    /// The request body, sent byte for byte (as curl's --data-binary, which
+    /// is an alias; curl's -d would drop a file's line breaks); `@FILE`
+    /// reads it from FILE, `@-` from stdin.
+    #[arg(
+        short = 'd',
+        long = "data",
+        visible_alias = "data-binary",
+        value_name = "DATA"
+    )]
     data: Option<String>,
 }
 
@@ -75,18 +83,16 @@ impl RequestArgs {
         let headers = self
             .headers
             .iter()
-            .map(|h| {
-                h.split_once(':')
-                    .map(|(name, value)| (name.trim(), value.trim()))
-                    .ok_or_else(|| format!("invalid header {h:?} (expected NAME: VALUE)"))
-            })
+            .map(|h| header_flag(h))
             .collect::<Result<Vec<_>, _>>()?;
-        let given = |field: &str| {
+        // What a `-H` says of `field`: `Some(None)` to leave it out.
+        let flag = |field: &str| {
             headers
                 .iter()
                 .find(|(name, _)| name.eq_ignore_ascii_case(field))
                 .map(|&(_, value)| value)
         };
+        let given = |field: &str| flag(field).map(Option::unwrap_or_default);
         let method = extras.method.unwrap_or_else(|| self.method());
         let query = buffer.request(method, url).map_err(line)?;
         let mut request = match given("host") {
@@ -104,12 +110,13 @@ impl RequestArgs {
                 request = field(request, name, value)?;
             }
         }
-        if extras.decompress {
+        // `-H 'Accept-Encoding:'` leaves the offer out, and so the decoding.
+        if extras.decompress && flag("accept-encoding") != Some(None) {
             request = request.decompress();
         }
         // Host went in above; a field without a value only left one out.
         for (name, value) in headers {
-            if !value.is_empty() && !name.eq_ignore_ascii_case("host") {
+            if let Some(value) = value.filter(|_| !name.eq_ignore_ascii_case("host")) {
                 request = field(request, name, value)?;
             }
         }
@@ -119,6 +126,21 @@ impl RequestArgs {
             request.body(body)
         }
         .map_err(line)
+    }
+}
+
+/// A `-H` flag as curl reads it: `NAME: VALUE`, `NAME:` (`None`: leave
+/// NAME out) or `NAME;` (NAME with an empty value).
+fn header_flag(flag: &str) -> Result<(&str, Option<&str>), String> {
+    match flag.split_once(':') {
+        Some((name, value)) => {
+            let value = value.trim();
+            Ok((name.trim(), (!value.is_empty()).then_some(value)))
+        }
+        None => match flag.trim().strip_suffix(';') {
+            Some(name) => Ok((name.trim(), Some(""))),
+            None => Err(format!("invalid header {flag:?} (expected NAME: VALUE)")),
+        },
     }
 }
 
@@ -216,6 +238,51 @@ mod tests {
         let request = args.encode(&mut buffer, &url, body, &extras).unwrap();
         let head = String::from_utf8_lossy(buffer.bytes(&request).unwrap().0).into_owned();
         (request.expects_continue(), head)
+    }
+
+    #[test]
+    fn header_flags_send_leave_out_or_send_empty_as_curl() {
+        let defaults = [("user-agent", "ringwire"), ("accept", "*/*")];
+        let (_, head) = encoded(&["X-Empty;", "Accept:", "X-A:  b "], &defaults, b"");
+        assert!(head.contains("\r\nX-Empty: \r\n"), "{head}");
+        assert!(!head.to_ascii_lowercase().contains("accept:"), "{head}");
+        assert!(head.contains("\r\nuser-agent: ringwire\r\n"), "{head}");
+        assert!(head.contains("\r\nX-A: b\r\n"), "{head}");
+        assert_eq!(
+            header_flag("X-B").unwrap_err(),
+            "invalid header \"X-B\" (expected NAME: VALUE)"
+        );
+    }
+
+    #[test]
+    fn compressed_offers_codings_unless_accept_encoding_is_left_out() {
+        let args = |headers: &[&str]| RequestArgs {
+            method: None,
+            headers: headers.iter().map(|h| (*h).to_owned()).collect(),
+            data: None,
+        };
+        let url = Url::parse("http://example.com/").unwrap();
+        let extras = Extras {
+            decompress: true,
+            ..Extras::default()
+        };
+        let mut buffer = RequestBuffer::new().unwrap();
+        let offered = args(&[]);
+        let request = offered.encode(&mut buffer, &url, b"", &extras).unwrap();
+        assert!(request.decompresses());
+        let head = String::from_utf8_lossy(buffer.bytes(&request).unwrap().0).into_owned();
+        assert!(
+            head.to_ascii_lowercase().contains("accept-encoding: "),
+            "{head}"
+        );
+        let left_out = args(&["Accept-Encoding:"]);
+        let request = left_out.encode(&mut buffer, &url, b"", &extras).unwrap();
+        assert!(!request.decompresses());
+        let head = String::from_utf8_lossy(buffer.bytes(&request).unwrap().0).into_owned();
+        assert!(
+            !head.to_ascii_lowercase().contains("accept-encoding"),
+            "{head}"
+        );
     }
 
     #[test]

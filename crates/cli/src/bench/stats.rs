@@ -328,7 +328,8 @@ impl Stats {
         } else {
             classes.join(", ")
         };
-        if self.messages == 0 {
+        // Echoes have no status, even when none came.
+        if unit == "requests" {
             let _ = writeln!(out, "  statuses   {classes}");
         }
         let _ = writeln!(
@@ -515,6 +516,22 @@ mod tests {
             serde_json::Value::Object(map) => map.values().for_each(|v| numbers(v, out)),
             _ => {}
         }
+    }
+
+    #[test]
+    fn echoes_have_no_statuses_even_when_none_came() {
+        let run = |unit| Run {
+            elapsed: Duration::from_secs(1),
+            unit,
+            connections: 1,
+            open_files: FilesLimit {
+                soft: Some(1024),
+                hard: Some(1024),
+            },
+        };
+        let stats = Stats::default();
+        assert!(!stats.report(&run("messages")).contains("statuses"));
+        assert!(stats.report(&run("requests")).contains("statuses   none"));
     }
 
     #[test]
