@@ -47,7 +47,8 @@ static GLOBAL: Counting = Counting;
 static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn turn() -> std::sync::MutexGuard<'static, ()> {
-    TURN.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    TURN.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// A typical small answer: a header field and a static body.
