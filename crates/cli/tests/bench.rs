@@ -146,15 +146,21 @@ fn counts_what_the_server_counted() {
     assert_eq!(number(&out, "statuses   2xx"), answered, "{}", report(&out));
     assert!(report(&out).contains(NO_ERRORS), "{}", report(&out));
 
+    assert_counted(answered, &["get", &format!("http://{}/count", server.addr)]);
+}
+
+/// Checks that the count `ringwire` with `get_count` (its `/count`) prints
+/// is the bench's `answered`: every answer was counted once, and the
+/// batches cut off at the end of the run (4 connections, 4 in flight) may
+/// have been counted unanswered.
+fn assert_counted(answered: u64, get_count: &[&str]) {
     let count = Command::new(BIN)
-        .args(["get", &format!("http://{}/count", server.addr)])
+        .args(get_count)
         .output()
         .expect("run ringwire get");
     let counted: u64 = String::from_utf8_lossy(&count.stdout)
         .parse()
         .expect("a count");
-    // Every answer was counted once; the batches cut off at the end of the
-    // run (4 connections, 4 in flight) may have been counted unanswered.
     assert!(
         (answered..=answered + 16).contains(&counted),
         "bench says {answered}, the server counted {counted}"
@@ -689,20 +695,8 @@ fn counts_what_an_http2_server_counted() {
     assert_eq!(number(&out, "statuses   2xx"), answered, "{}", report(&out));
     assert!(report(&out).contains(NO_ERRORS), "{}", report(&out));
 
-    let count = Command::new(BIN)
-        .args(["get", "--http2-prior-knowledge"])
-        .arg(format!("http://{}/count", server.addr))
-        .output()
-        .expect("run ringwire get");
-    let counted: u64 = String::from_utf8_lossy(&count.stdout)
-        .parse()
-        .expect("a count");
-    // As over HTTP/1.1: the streams cut off at the end may have been
-    // counted unanswered.
-    assert!(
-        (answered..=answered + 16).contains(&counted),
-        "bench says {answered}, the server counted {counted}"
-    );
+    let count = format!("http://{}/count", server.addr);
+    assert_counted(answered, &["get", "--http2-prior-knowledge", &count]);
 }
 
 #[test]

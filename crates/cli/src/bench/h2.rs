@@ -13,14 +13,13 @@ use ringwire_http2::frame::StreamId;
 use ringwire_http2::{Config, Connection, ErrorCode, Event, SendError};
 use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport};
 use ringwire_io::TransportError;
-use ringwire_ring::{Ring, RingConfig};
 use ringwire_tls::TlsConnector;
 
 use super::guard::Board;
 use super::open::OpenError;
 use super::pace::Pace;
 use super::stats::Stats;
-use super::{failed, http, interrupted, next_batch, End, Socket};
+use super::{http, interrupted, next_batch, End, Failure, Socket};
 
 /// What every stream asks, and where.
 #[derive(Debug)]
@@ -114,14 +113,9 @@ pub(crate) async fn load(
     pace: &mut Pace,
     stats: &mut Stats,
 ) -> End {
-    // Frames go out from the connection's own buffer: the send ring stays empty.
-    let rings =
-        Ring::new(http::RX).and_then(|rx| Ok((rx, Ring::new(RingConfig::with_capacity(0))?)));
-    let (mut rx, mut tx) = match rings {
-        Ok((rx, tx)) => (
-            AsyncRecvTransport::with_ring(rx, socket),
-            AsyncSendTransport::with_ring(tx, socket),
-        ),
+    // Frames go out from the connection's own buffer.
+    let (mut rx, mut tx) = match http::transports(socket) {
+        Ok(transports) => transports,
         Err(e) => {
             stats.read_error(&e.to_string());
             return End::Again;
@@ -157,20 +151,7 @@ pub(crate) async fn load(
         };
         match board.guard(slot, run).await {
             Ok(Ok(())) => {}
-            Ok(Err(Failure::GoneAway)) => {
-                // The rest of the batch will not be answered.
-                stats.closed += 1;
-                return End::Again;
-            }
-            Ok(Err(Failure::Closed)) => {
-                stats.read_error("the server closed the connection");
-                return End::Again;
-            }
-            Ok(Err(Failure::Protocol(message))) => {
-                stats.protocol_error(&message);
-                return End::Again;
-            }
-            Ok(Err(Failure::Io(e))) => return failed(stats, "connection", &e),
+            Ok(Err(failure)) => return failure.count(stats),
             Err(interrupt) => return interrupted(stats, interrupt),
         }
         board.disarm(slot);
@@ -187,22 +168,6 @@ struct Batch {
     /// The server sent `GOAWAY`: the streams above this one go unanswered
     /// (and no more open on this connection).
     last: Option<u32>,
-}
-
-enum Failure {
-    /// The server closed before the batch was answered.
-    Closed,
-    /// The server said `GOAWAY` (with no error) before the batch was
-    /// answered: a close, as HTTP/1.1's `Connection: close`.
-    GoneAway,
-    Protocol(String),
-    Io(TransportError),
-}
-
-impl From<TransportError> for Failure {
-    fn from(e: TransportError) -> Self {
-        Failure::Io(e)
-    }
 }
 
 impl Batch {
@@ -351,7 +316,7 @@ impl Batch {
         if let Some(last) = self.last {
             // Those the server may still answer, at or below `last`.
             if self.open.iter().all(|a| a.stream.get() > last) {
-                return Err(Failure::GoneAway);
+                return Err(Failure::Done);
             }
         }
         Ok(self.open.len() < open)

@@ -5,8 +5,7 @@
 use ringwire_client::{Origin, Scheme};
 use ringwire_http1::{BodyDecoder, Decoded, Limits, Method, ResponseParser, Status};
 use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport, AsyncStream};
-use ringwire_io::TransportError;
-use ringwire_ring::{Ring, RingConfig};
+use ringwire_ring::{Ring, RingConfig, RingError};
 use ringwire_tls::{MaybeTls, TlsConnector};
 use tokio::net::TcpStream;
 
@@ -14,7 +13,7 @@ use super::guard::Board;
 use super::open::OpenError;
 use super::pace::Pace;
 use super::stats::Stats;
-use super::{failed, interrupted, next_batch, End, Socket};
+use super::{failed, interrupted, next_batch, End, Failure, Socket};
 use crate::request::line;
 
 /// What every connection sends, and where.
@@ -33,7 +32,7 @@ pub(crate) struct Target {
 
 /// A receive ring large enough for any head; bodies are read through it
 /// piece by piece, so it need not hold one whole.
-pub(super) const RX: RingConfig = RingConfig {
+const RX: RingConfig = RingConfig {
     capacity: 64 << 10,
     max_capacity: 1 << 20,
     backing: ringwire_ring::Backing::Auto,
@@ -65,13 +64,8 @@ pub(crate) async fn load(
     pace: &mut Pace,
     stats: &mut Stats,
 ) -> End {
-    // The batch goes out from where it lies: the send ring stays empty.
-    let rings = Ring::new(RX).and_then(|rx| Ok((rx, Ring::new(RingConfig::with_capacity(0))?)));
-    let (mut rx, mut tx) = match rings {
-        Ok((rx, tx)) => (
-            AsyncRecvTransport::with_ring(rx, socket),
-            AsyncSendTransport::with_ring(tx, socket),
-        ),
+    let (mut rx, mut tx) = match transports(socket) {
+        Ok(transports) => transports,
         Err(e) => {
             stats.read_error(&e.to_string());
             return End::Again;
@@ -98,20 +92,10 @@ pub(crate) async fn load(
                 Ok(Ok(answer)) => {
                     stats.answer(answer.status, answer.body, sent.elapsed());
                     if !answer.keep_alive {
-                        // The rest of the batch will not be answered.
-                        stats.closed += 1;
-                        return End::Again;
+                        return Failure::Done.count(stats);
                     }
                 }
-                Ok(Err(Failure::Closed)) => {
-                    stats.read_error("the server closed the connection");
-                    return End::Again;
-                }
-                Ok(Err(Failure::Protocol(e))) => {
-                    stats.protocol_error(&e.to_string());
-                    return End::Again;
-                }
-                Ok(Err(Failure::Io(e))) => return failed(stats, "receive", &e),
+                Ok(Err(failure)) => return failure.count(stats),
                 Err(interrupt) => return interrupted(stats, interrupt),
             }
         }
@@ -127,23 +111,24 @@ struct Answer {
     keep_alive: bool,
 }
 
-enum Failure {
-    /// The server closed before the answer was whole.
-    Closed,
-    Protocol(ringwire_http1::Error),
-    Io(TransportError),
-}
-
 impl From<ringwire_http1::Error> for Failure {
     fn from(e: ringwire_http1::Error) -> Self {
-        Failure::Protocol(e)
+        Failure::Protocol(e.to_string())
     }
 }
 
-impl From<TransportError> for Failure {
-    fn from(e: TransportError) -> Self {
-        Failure::Io(e)
-    }
+/// A connection's transports: a receive ring large enough for any head
+/// (bodies are read through it piece by piece), and a send ring left empty,
+/// as everything goes out from where it lies.
+pub(super) fn transports(
+    socket: &Socket,
+) -> Result<(AsyncRecvTransport<&Socket>, AsyncSendTransport<&Socket>), RingError> {
+    let rx = Ring::new(RX)?;
+    let tx = Ring::new(RingConfig::with_capacity(0))?;
+    Ok((
+        AsyncRecvTransport::with_ring(rx, socket),
+        AsyncSendTransport::with_ring(tx, socket),
+    ))
 }
 
 async fn read_answer<S: AsyncStream>(

@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use ringwire_client::ws::WsUrl;
 use ringwire_client::{RequestBuffer, Scheme, Url};
+use ringwire_io::TransportError;
 use ringwire_tls::{MaybeTls, TlsConnector};
 use tokio::net::TcpStream;
 
@@ -221,6 +222,36 @@ enum End {
     Stop,
     /// Timed out, failed or closed: counted, and a new connection follows.
     Again,
+}
+
+/// Why a connection's batch went unanswered.
+enum Failure {
+    /// The server said it would answer no more (HTTP/1.1's `Connection:
+    /// close`, HTTP/2's `GOAWAY` without an error): counted as a close.
+    Done,
+    /// The server closed before the batch was answered.
+    Closed,
+    Protocol(String),
+    Io(TransportError),
+}
+
+impl From<TransportError> for Failure {
+    fn from(e: TransportError) -> Self {
+        Failure::Io(e)
+    }
+}
+
+impl Failure {
+    /// Counted; a new connection follows.
+    fn count(self, stats: &mut Stats) -> End {
+        match self {
+            Failure::Done => stats.closed += 1,
+            Failure::Closed => stats.read_error("the server closed the connection"),
+            Failure::Protocol(message) => stats.protocol_error(&message),
+            Failure::Io(e) => return failed(stats, "receive", &e),
+        }
+        End::Again
+    }
 }
 
 fn failed(stats: &mut Stats, what: &str, e: &dyn std::fmt::Display) -> End {
