@@ -19,7 +19,6 @@
 //! # }
 //! ```
 
-use std::io;
 use std::net::TcpStream;
 use std::sync::Arc;
 use std::time::Duration;
@@ -89,8 +88,9 @@ pub struct WsOptions<'a> {
     /// frame the limits allow.
     pub transport: TransportConfig,
     /// Ping the server once it has been quiet this long, and fail when not even the pong
-    /// comes as long again ([`WebSocket::keepalive`](ringwire_ws::socket::WebSocket::keepalive)).
-    /// `None`: no pings. The tokio client's sockets only.
+    /// comes as long again ([`WebSocket::keepalive`](ringwire_ws::socket::WebSocket::keepalive);
+    /// a blocking socket's reads then time out after this long, which is how it notices the
+    /// quiet). `None`: no pings.
     pub keepalive: Option<Duration>,
 }
 
@@ -212,20 +212,16 @@ impl blocking::Client {
             options.deflate,
             options.limits,
         );
-        let opened = match opened {
-            Err(SocketError::Transport(e)) if is_timeout(&e) => {
+        let (mut opened, negotiated) = match opened {
+            Err(SocketError::Transport(e)) if e.is_timeout() => {
                 return Err(Error::Timeout(Phase::Connect))
             }
             opened => opened.map_err(Error::WebSocket)?,
         };
-        socket.set_read_timeout(None)?;
+        // The keepalive's quiet is a read that waited its interval.
+        socket.set_read_timeout(options.keepalive)?;
         socket.set_write_timeout(None)?;
-        Ok(opened)
+        opened.keepalive(options.keepalive);
+        Ok((opened, negotiated))
     }
-}
-
-/// Whether a socket timeout (`WouldBlock` or `TimedOut`, by platform) ended an operation.
-fn is_timeout(e: &ringwire_io::TransportError) -> bool {
-    matches!(e, ringwire_io::TransportError::Io(e)
-        if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut))
 }

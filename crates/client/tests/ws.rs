@@ -209,3 +209,66 @@ async fn keepalive_pings_keep_a_live_peer_and_find_a_deaf_one() {
         ended.map(|r| r.map(|_| ()))
     );
 }
+
+/// Accepts a WebSocket, stays quiet for 600 ms (answering pings all along), then says
+/// "late".
+async fn late(request: &ringwire_server::Request<'_>) -> ringwire_server::Response {
+    use ringwire_server::ws::{self, WsConfig};
+    ws::accept(request, &WsConfig::default(), |mut socket| {
+        Box::pin(async move {
+            let quiet = tokio::time::Instant::now() + std::time::Duration::from_millis(600);
+            // Reading meanwhile is what answers the client's pings (each one handed out).
+            while let Ok(Some(_)) = tokio::time::timeout_at(quiet, socket.recv()).await {}
+            let _ = socket.send(&Message::Text("late")).await;
+            while socket.recv().await.is_some() {}
+        })
+    })
+}
+
+/// The blocking client's keepalive, plain and over TLS: the pings a quiet but live server
+/// answers keep the socket waiting (its reads time out each interval, the pongs are not
+/// handed out), and a deaf server is noticed after two intervals.
+#[test]
+fn blocking_keepalive_pings_keep_a_live_peer_and_find_a_deaf_one() {
+    use ringwire_client::ws::SocketError;
+    use std::time::{Duration, Instant};
+
+    let routes = || router().get("/late", late).get("/deaf", deaf);
+    let plain = common::ringwire(routes());
+    let (tls, cert) = common::ringwire_h2(routes());
+    let trusted = ringwire_tls::ClientConfig::default().add_root_pem(&cert);
+    let options = WsOptions {
+        keepalive: Some(Duration::from_millis(100)),
+        ..WsOptions::default()
+    };
+    for (client, base) in [
+        (blocking::Client::default(), format!("ws://{plain}")),
+        (
+            blocking::Client::with_tls(ClientConfig::default(), trusted),
+            format!("wss://localhost:{}", tls.port()),
+        ),
+    ] {
+        let live = WsUrl::parse(&format!("{base}/late")).unwrap();
+        let (mut socket, _) = client.websocket(&live, &options).unwrap();
+        let started = Instant::now();
+        let (said, _) = socket.recv().expect("open").expect("a message");
+        assert!(said == Message::Text("late"), "{base}: {said:?}");
+        assert!(started.elapsed() >= Duration::from_millis(500), "{base}");
+        socket.close(CloseCode::NORMAL, "done").unwrap();
+
+        let deaf = WsUrl::parse(&format!("{base}/deaf")).unwrap();
+        let (mut socket, _) = client.websocket(&deaf, &options).unwrap();
+        let started = Instant::now();
+        let ended = socket.recv();
+        assert!(
+            matches!(ended, Some(Err(SocketError::PeerSilent(d))) if d == Duration::from_millis(200)),
+            "{base}: {:?}",
+            ended.map(|r| r.map(|_| ()))
+        );
+        let waited = started.elapsed();
+        assert!(
+            (Duration::from_millis(200)..Duration::from_secs(3)).contains(&waited),
+            "{base}: {waited:?}"
+        );
+    }
+}

@@ -51,6 +51,14 @@ impl TransportError {
         matches!(self, Self::Ring(RingError::TooLarge { .. }))
     }
 
+    /// Whether a blocking stream's read or write timeout ended the call (`WouldBlock` or
+    /// `TimedOut`, by platform); the stream stays usable.
+    #[must_use]
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, Self::Io(e)
+            if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut))
+    }
+
     /// True for the nonblocking "try again after readiness" case.
     #[cfg(feature = "tokio")]
     pub(crate) fn is_would_block(&self) -> bool {

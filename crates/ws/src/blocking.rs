@@ -29,7 +29,9 @@ use std::ops::ControlFlow;
 use polonius_the_crab::prelude::*;
 use ringwire_io::{RecvTransport, SendTransport, ShutdownWrite};
 
-use crate::drive::{self, Answer, Outgoing, Step, Upgrade};
+use crate::drive::{
+    self, is_keepalive_pong, Answer, Keepalive, Outgoing, Step, Upgrade, KEEPALIVE_PING,
+};
 use crate::handshake::Negotiated;
 use crate::{CloseCode, CloseFrame, Connection, DeflateConfig, Limits, Message, Sender, State};
 
@@ -42,6 +44,8 @@ pub struct WebSocket<R, W> {
     conn: Connection,
     /// Bytes of the last message handed out, consumed before the next read.
     consumed: usize,
+    /// Pings while the peer is quiet ([`keepalive`](WebSocket::keepalive)).
+    keepalive: Option<Keepalive>,
 }
 
 /// Sends on a [`WebSocket`] while a message read from it is still borrowed
@@ -67,7 +71,19 @@ impl<R: Read, W: Write + ShutdownWrite> WebSocket<R, W> {
             tx,
             conn,
             consumed: 0,
+            keepalive: None,
         }
+    }
+
+    /// Pings the peer once a read has waited `every` for it, and fails [`recv`](Self::recv)
+    /// with [`SocketError::PeerSilent`] when the next wait, after the ping, ends the same way:
+    /// as the tokio socket's [`keepalive`](crate::socket::WebSocket::keepalive). A blocking
+    /// socket has no timer: the wait is the stream's read timeout, which the caller sets to
+    /// `every` (`TcpStream::set_read_timeout`; `ringwire-client`'s blocking WebSockets do it
+    /// for their `keepalive` option). `None`, the default: no pings, and a read that times
+    /// out is an error. The pongs that answer these pings are not handed out by `recv`.
+    pub fn keepalive(&mut self, every: Option<std::time::Duration>) {
+        self.keepalive = every.map(Keepalive::new);
     }
 
     /// Opens a WebSocket as a client over `rx` and `tx` (one stream's two
@@ -177,9 +193,31 @@ impl<R: Read, W: Write + ShutdownWrite> WebSocket<R, W> {
         }
         match self.rx.fill(at_least) {
             Ok(0) => ControlFlow::Break(None),
-            Ok(_) => ControlFlow::Continue(()),
+            Ok(_) => {
+                if let Some(keepalive) = &mut self.keepalive {
+                    keepalive.heard();
+                }
+                ControlFlow::Continue(())
+            }
+            Err(e) if e.is_timeout() && self.keepalive.is_some() => match self.quiet() {
+                Ok(()) => ControlFlow::Continue(()),
+                Err(e) => ControlFlow::Break(Some(e)),
+            },
             Err(e) => ControlFlow::Break(Some(e.into())),
         }
+    }
+
+    /// A read waited the keepalive's interval in vain: a ping goes out, or the peer is
+    /// given up when it was pinged already.
+    fn quiet(&mut self) -> Result<(), SocketError> {
+        if let Some(keepalive) = &mut self.keepalive {
+            keepalive.quiet()?;
+        }
+        // Once a close is out, its answer is what is awaited: no ping.
+        if self.conn.state() == State::Open {
+            self.send(&Message::Ping(KEEPALIVE_PING))?;
+        }
+        Ok(())
     }
 
     /// One [`drive::step_fast`]: what `recv` returns, or how many bytes it needs
@@ -189,6 +227,10 @@ impl<R: Read, W: Write + ShutdownWrite> WebSocket<R, W> {
         self.rx.consume(std::mem::take(&mut self.consumed));
         let data = self.rx.ring_mut().readable_mut();
         match drive::step_fast(&mut self.conn, data, &mut self.consumed) {
+            // The answer to the keepalive's own ping is not the caller's.
+            Step::Message(message, _) if is_keepalive_pong(&message, self.keepalive.as_ref()) => {
+                ControlFlow::Continue(Ok(None))
+            }
             Step::Message(message, sender) => ControlFlow::Break(Some(Ok((
                 message,
                 Reply {

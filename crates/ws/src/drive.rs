@@ -77,6 +77,50 @@ impl From<EncodeError> for SocketError {
     }
 }
 
+/// The keepalive's ping payload: the pong that echoes it is not handed out.
+pub(crate) const KEEPALIVE_PING: &[u8] = b"ringwire keepalive";
+
+/// Pings sent while the peer is quiet ([`keepalive`](crate::socket::WebSocket::keepalive)).
+pub(crate) struct Keepalive {
+    every: std::time::Duration,
+    /// A ping went out, and nothing has come since.
+    pinged: bool,
+}
+
+impl Keepalive {
+    pub(crate) fn new(every: std::time::Duration) -> Keepalive {
+        Keepalive {
+            every,
+            pinged: false,
+        }
+    }
+
+    /// How long the peer may be quiet before a ping.
+    pub(crate) fn every(&self) -> std::time::Duration {
+        self.every
+    }
+
+    /// Something came from the peer.
+    pub(crate) fn heard(&mut self) {
+        self.pinged = false;
+    }
+
+    /// The peer was quiet for the interval: a ping is due, unless one went
+    /// out already and nothing came since.
+    pub(crate) fn quiet(&mut self) -> Result<(), SocketError> {
+        if self.pinged {
+            return Err(SocketError::PeerSilent(self.every * 2));
+        }
+        self.pinged = true;
+        Ok(())
+    }
+}
+
+/// Whether `message` answers the keepalive's own ping (not the caller's to see).
+pub(crate) fn is_keepalive_pong(message: &Message<'_>, keepalive: Option<&Keepalive>) -> bool {
+    keepalive.is_some() && *message == Message::Pong(KEEPALIVE_PING)
+}
+
 /// A client's upgrade: the request to send, then the server's answer, read
 /// as it arrives.
 pub(crate) struct Upgrade {

@@ -19,7 +19,9 @@ use polonius_the_crab::prelude::*;
 use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport, AsyncStream};
 use ringwire_io::TransportError;
 
-use crate::drive::{self, Answer, Outgoing, Step, Upgrade};
+use crate::drive::{
+    self, is_keepalive_pong, Answer, Keepalive, Outgoing, Step, Upgrade, KEEPALIVE_PING,
+};
 use crate::handshake::Negotiated;
 use crate::{CloseCode, CloseFrame, Connection, DeflateConfig, Limits, Message, Sender, State};
 
@@ -36,16 +38,6 @@ pub struct WebSocket<S> {
     close_on: Option<CloseOn>,
     /// Pings while the peer is quiet ([`keepalive`](WebSocket::keepalive)).
     keepalive: Option<Keepalive>,
-}
-
-/// The keepalive's ping payload: the pong that echoes it is not handed out.
-const KEEPALIVE_PING: &[u8] = b"ringwire keepalive";
-
-/// Pings sent while the peer is quiet.
-struct Keepalive {
-    every: Duration,
-    /// A ping went out, and nothing has come since.
-    pinged: bool,
 }
 
 /// What ended a wait for the peer.
@@ -126,10 +118,7 @@ impl<S: AsyncStream> WebSocket<S> {
     /// a timer (tokio's time driver must be enabled). The pongs that answer
     /// these pings are not handed out by `recv`.
     pub fn keepalive(&mut self, every: Option<Duration>) {
-        self.keepalive = every.map(|every| Keepalive {
-            every,
-            pinged: false,
-        });
+        self.keepalive = every.map(Keepalive::new);
     }
 
     /// Opens a WebSocket as a client over `rx` and `tx` (one stream's two
@@ -249,7 +238,7 @@ impl<S: AsyncStream> WebSocket<S> {
             match self.wait(at_least).await {
                 Woke::Filled(filled) => {
                     if let Some(keepalive) = &mut self.keepalive {
-                        keepalive.pinged = false;
+                        keepalive.heard();
                     }
                     return Ok(Some(filled?));
                 }
@@ -258,10 +247,7 @@ impl<S: AsyncStream> WebSocket<S> {
                     let Some(keepalive) = &mut self.keepalive else {
                         continue;
                     };
-                    if keepalive.pinged {
-                        return Err(SocketError::PeerSilent(keepalive.every * 2));
-                    }
-                    keepalive.pinged = true;
+                    keepalive.quiet()?;
                     // Once a close is out, its answer is what is awaited: no ping.
                     if self.conn.state() == State::Open {
                         self.send(&Message::Ping(KEEPALIVE_PING)).await?;
@@ -282,7 +268,10 @@ impl<S: AsyncStream> WebSocket<S> {
     /// keepalive's interval comes first.
     async fn wait(&mut self, at_least: usize) -> Woke {
         let mut fill = pin!(self.rx.fill(at_least));
-        let mut quiet = pin!(self.keepalive.as_ref().map(|k| tokio::time::sleep(k.every)));
+        let mut quiet = pin!(self
+            .keepalive
+            .as_ref()
+            .map(|k| tokio::time::sleep(k.every())));
         let close = &mut self.close_on;
         // The others only while the peer is quiet: one poll of each per wait
         // rather than per wake.
@@ -309,7 +298,7 @@ impl<S: AsyncStream> WebSocket<S> {
         self.rx.consume(std::mem::take(&mut self.consumed));
         match drive::step(&mut self.conn, self.rx.data_mut(), &mut self.consumed) {
             // The answer to the keepalive's own ping is not the caller's.
-            Step::Message(Message::Pong(KEEPALIVE_PING), _) if self.keepalive.is_some() => {
+            Step::Message(message, _) if is_keepalive_pong(&message, self.keepalive.as_ref()) => {
                 ControlFlow::Continue(Ok(None))
             }
             Step::Message(message, sender) => ControlFlow::Break(Some(Ok((
