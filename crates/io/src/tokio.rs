@@ -414,6 +414,13 @@ impl<S: AsyncStream> AsyncSendTransport<S> {
         &self.ring
     }
 
+    /// The send ring: a caller that sends only from its own buffers
+    /// ([`send_vectored`](Self::send_vectored)) may hand it back to its pool, leaving
+    /// [`Ring::empty`] in its place, once nothing is queued.
+    pub fn ring_mut(&mut self) -> &mut Ring {
+        &mut self.ring
+    }
+
     /// The ring (with any bytes still queued) and the stream.
     pub fn into_parts(self) -> (Ring, S) {
         (self.ring, self.io)

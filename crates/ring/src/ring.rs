@@ -57,6 +57,20 @@ impl Ring {
         })
     }
 
+    /// A ring of no capacity that maps and allocates nothing, and cannot grow: a placeholder
+    /// for a transport whose ring went back to its pool while its connection idles. It reads
+    /// as empty; a write of any byte is [`RingError::TooLarge`].
+    #[must_use]
+    pub fn empty() -> Self {
+        Self {
+            storage: Storage::Heap(Box::default()),
+            start: 0,
+            len: 0,
+            max: 0,
+            home: None,
+        }
+    }
+
     /// This ring, to go back to `shelf` when dropped.
     pub(crate) fn homed(mut self, shelf: Arc<Shelf>) -> Self {
         self.home = Some(shelf);
@@ -124,7 +138,9 @@ impl Ring {
         if self.start != 0 && !self.is_mirrored() {
             self.start = self.storage.compact(self.start, self.len);
         }
-        let (offset, free) = ((self.start + self.len) & (self.capacity() - 1), self.free());
+        // (Wrapping: the empty ring's capacity is 0, and its offset 0.)
+        let mask = self.capacity().wrapping_sub(1);
+        let (offset, free) = ((self.start + self.len) & mask, self.free());
         self.storage.span_mut(offset, free)
     }
 
@@ -212,7 +228,7 @@ impl Ring {
         self.start = if self.len == 0 {
             0
         } else {
-            (self.start + n) & (self.capacity() - 1)
+            (self.start + n) & self.capacity().wrapping_sub(1)
         };
     }
 

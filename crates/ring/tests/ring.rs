@@ -358,3 +358,29 @@ fn address_range(line: &str) -> Option<(usize, usize)> {
         usize::from_str_radix(end, 16).ok()?,
     ))
 }
+
+#[test]
+fn the_empty_ring_reads_nothing_and_refuses_every_byte() {
+    let mut ring = Ring::empty();
+    assert_eq!(
+        (ring.capacity(), ring.max_capacity(), ring.len()),
+        (0, 0, 0)
+    );
+    assert!(ring.readable().is_empty() && ring.readable_mut().is_empty());
+    assert!(ring.writable().is_empty());
+    assert!(ring.reserve(0).unwrap().is_empty());
+    ring.commit(0);
+    ring.consume(0);
+    ring.truncate(0);
+    ring.clear();
+    assert!(ring.release_pages().unwrap());
+    assert!(matches!(
+        ring.reserve(1),
+        Err(RingError::TooLarge {
+            requested: 1,
+            max: 0
+        })
+    ));
+    assert!(ring.ensure_capacity(1).is_err());
+    assert_eq!(ring.capacity(), 0, "it never grows");
+}
