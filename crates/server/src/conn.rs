@@ -70,9 +70,10 @@ pub(crate) enum Close {
 /// [`Sweeper::stop`]: crate::timeout::Sweeper::stop
 #[derive(Debug)]
 pub(crate) struct Shared<H> {
-    handler: H,
-    config: Arc<ServerConfig>,
-    rx: RingPool,
+    pub(crate) handler: H,
+    pub(crate) config: Arc<ServerConfig>,
+    /// Receive rings (an idle HTTP/2 connection gives its back, and takes one again).
+    pub(crate) rx: RingPool,
     tx: RingPool,
     live: AtomicUsize,
     /// Notified when `live` drops to zero.
@@ -286,16 +287,7 @@ async fn lease<H: Handler>(
     let stall = shared.config.timeouts.send_stall;
     tx.set_stall_limit((stall != Duration::MAX).then_some(stall));
     let mut upgrade = None;
-    let end = requests(
-        stream,
-        &mut rx,
-        &mut tx,
-        timer,
-        &shared.handler,
-        &shared.config,
-        &mut upgrade,
-    )
-    .await;
+    let end = requests(stream, &mut rx, &mut tx, timer, shared, &mut upgrade).await;
     if let (Ok(Close::Upgraded), Some(OnUpgrade(on_upgrade))) = (&end, upgrade) {
         // The new protocol runs untimed (its own limits are its business)
         // until its future ends; shutdown's grace bounds it, and the kernel's
@@ -334,13 +326,13 @@ async fn requests<H: Handler>(
     rx: &mut AsyncRecvTransport<&Socket>,
     tx: &mut Tx<'_>,
     timer: &mut Timer,
-    handler: &H,
-    config: &ServerConfig,
+    shared: &Shared<H>,
     upgrade: &mut Option<OnUpgrade>,
 ) -> Result<Close, TransportError> {
+    let (handler, config) = (&shared.handler, &*shared.config);
     if let Some(h2) = config.http2 {
         if stream.alpn_protocol().as_deref() == Some(b"h2") {
-            return crate::h2::serve(stream, rx, tx, timer, handler, config, h2).await;
+            return crate::h2::serve(stream, rx, tx, timer, shared, h2).await;
         }
     }
     let mut parser = RequestParser::new(config.limits);
@@ -412,7 +404,7 @@ async fn requests<H: Handler>(
                 }
                 Err(_) if config.http2.is_some() && crate::h2::is_preface(rx.data()) => {
                     let h2 = config.http2.unwrap_or_default();
-                    return crate::h2::serve(stream, rx, tx, timer, handler, config, h2).await;
+                    return crate::h2::serve(stream, rx, tx, timer, shared, h2).await;
                 }
                 Err(e) => return fail(tx, e.status(), e.reason()).await,
             }

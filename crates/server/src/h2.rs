@@ -29,9 +29,9 @@ use ringwire_http1::{Limits, RequestParser, Status};
 use ringwire_http2::frame::{StreamId, PREFACE};
 use ringwire_http2::{Connection, ErrorCode, Event};
 use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport};
-use ringwire_io::TransportError;
+use ringwire_io::{Ring, RingPool, TransportError};
 
-use crate::conn::Close;
+use crate::conn::{Close, Shared};
 use crate::timeout::{Phase, Timer};
 use crate::{Body, BodyStream, FileBody, Handler, Request, Response, ServerConfig, Socket};
 
@@ -137,15 +137,22 @@ impl Streams {
 const DISCARD_MAX: usize = 16 << 20;
 
 /// Serves an HTTP/2 connection until it ends.
+///
+/// Frames go out from the connection's own buffer, so the send ring goes back to its pool
+/// at once; the receive ring goes back too while the connection is quiet (after
+/// [`Timeouts::warm`](crate::Timeouts)), and one is taken again when the client sends.
 pub(crate) async fn serve<H: Handler>(
     stream: &Socket,
     rx: &mut Rx<'_>,
     tx: &mut Tx<'_>,
     timer: &mut Timer,
-    handler: &H,
-    config: &ServerConfig,
+    shared: &Shared<H>,
     h2: ringwire_http2::Config,
 ) -> Result<Close, TransportError> {
+    let (handler, config) = (&shared.handler, &*shared.config);
+    if tx.pending() == 0 {
+        drop(std::mem::replace(tx.ring_mut(), Ring::empty()));
+    }
     let mut conn = Connection::server(h2);
     let mut streams = Streams {
         incoming: HashMap::new(),
@@ -255,16 +262,16 @@ pub(crate) async fn serve<H: Handler>(
                         .flatten();
                 }
             }
-            filled = rx.fill(want), if !busy => if filled? == 0 {
+            filled = fill(rx, &shared.rx, stream, want), if !busy => if filled? == 0 {
                 return Ok(Close::Now);
             },
             () = timer.over(), if !stopping => {
                 if timer.is_stopped() {
                     // Shutdown: said and done at the top of the loop.
                 } else if timer.phase() == Phase::Warm {
-                    // Quiet since the last answer: the pages go back, the connection
-                    // waits on in `Idle`.
-                    rx.release_pages()?;
+                    // Quiet since the last answer: the receive ring goes back to its pool
+                    // (its pages released there), the connection waits on in `Idle`.
+                    drop(std::mem::replace(rx.ring_mut(), Ring::empty()));
                     if let Err(e) = stream.release_idle_memory() {
                         log::debug!("releasing an idle TLS session's pages: {e}");
                     }
@@ -282,6 +289,21 @@ pub(crate) async fn serve<H: Handler>(
             }
         }
     }
+}
+
+/// Receives into the connection's ring; one given back while the connection was quiet is
+/// taken again from `pool` once the client sends.
+async fn fill(
+    rx: &mut Rx<'_>,
+    pool: &RingPool,
+    stream: &Socket,
+    want: usize,
+) -> Result<usize, TransportError> {
+    if rx.ring().capacity() == 0 {
+        poll_fn(|cx| crate::socket::poll_read_ready(stream, cx)).await?;
+        *rx.ring_mut() = pool.take()?;
+    }
+    rx.fill(want).await
 }
 
 /// Handles every whole frame buffered, noting requests as they become whole.

@@ -434,3 +434,76 @@ fn a_client_that_grants_no_window_is_let_go_after_the_idle_limit() {
     let took = started.elapsed();
     assert!(took < Duration::from_secs(2), "{took:?}");
 }
+
+/// Python's h2 as the client, over TLS (ALPN `h2`) if `tls` is its third argument: asks
+/// `/first`, waits past the server's `warm`, asks `/second` on the same connection, and
+/// prints both answers.
+const QUIET_CLIENT: &str = r#"
+import socket, ssl, sys, time
+import h2.config, h2.connection, h2.events
+
+sock = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+if sys.argv[2] == "tls":
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    context.set_alpn_protocols(["h2"])
+    sock = context.wrap_socket(sock, server_hostname="localhost")
+sock.settimeout(10)
+conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+conn.initiate_connection()
+
+def get(path):
+    stream = conn.get_next_available_stream_id()
+    head = [(":method", "GET"), (":path", path), (":scheme", "http"), (":authority", "x")]
+    conn.send_headers(stream, head, end_stream=True)
+    sock.sendall(conn.data_to_send())
+    body = b""
+    while True:
+        data = sock.recv(65536)
+        if not data:
+            sys.exit("the server closed the connection")
+        for event in conn.receive_data(data):
+            if isinstance(event, h2.events.DataReceived) and event.stream_id == stream:
+                body += event.data
+            elif isinstance(event, h2.events.StreamEnded) and event.stream_id == stream:
+                return body.decode()
+            elif isinstance(event, h2.events.ConnectionTerminated):
+                sys.exit(f"GOAWAY {event.error_code}")
+        sock.sendall(conn.data_to_send())
+
+print(get("/first"), end="")
+time.sleep(0.4)
+print(get("/second"), end="")
+"#;
+
+/// A connection quiet past `warm` gives its receive ring back to the pool (its send ring
+/// went back at once) and takes one again when the client asks anew: plain and over TLS.
+#[test]
+fn a_connection_quiet_past_warm_answers_again() {
+    common::ensure_python_module("h2", "h2");
+    let ms = Duration::from_millis;
+    let config = ServerConfig {
+        timeouts: ringwire_server::Timeouts {
+            warm: ms(50),
+            sweep: ms(20),
+            ..ringwire_server::Timeouts::default()
+        },
+        ..ServerConfig::default()
+    };
+    let plain = start(config, Echo);
+    let tls = start_tls(config, Echo, acceptor(&[b"h2", b"http/1.1"]));
+    for (addr, mode) in [(plain, "plain"), (tls, "tls")] {
+        let out = Command::new("python3")
+            .args(["-c", QUIET_CLIENT, &addr.port().to_string(), mode])
+            .output()
+            .expect("python3 runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{mode}: {stderr}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "GET /first body=0\nGET /second body=0\n",
+            "{mode}"
+        );
+    }
+}
