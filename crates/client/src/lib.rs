@@ -46,6 +46,9 @@ mod config;
 mod decompress;
 mod error;
 mod exchange;
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub mod fuzzing;
 mod h2;
 mod pool;
 mod redirect;

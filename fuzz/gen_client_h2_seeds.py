@@ -1,0 +1,37 @@
+#!/usr/bin/env python3
+"""Writes fuzz/seeds/client_h2/: a setup byte, then what a server sends on stream 1."""
+import os
+import struct
+
+
+def frame(kind, flags, stream, payload=b""):
+    return struct.pack(">I", len(payload))[1:] + bytes([kind, flags]) + struct.pack(">I", stream) + payload
+
+
+DATA, HEADERS, SETTINGS, WINDOW_UPDATE = 0, 1, 4, 8
+END_STREAM, END_HEADERS, ACK = 1, 4, 1
+settings = frame(SETTINGS, 0, 0) + frame(SETTINGS, ACK, 0)
+# HPACK: `:status 200` indexed (8); `:status 100` and `content-length 5` literal, name indexed.
+ok = b"\x88"
+length5 = b"\x0f\x0d\x015"
+go_ahead = b"\x08\x03100"
+window = struct.pack(">I", 1 << 20)
+
+seeds = {
+    # A GET answered with a body, one byte a piece.
+    "get": bytes([0]) + settings + frame(HEADERS, END_HEADERS, 1, ok + length5)
+    + frame(DATA, END_STREAM, 1, b"hello"),
+    # A HEAD answered with no DATA, 16-byte pieces.
+    "head": bytes([1 | 2 << 2]) + settings
+    + frame(HEADERS, END_HEADERS | END_STREAM, 1, ok + length5),
+    # The held POST: 100 Continue, windows opened for its 70,000 bytes, then the answer.
+    "post-continue": bytes([3 | 4 << 2]) + settings
+    + frame(HEADERS, END_HEADERS, 1, go_ahead)
+    + frame(WINDOW_UPDATE, 0, 0, window) + frame(WINDOW_UPDATE, 0, 1, window)
+    + frame(HEADERS, END_HEADERS, 1, ok + length5) + frame(DATA, END_STREAM, 1, b"hello"),
+}
+out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "seeds", "client_h2")
+os.makedirs(out, exist_ok=True)
+for name, seed in seeds.items():
+    with open(os.path.join(out, name), "wb") as f:
+        f.write(seed)
