@@ -615,8 +615,9 @@ fn a_rate_is_kept_and_says_how_long_requests_waited_for_a_slow_server() {
 /// `/count` answers the count of the other requests, `/hit` 200 "ok" for a
 /// POST of `payload` (400 otherwise), `/goaway` answers and, at the third
 /// request of its connection, says `GOAWAY` (no error, that stream the
-/// last) and closes. The first stream of each connection (but `/count`'s)
-/// is refused (`REFUSED_STREAM`, uncounted): the client asks again.
+/// last) and closes; `/hold` leaves the first of its connection unanswered.
+/// The first stream of each connection (but `/count`'s) is refused
+/// (`REFUSED_STREAM`, uncounted): the client asks again.
 const COUNTING_H2_SERVER: &str = r#"
 import socket, threading
 import h2.config, h2.connection, h2.errors, h2.events
@@ -626,7 +627,7 @@ def serve(sock):
     conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=False, header_encoding="utf-8"))
     conn.initiate_connection()
     sock.sendall(conn.data_to_send())
-    requests, answered, refused = {}, 0, False
+    requests, answered, refused, held = {}, 0, False, False
     global count
     while True:
         try:
@@ -647,6 +648,9 @@ def serve(sock):
                 if not refused and path != "/count":
                     refused = True
                     conn.reset_stream(event.stream_id, error_code=h2.errors.ErrorCodes.REFUSED_STREAM)
+                    continue
+                if path == "/hold" and not held:
+                    held = True
                     continue
                 if path == "/count":
                     with lock:
@@ -721,6 +725,18 @@ fn an_http2_goaway_is_a_close_and_the_connection_opens_again() {
         .map(|n| format!("closed by the server after an answer: {n})"))
         .any(|said| report(&out).contains(&said));
     assert!(closes, "{}", report(&out));
+    assert!(report(&out).contains(NO_ERRORS), "{}", report(&out));
+}
+
+/// As h2load's `-m`: a stream that ends is replaced at once, so one the
+/// server never answers holds up none of the others.
+#[test]
+fn an_http2_stream_left_unanswered_holds_up_no_other() {
+    let server = h2_server();
+    let url = format!("http://{}/hold", server.addr);
+    let out = bench(&["--http2", "-c", "1", "-p", "2", "-D", "1", &url]);
+    assert!(out.status.success(), "{}", report(&out));
+    assert!(number(&out, "requests") > 100, "{}", report(&out));
     assert!(report(&out).contains(NO_ERRORS), "{}", report(&out));
 }
 

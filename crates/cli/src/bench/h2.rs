@@ -1,8 +1,8 @@
 //! HTTP/2 load on one connection, in the manner of `h2load`: `depth` streams
-//! opened at once (as many as the server's `SETTINGS_MAX_CONCURRENT_STREAMS`
-//! allows, the rest as streams end), their frames written in one go, the
-//! answers read in place from the receive ring and their `DATA` counted,
-//! never copied.
+//! kept open (as many as the server's `SETTINGS_MAX_CONCURRENT_STREAMS`
+//! allows), each one that ends replaced at once, the frames of each round
+//! written in one go, the answers read in place from the receive ring and
+//! their `DATA` counted, never copied.
 
 use std::time::Instant;
 
@@ -96,15 +96,19 @@ pub(crate) async fn open(target: &Target) -> Result<Socket, OpenError> {
 /// held up by flow control, and window updates are rare.
 const WINDOW: u32 = (1 << 30) - 1;
 
-/// A stream of a batch, while it is answered.
+/// An open stream, while it is answered.
 #[derive(Debug, Clone, Copy)]
 struct Answer {
     stream: StreamId,
+    /// When the request went out (or was due, with `--rate`).
+    sent: Instant,
     status: u16,
     body: u64,
 }
 
-/// Batches of streams until the run stops or the connection ends.
+/// Streams on one connection until the run stops or the connection ends: `depth` kept open,
+/// each one that ends replaced at once (as h2load's `-m`), its latency counted from when it
+/// went out. With `--rate` (one stream at a time), each waits for its turn.
 pub(crate) async fn load(
     target: &Target,
     socket: &Socket,
@@ -127,76 +131,70 @@ pub(crate) async fn load(
         ..Config::default()
     });
     let scheme = target.origin.scheme().as_str().as_bytes();
-    let mut batch = Batch::new(target.depth);
+    let mut streams = Streams::new(target.depth);
     loop {
-        let sent = match next_batch(board, slot, pace, stats).await {
-            Ok(due) => due,
-            Err(end) => return end,
+        // Nothing in flight: the next request waits for its turn, and the timeout starts.
+        let due = if streams.open.is_empty() {
+            match next_batch(board, slot, pace, stats).await {
+                Ok(due) => Some(due),
+                Err(end) => return end,
+            }
+        } else if board.stopped() {
+            return End::Stop;
+        } else {
+            None
         };
-        batch.start();
-        let run = async {
-            loop {
-                batch.open(&mut conn, &target.request, scheme)?;
+        let step = async {
+            streams.open(&mut conn, &target.request, scheme, due)?;
+            send(&mut tx, &mut conn).await?;
+            // Read until a stream ends (or is refused): then another may open.
+            while !streams.receive(&mut conn, &mut rx, stats)? {
                 send(&mut tx, &mut conn).await?;
-                if batch.is_done() {
-                    return Ok(());
-                }
-                if batch.receive(&mut conn, &mut rx, stats, sent)? {
-                    continue;
-                }
                 if rx.fill(rx.data().len() + 1).await? == 0 {
                     return Err(Failure::Closed);
                 }
             }
+            Ok(())
         };
-        match board.guard(slot, run).await {
-            Ok(Ok(())) => {}
+        match board.guard(slot, step).await {
+            // The timeout counts from the last answer while streams are open.
+            Ok(Ok(())) if streams.open.is_empty() => board.disarm(slot),
+            Ok(Ok(())) => board.arm(slot),
             Ok(Err(failure)) => return failure.count(stats),
             Err(interrupt) => return interrupted(stats, interrupt),
         }
-        board.disarm(slot);
     }
 }
 
-/// The streams of one batch: opened, answered, done.
-struct Batch {
+/// The streams open on a connection.
+struct Streams {
     depth: usize,
-    /// The streams open, in the order they opened.
+    /// In the order they opened.
     open: Vec<Answer>,
-    /// Requests answered.
-    done: usize,
     /// The server sent `GOAWAY`: the streams above this one go unanswered
     /// (and no more open on this connection).
     last: Option<u32>,
 }
 
-impl Batch {
-    fn new(depth: usize) -> Batch {
-        Batch {
+impl Streams {
+    fn new(depth: usize) -> Streams {
+        Streams {
             depth,
             open: Vec::with_capacity(depth),
-            done: 0,
             last: None,
         }
     }
 
-    fn start(&mut self) {
-        self.open.clear();
-        self.done = 0;
-    }
-
-    fn is_done(&self) -> bool {
-        self.done == self.depth
-    }
-
-    /// Opens as many of the batch's streams as the server lets be open.
+    /// Opens streams until `depth` are, or the server allows no more; the first one
+    /// counts from `due` if given.
     fn open(
         &mut self,
         conn: &mut Connection,
         request: &Request,
         scheme: &[u8],
+        mut due: Option<Instant>,
     ) -> Result<(), Failure> {
-        while self.done + self.open.len() < self.depth {
+        while self.open.len() < self.depth {
             let fields = request
                 .fields
                 .iter()
@@ -212,13 +210,14 @@ impl Batch {
             );
             let stream = match opened {
                 Ok(stream) => stream,
-                // The rest are opened as streams end (or never, after a
-                // `GOAWAY`: `receive` says when the batch is over).
+                // More open as streams end (or none, after a `GOAWAY`: `receive`
+                // says when the connection is done).
                 Err(SendError::TooManyStreams | SendError::GoingAway) => return Ok(()),
                 Err(e) => return Err(Failure::Protocol(format!("cannot open a stream: {e:?}"))),
             };
             self.open.push(Answer {
                 stream,
+                sent: due.take().unwrap_or_else(Instant::now),
                 status: 0,
                 body: 0,
             });
@@ -237,11 +236,10 @@ impl Batch {
     }
 
     /// Stream `stream` ended: its answer counts.
-    fn end(&mut self, stream: StreamId, stats: &mut Stats, sent: Instant) {
+    fn end(&mut self, stream: StreamId, stats: &mut Stats) {
         if let Some(at) = self.open.iter().position(|a| a.stream == stream) {
             let answer = self.open.swap_remove(at);
-            self.done += 1;
-            stats.answer(answer.status, answer.body, sent.elapsed());
+            stats.answer(answer.status, answer.body, answer.sent.elapsed());
         }
     }
 
@@ -252,7 +250,6 @@ impl Batch {
         conn: &mut Connection,
         rx: &mut AsyncRecvTransport<&Socket>,
         stats: &mut Stats,
-        sent: Instant,
     ) -> Result<bool, Failure> {
         let open = self.open.len();
         loop {
@@ -272,7 +269,7 @@ impl Batch {
                         answer.status = status;
                     }
                     if end_stream {
-                        self.end(stream, stats, sent);
+                        self.end(stream, stats);
                     }
                 }
                 Some(Event::Data {
@@ -285,10 +282,10 @@ impl Batch {
                     }
                     release = Some((stream, data.len()));
                     if end_stream {
-                        self.end(stream, stats, sent);
+                        self.end(stream, stats);
                     }
                 }
-                Some(Event::Trailers { stream, .. }) => self.end(stream, stats, sent),
+                Some(Event::Trailers { stream, .. }) => self.end(stream, stats),
                 // Opened before the server's `SETTINGS` said how many may be
                 // open: asked again once one ends.
                 Some(Event::Reset { stream, code, .. }) if code == ErrorCode::REFUSED_STREAM => {

@@ -64,8 +64,8 @@ pub(crate) struct BenchArgs {
     #[arg(short = 't', long, default_value_t = 1)]
     threads: usize,
     /// Requests (or messages) in flight per connection, sent as one batch
-    /// (with --http2, streams opened at once, as h2load's -m; as many as the
-    /// server allows, the rest as streams end).
+    /// (with --http2, streams kept open, each one that ends replaced at once,
+    /// as h2load's -m; no more than the server allows).
     #[arg(short = 'p', long, default_value_t = 1)]
     pipeline: usize,
     /// Speak HTTP/2: with prior knowledge over http:// (h2c), offered alone
