@@ -261,10 +261,33 @@ async fn hanging(_: &Request<'_>) -> Response {
     Response::text(format!("{}\n", HANGING.load(Ordering::SeqCst)))
 }
 
+/// Python's h2: `get(path)` asks `path` on a new stream of `conn` over `sock` (made by the
+/// script around it, with `head(path)` its request head) and returns the answer's body.
+const H2_GET: &str = r#"
+def get(path):
+    stream = conn.get_next_available_stream_id()
+    conn.send_headers(stream, head(path), end_stream=True)
+    sock.sendall(conn.data_to_send())
+    body = b""
+    while True:
+        data = sock.recv(65536)
+        if not data:
+            sys.exit("the server closed the connection")
+        for event in conn.receive_data(data):
+            if isinstance(event, h2.events.DataReceived) and event.stream_id == stream:
+                body += event.data
+            elif isinstance(event, h2.events.StreamEnded) and event.stream_id == stream:
+                return body.decode()
+            elif isinstance(event, h2.events.ConnectionTerminated):
+                sys.exit(f"GOAWAY {event.error_code}")
+        sock.sendall(conn.data_to_send())
+"#;
+
 /// Python's h2 as the client: opens `/hang` on 50 streams, waits, resets them all, then
 /// asks `/hanging` twice on the same connection (the second time once the first answer is
 /// in: by then the connection has seen every reset) and prints the last answer.
-const RESET_CLIENT: &str = r#"
+const RESET_CLIENT: [&str; 3] = [
+    r#"
 import socket, sys, time
 import h2.config, h2.connection, h2.events
 
@@ -283,27 +306,13 @@ time.sleep(0.5)
 for stream in hanging:
     conn.reset_stream(stream)
 
-def get(path):
-    stream = conn.get_next_available_stream_id()
-    conn.send_headers(stream, head(path), end_stream=True)
-    sock.sendall(conn.data_to_send())
-    body = b""
-    while True:
-        data = sock.recv(65536)
-        if not data:
-            sys.exit("the server closed the connection")
-        for event in conn.receive_data(data):
-            if isinstance(event, h2.events.DataReceived) and event.stream_id == stream:
-                body += event.data
-            elif isinstance(event, h2.events.StreamEnded) and event.stream_id == stream:
-                return body.decode()
-            elif isinstance(event, h2.events.ConnectionTerminated):
-                sys.exit(f"GOAWAY {event.error_code}")
-        sock.sendall(conn.data_to_send())
-
+"#,
+    H2_GET,
+    r#"
 get("/hanging")
 print(get("/hanging"), end="")
-"#;
+"#,
+];
 
 #[test]
 fn a_stream_reset_by_the_client_drops_its_handler() {
@@ -311,7 +320,7 @@ fn a_stream_reset_by_the_client_drops_its_handler() {
     let router = Router::new().get("/hang", hang).get("/hanging", hanging);
     let addr = start(ServerConfig::default(), router);
     let out = Command::new("python3")
-        .args(["-c", RESET_CLIENT, &addr.port().to_string()])
+        .args(["-c", &RESET_CLIENT.concat(), &addr.port().to_string()])
         .output()
         .expect("python3 runs");
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -438,7 +447,8 @@ fn a_client_that_grants_no_window_is_let_go_after_the_idle_limit() {
 /// Python's h2 as the client, over TLS (ALPN `h2`) if `tls` is its third argument: asks
 /// `/first`, waits past the server's `warm`, asks `/second` on the same connection, and
 /// prints both answers.
-const QUIET_CLIENT: &str = r#"
+const QUIET_CLIENT: [&str; 3] = [
+    r#"
 import socket, ssl, sys, time
 import h2.config, h2.connection, h2.events
 
@@ -453,29 +463,15 @@ sock.settimeout(10)
 conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
 conn.initiate_connection()
 
-def get(path):
-    stream = conn.get_next_available_stream_id()
-    head = [(":method", "GET"), (":path", path), (":scheme", "http"), (":authority", "x")]
-    conn.send_headers(stream, head, end_stream=True)
-    sock.sendall(conn.data_to_send())
-    body = b""
-    while True:
-        data = sock.recv(65536)
-        if not data:
-            sys.exit("the server closed the connection")
-        for event in conn.receive_data(data):
-            if isinstance(event, h2.events.DataReceived) and event.stream_id == stream:
-                body += event.data
-            elif isinstance(event, h2.events.StreamEnded) and event.stream_id == stream:
-                return body.decode()
-            elif isinstance(event, h2.events.ConnectionTerminated):
-                sys.exit(f"GOAWAY {event.error_code}")
-        sock.sendall(conn.data_to_send())
-
+head = lambda path: [(":method", "GET"), (":path", path), (":scheme", "http"), (":authority", "x")]
+"#,
+    H2_GET,
+    r#"
 print(get("/first"), end="")
 time.sleep(0.4)
 print(get("/second"), end="")
-"#;
+"#,
+];
 
 /// A connection quiet past `warm` gives its receive ring back to the pool (its send ring
 /// went back at once) and takes one again when the client asks anew: plain and over TLS.
@@ -495,7 +491,7 @@ fn a_connection_quiet_past_warm_answers_again() {
     let tls = start_tls(config, Echo, acceptor(&[b"h2", b"http/1.1"]));
     for (addr, mode) in [(plain, "plain"), (tls, "tls")] {
         let out = Command::new("python3")
-            .args(["-c", QUIET_CLIENT, &addr.port().to_string(), mode])
+            .args(["-c", &QUIET_CLIENT.concat(), &addr.port().to_string(), mode])
             .output()
             .expect("python3 runs");
         let stderr = String::from_utf8_lossy(&out.stderr);
