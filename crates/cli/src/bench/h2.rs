@@ -146,10 +146,10 @@ pub(crate) async fn load(
         };
         let step = async {
             streams.open(&mut conn, &target.request, scheme, due)?;
-            send(&mut tx, &mut conn).await?;
+            send(&mut tx, &mut conn).await.map_err(Failure::Send)?;
             // Read until a stream ends (or is refused): then another may open.
             while !streams.receive(&mut conn, &mut rx, stats)? {
-                send(&mut tx, &mut conn).await?;
+                send(&mut tx, &mut conn).await.map_err(Failure::Send)?;
                 if rx.fill(rx.data().len() + 1).await? == 0 {
                     return Err(Failure::Closed);
                 }

@@ -13,7 +13,7 @@ use super::guard::Board;
 use super::open::OpenError;
 use super::pace::Pace;
 use super::stats::Stats;
-use super::{failed, interrupted, next_batch, End, Failure, Socket};
+use super::{interrupted, next_batch, End, Failure, Socket};
 use crate::request::line;
 
 /// What every connection sends, and where.
@@ -81,7 +81,7 @@ pub(crate) async fn load(
         };
         match board.guard(slot, tx.send_vectored(&[&target.batch])).await {
             Ok(Ok(())) => {}
-            Ok(Err(e)) => return failed(stats, "send", &e),
+            Ok(Err(e)) => return Failure::Send(e).count(stats),
             Err(interrupt) => return interrupted(stats, interrupt),
         }
         for _ in 0..target.depth {

@@ -232,7 +232,10 @@ enum Failure {
     /// The server closed before the batch was answered.
     Closed,
     Protocol(String),
+    /// Receiving failed.
     Io(TransportError),
+    /// Sending failed.
+    Send(TransportError),
 }
 
 impl From<TransportError> for Failure {
@@ -249,6 +252,7 @@ impl Failure {
             Failure::Closed => stats.read_error("the server closed the connection"),
             Failure::Protocol(message) => stats.protocol_error(&message),
             Failure::Io(e) => return failed(stats, "receive", &e),
+            Failure::Send(e) => return failed(stats, "send", &e),
         }
         End::Again
     }
