@@ -7,7 +7,7 @@
 //! | bytes   | meaning                                                                  |
 //! |---------|--------------------------------------------------------------------------|
 //! | 0       | `n`: requests in flight, `1 + b % 8`                                      |
-//! | 1..1+n  | each request: API `b % 7` (of `ApiKey::ALL`), version `b / 7` within its range |
+//! | 1..1+n  | each request: API `b % k` (of the `k` in `ApiKey::ALL`), version `b / k` within its range |
 //! | 1+n     | a cut point: the stream is also parsed from a prefix of this many bytes     |
 //! | rest    | the response stream                                                        |
 
@@ -17,9 +17,12 @@ use libfuzzer_sys::fuzz_target;
 use ringwire_kafka::api::api_versions::{ApiVersionsRequest, ApiVersionsResponse};
 use ringwire_kafka::api::create_topics::{CreateTopicsRequest, CreateTopicsResponse};
 use ringwire_kafka::api::fetch::{FetchRequest, FetchResponse};
+use ringwire_kafka::api::find_coordinator::{FindCoordinatorRequest, FindCoordinatorResponse};
 use ringwire_kafka::api::init_producer_id::{InitProducerIdRequest, InitProducerIdResponse};
 use ringwire_kafka::api::list_offsets::{ListOffsetsRequest, ListOffsetsResponse};
 use ringwire_kafka::api::metadata::{MetadataRequest, MetadataResponse};
+use ringwire_kafka::api::offset_commit::{OffsetCommitRequest, OffsetCommitResponse};
+use ringwire_kafka::api::offset_fetch::{OffsetFetchRequest, OffsetFetchResponse};
 use ringwire_kafka::api::produce::{Acks, ProduceRequest, ProduceResponse};
 use ringwire_kafka::record::{walk, walk_committed};
 use ringwire_kafka::{ApiKey, Correlator, Limits, Request, ResponseFrame};
@@ -80,6 +83,17 @@ fn queue(c: &mut Correlator, key: ApiKey, version: i16) {
             version,
         ),
         ApiKey::InitProducerId => send(c, &InitProducerIdRequest::default(), version),
+        ApiKey::OffsetCommit => send(c, &OffsetCommitRequest::standalone("g", &[]), version),
+        ApiKey::OffsetFetch => send(
+            c,
+            &OffsetFetchRequest {
+                group_id: "g",
+                topics: &[],
+                require_stable: false,
+            },
+            version,
+        ),
+        ApiKey::FindCoordinator => send(c, &FindCoordinatorRequest::group("g"), version),
     }
 }
 
@@ -93,6 +107,9 @@ fn decode(frame: &ResponseFrame<'_>) {
         ApiKey::Produce => drop(frame.decode::<ProduceResponse<'_>>()),
         ApiKey::ListOffsets => drop(frame.decode::<ListOffsetsResponse<'_>>()),
         ApiKey::InitProducerId => drop(frame.decode::<InitProducerIdResponse>()),
+        ApiKey::OffsetCommit => drop(frame.decode::<OffsetCommitResponse<'_>>()),
+        ApiKey::OffsetFetch => drop(frame.decode::<OffsetFetchResponse<'_>>()),
+        ApiKey::FindCoordinator => drop(frame.decode::<FindCoordinatorResponse<'_>>()),
         ApiKey::Fetch => {
             if let Ok(response) = frame.decode::<FetchResponse<'_>>() {
                 let mut scratch = Vec::new();

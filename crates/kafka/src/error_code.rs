@@ -18,6 +18,7 @@ const KNOWN: &[(i16, &str, bool)] = &[
     (6, "NOT_LEADER_OR_FOLLOWER", true),
     (7, "REQUEST_TIMED_OUT", true),
     (10, "MESSAGE_TOO_LARGE", false),
+    (12, "OFFSET_METADATA_TOO_LARGE", false),
     (13, "NETWORK_EXCEPTION", true),
     (14, "COORDINATOR_LOAD_IN_PROGRESS", true),
     (15, "COORDINATOR_NOT_AVAILABLE", true),
@@ -28,7 +29,12 @@ const KNOWN: &[(i16, &str, bool)] = &[
     (20, "NOT_ENOUGH_REPLICAS_AFTER_APPEND", true),
     (21, "INVALID_REQUIRED_ACKS", false),
     (22, "ILLEGAL_GENERATION", false),
+    (24, "INVALID_GROUP_ID", false),
+    (25, "UNKNOWN_MEMBER_ID", false),
+    (27, "REBALANCE_IN_PROGRESS", false),
+    (28, "INVALID_COMMIT_OFFSET_SIZE", false),
     (29, "TOPIC_AUTHORIZATION_FAILED", false),
+    (30, "GROUP_AUTHORIZATION_FAILED", false),
     (35, "UNSUPPORTED_VERSION", false),
     (36, "TOPIC_ALREADY_EXISTS", false),
     (37, "INVALID_PARTITIONS", false),
@@ -46,6 +52,7 @@ const KNOWN: &[(i16, &str, bool)] = &[
     (76, "UNSUPPORTED_COMPRESSION_TYPE", false),
     (78, "OFFSET_NOT_AVAILABLE", true),
     (87, "INVALID_RECORD", false),
+    (88, "UNSTABLE_OFFSET_COMMIT", true),
     (90, "PRODUCER_FENCED", false),
     (100, "UNKNOWN_TOPIC_ID", true),
 ];
@@ -59,6 +66,12 @@ impl ErrorCode {
     pub const UNSUPPORTED_VERSION: ErrorCode = ErrorCode(35);
     /// CreateTopics for a name that exists.
     pub const TOPIC_ALREADY_EXISTS: ErrorCode = ErrorCode(36);
+    /// The group's coordinator is loading its state (retriable).
+    pub const COORDINATOR_LOAD_IN_PROGRESS: ErrorCode = ErrorCode(14);
+    /// No coordinator yet, as while the offsets topic is created (retriable).
+    pub const COORDINATOR_NOT_AVAILABLE: ErrorCode = ErrorCode(15);
+    /// The broker asked is not the group's coordinator (any more): find it again.
+    pub const NOT_COORDINATOR: ErrorCode = ErrorCode(16);
     /// A fetch offset outside the log.
     pub const OFFSET_OUT_OF_RANGE: ErrorCode = ErrorCode(1);
     /// An idempotent batch whose sequence does not follow the partition's last one: an

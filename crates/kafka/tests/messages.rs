@@ -8,11 +8,20 @@ use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, StrBytes};
 use ringwire_kafka::api::api_versions::{ApiVersionsRequest, ApiVersionsResponse};
 use ringwire_kafka::api::create_topics::{CreateTopicsRequest, CreateTopicsResponse, NewTopic};
 use ringwire_kafka::api::fetch::{FetchPartition, FetchRequest, FetchResponse, FetchTopic};
+use ringwire_kafka::api::find_coordinator::{
+    FindCoordinatorRequest, FindCoordinatorResponse, GROUP,
+};
 use ringwire_kafka::api::init_producer_id::{InitProducerIdRequest, InitProducerIdResponse};
 use ringwire_kafka::api::list_offsets::{
     ListOffsetsPartition, ListOffsetsRequest, ListOffsetsResponse, ListOffsetsTopic,
 };
 use ringwire_kafka::api::metadata::{MetadataRequest, MetadataResponse};
+use ringwire_kafka::api::offset_commit::{
+    OffsetCommitPartition, OffsetCommitRequest, OffsetCommitResponse, OffsetCommitTopic,
+};
+use ringwire_kafka::api::offset_fetch::{
+    OffsetFetchRequest, OffsetFetchResponse, OffsetFetchTopic,
+};
 use ringwire_kafka::api::produce::{
     Acks, ProducePartition, ProduceRequest, ProduceResponse, ProduceTopic,
 };
@@ -727,6 +736,195 @@ fn init_producer_id_against_kafka_protocol() {
                 producer_id: 4242,
                 producer_epoch: 7,
             }
+        );
+    }
+}
+
+#[test]
+fn find_coordinator_against_kafka_protocol() {
+    for version in ApiKey::FindCoordinator.versions() {
+        let request = FindCoordinatorRequest::group("billing");
+        let (_, req) = round_trip_request::<_, kp::FindCoordinatorRequest>(&request, version);
+        assert_eq!(req.key_type, GROUP);
+        if version < 4 {
+            assert_eq!(req.key.as_str(), "billing");
+            assert!(req.coordinator_keys.is_empty());
+        } else {
+            assert_eq!(req.key.as_str(), "");
+            assert_eq!(req.coordinator_keys, [s("billing")]);
+        }
+
+        let mut resp = kp::FindCoordinatorResponse::default();
+        resp.throttle_time_ms = 3;
+        if version < 4 {
+            resp.error_code = 15;
+            resp.error_message = Some(s("loading"));
+            resp.node_id = kp::BrokerId(2);
+            resp.host = s("kafka-2");
+            resp.port = 9093;
+        } else {
+            let mut c = kp::find_coordinator_response::Coordinator::default();
+            c.key = s("billing");
+            c.node_id = kp::BrokerId(2);
+            c.host = s("kafka-2");
+            c.port = 9093;
+            c.error_code = 15;
+            c.error_message = Some(s("loading"));
+            resp.coordinators = vec![c];
+        }
+        let body = encode_response(&resp, version);
+        let ours: FindCoordinatorResponse<'_> = decode_response(&body, version);
+        assert_eq!(ours.throttle_time_ms, 3);
+        let [c] = ours.coordinators[..] else {
+            panic!("one coordinator, got {:?}", ours.coordinators)
+        };
+        assert_eq!(c.key, (version >= 4).then_some("billing"));
+        assert_eq!((c.node_id, c.host, c.port), (2, "kafka-2", 9093));
+        assert_eq!(c.error_code, ErrorCode::COORDINATOR_NOT_AVAILABLE);
+        assert_eq!(c.error_message, Some("loading"));
+    }
+}
+
+#[test]
+fn offset_commit_against_kafka_protocol() {
+    for version in ApiKey::OffsetCommit.versions() {
+        let partitions = [
+            OffsetCommitPartition {
+                partition_index: 0,
+                committed_offset: 41,
+                committed_leader_epoch: 5,
+                committed_metadata: None,
+            },
+            OffsetCommitPartition {
+                partition_index: 3,
+                committed_offset: 1 << 40,
+                committed_leader_epoch: -1,
+                committed_metadata: Some("host-a"),
+            },
+        ];
+        let topics = [OffsetCommitTopic {
+            name: "clicks",
+            partitions: &partitions,
+        }];
+        let request = OffsetCommitRequest::standalone("billing", &topics);
+        let (_, req) = round_trip_request::<_, kp::OffsetCommitRequest>(&request, version);
+        assert_eq!(req.group_id.0.as_str(), "billing");
+        assert_eq!(req.generation_id_or_member_epoch, -1);
+        assert_eq!(req.member_id.as_str(), "");
+        assert_eq!(req.group_instance_id, None);
+        assert_eq!(req.retention_time_ms, -1);
+        assert_eq!(req.topics[0].name.0.as_str(), "clicks");
+        let got: Vec<_> = req.topics[0]
+            .partitions
+            .iter()
+            .map(|p| {
+                (
+                    p.partition_index,
+                    p.committed_offset,
+                    p.committed_leader_epoch,
+                    p.committed_metadata.as_deref().map(str::to_owned),
+                )
+            })
+            .collect();
+        // The leader epoch exists from v6 on.
+        let epoch = |e| if version >= 6 { e } else { -1 };
+        assert_eq!(
+            got,
+            [
+                (0, 41, epoch(5), None),
+                (3, 1 << 40, -1, Some("host-a".to_owned()))
+            ]
+        );
+
+        let mut resp = kp::OffsetCommitResponse::default();
+        resp.throttle_time_ms = if version >= 3 { 9 } else { 0 };
+        let mut t = kp::offset_commit_response::OffsetCommitResponseTopic::default();
+        t.name = topic("clicks");
+        for (index, code) in [(0, 0), (3, 16)] {
+            let mut p = kp::offset_commit_response::OffsetCommitResponsePartition::default();
+            p.partition_index = index;
+            p.error_code = code;
+            t.partitions.push(p);
+        }
+        resp.topics = vec![t];
+        let body = encode_response(&resp, version);
+        let ours: OffsetCommitResponse<'_> = decode_response(&body, version);
+        assert_eq!(ours.throttle_time_ms, if version >= 3 { 9 } else { 0 });
+        assert_eq!(ours.topics[0].name, "clicks");
+        let codes: Vec<_> = ours.topics[0]
+            .partitions
+            .iter()
+            .map(|p| (p.partition_index, p.error_code))
+            .collect();
+        assert_eq!(
+            codes,
+            [(0, ErrorCode::NONE), (3, ErrorCode::NOT_COORDINATOR)]
+        );
+    }
+}
+
+#[test]
+fn offset_fetch_against_kafka_protocol() {
+    for version in ApiKey::OffsetFetch.versions() {
+        let topics = [OffsetFetchTopic {
+            name: "clicks",
+            partition_indexes: &[0, 3],
+        }];
+        let request = OffsetFetchRequest {
+            group_id: "billing",
+            topics: &topics,
+            require_stable: true,
+        };
+        let (_, req) = round_trip_request::<_, kp::OffsetFetchRequest>(&request, version);
+        assert_eq!(req.group_id.0.as_str(), "billing");
+        let t = &req.topics.as_ref().expect("topics named")[0];
+        assert_eq!(t.name.0.as_str(), "clicks");
+        assert_eq!(t.partition_indexes, [0, 3]);
+        assert_eq!(req.require_stable, version >= 7);
+
+        let mut resp = kp::OffsetFetchResponse::default();
+        resp.throttle_time_ms = if version >= 3 { 4 } else { 0 };
+        resp.error_code = if version >= 2 { 14 } else { 0 };
+        let mut t = kp::offset_fetch_response::OffsetFetchResponseTopic::default();
+        t.name = topic("clicks");
+        for (index, offset, metadata) in [(0, 41, Some("host-a")), (3, -1, None)] {
+            let mut p = kp::offset_fetch_response::OffsetFetchResponsePartition::default();
+            p.partition_index = index;
+            p.committed_offset = offset;
+            p.committed_leader_epoch = if version >= 5 { 5 } else { -1 };
+            p.metadata = metadata.map(s);
+            t.partitions.push(p);
+        }
+        resp.topics = vec![t];
+        let body = encode_response(&resp, version);
+        let ours: OffsetFetchResponse<'_> = decode_response(&body, version);
+        assert_eq!(ours.throttle_time_ms, if version >= 3 { 4 } else { 0 });
+        let group_error = if version >= 2 {
+            ErrorCode::COORDINATOR_LOAD_IN_PROGRESS
+        } else {
+            ErrorCode::NONE
+        };
+        assert_eq!(ours.error_code, group_error);
+        let got: Vec<_> = ours.topics[0]
+            .partitions
+            .iter()
+            .map(|p| {
+                (
+                    p.partition_index,
+                    p.committed_offset,
+                    p.committed_leader_epoch,
+                    p.metadata,
+                    p.error_code,
+                )
+            })
+            .collect();
+        let epoch = if version >= 5 { 5 } else { -1 };
+        assert_eq!(
+            got,
+            [
+                (0, 41, epoch, Some("host-a"), ErrorCode::NONE),
+                (3, -1, epoch, None, ErrorCode::NONE)
+            ]
         );
     }
 }

@@ -15,6 +15,12 @@ pub enum ApiKey {
     ListOffsets = 2,
     /// Metadata (3).
     Metadata = 3,
+    /// OffsetCommit (8).
+    OffsetCommit = 8,
+    /// OffsetFetch (9).
+    OffsetFetch = 9,
+    /// FindCoordinator (10).
+    FindCoordinator = 10,
     /// ApiVersions (18).
     ApiVersions = 18,
     /// CreateTopics (19).
@@ -25,11 +31,14 @@ pub enum ApiKey {
 
 impl ApiKey {
     /// Every API this crate implements.
-    pub const ALL: [ApiKey; 7] = [
+    pub const ALL: [ApiKey; 10] = [
         ApiKey::Produce,
         ApiKey::Fetch,
         ApiKey::ListOffsets,
         ApiKey::Metadata,
+        ApiKey::OffsetCommit,
+        ApiKey::OffsetFetch,
+        ApiKey::FindCoordinator,
         ApiKey::ApiVersions,
         ApiKey::CreateTopics,
         ApiKey::InitProducerId,
@@ -48,9 +57,11 @@ impl ApiKey {
     }
 
     /// Versions this crate can encode and decode. Kafka 4.x dropped Produce below v3, Fetch
-    /// below v4, ListOffsets v0 and CreateTopics below v2; the tops stop before the first
-    /// version that names topics by id (Fetch 13, Produce 13) or adds fields this crate does
-    /// not send (ListOffsets 10, InitProducerId 5). Produce 12 has v11's layout (it only changes how brokers add
+    /// below v4, ListOffsets v0, OffsetCommit below v2, OffsetFetch and FindCoordinator v0 and
+    /// CreateTopics below v2; the tops stop before the first version that names topics by id
+    /// (Fetch 13, Produce 13, OffsetCommit 9), asks for several groups at once (OffsetFetch 8)
+    /// or adds fields this crate does not send (ListOffsets 10, InitProducerId 5,
+    /// FindCoordinator 5). Produce 12 has v11's layout (it only changes how brokers add
     /// partitions to transactions, which this crate does not use) and is served by Kafka 4.x
     /// but not 3.9, so the two brokers negotiate differently.
     #[must_use]
@@ -60,6 +71,9 @@ impl ApiKey {
             ApiKey::Fetch => 4..=12,
             ApiKey::ListOffsets => 1..=9,
             ApiKey::Metadata => 4..=12,
+            ApiKey::OffsetCommit => 2..=8,
+            ApiKey::OffsetFetch => 1..=7,
+            ApiKey::FindCoordinator => 1..=4,
             ApiKey::ApiVersions => 0..=4,
             ApiKey::CreateTopics => 2..=7,
             ApiKey::InitProducerId => 0..=4,
@@ -74,6 +88,9 @@ impl ApiKey {
             ApiKey::Fetch => 12,
             ApiKey::ListOffsets => 6,
             ApiKey::Metadata => 9,
+            ApiKey::OffsetCommit => 8,
+            ApiKey::OffsetFetch => 6,
+            ApiKey::FindCoordinator => 3,
             ApiKey::ApiVersions => 3,
             ApiKey::CreateTopics => 5,
             ApiKey::InitProducerId => 2,

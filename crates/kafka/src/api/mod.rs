@@ -3,10 +3,13 @@
 pub mod api_versions;
 pub mod create_topics;
 pub mod fetch;
+pub mod find_coordinator;
 pub mod init_producer_id;
 mod key;
 pub mod list_offsets;
 pub mod metadata;
+pub mod offset_commit;
+pub mod offset_fetch;
 pub mod produce;
 
 pub use key::ApiKey;
