@@ -10,7 +10,7 @@ use ringwire_kafka::api::create_topics::NewTopic;
 use ringwire_kafka::record::{Compression, Record};
 use ringwire_kafka_client::{
     ClientConfig, ClientError, Connection, Consumer, ConsumerConfig, Producer, ProducerConfig,
-    ProducerRecord, Start,
+    ProducerRecord, Reset, Start,
 };
 use tokio::io::AsyncReadExt as _;
 
@@ -50,9 +50,14 @@ enum KafkaCommand {
     /// after the key with -K.
     Consume {
         topic: String,
-        /// Start at the oldest record instead of the newest.
+        /// Start at the oldest record instead of the newest (with --group, where the group
+        /// committed nothing).
         #[arg(long)]
         from_beginning: bool,
+        /// Start where this consumer group committed, and commit what was printed to it as
+        /// it goes (offsets only: every partition is read, the group is not joined).
+        #[arg(short = 'G', long, value_name = "GROUP")]
+        group: Option<String>,
         /// Exit after this many records.
         #[arg(long, value_name = "N")]
         count: Option<usize>,
@@ -164,6 +169,7 @@ async fn command(args: &KafkaArgs) -> Result<(), String> {
         KafkaCommand::Consume {
             topic,
             from_beginning,
+            group,
             count,
             exit_at_end,
             key_delimiter,
@@ -173,12 +179,16 @@ async fn command(args: &KafkaArgs) -> Result<(), String> {
                 key_delimiter: key_delimiter.as_deref().map(str::as_bytes),
                 null: if *null { b"NULL" } else { b"" },
             };
-            let start = if *from_beginning {
-                Start::Earliest
+            let reset = if *from_beginning {
+                Reset::Earliest
             } else {
-                Start::Latest
+                Reset::Latest
             };
-            consume(bootstrap, topic, start, *count, *exit_at_end, &format).await
+            let until = Until {
+                count: *count,
+                at_end: *exit_at_end,
+            };
+            consume(bootstrap, topic, group.as_deref(), reset, until, &format).await
         }
     }
 }
@@ -266,51 +276,108 @@ async fn produce(
 /// Bytes read from stdin at a time by `produce`.
 const STDIN_READ: usize = 256 << 10;
 
-/// Prints `topic`'s records from `start` until `count` of them, or with `exit_at_end` the
-/// end of every partition, whichever comes first (else forever).
+/// When `consume` stops: after `count` records, or with `at_end` at the end of every
+/// partition, whichever comes first (neither: never).
+#[derive(Clone, Copy)]
+struct Until {
+    count: Option<usize>,
+    at_end: bool,
+}
+
+/// Prints `topic`'s records from where `group` committed, or from `reset`, until `until`
+/// says; with a group, commits each partition's offset past the last record printed after
+/// every answer printed, and before it returns.
 async fn consume(
     bootstrap: &str,
     topic: &str,
-    start: Start,
-    count: Option<usize>,
-    exit_at_end: bool,
+    group: Option<&str>,
+    reset: Reset,
+    until: Until,
     format: &Format<'_>,
 ) -> Result<(), String> {
-    let mut consumer = Consumer::connect(bootstrap, ConsumerConfig::default())
+    let config = ConsumerConfig {
+        group: group.map(str::to_owned),
+        ..ConsumerConfig::default()
+    };
+    let mut consumer = Consumer::connect(bootstrap, config)
         .await
         .map_err(|e| not_connected(bootstrap, &e))?;
+    let start = match (group, reset) {
+        (Some(_), reset) => Start::Committed(reset),
+        (None, Reset::Earliest) => Start::Earliest,
+        (None, Reset::Latest) => Start::Latest,
+    };
     let partitions = consumer
         .assign(topic, start)
         .await
         .map_err(|e| format!("topic {topic}: {}", line(e)))?;
-    let mut left = count.unwrap_or(usize::MAX);
+    let mut left = until.count.unwrap_or(usize::MAX);
     let mut ends = vec![None; partitions];
+    // Per partition, the offset after the last record printed and not yet committed.
+    let mut printed: Vec<Option<i64>> = vec![None; partitions];
     let mut out = std::io::stdout().lock();
-    while left > 0 {
+    let outcome = loop {
+        if left == 0 {
+            break Ok(());
+        }
         let mut failed = None;
-        consumer
-            .poll(|_, _, record| {
+        let polled = consumer
+            .poll(|_, partition, record| {
                 if left == 0 || failed.is_some() {
                     return;
                 }
                 if let Err(e) = format.print(&mut out, &record) {
                     failed = Some(e);
+                    return;
+                }
+                if let Some(next) = usize::try_from(partition)
+                    .ok()
+                    .and_then(|p| printed.get_mut(p))
+                {
+                    *next = Some(record.offset + 1);
                 }
                 left -= 1;
             })
-            .await
-            .map_err(|e| format!("fetch from {topic}: {}", line(e)))?;
+            .await;
+        if let Err(e) = polled {
+            break Err(format!("fetch from {topic}: {}", line(e)));
+        }
         match failed.map_or_else(|| out.flush(), Err) {
             Ok(()) => {}
             // The reader left (`| head`): the end, quietly, as for cat and kcat.
-            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Ok(()),
-            Err(e) => return Err(format!("cannot write: {}", line(e))),
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => break Ok(()),
+            Err(e) => break Err(format!("cannot write: {}", line(e))),
         }
-        if exit_at_end && at_end(&consumer, topic, &mut ends) {
-            break;
+        if group.is_some() {
+            commit(&mut consumer, topic, &mut printed).await?;
         }
+        if until.at_end && at_end(&consumer, topic, &mut ends) {
+            break Ok(());
+        }
+    };
+    if group.is_some() {
+        commit(&mut consumer, topic, &mut printed).await?;
     }
-    Ok(())
+    outcome
+}
+
+/// Commits the offsets in `printed` to the consumer's group, and forgets them.
+async fn commit(
+    consumer: &mut Consumer,
+    topic: &str,
+    printed: &mut [Option<i64>],
+) -> Result<(), String> {
+    let offsets: Vec<(&str, i32, i64)> = (0..)
+        .zip(printed.iter_mut())
+        .filter_map(|(partition, next)| Some((topic, partition, next.take()?)))
+        .collect();
+    if offsets.is_empty() {
+        return Ok(());
+    }
+    consumer
+        .commit_offsets(&offsets)
+        .await
+        .map_err(|e| format!("commit to the group: {}", line(e)))
 }
 
 /// How `consume` prints a record.

@@ -225,6 +225,58 @@ fn creates_produces_and_consumes_against_a_real_broker() {
 
     ends_quietly_when_its_reader_leaves(b, &format!("{topic}-pipe"));
     tombstones_on_a_compacted_topic(b, &format!("{topic}-compacted"));
+    a_group_goes_on_where_it_stopped(b, &format!("{topic}-group"));
+}
+
+/// `consume -G`: each run starts where the last one's printed records end (not where its
+/// last Fetch ended), and kcat's balanced consumer of the same group goes on from there.
+fn a_group_goes_on_where_it_stopped(b: &str, topic: &str) {
+    kafka(b, &["topics", "create", topic, "--partitions", "2"], b"");
+    let lines =
+        |prefix: &str, n: usize| -> String { (0..n).map(|i| format!("{prefix}{i}\n")).collect() };
+    kafka(
+        b,
+        &["produce", topic, "--partition", "0"],
+        lines("a", 10).as_bytes(),
+    );
+    kafka(
+        b,
+        &["produce", topic, "--partition", "1"],
+        lines("b", 5).as_bytes(),
+    );
+    let group = format!("{topic}-readers");
+    let consume = |extra: &[&str]| {
+        let mut args = vec!["consume", topic, "-G", &group, "--from-beginning"];
+        args.extend_from_slice(extra);
+        sorted_lines(&kafka(b, &args, b"").stdout)
+    };
+    let first = consume(&["--count", "4"]);
+    assert_eq!(first.len(), 4, "{first:?}");
+    let rest = consume(&["-e"]);
+    let mut all: Vec<String> = first.into_iter().chain(rest).collect();
+    all.sort();
+    let mut want = sorted_lines((lines("a", 10) + &lines("b", 5)).as_bytes());
+    want.sort();
+    assert_eq!(all, want);
+    assert_eq!(consume(&["-e"]), [""]);
+
+    kafka(
+        b,
+        &["produce", topic, "--partition", "1"],
+        b"late one\nlate two\n",
+    );
+    let kcat = Command::new("kcat")
+        .args(["-b", b, "-G", &group, "-e", "-q", "-f", "%s\n", topic])
+        .output()
+        .expect("kcat is installed");
+    assert!(
+        kcat.status.success(),
+        "{}",
+        String::from_utf8_lossy(&kcat.stderr)
+    );
+    assert_eq!(sorted_lines(&kcat.stdout), ["late one", "late two"]);
+    // kcat committed as it left: nothing new for the next run.
+    assert_eq!(consume(&["-e"]), [""]);
 }
 
 /// `topics create --config`, `produce -Z` (an empty line is a null value) and `consume -Z`

@@ -4,6 +4,7 @@
 use ringwire_kafka::api::api_versions::{ApiVersionsResponse, Negotiated};
 use ringwire_kafka::api::create_topics::NewTopic;
 use ringwire_kafka::api::metadata::MetadataResponse;
+use ringwire_kafka::api::offset_commit::OffsetCommitTopic;
 use ringwire_kafka::api::produce::Acks;
 use ringwire_kafka::record::{Record, Walk};
 use ringwire_kafka::{Request, ResponseFrame, Sent};
@@ -141,5 +142,32 @@ impl Connection {
     ) -> Result<i64, ClientError> {
         self.runtime
             .block_on(self.inner.list_offset(topic, partition, timestamp))
+    }
+
+    /// [`crate::Connection::find_group_coordinator`].
+    pub fn find_group_coordinator(&mut self, group: &str) -> Result<(i32, String), ClientError> {
+        self.runtime
+            .block_on(self.inner.find_group_coordinator(group))
+    }
+
+    /// [`crate::Connection::commit_offsets`].
+    pub fn commit_offsets(
+        &mut self,
+        group: &str,
+        topics: &[OffsetCommitTopic<'_>],
+    ) -> Result<(), ClientError> {
+        self.runtime
+            .block_on(self.inner.commit_offsets(group, topics))
+    }
+
+    /// [`crate::Connection::committed_offsets`].
+    pub fn committed_offsets(
+        &mut self,
+        group: &str,
+        topic: &str,
+        partitions: &[i32],
+    ) -> Result<Vec<Option<i64>>, ClientError> {
+        self.runtime
+            .block_on(self.inner.committed_offsets(group, topic, partitions))
     }
 }

@@ -138,6 +138,21 @@ impl Cluster {
         unreachable!("the second attempt returns")
     }
 
+    /// The address of consumer group `group`'s coordinator, asked over the control connection
+    /// (dropped when it broke, so the next question connects again).
+    pub(crate) async fn coordinator(&self, group: &str) -> Result<String, ClientError> {
+        let mut control = self.control.lock().await;
+        if control.is_none() {
+            *control = Some(self.connect_any().await?);
+        }
+        let conn = control.as_mut().expect("connected above");
+        let answer = conn.find_group_coordinator(group).await;
+        if answer.as_ref().is_err_and(ClientError::is_connection) {
+            *control = None;
+        }
+        answer.map(|(_, address)| address)
+    }
+
     /// A new producer id and epoch from any broker (a non-transactional id needs no
     /// coordinator).
     pub(crate) async fn init_producer_id(&self) -> Result<(i64, i16), ClientError> {

@@ -9,11 +9,18 @@ use ringwire_io::{RingConfig, TransportConfig, TransportError};
 use ringwire_kafka::api::api_versions::{ApiVersionsRequest, ApiVersionsResponse, Negotiated};
 use ringwire_kafka::api::create_topics::{CreateTopicsRequest, CreateTopicsResponse, NewTopic};
 use ringwire_kafka::api::fetch::{FetchPartition, FetchRequest, FetchResponse, FetchTopic};
+use ringwire_kafka::api::find_coordinator::{FindCoordinatorRequest, FindCoordinatorResponse};
 use ringwire_kafka::api::init_producer_id::{InitProducerIdRequest, InitProducerIdResponse};
 use ringwire_kafka::api::list_offsets::{
     ListOffsetsPartition, ListOffsetsRequest, ListOffsetsResponse, ListOffsetsTopic,
 };
 use ringwire_kafka::api::metadata::{MetadataRequest, MetadataResponse};
+use ringwire_kafka::api::offset_commit::{
+    OffsetCommitRequest, OffsetCommitResponse, OffsetCommitTopic,
+};
+use ringwire_kafka::api::offset_fetch::{
+    OffsetFetchRequest, OffsetFetchResponse, OffsetFetchTopic,
+};
 use ringwire_kafka::api::produce::{
     Acks, ProducePartition, ProduceRequest, ProduceResponse, ProduceTopic,
 };
@@ -604,6 +611,84 @@ impl Connection {
             )?;
             ClientError::check(ApiKey::ListOffsets, p.error_code)?;
             Ok(p.offset)
+        })
+        .await
+    }
+
+    /// The coordinator of consumer group `group`, the broker that keeps its committed
+    /// offsets: its id and `HOST:PORT`. On a group's first use the cluster answers
+    /// `COORDINATOR_NOT_AVAILABLE` (retriable) while it creates its offsets topic.
+    pub async fn find_group_coordinator(
+        &mut self,
+        group: &str,
+    ) -> Result<(i32, String), ClientError> {
+        self.call(&FindCoordinatorRequest::group(group), |frame| {
+            let response = frame.decode::<FindCoordinatorResponse<'_>>()?;
+            let Some(c) = response.coordinators.first() else {
+                return Err(ClientError::Kafka {
+                    api: ApiKey::FindCoordinator,
+                    code: ErrorCode::COORDINATOR_NOT_AVAILABLE,
+                    message: Some("no coordinator in the answer".into()),
+                });
+            };
+            ClientError::check_said(ApiKey::FindCoordinator, c.error_code, c.error_message)?;
+            Ok((c.node_id, format!("{}:{}", c.host, c.port)))
+        })
+        .await
+    }
+
+    /// Commits, for consumer group `group`, each listed partition's offset (the next one to
+    /// consume), as a consumer that assigns its partitions itself: the coordinator takes it
+    /// while no member holds the group. This broker must be the group's coordinator
+    /// ([`find_group_coordinator`](Self::find_group_coordinator)); the first partition it
+    /// refuses is the error (`NOT_COORDINATOR` when it is not, any more).
+    pub async fn commit_offsets(
+        &mut self,
+        group: &str,
+        topics: &[OffsetCommitTopic<'_>],
+    ) -> Result<(), ClientError> {
+        self.call(&OffsetCommitRequest::standalone(group, topics), |frame| {
+            let response = frame.decode::<OffsetCommitResponse<'_>>()?;
+            response
+                .topics
+                .iter()
+                .flat_map(|t| &t.partitions)
+                .try_for_each(|p| ClientError::check(ApiKey::OffsetCommit, p.error_code))
+        })
+        .await
+    }
+
+    /// The offsets consumer group `group` committed for `partitions` of `topic`, in that
+    /// order: `None` where it committed none. Asked of the group's coordinator.
+    pub async fn committed_offsets(
+        &mut self,
+        group: &str,
+        topic: &str,
+        partitions: &[i32],
+    ) -> Result<Vec<Option<i64>>, ClientError> {
+        let request = OffsetFetchRequest {
+            group_id: group,
+            topics: &[OffsetFetchTopic {
+                name: topic,
+                partition_indexes: partitions,
+            }],
+            require_stable: false,
+        };
+        self.call(&request, |frame| {
+            let response = frame.decode::<OffsetFetchResponse<'_>>()?;
+            ClientError::check(ApiKey::OffsetFetch, response.error_code)?;
+            partitions
+                .iter()
+                .map(|&partition| {
+                    let p = one_partition(
+                        &response.topics,
+                        |t| &t.partitions,
+                        |p| p.partition_index == partition,
+                    )?;
+                    ClientError::check(ApiKey::OffsetFetch, p.error_code)?;
+                    Ok((p.committed_offset >= 0).then_some(p.committed_offset))
+                })
+                .collect()
         })
         .await
     }

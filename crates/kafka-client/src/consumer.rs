@@ -1,4 +1,9 @@
-//! A pipelined consumer of assigned partitions (offsets are the caller's to keep; no group).
+//! A pipelined consumer of assigned partitions.
+//!
+//! The caller assigns partitions (no group membership or rebalancing). Offsets are the
+//! caller's to keep, or a consumer group's: with [`ConsumerConfig::group`] the consumer
+//! starts where the group committed ([`Start::Committed`]) and commits to the group's
+//! coordinator ([`Consumer::commit`]), which other Kafka clients of that group read.
 //!
 //! Each leader broker has one Fetch in flight. When its answer arrives, the next Fetch is
 //! computed from the batch headers alone and sent before any record is handed out, so the
@@ -8,10 +13,11 @@ use std::collections::HashMap;
 use std::future::{poll_fn, Future};
 use std::sync::Arc;
 use std::task::Poll;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use ringwire_kafka::api::fetch::{FetchPartition, FetchRequest, FetchResponse, FetchTopic};
 use ringwire_kafka::api::list_offsets::{EARLIEST, LATEST};
+use ringwire_kafka::api::offset_commit::{OffsetCommitPartition, OffsetCommitTopic};
 use ringwire_kafka::record::{walk, walk_committed, Batch, Batches, Record};
 use ringwire_kafka::{ApiKey, ErrorCode};
 
@@ -34,6 +40,11 @@ pub struct ConsumerConfig {
     pub partition_max_bytes: i32,
     /// Whether records of open and aborted transactions are handed out.
     pub isolation: Isolation,
+    /// The consumer group whose committed offsets [`Start::Committed`] reads and
+    /// [`Consumer::commit`] writes. Offsets only: the consumer does not join the group, and
+    /// the group must have no members while it commits (the coordinator refuses commits
+    /// outside a running group's generation).
+    pub group: Option<String>,
 }
 
 impl Default for ConsumerConfig {
@@ -45,6 +56,7 @@ impl Default for ConsumerConfig {
             max_bytes: 8 << 20,
             partition_max_bytes: 2 << 20,
             isolation: Isolation::ReadUncommitted,
+            group: None,
         }
     }
 }
@@ -58,7 +70,23 @@ pub enum Start {
     Latest,
     /// This offset.
     At(i64),
+    /// Where [`ConsumerConfig::group`] committed; where `Reset` says if it committed nothing
+    /// for the partition.
+    Committed(Reset),
 }
+
+/// Where a partition starts when its group committed no offset for it (Kafka's
+/// `auto.offset.reset`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reset {
+    /// The oldest record kept.
+    Earliest,
+    /// After the newest record.
+    Latest,
+}
+
+/// The wait before asking again for a group's coordinator that is moving or loading.
+const COORDINATOR_BACKOFF: Duration = Duration::from_millis(100);
 
 /// The first whole Fetch answer from any of `leaders` (each has a Fetch in flight): its
 /// leader and length. Whichever answers first: a leader with nothing new holds its Fetch for
@@ -126,6 +154,8 @@ pub struct Consumer {
     /// Rotates the leader whose answer is looked for first.
     turn: usize,
     scratch: Vec<u8>,
+    /// The connection to [`ConsumerConfig::group`]'s coordinator, once found.
+    coordinator: Option<Connection>,
 }
 
 impl Consumer {
@@ -138,6 +168,7 @@ impl Consumer {
             fetchers: HashMap::new(),
             turn: 0,
             scratch: Vec::new(),
+            coordinator: None,
         })
     }
 
@@ -159,21 +190,15 @@ impl Consumer {
     ) -> Result<(), ClientError> {
         let offset = match start {
             Start::At(offset) => offset,
-            Start::Earliest | Start::Latest => {
-                let at = if start == Start::Earliest {
-                    EARLIEST
-                } else {
-                    LATEST
-                };
-                let isolation = self.config.isolation;
-                let fetcher = self.fetcher(topic, partition).await?;
-                // A Fetch in flight would answer first: drop it (nothing was handed out).
-                settle(fetcher).await?;
-                fetcher
-                    .conn
-                    .list_offset_isolated(topic, partition, at, isolation)
-                    .await?
-            }
+            Start::Earliest => self.log_offset(topic, partition, EARLIEST).await?,
+            Start::Latest => self.log_offset(topic, partition, LATEST).await?,
+            Start::Committed(reset) => match self.committed(topic, partition).await? {
+                Some(offset) => offset,
+                None if reset == Reset::Earliest => {
+                    self.log_offset(topic, partition, EARLIEST).await?
+                }
+                None => self.log_offset(topic, partition, LATEST).await?,
+            },
         };
         self.assigned
             .retain(|a| !(a.partition == partition && *a.topic == *topic));
@@ -190,6 +215,134 @@ impl Consumer {
             fetching: offset,
             end: None,
         });
+        Ok(())
+    }
+
+    /// The offset of a partition's log at `at` (`EARLIEST` or `LATEST`), asked of its leader.
+    async fn log_offset(
+        &mut self,
+        topic: &str,
+        partition: i32,
+        at: i64,
+    ) -> Result<i64, ClientError> {
+        let isolation = self.config.isolation;
+        let fetcher = self.fetcher(topic, partition).await?;
+        // A Fetch in flight would answer first: drop it (nothing was handed out).
+        settle(fetcher).await?;
+        fetcher
+            .conn
+            .list_offset_isolated(topic, partition, at, isolation)
+            .await
+    }
+
+    /// The offset [`ConsumerConfig::group`] committed for a partition, if any.
+    pub async fn committed(
+        &mut self,
+        topic: &str,
+        partition: i32,
+    ) -> Result<Option<i64>, ClientError> {
+        let offsets = self
+            .with_coordinator(async |conn, group| {
+                conn.committed_offsets(group, topic, &[partition]).await
+            })
+            .await?;
+        Ok(offsets.first().copied().flatten())
+    }
+
+    /// Commits every assigned partition's [`position`](Self::position) (the next offset to
+    /// hand out) for [`ConsumerConfig::group`]: a consumer of that group started with
+    /// [`Start::Committed`] goes on from there.
+    pub async fn commit(&mut self) -> Result<(), ClientError> {
+        let positions: Vec<(Arc<str>, i32, i64)> = self
+            .assigned
+            .iter()
+            .map(|a| (Arc::clone(&a.topic), a.partition, a.position))
+            .collect();
+        let offsets: Vec<(&str, i32, i64)> =
+            positions.iter().map(|(t, p, o)| (&**t, *p, *o)).collect();
+        self.commit_offsets(&offsets).await
+    }
+
+    /// Commits, for [`ConsumerConfig::group`], each `(topic, partition, offset)`: the offset is
+    /// the next one to consume (one past the last record handled), as Kafka clients commit.
+    /// For a caller that handled fewer records than [`poll`](Self::poll) handed out.
+    pub async fn commit_offsets(
+        &mut self,
+        offsets: &[(&str, i32, i64)],
+    ) -> Result<(), ClientError> {
+        let mut offsets = offsets.to_vec();
+        offsets.sort_unstable();
+        let partitions: Vec<OffsetCommitPartition<'_>> = offsets
+            .iter()
+            .map(|&(_, partition, offset)| OffsetCommitPartition {
+                partition_index: partition,
+                committed_offset: offset,
+                committed_leader_epoch: -1,
+                committed_metadata: None,
+            })
+            .collect();
+        let mut topics = Vec::new();
+        let mut at = 0;
+        for run in offsets.chunk_by(|a, b| a.0 == b.0) {
+            topics.push(OffsetCommitTopic {
+                name: run[0].0,
+                partitions: &partitions[at..at + run.len()],
+            });
+            at += run.len();
+        }
+        self.with_coordinator(async |conn, group| conn.commit_offsets(group, &topics).await)
+            .await
+    }
+
+    /// Runs `call` on the connection to the group's coordinator, found (again) when there is
+    /// none or it moved, and retried while the coordinator is being elected or loads, up to
+    /// the request timeout.
+    async fn with_coordinator<T>(
+        &mut self,
+        mut call: impl AsyncFnMut(&mut Connection, &str) -> Result<T, ClientError>,
+    ) -> Result<T, ClientError> {
+        let group = self.config.group.clone().ok_or(ClientError::NoGroup)?;
+        let deadline = Instant::now() + self.config.client.request_timeout;
+        loop {
+            let conn = match &mut self.coordinator {
+                Some(conn) => conn,
+                None => match self.cluster.coordinator(&group).await {
+                    Ok(address) => match Connection::connect(&address, &self.config.client).await {
+                        Ok(conn) => self.coordinator.insert(conn),
+                        Err(e) => {
+                            self.coordinator_failed(e, deadline).await?;
+                            continue;
+                        }
+                    },
+                    Err(e) => {
+                        self.coordinator_failed(e, deadline).await?;
+                        continue;
+                    }
+                },
+            };
+            match call(conn, &group).await {
+                Ok(out) => return Ok(out),
+                Err(e) => self.coordinator_failed(e, deadline).await?,
+            }
+        }
+    }
+
+    /// After `e` from the group's coordinator (or from finding it): waits a moment and returns
+    /// `Ok` to try again when it moved, is loading or its connection broke, and `deadline` is
+    /// not past; else `e`.
+    async fn coordinator_failed(
+        &mut self,
+        e: ClientError,
+        deadline: Instant,
+    ) -> Result<(), ClientError> {
+        if !e.is_coordinator_gone() {
+            return Err(e);
+        }
+        self.coordinator = None;
+        if Instant::now() >= deadline {
+            return Err(e);
+        }
+        tokio::time::sleep(COORDINATOR_BACKOFF).await;
         Ok(())
     }
 

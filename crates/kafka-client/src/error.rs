@@ -103,9 +103,32 @@ pub enum ClientError {
     NoResponseAwaited,
     /// A client configuration that cannot work, and why.
     Config(&'static str),
+    /// Committed offsets were asked for or committed by a consumer with no
+    /// [`ConsumerConfig::group`](crate::ConsumerConfig::group).
+    NoGroup,
 }
 
 impl ClientError {
+    /// Whether the connection the request was on is gone or unusable (a new one may work).
+    pub(crate) fn is_connection(&self) -> bool {
+        matches!(
+            self,
+            Self::Transport(_) | Self::Closed { .. } | Self::Broken(_) | Self::RequestTimeout(_)
+        )
+    }
+
+    /// Whether a consumer group's coordinator moved, is still being elected or loading, or
+    /// its connection broke: find it again and retry.
+    pub(crate) fn is_coordinator_gone(&self) -> bool {
+        self.is_connection()
+            || matches!(self, Self::Kafka { code, .. } if [
+                ErrorCode::NOT_COORDINATOR,
+                ErrorCode::COORDINATOR_NOT_AVAILABLE,
+                ErrorCode::COORDINATOR_LOAD_IN_PROGRESS,
+            ]
+            .contains(code))
+    }
+
     /// `Ok` for no error, else `code` as the broker's answer to `api`.
     pub(crate) fn check(api: ApiKey, code: ErrorCode) -> Result<(), ClientError> {
         Self::check_said(api, code, None)
@@ -215,6 +238,9 @@ impl fmt::Display for ClientError {
                 "no request in flight gets an answer (a Produce with acks = 0 gets none)",
             ),
             Self::Config(why) => write!(f, "invalid configuration: {why}"),
+            Self::NoGroup => {
+                f.write_str("committed offsets need a consumer group (ConsumerConfig::group)")
+            }
         }
     }
 }

@@ -5,7 +5,8 @@
 //! - [`Producer`]: batches per partition (linger, batch size), a task per leader broker with
 //!   several Produce requests in flight, retries across leader moves and broker restarts.
 //! - [`Consumer`]: assigned partitions, one Fetch in flight per leader, the next one sent
-//!   before the records of the last are handed out.
+//!   before the records of the last are handed out; offsets committed to and read from a
+//!   consumer group's coordinator when asked.
 //! - [`Connection`]: one broker, any request, as many in flight as the caller likes;
 //!   [`blocking::Connection`] runs it without a runtime.
 //!
@@ -20,7 +21,7 @@ mod partitioner;
 pub mod producer;
 
 pub use connection::{ClientConfig, Connection, Isolation, DEFAULT_RX_RING, DEFAULT_RX_RING_MAX};
-pub use consumer::{Consumer, ConsumerConfig, Start};
+pub use consumer::{Consumer, ConsumerConfig, Reset, Start};
 pub use error::ClientError;
 pub use producer::{
     Deliveries, Delivery, ProduceError, Producer, ProducerConfig, ProducerRecord, ProducerStats,

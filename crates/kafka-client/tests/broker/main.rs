@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+mod groups;
 mod idempotent;
 mod paused;
 mod pipelined;
@@ -69,7 +70,12 @@ fn connect(bootstrap: &str) -> Connection {
 }
 
 /// Creates `name` and waits until its partitions have a leader.
-fn create(conn: &mut Connection, name: &str, partitions: i32, configs: &[(&str, Option<&str>)]) {
+pub(crate) fn create(
+    conn: &mut Connection,
+    name: &str,
+    partitions: i32,
+    configs: &[(&str, Option<&str>)],
+) {
     conn.create_topic(NewTopic {
         name,
         num_partitions: partitions,
@@ -1060,6 +1066,10 @@ type Test = (&'static str, fn(&str));
 
 const TESTS: &[Test] = &[
     ("negotiation", negotiation),
+    (
+        "committed_offsets_shared_with_kcat",
+        groups::committed_offsets_shared_with_kcat,
+    ),
     ("create_topics_and_metadata", create_topics_and_metadata),
     (
         "produce_and_fetch_every_codec_and_ack",
