@@ -15,15 +15,20 @@
 
 use libfuzzer_sys::fuzz_target;
 use ringwire_kafka::api::api_versions::{ApiVersionsRequest, ApiVersionsResponse};
+use ringwire_kafka::api::consumer_protocol;
 use ringwire_kafka::api::create_topics::{CreateTopicsRequest, CreateTopicsResponse};
 use ringwire_kafka::api::fetch::{FetchRequest, FetchResponse};
 use ringwire_kafka::api::find_coordinator::{FindCoordinatorRequest, FindCoordinatorResponse};
+use ringwire_kafka::api::heartbeat::{HeartbeatRequest, HeartbeatResponse};
 use ringwire_kafka::api::init_producer_id::{InitProducerIdRequest, InitProducerIdResponse};
+use ringwire_kafka::api::join_group::{JoinGroupRequest, JoinGroupResponse};
+use ringwire_kafka::api::leave_group::{LeaveGroupRequest, LeaveGroupResponse};
 use ringwire_kafka::api::list_offsets::{ListOffsetsRequest, ListOffsetsResponse};
 use ringwire_kafka::api::metadata::{MetadataRequest, MetadataResponse};
 use ringwire_kafka::api::offset_commit::{OffsetCommitRequest, OffsetCommitResponse};
 use ringwire_kafka::api::offset_fetch::{OffsetFetchRequest, OffsetFetchResponse};
 use ringwire_kafka::api::produce::{Acks, ProduceRequest, ProduceResponse};
+use ringwire_kafka::api::sync_group::{SyncGroupRequest, SyncGroupResponse};
 use ringwire_kafka::record::{walk, walk_committed};
 use ringwire_kafka::{ApiKey, Correlator, Limits, Request, ResponseFrame};
 use ringwire_wire::Status;
@@ -94,6 +99,52 @@ fn queue(c: &mut Correlator, key: ApiKey, version: i16) {
             version,
         ),
         ApiKey::FindCoordinator => send(c, &FindCoordinatorRequest::group("g"), version),
+        ApiKey::JoinGroup => send(
+            c,
+            &JoinGroupRequest {
+                group_id: "g",
+                session_timeout_ms: 0,
+                rebalance_timeout_ms: 0,
+                member_id: "",
+                group_instance_id: None,
+                protocol_type: "consumer",
+                protocols: &[],
+                reason: None,
+            },
+            version,
+        ),
+        ApiKey::SyncGroup => send(
+            c,
+            &SyncGroupRequest {
+                group_id: "g",
+                generation_id: 0,
+                member_id: "m",
+                group_instance_id: None,
+                protocol_type: None,
+                protocol_name: None,
+                assignments: &[],
+            },
+            version,
+        ),
+        ApiKey::Heartbeat => send(
+            c,
+            &HeartbeatRequest {
+                group_id: "g",
+                generation_id: 0,
+                member_id: "m",
+                group_instance_id: None,
+            },
+            version,
+        ),
+        ApiKey::LeaveGroup => send(
+            c,
+            &LeaveGroupRequest {
+                group_id: "g",
+                member_id: "m",
+                reason: None,
+            },
+            version,
+        ),
     }
 }
 
@@ -110,6 +161,20 @@ fn decode(frame: &ResponseFrame<'_>) {
         ApiKey::OffsetCommit => drop(frame.decode::<OffsetCommitResponse<'_>>()),
         ApiKey::OffsetFetch => drop(frame.decode::<OffsetFetchResponse<'_>>()),
         ApiKey::FindCoordinator => drop(frame.decode::<FindCoordinatorResponse<'_>>()),
+        ApiKey::JoinGroup => {
+            if let Ok(join) = frame.decode::<JoinGroupResponse<'_>>() {
+                for member in &join.members {
+                    drop(consumer_protocol::decode_subscription(member.metadata));
+                }
+            }
+        }
+        ApiKey::SyncGroup => {
+            if let Ok(sync) = frame.decode::<SyncGroupResponse<'_>>() {
+                drop(consumer_protocol::decode_assignment(sync.assignment));
+            }
+        }
+        ApiKey::Heartbeat => drop(frame.decode::<HeartbeatResponse>()),
+        ApiKey::LeaveGroup => drop(frame.decode::<LeaveGroupResponse<'_>>()),
         ApiKey::Fetch => {
             if let Ok(response) = frame.decode::<FetchResponse<'_>>() {
                 let mut scratch = Vec::new();

@@ -51,6 +51,7 @@ const KNOWN: &[(i16, &str, bool)] = &[
     (75, "UNKNOWN_LEADER_EPOCH", true),
     (76, "UNSUPPORTED_COMPRESSION_TYPE", false),
     (78, "OFFSET_NOT_AVAILABLE", true),
+    (79, "MEMBER_ID_REQUIRED", false),
     (87, "INVALID_RECORD", false),
     (88, "UNSTABLE_OFFSET_COMMIT", true),
     (90, "PRODUCER_FENCED", false),
@@ -72,6 +73,14 @@ impl ErrorCode {
     pub const COORDINATOR_NOT_AVAILABLE: ErrorCode = ErrorCode(15);
     /// The broker asked is not the group's coordinator (any more): find it again.
     pub const NOT_COORDINATOR: ErrorCode = ErrorCode(16);
+    /// A group member's generation is not the group's (it must join again).
+    pub const ILLEGAL_GENERATION: ErrorCode = ErrorCode(22);
+    /// The coordinator does not know the member (it must join again, without its id).
+    pub const UNKNOWN_MEMBER_ID: ErrorCode = ErrorCode(25);
+    /// The group is rebalancing: its members must join again.
+    pub const REBALANCE_IN_PROGRESS: ErrorCode = ErrorCode(27);
+    /// A first JoinGroup (v4+) is answered with a member id to join again with.
+    pub const MEMBER_ID_REQUIRED: ErrorCode = ErrorCode(79);
     /// A fetch offset outside the log.
     pub const OFFSET_OUT_OF_RANGE: ErrorCode = ErrorCode(1);
     /// An idempotent batch whose sequence does not follow the partition's last one: an

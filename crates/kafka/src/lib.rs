@@ -4,9 +4,11 @@
 //!   correlation ids matched in request order (ApiVersions always answers with header v0; a
 //!   Produce with `acks = 0` is never answered, so never waited for).
 //! - [`api`]: ApiVersions (with [`api::api_versions::Negotiated`]), Metadata, CreateTopics,
-//!   Produce, Fetch, ListOffsets, InitProducerId, and a consumer group's FindCoordinator,
-//!   OffsetCommit and OffsetFetch: requests encode into a caller-owned span, responses are
-//!   views borrowing the frame (strings, and Fetch's records, are slices of it).
+//!   Produce, Fetch, ListOffsets, InitProducerId, and the consumer group APIs
+//!   (FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch,
+//!   and the consumer protocol's subscriptions and assignments): requests encode into a
+//!   caller-owned span, responses are views borrowing the frame (strings, and Fetch's
+//!   records, are slices of it).
 //! - [`record`]: record batch v2 — a walker that hands out records as slices of the frame,
 //!   drops a partial trailing batch, skips control batches and records before the fetch
 //!   offset; gzip, snappy (raw and xerial), lz4 and zstd both ways; CRC-32C.

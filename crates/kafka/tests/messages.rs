@@ -6,12 +6,18 @@ use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages as kp;
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, StrBytes};
 use ringwire_kafka::api::api_versions::{ApiVersionsRequest, ApiVersionsResponse};
+use ringwire_kafka::api::consumer_protocol::{
+    decode_assignment, decode_subscription, encode_assignment, encode_subscription,
+};
 use ringwire_kafka::api::create_topics::{CreateTopicsRequest, CreateTopicsResponse, NewTopic};
 use ringwire_kafka::api::fetch::{FetchPartition, FetchRequest, FetchResponse, FetchTopic};
 use ringwire_kafka::api::find_coordinator::{
     FindCoordinatorRequest, FindCoordinatorResponse, GROUP,
 };
+use ringwire_kafka::api::heartbeat::{HeartbeatRequest, HeartbeatResponse};
 use ringwire_kafka::api::init_producer_id::{InitProducerIdRequest, InitProducerIdResponse};
+use ringwire_kafka::api::join_group::{JoinGroupProtocol, JoinGroupRequest, JoinGroupResponse};
+use ringwire_kafka::api::leave_group::{LeaveGroupRequest, LeaveGroupResponse};
 use ringwire_kafka::api::list_offsets::{
     ListOffsetsPartition, ListOffsetsRequest, ListOffsetsResponse, ListOffsetsTopic,
 };
@@ -25,6 +31,7 @@ use ringwire_kafka::api::offset_fetch::{
 use ringwire_kafka::api::produce::{
     Acks, ProducePartition, ProduceRequest, ProduceResponse, ProduceTopic,
 };
+use ringwire_kafka::api::sync_group::{SyncGroupAssignment, SyncGroupRequest, SyncGroupResponse};
 use ringwire_kafka::codec::Reader;
 use ringwire_kafka::{
     ApiKey, Correlator, DecodeError, EncodeError, ErrorCode, Limits, Request, Response,
@@ -927,6 +934,274 @@ fn offset_fetch_against_kafka_protocol() {
             ]
         );
     }
+}
+
+#[test]
+fn join_group_against_kafka_protocol() {
+    for version in ApiKey::JoinGroup.versions() {
+        let protocols = [
+            JoinGroupProtocol {
+                name: "range",
+                metadata: b"range metadata",
+            },
+            JoinGroupProtocol {
+                name: "roundrobin",
+                metadata: b"",
+            },
+        ];
+        let request = JoinGroupRequest {
+            group_id: "billing",
+            session_timeout_ms: 45_000,
+            rebalance_timeout_ms: 30_000,
+            member_id: "m-1",
+            group_instance_id: None,
+            protocol_type: "consumer",
+            protocols: &protocols,
+            reason: Some("starting"),
+        };
+        let (_, req) = round_trip_request::<_, kp::JoinGroupRequest>(&request, version);
+        assert_eq!(req.group_id.0.as_str(), "billing");
+        assert_eq!(
+            (req.session_timeout_ms, req.rebalance_timeout_ms),
+            (45_000, 30_000)
+        );
+        assert_eq!(
+            (req.member_id.as_str(), req.protocol_type.as_str()),
+            ("m-1", "consumer")
+        );
+        let names: Vec<_> = req.protocols.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["range", "roundrobin"]);
+        assert_eq!(&req.protocols[0].metadata[..], b"range metadata");
+        assert_eq!(req.reason.as_deref(), (version >= 8).then_some("starting"));
+
+        let mut resp = kp::JoinGroupResponse::default();
+        resp.throttle_time_ms = 2;
+        resp.error_code = 79;
+        resp.generation_id = 7;
+        resp.protocol_type = (version >= 7).then(|| s("consumer"));
+        resp.protocol_name = Some(s("range"));
+        resp.leader = s("m-1");
+        resp.member_id = s("m-2");
+        for (id, metadata) in [("m-1", &b"one"[..]), ("m-2", b"")] {
+            let mut m = kp::join_group_response::JoinGroupResponseMember::default();
+            m.member_id = s(id);
+            m.group_instance_id = (version >= 5 && id == "m-1").then(|| s("static-1"));
+            m.metadata = Bytes::from_static(metadata);
+            resp.members.push(m);
+        }
+        let body = encode_response(&resp, version);
+        let ours: JoinGroupResponse<'_> = decode_response(&body, version);
+        assert_eq!(ours.throttle_time_ms, 2);
+        assert_eq!(ours.error_code, ErrorCode(79));
+        assert_eq!(ours.generation_id, 7);
+        assert_eq!(ours.protocol_type, (version >= 7).then_some("consumer"));
+        assert_eq!(ours.protocol_name, Some("range"));
+        assert_eq!((ours.leader, ours.member_id), ("m-1", "m-2"));
+        let members: Vec<_> = ours
+            .members
+            .iter()
+            .map(|m| (m.member_id, m.group_instance_id, m.metadata))
+            .collect();
+        let instance = (version >= 5).then_some("static-1");
+        assert_eq!(
+            members,
+            [("m-1", instance, &b"one"[..]), ("m-2", None, &b""[..])]
+        );
+    }
+}
+
+#[test]
+fn sync_group_against_kafka_protocol() {
+    for version in ApiKey::SyncGroup.versions() {
+        let assignments = [
+            SyncGroupAssignment {
+                member_id: "m-1",
+                assignment: b"first",
+            },
+            SyncGroupAssignment {
+                member_id: "m-2",
+                assignment: b"",
+            },
+        ];
+        let request = SyncGroupRequest {
+            group_id: "billing",
+            generation_id: 7,
+            member_id: "m-1",
+            group_instance_id: None,
+            protocol_type: Some("consumer"),
+            protocol_name: Some("range"),
+            assignments: &assignments,
+        };
+        let (_, req) = round_trip_request::<_, kp::SyncGroupRequest>(&request, version);
+        assert_eq!(
+            (
+                req.group_id.0.as_str(),
+                req.generation_id,
+                req.member_id.as_str()
+            ),
+            ("billing", 7, "m-1")
+        );
+        assert_eq!(
+            req.protocol_name.as_deref(),
+            (version >= 5).then_some("range")
+        );
+        let got: Vec<_> = req
+            .assignments
+            .iter()
+            .map(|a| (a.member_id.to_string(), a.assignment.to_vec()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("m-1".to_owned(), b"first".to_vec()),
+                ("m-2".to_owned(), Vec::new())
+            ]
+        );
+
+        let mut resp = kp::SyncGroupResponse::default();
+        resp.throttle_time_ms = if version >= 1 { 3 } else { 0 };
+        resp.error_code = 27;
+        resp.protocol_type = (version >= 5).then(|| s("consumer"));
+        resp.protocol_name = (version >= 5).then(|| s("range"));
+        resp.assignment = Bytes::from_static(b"mine");
+        let body = encode_response(&resp, version);
+        let ours: SyncGroupResponse<'_> = decode_response(&body, version);
+        assert_eq!(ours.throttle_time_ms, if version >= 1 { 3 } else { 0 });
+        assert_eq!(ours.error_code, ErrorCode(27));
+        assert_eq!(ours.protocol_name, (version >= 5).then_some("range"));
+        assert_eq!(ours.assignment, b"mine");
+    }
+}
+
+#[test]
+fn heartbeat_and_leave_group_against_kafka_protocol() {
+    for version in ApiKey::Heartbeat.versions() {
+        let request = HeartbeatRequest {
+            group_id: "billing",
+            generation_id: 7,
+            member_id: "m-1",
+            group_instance_id: None,
+        };
+        let (_, req) = round_trip_request::<_, kp::HeartbeatRequest>(&request, version);
+        assert_eq!(
+            (
+                req.group_id.0.as_str(),
+                req.generation_id,
+                req.member_id.as_str()
+            ),
+            ("billing", 7, "m-1")
+        );
+        let mut resp = kp::HeartbeatResponse::default();
+        resp.throttle_time_ms = if version >= 1 { 3 } else { 0 };
+        resp.error_code = 27;
+        let body = encode_response(&resp, version);
+        let ours: HeartbeatResponse = decode_response(&body, version);
+        assert_eq!(ours.error_code, ErrorCode(27));
+        assert_eq!(ours.throttle_time_ms, resp.throttle_time_ms);
+    }
+    for version in ApiKey::LeaveGroup.versions() {
+        let request = LeaveGroupRequest {
+            group_id: "billing",
+            member_id: "m-1",
+            reason: Some("done"),
+        };
+        let (_, req) = round_trip_request::<_, kp::LeaveGroupRequest>(&request, version);
+        assert_eq!(req.group_id.0.as_str(), "billing");
+        if version < 3 {
+            assert_eq!(req.member_id.as_str(), "m-1");
+        } else {
+            let [member] = &req.members[..] else {
+                panic!("one member, got {:?}", req.members)
+            };
+            assert_eq!(member.member_id.as_str(), "m-1");
+            assert_eq!(member.reason.as_deref(), (version >= 5).then_some("done"));
+        }
+        let mut resp = kp::LeaveGroupResponse::default();
+        resp.error_code = 0;
+        if version >= 3 {
+            let mut m = kp::leave_group_response::MemberResponse::default();
+            m.member_id = s("m-1");
+            m.error_code = 25;
+            resp.members.push(m);
+        }
+        let body = encode_response(&resp, version);
+        let ours: LeaveGroupResponse<'_> = decode_response(&body, version);
+        assert_eq!(ours.error_code, ErrorCode::NONE);
+        let members: Vec<_> = ours
+            .members
+            .iter()
+            .map(|m| (m.member_id, m.error_code))
+            .collect();
+        let want = if version >= 3 {
+            vec![("m-1", ErrorCode(25))]
+        } else {
+            Vec::new()
+        };
+        assert_eq!(members, want);
+    }
+}
+
+#[test]
+fn consumer_protocol_against_kafka_protocol() {
+    use kafka_protocol::messages::consumer_protocol_assignment as kpa;
+    use kafka_protocol::messages::consumer_protocol_subscription as kps;
+
+    // Ours, read by kafka-protocol (version 0, after the version prefix).
+    let ours = encode_subscription(&["clicks", "views"]).unwrap();
+    assert_eq!(&ours[..2], &0i16.to_be_bytes());
+    let mut buf = Bytes::copy_from_slice(&ours[2..]);
+    let sub = kp::ConsumerProtocolSubscription::decode(&mut buf, 0).unwrap();
+    assert!(buf.is_empty());
+    assert_eq!(sub.topics, [s("clicks"), s("views")]);
+    let ours = encode_assignment(&[("clicks", &[0, 2]), ("views", &[1])]).unwrap();
+    let mut buf = Bytes::copy_from_slice(&ours[2..]);
+    let asg = kp::ConsumerProtocolAssignment::decode(&mut buf, 0).unwrap();
+    assert!(buf.is_empty());
+    let got: Vec<_> = asg
+        .assigned_partitions
+        .iter()
+        .map(|t| (t.topic.0.to_string(), t.partitions.clone()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("clicks".to_owned(), vec![0, 2]),
+            ("views".to_owned(), vec![1])
+        ]
+    );
+
+    // Theirs, every version (newer ones append fields, which are left unread).
+    for version in 0..=3i16 {
+        let mut sub = kp::ConsumerProtocolSubscription::default();
+        sub.topics = vec![s("clicks")];
+        sub.user_data = Some(Bytes::from_static(b"ud"));
+        if version >= 1 {
+            let mut owned = kps::TopicPartition::default();
+            owned.topic = topic("clicks");
+            owned.partitions = vec![3];
+            sub.owned_partitions = vec![owned];
+        }
+        sub.generation_id = if version >= 2 { 4 } else { -1 };
+        sub.rack_id = (version >= 3).then(|| s("rack-a"));
+        let mut bytes = version.to_be_bytes().to_vec();
+        bytes.extend(encode_response(&sub, version));
+        assert_eq!(decode_subscription(&bytes).unwrap(), ["clicks"]);
+
+        let mut asg = kp::ConsumerProtocolAssignment::default();
+        let mut t = kpa::TopicPartition::default();
+        t.topic = topic("clicks");
+        t.partitions = vec![0, 1];
+        asg.assigned_partitions = vec![t];
+        let mut bytes = version.to_be_bytes().to_vec();
+        bytes.extend(encode_response(&asg, version));
+        assert_eq!(decode_assignment(&bytes).unwrap(), [("clicks", vec![0, 1])]);
+    }
+    // Every truncation of a non-empty one is an error, and an empty one assigns nothing.
+    let whole = encode_assignment(&[("clicks", &[0, 2])]).unwrap();
+    for cut in 1..whole.len() {
+        assert!(decode_assignment(&whole[..cut]).is_err(), "cut at {cut}");
+    }
+    assert_eq!(decode_assignment(b"").unwrap(), []);
 }
 
 #[test]

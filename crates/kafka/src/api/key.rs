@@ -21,6 +21,14 @@ pub enum ApiKey {
     OffsetFetch = 9,
     /// FindCoordinator (10).
     FindCoordinator = 10,
+    /// JoinGroup (11).
+    JoinGroup = 11,
+    /// Heartbeat (12).
+    Heartbeat = 12,
+    /// LeaveGroup (13).
+    LeaveGroup = 13,
+    /// SyncGroup (14).
+    SyncGroup = 14,
     /// ApiVersions (18).
     ApiVersions = 18,
     /// CreateTopics (19).
@@ -31,7 +39,7 @@ pub enum ApiKey {
 
 impl ApiKey {
     /// Every API this crate implements.
-    pub const ALL: [ApiKey; 10] = [
+    pub const ALL: [ApiKey; 14] = [
         ApiKey::Produce,
         ApiKey::Fetch,
         ApiKey::ListOffsets,
@@ -39,6 +47,10 @@ impl ApiKey {
         ApiKey::OffsetCommit,
         ApiKey::OffsetFetch,
         ApiKey::FindCoordinator,
+        ApiKey::JoinGroup,
+        ApiKey::Heartbeat,
+        ApiKey::LeaveGroup,
+        ApiKey::SyncGroup,
         ApiKey::ApiVersions,
         ApiKey::CreateTopics,
         ApiKey::InitProducerId,
@@ -57,8 +69,8 @@ impl ApiKey {
     }
 
     /// Versions this crate can encode and decode. Kafka 4.x dropped Produce below v3, Fetch
-    /// below v4, ListOffsets v0, OffsetCommit below v2, OffsetFetch and FindCoordinator v0 and
-    /// CreateTopics below v2; the tops stop before the first version that names topics by id
+    /// below v4, ListOffsets v0, OffsetCommit and JoinGroup below v2, OffsetFetch and
+    /// FindCoordinator v0 and CreateTopics below v2; the tops stop before the first version that names topics by id
     /// (Fetch 13, Produce 13, OffsetCommit 9), asks for several groups at once (OffsetFetch 8)
     /// or adds fields this crate does not send (ListOffsets 10, InitProducerId 5,
     /// FindCoordinator 5). Produce 12 has v11's layout (it only changes how brokers add
@@ -74,6 +86,10 @@ impl ApiKey {
             ApiKey::OffsetCommit => 2..=8,
             ApiKey::OffsetFetch => 1..=7,
             ApiKey::FindCoordinator => 1..=4,
+            ApiKey::JoinGroup => 2..=9,
+            ApiKey::Heartbeat => 0..=4,
+            ApiKey::LeaveGroup => 0..=5,
+            ApiKey::SyncGroup => 0..=5,
             ApiKey::ApiVersions => 0..=4,
             ApiKey::CreateTopics => 2..=7,
             ApiKey::InitProducerId => 0..=4,
@@ -91,6 +107,10 @@ impl ApiKey {
             ApiKey::OffsetCommit => 8,
             ApiKey::OffsetFetch => 6,
             ApiKey::FindCoordinator => 3,
+            ApiKey::JoinGroup => 6,
+            ApiKey::Heartbeat => 4,
+            ApiKey::LeaveGroup => 4,
+            ApiKey::SyncGroup => 4,
             ApiKey::ApiVersions => 3,
             ApiKey::CreateTopics => 5,
             ApiKey::InitProducerId => 2,

@@ -1,16 +1,21 @@
 //! The messages: one module per API, each a request encoder and a borrowed response view.
 
 pub mod api_versions;
+pub mod consumer_protocol;
 pub mod create_topics;
 pub mod fetch;
 pub mod find_coordinator;
+pub mod heartbeat;
 pub mod init_producer_id;
+pub mod join_group;
 mod key;
+pub mod leave_group;
 pub mod list_offsets;
 pub mod metadata;
 pub mod offset_commit;
 pub mod offset_fetch;
 pub mod produce;
+pub mod sync_group;
 
 pub use key::ApiKey;
 
