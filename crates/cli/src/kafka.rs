@@ -2,6 +2,7 @@
 //! records, create topics; against a real broker with ringwire-kafka-client's
 //! pipelined producer and consumer.
 
+use std::collections::HashMap;
 use std::io::{self, Write};
 use std::process::ExitCode;
 
@@ -54,8 +55,9 @@ enum KafkaCommand {
         /// committed nothing).
         #[arg(long)]
         from_beginning: bool,
-        /// Start where this consumer group committed, and commit what was printed to it as
-        /// it goes (offsets only: every partition is read, the group is not joined).
+        /// Consume as a member of this consumer group, as kcat -G does: the group's members
+        /// share the partitions, each read from where the group committed; what is printed
+        /// is committed as it goes.
         #[arg(short = 'G', long, value_name = "GROUP")]
         group: Option<String>,
         /// Exit after this many records.
@@ -284,9 +286,10 @@ struct Until {
     at_end: bool,
 }
 
-/// Prints `topic`'s records from where `group` committed, or from `reset`, until `until`
-/// says; with a group, commits each partition's offset past the last record printed after
-/// every answer printed, and before it returns.
+/// Prints `topic`'s records until `until` says. With `group`, as a member of that consumer
+/// group: its share of the partitions, each from where the group committed (else from
+/// `reset`), committing the offset past each record printed after every answer and before
+/// it leaves the group; without, every partition from `reset`.
 async fn consume(
     bootstrap: &str,
     topic: &str,
@@ -302,19 +305,16 @@ async fn consume(
     let mut consumer = Consumer::connect(bootstrap, config)
         .await
         .map_err(|e| not_connected(bootstrap, &e))?;
-    let start = match (group, reset) {
-        (Some(_), reset) => Start::Committed(reset),
-        (None, Reset::Earliest) => Start::Earliest,
-        (None, Reset::Latest) => Start::Latest,
+    let joined = match (group, reset) {
+        (Some(_), reset) => consumer.subscribe(&[topic], reset).await,
+        (None, Reset::Earliest) => consumer.assign(topic, Start::Earliest).await.map(drop),
+        (None, Reset::Latest) => consumer.assign(topic, Start::Latest).await.map(drop),
     };
-    let partitions = consumer
-        .assign(topic, start)
-        .await
-        .map_err(|e| format!("topic {topic}: {}", line(e)))?;
+    joined.map_err(|e| format!("topic {topic}: {}", line(e)))?;
     let mut left = until.count.unwrap_or(usize::MAX);
-    let mut ends = vec![None; partitions];
+    let mut ends = HashMap::new();
     // Per partition, the offset after the last record printed and not yet committed.
-    let mut printed: Vec<Option<i64>> = vec![None; partitions];
+    let mut printed = HashMap::new();
     let mut out = std::io::stdout().lock();
     let outcome = loop {
         if left == 0 {
@@ -330,12 +330,7 @@ async fn consume(
                     failed = Some(e);
                     return;
                 }
-                if let Some(next) = usize::try_from(partition)
-                    .ok()
-                    .and_then(|p| printed.get_mut(p))
-                {
-                    *next = Some(record.offset + 1);
-                }
+                printed.insert(partition, record.offset + 1);
                 left -= 1;
             })
             .await;
@@ -357,27 +352,37 @@ async fn consume(
     };
     if group.is_some() {
         commit(&mut consumer, topic, &mut printed).await?;
+        consumer
+            .leave()
+            .await
+            .map_err(|e| format!("leave the group: {}", line(e)))?;
     }
     outcome
 }
 
-/// Commits the offsets in `printed` to the consumer's group, and forgets them.
+/// Commits the offsets in `printed` to the consumer's group, and forgets them. Those of
+/// partitions the group moved to another member are that member's to commit: dropped.
+/// A commit the group refuses because it is rebalancing is left for the next call (after
+/// the next poll joined again).
 async fn commit(
     consumer: &mut Consumer,
     topic: &str,
-    printed: &mut [Option<i64>],
+    printed: &mut HashMap<i32, i64>,
 ) -> Result<(), String> {
-    let offsets: Vec<(&str, i32, i64)> = (0..)
-        .zip(printed.iter_mut())
-        .filter_map(|(partition, next)| Some((topic, partition, next.take()?)))
-        .collect();
-    if offsets.is_empty() {
+    let mine = consumer.assignment();
+    printed.retain(|p, _| mine.iter().any(|(_, m)| m == p));
+    if printed.is_empty() {
         return Ok(());
     }
-    consumer
-        .commit_offsets(&offsets)
-        .await
-        .map_err(|e| format!("commit to the group: {}", line(e)))
+    let offsets: Vec<(&str, i32, i64)> = printed.iter().map(|(&p, &o)| (topic, p, o)).collect();
+    match consumer.commit_offsets(&offsets).await {
+        Ok(()) => {
+            printed.clear();
+            Ok(())
+        }
+        Err(e) if e.is_rebalance() => Ok(()),
+        Err(e) => Err(format!("commit to the group: {}", line(e))),
+    }
 }
 
 /// How `consume` prints a record.
@@ -400,18 +405,19 @@ impl Format<'_> {
     }
 }
 
-/// Whether every partition of `topic` has reached its entry in `ends`: its end as the first
-/// Fetch answer for it found it, noted here as answers come (later records do not count).
-fn at_end(consumer: &Consumer, topic: &str, ends: &mut [Option<i64>]) -> bool {
-    let mut reached = true;
-    for (partition, end) in (0..).zip(ends.iter_mut()) {
-        if end.is_none() {
-            *end = consumer.end_offset(topic, partition);
-        }
-        let at = consumer.position(topic, partition);
-        reached &= matches!((*end, at), (Some(end), Some(at)) if at >= end);
-    }
-    reached
+/// Whether every partition the consumer reads has reached its entry in `ends`: its end as
+/// the first Fetch answer for it found it, noted here as answers come (later records do not
+/// count).
+fn at_end(consumer: &Consumer, topic: &str, ends: &mut HashMap<i32, i64>) -> bool {
+    consumer.assignment().iter().all(|(_, partition)| {
+        let end = match ends.get(partition) {
+            Some(&end) => Some(end),
+            None => consumer.end_offset(topic, *partition).inspect(|&end| {
+                ends.insert(*partition, end);
+            }),
+        };
+        matches!((end, consumer.position(topic, *partition)), (Some(end), Some(at)) if at >= end)
+    })
 }
 
 /// `NAME=VALUE`, split at the first `=`.

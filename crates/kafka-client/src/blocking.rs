@@ -4,7 +4,7 @@
 use ringwire_kafka::api::api_versions::{ApiVersionsResponse, Negotiated};
 use ringwire_kafka::api::create_topics::NewTopic;
 use ringwire_kafka::api::metadata::MetadataResponse;
-use ringwire_kafka::api::offset_commit::OffsetCommitTopic;
+use ringwire_kafka::api::offset_commit::OffsetCommitRequest;
 use ringwire_kafka::api::produce::Acks;
 use ringwire_kafka::record::{Record, Walk};
 use ringwire_kafka::{Request, ResponseFrame, Sent};
@@ -151,13 +151,8 @@ impl Connection {
     }
 
     /// [`crate::Connection::commit_offsets`].
-    pub fn commit_offsets(
-        &mut self,
-        group: &str,
-        topics: &[OffsetCommitTopic<'_>],
-    ) -> Result<(), ClientError> {
-        self.runtime
-            .block_on(self.inner.commit_offsets(group, topics))
+    pub fn commit_offsets(&mut self, request: &OffsetCommitRequest<'_>) -> Result<(), ClientError> {
+        self.runtime.block_on(self.inner.commit_offsets(request))
     }
 
     /// [`crate::Connection::committed_offsets`].

@@ -15,9 +15,7 @@ use ringwire_kafka::api::list_offsets::{
     ListOffsetsPartition, ListOffsetsRequest, ListOffsetsResponse, ListOffsetsTopic,
 };
 use ringwire_kafka::api::metadata::{MetadataRequest, MetadataResponse};
-use ringwire_kafka::api::offset_commit::{
-    OffsetCommitRequest, OffsetCommitResponse, OffsetCommitTopic,
-};
+use ringwire_kafka::api::offset_commit::{OffsetCommitRequest, OffsetCommitResponse};
 use ringwire_kafka::api::offset_fetch::{
     OffsetFetchRequest, OffsetFetchResponse, OffsetFetchTopic,
 };
@@ -197,10 +195,13 @@ impl Connection {
         let sent = self
             .send_at(&ApiVersionsRequest::default(), version)
             .await?;
-        let answer = self.answer_len(sent).await.and_then(|len| {
-            let response = self.frame(len)?.decode::<ApiVersionsResponse>()?;
-            Ok((response, len))
-        });
+        let answer = self
+            .answer_len(sent, self.request_timeout)
+            .await
+            .and_then(|len| {
+                let response = self.frame(len)?.decode::<ApiVersionsResponse>()?;
+                Ok((response, len))
+            });
         match answer {
             Ok((response, len)) => {
                 self.rx.consume(len);
@@ -341,20 +342,20 @@ impl Connection {
     async fn answer<T>(
         &mut self,
         sent: Sent,
+        limit: Duration,
         handle: impl FnOnce(ResponseFrame<'_>) -> Result<T, ClientError>,
     ) -> Result<T, ClientError> {
-        let len = self.answer_len(sent).await?;
+        let len = self.answer_len(sent, limit).await?;
         let out = self.frame(len).and_then(handle);
         self.rx.consume(len);
         out
     }
 
-    /// [`answer`](Self::answer)'s wait: the length of the answer to `sent`, whole at the front
-    /// of the receive ring.
-    async fn answer_len(&mut self, sent: Sent) -> Result<usize, ClientError> {
+    /// [`answer`](Self::answer)'s wait, up to `limit`: the length of the answer to `sent`, whole
+    /// at the front of the receive ring.
+    async fn answer_len(&mut self, sent: Sent, limit: Duration) -> Result<usize, ClientError> {
         self.awaiting = Some(sent.correlation_id);
         self.intact()?;
-        let limit = self.request_timeout;
         let Ok(len) = tokio::time::timeout(limit, self.flush_and_wait()).await else {
             self.broken = Some("a request went unanswered past its timeout");
             return Err(ClientError::RequestTimeout(limit));
@@ -432,11 +433,23 @@ impl Connection {
         request: &Q,
         handle: impl FnOnce(ResponseFrame<'_>) -> Result<T, ClientError>,
     ) -> Result<T, ClientError> {
+        self.call_within(request, self.request_timeout, handle)
+            .await
+    }
+
+    /// [`call`](Self::call), waiting up to `limit` for the answer: for a request the broker
+    /// holds on purpose (a JoinGroup waits for the group's other members).
+    pub(crate) async fn call_within<Q: Request, T>(
+        &mut self,
+        request: &Q,
+        limit: Duration,
+        handle: impl FnOnce(ResponseFrame<'_>) -> Result<T, ClientError>,
+    ) -> Result<T, ClientError> {
         if !request.expects_response() {
             return Err(ClientError::NoResponseAwaited);
         }
         let sent = self.send(request).await?;
-        self.answer(sent, handle).await
+        self.answer(sent, limit, handle).await
     }
 
     /// Creates a topic; an existing one is `TOPIC_ALREADY_EXISTS`.
@@ -506,7 +519,7 @@ impl Connection {
         if !sent.expects_response {
             return Ok(None);
         }
-        self.answer(sent, |frame| {
+        self.answer(sent, self.request_timeout, |frame| {
             let response = frame.decode::<ProduceResponse<'_>>()?;
             let p = one_partition(
                 &response.topics,
@@ -547,8 +560,9 @@ impl Connection {
         };
         let sent = self.send(&request).await?;
         let (limits, mut scratch) = (self.limits, std::mem::take(&mut self.scratch));
+        let limit = self.request_timeout;
         let walked = self
-            .answer(sent, |frame| {
+            .answer(sent, limit, |frame| {
                 let response = frame.decode::<FetchResponse<'_>>()?;
                 ClientError::check(ApiKey::Fetch, response.error_code)?;
                 let p = one_partition(
@@ -637,17 +651,17 @@ impl Connection {
         .await
     }
 
-    /// Commits, for consumer group `group`, each listed partition's offset (the next one to
-    /// consume), as a consumer that assigns its partitions itself: the coordinator takes it
-    /// while no member holds the group. This broker must be the group's coordinator
-    /// ([`find_group_coordinator`](Self::find_group_coordinator)); the first partition it
-    /// refuses is the error (`NOT_COORDINATOR` when it is not, any more).
+    /// Commits consumer offsets ([`OffsetCommitRequest::standalone`] for a consumer that
+    /// assigns its partitions itself, or with a member's generation and id). This broker must
+    /// be the group's coordinator ([`find_group_coordinator`](Self::find_group_coordinator));
+    /// the first partition it refuses is the error (`NOT_COORDINATOR` when it is not, any
+    /// more; `ILLEGAL_GENERATION` or `REBALANCE_IN_PROGRESS` for a member that must join
+    /// again).
     pub async fn commit_offsets(
         &mut self,
-        group: &str,
-        topics: &[OffsetCommitTopic<'_>],
+        request: &OffsetCommitRequest<'_>,
     ) -> Result<(), ClientError> {
-        self.call(&OffsetCommitRequest::standalone(group, topics), |frame| {
+        self.call(request, |frame| {
             let response = frame.decode::<OffsetCommitResponse<'_>>()?;
             response
                 .topics

@@ -1,9 +1,12 @@
 //! A pipelined consumer of assigned partitions.
 //!
-//! The caller assigns partitions (no group membership or rebalancing). Offsets are the
-//! caller's to keep, or a consumer group's: with [`ConsumerConfig::group`] the consumer
-//! starts where the group committed ([`Start::Committed`]) and commits to the group's
-//! coordinator ([`Consumer::commit`]), which other Kafka clients of that group read.
+//! Partitions come from the caller ([`Consumer::assign`]) or from a consumer group
+//! ([`Consumer::subscribe`]: the group's members share the topics' partitions, and share them
+//! again as members come and go; Kafka's classic protocol with the range assignor, so
+//! ringwire, Java and librdkafka consumers can be members of one group). Offsets are the
+//! caller's to keep, or the group's ([`ConsumerConfig::group`]): the consumer starts where
+//! the group committed ([`Start::Committed`]) and commits to the group's coordinator
+//! ([`Consumer::commit`]), which other Kafka clients of that group read.
 //!
 //! Each leader broker has one Fetch in flight. When its answer arrives, the next Fetch is
 //! computed from the batch headers alone and sent before any record is handed out, so the
@@ -15,14 +18,22 @@ use std::sync::Arc;
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
+use ringwire_kafka::api::consumer_protocol::{
+    encode_assignment, encode_subscription, PROTOCOL_TYPE,
+};
 use ringwire_kafka::api::fetch::{FetchPartition, FetchRequest, FetchResponse, FetchTopic};
+use ringwire_kafka::api::join_group::{JoinGroupProtocol, JoinGroupRequest};
 use ringwire_kafka::api::list_offsets::{EARLIEST, LATEST};
-use ringwire_kafka::api::offset_commit::{OffsetCommitPartition, OffsetCommitTopic};
+use ringwire_kafka::api::offset_commit::{
+    OffsetCommitPartition, OffsetCommitRequest, OffsetCommitTopic,
+};
+use ringwire_kafka::api::sync_group::{SyncGroupAssignment, SyncGroupRequest};
 use ringwire_kafka::record::{walk, walk_committed, Batch, Batches, Record};
 use ringwire_kafka::{ApiKey, ErrorCode};
 
 use crate::cluster::Cluster;
 use crate::connection::queue;
+use crate::group::{range_assign, Assignment, RANGE};
 use crate::{ClientConfig, ClientError, Connection, Isolation};
 
 /// Consumer settings.
@@ -40,11 +51,25 @@ pub struct ConsumerConfig {
     pub partition_max_bytes: i32,
     /// Whether records of open and aborted transactions are handed out.
     pub isolation: Isolation,
-    /// The consumer group whose committed offsets [`Start::Committed`] reads and
-    /// [`Consumer::commit`] writes. Offsets only: the consumer does not join the group, and
-    /// the group must have no members while it commits (the coordinator refuses commits
-    /// outside a running group's generation).
+    /// The consumer group [`Consumer::subscribe`] joins, and whose committed offsets
+    /// [`Start::Committed`] reads and [`Consumer::commit`] writes. A consumer that assigns
+    /// its partitions itself commits outside the group's membership, which the coordinator
+    /// takes only while the group has no members.
     pub group: Option<String>,
+    /// A group member not heard from for this long is dropped from the group.
+    pub session_timeout: Duration,
+    /// How often a member tells the coordinator it is alive; [`Consumer::poll`] sends the
+    /// heartbeats, so poll at least this often (a third of the session timeout, as Kafka's
+    /// clients).
+    pub heartbeat_interval: Duration,
+    /// How long the coordinator waits for every member to join again when the group changes.
+    pub rebalance_timeout: Duration,
+    /// Whether a member commits its positions (what [`poll`](Consumer::poll) handed out)
+    /// before it joins again in a rebalance, so that whichever member gets a partition next
+    /// goes on from there, as Java's consumer does with auto-commit on. Off, records handed
+    /// out since the last [`commit`](Consumer::commit) are handed out again to the partition's
+    /// next owner (at least once).
+    pub commit_on_rebalance: bool,
 }
 
 impl Default for ConsumerConfig {
@@ -57,6 +82,10 @@ impl Default for ConsumerConfig {
             partition_max_bytes: 2 << 20,
             isolation: Isolation::ReadUncommitted,
             group: None,
+            session_timeout: Duration::from_secs(45),
+            heartbeat_interval: Duration::from_secs(3),
+            rebalance_timeout: Duration::from_secs(60),
+            commit_on_rebalance: false,
         }
     }
 }
@@ -83,6 +112,11 @@ pub enum Reset {
     Earliest,
     /// After the newest record.
     Latest,
+}
+
+/// `d` in milliseconds, as the protocol's 32-bit fields hold it.
+fn millis(d: Duration) -> i32 {
+    i32::try_from(d.as_millis()).unwrap_or(i32::MAX)
 }
 
 /// The wait before asking again for a group's coordinator that is moving or loading.
@@ -156,6 +190,22 @@ pub struct Consumer {
     scratch: Vec<u8>,
     /// The connection to [`ConsumerConfig::group`]'s coordinator, once found.
     coordinator: Option<Connection>,
+    /// The group membership [`subscribe`](Consumer::subscribe) began.
+    membership: Option<Membership>,
+}
+
+/// A member of the group: what it subscribed to, and who it is in the current generation.
+#[derive(Debug)]
+struct Membership {
+    topics: Vec<String>,
+    reset: Reset,
+    /// Empty until the coordinator names it.
+    member_id: String,
+    /// The generation of the last join (`None` before the first).
+    generation: Option<i32>,
+    /// Join again before the next Fetch: the group is rebalancing, or forgot this member.
+    rejoin: bool,
+    next_heartbeat: Instant,
 }
 
 impl Consumer {
@@ -169,6 +219,7 @@ impl Consumer {
             turn: 0,
             scratch: Vec::new(),
             coordinator: None,
+            membership: None,
         })
     }
 
@@ -290,8 +341,270 @@ impl Consumer {
             });
             at += run.len();
         }
-        self.with_coordinator(async |conn, group| conn.commit_offsets(group, &topics).await)
+        let member = self
+            .membership
+            .as_ref()
+            .and_then(|m| Some((m.generation?, m.member_id.clone())));
+        let committed = self
+            .with_coordinator(async |conn, group| {
+                let request = match &member {
+                    Some((generation, member_id)) => OffsetCommitRequest {
+                        generation_id: *generation,
+                        member_id,
+                        ..OffsetCommitRequest::standalone(group, &topics)
+                    },
+                    None => OffsetCommitRequest::standalone(group, &topics),
+                };
+                conn.commit_offsets(&request).await
+            })
+            .await;
+        self.note_group_error(committed)
+    }
+
+    /// Joins [`ConsumerConfig::group`] as a member consuming `topics`: the group's members
+    /// share the topics' partitions (range assignment), each partition starting where the
+    /// group committed, or where `reset` says. Returns once this member has its share (maybe
+    /// none, with more members than partitions). From then on [`poll`](Self::poll) sends the
+    /// heartbeats, and when the group changes (a member joins, leaves or goes silent for the
+    /// session timeout) joins again and takes up its new share, dropping Fetch answers not
+    /// yet handed out. Partitions [`assign`](Self::assign)ed before are dropped.
+    pub async fn subscribe(&mut self, topics: &[&str], reset: Reset) -> Result<(), ClientError> {
+        if self.config.group.is_none() {
+            return Err(ClientError::NoGroup);
+        }
+        self.membership = Some(Membership {
+            topics: topics.iter().map(|t| (*t).to_owned()).collect(),
+            reset,
+            member_id: String::new(),
+            generation: None,
+            rejoin: true,
+            next_heartbeat: Instant::now(),
+        });
+        self.join().await
+    }
+
+    /// Leaves the group [`subscribe`](Self::subscribe) joined, so that the other members take
+    /// this one's partitions at once: a member dropped without leaving stays in the group
+    /// until its session times out, and the group's next rebalance waits for it. With
+    /// [`ConsumerConfig::commit_on_rebalance`], commits its positions first. The consumer
+    /// then has no partitions.
+    pub async fn leave(&mut self) -> Result<(), ClientError> {
+        if self.config.commit_on_rebalance && !self.assigned.is_empty() {
+            self.commit().await?;
+        }
+        let Some(membership) = self.membership.take() else {
+            return Ok(());
+        };
+        self.drop_assignment().await?;
+        if membership.member_id.is_empty() {
+            return Ok(());
+        }
+        let member_id = membership.member_id;
+        self.with_coordinator(async |conn, group| conn.leave_group(group, &member_id).await)
             .await
+    }
+
+    /// The partitions this consumer reads, by topic and partition.
+    #[must_use]
+    pub fn assignment(&self) -> Vec<(String, i32)> {
+        let mut out: Vec<(String, i32)> = self
+            .assigned
+            .iter()
+            .map(|a| (a.topic.to_string(), a.partition))
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
+    /// Heartbeats when one is due, and joins again when the group asks: before each Fetch.
+    async fn keep_membership(&mut self) -> Result<(), ClientError> {
+        let Some(m) = &self.membership else {
+            return Ok(());
+        };
+        let Some(generation) = m.generation.filter(|_| !m.rejoin) else {
+            return self.join().await;
+        };
+        if Instant::now() < m.next_heartbeat {
+            return Ok(());
+        }
+        let member_id = m.member_id.clone();
+        let beat = self
+            .with_coordinator(async |conn, group| {
+                conn.heartbeat(group, generation, &member_id).await
+            })
+            .await;
+        if let Some(m) = &mut self.membership {
+            m.next_heartbeat = Instant::now() + self.config.heartbeat_interval;
+        }
+        match self.note_group_error(beat) {
+            Err(e) if e.is_rebalance() => self.join().await,
+            other => other,
+        }
+    }
+
+    /// Notes from `result` whether the member must join again (the next poll does).
+    fn note_group_error<T>(&mut self, result: Result<T, ClientError>) -> Result<T, ClientError> {
+        if let (Err(e), Some(m)) = (&result, &mut self.membership) {
+            if e.is_rebalance() {
+                m.rejoin = true;
+                if matches!(e, ClientError::Kafka { code, .. } if *code == ErrorCode::UNKNOWN_MEMBER_ID)
+                {
+                    m.member_id.clear();
+                    m.generation = None;
+                }
+            }
+        }
+        result
+    }
+
+    /// Joins the group (again) and takes up this member's share of the partitions; the
+    /// leader assigns everyone's.
+    async fn join(&mut self) -> Result<(), ClientError> {
+        let deadline =
+            Instant::now() + self.config.rebalance_timeout + self.config.client.request_timeout;
+        if self.config.commit_on_rebalance
+            && !self.assigned.is_empty()
+            && self
+                .membership
+                .as_ref()
+                .is_some_and(|m| m.generation.is_some())
+        {
+            // Best effort: a member the group forgot can no longer commit, and the join
+            // below says what went wrong if anything is.
+            let _ = self.commit().await;
+        }
+        // Partitions this member keeps go on from where it is, not from the last commit.
+        let kept: HashMap<(Arc<str>, i32), i64> = self
+            .assigned
+            .iter()
+            .map(|a| ((Arc::clone(&a.topic), a.partition), a.position))
+            .collect();
+        loop {
+            self.drop_assignment().await?;
+            let m = self.membership.as_ref().expect("joining a subscription");
+            let (topics, mut member_id) = (m.topics.clone(), m.member_id.clone());
+            let subscribed: Vec<&str> = topics.iter().map(String::as_str).collect();
+            let metadata = encode_subscription(&subscribed)?;
+            let config = &self.config;
+            let (session, rebalance) = (
+                millis(config.session_timeout),
+                millis(config.rebalance_timeout),
+            );
+            let limit = config.rebalance_timeout + config.client.request_timeout;
+            let joined = self
+                .with_coordinator(async |conn, group| {
+                    let request = JoinGroupRequest {
+                        group_id: group,
+                        session_timeout_ms: session,
+                        rebalance_timeout_ms: rebalance,
+                        member_id: &member_id,
+                        group_instance_id: None,
+                        protocol_type: PROTOCOL_TYPE,
+                        protocols: &[JoinGroupProtocol {
+                            name: RANGE,
+                            metadata: &metadata,
+                        }],
+                        reason: None,
+                    };
+                    conn.join_group(&request, limit).await
+                })
+                .await;
+            let joined = match self.note_group_error(joined) {
+                Err(e) if e.is_rebalance() && Instant::now() < deadline => continue,
+                other => other?,
+            };
+            member_id.clone_from(&joined.member_id);
+            if let Some(m) = &mut self.membership {
+                m.member_id.clone_from(&member_id);
+            }
+            if joined.error_code != ErrorCode::NONE {
+                // MEMBER_ID_REQUIRED: again, now with the id the coordinator gave.
+                continue;
+            }
+            let assignments = if joined.leader == member_id {
+                self.assign_members(&joined.members).await?
+            } else {
+                Vec::new()
+            };
+            let shares: Vec<SyncGroupAssignment<'_>> = assignments
+                .iter()
+                .map(|(member_id, bytes)| SyncGroupAssignment {
+                    member_id,
+                    assignment: bytes,
+                })
+                .collect();
+            let generation = joined.generation;
+            let protocol = joined.protocol.as_deref();
+            let mine = self
+                .with_coordinator(async |conn, group| {
+                    let request = SyncGroupRequest {
+                        group_id: group,
+                        generation_id: generation,
+                        member_id: &member_id,
+                        group_instance_id: None,
+                        protocol_type: Some(PROTOCOL_TYPE),
+                        protocol_name: protocol,
+                        assignments: &shares,
+                    };
+                    conn.sync_group(&request, limit).await
+                })
+                .await;
+            let mine: Assignment = match self.note_group_error(mine) {
+                Err(e) if e.is_rebalance() && Instant::now() < deadline => continue,
+                other => other?,
+            };
+            let reset = self.membership.as_ref().map_or(Reset::Latest, |m| m.reset);
+            for (topic, partitions) in &mine {
+                for &partition in partitions {
+                    let start = match kept.get(&(Arc::from(topic.as_str()), partition)) {
+                        Some(&position) => Start::At(position),
+                        None => Start::Committed(reset),
+                    };
+                    self.assign_partition(topic, partition, start).await?;
+                }
+            }
+            if let Some(m) = &mut self.membership {
+                m.generation = Some(generation);
+                m.rejoin = false;
+                m.next_heartbeat = Instant::now() + self.config.heartbeat_interval;
+            }
+            return Ok(());
+        }
+    }
+
+    /// The leader's work: every member's share of the partitions of the topics they
+    /// subscribed to, encoded for SyncGroup.
+    async fn assign_members(
+        &mut self,
+        members: &[(String, Vec<String>)],
+    ) -> Result<Vec<(String, Vec<u8>)>, ClientError> {
+        let mut counts = HashMap::new();
+        for topic in members.iter().flat_map(|(_, topics)| topics) {
+            if !counts.contains_key(topic) {
+                // A topic that does not exist (yet) is assigned to no one.
+                let count = self.cluster.partitions(topic).await.unwrap_or(0);
+                counts.insert(topic.clone(), count);
+            }
+        }
+        range_assign(members, &counts)
+            .into_iter()
+            .map(|(member, share)| {
+                let share: Vec<(&str, &[i32])> = share
+                    .iter()
+                    .map(|(topic, partitions)| (topic.as_str(), partitions.as_slice()))
+                    .collect();
+                Ok((member, encode_assignment(&share)?))
+            })
+            .collect()
+    }
+
+    /// Drops every partition, and the Fetch answers not yet handed out.
+    async fn drop_assignment(&mut self) -> Result<(), ClientError> {
+        for fetcher in self.fetchers.values_mut() {
+            settle(fetcher).await?;
+        }
+        self.assigned.clear();
+        Ok(())
     }
 
     /// Runs `call` on the connection to the group's coordinator, found (again) when there is
@@ -391,8 +704,14 @@ impl Consumer {
         &mut self,
         on_record: &mut impl FnMut(&str, i32, Record<'_>),
     ) -> Result<usize, ClientError> {
+        self.keep_membership().await?;
         if self.assigned.is_empty() {
-            return Err(ClientError::NothingAssigned);
+            let Some(m) = &self.membership else {
+                return Err(ClientError::NothingAssigned);
+            };
+            // A member with no share waits for the group to change, heartbeating.
+            tokio::time::sleep_until(m.next_heartbeat.into()).await;
+            return Ok(0);
         }
         let leaders = self.leaders().await?;
         for &node in &leaders {

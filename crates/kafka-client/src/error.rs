@@ -129,6 +129,19 @@ impl ClientError {
             .contains(code))
     }
 
+    /// Whether the consumer group rebalanced under the member (or forgot it): it must join
+    /// again, which its next [`poll`](crate::Consumer::poll) does, and what it handed out
+    /// since its last commit may go to another member.
+    #[must_use]
+    pub fn is_rebalance(&self) -> bool {
+        matches!(self, Self::Kafka { code, .. } if [
+            ErrorCode::REBALANCE_IN_PROGRESS,
+            ErrorCode::ILLEGAL_GENERATION,
+            ErrorCode::UNKNOWN_MEMBER_ID,
+        ]
+        .contains(code))
+    }
+
     /// `Ok` for no error, else `code` as the broker's answer to `api`.
     pub(crate) fn check(api: ApiKey, code: ErrorCode) -> Result<(), ClientError> {
         Self::check_said(api, code, None)

@@ -5,8 +5,9 @@
 //! - [`Producer`]: batches per partition (linger, batch size), a task per leader broker with
 //!   several Produce requests in flight, retries across leader moves and broker restarts.
 //! - [`Consumer`]: assigned partitions, one Fetch in flight per leader, the next one sent
-//!   before the records of the last are handed out; offsets committed to and read from a
-//!   consumer group's coordinator when asked.
+//!   before the records of the last are handed out; partitions assigned by the caller or
+//!   shared by a consumer group's members; offsets committed to and read from the group's
+//!   coordinator.
 //! - [`Connection`]: one broker, any request, as many in flight as the caller likes;
 //!   [`blocking::Connection`] runs it without a runtime.
 //!
@@ -17,6 +18,7 @@ mod cluster;
 mod connection;
 pub mod consumer;
 mod error;
+mod group;
 mod partitioner;
 pub mod producer;
 

@@ -1,11 +1,14 @@
-//! Committed offsets of a consumer group: ringwire commits and reads them back, and
-//! librdkafka (kcat's balanced consumer, `-G`) picks up from ringwire's commit and commits in
-//! turn what ringwire then reads.
+//! Consumer groups: committed offsets that ringwire commits and reads back, and that
+//! librdkafka (kcat's balanced consumer, `-G`) picks up and commits in turn; members that
+//! share a topic's partitions and take them over as others leave, ringwire's and
+//! librdkafka's in one group.
 
+use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use ringwire_kafka::api::produce::Acks;
-use ringwire_kafka_client::{ClientError, Consumer, ConsumerConfig, Reset, Start};
+use ringwire_kafka::record::Record;
+use ringwire_kafka_client::{ClientConfig, ClientError, Consumer, ConsumerConfig, Reset, Start};
 
 use super::{connect, create, kcat, kcat_run, one_record, runtime, unique};
 
@@ -16,15 +19,14 @@ fn grouped(group: &str) -> ConsumerConfig {
     }
 }
 
-/// Polls until every assigned partition of `topic` reached `ends` (by partition); the
-/// values handed out, `partition:value`.
-async fn consume_to(consumer: &mut Consumer, topic: &str, ends: &[i64]) -> Vec<String> {
+/// Polls until each `(partition, end)` of `topic` reached its end; the values handed out,
+/// `partition:value`.
+async fn consume_to(consumer: &mut Consumer, topic: &str, ends: &[(i32, i64)]) -> Vec<String> {
     let mut got = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(30);
     let reached = |c: &Consumer| {
-        (0..)
-            .zip(ends)
-            .all(|(p, end)| c.position(topic, p) >= Some(*end))
+        ends.iter()
+            .all(|&(p, end)| c.position(topic, p) >= Some(end))
     };
     while !reached(consumer) {
         assert!(Instant::now() < deadline, "stopped at {got:?}");
@@ -75,7 +77,7 @@ pub(crate) fn committed_offsets_shared_with_kcat(bootstrap: &str) {
             .await
             .unwrap();
         assert_eq!(first.position(&topic, 0), Some(0));
-        consume_to(&mut first, &topic, &[10, 10]).await;
+        consume_to(&mut first, &topic, &[(0, 10), (1, 10)]).await;
         // Only what was handled: 4 records of partition 0, 7 of partition 1.
         first
             .commit_offsets(&[(&topic, 0, 4), (&topic, 1, 7)])
@@ -92,7 +94,7 @@ pub(crate) fn committed_offsets_shared_with_kcat(bootstrap: &str) {
             .unwrap();
         assert_eq!(second.position(&topic, 0), Some(4));
         assert_eq!(second.position(&topic, 1), Some(7));
-        let mut got = consume_to(&mut second, &topic, &[10, 10]).await;
+        let mut got = consume_to(&mut second, &topic, &[(0, 10), (1, 10)]).await;
         got.sort();
         let want = ["0:p0-4", "0:p0-5", "0:p0-6", "0:p0-7", "0:p0-8", "0:p0-9"]
             .into_iter()
@@ -127,5 +129,221 @@ pub(crate) fn committed_offsets_shared_with_kcat(bootstrap: &str) {
         let mut third = Consumer::connect(bootstrap, grouped(&group)).await.unwrap();
         assert_eq!(third.committed(&topic, 0).await.unwrap(), Some(13));
         assert_eq!(third.committed(&topic, 1).await.unwrap(), Some(10));
+    });
+}
+
+async fn connect_async(bootstrap: &str) -> ringwire_kafka_client::Connection {
+    ringwire_kafka_client::Connection::connect(bootstrap, &ClientConfig::default())
+        .await
+        .unwrap()
+}
+
+/// Records `p{partition}-{i}` for each `i` of `round`, to each of partitions 0 to 3.
+async fn produce(
+    conn: &mut ringwire_kafka_client::Connection,
+    topic: &str,
+    round: std::ops::Range<usize>,
+) {
+    for partition in 0..4 {
+        for i in round.clone() {
+            let value = format!("p{partition}-{i}");
+            conn.produce(
+                topic,
+                partition,
+                &one_record(value.as_bytes()),
+                Acks::Leader,
+            )
+            .await
+            .unwrap();
+        }
+    }
+}
+
+/// A member config for `group` that heartbeats often, so rebalances are noticed quickly.
+fn member(group: &str) -> ConsumerConfig {
+    ConsumerConfig {
+        heartbeat_interval: Duration::from_millis(200),
+        max_wait: Duration::from_millis(200),
+        commit_on_rebalance: true,
+        ..grouped(group)
+    }
+}
+
+/// Polls `consumer` until `done` is set: how many records it handed out.
+async fn keep_polling(consumer: &mut Consumer, done: &Cell<bool>) -> usize {
+    let mut records = 0;
+    while !done.get() {
+        records += consumer.poll(|_, _, _| {}).await.unwrap();
+    }
+    records
+}
+
+pub(crate) fn members_share_partitions_and_take_them_over(bootstrap: &str) {
+    kcat();
+    let mut conn = connect(bootstrap);
+    let topic = unique("group-members");
+    let group = unique("members");
+    create(&mut conn, &topic, 4, &[]);
+    let rt = runtime();
+    let mut producer = rt.block_on(connect_async(bootstrap));
+    rt.block_on(produce(&mut producer, &topic, 0..5));
+    let all_four: Vec<(String, i32)> = (0..4).map(|p| (topic.clone(), p)).collect();
+    let everything = |ends: i64| -> Vec<(i32, i64)> { (0..4).map(|p| (p, ends)).collect() };
+    // Members that commit only when told to, here.
+    let explicit = ConsumerConfig {
+        commit_on_rebalance: false,
+        ..member(&group)
+    };
+    rt.block_on(async {
+        let mut a = Consumer::connect(bootstrap, explicit.clone())
+            .await
+            .unwrap();
+        a.subscribe(&[&topic], Reset::Earliest).await.unwrap();
+        assert_eq!(
+            a.assignment(),
+            all_four,
+            "alone, a member has every partition"
+        );
+        assert_eq!(consume_to(&mut a, &topic, &everything(5)).await.len(), 20);
+        a.commit().await.unwrap();
+        // One more record each, read and not committed.
+        produce(&mut producer, &topic, 5..6).await;
+        assert_eq!(consume_to(&mut a, &topic, &everything(6)).await.len(), 4);
+
+        // A second member's join waits until the first joins again, which the first does
+        // from poll once its heartbeat hears of the rebalance.
+        let mut b = Consumer::connect(bootstrap, explicit).await.unwrap();
+        let done = Cell::new(false);
+        let (joined, again) = tokio::join!(
+            async {
+                let joined = b.subscribe(&[&topic], Reset::Earliest).await;
+                done.set(true);
+                joined
+            },
+            keep_polling(&mut a, &done)
+        );
+        joined.unwrap();
+        assert_eq!(again, 0, "records the first member had read came again");
+        let (mine, theirs) = (a.assignment(), b.assignment());
+        assert_eq!((mine.len(), theirs.len()), (2, 2), "{mine:?} {theirs:?}");
+        let mut both: Vec<_> = mine.iter().chain(&theirs).cloned().collect();
+        both.sort_unstable();
+        assert_eq!(both, all_four);
+        // The first keeps its share from where it was; the second takes its share from the
+        // group's commit, so it gets the uncommitted record again (at least once).
+        let partitions =
+            |share: &[(String, i32)]| -> Vec<i32> { share.iter().map(|(_, p)| *p).collect() };
+        for p in partitions(&mine) {
+            assert_eq!(a.position(&topic, p), Some(6), "kept partition {p}");
+        }
+        for p in partitions(&theirs) {
+            assert_eq!(b.position(&topic, p), Some(5), "moved partition {p}");
+        }
+        produce(&mut producer, &topic, 6..10).await;
+        let ends = |share: &[(String, i32)]| -> Vec<(i32, i64)> {
+            share.iter().map(|(_, p)| (*p, 10)).collect()
+        };
+        let got_a = consume_to(&mut a, &topic, &ends(&mine)).await;
+        let got_b = consume_to(&mut b, &topic, &ends(&theirs)).await;
+        let share_of = |got: &[String]| -> Vec<i32> {
+            let mut ps: Vec<i32> = got.iter().map(|r| r[..1].parse().unwrap()).collect();
+            ps.sort_unstable();
+            ps.dedup();
+            ps
+        };
+        assert_eq!(share_of(&got_a), partitions(&mine));
+        assert_eq!(share_of(&got_b), partitions(&theirs));
+        let mut got: Vec<String> = got_a.into_iter().chain(got_b).collect();
+        got.sort();
+        let moved = partitions(&theirs);
+        let mut want: Vec<String> = (0..4)
+            .flat_map(|p| {
+                let from = if moved.contains(&p) { 5 } else { 6 };
+                (from..10).map(move |i| format!("{p}:p{p}-{i}"))
+            })
+            .collect();
+        want.sort();
+        assert_eq!(got, want);
+
+        // The second commits and leaves: the first takes its partitions, from its commit.
+        b.commit().await.unwrap();
+        b.leave().await.unwrap();
+        assert!(b.assignment().is_empty());
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while a.assignment().len() < 4 {
+            assert!(
+                Instant::now() < deadline,
+                "never took over: {:?}",
+                a.assignment()
+            );
+            a.poll(|_, _, _| {}).await.unwrap();
+        }
+        for p in 0..4 {
+            assert_eq!(a.position(&topic, p), Some(10), "partition {p}");
+        }
+        // Leaving spares the next member a wait for this one's session to run out.
+        a.commit().await.unwrap();
+        a.leave().await.unwrap();
+    });
+
+    // librdkafka joins as a member beside ringwire's: once the group shares the partitions
+    // between them, one new record goes to each partition; kcat reads the two of its share
+    // (and leaves, committing), ringwire the other two, then takes every partition back.
+    rt.block_on(async {
+        let mut a = Consumer::connect(bootstrap, member(&group)).await.unwrap();
+        a.subscribe(&[&topic], Reset::Earliest).await.unwrap();
+        assert_eq!(a.assignment(), all_four);
+        let done = Cell::new(false);
+        let mut seen = Vec::new();
+        let (bootstrap, group_id, name) = (bootstrap.to_owned(), group.clone(), topic.clone());
+        let kcat = tokio::task::spawn_blocking(move || {
+            let args = [
+                "-b", &bootstrap, "-G", &group_id, "-c", "2", "-q", "-f", "%p:%s\n", &name,
+            ];
+            kcat_run(&args, b"")
+        });
+        let kcat = async {
+            let out = kcat.await.unwrap();
+            done.set(true);
+            out
+        };
+        let mut record = |p: i32, r: Record<'_>| {
+            seen.push(format!("{p}:{}", String::from_utf8_lossy(r.value.unwrap())));
+        };
+        let (out, ()) = tokio::join!(kcat, async {
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while a.assignment().len() != 2 {
+                assert!(Instant::now() < deadline, "kcat never joined");
+                a.poll(|_, p, r| record(p, r)).await.unwrap();
+            }
+            produce(&mut producer, &topic, 10..11).await;
+            while !done.get() {
+                a.poll(|_, p, r| record(p, r)).await.unwrap();
+            }
+            // kcat left: every partition again, kcat's from its commits.
+            while a.assignment().len() < 4 {
+                assert!(
+                    Instant::now() < deadline,
+                    "never took over: {:?}",
+                    a.assignment()
+                );
+                a.poll(|_, p, r| record(p, r)).await.unwrap();
+            }
+        });
+        let mut theirs: Vec<String> = String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        theirs.sort();
+        seen.sort();
+        assert_eq!((theirs.len(), seen.len()), (2, 2), "{theirs:?} {seen:?}");
+        let mut got: Vec<String> = theirs.into_iter().chain(seen).collect();
+        got.sort();
+        assert_eq!(got, ["0:p0-10", "1:p1-10", "2:p2-10", "3:p3-10"]);
+        for p in 0..4 {
+            assert_eq!(a.position(&topic, p), Some(11), "partition {p}");
+        }
+        a.leave().await.unwrap();
     });
 }

@@ -1070,6 +1070,10 @@ const TESTS: &[Test] = &[
         "committed_offsets_shared_with_kcat",
         groups::committed_offsets_shared_with_kcat,
     ),
+    (
+        "members_share_partitions_and_take_them_over",
+        groups::members_share_partitions_and_take_them_over,
+    ),
     ("create_topics_and_metadata", create_topics_and_metadata),
     (
         "produce_and_fetch_every_codec_and_ack",
