@@ -91,6 +91,20 @@ fn run_kafka(bootstrap: &str, args: &[&str], stdin: &[u8]) -> Output {
     child.wait_with_output().unwrap()
 }
 
+/// What kcat, which no one here wrote, prints for `args`; it must succeed.
+fn kcat(args: &[&str]) -> Vec<u8> {
+    let out = Command::new("kcat")
+        .args(args)
+        .output()
+        .expect("kcat is installed");
+    assert!(
+        out.status.success(),
+        "kcat {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
 /// The `\n`-separated lines of `bytes` (a `\r` before a `\n` is kept), sorted.
 fn sorted_lines(bytes: &[u8]) -> Vec<String> {
     let text = String::from_utf8_lossy(bytes);
@@ -170,16 +184,9 @@ fn creates_produces_and_consumes_against_a_real_broker() {
     assert_eq!(sorted_lines(&ours.stdout), expected);
 
     // kcat reads the same records; keyed ones carry their key.
-    let kcat = Command::new("kcat")
-        .args(["-C", "-b", b, "-t", &topic, "-e", "-q", "-f", "%k|%s\n"])
-        .output()
-        .expect("kcat is installed");
-    assert!(
-        kcat.status.success(),
-        "{}",
-        String::from_utf8_lossy(&kcat.stderr)
-    );
-    let theirs = sorted_lines(&kcat.stdout);
+    let theirs = sorted_lines(&kcat(&[
+        "-C", "-b", b, "-t", &topic, "-e", "-q", "-f", "%k|%s\n",
+    ]));
     assert_eq!(theirs.len(), total);
     assert!(
         theirs.contains(&"user-42|keyed one".to_owned()),
@@ -210,16 +217,11 @@ fn creates_produces_and_consumes_against_a_real_broker() {
     );
     // Both keyed records in one partition, the one murmur2 picks.
     let partition_of = |line: &str| {
-        Command::new("kcat")
-            .args(["-C", "-b", b, "-t", &topic, "-e", "-q", "-f", "%p|%s\n"])
-            .output()
-            .map(|o| {
-                String::from_utf8_lossy(&o.stdout)
-                    .lines()
-                    .find(|l| l.ends_with(line))
-                    .map(|l| l.split('|').next().unwrap().to_owned())
-            })
-            .unwrap()
+        let out = kcat(&["-C", "-b", b, "-t", &topic, "-e", "-q", "-f", "%p|%s\n"]);
+        String::from_utf8_lossy(&out)
+            .lines()
+            .find(|l| l.ends_with(line))
+            .map(|l| l.split('|').next().unwrap().to_owned())
     };
     assert_eq!(partition_of("keyed one"), partition_of("keyed two"));
 
@@ -265,16 +267,8 @@ fn a_group_goes_on_where_it_stopped(b: &str, topic: &str) {
         &["produce", topic, "--partition", "1"],
         b"late one\nlate two\n",
     );
-    let kcat = Command::new("kcat")
-        .args(["-b", b, "-G", &group, "-e", "-q", "-f", "%s\n", topic])
-        .output()
-        .expect("kcat is installed");
-    assert!(
-        kcat.status.success(),
-        "{}",
-        String::from_utf8_lossy(&kcat.stderr)
-    );
-    assert_eq!(sorted_lines(&kcat.stdout), ["late one", "late two"]);
+    let theirs = kcat(&["-b", b, "-G", &group, "-e", "-q", "-f", "%s\n", topic]);
+    assert_eq!(sorted_lines(&theirs), ["late one", "late two"]);
     // kcat committed as it left: nothing new for the next run.
     assert_eq!(consume(&["-e"]), [""]);
 }
@@ -302,13 +296,10 @@ fn tombstones_on_a_compacted_topic(b: &str, topic: &str) {
     assert_eq!(String::from_utf8_lossy(&nulls.stdout), "k|v1\nk|NULL\n");
     let plain = kafka(b, &["consume", topic, "--from-beginning", "-e"], b"");
     assert_eq!(String::from_utf8_lossy(&plain.stdout), "v1\n\n");
-    let kcat = Command::new("kcat")
-        .args([
-            "-C", "-b", b, "-t", topic, "-e", "-q", "-Z", "-f", "%k|%s\n",
-        ])
-        .output()
-        .expect("kcat is installed");
-    assert_eq!(String::from_utf8_lossy(&kcat.stdout), "k|v1\nk|NULL\n");
+    let theirs = kcat(&[
+        "-C", "-b", b, "-t", topic, "-e", "-q", "-Z", "-f", "%k|%s\n",
+    ]);
+    assert_eq!(String::from_utf8_lossy(&theirs), "k|v1\nk|NULL\n");
     // The topic is compacted (the setting took): a record without a key is refused, in the
     // broker's words.
     let out = run_kafka(b, &["produce", topic], b"no key\n");
