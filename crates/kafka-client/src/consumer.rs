@@ -56,7 +56,9 @@ pub struct ConsumerConfig {
     /// its partitions itself commits outside the group's membership, which the coordinator
     /// takes only while the group has no members.
     pub group: Option<String>,
-    /// A group member not heard from for this long is dropped from the group.
+    /// A group member not heard from for this long is dropped from the group, its partitions
+    /// shared among the others. Within the broker's `group.min.session.timeout.ms` and
+    /// `group.max.session.timeout.ms` (6 s and 30 min by default).
     pub session_timeout: Duration,
     /// How often a member tells the coordinator it is alive; [`Consumer::poll`] sends the
     /// heartbeats, so poll at least this often (a third of the session timeout, as Kafka's

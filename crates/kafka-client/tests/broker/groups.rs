@@ -347,3 +347,86 @@ pub(crate) fn members_share_partitions_and_take_them_over(bootstrap: &str) {
         a.leave().await.unwrap();
     });
 }
+
+pub(crate) fn a_member_that_vanishes_is_replaced(bootstrap: &str) {
+    let mut conn = connect(bootstrap);
+    let topic = unique("group-failover");
+    let group = unique("failover");
+    create(&mut conn, &topic, 2, &[]);
+    // The broker's shortest session (group.min.session.timeout.ms).
+    let config = ConsumerConfig {
+        session_timeout: Duration::from_secs(6),
+        ..member(&group)
+    };
+    runtime().block_on(async {
+        let mut a = Consumer::connect(bootstrap, config.clone()).await.unwrap();
+        a.subscribe(&[&topic], Reset::Earliest).await.unwrap();
+        let mut b = Consumer::connect(bootstrap, config.clone()).await.unwrap();
+        let done = Cell::new(false);
+        let (joined, _) = tokio::join!(
+            async {
+                let joined = b.subscribe(&[&topic], Reset::Earliest).await;
+                done.set(true);
+                joined
+            },
+            keep_polling(&mut a, &done)
+        );
+        joined.unwrap();
+        // A third member over two partitions: one of the three has none, and polls idle.
+        let mut c = Consumer::connect(bootstrap, config).await.unwrap();
+        let done = Cell::new(false);
+        let (joined, _, _) = tokio::join!(
+            async {
+                let joined = c.subscribe(&[&topic], Reset::Earliest).await;
+                done.set(true);
+                joined
+            },
+            keep_polling(&mut a, &done),
+            keep_polling(&mut b, &done)
+        );
+        joined.unwrap();
+        let mut members = vec![a, b, c];
+        let mut sizes: Vec<usize> = members.iter().map(|m| m.assignment().len()).collect();
+        sizes.sort_unstable();
+        assert_eq!(sizes, [0, 1, 1]);
+        let idle = members
+            .iter()
+            .position(|m| m.assignment().is_empty())
+            .unwrap();
+        let started = Instant::now();
+        assert_eq!(members[idle].poll(|_, _, _| {}).await.unwrap(), 0);
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "an idle poll waits a heartbeat"
+        );
+
+        // One with a partition vanishes without leaving: once its session runs out, the
+        // group shares the partitions between the two left, the idle one included.
+        let gone = (idle + 1) % 3;
+        drop(members.remove(gone));
+        let (mut x, mut y) = (members.remove(0), members.remove(0));
+        let started = Instant::now();
+        // Both keep polling (a member that stops heartbeating is dropped in turn).
+        while x.assignment().len() != 1 || y.assignment().len() != 1 {
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "stuck at {:?} and {:?}",
+                x.assignment(),
+                y.assignment()
+            );
+            let (rx, ry) = tokio::join!(x.poll(|_, _, _| {}), y.poll(|_, _, _| {}));
+            rx.unwrap();
+            ry.unwrap();
+        }
+        let mut both: Vec<_> = x.assignment().into_iter().chain(y.assignment()).collect();
+        both.sort_unstable();
+        assert_eq!(both, [(topic.clone(), 0), (topic.clone(), 1)]);
+        assert!(
+            started.elapsed() >= Duration::from_secs(3),
+            "taken over before the session could end: {:?}",
+            started.elapsed()
+        );
+        x.leave().await.unwrap();
+        y.leave().await.unwrap();
+    });
+}

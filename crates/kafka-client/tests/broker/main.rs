@@ -1074,6 +1074,10 @@ const TESTS: &[Test] = &[
         "members_share_partitions_and_take_them_over",
         groups::members_share_partitions_and_take_them_over,
     ),
+    (
+        "a_member_that_vanishes_is_replaced",
+        groups::a_member_that_vanishes_is_replaced,
+    ),
     ("create_topics_and_metadata", create_topics_and_metadata),
     (
         "produce_and_fetch_every_codec_and_ack",
