@@ -76,6 +76,13 @@ enum KafkaCommand {
         #[arg(short = 'Z', long)]
         null: bool,
     },
+    /// How far a consumer group is behind on each partition of a topic: its committed
+    /// offset, the log's end, and the records between (`-` where it committed nothing).
+    Lag {
+        topic: String,
+        #[arg(short = 'G', long, value_name = "GROUP")]
+        group: String,
+    },
     /// Manage topics.
     Topics {
         #[command(subcommand)]
@@ -167,6 +174,20 @@ async fn command(args: &KafkaArgs) -> Result<(), String> {
                 empty_is_null: *null,
             };
             produce(bootstrap, topic, records, *compression).await
+        }
+        KafkaCommand::Lag { topic, group } => {
+            let lags = lag(bootstrap, topic, group).await?;
+            let mut out = String::from("PARTITION\tCOMMITTED\tEND\tLAG\n");
+            for (partition, committed, end) in lags {
+                let (committed, behind) = match committed {
+                    Some(c) => (c.to_string(), (end - c).max(0).to_string()),
+                    None => ("-".to_owned(), "-".to_owned()),
+                };
+                out.push_str(&format!("{partition}\t{committed}\t{end}\t{behind}\n"));
+            }
+            io::stdout()
+                .write_all(out.as_bytes())
+                .map_err(|e| format!("cannot write: {}", line(e)))
         }
         KafkaCommand::Consume {
             topic,
@@ -277,6 +298,35 @@ async fn produce(
 
 /// Bytes read from stdin at a time by `produce`.
 const STDIN_READ: usize = 256 << 10;
+
+/// Each partition of `topic`: its number, `group`'s committed offset, and the log's end (the
+/// next offset to be written).
+async fn lag(
+    bootstrap: &str,
+    topic: &str,
+    group: &str,
+) -> Result<Vec<(i32, Option<i64>, i64)>, String> {
+    let config = ConsumerConfig {
+        group: Some(group.to_owned()),
+        ..ConsumerConfig::default()
+    };
+    let mut consumer = Consumer::connect(bootstrap, config)
+        .await
+        .map_err(|e| not_connected(bootstrap, &e))?;
+    let failed = |e: ClientError| format!("topic {topic}: {}", line(e));
+    // Assigned at the end of each partition: its position is the log's end.
+    let partitions = consumer
+        .assign(topic, Start::Latest)
+        .await
+        .map_err(failed)?;
+    let mut lags = Vec::with_capacity(partitions);
+    for partition in (0..).take(partitions) {
+        let committed = consumer.committed(topic, partition).await.map_err(failed)?;
+        let end = consumer.position(topic, partition).unwrap_or(0);
+        lags.push((partition, committed, end));
+    }
+    Ok(lags)
+}
 
 /// When `consume` stops: after `count` records, or with `at_end` at the end of every
 /// partition, whichever comes first (neither: never).

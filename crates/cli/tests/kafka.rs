@@ -267,10 +267,22 @@ fn a_group_goes_on_where_it_stopped(b: &str, topic: &str) {
         &["produce", topic, "--partition", "1"],
         b"late one\nlate two\n",
     );
+    // `lag` sees them: partition 1 is two records behind.
+    let lag = kafka(b, &["lag", topic, "-G", &group], b"");
+    assert_eq!(
+        String::from_utf8_lossy(&lag.stdout),
+        "PARTITION\tCOMMITTED\tEND\tLAG\n0\t10\t10\t0\n1\t5\t7\t2\n"
+    );
     let theirs = kcat(&["-b", b, "-G", &group, "-e", "-q", "-f", "%s\n", topic]);
     assert_eq!(sorted_lines(&theirs), ["late one", "late two"]);
     // kcat committed as it left: nothing new for the next run.
     assert_eq!(consume(&["-e"]), [""]);
+    // A group that never committed has no lag to tell.
+    let lag = kafka(b, &["lag", topic, "-G", "nobody"], b"");
+    assert_eq!(
+        String::from_utf8_lossy(&lag.stdout),
+        "PARTITION\tCOMMITTED\tEND\tLAG\n0\t-\t10\t-\n1\t-\t7\t-\n"
+    );
 }
 
 /// `topics create --config`, `produce -Z` (an empty line is a null value) and `consume -Z`
