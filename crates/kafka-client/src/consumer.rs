@@ -369,19 +369,31 @@ impl Consumer {
     /// none, with more members than partitions). From then on [`poll`](Self::poll) sends the
     /// heartbeats, and when the group changes (a member joins, leaves or goes silent for the
     /// session timeout) joins again and takes up its new share, dropping Fetch answers not
-    /// yet handed out. Partitions [`assign`](Self::assign)ed before are dropped.
+    /// yet handed out. Partitions [`assign`](Self::assign)ed before are dropped; called again,
+    /// it changes the member's subscription.
     pub async fn subscribe(&mut self, topics: &[&str], reset: Reset) -> Result<(), ClientError> {
         if self.config.group.is_none() {
             return Err(ClientError::NoGroup);
         }
-        self.membership = Some(Membership {
-            topics: topics.iter().map(|t| (*t).to_owned()).collect(),
-            reset,
-            member_id: String::new(),
-            generation: None,
-            rejoin: true,
-            next_heartbeat: Instant::now(),
-        });
+        let topics = topics.iter().map(|t| (*t).to_owned()).collect();
+        match &mut self.membership {
+            // Already a member: the same member, subscribed anew (a new member id would
+            // leave the old one in the group, holding up the join until its session ends).
+            Some(m) => {
+                m.topics = topics;
+                m.reset = reset;
+            }
+            None => {
+                self.membership = Some(Membership {
+                    topics,
+                    reset,
+                    member_id: String::new(),
+                    generation: None,
+                    rejoin: true,
+                    next_heartbeat: Instant::now(),
+                });
+            }
+        }
         self.join().await
     }
 

@@ -292,6 +292,14 @@ pub(crate) fn members_share_partitions_and_take_them_over(bootstrap: &str) {
     rt.block_on(async {
         let mut a = Consumer::connect(bootstrap, member(&group)).await.unwrap();
         a.subscribe(&[&topic], Reset::Earliest).await.unwrap();
+        // Subscribing again is the same member, so no one is waited for.
+        let started = Instant::now();
+        a.subscribe(&[&topic], Reset::Earliest).await.unwrap();
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
         assert_eq!(a.assignment(), all_four);
         let done = Cell::new(false);
         let mut seen = Vec::new();
