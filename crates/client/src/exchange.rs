@@ -279,7 +279,13 @@ impl RoundTrip {
     /// The outcome of a [`Next::Fill`]: the bytes read, or why none were.
     pub(crate) fn filled(&mut self, filled: Result<usize, Error>) -> Result<(), Failure> {
         let failure = match filled {
+            // Over TLS a close without `close_notify` reads as an unexpected end; before a
+            // whole head it is the same failure as TCP's end of stream.
             Ok(0) => Failure {
+                error: Error::Closed,
+                retryable: !self.heard,
+            },
+            Err(Error::Io(e)) if e.kind() == io::ErrorKind::UnexpectedEof => Failure {
                 error: Error::Closed,
                 retryable: !self.heard,
             },

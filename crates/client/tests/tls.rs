@@ -359,6 +359,41 @@ fn a_body_cut_short_over_tls_says_how_much_came() {
     );
 }
 
+/// A server that closes without `close_notify` in the middle of its head fails the request
+/// as a server closing TCP there does: [`Error::Closed`].
+#[test]
+fn a_head_cut_short_over_tls_is_closed() {
+    let certs = Certificates::new("head-cut");
+    let half_a_head = |certs: &Certificates| {
+        after_the_head(certs, |tls| {
+            std::io::Write::write_all(tls, b"HTTP/1.1 200").unwrap();
+            tls.get_ref().shutdown(std::net::Shutdown::Both).unwrap();
+        })
+    };
+    for backend in [
+        ringwire_tls::Backend::OpenSsl,
+        ringwire_tls::Backend::Rustls,
+    ] {
+        let url = Url::parse(&format!("https://localhost:{}/", half_a_head(&certs))).unwrap();
+        let client =
+            blocking::Client::with_tls(ClientConfig::default(), certs.trusting().backend(backend));
+        let err = get(&client, &url).unwrap_err();
+        assert!(matches!(err, Error::Closed), "{backend:?}: {err:?}");
+    }
+    let url = Url::parse(&format!("https://localhost:{}/", half_a_head(&certs))).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let err = runtime.block_on(async {
+        let client = async_client::Client::with_tls(ClientConfig::default(), certs.trusting());
+        let mut buffer = RequestBuffer::new().unwrap();
+        let request = buffer.request("GET", &url)?.headers()?.finish()?;
+        client.send(&mut buffer, &request).await.map(|_| ())
+    });
+    assert!(matches!(err, Err(Error::Closed)), "{err:?}");
+}
+
 /// A server for one connection that answers `413` as soon as the head of an upload is in,
 /// then closes without reading the body: the client's next writes meet a reset.
 fn refusing_uploads(certs: &Certificates) -> u16 {
