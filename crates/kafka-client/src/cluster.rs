@@ -56,6 +56,11 @@ impl Cluster {
         (leader >= 0).then_some(leader)
     }
 
+    /// How many partitions `topic` had at the last refresh that named it, if it existed then.
+    pub(crate) fn known_partitions(&self, topic: &str) -> Option<usize> {
+        self.map().topics.get(topic).map(Vec::len)
+    }
+
     /// How many partitions `topic` has, asking the cluster the first time.
     pub(crate) async fn partitions(&self, topic: &str) -> Result<usize, ClientError> {
         if let Some(leaders) = self.map().topics.get(topic) {

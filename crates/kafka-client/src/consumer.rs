@@ -66,6 +66,10 @@ pub struct ConsumerConfig {
     pub heartbeat_interval: Duration,
     /// How long the coordinator waits for every member to join again when the group changes.
     pub rebalance_timeout: Duration,
+    /// How often the group's leader asks the cluster again how many partitions the group's
+    /// topics have, and has the group share them again when that changed: a topic created
+    /// after the members subscribed, or given more partitions (Kafka's `metadata.max.age.ms`).
+    pub metadata_max_age: Duration,
     /// Whether a member commits its positions (what [`poll`](Consumer::poll) handed out)
     /// before it joins again in a rebalance, so that whichever member gets a partition next
     /// goes on from there, as Java's consumer does with auto-commit on. Off, records handed
@@ -87,6 +91,7 @@ impl Default for ConsumerConfig {
             session_timeout: Duration::from_secs(45),
             heartbeat_interval: Duration::from_secs(3),
             rebalance_timeout: Duration::from_secs(60),
+            metadata_max_age: Duration::from_secs(300),
             commit_on_rebalance: false,
         }
     }
@@ -208,6 +213,11 @@ struct Membership {
     /// Join again before the next Fetch: the group is rebalancing, or forgot this member.
     rejoin: bool,
     next_heartbeat: Instant,
+    /// As the group's leader, the partition count of every topic the group subscribes to
+    /// when it assigned them (empty for the other members).
+    watched: HashMap<String, usize>,
+    /// When the leader asks for those counts again.
+    next_metadata_check: Instant,
 }
 
 impl Consumer {
@@ -391,6 +401,8 @@ impl Consumer {
                     generation: None,
                     rejoin: true,
                     next_heartbeat: Instant::now(),
+                    watched: HashMap::new(),
+                    next_metadata_check: Instant::now(),
                 });
             }
         }
@@ -437,6 +449,20 @@ impl Consumer {
         };
         let Some(generation) = m.generation.filter(|_| !m.rejoin) else {
             return self.join().await;
+        };
+        if !m.watched.is_empty() && Instant::now() >= m.next_metadata_check {
+            let topics: Vec<String> = m.watched.keys().cloned().collect();
+            let counts = self.partition_counts(&topics).await?;
+            let m = self.membership.as_mut().expect("a member");
+            m.next_metadata_check = Instant::now() + self.config.metadata_max_age;
+            if counts != m.watched {
+                // The leader joining again has the coordinator rebalance the whole group.
+                m.rejoin = true;
+                return self.join().await;
+            }
+        }
+        let Some(m) = &self.membership else {
+            return Ok(());
         };
         if Instant::now() < m.next_heartbeat {
             return Ok(());
@@ -535,10 +561,10 @@ impl Consumer {
                 // MEMBER_ID_REQUIRED: again, now with the id the coordinator gave.
                 continue;
             }
-            let assignments = if joined.leader == member_id {
+            let (assignments, watched) = if joined.leader == member_id {
                 self.assign_members(&joined.members).await?
             } else {
-                Vec::new()
+                (Vec::new(), HashMap::new())
             };
             let shares: Vec<SyncGroupAssignment<'_>> = assignments
                 .iter()
@@ -580,6 +606,8 @@ impl Consumer {
             if let Some(m) = &mut self.membership {
                 m.generation = Some(generation);
                 m.rejoin = false;
+                m.watched = watched;
+                m.next_metadata_check = Instant::now() + self.config.metadata_max_age;
                 m.next_heartbeat = Instant::now() + self.config.heartbeat_interval;
             }
             return Ok(());
@@ -587,20 +615,16 @@ impl Consumer {
     }
 
     /// The leader's work: every member's share of the partitions of the topics they
-    /// subscribed to, encoded for SyncGroup.
+    /// subscribed to, encoded for SyncGroup, and the partition counts it was made from.
     async fn assign_members(
         &mut self,
         members: &[(String, Vec<String>)],
-    ) -> Result<Vec<(String, Vec<u8>)>, ClientError> {
-        let mut counts = HashMap::new();
-        for topic in members.iter().flat_map(|(_, topics)| topics) {
-            if !counts.contains_key(topic) {
-                // A topic that does not exist (yet) is assigned to no one.
-                let count = self.cluster.partitions(topic).await.unwrap_or(0);
-                counts.insert(topic.clone(), count);
-            }
-        }
-        range_assign(members, &counts)
+    ) -> Result<(Vec<(String, Vec<u8>)>, HashMap<String, usize>), ClientError> {
+        let mut topics: Vec<String> = members.iter().flat_map(|(_, t)| t).cloned().collect();
+        topics.sort_unstable();
+        topics.dedup();
+        let counts = self.partition_counts(&topics).await?;
+        let shares = range_assign(members, &counts)
             .into_iter()
             .map(|(member, share)| {
                 let share: Vec<(&str, &[i32])> = share
@@ -609,7 +633,22 @@ impl Consumer {
                     .collect();
                 Ok((member, encode_assignment(&share)?))
             })
-            .collect()
+            .collect::<Result<_, ClientError>>()?;
+        Ok((shares, counts))
+    }
+
+    /// How many partitions each of `topics` has, the cluster asked now; 0 for a topic that
+    /// does not exist (yet), which is assigned to no one.
+    async fn partition_counts(
+        &self,
+        topics: &[String],
+    ) -> Result<HashMap<String, usize>, ClientError> {
+        let names: Vec<&str> = topics.iter().map(String::as_str).collect();
+        self.cluster.refresh(&names).await?;
+        Ok(topics
+            .iter()
+            .map(|t| (t.clone(), self.cluster.known_partitions(t).unwrap_or(0)))
+            .collect())
     }
 
     /// Drops every partition, and the Fetch answers not yet handed out.

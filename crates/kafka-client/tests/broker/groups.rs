@@ -438,3 +438,31 @@ pub(crate) fn a_member_that_vanishes_is_replaced(bootstrap: &str) {
         y.leave().await.unwrap();
     });
 }
+
+pub(crate) fn a_topic_created_after_subscribing_is_shared(bootstrap: &str) {
+    let topic = unique("group-later");
+    let group = unique("later");
+    let config = ConsumerConfig {
+        metadata_max_age: Duration::from_millis(300),
+        ..member(&group)
+    };
+    let rt = runtime();
+    let mut a = rt.block_on(async {
+        let mut a = Consumer::connect(bootstrap, config).await.unwrap();
+        a.subscribe(&[&topic], Reset::Earliest).await.unwrap();
+        assert!(a.assignment().is_empty(), "{:?}", a.assignment());
+        assert_eq!(a.poll(|_, _, _| {}).await.unwrap(), 0);
+        a
+    });
+    let mut conn = connect(bootstrap);
+    create(&mut conn, &topic, 2, &[]);
+    conn.produce(&topic, 1, &one_record(b"first"), Acks::Leader)
+        .unwrap();
+    rt.block_on(async {
+        // The leader (the only member) sees the new topic at its next look and shares it.
+        let got = consume_to(&mut a, &topic, &[(0, 0), (1, 1)]).await;
+        assert_eq!(got, ["1:first"]);
+        assert_eq!(a.assignment(), [(topic.clone(), 0), (topic.clone(), 1)]);
+        a.leave().await.unwrap();
+    });
+}

@@ -1078,6 +1078,10 @@ const TESTS: &[Test] = &[
         "a_member_that_vanishes_is_replaced",
         groups::a_member_that_vanishes_is_replaced,
     ),
+    (
+        "a_topic_created_after_subscribing_is_shared",
+        groups::a_topic_created_after_subscribing_is_shared,
+    ),
     ("create_topics_and_metadata", create_topics_and_metadata),
     (
         "produce_and_fetch_every_codec_and_ack",
