@@ -110,6 +110,21 @@ fn get(client: &blocking::Client, url: &Url) -> Result<Vec<u8>, Error> {
     response.bytes()
 }
 
+/// [`get`] with the tokio client, on a runtime of its own, trusting what `tls` trusts.
+fn async_get(tls: ringwire_tls::ClientConfig, url: &Url) -> Result<Vec<u8>, Error> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let client = async_client::Client::with_tls(ClientConfig::default(), tls);
+        let mut buffer = RequestBuffer::new().unwrap();
+        let request = buffer.request("GET", url)?.headers()?.finish()?;
+        let mut response = client.send(&mut buffer, &request).await?;
+        response.bytes().await
+    })
+}
+
 #[test]
 fn both_clients_fetch_a_file_from_python_over_tls() {
     let certs = Certificates::new("fetch");
@@ -124,23 +139,7 @@ fn both_clients_fetch_a_file_from_python_over_tls() {
         "the blocking client's copy differs"
     );
 
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let body = runtime.block_on(async {
-        let client = async_client::Client::with_tls(ClientConfig::default(), certs.trusting());
-        let mut buffer = RequestBuffer::new().unwrap();
-        let request = buffer
-            .request("GET", &url)
-            .unwrap()
-            .headers()
-            .unwrap()
-            .finish()
-            .unwrap();
-        let mut response = client.send(&mut buffer, &request).await.unwrap();
-        response.bytes().await.unwrap()
-    });
+    let body = async_get(certs.trusting(), &url).unwrap();
     assert!(body == file, "the async client's copy differs");
 }
 
@@ -248,16 +247,7 @@ fn a_server_requiring_a_client_certificate_is_a_tls_error() {
     // The async client reads its response through another transport.
     let port = requiring_client_certificates(&certs.dir, SslVersion::TLS1_3, 1);
     let url = Url::parse(&format!("https://localhost:{port}/")).unwrap();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let err = runtime.block_on(async {
-        let client = async_client::Client::with_tls(ClientConfig::default(), certs.trusting());
-        let mut buffer = RequestBuffer::new().unwrap();
-        let request = buffer.request("GET", &url)?.headers()?.finish()?;
-        client.send(&mut buffer, &request).await.map(|_| ())
-    });
+    let err = async_get(certs.trusting(), &url);
     assert!(
         matches!(err, Err(Error::Tls(TlsError::ClientCertificateRequired))),
         "{err:?}"
@@ -335,17 +325,7 @@ fn a_body_cut_short_over_tls_says_how_much_came() {
 
     // The async client reads its body through another transport.
     let url = Url::parse(&format!("https://localhost:{}/", cutting_short(&certs))).unwrap();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let err = runtime.block_on(async {
-        let client = async_client::Client::with_tls(ClientConfig::default(), certs.trusting());
-        let mut buffer = RequestBuffer::new().unwrap();
-        let request = buffer.request("GET", &url)?.headers()?.finish()?;
-        let mut response = client.send(&mut buffer, &request).await?;
-        response.bytes().await
-    });
+    let err = async_get(certs.trusting(), &url);
     assert!(
         matches!(
             err,
@@ -381,16 +361,7 @@ fn a_head_cut_short_over_tls_is_closed() {
         assert!(matches!(err, Error::Closed), "{backend:?}: {err:?}");
     }
     let url = Url::parse(&format!("https://localhost:{}/", half_a_head(&certs))).unwrap();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let err = runtime.block_on(async {
-        let client = async_client::Client::with_tls(ClientConfig::default(), certs.trusting());
-        let mut buffer = RequestBuffer::new().unwrap();
-        let request = buffer.request("GET", &url)?.headers()?.finish()?;
-        client.send(&mut buffer, &request).await.map(|_| ())
-    });
+    let err = async_get(certs.trusting(), &url);
     assert!(matches!(err, Err(Error::Closed)), "{err:?}");
 }
 

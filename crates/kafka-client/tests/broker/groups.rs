@@ -4,6 +4,8 @@
 //! librdkafka's in one group.
 
 use std::cell::Cell;
+use std::future::Future;
+use std::pin::Pin;
 use std::time::{Duration, Instant};
 
 use ringwire_kafka::api::produce::Acks;
@@ -178,6 +180,40 @@ async fn keep_polling(consumer: &mut Consumer, done: &Cell<bool>) -> usize {
     records
 }
 
+/// Subscribes `joining` to `topic` while every one of `members` keeps polling (a join waits
+/// for the group's members to join again, which they do from poll, each on its own): how
+/// many records the members handed out meanwhile.
+async fn join_beside(joining: &mut Consumer, topic: &str, members: &mut [&mut Consumer]) -> usize {
+    let done = Cell::new(false);
+    let (joined, records) = tokio::join!(
+        async {
+            let joined = joining.subscribe(&[topic], Reset::Earliest).await;
+            done.set(true);
+            joined
+        },
+        all_polling(members, &done)
+    );
+    joined.unwrap();
+    records
+}
+
+/// [`keep_polling`] on every one of `members` at once.
+fn all_polling<'a>(
+    members: &'a mut [&mut Consumer],
+    done: &'a Cell<bool>,
+) -> Pin<Box<dyn Future<Output = usize> + 'a>> {
+    Box::pin(async move {
+        match members {
+            [] => 0,
+            [first, rest @ ..] => {
+                let (one, others) =
+                    tokio::join!(keep_polling(first, done), all_polling(rest, done));
+                one + others
+            }
+        }
+    })
+}
+
 pub(crate) fn members_share_partitions_and_take_them_over(bootstrap: &str) {
     kcat();
     let mut conn = connect(bootstrap);
@@ -213,16 +249,7 @@ pub(crate) fn members_share_partitions_and_take_them_over(bootstrap: &str) {
         // A second member's join waits until the first joins again, which the first does
         // from poll once its heartbeat hears of the rebalance.
         let mut b = Consumer::connect(bootstrap, explicit).await.unwrap();
-        let done = Cell::new(false);
-        let (joined, again) = tokio::join!(
-            async {
-                let joined = b.subscribe(&[&topic], Reset::Earliest).await;
-                done.set(true);
-                joined
-            },
-            keep_polling(&mut a, &done)
-        );
-        joined.unwrap();
+        let again = join_beside(&mut b, &topic, &mut [&mut a]).await;
         assert_eq!(again, 0, "records the first member had read came again");
         let (mine, theirs) = (a.assignment(), b.assignment());
         assert_eq!((mine.len(), theirs.len()), (2, 2), "{mine:?} {theirs:?}");
@@ -370,29 +397,10 @@ pub(crate) fn a_member_that_vanishes_is_replaced(bootstrap: &str) {
         let mut a = Consumer::connect(bootstrap, config.clone()).await.unwrap();
         a.subscribe(&[&topic], Reset::Earliest).await.unwrap();
         let mut b = Consumer::connect(bootstrap, config.clone()).await.unwrap();
-        let done = Cell::new(false);
-        let (joined, _) = tokio::join!(
-            async {
-                let joined = b.subscribe(&[&topic], Reset::Earliest).await;
-                done.set(true);
-                joined
-            },
-            keep_polling(&mut a, &done)
-        );
-        joined.unwrap();
+        join_beside(&mut b, &topic, &mut [&mut a]).await;
         // A third member over two partitions: one of the three has none, and polls idle.
         let mut c = Consumer::connect(bootstrap, config).await.unwrap();
-        let done = Cell::new(false);
-        let (joined, _, _) = tokio::join!(
-            async {
-                let joined = c.subscribe(&[&topic], Reset::Earliest).await;
-                done.set(true);
-                joined
-            },
-            keep_polling(&mut a, &done),
-            keep_polling(&mut b, &done)
-        );
-        joined.unwrap();
+        join_beside(&mut c, &topic, &mut [&mut a, &mut b]).await;
         let mut members = vec![a, b, c];
         let mut sizes: Vec<usize> = members.iter().map(|m| m.assignment().len()).collect();
         sizes.sort_unstable();
