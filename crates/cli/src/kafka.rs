@@ -366,39 +366,48 @@ async fn consume(
     // Per partition, the offset after the last record printed and not yet committed.
     let mut printed = HashMap::new();
     let mut out = std::io::stdout().lock();
-    let outcome = loop {
-        if left == 0 {
-            break Ok(());
+    // A member stopped by Ctrl-C or SIGTERM commits and leaves, so the group shares its
+    // partitions at once rather than when its session runs out.
+    let stop = crate::signal::stop_requested();
+    let run = async {
+        loop {
+            if left == 0 {
+                break Ok(());
+            }
+            let mut failed = None;
+            let polled = consumer
+                .poll(|_, partition, record| {
+                    if left == 0 || failed.is_some() {
+                        return;
+                    }
+                    if let Err(e) = format.print(&mut out, &record) {
+                        failed = Some(e);
+                        return;
+                    }
+                    printed.insert(partition, record.offset + 1);
+                    left -= 1;
+                })
+                .await;
+            if let Err(e) = polled {
+                break Err(format!("fetch from {topic}: {}", line(e)));
+            }
+            match failed.map_or_else(|| out.flush(), Err) {
+                Ok(()) => {}
+                // The reader left (`| head`): the end, quietly, as for cat and kcat.
+                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => break Ok(()),
+                Err(e) => break Err(format!("cannot write: {}", line(e))),
+            }
+            if group.is_some() {
+                commit(&mut consumer, topic, &mut printed).await?;
+            }
+            if until.at_end && at_end(&consumer, topic, &mut ends) {
+                break Ok(());
+            }
         }
-        let mut failed = None;
-        let polled = consumer
-            .poll(|_, partition, record| {
-                if left == 0 || failed.is_some() {
-                    return;
-                }
-                if let Err(e) = format.print(&mut out, &record) {
-                    failed = Some(e);
-                    return;
-                }
-                printed.insert(partition, record.offset + 1);
-                left -= 1;
-            })
-            .await;
-        if let Err(e) = polled {
-            break Err(format!("fetch from {topic}: {}", line(e)));
-        }
-        match failed.map_or_else(|| out.flush(), Err) {
-            Ok(()) => {}
-            // The reader left (`| head`): the end, quietly, as for cat and kcat.
-            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => break Ok(()),
-            Err(e) => break Err(format!("cannot write: {}", line(e))),
-        }
-        if group.is_some() {
-            commit(&mut consumer, topic, &mut printed).await?;
-        }
-        if until.at_end && at_end(&consumer, topic, &mut ends) {
-            break Ok(());
-        }
+    };
+    let outcome = tokio::select! {
+        outcome = run => outcome,
+        () = stop => Ok(()),
     };
     if group.is_some() {
         commit(&mut consumer, topic, &mut printed).await?;

@@ -7,6 +7,7 @@ mod kafka;
 mod logger;
 mod request;
 mod serve;
+mod signal;
 mod websocket;
 
 use std::process::ExitCode;

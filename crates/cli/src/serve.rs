@@ -244,30 +244,9 @@ fn run_site<H: Handler>(server: Server, site: H, banner: String) -> std::io::Res
 /// it reads the banner gets a graceful shutdown, not a killed process), then resolves on
 /// either.
 async fn shutdown_signal(banner: String) {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        let caught = signal(SignalKind::terminate())
-            .and_then(|term| signal(SignalKind::interrupt()).map(|interrupt| (term, interrupt)));
-        say(&banner);
-        match caught {
-            Ok((mut term, mut interrupt)) => {
-                tokio::select! {
-                    _ = interrupt.recv() => {}
-                    _ = term.recv() => {}
-                }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let interrupt = tokio::signal::ctrl_c();
-        say(&banner);
-        let _ = interrupt.await;
-    }
+    let stop = crate::signal::stop_requested();
+    say(&banner);
+    stop.await;
     say("ringwire: shutting down\n");
 }
 

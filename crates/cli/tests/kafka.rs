@@ -277,11 +277,57 @@ fn a_group_goes_on_where_it_stopped(b: &str, topic: &str) {
     assert_eq!(sorted_lines(&theirs), ["late one", "late two"]);
     // kcat committed as it left: nothing new for the next run.
     assert_eq!(consume(&["-e"]), [""]);
+    interrupted_member_leaves(b, topic);
     // A group that never committed has no lag to tell.
     let lag = kafka(b, &["lag", topic, "-G", "nobody"], b"");
     assert_eq!(
         String::from_utf8_lossy(&lag.stdout),
         "PARTITION\tCOMMITTED\tEND\tLAG\n0\t-\t10\t-\n1\t-\t7\t-\n"
+    );
+}
+
+/// A `consume -G` stopped by Ctrl-C commits what it printed and leaves its group: the next
+/// member joins at once (a member that did not leave would hold the join up for its 45 s
+/// session) and finds nothing left to read.
+fn interrupted_member_leaves(b: &str, topic: &str) {
+    let group = format!("{topic}-interrupted");
+    let mut child = Command::new(BIN)
+        .args(["kafka", "--bootstrap", b, "consume", topic, "-G", &group])
+        .args(["--from-beginning"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run ringwire kafka consume");
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    // Every record of both partitions (10 and 7), then Ctrl-C.
+    for _ in 0..17 {
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+    }
+    let pid = child.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{:?}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let started = Instant::now();
+    let next = kafka(b, &["consume", topic, "-G", &group, "-e"], b"");
+    assert!(
+        next.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&next.stdout)
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
     );
 }
 
