@@ -105,6 +105,18 @@ fn kcat(args: &[&str]) -> Vec<u8> {
     out.stdout
 }
 
+/// Waits for `child` (a `ringwire kafka` run), which must end with success and nothing on
+/// stderr.
+fn ended_quietly(child: std::process::Child) {
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{:?}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// The `\n`-separated lines of `bytes` (a `\r` before a `\n` is kept), sorted.
 fn sorted_lines(bytes: &[u8]) -> Vec<String> {
     let text = String::from_utf8_lossy(bytes);
@@ -310,13 +322,7 @@ fn interrupted_member_leaves(b: &str, topic: &str) {
         .status()
         .unwrap()
         .success());
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success() && out.stderr.is_empty(),
-        "{:?}: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ended_quietly(child);
     let started = Instant::now();
     let next = kafka(b, &["consume", topic, "-G", &group, "-e"], b"");
     assert!(
@@ -402,13 +408,7 @@ fn ends_quietly_when_its_reader_leaves(b: &str, topic: &str) {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success() && out.stderr.is_empty(),
-        "{:?}: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ended_quietly(child);
 }
 
 /// The three commands, each of which connects first.
