@@ -357,8 +357,7 @@ async fn consume(
         .map_err(|e| not_connected(bootstrap, &e))?;
     let joined = match (group, reset) {
         (Some(_), reset) => consumer.subscribe(&[topic], reset).await,
-        (None, Reset::Earliest) => consumer.assign(topic, Start::Earliest).await.map(drop),
-        (None, Reset::Latest) => consumer.assign(topic, Start::Latest).await.map(drop),
+        (None, reset) => consumer.assign(topic, reset.into()).await.map(drop),
     };
     joined.map_err(|e| format!("topic {topic}: {}", line(e)))?;
     let mut left = until.count.unwrap_or(usize::MAX);

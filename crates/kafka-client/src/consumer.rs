@@ -121,6 +121,25 @@ pub enum Reset {
     Latest,
 }
 
+impl Reset {
+    /// The ListOffsets timestamp that finds this end of the log.
+    fn timestamp(self) -> i64 {
+        match self {
+            Reset::Earliest => EARLIEST,
+            Reset::Latest => LATEST,
+        }
+    }
+}
+
+impl From<Reset> for Start {
+    fn from(reset: Reset) -> Start {
+        match reset {
+            Reset::Earliest => Start::Earliest,
+            Reset::Latest => Start::Latest,
+        }
+    }
+}
+
 /// `d` in milliseconds, as the protocol's 32-bit fields hold it.
 fn millis(d: Duration) -> i32 {
     i32::try_from(d.as_millis()).unwrap_or(i32::MAX)
@@ -257,10 +276,7 @@ impl Consumer {
             Start::Latest => self.log_offset(topic, partition, LATEST).await?,
             Start::Committed(reset) => match self.committed(topic, partition).await? {
                 Some(offset) => offset,
-                None if reset == Reset::Earliest => {
-                    self.log_offset(topic, partition, EARLIEST).await?
-                }
-                None => self.log_offset(topic, partition, LATEST).await?,
+                None => self.log_offset(topic, partition, reset.timestamp()).await?,
             },
         };
         self.assigned
@@ -461,9 +477,7 @@ impl Consumer {
                 return self.join().await;
             }
         }
-        let Some(m) = &self.membership else {
-            return Ok(());
-        };
+        let m = self.membership.as_ref().expect("a member");
         if Instant::now() < m.next_heartbeat {
             return Ok(());
         }
