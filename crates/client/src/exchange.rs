@@ -278,14 +278,14 @@ impl RoundTrip {
 
     /// The outcome of a [`Next::Fill`]: the bytes read, or why none were.
     pub(crate) fn filled(&mut self, filled: Result<usize, Error>) -> Result<(), Failure> {
+        // Over TLS a close without `close_notify` reads as an unexpected end: the same end of
+        // stream as TCP's.
+        let filled = match filled {
+            Err(Error::Io(e)) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(0),
+            other => other,
+        };
         let failure = match filled {
-            // Over TLS a close without `close_notify` reads as an unexpected end; before a
-            // whole head it is the same failure as TCP's end of stream.
             Ok(0) => Failure {
-                error: Error::Closed,
-                retryable: !self.heard,
-            },
-            Err(Error::Io(e)) if e.kind() == io::ErrorKind::UnexpectedEof => Failure {
                 error: Error::Closed,
                 retryable: !self.heard,
             },
