@@ -272,3 +272,91 @@ fn blocking_keepalive_pings_keep_a_live_peer_and_find_a_deaf_one() {
         );
     }
 }
+
+/// A server that sends 4 MiB of a 1 GiB frame (past every default limit) and more than the
+/// socket buffers hold, half-closes, and returns everything the client sent after the
+/// upgrade request. Its writes fail if the client resets the connection.
+fn flooding_server() -> (String, std::thread::JoinHandle<Vec<u8>>) {
+    use std::io::{Read as _, Write as _};
+
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let peer = std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        let mut head = Vec::new();
+        let mut byte = [0];
+        while !head.ends_with(b"\r\n\r\n") {
+            stream.read_exact(&mut byte).unwrap();
+            head.push(byte[0]);
+        }
+        let head = String::from_utf8(head).unwrap();
+        let key = head
+            .lines()
+            .find_map(|line| line.strip_prefix("sec-websocket-key: "))
+            .expect("a key");
+        let accept = ringwire_ws::handshake::accept_key(key.trim().as_bytes());
+        let mut out = format!(
+            "HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\n\
+             connection: upgrade\r\nsec-websocket-accept: {accept}\r\n\r\n"
+        )
+        .into_bytes();
+        out.extend_from_slice(&[0x82, 0x7f]);
+        out.extend_from_slice(&(1u64 << 30).to_be_bytes());
+        out.resize(out.len() + (4 << 20), 0x55);
+        stream.write_all(&out).expect("drained, not reset");
+        stream.shutdown(std::net::Shutdown::Write).unwrap();
+        stream
+            .set_read_timeout(Some(std::time::Duration::from_secs(20)))
+            .unwrap();
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).expect("a clean end");
+        answer
+    });
+    (addr, peer)
+}
+
+/// The close code of the one masked close frame in `answer`, and nothing after it.
+fn masked_close_code(answer: &[u8]) -> u16 {
+    assert_eq!(answer[0], 0x88, "{answer:?}");
+    assert_eq!(
+        usize::from(answer[1] & 0x7f) + 6,
+        answer.len(),
+        "{answer:?}"
+    );
+    let mask = &answer[2..6];
+    u16::from_be_bytes([answer[6] ^ mask[0], answer[7] ^ mask[1]])
+}
+
+/// A client failed for a frame past its limit while more of it is on its way: its `1009`
+/// close reaches the server, followed by a clean end, not a reset that fails the server's
+/// writes and may destroy the close (the client drains what is left before it closes).
+#[tokio::test]
+async fn a_close_after_an_error_is_not_destroyed_by_a_reset() {
+    let (addr, peer) = flooding_server();
+    let url = WsUrl::parse(&format!("ws://{addr}/")).unwrap();
+    let (mut socket, _) = Client::default()
+        .websocket(&url, &WsOptions::default())
+        .await
+        .unwrap();
+    let err = socket.recv().await.expect("an error").unwrap_err();
+    assert!(err.to_string().contains("1009"), "{err}");
+    drop(socket);
+    let answer = tokio::task::spawn_blocking(|| peer.join().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(masked_close_code(&answer), 1009);
+}
+
+/// As [`a_close_after_an_error_is_not_destroyed_by_a_reset`], with the blocking client.
+#[test]
+fn a_blocking_close_after_an_error_is_not_destroyed_by_a_reset() {
+    let (addr, peer) = flooding_server();
+    let url = WsUrl::parse(&format!("ws://{addr}/")).unwrap();
+    let (mut socket, _) = blocking::Client::default()
+        .websocket(&url, &WsOptions::default())
+        .unwrap();
+    let err = socket.recv().expect("an error").unwrap_err();
+    assert!(err.to_string().contains("1009"), "{err}");
+    drop(socket);
+    assert_eq!(masked_close_code(&peer.join().unwrap()), 1009);
+}

@@ -127,6 +127,11 @@ impl<R: Read, W: Write + ShutdownWrite> WebSocket<R, W> {
     /// The next message (pings and closes included, after the socket has
     /// queued its answer), with a [`Reply`] to answer it by; `None` once the
     /// closing handshake is over or the peer is gone.
+    ///
+    /// A peer that breaks the protocol is sent the close its error calls for, and the error
+    /// comes back once that peer has closed too (what it still sends read and dropped, at
+    /// most 16 MiB; each read waits as long as the stream's read timeout lets it), so that
+    /// the close reaches it rather than a reset.
     // Inline and small, the rest out of line in `advance`: a message whole
     // in the ring comes back in registers, not through a stack copy the
     // caller's reads would stall on.
@@ -169,9 +174,11 @@ impl<R: Read, W: Write + ShutdownWrite> WebSocket<R, W> {
         }
         let at_least = match next {
             Ok(at_least) => at_least,
-            // A protocol error: messages queued before it still go out.
+            // A protocol error: messages queued before it (and its close) still go out.
             Err(e) => {
-                let _ = self.tx.flush();
+                if self.tx.flush().is_ok() {
+                    self.linger();
+                }
                 return ControlFlow::Break(Some(e));
             }
         };
@@ -204,6 +211,22 @@ impl<R: Read, W: Write + ShutdownWrite> WebSocket<R, W> {
                 Err(e) => ControlFlow::Break(Some(e)),
             },
             Err(e) => ControlFlow::Break(Some(e.into())),
+        }
+    }
+
+    /// After failing the connection: shuts the sending side down and drops what the peer
+    /// still sends until it closes (see [`drive::LINGER_BYTES`]). A read waits as long as the
+    /// stream's read timeout lets it.
+    fn linger(&mut self) {
+        let _ = self.tx.shutdown_write();
+        let mut left = drive::LINGER_BYTES;
+        while left > 0 {
+            let unread = self.rx.data().len();
+            self.rx.consume(unread);
+            match self.rx.fill(1) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => left = left.saturating_sub(n),
+            }
         }
     }
 

@@ -96,6 +96,7 @@ impl Keepalive {
     }
 
     /// How long the peer may be quiet before a ping.
+    #[cfg(feature = "tokio")]
     pub(crate) fn every(&self) -> std::time::Duration {
         self.every
     }
@@ -266,6 +267,17 @@ where
         Err(e) => Step::Failed(SocketError::Protocol(e)),
     }
 }
+
+/// After failing the connection (its close sent, the sending side shut down), what the
+/// peer still sends is read and dropped until it closes, up to this many bytes: a socket
+/// closed with bytes unread resets the connection, and a reset may destroy the close
+/// before the peer reads it (or fail the peer's writes of the rest of a refused frame).
+pub(crate) const LINGER_BYTES: usize = 16 << 20;
+
+/// How long the tokio socket lingers so at most (the blocking one: as long as its stream's
+/// read timeout lets each read wait).
+#[cfg(feature = "tokio")]
+pub(crate) const LINGER_TIME: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Send-ring room for what a connection queues by itself: a pong and a
 /// close.

@@ -162,6 +162,11 @@ impl<S: AsyncStream> WebSocket<S> {
     /// queued its answer), with a [`Reply`] to answer it by; `None` once the
     /// closing handshake is over or the peer is gone.
     ///
+    /// A peer that breaks the protocol is sent the close its error calls for, and the error
+    /// comes back once that peer has closed too (what it still sends read and dropped, at
+    /// most 16 MiB and for at most 2 s, on tokio's timer), so that the close reaches it
+    /// rather than a reset.
+    ///
     /// Cancel-safe: what has arrived of a frame stays in the ring and the
     /// reader's state, and a dropped call loses nothing, so `recv` can be one
     /// branch of `tokio::select!` beside the application's own channel (a
@@ -189,9 +194,11 @@ impl<S: AsyncStream> WebSocket<S> {
             let at_least = match next {
                 Ok(at_least) => at_least,
                 // A protocol error: messages queued before it (answers to
-                // the valid ones that came first) still go out.
+                // the valid ones that came first) and its close still go out.
                 Err(e) => {
-                    let _ = this.tx.flush().await;
+                    if this.tx.flush().await.is_ok() {
+                        this.linger().await;
+                    }
                     return Some(Err(e));
                 }
             };
@@ -209,6 +216,25 @@ impl<S: AsyncStream> WebSocket<S> {
                 Err(e) => return Some(Err(e)),
             }
         }
+    }
+
+    /// After failing the connection: shuts the sending side down and drops what the peer
+    /// still sends until it closes (see [`drive::LINGER_BYTES`]), for at most
+    /// [`drive::LINGER_TIME`].
+    async fn linger(&mut self) {
+        let _ = self.tx.shutdown_write().await;
+        let drain = async {
+            let mut left = drive::LINGER_BYTES;
+            while left > 0 {
+                let unread = self.rx.data().len();
+                self.rx.consume(unread);
+                match self.rx.fill(1).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => left = left.saturating_sub(n),
+                }
+            }
+        };
+        let _ = tokio::time::timeout(drive::LINGER_TIME, drain).await;
     }
 
     /// Receives once, unless the [`close_on`](Self::close_on) signal comes
