@@ -112,6 +112,8 @@ transaction.state.log.min.isr=1
 # One partition instead of 50: the first transaction's coordinator is ready in a moment.
 transaction.state.log.num.partitions=1
 group.initial.rebalance.delay.ms=0
+# Sessions as short as a second: the group tests wait for sessions to run out.
+group.min.session.timeout.ms=1000
 auto.create.topics.enable=false
 # The default 128 MiB dedupe buffer does not fit a small heap: the broker dies at start.
 log.cleaner.dedupe.buffer.size=4194304

@@ -33,7 +33,9 @@ use ringwire_kafka::{ApiKey, ErrorCode};
 
 use crate::cluster::Cluster;
 use crate::connection::queue;
+use crate::coordinator::Coordinator;
 use crate::group::{range_assign, Assignment, RANGE};
+use crate::heartbeat::{Heartbeat, Member, News};
 use crate::{ClientConfig, ClientError, Connection, Isolation};
 
 /// Consumer settings.
@@ -60,10 +62,15 @@ pub struct ConsumerConfig {
     /// shared among the others. Within the broker's `group.min.session.timeout.ms` and
     /// `group.max.session.timeout.ms` (6 s and 30 min by default).
     pub session_timeout: Duration,
-    /// How often a member tells the coordinator it is alive; [`Consumer::poll`] sends the
-    /// heartbeats, so poll at least this often (a third of the session timeout, as Kafka's
-    /// clients).
+    /// How often a member tells the coordinator it is alive (a third of the session timeout,
+    /// as Kafka's clients). A task on the runtime sends the heartbeats, so the consumer may
+    /// take its time with what it polled; a caller that blocks the runtime's threads holds
+    /// them up.
     pub heartbeat_interval: Duration,
+    /// A member whose consumer is not [`poll`](Consumer::poll)ed for this long is taken for
+    /// stuck and leaves the group, so that the others take its partitions; its next poll
+    /// joins again (Kafka's `max.poll.interval.ms`).
+    pub max_poll_interval: Duration,
     /// How long the coordinator waits for every member to join again when the group changes.
     pub rebalance_timeout: Duration,
     /// How often the group's leader asks the cluster again how many partitions the group's
@@ -90,6 +97,7 @@ impl Default for ConsumerConfig {
             group: None,
             session_timeout: Duration::from_secs(45),
             heartbeat_interval: Duration::from_secs(3),
+            max_poll_interval: Duration::from_secs(300),
             rebalance_timeout: Duration::from_secs(60),
             metadata_max_age: Duration::from_secs(300),
             commit_on_rebalance: false,
@@ -144,9 +152,6 @@ impl From<Reset> for Start {
 fn millis(d: Duration) -> i32 {
     i32::try_from(d.as_millis()).unwrap_or(i32::MAX)
 }
-
-/// The wait before asking again for a group's coordinator that is moving or loading.
-const COORDINATOR_BACKOFF: Duration = Duration::from_millis(100);
 
 /// The first whole Fetch answer from any of `leaders` (each has a Fetch in flight): its
 /// leader and length. Whichever answers first: a leader with nothing new holds its Fetch for
@@ -207,15 +212,15 @@ struct Fetcher {
 /// A consumer; see the module documentation.
 #[derive(Debug)]
 pub struct Consumer {
-    cluster: Cluster,
+    cluster: Arc<Cluster>,
     config: ConsumerConfig,
     assigned: Vec<Assigned>,
     fetchers: HashMap<i32, Fetcher>,
     /// Rotates the leader whose answer is looked for first.
     turn: usize,
     scratch: Vec<u8>,
-    /// The connection to [`ConsumerConfig::group`]'s coordinator, once found.
-    coordinator: Option<Connection>,
+    /// [`ConsumerConfig::group`]'s coordinator.
+    coordinator: Option<Arc<Coordinator>>,
     /// The group membership [`subscribe`](Consumer::subscribe) began.
     membership: Option<Membership>,
 }
@@ -231,7 +236,8 @@ struct Membership {
     generation: Option<i32>,
     /// Join again before the next Fetch: the group is rebalancing, or forgot this member.
     rejoin: bool,
-    next_heartbeat: Instant,
+    /// Beating while the member is in the group.
+    heartbeat: Option<Heartbeat>,
     /// As the group's leader, the partition count of every topic the group subscribes to
     /// when it assigned them (empty for the other members).
     watched: HashMap<String, usize>,
@@ -239,17 +245,31 @@ struct Membership {
     next_metadata_check: Instant,
 }
 
+impl Membership {
+    /// The group forgot the member (or it left): it joins again as a new one.
+    fn forget(&mut self) {
+        self.member_id.clear();
+        self.generation = None;
+        self.rejoin = true;
+    }
+}
+
 impl Consumer {
     /// Connects to the cluster through `bootstrap` (`HOST:PORT[,HOST:PORT...]`).
     pub async fn connect(bootstrap: &str, config: ConsumerConfig) -> Result<Self, ClientError> {
+        let cluster = Arc::new(Cluster::connect(bootstrap, config.client.clone()).await?);
+        let coordinator = config
+            .group
+            .clone()
+            .map(|group| Arc::new(Coordinator::new(group, Arc::clone(&cluster))));
         Ok(Consumer {
-            cluster: Cluster::connect(bootstrap, config.client.clone()).await?,
+            cluster,
             config,
             assigned: Vec::new(),
             fetchers: HashMap::new(),
             turn: 0,
             scratch: Vec::new(),
-            coordinator: None,
+            coordinator,
             membership: None,
         })
     }
@@ -321,8 +341,9 @@ impl Consumer {
         partition: i32,
     ) -> Result<Option<i64>, ClientError> {
         let offsets = self
-            .with_coordinator(async |conn, group| {
-                conn.committed_offsets(group, topic, &[partition]).await
+            .with_coordinator(|mut conn, group| async move {
+                let offsets = conn.committed_offsets(group, topic, &[partition]).await;
+                (conn, offsets)
             })
             .await?;
         Ok(offsets.first().copied().flatten())
@@ -374,7 +395,7 @@ impl Consumer {
             .as_ref()
             .and_then(|m| Some((m.generation?, m.member_id.clone())));
         let committed = self
-            .with_coordinator(async |conn, group| {
+            .with_coordinator(|mut conn, group| async {
                 let request = match &member {
                     Some((generation, member_id)) => OffsetCommitRequest {
                         generation_id: *generation,
@@ -383,7 +404,8 @@ impl Consumer {
                     },
                     None => OffsetCommitRequest::standalone(group, &topics),
                 };
-                conn.commit_offsets(&request).await
+                let committed = conn.commit_offsets(&request).await;
+                (conn, committed)
             })
             .await;
         self.note_group_error(committed)
@@ -392,10 +414,11 @@ impl Consumer {
     /// Joins [`ConsumerConfig::group`] as a member consuming `topics`: the group's members
     /// share the topics' partitions (range assignment), each partition starting where the
     /// group committed, or where `reset` says. Returns once this member has its share (maybe
-    /// none, with more members than partitions). From then on [`poll`](Self::poll) sends the
-    /// heartbeats, and when the group changes (a member joins, leaves or goes silent for the
-    /// session timeout) joins again and takes up its new share, dropping Fetch answers not
-    /// yet handed out. Partitions [`assign`](Self::assign)ed before are dropped; called again,
+    /// none, with more members than partitions). From then on a task of its own sends the
+    /// heartbeats (the consumer may take its time between polls, up to
+    /// [`ConsumerConfig::max_poll_interval`]), and when the group changes (a member joins,
+    /// leaves or goes silent for the session timeout) [`poll`](Self::poll) joins again and
+    /// takes up its new share, dropping Fetch answers not yet handed out. Partitions [`assign`](Self::assign)ed before are dropped; called again,
     /// it changes the member's subscription.
     pub async fn subscribe(&mut self, topics: &[&str], reset: Reset) -> Result<(), ClientError> {
         if self.config.group.is_none() {
@@ -416,7 +439,7 @@ impl Consumer {
                     member_id: String::new(),
                     generation: None,
                     rejoin: true,
-                    next_heartbeat: Instant::now(),
+                    heartbeat: None,
                     watched: HashMap::new(),
                     next_metadata_check: Instant::now(),
                 });
@@ -437,13 +460,32 @@ impl Consumer {
         let Some(membership) = self.membership.take() else {
             return Ok(());
         };
+        // Beating no more, before the member is gone.
+        let Membership {
+            member_id,
+            heartbeat,
+            ..
+        } = membership;
+        drop(heartbeat);
         self.drop_assignment().await?;
-        if membership.member_id.is_empty() {
+        if member_id.is_empty() {
             return Ok(());
         }
-        let member_id = membership.member_id;
-        self.with_coordinator(async |conn, group| conn.leave_group(group, &member_id).await)
-            .await
+        self.with_coordinator(|mut conn, group| async {
+            let left = conn
+                .leave_group(group, &member_id, "the consumer left")
+                .await;
+            (conn, left)
+        })
+        .await
+    }
+
+    /// Who this consumer is in its group, once it joined: the member id the coordinator gave
+    /// it and the generation it joined (both change when it joins again as a new member).
+    #[must_use]
+    pub fn member(&self) -> Option<(&str, i32)> {
+        let m = self.membership.as_ref()?;
+        Some((m.member_id.as_str(), m.generation?))
     }
 
     /// The partitions this consumer reads, by topic and partition.
@@ -458,14 +500,24 @@ impl Consumer {
         out
     }
 
-    /// Heartbeats when one is due, and joins again when the group asks: before each Fetch.
+    /// Joins again when the group asks (as the heartbeat task found out), or as its leader
+    /// when the subscribed topics' partition counts changed: before each Fetch.
     async fn keep_membership(&mut self) -> Result<(), ClientError> {
+        let Some(m) = &mut self.membership else {
+            return Ok(());
+        };
+        match m.heartbeat.as_ref().and_then(Heartbeat::news) {
+            Some(News::Rebalance(e)) => drop(self.note_group_error::<()>(Err(e))),
+            Some(News::Left) => m.forget(),
+            Some(News::Failed(e)) => return Err(e),
+            None => {}
+        }
         let Some(m) = &self.membership else {
             return Ok(());
         };
-        let Some(generation) = m.generation.filter(|_| !m.rejoin) else {
+        if m.generation.is_none() || m.rejoin {
             return self.join().await;
-        };
+        }
         if !m.watched.is_empty() && Instant::now() >= m.next_metadata_check {
             let topics: Vec<String> = m.watched.keys().cloned().collect();
             let counts = self.partition_counts(&topics).await?;
@@ -477,23 +529,7 @@ impl Consumer {
                 return self.join().await;
             }
         }
-        let m = self.membership.as_ref().expect("a member");
-        if Instant::now() < m.next_heartbeat {
-            return Ok(());
-        }
-        let member_id = m.member_id.clone();
-        let beat = self
-            .with_coordinator(async |conn, group| {
-                conn.heartbeat(group, generation, &member_id).await
-            })
-            .await;
-        if let Some(m) = &mut self.membership {
-            m.next_heartbeat = Instant::now() + self.config.heartbeat_interval;
-        }
-        match self.note_group_error(beat) {
-            Err(e) if e.is_rebalance() => self.join().await,
-            other => other,
-        }
+        Ok(())
     }
 
     /// Notes from `result` whether the member must join again (the next poll does).
@@ -503,8 +539,7 @@ impl Consumer {
                 m.rejoin = true;
                 if matches!(e, ClientError::Kafka { code, .. } if *code == ErrorCode::UNKNOWN_MEMBER_ID)
                 {
-                    m.member_id.clear();
-                    m.generation = None;
+                    m.forget();
                 }
             }
         }
@@ -514,6 +549,12 @@ impl Consumer {
     /// Joins the group (again) and takes up this member's share of the partitions; the
     /// leader assigns everyone's.
     async fn join(&mut self) -> Result<(), ClientError> {
+        // No heartbeats while joining: the join itself says the member is alive. Until it
+        // succeeds, the next poll joins again.
+        if let Some(m) = &mut self.membership {
+            m.heartbeat = None;
+            m.rejoin = true;
+        }
         let deadline =
             Instant::now() + self.config.rebalance_timeout + self.config.client.request_timeout;
         if self.config.commit_on_rebalance
@@ -546,7 +587,7 @@ impl Consumer {
             );
             let limit = config.rebalance_timeout + config.client.request_timeout;
             let joined = self
-                .with_coordinator(async |conn, group| {
+                .with_coordinator(|mut conn, group| async {
                     let request = JoinGroupRequest {
                         group_id: group,
                         session_timeout_ms: session,
@@ -560,7 +601,8 @@ impl Consumer {
                         }],
                         reason: None,
                     };
-                    conn.join_group(&request, limit).await
+                    let joined = conn.join_group(&request, limit).await;
+                    (conn, joined)
                 })
                 .await;
             let joined = match self.note_group_error(joined) {
@@ -590,7 +632,7 @@ impl Consumer {
             let generation = joined.generation;
             let protocol = joined.protocol.as_deref();
             let mine = self
-                .with_coordinator(async |conn, group| {
+                .with_coordinator(|mut conn, group| async {
                     let request = SyncGroupRequest {
                         group_id: group,
                         generation_id: generation,
@@ -600,7 +642,8 @@ impl Consumer {
                         protocol_name: protocol,
                         assignments: &shares,
                     };
-                    conn.sync_group(&request, limit).await
+                    let mine = conn.sync_group(&request, limit).await;
+                    (conn, mine)
                 })
                 .await;
             let mine: Assignment = match self.note_group_error(mine) {
@@ -622,7 +665,16 @@ impl Consumer {
                 m.rejoin = false;
                 m.watched = watched;
                 m.next_metadata_check = Instant::now() + self.config.metadata_max_age;
-                m.next_heartbeat = Instant::now() + self.config.heartbeat_interval;
+                let coordinator = self.coordinator.clone().ok_or(ClientError::NoGroup)?;
+                m.heartbeat = Some(Heartbeat::start(
+                    coordinator,
+                    Member {
+                        id: member_id,
+                        generation,
+                        every: self.config.heartbeat_interval,
+                        max_poll_interval: self.config.max_poll_interval,
+                    },
+                ));
             }
             return Ok(());
         }
@@ -674,56 +726,16 @@ impl Consumer {
         Ok(())
     }
 
-    /// Runs `call` on the connection to the group's coordinator, found (again) when there is
-    /// none or it moved, and retried while the coordinator is being elected or loads, up to
-    /// the request timeout.
-    async fn with_coordinator<T>(
-        &mut self,
-        mut call: impl AsyncFnMut(&mut Connection, &str) -> Result<T, ClientError>,
-    ) -> Result<T, ClientError> {
-        let group = self.config.group.clone().ok_or(ClientError::NoGroup)?;
-        let deadline = Instant::now() + self.config.client.request_timeout;
-        loop {
-            let conn = match &mut self.coordinator {
-                Some(conn) => conn,
-                None => match self.cluster.coordinator(&group).await {
-                    Ok(address) => match Connection::connect(&address, &self.config.client).await {
-                        Ok(conn) => self.coordinator.insert(conn),
-                        Err(e) => {
-                            self.coordinator_failed(e, deadline).await?;
-                            continue;
-                        }
-                    },
-                    Err(e) => {
-                        self.coordinator_failed(e, deadline).await?;
-                        continue;
-                    }
-                },
-            };
-            match call(conn, &group).await {
-                Ok(out) => return Ok(out),
-                Err(e) => self.coordinator_failed(e, deadline).await?,
-            }
-        }
-    }
-
-    /// After `e` from the group's coordinator (or from finding it): waits a moment and returns
-    /// `Ok` to try again when it moved, is loading or its connection broke, and `deadline` is
-    /// not past; else `e`.
-    async fn coordinator_failed(
-        &mut self,
-        e: ClientError,
-        deadline: Instant,
-    ) -> Result<(), ClientError> {
-        if !e.is_coordinator_gone() {
-            return Err(e);
-        }
-        self.coordinator = None;
-        if Instant::now() >= deadline {
-            return Err(e);
-        }
-        tokio::time::sleep(COORDINATOR_BACKOFF).await;
-        Ok(())
+    /// Runs `call` on the connection to the group's coordinator ([`Coordinator::call`]).
+    async fn with_coordinator<'s, T, Fut>(
+        &'s self,
+        call: impl FnMut(Connection, &'s str) -> Fut,
+    ) -> Result<T, ClientError>
+    where
+        Fut: Future<Output = (Connection, Result<T, ClientError>)>,
+    {
+        let coordinator = self.coordinator.as_ref().ok_or(ClientError::NoGroup)?;
+        coordinator.call(call).await
     }
 
     /// The next offset to be handed out for a partition.
@@ -755,6 +767,9 @@ impl Consumer {
         &mut self,
         mut on_record: impl FnMut(&str, i32, Record<'_>),
     ) -> Result<usize, ClientError> {
+        if let Some(heartbeat) = self.membership.as_ref().and_then(|m| m.heartbeat.as_ref()) {
+            heartbeat.polled();
+        }
         let result = self.poll_once(&mut on_record).await;
         if result.is_err() {
             // Whatever broke, the next poll reconnects, refreshes leaders and refetches from
@@ -776,8 +791,11 @@ impl Consumer {
             let Some(m) = &self.membership else {
                 return Err(ClientError::NothingAssigned);
             };
-            // A member with no share waits for the group to change, heartbeating.
-            tokio::time::sleep_until(m.next_heartbeat.into()).await;
+            // A member with no share waits as a Fetch with nothing new would, or until the
+            // group changes.
+            if let Some(heartbeat) = &m.heartbeat {
+                let _ = tokio::time::timeout(self.config.max_wait, heartbeat.arrived()).await;
+            }
             return Ok(0);
         }
         let leaders = self.leaders().await?;
@@ -796,10 +814,21 @@ impl Consumer {
         // The broker holds a Fetch up to `max_wait`; past that plus the request timeout, the
         // connections are dropped (an error here) and the next poll connects again.
         let limit = self.config.max_wait + self.config.client.request_timeout;
-        let (node, len) =
-            tokio::time::timeout(limit, first_answer(&mut self.fetchers, &leaders, self.turn))
-                .await
-                .map_err(|_| ClientError::RequestTimeout(limit))??;
+        let answer =
+            tokio::time::timeout(limit, first_answer(&mut self.fetchers, &leaders, self.turn));
+        let heartbeat = self.membership.as_ref().and_then(|m| m.heartbeat.as_ref());
+        let news = async {
+            match heartbeat {
+                Some(heartbeat) => heartbeat.arrived().await,
+                None => std::future::pending().await,
+            }
+        };
+        let (node, len) = tokio::select! {
+            answer = answer => answer.map_err(|_| ClientError::RequestTimeout(limit))??,
+            // The group changes: the next poll joins again at once rather than after this
+            // Fetch (still in flight, settled by the join).
+            () = news => return Ok(0),
+        };
         let Consumer {
             cluster,
             config,

@@ -1,7 +1,7 @@
 //! Consumer group membership, Kafka's classic protocol: a member joins (JoinGroup), the
 //! leader it elects assigns every member's partitions with the range assignor (Java's and
 //! librdkafka's default, so mixed groups agree), each member learns its share (SyncGroup),
-//! heartbeats keep it in, and a member that goes says so (LeaveGroup).
+//! heartbeats keep it in (`heartbeat.rs`), and a member that goes says so (LeaveGroup).
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -109,16 +109,17 @@ impl Connection {
         .await
     }
 
-    /// Leaves the group.
+    /// Leaves the group, saying why (v5 and up; the coordinator logs it).
     pub(crate) async fn leave_group(
         &mut self,
         group: &str,
         member_id: &str,
+        reason: &str,
     ) -> Result<(), ClientError> {
         let request = LeaveGroupRequest {
             group_id: group,
             member_id,
-            reason: Some("the consumer left"),
+            reason: Some(reason),
         };
         self.call(&request, |frame| {
             let r = frame.decode::<LeaveGroupResponse<'_>>()?;

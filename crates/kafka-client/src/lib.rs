@@ -17,8 +17,10 @@ pub mod blocking;
 mod cluster;
 mod connection;
 pub mod consumer;
+mod coordinator;
 mod error;
 mod group;
+mod heartbeat;
 mod partitioner;
 pub mod producer;
 

@@ -422,18 +422,16 @@ pub(crate) fn a_member_that_vanishes_is_replaced(bootstrap: &str) {
         drop(members.remove(gone));
         let (mut x, mut y) = (members.remove(0), members.remove(0));
         let started = Instant::now();
-        // Both keep polling (a member that stops heartbeating is dropped in turn).
-        while x.assignment().len() != 1 || y.assignment().len() != 1 {
-            assert!(
-                started.elapsed() < Duration::from_secs(30),
-                "stuck at {:?} and {:?}",
-                x.assignment(),
-                y.assignment()
-            );
-            let (rx, ry) = tokio::join!(x.poll(|_, _, _| {}), y.poll(|_, _, _| {}));
-            rx.unwrap();
-            ry.unwrap();
-        }
+        // Both keep polling, each on its own (see `poll_until_shared`).
+        let shares = [x.assignment().len(), y.assignment().len()].map(Cell::new);
+        let settled = tokio::time::timeout(Duration::from_secs(30), async {
+            tokio::join!(
+                poll_until_shared(&mut x, &shares, 0),
+                poll_until_shared(&mut y, &shares, 1)
+            )
+        })
+        .await;
+        assert!(settled.is_ok(), "stuck at {shares:?}");
         let mut both: Vec<_> = x.assignment().into_iter().chain(y.assignment()).collect();
         both.sort_unstable();
         assert_eq!(both, [(topic.clone(), 0), (topic.clone(), 1)]);
@@ -473,4 +471,96 @@ pub(crate) fn a_topic_created_after_subscribing_is_shared(bootstrap: &str) {
         assert_eq!(a.assignment(), [(topic.clone(), 0), (topic.clone(), 1)]);
         a.leave().await.unwrap();
     });
+}
+
+/// A member busy with what it polled for longer than its session timeout stays in the
+/// group: its heartbeats come from a task of their own. Run in a spawned task, as a
+/// pipeline's consumer would be.
+pub(crate) fn a_busy_member_stays_in_the_group(bootstrap: &str) {
+    let mut conn = connect(bootstrap);
+    let topic = unique("group-busy");
+    let group = unique("busy");
+    create(&mut conn, &topic, 2, &[]);
+    let config = ConsumerConfig {
+        session_timeout: Duration::from_secs(1),
+        heartbeat_interval: Duration::from_millis(200),
+        ..member(&group)
+    };
+    let bootstrap = bootstrap.to_owned();
+    runtime().block_on(async {
+        let busy = tokio::spawn(async move {
+            let mut a = Consumer::connect(&bootstrap, config).await.unwrap();
+            a.subscribe(&[&topic], Reset::Earliest).await.unwrap();
+            let joined = a
+                .member()
+                .map(|(id, generation)| (id.to_owned(), generation));
+            a.poll(|_, _, _| {}).await.unwrap();
+            // Three sessions' worth of work between polls.
+            tokio::time::sleep(Duration::from_secs(3)).await;
+            a.poll(|_, _, _| {}).await.unwrap();
+            let after = a
+                .member()
+                .map(|(id, generation)| (id.to_owned(), generation));
+            assert_eq!(after, joined, "the member was dropped and joined again");
+            assert_eq!(a.assignment().len(), 2);
+            a.leave().await.unwrap();
+        });
+        busy.await.unwrap();
+    });
+}
+
+/// A member not polled for `max_poll_interval` leaves the group, though its session is far
+/// from over: a member joining later takes every partition at once instead of waiting out the
+/// stuck one. Polled again, the stuck one joins as a new member and gets its share back.
+pub(crate) fn a_member_not_polled_leaves_the_group(bootstrap: &str) {
+    let mut conn = connect(bootstrap);
+    let topic = unique("group-stuck");
+    let group = unique("stuck");
+    create(&mut conn, &topic, 2, &[]);
+    let config = ConsumerConfig {
+        session_timeout: Duration::from_secs(20),
+        rebalance_timeout: Duration::from_secs(20),
+        max_poll_interval: Duration::from_secs(1),
+        ..member(&group)
+    };
+    runtime().block_on(async {
+        let mut stuck = Consumer::connect(bootstrap, config.clone()).await.unwrap();
+        stuck.subscribe(&[&topic], Reset::Earliest).await.unwrap();
+        let (first_id, _) = stuck.member().map(|(id, g)| (id.to_owned(), g)).unwrap();
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let mut late = Consumer::connect(bootstrap, config).await.unwrap();
+        let started = Instant::now();
+        late.subscribe(&[&topic], Reset::Earliest).await.unwrap();
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "the join waited {:?} for the stuck member",
+            started.elapsed()
+        );
+        assert_eq!(late.assignment().len(), 2);
+
+        let shares = [Cell::new(0), Cell::new(2)];
+        let settled = tokio::time::timeout(Duration::from_secs(30), async {
+            tokio::join!(
+                poll_until_shared(&mut stuck, &shares, 0),
+                poll_until_shared(&mut late, &shares, 1)
+            )
+        })
+        .await;
+        assert!(settled.is_ok(), "stuck at {shares:?}");
+        let (id, _) = stuck.member().unwrap();
+        assert_ne!(id, first_id, "joined again as a new member");
+        stuck.leave().await.unwrap();
+        late.leave().await.unwrap();
+    });
+}
+
+/// Polls `consumer` until every member of `shares` has one partition; its own count is
+/// `shares[me]`. Each member polls on its own: members polled in turns (both polls ended
+/// before either starts again) can hold up a rebalance, one member waiting in its join for
+/// the other, whose next poll would join, until the rebalance times out.
+async fn poll_until_shared(consumer: &mut Consumer, shares: &[Cell<usize>], me: usize) {
+    while shares.iter().any(|share| share.get() != 1) {
+        consumer.poll(|_, _, _| {}).await.unwrap();
+        shares[me].set(consumer.assignment().len());
+    }
 }

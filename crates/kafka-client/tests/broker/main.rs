@@ -1082,6 +1082,14 @@ const TESTS: &[Test] = &[
         "a_topic_created_after_subscribing_is_shared",
         groups::a_topic_created_after_subscribing_is_shared,
     ),
+    (
+        "a_busy_member_stays_in_the_group",
+        groups::a_busy_member_stays_in_the_group,
+    ),
+    (
+        "a_member_not_polled_leaves_the_group",
+        groups::a_member_not_polled_leaves_the_group,
+    ),
     ("create_topics_and_metadata", create_topics_and_metadata),
     (
         "produce_and_fetch_every_codec_and_ack",

@@ -1,0 +1,87 @@
+//! A consumer group's coordinator: the broker that keeps the group's members and committed
+//! offsets, found through the cluster and found again when it moves. One connection, shared
+//! by the consumer and its heartbeat task.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::cluster::Cluster;
+use crate::{ClientError, Connection};
+
+/// The wait before asking again for a group's coordinator that is moving or loading.
+const BACKOFF: Duration = Duration::from_millis(100);
+
+#[derive(Debug)]
+pub(crate) struct Coordinator {
+    group: String,
+    cluster: Arc<Cluster>,
+    /// The connection, once found; held for the length of each call.
+    conn: tokio::sync::Mutex<Option<Connection>>,
+}
+
+impl Coordinator {
+    pub(crate) fn new(group: String, cluster: Arc<Cluster>) -> Self {
+        Coordinator {
+            group,
+            cluster,
+            conn: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    /// Runs `call` on the connection to the group's coordinator, found (again) when there is
+    /// none or it moved, and retried while the coordinator is being elected or loads, up to
+    /// the request timeout. `call` takes the connection and the group's name and gives the
+    /// connection back with its answer: owned, not borrowed, so that the futures of its
+    /// callers stay `Send` (a closure over borrowed arguments makes them higher-ranked,
+    /// which the compiler cannot prove `Send` for yet).
+    pub(crate) async fn call<'s, T, F, Fut>(&'s self, mut call: F) -> Result<T, ClientError>
+    where
+        F: FnMut(Connection, &'s str) -> Fut,
+        Fut: Future<Output = (Connection, Result<T, ClientError>)>,
+    {
+        let deadline = Instant::now() + self.cluster.config.request_timeout;
+        let mut held = self.conn.lock().await;
+        loop {
+            let conn = match held.take() {
+                Some(conn) => conn,
+                None => match self.connect().await {
+                    Ok(conn) => conn,
+                    Err(e) => {
+                        retry(e, deadline).await?;
+                        continue;
+                    }
+                },
+            };
+            let (conn, answer) = call(conn, &self.group).await;
+            match answer {
+                Ok(out) => {
+                    *held = Some(conn);
+                    return Ok(out);
+                }
+                Err(e) => {
+                    if !e.is_coordinator_gone() {
+                        *held = Some(conn);
+                    }
+                    retry(e, deadline).await?;
+                }
+            }
+        }
+    }
+
+    async fn connect(&self) -> Result<Connection, ClientError> {
+        let address = self.cluster.coordinator(&self.group).await?;
+        Connection::connect(&address, &self.cluster.config).await
+    }
+}
+
+/// After `e` from the group's coordinator (or from finding it): waits a moment and returns
+/// `Ok` to try again when it moved, is loading or its connection broke, and `deadline` is not
+/// past; else `e`.
+async fn retry(e: ClientError, deadline: Instant) -> Result<(), ClientError> {
+    if !e.is_coordinator_gone() || Instant::now() >= deadline {
+        return Err(e);
+    }
+    tokio::time::sleep(BACKOFF).await;
+    Ok(())
+}

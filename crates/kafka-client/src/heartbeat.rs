@@ -1,0 +1,128 @@
+//! A group member's heartbeats, sent by a task of their own: a consumer busy with what it
+//! polled (for longer than its session timeout, even) stays in the group. A consumer that
+//! stops polling for [`max_poll_interval`](crate::ConsumerConfig::max_poll_interval) is
+//! taken for stuck, as Java's is: the task leaves the group for it, so that the others take
+//! its partitions, and its next poll joins again.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
+
+use crate::coordinator::Coordinator;
+use crate::ClientError;
+
+/// What the task found out, for the consumer's next poll.
+#[derive(Debug)]
+pub(crate) enum News {
+    /// The group rebalances or forgot the member: the error that said so.
+    Rebalance(ClientError),
+    /// The member left the group: the consumer was not polled for the max poll interval.
+    Left,
+    /// A heartbeat failed otherwise (the task goes on beating).
+    Failed(ClientError),
+}
+
+/// The running task; dropped, it stops.
+#[derive(Debug)]
+pub(crate) struct Heartbeat {
+    task: JoinHandle<()>,
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    /// When the consumer last polled.
+    polled: Mutex<Instant>,
+    news: Mutex<Option<News>>,
+    /// Wakes a poll waiting for news.
+    arrived: Notify,
+}
+
+/// Who beats, how often, and when a consumer that does not poll counts as stuck.
+pub(crate) struct Member {
+    pub(crate) id: String,
+    pub(crate) generation: i32,
+    pub(crate) every: Duration,
+    pub(crate) max_poll_interval: Duration,
+}
+
+impl Heartbeat {
+    /// Starts beating for `member` of `coordinator`'s group, the first beat `every` from now.
+    pub(crate) fn start(coordinator: Arc<Coordinator>, member: Member) -> Heartbeat {
+        let shared = Arc::new(Shared {
+            polled: Mutex::new(Instant::now()),
+            news: Mutex::new(None),
+            arrived: Notify::new(),
+        });
+        let task = tokio::spawn(beat(coordinator, member, Arc::clone(&shared)));
+        Heartbeat { task, shared }
+    }
+
+    /// The consumer polls.
+    pub(crate) fn polled(&self) {
+        *lock(&self.shared.polled) = Instant::now();
+    }
+
+    /// What the task found out since the last call, if anything.
+    pub(crate) fn news(&self) -> Option<News> {
+        lock(&self.shared.news).take()
+    }
+
+    /// Waits until the task has news (at once if it has).
+    pub(crate) async fn arrived(&self) {
+        loop {
+            // Made before the check: news told in between still wakes it.
+            let told = self.shared.arrived.notified();
+            if lock(&self.shared.news).is_some() {
+                return;
+            }
+            told.await;
+        }
+    }
+}
+
+impl Drop for Heartbeat {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn beat(coordinator: Arc<Coordinator>, member: Member, shared: Arc<Shared>) {
+    let tell = |news| {
+        *lock(&shared.news) = Some(news);
+        shared.arrived.notify_one();
+    };
+    loop {
+        tokio::time::sleep(member.every).await;
+        if lock(&shared.polled).elapsed() > member.max_poll_interval {
+            // Best effort: a member that fails to leave is dropped when its session ends.
+            let _ = coordinator
+                .call(|mut conn, group| async {
+                    let left = conn
+                        .leave_group(group, &member.id, "not polled for max.poll.interval")
+                        .await;
+                    (conn, left)
+                })
+                .await;
+            return tell(News::Left);
+        }
+        let beat = coordinator
+            .call(|mut conn, group| async {
+                let beat = conn.heartbeat(group, member.generation, &member.id).await;
+                (conn, beat)
+            })
+            .await;
+        match beat {
+            Ok(()) => {}
+            Err(e) if e.is_rebalance() => return tell(News::Rebalance(e)),
+            Err(e) => tell(News::Failed(e)),
+        }
+    }
+}
+
+/// `mutex` locked; what it guards stays whole even if a holder panicked (plain values).
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
