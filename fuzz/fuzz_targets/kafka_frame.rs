@@ -141,6 +141,7 @@ fn queue(c: &mut Correlator, key: ApiKey, version: i16) {
             &LeaveGroupRequest {
                 group_id: "g",
                 member_id: "m",
+                group_instance_id: None,
                 reason: None,
             },
             version,

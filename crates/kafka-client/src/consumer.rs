@@ -23,6 +23,7 @@ use ringwire_kafka::api::consumer_protocol::{
 };
 use ringwire_kafka::api::fetch::{FetchPartition, FetchRequest, FetchResponse, FetchTopic};
 use ringwire_kafka::api::join_group::{JoinGroupProtocol, JoinGroupRequest};
+use ringwire_kafka::api::leave_group::LeaveGroupRequest;
 use ringwire_kafka::api::list_offsets::{EARLIEST, LATEST};
 use ringwire_kafka::api::offset_commit::{
     OffsetCommitPartition, OffsetCommitRequest, OffsetCommitTopic,
@@ -58,6 +59,14 @@ pub struct ConsumerConfig {
     /// its partitions itself commits outside the group's membership, which the coordinator
     /// takes only while the group has no members.
     pub group: Option<String>,
+    /// A static membership id (Kafka's `group.instance.id`, KIP-345), unique in the group and
+    /// kept across restarts (a pod's name, say): a member that comes back with it within the
+    /// session timeout takes up its partitions again without a rebalance of the group. Give
+    /// such members a session timeout as long as a restart takes, and drop the consumer
+    /// rather than [`leave`](Consumer::leave) when it is coming back. A second consumer with
+    /// the same id fences the first out of the group for good
+    /// ([`ClientError::is_fenced`]). `None`, the default: a dynamic member.
+    pub group_instance_id: Option<String>,
     /// A group member not heard from for this long is dropped from the group, its partitions
     /// shared among the others. Within the broker's `group.min.session.timeout.ms` and
     /// `group.max.session.timeout.ms` (6 s and 30 min by default).
@@ -95,6 +104,7 @@ impl Default for ConsumerConfig {
             partition_max_bytes: 2 << 20,
             isolation: Isolation::ReadUncommitted,
             group: None,
+            group_instance_id: None,
             session_timeout: Duration::from_secs(45),
             heartbeat_interval: Duration::from_secs(3),
             max_poll_interval: Duration::from_secs(300),
@@ -394,12 +404,14 @@ impl Consumer {
             .membership
             .as_ref()
             .and_then(|m| Some((m.generation?, m.member_id.clone())));
+        let instance = self.config.group_instance_id.as_deref();
         let committed = self
             .with_coordinator(|mut conn, group| async {
                 let request = match &member {
                     Some((generation, member_id)) => OffsetCommitRequest {
                         generation_id: *generation,
                         member_id,
+                        group_instance_id: instance,
                         ..OffsetCommitRequest::standalone(group, &topics)
                     },
                     None => OffsetCommitRequest::standalone(group, &topics),
@@ -452,7 +464,9 @@ impl Consumer {
     /// this one's partitions at once: a member dropped without leaving stays in the group
     /// until its session times out, and the group's next rebalance waits for it. With
     /// [`ConsumerConfig::commit_on_rebalance`], commits its positions first. The consumer
-    /// then has no partitions.
+    /// then has no partitions. A static member
+    /// ([`group_instance_id`](ConsumerConfig::group_instance_id)) leaves for good too: drop it
+    /// instead when it is coming back.
     pub async fn leave(&mut self) -> Result<(), ClientError> {
         if self.config.commit_on_rebalance && !self.assigned.is_empty() {
             self.commit().await?;
@@ -471,10 +485,15 @@ impl Consumer {
         if member_id.is_empty() {
             return Ok(());
         }
+        let instance = self.config.group_instance_id.as_deref();
         self.with_coordinator(|mut conn, group| async {
-            let left = conn
-                .leave_group(group, &member_id, "the consumer left")
-                .await;
+            let request = LeaveGroupRequest {
+                group_id: group,
+                member_id: &member_id,
+                group_instance_id: instance,
+                reason: Some("the consumer left"),
+            };
+            let left = conn.leave_group(&request).await;
             (conn, left)
         })
         .await
@@ -509,7 +528,14 @@ impl Consumer {
         match m.heartbeat.as_ref().and_then(Heartbeat::news) {
             Some(News::Rebalance(e)) => drop(self.note_group_error::<()>(Err(e))),
             Some(News::Left) => m.forget(),
-            Some(News::Failed(e)) => return Err(e),
+            Some(News::Failed(e)) => {
+                if e.is_fenced() {
+                    // Out of the group for good, as is what it had.
+                    self.membership = None;
+                    self.drop_assignment().await?;
+                }
+                return Err(e);
+            }
             None => {}
         }
         let Some(m) = &self.membership else {
@@ -574,6 +600,7 @@ impl Consumer {
             .iter()
             .map(|a| ((Arc::clone(&a.topic), a.partition), a.position))
             .collect();
+        let instance = self.config.group_instance_id.clone();
         loop {
             self.drop_assignment().await?;
             let m = self.membership.as_ref().expect("joining a subscription");
@@ -593,7 +620,7 @@ impl Consumer {
                         session_timeout_ms: session,
                         rebalance_timeout_ms: rebalance,
                         member_id: &member_id,
-                        group_instance_id: None,
+                        group_instance_id: instance.as_deref(),
                         protocol_type: PROTOCOL_TYPE,
                         protocols: &[JoinGroupProtocol {
                             name: RANGE,
@@ -637,7 +664,7 @@ impl Consumer {
                         group_id: group,
                         generation_id: generation,
                         member_id: &member_id,
-                        group_instance_id: None,
+                        group_instance_id: instance.as_deref(),
                         protocol_type: Some(PROTOCOL_TYPE),
                         protocol_name: protocol,
                         assignments: &shares,
@@ -670,6 +697,7 @@ impl Consumer {
                     coordinator,
                     Member {
                         id: member_id,
+                        instance: self.config.group_instance_id.clone(),
                         generation,
                         every: self.config.heartbeat_interval,
                         max_poll_interval: self.config.max_poll_interval,

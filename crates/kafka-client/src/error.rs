@@ -142,6 +142,14 @@ impl ClientError {
         .contains(code))
     }
 
+    /// Whether another consumer joined the group with this one's static membership id
+    /// ([`ConsumerConfig::group_instance_id`](crate::ConsumerConfig)): this one is out of
+    /// the group for good.
+    #[must_use]
+    pub fn is_fenced(&self) -> bool {
+        matches!(self, Self::Kafka { code, .. } if *code == ErrorCode::FENCED_INSTANCE_ID)
+    }
+
     /// `Ok` for no error, else `code` as the broker's answer to `api`.
     pub(crate) fn check(api: ApiKey, code: ErrorCode) -> Result<(), ClientError> {
         Self::check_said(api, code, None)

@@ -92,36 +92,21 @@ impl Connection {
     /// One heartbeat; `REBALANCE_IN_PROGRESS` and the other refusals are errors.
     pub(crate) async fn heartbeat(
         &mut self,
-        group: &str,
-        generation: i32,
-        member_id: &str,
+        request: &HeartbeatRequest<'_>,
     ) -> Result<(), ClientError> {
-        let request = HeartbeatRequest {
-            group_id: group,
-            generation_id: generation,
-            member_id,
-            group_instance_id: None,
-        };
-        self.call(&request, |frame| {
+        self.call(request, |frame| {
             let r = frame.decode::<HeartbeatResponse>()?;
             ClientError::check(ApiKey::Heartbeat, r.error_code)
         })
         .await
     }
 
-    /// Leaves the group, saying why (v5 and up; the coordinator logs it).
+    /// Leaves the group.
     pub(crate) async fn leave_group(
         &mut self,
-        group: &str,
-        member_id: &str,
-        reason: &str,
+        request: &LeaveGroupRequest<'_>,
     ) -> Result<(), ClientError> {
-        let request = LeaveGroupRequest {
-            group_id: group,
-            member_id,
-            reason: Some(reason),
-        };
-        self.call(&request, |frame| {
+        self.call(request, |frame| {
             let r = frame.decode::<LeaveGroupResponse<'_>>()?;
             ClientError::check(ApiKey::LeaveGroup, r.error_code)?;
             r.members

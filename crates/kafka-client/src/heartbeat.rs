@@ -10,6 +10,9 @@ use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
+use ringwire_kafka::api::heartbeat::HeartbeatRequest;
+use ringwire_kafka::api::leave_group::LeaveGroupRequest;
+
 use crate::coordinator::Coordinator;
 use crate::ClientError;
 
@@ -43,6 +46,8 @@ struct Shared {
 /// Who beats, how often, and when a consumer that does not poll counts as stuck.
 pub(crate) struct Member {
     pub(crate) id: String,
+    /// Its static membership id ([`ConsumerConfig::group_instance_id`](crate::ConsumerConfig)).
+    pub(crate) instance: Option<String>,
     pub(crate) generation: i32,
     pub(crate) every: Duration,
     pub(crate) max_poll_interval: Duration,
@@ -100,9 +105,13 @@ async fn beat(coordinator: Arc<Coordinator>, member: Member, shared: Arc<Shared>
             // Best effort: a member that fails to leave is dropped when its session ends.
             let _ = coordinator
                 .call(|mut conn, group| async {
-                    let left = conn
-                        .leave_group(group, &member.id, "not polled for max.poll.interval")
-                        .await;
+                    let request = LeaveGroupRequest {
+                        group_id: group,
+                        member_id: &member.id,
+                        group_instance_id: member.instance.as_deref(),
+                        reason: Some("not polled for max.poll.interval"),
+                    };
+                    let left = conn.leave_group(&request).await;
                     (conn, left)
                 })
                 .await;
@@ -110,13 +119,21 @@ async fn beat(coordinator: Arc<Coordinator>, member: Member, shared: Arc<Shared>
         }
         let beat = coordinator
             .call(|mut conn, group| async {
-                let beat = conn.heartbeat(group, member.generation, &member.id).await;
+                let request = HeartbeatRequest {
+                    group_id: group,
+                    generation_id: member.generation,
+                    member_id: &member.id,
+                    group_instance_id: member.instance.as_deref(),
+                };
+                let beat = conn.heartbeat(&request).await;
                 (conn, beat)
             })
             .await;
         match beat {
             Ok(()) => {}
             Err(e) if e.is_rebalance() => return tell(News::Rebalance(e)),
+            // Out of the group for good: nothing more to beat for.
+            Err(e) if e.is_fenced() => return tell(News::Failed(e)),
             Err(e) => tell(News::Failed(e)),
         }
     }

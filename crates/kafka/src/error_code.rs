@@ -52,6 +52,7 @@ const KNOWN: &[(i16, &str, bool)] = &[
     (76, "UNSUPPORTED_COMPRESSION_TYPE", false),
     (78, "OFFSET_NOT_AVAILABLE", true),
     (79, "MEMBER_ID_REQUIRED", false),
+    (82, "FENCED_INSTANCE_ID", false),
     (87, "INVALID_RECORD", false),
     (88, "UNSTABLE_OFFSET_COMMIT", true),
     (90, "PRODUCER_FENCED", false),
@@ -81,6 +82,9 @@ impl ErrorCode {
     pub const REBALANCE_IN_PROGRESS: ErrorCode = ErrorCode(27);
     /// A first JoinGroup (v4+) is answered with a member id to join again with.
     pub const MEMBER_ID_REQUIRED: ErrorCode = ErrorCode(79);
+    /// Another consumer joined with this member's static id (`group.instance.id`): this one
+    /// is out of the group for good.
+    pub const FENCED_INSTANCE_ID: ErrorCode = ErrorCode(82);
     /// A fetch offset outside the log.
     pub const OFFSET_OUT_OF_RANGE: ErrorCode = ErrorCode(1);
     /// An idempotent batch whose sequence does not follow the partition's last one: an

@@ -1103,6 +1103,7 @@ fn heartbeat_and_leave_group_against_kafka_protocol() {
         let request = LeaveGroupRequest {
             group_id: "billing",
             member_id: "m-1",
+            group_instance_id: Some("pod-1"),
             reason: Some("done"),
         };
         let (_, req) = round_trip_request::<_, kp::LeaveGroupRequest>(&request, version);
@@ -1114,6 +1115,7 @@ fn heartbeat_and_leave_group_against_kafka_protocol() {
                 panic!("one member, got {:?}", req.members)
             };
             assert_eq!(member.member_id.as_str(), "m-1");
+            assert_eq!(member.group_instance_id.as_deref(), Some("pod-1"));
             assert_eq!(member.reason.as_deref(), (version >= 5).then_some("done"));
         }
         let mut resp = kp::LeaveGroupResponse::default();

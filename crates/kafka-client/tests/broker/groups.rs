@@ -564,3 +564,70 @@ async fn poll_until_shared(consumer: &mut Consumer, shares: &[Cell<usize>], me: 
         shares[me].set(consumer.assignment().len());
     }
 }
+
+/// Static membership (`group_instance_id`): a member restarted within its session takes up
+/// its partitions again at once, the group not rebalancing (the other member keeps its
+/// generation without polling), whether the restarted one led the group or not; a second
+/// consumer with the same id fences the first out.
+pub(crate) fn a_static_member_comes_back_without_a_rebalance(bootstrap: &str) {
+    for leader in [false, true] {
+        static_restart(bootstrap, leader);
+    }
+}
+
+/// One restart of [`a_static_member_comes_back_without_a_rebalance`], of the group's
+/// `leader` (the first to join) or not.
+fn static_restart(bootstrap: &str, leader: bool) {
+    let mut conn = connect(bootstrap);
+    let topic = unique("group-static");
+    let group = unique("static");
+    create(&mut conn, &topic, 2, &[]);
+    let config = |instance: &str| ConsumerConfig {
+        group_instance_id: Some(instance.to_owned()),
+        session_timeout: Duration::from_secs(20),
+        ..member(&group)
+    };
+    runtime().block_on(async {
+        let mut a = Consumer::connect(bootstrap, config("a")).await.unwrap();
+        let mut b = Consumer::connect(bootstrap, config("b")).await.unwrap();
+        let (first, second) = if leader {
+            (&mut a, &mut b)
+        } else {
+            (&mut b, &mut a)
+        };
+        first.subscribe(&[&topic], Reset::Earliest).await.unwrap();
+        join_beside(second, &topic, &mut [first]).await;
+        let (share, b_member) = (a.assignment(), b.member().map(|(id, g)| (id.to_owned(), g)));
+        assert_eq!((share.len(), b.assignment().len()), (1, 1));
+
+        // A restart: dropped without leaving, then the same instance again.
+        drop(a);
+        let mut again = Consumer::connect(bootstrap, config("a")).await.unwrap();
+        let started = Instant::now();
+        again.subscribe(&[&topic], Reset::Earliest).await.unwrap();
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "took {:?} (leader: {leader}): a rebalance waited for the other member",
+            started.elapsed()
+        );
+        assert_eq!(again.assignment(), share);
+        b.poll(|_, _, _| {}).await.unwrap();
+        let b_after = b.member().map(|(id, g)| (id.to_owned(), g));
+        assert_eq!(b_after, b_member, "the other member joined again");
+
+        // A second consumer with the id takes over; the first is fenced at its next beat.
+        let mut twin = Consumer::connect(bootstrap, config("a")).await.unwrap();
+        twin.subscribe(&[&topic], Reset::Earliest).await.unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let err = loop {
+            assert!(Instant::now() < deadline, "never fenced");
+            if let Err(e) = again.poll(|_, _, _| {}).await {
+                break e;
+            }
+        };
+        assert!(err.is_fenced(), "{err}");
+        assert!(again.assignment().is_empty());
+        twin.leave().await.unwrap();
+        b.leave().await.unwrap();
+    });
+}

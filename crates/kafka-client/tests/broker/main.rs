@@ -1090,6 +1090,10 @@ const TESTS: &[Test] = &[
         "a_member_not_polled_leaves_the_group",
         groups::a_member_not_polled_leaves_the_group,
     ),
+    (
+        "a_static_member_comes_back_without_a_rebalance",
+        groups::a_static_member_comes_back_without_a_rebalance,
+    ),
     ("create_topics_and_metadata", create_topics_and_metadata),
     (
         "produce_and_fetch_every_codec_and_ack",

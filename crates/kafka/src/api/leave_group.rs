@@ -12,6 +12,8 @@ pub struct LeaveGroupRequest<'a> {
     pub group_id: &'a str,
     /// The member leaving.
     pub member_id: &'a str,
+    /// Its static membership id (v3+).
+    pub group_instance_id: Option<&'a str>,
     /// Why (v5+), for the broker's log.
     pub reason: Option<&'a str>,
 }
@@ -27,7 +29,7 @@ impl Request for LeaveGroupRequest<'_> {
             // v3 batches members (KIP-345); this request names one.
             w.array("leaving members", &[*self], |w, leave| {
                 w.string("member id", leave.member_id);
-                w.nullable_string("group instance id", None);
+                w.nullable_string("group instance id", leave.group_instance_id);
                 if version >= 5 {
                     w.nullable_string("leave reason", leave.reason);
                 }
