@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Args, Subcommand, ValueEnum};
 use ringwire_kafka::api::create_topics::NewTopic;
@@ -60,6 +61,12 @@ enum KafkaCommand {
         /// is committed as it goes.
         #[arg(short = 'G', long, value_name = "GROUP")]
         group: Option<String>,
+        /// A group member setting, by its Kafka name, as kcat -X takes it (repeatable):
+        /// `group.instance.id` (a static member, which keeps its partitions across a restart
+        /// within its session and so does not leave the group on exit),
+        /// `session.timeout.ms`, `heartbeat.interval.ms`, `max.poll.interval.ms`.
+        #[arg(short = 'X', long = "property", value_name = "NAME=VALUE", value_parser = topic_config)]
+        properties: Vec<(String, String)>,
         /// Exit after this many records.
         #[arg(long, value_name = "N")]
         count: Option<usize>,
@@ -117,7 +124,11 @@ enum Codec {
 }
 
 pub(crate) fn run(args: &KafkaArgs) -> ExitCode {
-    let runtime = tokio::runtime::Builder::new_current_thread()
+    // The command runs on this thread, which blocks on stdin and stdout; the clients'
+    // tasks (a group member's heartbeats, the producer's senders) on a worker, so that a
+    // slow reader of stdout does not hold up the heartbeats and cost the member its group.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
         .enable_all()
         .build();
     let done = match runtime {
@@ -193,11 +204,13 @@ async fn command(args: &KafkaArgs) -> Result<(), String> {
             topic,
             from_beginning,
             group,
+            properties,
             count,
             exit_at_end,
             key_delimiter,
             null,
         } => {
+            let config = member_config(group.as_deref(), properties)?;
             let format = Format {
                 key_delimiter: key_delimiter.as_deref().map(str::as_bytes),
                 null: if *null { b"NULL" } else { b"" },
@@ -211,7 +224,7 @@ async fn command(args: &KafkaArgs) -> Result<(), String> {
                 count: *count,
                 at_end: *exit_at_end,
             };
-            consume(bootstrap, topic, group.as_deref(), reset, until, &format).await
+            consume(bootstrap, topic, config, reset, until, &format).await
         }
     }
 }
@@ -336,26 +349,61 @@ struct Until {
     at_end: bool,
 }
 
-/// Prints `topic`'s records until `until` says. With `group`, as a member of that consumer
-/// group: its share of the partitions, each from where the group committed (else from
+/// A consumer's settings: of a member of `group` (if any), with `properties` (Kafka's names
+/// for them, as `-X` gives them).
+fn member_config(
+    group: Option<&str>,
+    properties: &[(String, String)],
+) -> Result<ConsumerConfig, String> {
+    let mut config = ConsumerConfig {
+        group: group.map(str::to_owned),
+        ..ConsumerConfig::default()
+    };
+    if group.is_none() && !properties.is_empty() {
+        return Err("-X sets a group member's properties: give the group with -G".to_owned());
+    }
+    for (name, value) in properties {
+        let millis = || {
+            value
+                .parse()
+                .map(Duration::from_millis)
+                .map_err(|_| format!("{name}: expected milliseconds, got {value:?}"))
+        };
+        match name.as_str() {
+            "group.instance.id" => config.group_instance_id = Some(value.clone()),
+            "session.timeout.ms" => config.session_timeout = millis()?,
+            "heartbeat.interval.ms" => config.heartbeat_interval = millis()?,
+            "max.poll.interval.ms" => config.max_poll_interval = millis()?,
+            _ => {
+                return Err(format!(
+                    "unknown property {name} (known: group.instance.id, session.timeout.ms, \
+                     heartbeat.interval.ms, max.poll.interval.ms)"
+                ))
+            }
+        }
+    }
+    Ok(config)
+}
+
+/// Prints `topic`'s records until `until` says. As a member of `config`'s group if it has
+/// one: its share of the partitions, each from where the group committed (else from
 /// `reset`), committing the offset past each record printed after every answer and before
-/// it leaves the group; without, every partition from `reset`.
+/// it stops, then leaving the group unless it is a static member; without, every partition
+/// from `reset`.
 async fn consume(
     bootstrap: &str,
     topic: &str,
-    group: Option<&str>,
+    config: ConsumerConfig,
     reset: Reset,
     until: Until,
     format: &Format<'_>,
 ) -> Result<(), String> {
-    let config = ConsumerConfig {
-        group: group.map(str::to_owned),
-        ..ConsumerConfig::default()
-    };
+    let group = config.group.clone();
+    let comes_back = config.group_instance_id.is_some();
     let mut consumer = Consumer::connect(bootstrap, config)
         .await
         .map_err(|e| not_connected(bootstrap, &e))?;
-    let joined = match (group, reset) {
+    let joined = match (&group, reset) {
         (Some(_), reset) => consumer.subscribe(&[topic], reset).await,
         (None, reset) => consumer.assign(topic, reset.into()).await.map(drop),
     };
@@ -410,10 +458,13 @@ async fn consume(
     };
     if group.is_some() {
         commit(&mut consumer, topic, &mut printed).await?;
-        consumer
-            .leave()
-            .await
-            .map_err(|e| format!("leave the group: {}", line(e)))?;
+        // A static member is coming back, its partitions kept for it until its session ends.
+        if !comes_back {
+            consumer
+                .leave()
+                .await
+                .map_err(|e| format!("leave the group: {}", line(e)))?;
+        }
     }
     outcome
 }

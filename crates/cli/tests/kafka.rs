@@ -240,6 +240,68 @@ fn creates_produces_and_consumes_against_a_real_broker() {
     ends_quietly_when_its_reader_leaves(b, &format!("{topic}-pipe"));
     tombstones_on_a_compacted_topic(b, &format!("{topic}-compacted"));
     a_group_goes_on_where_it_stopped(b, &format!("{topic}-group"));
+    a_member_whose_reader_stalls_leaves(b, &format!("{topic}-stall"));
+}
+
+/// `consume -G` whose reader stops reading (its stdout pipe full, the command blocked
+/// writing): its heartbeat task still runs, so `-X max.poll.interval.ms` makes it leave
+/// the group, and the next member joins at once instead of waiting for it (its session, set
+/// with `-X session.timeout.ms`, being far from over). Bad `-X` input is one plain line.
+fn a_member_whose_reader_stalls_leaves(b: &str, topic: &str) {
+    kafka(b, &["topics", "create", topic, "--partitions", "2"], b"");
+    // Far more than a pipe holds.
+    let lines: String = (0..20_000).map(|i| format!("{i:0>99}\n")).collect();
+    for partition in ["0", "1"] {
+        kafka(
+            b,
+            &["produce", topic, "--partition", partition],
+            lines.as_bytes(),
+        );
+    }
+    let group = format!("{topic}-members");
+    let member = |extra: &[&str]| {
+        let mut args = vec!["kafka", "--bootstrap", b, "consume", topic, "-G", &group];
+        args.extend_from_slice(&["--from-beginning", "-X", "session.timeout.ms=30000"]);
+        args.extend_from_slice(extra);
+        args.into_iter().map(str::to_owned).collect::<Vec<_>>()
+    };
+    let mut stalled = Command::new(BIN)
+        .args(member(&["-X", "max.poll.interval.ms=1000"]))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run ringwire kafka consume");
+    let mut stdout = BufReader::new(stalled.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    // Not read from now on: the member fills the pipe and blocks.
+    std::thread::sleep(Duration::from_millis(2500));
+    let started = Instant::now();
+    let next = Command::new(BIN)
+        .args(member(&["-e", "--count", "10"]))
+        .output()
+        .unwrap();
+    assert!(
+        next.status.success(),
+        "{}",
+        String::from_utf8_lossy(&next.stderr)
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "the next member waited {:?} for the stalled one",
+        started.elapsed()
+    );
+    // Its reader gone, it ends at its next write, quietly.
+    drop(stdout);
+    ended_quietly(stalled);
+
+    let bad = kafka_fails(
+        b,
+        &["consume", topic, "-G", &group, "-X", "session.timeout=1"],
+    );
+    assert!(bad.contains("unknown property session.timeout"), "{bad}");
+    let bad = kafka_fails(b, &["consume", topic, "-X", "session.timeout.ms=1"]);
+    assert!(bad.contains("give the group with -G"), "{bad}");
 }
 
 /// `consume -G`: each run starts where the last one's printed records end (not where its

@@ -469,7 +469,11 @@ impl Consumer {
     /// instead when it is coming back.
     pub async fn leave(&mut self) -> Result<(), ClientError> {
         if self.config.commit_on_rebalance && !self.assigned.is_empty() {
-            self.commit().await?;
+            match self.commit().await {
+                // The group moved on without this member: nothing of it to commit.
+                Err(e) if !e.is_rebalance() => return Err(e),
+                _ => {}
+            }
         }
         let Some(membership) = self.membership.take() else {
             return Ok(());
@@ -480,23 +484,34 @@ impl Consumer {
             heartbeat,
             ..
         } = membership;
+        // Left already, for a consumer not polled in time.
+        let left = matches!(
+            heartbeat.as_ref().and_then(Heartbeat::news),
+            Some(News::Left)
+        );
         drop(heartbeat);
         self.drop_assignment().await?;
-        if member_id.is_empty() {
+        if member_id.is_empty() || left {
             return Ok(());
         }
         let instance = self.config.group_instance_id.as_deref();
-        self.with_coordinator(|mut conn, group| async {
-            let request = LeaveGroupRequest {
-                group_id: group,
-                member_id: &member_id,
-                group_instance_id: instance,
-                reason: Some("the consumer left"),
-            };
-            let left = conn.leave_group(&request).await;
-            (conn, left)
-        })
-        .await
+        let left = self
+            .with_coordinator(|mut conn, group| async {
+                let request = LeaveGroupRequest {
+                    group_id: group,
+                    member_id: &member_id,
+                    group_instance_id: instance,
+                    reason: Some("the consumer left"),
+                };
+                let left = conn.leave_group(&request).await;
+                (conn, left)
+            })
+            .await;
+        match left {
+            // Forgotten by the group already (its session ended): out, as asked.
+            Err(ClientError::Kafka { code, .. }) if code == ErrorCode::UNKNOWN_MEMBER_ID => Ok(()),
+            left => left,
+        }
     }
 
     /// Who this consumer is in its group, once it joined: the member id the coordinator gave
