@@ -210,6 +210,9 @@ struct Assigned {
     fetching: i64,
     /// Where the log ended by the last Fetch answer for the partition.
     end: Option<i64>,
+    /// The Fetch in flight asked for the partition from before a [`seek`](Consumer::seek):
+    /// its records are dropped, and the next Fetch asks from `position`.
+    sought: bool,
 }
 
 /// One leader's connection and the Fetch in flight on it, if any.
@@ -316,6 +319,7 @@ impl Consumer {
         }
         for a in &mut self.assigned {
             a.fetching = a.position;
+            a.sought = false;
         }
         self.assigned.push(Assigned {
             topic: topic.into(),
@@ -323,7 +327,34 @@ impl Consumer {
             position: offset,
             fetching: offset,
             end: None,
+            sought: false,
         });
+        Ok(())
+    }
+
+    /// Moves an assigned partition's position: the next records handed out for it start at
+    /// `offset`, to handle records again (after a failure downstream, say) or to skip ahead.
+    /// At once, without a request: records of a Fetch already in flight for the partition
+    /// are dropped when they come, and the next Fetch asks from `offset`. An offset past
+    /// the log's end is the broker's to refuse (`OFFSET_OUT_OF_RANGE` from the next poll).
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::NotAssigned`]: the consumer does not read the partition.
+    pub fn seek(&mut self, topic: &str, partition: i32, offset: i64) -> Result<(), ClientError> {
+        let in_flight = self
+            .cluster
+            .leader(topic, partition)
+            .and_then(|node| self.fetchers.get(&node))
+            .is_some_and(|f| f.in_flight);
+        let a =
+            find(&mut self.assigned, topic, partition).ok_or_else(|| ClientError::NotAssigned {
+                topic: topic.to_owned(),
+                partition,
+            })?;
+        a.position = offset;
+        a.fetching = offset;
+        a.sought = in_flight;
         Ok(())
     }
 
@@ -820,6 +851,7 @@ impl Consumer {
             self.fetchers.clear();
             for a in &mut self.assigned {
                 a.fetching = a.position;
+                a.sought = false;
             }
         }
         result
@@ -900,6 +932,10 @@ impl Consumer {
                     moved |= p.error_code.is_retriable();
                     continue;
                 }
+                if a.sought {
+                    // Asked from before the seek: the next Fetch asks from the position.
+                    continue;
+                }
                 a.end = Some(match config.isolation {
                     // -1 from a broker too old to say.
                     Isolation::ReadCommitted if p.last_stable_offset >= 0 => p.last_stable_offset,
@@ -935,6 +971,10 @@ impl Consumer {
                 let Some(a) = find(assigned, topic.name, p.partition_index) else {
                     continue;
                 };
+                if a.sought {
+                    a.sought = false;
+                    continue;
+                }
                 if p.error_code != ErrorCode::NONE {
                     if p.error_code.is_retriable() {
                         continue;

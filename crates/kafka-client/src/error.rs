@@ -97,6 +97,13 @@ pub enum ClientError {
     Broken(String),
     /// A consumer polled before any partition was assigned.
     NothingAssigned,
+    /// A consumer was asked about a partition it does not read.
+    NotAssigned {
+        /// The partition's topic.
+        topic: String,
+        /// The partition.
+        partition: i32,
+    },
     /// A wait for a response with no request in flight that gets one (none was sent, or
     /// only requests that get no answer, such as a Produce with acks = 0): it would wait
     /// forever.
@@ -255,6 +262,9 @@ impl fmt::Display for ClientError {
             ),
             Self::Broken(why) => write!(f, "connection broke: {why}"),
             Self::NothingAssigned => f.write_str("no partition assigned"),
+            Self::NotAssigned { topic, partition } => {
+                write!(f, "partition {partition} of {topic} is not assigned")
+            }
             Self::NoResponseAwaited => f.write_str(
                 "no request in flight gets an answer (a Produce with acks = 0 gets none)",
             ),

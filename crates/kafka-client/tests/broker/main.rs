@@ -1149,6 +1149,7 @@ const TESTS: &[Test] = &[
         "producer_and_consumer_pipeline_many_partitions",
         pipelined::producer_and_consumer_pipeline_many_partitions,
     ),
+    ("seek_rewinds_and_skips", pipelined::seek_rewinds_and_skips),
     (
         "read_committed_skips_what_a_java_producer_aborted",
         pipelined::read_committed_skips_what_a_java_producer_aborted,

@@ -7,7 +7,8 @@ use ringwire_kafka::api::list_offsets::LATEST;
 use ringwire_kafka::api::produce::Acks;
 use ringwire_kafka::record::Compression;
 use ringwire_kafka_client::{
-    Consumer, ConsumerConfig, Delivery, Isolation, Producer, ProducerConfig, ProducerRecord, Start,
+    ClientError, Consumer, ConsumerConfig, Delivery, Isolation, Producer, ProducerConfig,
+    ProducerRecord, Start,
 };
 
 use super::{broker_cmd, broker_in, connect, create, runtime, script, unique, PrivateBroker};
@@ -492,4 +493,63 @@ pub(crate) fn every_acks_setting_delivers_in_order(bootstrap: &str) {
             "{acks:?}"
         );
     }
+}
+
+/// The values handed out while `consumer` polls partition 0 of `topic` up to `end`.
+async fn poll_to(consumer: &mut Consumer, topic: &str, end: i64) -> Vec<String> {
+    let mut got = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while consumer.position(topic, 0) < Some(end) {
+        assert!(Instant::now() < deadline, "stuck at {got:?}");
+        consumer
+            .poll(|_, _, r| got.push(String::from_utf8_lossy(r.value.unwrap()).into_owned()))
+            .await
+            .unwrap();
+    }
+    got
+}
+
+/// `seek` moves a partition's position at once: back, to hand records out again, while a
+/// Fetch from the old position is in flight and answered with newer records (dropped, not
+/// handed out ahead of the rewound ones); ahead, to skip records.
+pub(crate) fn seek_rewinds_and_skips(bootstrap: &str) {
+    let mut conn = connect(bootstrap);
+    let topic = unique("seek");
+    create(&mut conn, &topic, 1, &[]);
+    let values =
+        |range: std::ops::Range<i64>| -> Vec<String> { range.map(|i| format!("v{i}")).collect() };
+    runtime().block_on(async {
+        let producer = Producer::connect(bootstrap, ProducerConfig::default())
+            .await
+            .unwrap();
+        let produce = async |range: std::ops::Range<i64>| {
+            for value in values(range) {
+                let record = ProducerRecord::new(&topic, value.as_bytes()).partition(0);
+                producer.send(record).await.unwrap().await.unwrap();
+            }
+        };
+        let config = ConsumerConfig {
+            max_wait: Duration::from_millis(300),
+            ..ConsumerConfig::default()
+        };
+        let mut consumer = Consumer::connect(bootstrap, config).await.unwrap();
+        consumer.assign(&topic, Start::Earliest).await.unwrap();
+        produce(0..10).await;
+        assert_eq!(poll_to(&mut consumer, &topic, 10).await, values(0..10));
+        // The next Fetch (from 10) is in flight; these records answer it.
+        produce(10..20).await;
+        consumer.seek(&topic, 0, 3).unwrap();
+        assert_eq!(consumer.position(&topic, 0), Some(3));
+        assert_eq!(poll_to(&mut consumer, &topic, 20).await, values(3..20));
+
+        consumer.seek(&topic, 0, 15).unwrap();
+        produce(20..22).await;
+        assert_eq!(poll_to(&mut consumer, &topic, 22).await, values(15..22));
+
+        let err = consumer.seek(&topic, 1, 0).unwrap_err();
+        assert!(
+            matches!(err, ClientError::NotAssigned { partition: 1, .. }),
+            "{err}"
+        );
+    });
 }
