@@ -213,6 +213,8 @@ struct Assigned {
     /// The Fetch in flight asked for the partition from before a [`seek`](Consumer::seek):
     /// its records are dropped, and the next Fetch asks from `position`.
     sought: bool,
+    /// Not fetched until resumed ([`pause`](Consumer::pause)).
+    paused: bool,
 }
 
 /// One leader's connection and the Fetch in flight on it, if any.
@@ -328,6 +330,7 @@ impl Consumer {
             fetching: offset,
             end: None,
             sought: false,
+            paused: false,
         });
         Ok(())
     }
@@ -342,20 +345,52 @@ impl Consumer {
     ///
     /// [`ClientError::NotAssigned`]: the consumer does not read the partition.
     pub fn seek(&mut self, topic: &str, partition: i32, offset: i64) -> Result<(), ClientError> {
+        let a = self.refetch(topic, partition)?;
+        a.position = offset;
+        a.fetching = offset;
+        Ok(())
+    }
+
+    /// Stops fetching a partition, its position kept, until [`resume`](Self::resume): a
+    /// pipeline whose next stage is full holds back its input while it goes on polling (and
+    /// stays in its group). Records of a Fetch already in flight for the partition are
+    /// dropped, to be fetched again once resumed. A rebalance forgets pauses, as Java's
+    /// consumer does.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::NotAssigned`]: the consumer does not read the partition.
+    pub fn pause(&mut self, topic: &str, partition: i32) -> Result<(), ClientError> {
+        let a = self.refetch(topic, partition)?;
+        a.fetching = a.position;
+        a.paused = true;
+        Ok(())
+    }
+
+    /// Fetches a [`pause`](Self::pause)d partition again, from its position.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::NotAssigned`]: the consumer does not read the partition.
+    pub fn resume(&mut self, topic: &str, partition: i32) -> Result<(), ClientError> {
+        let a = find(&mut self.assigned, topic, partition)
+            .ok_or_else(|| not_assigned(topic, partition))?;
+        a.paused = false;
+        Ok(())
+    }
+
+    /// The partition, its records from a Fetch in flight (if any) marked to be dropped: what
+    /// it hands out next is to come from a new Fetch.
+    fn refetch(&mut self, topic: &str, partition: i32) -> Result<&mut Assigned, ClientError> {
         let in_flight = self
             .cluster
             .leader(topic, partition)
             .and_then(|node| self.fetchers.get(&node))
             .is_some_and(|f| f.in_flight);
-        let a =
-            find(&mut self.assigned, topic, partition).ok_or_else(|| ClientError::NotAssigned {
-                topic: topic.to_owned(),
-                partition,
-            })?;
-        a.position = offset;
-        a.fetching = offset;
-        a.sought = in_flight;
-        Ok(())
+        let a = find(&mut self.assigned, topic, partition)
+            .ok_or_else(|| not_assigned(topic, partition))?;
+        a.sought |= in_flight;
+        Ok(a)
     }
 
     /// The offset of a partition's log at `at` (`EARLIEST` or `LATEST`), asked of its leader.
@@ -863,17 +898,19 @@ impl Consumer {
     ) -> Result<usize, ClientError> {
         self.keep_membership().await?;
         if self.assigned.is_empty() {
-            let Some(m) = &self.membership else {
+            if self.membership.is_none() {
                 return Err(ClientError::NothingAssigned);
-            };
-            // A member with no share waits as a Fetch with nothing new would, or until the
-            // group changes.
-            if let Some(heartbeat) = &m.heartbeat {
-                let _ = tokio::time::timeout(self.config.max_wait, heartbeat.arrived()).await;
             }
+            // A member with no share.
+            self.idle().await;
             return Ok(0);
         }
         let leaders = self.leaders().await?;
+        if leaders.is_empty() {
+            // Every partition paused.
+            self.idle().await;
+            return Ok(0);
+        }
         for &node in &leaders {
             let fetcher = self.fetcher_of(node).await?;
             if fetcher.in_flight {
@@ -932,8 +969,9 @@ impl Consumer {
                     moved |= p.error_code.is_retriable();
                     continue;
                 }
-                if a.sought {
-                    // Asked from before the seek: the next Fetch asks from the position.
+                if a.sought || a.paused {
+                    // Asked from before a seek or pause: the next Fetch asks from the
+                    // position, if the partition is fetched at all.
                     continue;
                 }
                 a.end = Some(match config.isolation {
@@ -955,13 +993,16 @@ impl Consumer {
             let list = fetch_list(assigned, cluster, node, config.partition_max_bytes, |a| {
                 a.fetching
             });
-            let topics = list.topics();
-            let request = fetch_request(config, &topics);
-            queue(&mut conn.tx, &mut conn.correlator, &request, version).await?;
-            // In flight from here: a poll dropped during the flush leaves it queued, and the
-            // next poll flushes it rather than sending another.
-            fetcher.in_flight = true;
-            conn.tx.flush().await?;
+            // None when every partition of the leader is paused.
+            if !list.partitions.is_empty() {
+                let topics = list.topics();
+                let request = fetch_request(config, &topics);
+                queue(&mut conn.tx, &mut conn.correlator, &request, version).await?;
+                // In flight from here: a poll dropped during the flush leaves it queued, and
+                // the next poll flushes it rather than sending another.
+                fetcher.in_flight = true;
+                conn.tx.flush().await?;
+            }
         }
         // Then the records.
         let mut delivered = 0;
@@ -971,7 +1012,7 @@ impl Consumer {
                 let Some(a) = find(assigned, topic.name, p.partition_index) else {
                     continue;
                 };
-                if a.sought {
+                if a.sought || a.paused {
                     a.sought = false;
                     continue;
                 }
@@ -1015,19 +1056,30 @@ impl Consumer {
         Ok(delivered)
     }
 
-    /// The leaders of the assigned partitions, asking the cluster for unknown ones.
+    /// Waits as a Fetch with nothing new would (`max_wait`), or until the group changes.
+    async fn idle(&self) {
+        let wait = self.config.max_wait;
+        match self.membership.as_ref().and_then(|m| m.heartbeat.as_ref()) {
+            Some(heartbeat) => {
+                let _ = tokio::time::timeout(wait, heartbeat.arrived()).await;
+            }
+            None => tokio::time::sleep(wait).await,
+        }
+    }
+
+    /// The leaders of the assigned partitions not paused, asking the cluster for unknown ones.
     async fn leaders(&self) -> Result<Vec<i32>, ClientError> {
         let unknown: Vec<&str> = self
             .assigned
             .iter()
-            .filter(|a| self.cluster.leader(&a.topic, a.partition).is_none())
+            .filter(|a| !a.paused && self.cluster.leader(&a.topic, a.partition).is_none())
             .map(|a| &*a.topic)
             .collect();
         if !unknown.is_empty() {
             self.cluster.refresh(&unknown).await?;
         }
         let mut leaders = Vec::new();
-        for a in &self.assigned {
+        for a in self.assigned.iter().filter(|a| !a.paused) {
             let leader = self.cluster.leader(&a.topic, a.partition).ok_or_else(|| {
                 ClientError::NoLeader {
                     topic: a.topic.to_string(),
@@ -1106,6 +1158,13 @@ async fn send_fetch(
     Ok(())
 }
 
+fn not_assigned(topic: &str, partition: i32) -> ClientError {
+    ClientError::NotAssigned {
+        topic: topic.to_owned(),
+        partition,
+    }
+}
+
 /// The partitions of one Fetch, grouped by topic.
 #[derive(Debug)]
 struct FetchList<'a> {
@@ -1124,7 +1183,7 @@ fn fetch_list<'a>(
 ) -> FetchList<'a> {
     let mut led: Vec<&Assigned> = assigned
         .iter()
-        .filter(|a| cluster.leader(&a.topic, a.partition) == Some(node))
+        .filter(|a| !a.paused && cluster.leader(&a.topic, a.partition) == Some(node))
         .collect();
     led.sort_by(|a, b| (&a.topic, a.partition).cmp(&(&b.topic, b.partition)));
     let mut list = FetchList {

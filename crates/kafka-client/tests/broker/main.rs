@@ -1151,6 +1151,10 @@ const TESTS: &[Test] = &[
     ),
     ("seek_rewinds_and_skips", pipelined::seek_rewinds_and_skips),
     (
+        "pause_holds_a_partition_back",
+        pipelined::pause_holds_a_partition_back,
+    ),
+    (
         "read_committed_skips_what_a_java_producer_aborted",
         pipelined::read_committed_skips_what_a_java_producer_aborted,
     ),

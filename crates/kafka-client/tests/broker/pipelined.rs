@@ -495,20 +495,6 @@ pub(crate) fn every_acks_setting_delivers_in_order(bootstrap: &str) {
     }
 }
 
-/// The values handed out while `consumer` polls partition 0 of `topic` up to `end`.
-async fn poll_to(consumer: &mut Consumer, topic: &str, end: i64) -> Vec<String> {
-    let mut got = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while consumer.position(topic, 0) < Some(end) {
-        assert!(Instant::now() < deadline, "stuck at {got:?}");
-        consumer
-            .poll(|_, _, r| got.push(String::from_utf8_lossy(r.value.unwrap()).into_owned()))
-            .await
-            .unwrap();
-    }
-    got
-}
-
 /// `seek` moves a partition's position at once: back, to hand records out again, while a
 /// Fetch from the old position is in flight and answered with newer records (dropped, not
 /// handed out ahead of the rewound ones); ahead, to skip records.
@@ -535,16 +521,25 @@ pub(crate) fn seek_rewinds_and_skips(bootstrap: &str) {
         let mut consumer = Consumer::connect(bootstrap, config).await.unwrap();
         consumer.assign(&topic, Start::Earliest).await.unwrap();
         produce(0..10).await;
-        assert_eq!(poll_to(&mut consumer, &topic, 10).await, values(0..10));
+        assert_eq!(
+            poll_until(&mut consumer, |c| c.position(&topic, 0) >= Some(10)).await,
+            values(0..10)
+        );
         // The next Fetch (from 10) is in flight; these records answer it.
         produce(10..20).await;
         consumer.seek(&topic, 0, 3).unwrap();
         assert_eq!(consumer.position(&topic, 0), Some(3));
-        assert_eq!(poll_to(&mut consumer, &topic, 20).await, values(3..20));
+        assert_eq!(
+            poll_until(&mut consumer, |c| c.position(&topic, 0) >= Some(20)).await,
+            values(3..20)
+        );
 
         consumer.seek(&topic, 0, 15).unwrap();
         produce(20..22).await;
-        assert_eq!(poll_to(&mut consumer, &topic, 22).await, values(15..22));
+        assert_eq!(
+            poll_until(&mut consumer, |c| c.position(&topic, 0) >= Some(22)).await,
+            values(15..22)
+        );
 
         let err = consumer.seek(&topic, 1, 0).unwrap_err();
         assert!(
@@ -552,4 +547,71 @@ pub(crate) fn seek_rewinds_and_skips(bootstrap: &str) {
             "{err}"
         );
     });
+}
+
+/// `pause` holds a partition back (its records, a Fetch in flight's included, wait for
+/// `resume`, none lost), the others going on; with every partition paused, a poll waits
+/// `max_wait` and hands out nothing.
+pub(crate) fn pause_holds_a_partition_back(bootstrap: &str) {
+    let mut conn = connect(bootstrap);
+    let topic = unique("pause");
+    create(&mut conn, &topic, 2, &[]);
+    let values = |p: i32, range: std::ops::Range<i64>| -> Vec<String> {
+        range.map(|i| format!("p{p}-{i}")).collect()
+    };
+    runtime().block_on(async {
+        let producer = Producer::connect(bootstrap, ProducerConfig::default())
+            .await
+            .unwrap();
+        let produce = async |p: i32, range: std::ops::Range<i64>| {
+            for value in values(p, range) {
+                let record = ProducerRecord::new(&topic, value.as_bytes()).partition(p);
+                producer.send(record).await.unwrap().await.unwrap();
+            }
+        };
+        let config = ConsumerConfig {
+            max_wait: Duration::from_millis(300),
+            ..ConsumerConfig::default()
+        };
+        let mut consumer = Consumer::connect(bootstrap, config).await.unwrap();
+        consumer.assign(&topic, Start::Earliest).await.unwrap();
+        produce(0, 0..10).await;
+        produce(1, 0..10).await;
+        consumer.pause(&topic, 1).unwrap();
+        let got = poll_until(&mut consumer, |c| c.position(&topic, 0) >= Some(10)).await;
+        assert_eq!(got, values(0, 0..10));
+        // The next Fetch (partition 0 alone) is in flight; these records answer it.
+        produce(0, 10..20).await;
+        consumer.pause(&topic, 0).unwrap();
+        for _ in 0..3 {
+            let started = Instant::now();
+            assert_eq!(consumer.poll(|_, _, _| panic!("paused")).await.unwrap(), 0);
+            assert!(started.elapsed() >= Duration::from_millis(250));
+        }
+        consumer.resume(&topic, 1).unwrap();
+        let got = poll_until(&mut consumer, |c| c.position(&topic, 1) >= Some(10)).await;
+        assert_eq!(got, values(1, 0..10));
+        consumer.resume(&topic, 0).unwrap();
+        let got = poll_until(&mut consumer, |c| c.position(&topic, 0) >= Some(20)).await;
+        assert_eq!(got, values(0, 10..20));
+        let err = consumer.pause(&topic, 2).unwrap_err();
+        assert!(
+            matches!(err, ClientError::NotAssigned { partition: 2, .. }),
+            "{err}"
+        );
+    });
+}
+
+/// The values handed out while `consumer` polls until `done` says.
+async fn poll_until(consumer: &mut Consumer, done: impl Fn(&Consumer) -> bool) -> Vec<String> {
+    let mut got = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !done(consumer) {
+        assert!(Instant::now() < deadline, "stuck at {got:?}");
+        consumer
+            .poll(|_, _, r| got.push(String::from_utf8_lossy(r.value.unwrap()).into_owned()))
+            .await
+            .unwrap();
+    }
+    got
 }
