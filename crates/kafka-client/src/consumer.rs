@@ -92,6 +92,11 @@ pub struct ConsumerConfig {
     /// out since the last [`commit`](Consumer::commit) are handed out again to the partition's
     /// next owner (at least once).
     pub commit_on_rebalance: bool,
+    /// Where a partition goes on from when its position is out of its log's range (records
+    /// deleted by retention while the consumer was away, or a [`seek`](Consumer::seek) past
+    /// the end): Kafka's `auto.offset.reset`, `Latest` by default as there. `None`: the
+    /// poll fails with `OFFSET_OUT_OF_RANGE`.
+    pub offset_reset: Option<Reset>,
 }
 
 impl Default for ConsumerConfig {
@@ -111,6 +116,7 @@ impl Default for ConsumerConfig {
             rebalance_timeout: Duration::from_secs(60),
             metadata_max_age: Duration::from_secs(300),
             commit_on_rebalance: false,
+            offset_reset: Some(Reset::Latest),
         }
     }
 }
@@ -338,8 +344,8 @@ impl Consumer {
     /// Moves an assigned partition's position: the next records handed out for it start at
     /// `offset`, to handle records again (after a failure downstream, say) or to skip ahead.
     /// At once, without a request: records of a Fetch already in flight for the partition
-    /// are dropped when they come, and the next Fetch asks from `offset`. An offset past
-    /// the log's end is the broker's to refuse (`OFFSET_OUT_OF_RANGE` from the next poll).
+    /// are dropped when they come, and the next Fetch asks from `offset`. An offset out of
+    /// the log's range goes where [`ConsumerConfig::offset_reset`] says.
     ///
     /// # Errors
     ///
@@ -1006,6 +1012,7 @@ impl Consumer {
         }
         // Then the records.
         let mut delivered = 0;
+        let mut out_of_range = Vec::new();
         let limits = conn.limits;
         for topic in &response.topics {
             for p in &topic.partitions {
@@ -1018,6 +1025,12 @@ impl Consumer {
                 }
                 if p.error_code != ErrorCode::NONE {
                     if p.error_code.is_retriable() {
+                        continue;
+                    }
+                    if p.error_code == ErrorCode::OFFSET_OUT_OF_RANGE
+                        && config.offset_reset.is_some()
+                    {
+                        out_of_range.push((Arc::clone(&a.topic), a.partition));
                         continue;
                     }
                     ClientError::check(ApiKey::Fetch, p.error_code)?;
@@ -1053,7 +1066,32 @@ impl Consumer {
             let stale: Vec<&str> = stale.iter().map(String::as_str).collect();
             cluster.refresh(&stale).await?;
         }
+        if let Some(reset) = self.config.offset_reset {
+            for (topic, partition) in out_of_range {
+                self.reset_position(&topic, partition, reset).await?;
+            }
+        }
         Ok(delivered)
+    }
+
+    /// Moves a partition whose position is out of its log's range to where `reset` says.
+    async fn reset_position(
+        &mut self,
+        topic: &str,
+        partition: i32,
+        reset: Reset,
+    ) -> Result<(), ClientError> {
+        let offset = self.log_offset(topic, partition, reset.timestamp()).await?;
+        // Asking dropped the leader's Fetch in flight, answers of other partitions with it.
+        for a in &mut self.assigned {
+            a.fetching = a.position;
+            a.sought = false;
+        }
+        let a = find(&mut self.assigned, topic, partition)
+            .ok_or_else(|| not_assigned(topic, partition))?;
+        a.position = offset;
+        a.fetching = offset;
+        Ok(())
     }
 
     /// Waits as a Fetch with nothing new would (`max_wait`), or until the group changes.

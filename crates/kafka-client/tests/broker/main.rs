@@ -1155,6 +1155,10 @@ const TESTS: &[Test] = &[
         pipelined::pause_holds_a_partition_back,
     ),
     (
+        "an_offset_out_of_range_is_reset",
+        pipelined::an_offset_out_of_range_is_reset,
+    ),
+    (
         "read_committed_skips_what_a_java_producer_aborted",
         pipelined::read_committed_skips_what_a_java_producer_aborted,
     ),

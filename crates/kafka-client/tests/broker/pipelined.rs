@@ -6,9 +6,10 @@ use std::time::{Duration, Instant};
 use ringwire_kafka::api::list_offsets::LATEST;
 use ringwire_kafka::api::produce::Acks;
 use ringwire_kafka::record::Compression;
+use ringwire_kafka::ErrorCode;
 use ringwire_kafka_client::{
     ClientError, Consumer, ConsumerConfig, Delivery, Isolation, Producer, ProducerConfig,
-    ProducerRecord, Start,
+    ProducerRecord, Reset, Start,
 };
 
 use super::{broker_cmd, broker_in, connect, create, runtime, script, unique, PrivateBroker};
@@ -614,4 +615,57 @@ async fn poll_until(consumer: &mut Consumer, done: impl Fn(&Consumer) -> bool) -
             .unwrap();
     }
     got
+}
+
+/// A position out of the log's range (a start past the end here; records deleted by
+/// retention in life) goes where `offset_reset` says; with none, the poll says why.
+pub(crate) fn an_offset_out_of_range_is_reset(bootstrap: &str) {
+    let mut conn = connect(bootstrap);
+    let topic = unique("out-of-range");
+    create(&mut conn, &topic, 1, &[]);
+    let values =
+        |range: std::ops::Range<i64>| -> Vec<String> { range.map(|i| format!("v{i}")).collect() };
+    runtime().block_on(async {
+        let producer = Producer::connect(bootstrap, ProducerConfig::default())
+            .await
+            .unwrap();
+        let produce = async |range: std::ops::Range<i64>| {
+            for value in values(range) {
+                let record = ProducerRecord::new(&topic, value.as_bytes()).partition(0);
+                producer.send(record).await.unwrap().await.unwrap();
+            }
+        };
+        produce(0..5).await;
+        let consumer = async |reset: Option<Reset>| {
+            let config = ConsumerConfig {
+                max_wait: Duration::from_millis(300),
+                offset_reset: reset,
+                ..ConsumerConfig::default()
+            };
+            let mut consumer = Consumer::connect(bootstrap, config).await.unwrap();
+            consumer
+                .assign_partition(&topic, 0, Start::At(1_000))
+                .await
+                .unwrap();
+            consumer
+        };
+        let mut earliest = consumer(Some(Reset::Earliest)).await;
+        // From 1,000 back to 0, then on to the end.
+        let got = poll_until(&mut earliest, |c| c.position(&topic, 0) == Some(5)).await;
+        assert_eq!(got, values(0..5));
+
+        let mut latest = consumer(Some(Reset::Latest)).await;
+        let got = poll_until(&mut latest, |c| c.position(&topic, 0) == Some(5)).await;
+        assert!(got.is_empty(), "{got:?}");
+        produce(5..7).await;
+        let got = poll_until(&mut latest, |c| c.position(&topic, 0) >= Some(7)).await;
+        assert_eq!(got, values(5..7));
+
+        let mut none = consumer(None).await;
+        let err = none.poll(|_, _, _| {}).await.unwrap_err();
+        assert!(
+            matches!(&err, ClientError::Kafka { code, .. } if *code == ErrorCode::OFFSET_OUT_OF_RANGE),
+            "{err}"
+        );
+    });
 }
