@@ -503,22 +503,13 @@ pub(crate) fn seek_rewinds_and_skips(bootstrap: &str) {
     let mut conn = connect(bootstrap);
     let topic = unique("seek");
     create(&mut conn, &topic, 1, &[]);
-    let values =
-        |range: std::ops::Range<i64>| -> Vec<String> { range.map(|i| format!("v{i}")).collect() };
+    let values = |range| values("v", range);
     runtime().block_on(async {
         let producer = Producer::connect(bootstrap, ProducerConfig::default())
             .await
             .unwrap();
-        let produce = async |range: std::ops::Range<i64>| {
-            for value in values(range) {
-                let record = ProducerRecord::new(&topic, value.as_bytes()).partition(0);
-                producer.send(record).await.unwrap().await.unwrap();
-            }
-        };
-        let config = ConsumerConfig {
-            max_wait: Duration::from_millis(300),
-            ..ConsumerConfig::default()
-        };
+        let produce = async |range| produce_to(&producer, &topic, 0, "v", range).await;
+        let config = quick_consumer(Some(Reset::Latest));
         let mut consumer = Consumer::connect(bootstrap, config).await.unwrap();
         consumer.assign(&topic, Start::Earliest).await.unwrap();
         produce(0..10).await;
@@ -557,23 +548,14 @@ pub(crate) fn pause_holds_a_partition_back(bootstrap: &str) {
     let mut conn = connect(bootstrap);
     let topic = unique("pause");
     create(&mut conn, &topic, 2, &[]);
-    let values = |p: i32, range: std::ops::Range<i64>| -> Vec<String> {
-        range.map(|i| format!("p{p}-{i}")).collect()
-    };
+    let values = |p: i32, range| values(&format!("p{p}-"), range);
     runtime().block_on(async {
         let producer = Producer::connect(bootstrap, ProducerConfig::default())
             .await
             .unwrap();
-        let produce = async |p: i32, range: std::ops::Range<i64>| {
-            for value in values(p, range) {
-                let record = ProducerRecord::new(&topic, value.as_bytes()).partition(p);
-                producer.send(record).await.unwrap().await.unwrap();
-            }
-        };
-        let config = ConsumerConfig {
-            max_wait: Duration::from_millis(300),
-            ..ConsumerConfig::default()
-        };
+        let produce =
+            async |p: i32, range| produce_to(&producer, &topic, p, &format!("p{p}-"), range).await;
+        let config = quick_consumer(Some(Reset::Latest));
         let mut consumer = Consumer::connect(bootstrap, config).await.unwrap();
         consumer.assign(&topic, Start::Earliest).await.unwrap();
         produce(0, 0..10).await;
@@ -623,26 +605,17 @@ pub(crate) fn an_offset_out_of_range_is_reset(bootstrap: &str) {
     let mut conn = connect(bootstrap);
     let topic = unique("out-of-range");
     create(&mut conn, &topic, 1, &[]);
-    let values =
-        |range: std::ops::Range<i64>| -> Vec<String> { range.map(|i| format!("v{i}")).collect() };
+    let values = |range| values("v", range);
     runtime().block_on(async {
         let producer = Producer::connect(bootstrap, ProducerConfig::default())
             .await
             .unwrap();
-        let produce = async |range: std::ops::Range<i64>| {
-            for value in values(range) {
-                let record = ProducerRecord::new(&topic, value.as_bytes()).partition(0);
-                producer.send(record).await.unwrap().await.unwrap();
-            }
-        };
+        let produce = async |range| produce_to(&producer, &topic, 0, "v", range).await;
         produce(0..5).await;
         let consumer = async |reset: Option<Reset>| {
-            let config = ConsumerConfig {
-                max_wait: Duration::from_millis(300),
-                offset_reset: reset,
-                ..ConsumerConfig::default()
-            };
-            let mut consumer = Consumer::connect(bootstrap, config).await.unwrap();
+            let mut consumer = Consumer::connect(bootstrap, quick_consumer(reset))
+                .await
+                .unwrap();
             consumer
                 .assign_partition(&topic, 0, Start::At(1_000))
                 .await
@@ -668,4 +641,33 @@ pub(crate) fn an_offset_out_of_range_is_reset(bootstrap: &str) {
             "{err}"
         );
     });
+}
+
+/// `prefix` followed by each offset of `range`: the values [`produce_to`] writes.
+fn values(prefix: &str, range: std::ops::Range<i64>) -> Vec<String> {
+    range.map(|i| format!("{prefix}{i}")).collect()
+}
+
+/// Writes `values(prefix, range)` to a partition, each acknowledged before the next (so
+/// each value's offset is its number, in a partition that started empty).
+async fn produce_to(
+    producer: &Producer,
+    topic: &str,
+    partition: i32,
+    prefix: &str,
+    range: std::ops::Range<i64>,
+) {
+    for value in values(prefix, range) {
+        let record = ProducerRecord::new(topic, value.as_bytes()).partition(partition);
+        producer.send(record).await.unwrap().await.unwrap();
+    }
+}
+
+/// A consumer that waits 300 ms for records, positions out of range going to `reset`.
+fn quick_consumer(reset: Option<Reset>) -> ConsumerConfig {
+    ConsumerConfig {
+        max_wait: Duration::from_millis(300),
+        offset_reset: reset,
+        ..ConsumerConfig::default()
+    }
 }
