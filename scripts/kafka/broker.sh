@@ -10,6 +10,9 @@
 #                       start a second node, broker only, in the running cluster (for tests
 #                       that need partitions led by two brokers); prints its address
 #   broker.sh status    print the bootstrap address, or fail when no broker runs
+#   broker.sh tls       print the TLS listener's address and the PEM file of the CA that
+#                       signed its certificate (self-signed, made at start, for 127.0.0.1
+#                       and localhost), or fail when no broker runs
 #   broker.sh java FILE.java ARGS...
 #                       run a single-file Java program with Kafka's own client on the class
 #                       path (the tests' transactional producer, Transactions.java)
@@ -89,19 +92,25 @@ start() {
     install
     rm -rf "$run"
     mkdir -p "$run/data"
-    local port controller id
+    local port controller ssl id
     port="$(free_port)"
     controller="$(free_port)"
     while [[ "$controller" == "$port" ]]; do controller="$(free_port)"; done
+    ssl="$(free_port)"
+    while [[ "$ssl" == "$port" || "$ssl" == "$controller" ]]; do ssl="$(free_port)"; done
     id="$(cluster_id)"
+    certificate "$run/tls"
     cat >"$run/server.properties" <<EOF
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$controller
-listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$controller
-advertised.listeners=PLAINTEXT://127.0.0.1:$port
+listeners=PLAINTEXT://127.0.0.1:$port,SSL://127.0.0.1:$ssl,CONTROLLER://127.0.0.1:$controller
+advertised.listeners=PLAINTEXT://127.0.0.1:$port,SSL://127.0.0.1:$ssl
 controller.listener.names=CONTROLLER
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SSL:SSL,CONTROLLER:PLAINTEXT
+# The TLS listener's key and certificate chain in one PEM file (Kafka 2.7+).
+ssl.keystore.type=PEM
+ssl.keystore.location=$run/tls/broker.pem
 inter.broker.listener.name=PLAINTEXT
 log.dirs=$run/data
 num.partitions=1
@@ -123,9 +132,20 @@ replica.fetch.max.bytes=16777216
 socket.request.max.bytes=104857600
 EOF
     echo "$port" >"$run/port"
+    echo "127.0.0.1:$ssl" >"$run/bootstrap-tls"
     echo "$id" >"$run/cluster_id"
     format "$run"
     launch "$run"
+}
+
+# A self-signed certificate for 127.0.0.1 and localhost in directory $1: ca.pem (what
+# clients trust) and broker.pem (the key, PKCS#8 as Kafka reads it, then the certificate).
+certificate() {
+    mkdir -p "$1"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj "/CN=localhost" \
+        -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
+        -keyout "$1/key.pem" -out "$1/ca.pem" 2>/dev/null
+    cat "$1/key.pem" "$1/ca.pem" >"$1/broker.pem"
 }
 
 # Formats the storage of node directory $1 for the cluster in $run.
@@ -226,6 +246,15 @@ status() {
     fi
 }
 
+tls() {
+    if running; then
+        echo "$(cat "$run/bootstrap-tls") $run/tls/ca.pem"
+    else
+        log "no Kafka $version broker running"
+        return 1
+    fi
+}
+
 case "${1:-}" in
 install) install ;;
 start) start ;;
@@ -233,13 +262,14 @@ restart) restart ;;
 stop) stop ;;
 add-broker) add_broker ;;
 status) status ;;
+tls) tls ;;
 java)
     shift
     install
     exec "${java[@]}" "$@"
     ;;
 *)
-    echo "usage: $0 {install|start|restart|stop|add-broker|status|java FILE ARGS...}" >&2
+    echo "usage: $0 {install|start|restart|stop|add-broker|status|tls|java FILE ARGS...}" >&2
     exit 2
     ;;
 esac

@@ -24,6 +24,7 @@ use ringwire_kafka::api::produce::{
 };
 use ringwire_kafka::record::{walk, Record, Walk};
 use ringwire_kafka::{ApiKey, Correlator, ErrorCode, Limits, Request, ResponseFrame, Sent};
+use ringwire_tls::{MaybeTls, TlsConnector};
 use ringwire_wire::Status;
 use tokio::net::TcpStream;
 
@@ -33,6 +34,9 @@ use crate::ClientError;
 pub const DEFAULT_RX_RING: usize = 16 * 1024 * 1024;
 /// Receive ring bound: a response up to this size grows the ring instead of failing.
 pub const DEFAULT_RX_RING_MAX: usize = 64 * 1024 * 1024;
+
+/// A broker connection's stream: TCP, or TLS over it.
+pub(crate) type Socket = MaybeTls<TcpStream>;
 
 /// Connection settings.
 #[derive(Debug, Clone)]
@@ -50,6 +54,35 @@ pub struct ClientConfig {
     /// broken. The producer's Produce requests have
     /// [`ProducerConfig::request_timeout`](crate::ProducerConfig::request_timeout).
     pub request_timeout: Duration,
+    /// TLS to every broker (Kafka's `security.protocol=SSL`): the bootstrap brokers and those
+    /// the cluster names, each certificate checked against the host connected to (an IP
+    /// address too) as the connector's settings say ([`with_tls`](Self::with_tls) makes one).
+    /// The handshake counts in the connect timeout. `None`, the default: plaintext.
+    pub tls: Option<Arc<TlsConnector>>,
+}
+
+impl ClientConfig {
+    /// This configuration with TLS to every broker, as `tls` says (its trusted roots, and
+    /// certificate checks or not).
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::TlsConfig`]: `tls` cannot make a connector (a root that does not parse).
+    pub fn with_tls(self, tls: &ringwire_tls::ClientConfig) -> Result<Self, ClientError> {
+        let connector = TlsConnector::new(tls).map_err(ClientError::TlsConfig)?;
+        Ok(ClientConfig {
+            tls: Some(Arc::new(connector)),
+            ..self
+        })
+    }
+}
+
+/// The host of a `HOST:PORT` address (`[::1]:9093` too): the name a certificate must carry.
+fn host_of(addr: &str) -> &str {
+    let host = addr.rsplit_once(':').map_or(addr, |(host, _)| host);
+    host.strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host)
 }
 
 impl Default for ClientConfig {
@@ -62,6 +95,7 @@ impl Default for ClientConfig {
             limits: Limits::default(),
             connect_timeout: Duration::from_secs(10),
             request_timeout: Duration::from_secs(30),
+            tls: None,
         }
     }
 }
@@ -100,8 +134,8 @@ impl Isolation {
 /// [`ClientConfig::request_timeout`] (it fails with [`ClientError::RequestTimeout`]).
 #[derive(Debug)]
 pub struct Connection {
-    pub(crate) rx: AsyncRecvTransport<Arc<TcpStream>>,
-    pub(crate) tx: AsyncSendTransport<Arc<TcpStream>>,
+    pub(crate) rx: AsyncRecvTransport<Arc<Socket>>,
+    pub(crate) tx: AsyncSendTransport<Arc<Socket>>,
     pub(crate) correlator: Correlator,
     versions: Negotiated,
     broker: ApiVersionsResponse,
@@ -130,10 +164,25 @@ impl Connection {
     pub async fn connect(addr: &str, config: &ClientConfig) -> Result<Self, ClientError> {
         let limit = config.connect_timeout;
         let deadline = tokio::time::Instant::now() + limit;
-        let stream = tokio::time::timeout_at(deadline, TcpStream::connect(addr))
+        let tcp = tokio::time::timeout_at(deadline, TcpStream::connect(addr))
             .await
             .map_err(|_| ClientError::ConnectTimeout(limit))?
             .map_err(TransportError::from)?;
+        tcp.set_nodelay(true).map_err(TransportError::from)?;
+        let stream = match &config.tls {
+            None => MaybeTls::Plain(tcp),
+            Some(connector) => {
+                let handshake = connector.connect(host_of(addr), tcp);
+                let tls = tokio::time::timeout_at(deadline, handshake)
+                    .await
+                    .map_err(|_| ClientError::ConnectTimeout(limit))?
+                    .map_err(|source| ClientError::Tls {
+                        addr: addr.to_owned(),
+                        source,
+                    })?;
+                MaybeTls::Tls(Box::new(tls))
+            }
+        };
         match tokio::time::timeout_at(deadline, Self::negotiate(stream, addr, config)).await {
             // The negotiation's own wait is bounded by the same limit.
             Err(_) | Ok(Err(ClientError::RequestTimeout(_))) => {
@@ -147,11 +196,10 @@ impl Connection {
     }
 
     async fn negotiate(
-        stream: TcpStream,
+        stream: Socket,
         addr: &str,
         config: &ClientConfig,
     ) -> Result<Self, ClientError> {
-        stream.set_nodelay(true).map_err(TransportError::from)?;
         let stream = Arc::new(stream);
         let mut conn = Connection {
             rx: AsyncRecvTransport::new(config.transport, Arc::clone(&stream))?,
@@ -711,7 +759,7 @@ impl Connection {
 /// Encodes `request` straight into the send ring: the fields one by one, so that a response
 /// borrowed from the receive ring may still be read while the next request goes out.
 pub(crate) async fn queue<Q: Request>(
-    tx: &mut AsyncSendTransport<Arc<TcpStream>>,
+    tx: &mut AsyncSendTransport<Arc<Socket>>,
     correlator: &mut Correlator,
     request: &Q,
     version: i16,

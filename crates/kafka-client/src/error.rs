@@ -74,8 +74,18 @@ pub enum ClientError {
     },
     /// A request waited this long without an answer; its connection counts as broken.
     RequestTimeout(Duration),
-    /// The TCP connection was not established within this.
+    /// The TCP connection (and the TLS handshake, with TLS) was not established within this.
     ConnectTimeout(Duration),
+    /// The TLS handshake with the broker at `addr` failed (an untrusted or mismatched
+    /// certificate, a broker port that does not speak TLS, ...).
+    Tls {
+        /// The broker's address.
+        addr: String,
+        /// Why.
+        source: ringwire_tls::TlsError,
+    },
+    /// [`ClientConfig::with_tls`](crate::ClientConfig::with_tls) could not make a connector.
+    TlsConfig(ringwire_tls::TlsError),
     /// The peer at `addr` accepted the TCP connection but sent no answer to ApiVersions (the
     /// first request) within `after`: a port that is not Kafka's, or a broker that hangs.
     ApiVersionsTimeout {
@@ -250,7 +260,9 @@ impl fmt::Display for ClientError {
                 write!(f, "topic {topic} has no partition {partition}")
             }
             Self::RequestTimeout(after) => write!(f, "no answer within {after:?}"),
-            Self::ConnectTimeout(after) => write!(f, "no TCP connection within {after:?}"),
+            Self::ConnectTimeout(after) => write!(f, "no connection within {after:?}"),
+            Self::Tls { addr, source } => write!(f, "TLS with {addr}: {source}"),
+            Self::TlsConfig(e) => write!(f, "TLS settings: {e}"),
             Self::ApiVersionsTimeout { addr, after } => write!(
                 f,
                 "{addr} accepted the connection but did not answer ApiVersions within {after:?}"

@@ -14,6 +14,7 @@ mod groups;
 mod idempotent;
 mod paused;
 mod pipelined;
+mod tls;
 
 use ringwire_io::{RingConfig, TransportConfig};
 use ringwire_kafka::api::create_topics::NewTopic;
@@ -1157,6 +1158,10 @@ const TESTS: &[Test] = &[
     (
         "an_offset_out_of_range_is_reset",
         pipelined::an_offset_out_of_range_is_reset,
+    ),
+    (
+        "produce_and_consume_over_tls",
+        tls::produce_and_consume_over_tls,
     ),
     (
         "read_committed_skips_what_a_java_producer_aborted",

@@ -1,0 +1,84 @@
+//! TLS to the broker: its SSL listener, with the certificate `broker.sh` made at start.
+
+use std::time::{Duration, Instant};
+
+use ringwire_kafka_client::{
+    ClientConfig, ClientError, Connection, Consumer, ConsumerConfig, Producer, ProducerConfig,
+    ProducerRecord, Start,
+};
+
+use super::{broker, connect, create, runtime, unique};
+
+/// Produce and consume over TLS (every connection encrypted: the bootstrap one and those to
+/// the leaders the cluster names, at its TLS listener); a certificate the client does not
+/// trust, and a plaintext port, are refused with a TLS error naming the broker.
+pub(crate) fn produce_and_consume_over_tls(bootstrap: &str) {
+    let listener = broker("tls");
+    let (addr, ca) = listener.split_once(' ').expect("ADDRESS CA_FILE");
+    let ca = std::fs::read(ca).expect("the CA certificate");
+    let trusting = ringwire_tls::ClientConfig::default().add_root_pem(&ca);
+    let tls = ClientConfig::default().with_tls(&trusting).unwrap();
+    let topic = unique("tls");
+    create(&mut connect(bootstrap), &topic, 2, &[]);
+    runtime().block_on(async {
+        let producer = Producer::connect(
+            addr,
+            ProducerConfig {
+                client: tls.clone(),
+                ..ProducerConfig::default()
+            },
+        )
+        .await
+        .unwrap();
+        let values: Vec<String> = (0..200).map(|i| format!("secret {i}")).collect();
+        let mut deliveries = Vec::new();
+        for value in &values {
+            deliveries.push(
+                producer
+                    .send(ProducerRecord::new(&topic, value.as_bytes()))
+                    .await
+                    .unwrap(),
+            );
+        }
+        for delivery in deliveries {
+            delivery.await.unwrap();
+        }
+        let config = ConsumerConfig {
+            client: tls.clone(),
+            ..ConsumerConfig::default()
+        };
+        let mut consumer = Consumer::connect(addr, config).await.unwrap();
+        assert_eq!(consumer.assign(&topic, Start::Earliest).await.unwrap(), 2);
+        let mut got = Vec::new();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while got.len() < values.len() {
+            assert!(
+                Instant::now() < deadline,
+                "{} of {}",
+                got.len(),
+                values.len()
+            );
+            consumer
+                .poll(|_, _, r| got.push(String::from_utf8_lossy(r.value.unwrap()).into_owned()))
+                .await
+                .unwrap();
+        }
+        got.sort();
+        let mut want = values.clone();
+        want.sort();
+        assert_eq!(got, want);
+
+        // The system's roots only: the broker's self-signed certificate is not trusted.
+        let untrusting = ClientConfig::default()
+            .with_tls(&ringwire_tls::ClientConfig::default())
+            .unwrap();
+        let err = Connection::connect(addr, &untrusting).await.unwrap_err();
+        assert!(
+            matches!(&err, ClientError::Tls { addr: a, .. } if a == addr),
+            "{err}"
+        );
+        // TLS to the plaintext listener.
+        let err = Connection::connect(bootstrap, &tls).await.unwrap_err();
+        assert!(matches!(err, ClientError::Tls { .. }), "{err}");
+    });
+}
