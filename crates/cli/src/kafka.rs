@@ -16,13 +16,19 @@ use ringwire_kafka_client::{
 };
 use tokio::io::AsyncReadExt as _;
 
-use crate::request::line;
+use crate::request::{line, TlsArgs};
 
 #[derive(Debug, Args)]
 pub(crate) struct KafkaArgs {
     /// A broker to start from.
     #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:9092")]
     bootstrap: String,
+    /// Reach the brokers over TLS (Kafka's security.protocol=SSL; implied by --cacert and
+    /// -k), their certificates checked against the system's roots and --cacert.
+    #[arg(long)]
+    tls: bool,
+    #[command(flatten)]
+    tls_args: TlsArgs,
     #[command(subcommand)]
     command: KafkaCommand,
 }
@@ -146,6 +152,14 @@ pub(crate) fn run(args: &KafkaArgs) -> ExitCode {
 
 async fn command(args: &KafkaArgs) -> Result<(), String> {
     let bootstrap = args.bootstrap.as_str();
+    let client = if args.tls || args.tls_args.given() {
+        ClientConfig::default()
+            .with_tls(&args.tls_args.config()?)
+            .map_err(line)?
+    } else {
+        ClientConfig::default()
+    };
+    let client = &client;
     match &args.command {
         KafkaCommand::Topics {
             command:
@@ -160,7 +174,7 @@ async fn command(args: &KafkaArgs) -> Result<(), String> {
                 .iter()
                 .map(|(name, value)| (name.as_str(), Some(value.as_str())))
                 .collect();
-            let mut conn = Connection::connect(bootstrap, &ClientConfig::default())
+            let mut conn = Connection::connect(bootstrap, client)
                 .await
                 .map_err(|e| not_connected(bootstrap, &e))?;
             conn.create_topic(NewTopic {
@@ -184,10 +198,10 @@ async fn command(args: &KafkaArgs) -> Result<(), String> {
                 partition: *partition,
                 empty_is_null: *null,
             };
-            produce(bootstrap, topic, records, *compression).await
+            produce(bootstrap, client, topic, records, *compression).await
         }
         KafkaCommand::Lag { topic, group } => {
-            let lags = lag(bootstrap, topic, group).await?;
+            let lags = lag(bootstrap, client, topic, group).await?;
             let mut out = String::from("PARTITION\tCOMMITTED\tEND\tLAG\n");
             for (partition, committed, end) in lags {
                 let (committed, behind) = match committed {
@@ -210,7 +224,7 @@ async fn command(args: &KafkaArgs) -> Result<(), String> {
             key_delimiter,
             null,
         } => {
-            let config = member_config(group.as_deref(), properties)?;
+            let config = member_config(client, group.as_deref(), properties)?;
             let format = Format {
                 key_delimiter: key_delimiter.as_deref().map(str::as_bytes),
                 null: if *null { b"NULL" } else { b"" },
@@ -239,6 +253,7 @@ struct Records<'a> {
 
 async fn produce(
     bootstrap: &str,
+    client: &ClientConfig,
     topic: &str,
     records: Records<'_>,
     codec: Codec,
@@ -251,6 +266,7 @@ async fn produce(
             Codec::Lz4 => Compression::Lz4,
             Codec::Zstd => Compression::Zstd,
         },
+        client: client.clone(),
         ..ProducerConfig::default()
     };
     let producer = Producer::connect(bootstrap, config)
@@ -316,10 +332,12 @@ const STDIN_READ: usize = 256 << 10;
 /// next offset to be written).
 async fn lag(
     bootstrap: &str,
+    client: &ClientConfig,
     topic: &str,
     group: &str,
 ) -> Result<Vec<(i32, Option<i64>, i64)>, String> {
     let config = ConsumerConfig {
+        client: client.clone(),
         group: Some(group.to_owned()),
         ..ConsumerConfig::default()
     };
@@ -349,13 +367,15 @@ struct Until {
     at_end: bool,
 }
 
-/// A consumer's settings: of a member of `group` (if any), with `properties` (Kafka's names
-/// for them, as `-X` gives them).
+/// A consumer's settings: connections as `client` says, of a member of `group` (if any),
+/// with `properties` (Kafka's names for them, as `-X` gives them).
 fn member_config(
+    client: &ClientConfig,
     group: Option<&str>,
     properties: &[(String, String)],
 ) -> Result<ConsumerConfig, String> {
     let mut config = ConsumerConfig {
+        client: client.clone(),
         group: group.map(str::to_owned),
         ..ConsumerConfig::default()
     };

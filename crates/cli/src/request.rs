@@ -175,7 +175,7 @@ fn field<'w, 'a>(
 /// How `https://` and `wss://` connections are checked.
 #[derive(Debug, Args)]
 pub(crate) struct TlsArgs {
-    /// Skip certificate and host name checks (https://, wss://; for testing).
+    /// Skip certificate and host name checks (for testing).
     #[arg(short = 'k', long = "insecure")]
     insecure: bool,
     /// The TLS library.
@@ -187,6 +187,11 @@ pub(crate) struct TlsArgs {
 }
 
 impl TlsArgs {
+    /// Whether any of these flags was given.
+    pub(crate) fn given(&self) -> bool {
+        self.insecure || self.cacert.is_some()
+    }
+
     /// The client TLS settings these flags ask for.
     pub(crate) fn config(&self) -> Result<ringwire_tls::ClientConfig, String> {
         let mut tls = ringwire_tls::ClientConfig::default()

@@ -48,10 +48,32 @@ impl Drop for Broker {
     }
 }
 
+impl Broker {
+    /// The broker's TLS listener and the PEM file of the CA that signed its certificate.
+    fn tls(&self) -> (String, String) {
+        let mut command = Command::new("bash");
+        command.args([SCRIPT, "tls"]);
+        // A broker of the environment's is the script's, in its default run directory.
+        if let Some(run) = &self.started {
+            command.env("KAFKA_RUN_DIR", run);
+        }
+        let out = command.output().expect("run broker.sh tls");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        let (addr, ca) = text.trim().split_once(' ').expect("ADDRESS CA_FILE");
+        (addr.to_owned(), ca.to_owned())
+    }
+}
+
+const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/kafka/broker.sh");
+
 fn broker_sh(what: &str, run: &PathBuf) -> Output {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/kafka/broker.sh");
     Command::new("bash")
-        .args([script, what])
+        .args([SCRIPT, what])
         .env("KAFKA_RUN_DIR", run)
         .stderr(Stdio::piped())
         .output()
@@ -241,6 +263,41 @@ fn creates_produces_and_consumes_against_a_real_broker() {
     tombstones_on_a_compacted_topic(b, &format!("{topic}-compacted"));
     a_group_goes_on_where_it_stopped(b, &format!("{topic}-group"));
     a_member_whose_reader_stalls_leaves(b, &format!("{topic}-stall"));
+    over_tls(&broker, &format!("{topic}-tls"));
+}
+
+/// `--cacert` (or `--tls`, `-k`): every command over the broker's TLS listener; without the
+/// CA, an untrusted certificate is one plain line.
+fn over_tls(broker: &Broker, topic: &str) {
+    let (tls, ca) = broker.tls();
+    let secure = |args: &[&str]| {
+        let mut all = vec!["--cacert", ca.as_str()];
+        all.extend_from_slice(args);
+        all.into_iter().map(str::to_owned).collect::<Vec<_>>()
+    };
+    let run = |args: Vec<String>, stdin: &[u8]| {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        kafka(&tls, &args, stdin)
+    };
+    run(
+        secure(&["topics", "create", topic, "--partitions", "2"]),
+        b"",
+    );
+    run(secure(&["produce", topic]), b"one\ntwo\nthree\n");
+    let out = run(secure(&["consume", topic, "--from-beginning", "-e"]), b"");
+    assert_eq!(sorted_lines(&out.stdout), ["one", "three", "two"]);
+    // -k: no certificate check, the same records.
+    let out = kafka(
+        &tls,
+        &["-k", "consume", topic, "--from-beginning", "-e"],
+        b"",
+    );
+    assert_eq!(sorted_lines(&out.stdout), ["one", "three", "two"]);
+    let refused = kafka_fails(&tls, &["--tls", "consume", topic]);
+    assert!(
+        refused.contains("TLS") && refused.contains(&tls),
+        "{refused}"
+    );
 }
 
 /// `consume -G` whose reader stops reading (its stdout pipe full, the command blocked
