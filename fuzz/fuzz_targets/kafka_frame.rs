@@ -28,6 +28,8 @@ use ringwire_kafka::api::metadata::{MetadataRequest, MetadataResponse};
 use ringwire_kafka::api::offset_commit::{OffsetCommitRequest, OffsetCommitResponse};
 use ringwire_kafka::api::offset_fetch::{OffsetFetchRequest, OffsetFetchResponse};
 use ringwire_kafka::api::produce::{Acks, ProduceRequest, ProduceResponse};
+use ringwire_kafka::api::sasl_authenticate::{SaslAuthenticateRequest, SaslAuthenticateResponse};
+use ringwire_kafka::api::sasl_handshake::{SaslHandshakeRequest, SaslHandshakeResponse};
 use ringwire_kafka::api::sync_group::{SyncGroupRequest, SyncGroupResponse};
 use ringwire_kafka::record::{walk, walk_committed};
 use ringwire_kafka::{ApiKey, Correlator, Limits, Request, ResponseFrame};
@@ -88,6 +90,14 @@ fn queue(c: &mut Correlator, key: ApiKey, version: i16) {
             version,
         ),
         ApiKey::InitProducerId => send(c, &InitProducerIdRequest::default(), version),
+        ApiKey::SaslHandshake => send(c, &SaslHandshakeRequest { mechanism: "PLAIN" }, version),
+        ApiKey::SaslAuthenticate => send(
+            c,
+            &SaslAuthenticateRequest {
+                auth_bytes: b"\0u\0p",
+            },
+            version,
+        ),
         ApiKey::OffsetCommit => send(c, &OffsetCommitRequest::standalone("g", &[]), version),
         ApiKey::OffsetFetch => send(
             c,
@@ -159,6 +169,8 @@ fn decode(frame: &ResponseFrame<'_>) {
         ApiKey::Produce => drop(frame.decode::<ProduceResponse<'_>>()),
         ApiKey::ListOffsets => drop(frame.decode::<ListOffsetsResponse<'_>>()),
         ApiKey::InitProducerId => drop(frame.decode::<InitProducerIdResponse>()),
+        ApiKey::SaslHandshake => drop(frame.decode::<SaslHandshakeResponse<'_>>()),
+        ApiKey::SaslAuthenticate => drop(frame.decode::<SaslAuthenticateResponse<'_>>()),
         ApiKey::OffsetCommit => drop(frame.decode::<OffsetCommitResponse<'_>>()),
         ApiKey::OffsetFetch => drop(frame.decode::<OffsetFetchResponse<'_>>()),
         ApiKey::FindCoordinator => drop(frame.decode::<FindCoordinatorResponse<'_>>()),

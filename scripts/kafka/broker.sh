@@ -13,6 +13,8 @@
 #   broker.sh tls       print the TLS listener's address and the PEM file of the CA that
 #                       signed its certificate (self-signed, made at start, for 127.0.0.1
 #                       and localhost), or fail when no broker runs
+#   broker.sh sasl      print the SASL listener's address (SASL_PLAINTEXT, mechanism PLAIN),
+#                       a user and its password, or fail when no broker runs
 #   broker.sh java FILE.java ARGS...
 #                       run a single-file Java program with Kafka's own client on the class
 #                       path (the tests' transactional producer, Transactions.java)
@@ -32,6 +34,9 @@ cache="${RINGWIRE_CACHE:-$HOME/.cache/ringwire}"
 home="$cache/kafka-$version"
 run="${KAFKA_RUN_DIR:-$cache/run/kafka-$version}"
 heap="${KAFKA_HEAP:-192m}"
+# The SASL listener's one user (a test broker's, not a secret).
+SASL_USER=ringwire
+SASL_PASSWORD=ringwire-secret
 
 java=(java "-Xms$heap" "-Xmx$heap" -XX:+UseSerialGC -Djava.awt.headless=true
     "-Dlog4j2.rootLogger.level=WARN" -cp "$home/lib/*")
@@ -92,22 +97,26 @@ start() {
     install
     rm -rf "$run"
     mkdir -p "$run/data"
-    local port controller ssl id
+    local port controller ssl sasl id
     port="$(free_port)"
     controller="$(free_port)"
     while [[ "$controller" == "$port" ]]; do controller="$(free_port)"; done
     ssl="$(free_port)"
     while [[ "$ssl" == "$port" || "$ssl" == "$controller" ]]; do ssl="$(free_port)"; done
+    sasl="$(free_port)"
+    while [[ " $port $controller $ssl " == *" $sasl "* ]]; do sasl="$(free_port)"; done
     id="$(cluster_id)"
     certificate "$run/tls"
     cat >"$run/server.properties" <<EOF
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$controller
-listeners=PLAINTEXT://127.0.0.1:$port,SSL://127.0.0.1:$ssl,CONTROLLER://127.0.0.1:$controller
-advertised.listeners=PLAINTEXT://127.0.0.1:$port,SSL://127.0.0.1:$ssl
+listeners=PLAINTEXT://127.0.0.1:$port,SSL://127.0.0.1:$ssl,SASL_PLAINTEXT://127.0.0.1:$sasl,CONTROLLER://127.0.0.1:$controller
+advertised.listeners=PLAINTEXT://127.0.0.1:$port,SSL://127.0.0.1:$ssl,SASL_PLAINTEXT://127.0.0.1:$sasl
 controller.listener.names=CONTROLLER
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SSL:SSL,CONTROLLER:PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT
+sasl.enabled.mechanisms=PLAIN
+listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_$SASL_USER="$SASL_PASSWORD";
 # The TLS listener's key and certificate chain in one PEM file (Kafka 2.7+).
 ssl.keystore.type=PEM
 ssl.keystore.location=$run/tls/broker.pem
@@ -133,6 +142,7 @@ socket.request.max.bytes=104857600
 EOF
     echo "$port" >"$run/port"
     echo "127.0.0.1:$ssl" >"$run/bootstrap-tls"
+    echo "127.0.0.1:$sasl" >"$run/bootstrap-sasl"
     echo "$id" >"$run/cluster_id"
     format "$run"
     launch "$run"
@@ -246,6 +256,15 @@ status() {
     fi
 }
 
+sasl() {
+    if running; then
+        echo "$(cat "$run/bootstrap-sasl") $SASL_USER $SASL_PASSWORD"
+    else
+        log "no Kafka $version broker running"
+        return 1
+    fi
+}
+
 tls() {
     if running; then
         echo "$(cat "$run/bootstrap-tls") $run/tls/ca.pem"
@@ -263,13 +282,14 @@ stop) stop ;;
 add-broker) add_broker ;;
 status) status ;;
 tls) tls ;;
+sasl) sasl ;;
 java)
     shift
     install
     exec "${java[@]}" "$@"
     ;;
 *)
-    echo "usage: $0 {install|start|restart|stop|add-broker|status|tls|java FILE ARGS...}" >&2
+    echo "usage: $0 {install|start|restart|stop|add-broker|status|tls|sasl|java FILE ARGS...}" >&2
     exit 2
     ;;
 esac

@@ -28,7 +28,7 @@ use ringwire_tls::{MaybeTls, TlsConnector};
 use ringwire_wire::Status;
 use tokio::net::TcpStream;
 
-use crate::ClientError;
+use crate::{ClientError, Sasl};
 
 /// Receive ring size: Fetch responses are large, and untouched pages cost nothing.
 pub const DEFAULT_RX_RING: usize = 16 * 1024 * 1024;
@@ -59,6 +59,9 @@ pub struct ClientConfig {
     /// address too) as the connector's settings say ([`with_tls`](Self::with_tls) makes one).
     /// The handshake counts in the connect timeout. `None`, the default: plaintext.
     pub tls: Option<Arc<TlsConnector>>,
+    /// SASL authentication on every connection, after TLS if any (Kafka's `SASL_SSL` or
+    /// `SASL_PLAINTEXT`), within the connect timeout. `None`, the default: none.
+    pub sasl: Option<Sasl>,
 }
 
 impl ClientConfig {
@@ -96,6 +99,7 @@ impl Default for ClientConfig {
             connect_timeout: Duration::from_secs(10),
             request_timeout: Duration::from_secs(30),
             tls: None,
+            sasl: None,
         }
     }
 }
@@ -183,16 +187,23 @@ impl Connection {
                 MaybeTls::Tls(Box::new(tls))
             }
         };
-        match tokio::time::timeout_at(deadline, Self::negotiate(stream, addr, config)).await {
-            // The negotiation's own wait is bounded by the same limit.
-            Err(_) | Ok(Err(ClientError::RequestTimeout(_))) => {
-                Err(ClientError::ApiVersionsTimeout {
-                    addr: addr.to_owned(),
-                    after: limit,
-                })
-            }
-            Ok(negotiated) => negotiated,
+        let mut conn =
+            match tokio::time::timeout_at(deadline, Self::negotiate(stream, addr, config)).await {
+                // The negotiation's own wait is bounded by the same limit.
+                Err(_) | Ok(Err(ClientError::RequestTimeout(_))) => {
+                    return Err(ClientError::ApiVersionsTimeout {
+                        addr: addr.to_owned(),
+                        after: limit,
+                    })
+                }
+                Ok(negotiated) => negotiated?,
+            };
+        if let Some(sasl) = &config.sasl {
+            tokio::time::timeout_at(deadline, conn.authenticate(sasl))
+                .await
+                .map_err(|_| ClientError::ConnectTimeout(limit))??;
         }
+        Ok(conn)
     }
 
     async fn negotiate(

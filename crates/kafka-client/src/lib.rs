@@ -23,6 +23,7 @@ mod group;
 mod heartbeat;
 mod partitioner;
 pub mod producer;
+mod sasl;
 
 pub use connection::{ClientConfig, Connection, Isolation, DEFAULT_RX_RING, DEFAULT_RX_RING_MAX};
 pub use consumer::{Consumer, ConsumerConfig, Reset, Start};
@@ -31,3 +32,4 @@ pub use producer::{
     Deliveries, Delivery, ProduceError, Producer, ProducerConfig, ProducerRecord, ProducerStats,
     RecordMetadata,
 };
+pub use sasl::Sasl;

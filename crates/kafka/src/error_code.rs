@@ -35,6 +35,8 @@ const KNOWN: &[(i16, &str, bool)] = &[
     (28, "INVALID_COMMIT_OFFSET_SIZE", false),
     (29, "TOPIC_AUTHORIZATION_FAILED", false),
     (30, "GROUP_AUTHORIZATION_FAILED", false),
+    (33, "UNSUPPORTED_SASL_MECHANISM", false),
+    (34, "ILLEGAL_SASL_STATE", false),
     (35, "UNSUPPORTED_VERSION", false),
     (36, "TOPIC_ALREADY_EXISTS", false),
     (37, "INVALID_PARTITIONS", false),
@@ -47,6 +49,7 @@ const KNOWN: &[(i16, &str, bool)] = &[
     (47, "INVALID_PRODUCER_EPOCH", false),
     (59, "UNKNOWN_PRODUCER_ID", false),
     (56, "KAFKA_STORAGE_ERROR", true),
+    (58, "SASL_AUTHENTICATION_FAILED", false),
     (74, "FENCED_LEADER_EPOCH", true),
     (75, "UNKNOWN_LEADER_EPOCH", true),
     (76, "UNSUPPORTED_COMPRESSION_TYPE", false),
@@ -85,6 +88,10 @@ impl ErrorCode {
     /// Another consumer joined with this member's static id (`group.instance.id`): this one
     /// is out of the group for good.
     pub const FENCED_INSTANCE_ID: ErrorCode = ErrorCode(82);
+    /// The broker does not take the SASL mechanism asked for.
+    pub const UNSUPPORTED_SASL_MECHANISM: ErrorCode = ErrorCode(33);
+    /// Wrong SASL credentials.
+    pub const SASL_AUTHENTICATION_FAILED: ErrorCode = ErrorCode(58);
     /// A fetch offset outside the log.
     pub const OFFSET_OUT_OF_RANGE: ErrorCode = ErrorCode(1);
     /// An idempotent batch whose sequence does not follow the partition's last one: an

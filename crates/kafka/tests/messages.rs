@@ -31,6 +31,8 @@ use ringwire_kafka::api::offset_fetch::{
 use ringwire_kafka::api::produce::{
     Acks, ProducePartition, ProduceRequest, ProduceResponse, ProduceTopic,
 };
+use ringwire_kafka::api::sasl_authenticate::{SaslAuthenticateRequest, SaslAuthenticateResponse};
+use ringwire_kafka::api::sasl_handshake::{SaslHandshakeRequest, SaslHandshakeResponse};
 use ringwire_kafka::api::sync_group::{SyncGroupAssignment, SyncGroupRequest, SyncGroupResponse};
 use ringwire_kafka::codec::Reader;
 use ringwire_kafka::{
@@ -1284,5 +1286,40 @@ fn spliced_produce_is_the_plain_encoding() {
         // Too short a span is measured, as for the plain encoding.
         let err = spliced.encode_spliced(&request, version, &mut head[..len - 1], &mut at);
         assert_eq!(err.unwrap_err(), EncodeError::BufferTooSmall { need: len });
+    }
+}
+
+#[test]
+fn sasl_handshake_and_authenticate_against_kafka_protocol() {
+    for version in ApiKey::SaslHandshake.versions() {
+        let request = SaslHandshakeRequest { mechanism: "PLAIN" };
+        let (_, req) = round_trip_request::<_, kp::SaslHandshakeRequest>(&request, version);
+        assert_eq!(req.mechanism.as_str(), "PLAIN");
+        let mut resp = kp::SaslHandshakeResponse::default();
+        resp.error_code = 33;
+        resp.mechanisms = vec![s("PLAIN"), s("SCRAM-SHA-256")];
+        let body = encode_response(&resp, version);
+        let ours: SaslHandshakeResponse<'_> = decode_response(&body, version);
+        assert_eq!(ours.error_code, ErrorCode(33));
+        assert_eq!(ours.mechanisms, ["PLAIN", "SCRAM-SHA-256"]);
+    }
+    for version in ApiKey::SaslAuthenticate.versions() {
+        let request = SaslAuthenticateRequest {
+            auth_bytes: b"\0alice\0secret",
+        };
+        let (_, req) = round_trip_request::<_, kp::SaslAuthenticateRequest>(&request, version);
+        assert_eq!(&req.auth_bytes[..], b"\0alice\0secret");
+        assert!(!format!("{request:?}").contains("secret"));
+        let mut resp = kp::SaslAuthenticateResponse::default();
+        resp.error_code = 58;
+        resp.error_message = Some(s("Invalid username or password"));
+        resp.auth_bytes = Bytes::from_static(b"server-final");
+        resp.session_lifetime_ms = if version >= 1 { 3_600_000 } else { 0 };
+        let body = encode_response(&resp, version);
+        let ours: SaslAuthenticateResponse<'_> = decode_response(&body, version);
+        assert_eq!(ours.error_code, ErrorCode(58));
+        assert_eq!(ours.error_message, Some("Invalid username or password"));
+        assert_eq!(ours.auth_bytes, b"server-final");
+        assert_eq!(ours.session_lifetime_ms, resp.session_lifetime_ms);
     }
 }

@@ -1164,6 +1164,10 @@ const TESTS: &[Test] = &[
         tls::produce_and_consume_over_tls,
     ),
     (
+        "produce_and_consume_with_sasl",
+        tls::produce_and_consume_with_sasl,
+    ),
+    (
         "read_committed_skips_what_a_java_producer_aborted",
         pipelined::read_committed_skips_what_a_java_producer_aborted,
     ),

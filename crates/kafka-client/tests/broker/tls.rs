@@ -1,10 +1,12 @@
-//! TLS to the broker: its SSL listener, with the certificate `broker.sh` made at start.
+//! Secured listeners of the broker: TLS (its SSL listener, with the certificate `broker.sh`
+//! made at start) and SASL.
 
 use std::time::{Duration, Instant};
 
+use ringwire_kafka::ErrorCode;
 use ringwire_kafka_client::{
     ClientConfig, ClientError, Connection, Consumer, ConsumerConfig, Producer, ProducerConfig,
-    ProducerRecord, Start,
+    ProducerRecord, Sasl, Start,
 };
 
 use super::{broker, connect, create, runtime, unique};
@@ -80,5 +82,69 @@ pub(crate) fn produce_and_consume_over_tls(bootstrap: &str) {
         // TLS to the plaintext listener.
         let err = Connection::connect(bootstrap, &tls).await.unwrap_err();
         assert!(matches!(err, ClientError::Tls { .. }), "{err}");
+    });
+}
+
+/// SASL `PLAIN` at the broker's SASL listener: produce and consume as its user (every
+/// connection authenticated: the bootstrap one and the leaders'); a wrong password is the
+/// broker's `SASL_AUTHENTICATION_FAILED` in its words, and no SASL at all is refused.
+pub(crate) fn produce_and_consume_with_sasl(bootstrap: &str) {
+    let listener = broker("sasl");
+    let [addr, user, password] = listener.split(' ').collect::<Vec<_>>()[..] else {
+        panic!("ADDRESS USER PASSWORD, got {listener}");
+    };
+    let as_user = |password: &str| ClientConfig {
+        sasl: Some(Sasl::Plain {
+            username: user.to_owned(),
+            password: password.to_owned(),
+        }),
+        ..ClientConfig::default()
+    };
+    let client = as_user(password);
+    assert!(!format!("{client:?}").contains(password));
+    let topic = unique("sasl");
+    create(&mut connect(bootstrap), &topic, 2, &[]);
+    runtime().block_on(async {
+        let config = ProducerConfig {
+            client: client.clone(),
+            ..ProducerConfig::default()
+        };
+        let producer = Producer::connect(addr, config).await.unwrap();
+        for i in 0..50 {
+            let value = format!("authenticated {i}");
+            producer
+                .send(ProducerRecord::new(&topic, value.as_bytes()))
+                .await
+                .unwrap()
+                .await
+                .unwrap();
+        }
+        let config = ConsumerConfig {
+            client: client.clone(),
+            ..ConsumerConfig::default()
+        };
+        let mut consumer = Consumer::connect(addr, config).await.unwrap();
+        consumer.assign(&topic, Start::Earliest).await.unwrap();
+        let mut got = 0;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while got < 50 {
+            assert!(Instant::now() < deadline, "{got} of 50");
+            got += consumer.poll(|_, _, _| {}).await.unwrap();
+        }
+
+        let err = Connection::connect(addr, &as_user("wrong"))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, ClientError::Kafka { code, message: Some(_), .. }
+                if *code == ErrorCode::SASL_AUTHENTICATION_FAILED),
+            "{err}"
+        );
+        // No SASL: the broker closes the connection on the first request past ApiVersions.
+        let mut plain = Connection::connect(addr, &ClientConfig::default())
+            .await
+            .unwrap();
+        let refused = plain.metadata(None, |_| ()).await;
+        assert!(refused.is_err());
     });
 }

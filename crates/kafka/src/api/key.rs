@@ -29,17 +29,21 @@ pub enum ApiKey {
     LeaveGroup = 13,
     /// SyncGroup (14).
     SyncGroup = 14,
+    /// SaslHandshake (17).
+    SaslHandshake = 17,
     /// ApiVersions (18).
     ApiVersions = 18,
     /// CreateTopics (19).
     CreateTopics = 19,
     /// InitProducerId (22).
     InitProducerId = 22,
+    /// SaslAuthenticate (36).
+    SaslAuthenticate = 36,
 }
 
 impl ApiKey {
     /// Every API this crate implements.
-    pub const ALL: [ApiKey; 14] = [
+    pub const ALL: [ApiKey; 16] = [
         ApiKey::Produce,
         ApiKey::Fetch,
         ApiKey::ListOffsets,
@@ -51,9 +55,11 @@ impl ApiKey {
         ApiKey::Heartbeat,
         ApiKey::LeaveGroup,
         ApiKey::SyncGroup,
+        ApiKey::SaslHandshake,
         ApiKey::ApiVersions,
         ApiKey::CreateTopics,
         ApiKey::InitProducerId,
+        ApiKey::SaslAuthenticate,
     ];
 
     /// The wire value.
@@ -90,9 +96,11 @@ impl ApiKey {
             ApiKey::Heartbeat => 0..=4,
             ApiKey::LeaveGroup => 0..=5,
             ApiKey::SyncGroup => 0..=5,
+            ApiKey::SaslHandshake => 1..=1,
             ApiKey::ApiVersions => 0..=4,
             ApiKey::CreateTopics => 2..=7,
             ApiKey::InitProducerId => 0..=4,
+            ApiKey::SaslAuthenticate => 0..=2,
         }
     }
 
@@ -111,9 +119,12 @@ impl ApiKey {
             ApiKey::Heartbeat => 4,
             ApiKey::LeaveGroup => 4,
             ApiKey::SyncGroup => 4,
+            // Never flexible.
+            ApiKey::SaslHandshake => i16::MAX,
             ApiKey::ApiVersions => 3,
             ApiKey::CreateTopics => 5,
             ApiKey::InitProducerId => 2,
+            ApiKey::SaslAuthenticate => 2,
         }
     }
 
