@@ -12,7 +12,7 @@ use ringwire_kafka::api::create_topics::NewTopic;
 use ringwire_kafka::record::{Compression, Record};
 use ringwire_kafka_client::{
     ClientConfig, ClientError, Connection, Consumer, ConsumerConfig, Producer, ProducerConfig,
-    ProducerRecord, Reset, Start,
+    ProducerRecord, Reset, Sasl, Start,
 };
 use tokio::io::AsyncReadExt as _;
 
@@ -29,6 +29,11 @@ pub(crate) struct KafkaArgs {
     tls: bool,
     #[command(flatten)]
     tls_args: TlsArgs,
+    /// Authenticate with SASL PLAIN as USER (over TLS unless the network is trusted); the
+    /// password after a colon, else from $RINGWIRE_KAFKA_PASSWORD (kept out of the process
+    /// list).
+    #[arg(long, value_name = "USER[:PASSWORD]")]
+    sasl_plain: Option<String>,
     #[command(subcommand)]
     command: KafkaCommand,
 }
@@ -152,13 +157,14 @@ pub(crate) fn run(args: &KafkaArgs) -> ExitCode {
 
 async fn command(args: &KafkaArgs) -> Result<(), String> {
     let bootstrap = args.bootstrap.as_str();
-    let client = if args.tls || args.tls_args.given() {
+    let mut client = if args.tls || args.tls_args.given() {
         ClientConfig::default()
             .with_tls(&args.tls_args.config()?)
             .map_err(line)?
     } else {
         ClientConfig::default()
     };
+    client.sasl = args.sasl_plain.as_deref().map(sasl_plain).transpose()?;
     let client = &client;
     match &args.command {
         KafkaCommand::Topics {
@@ -555,6 +561,22 @@ fn topic_config(arg: &str) -> Result<(String, String), String> {
         Some((name, value)) if !name.is_empty() => Ok((name.to_owned(), value.to_owned())),
         _ => Err(format!("expected NAME=VALUE, got {arg:?}")),
     }
+}
+
+/// SASL PLAIN credentials from `USER:PASSWORD`, or `USER` and $RINGWIRE_KAFKA_PASSWORD.
+fn sasl_plain(arg: &str) -> Result<Sasl, String> {
+    let (username, password) = match arg.split_once(':') {
+        Some((user, password)) => (user.to_owned(), password.to_owned()),
+        None => match std::env::var("RINGWIRE_KAFKA_PASSWORD") {
+            Ok(password) => (arg.to_owned(), password),
+            Err(_) => {
+                return Err(format!(
+                    "--sasl-plain {arg}: no password (USER:PASSWORD, or $RINGWIRE_KAFKA_PASSWORD)"
+                ))
+            }
+        },
+    };
+    Ok(Sasl::Plain { username, password })
 }
 
 /// Why connecting through `bootstrap` failed, as one line.

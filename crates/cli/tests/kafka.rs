@@ -49,23 +49,35 @@ impl Drop for Broker {
 }
 
 impl Broker {
-    /// The broker's TLS listener and the PEM file of the CA that signed its certificate.
-    fn tls(&self) -> (String, String) {
+    /// The words `broker.sh ACTION` prints about this broker.
+    fn says(&self, action: &str) -> Vec<String> {
         let mut command = Command::new("bash");
-        command.args([SCRIPT, "tls"]);
+        command.args([SCRIPT, action]);
         // A broker of the environment's is the script's, in its default run directory.
         if let Some(run) = &self.started {
             command.env("KAFKA_RUN_DIR", run);
         }
-        let out = command.output().expect("run broker.sh tls");
+        let out = command.output().expect("run broker.sh");
         assert!(
             out.status.success(),
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
         let text = String::from_utf8(out.stdout).unwrap();
-        let (addr, ca) = text.trim().split_once(' ').expect("ADDRESS CA_FILE");
-        (addr.to_owned(), ca.to_owned())
+        text.split_whitespace().map(str::to_owned).collect()
+    }
+
+    /// The broker's TLS listener and the PEM file of the CA that signed its certificate.
+    fn tls(&self) -> (String, String) {
+        let [addr, ca] = <[String; 2]>::try_from(self.says("tls")).expect("ADDRESS CA_FILE");
+        (addr, ca)
+    }
+
+    /// The broker's SASL listener (PLAIN), a user and its password.
+    fn sasl(&self) -> (String, String, String) {
+        let [addr, user, password] =
+            <[String; 3]>::try_from(self.says("sasl")).expect("ADDRESS USER PASSWORD");
+        (addr, user, password)
     }
 }
 
@@ -264,6 +276,33 @@ fn creates_produces_and_consumes_against_a_real_broker() {
     a_group_goes_on_where_it_stopped(b, &format!("{topic}-group"));
     a_member_whose_reader_stalls_leaves(b, &format!("{topic}-stall"));
     over_tls(&broker, &format!("{topic}-tls"));
+    with_sasl(&broker, &format!("{topic}-sasl"));
+}
+
+/// `--sasl-plain USER:PASSWORD` (or the password from $RINGWIRE_KAFKA_PASSWORD) at the
+/// broker's SASL listener; a wrong password is one line with the broker's error.
+fn with_sasl(broker: &Broker, topic: &str) {
+    let (sasl, user, password) = broker.sasl();
+    let credentials = format!("{user}:{password}");
+    let as_user = ["--sasl-plain", credentials.as_str()];
+    let run = |extra: &[&str], stdin: &[u8]| {
+        let args: Vec<&str> = as_user.iter().chain(extra).copied().collect();
+        kafka(&sasl, &args, stdin)
+    };
+    run(&["topics", "create", topic], b"");
+    run(&["produce", topic], b"signed in\n");
+    let out = run(&["consume", topic, "--from-beginning", "-e"], b"");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "signed in\n");
+    let out = Command::new(BIN)
+        .args(["kafka", "--bootstrap", &sasl, "--sasl-plain", &user])
+        .args(["consume", topic, "--from-beginning", "-e"])
+        .env("RINGWIRE_KAFKA_PASSWORD", &password)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "signed in\n");
+    let wrong = format!("{user}:wrong");
+    let refused = kafka_fails(&sasl, &["--sasl-plain", &wrong, "consume", topic]);
+    assert!(refused.contains("SASL_AUTHENTICATION_FAILED"), "{refused}");
 }
 
 /// `--cacert` (or `--tls`, `-k`): every command over the broker's TLS listener; without the
