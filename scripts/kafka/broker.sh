@@ -13,8 +13,9 @@
 #   broker.sh tls       print the TLS listener's address and the PEM file of the CA that
 #                       signed its certificate (self-signed, made at start, for 127.0.0.1
 #                       and localhost), or fail when no broker runs
-#   broker.sh sasl      print the SASL listener's address (SASL_PLAINTEXT, mechanism PLAIN),
-#                       a user and its password, or fail when no broker runs
+#   broker.sh sasl      print the SASL listener's address (SASL_PLAINTEXT: PLAIN,
+#                       SCRAM-SHA-256, SCRAM-SHA-512), a user and its password, or fail when
+#                       no broker runs
 #   broker.sh java FILE.java ARGS...
 #                       run a single-file Java program with Kafka's own client on the class
 #                       path (the tests' transactional producer, Transactions.java)
@@ -115,8 +116,10 @@ listeners=PLAINTEXT://127.0.0.1:$port,SSL://127.0.0.1:$ssl,SASL_PLAINTEXT://127.
 advertised.listeners=PLAINTEXT://127.0.0.1:$port,SSL://127.0.0.1:$ssl,SASL_PLAINTEXT://127.0.0.1:$sasl
 controller.listener.names=CONTROLLER
 listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT
-sasl.enabled.mechanisms=PLAIN
+sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512
 listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_$SASL_USER="$SASL_PASSWORD";
+listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
 # The TLS listener's key and certificate chain in one PEM file (Kafka 2.7+).
 ssl.keystore.type=PEM
 ssl.keystore.location=$run/tls/broker.pem
@@ -144,7 +147,10 @@ EOF
     echo "127.0.0.1:$ssl" >"$run/bootstrap-tls"
     echo "127.0.0.1:$sasl" >"$run/bootstrap-sasl"
     echo "$id" >"$run/cluster_id"
-    format "$run"
+    # The SCRAM credentials live in the cluster's metadata, written at format time.
+    format "$run" \
+        --add-scram "SCRAM-SHA-256=[name=$SASL_USER,password=$SASL_PASSWORD]" \
+        --add-scram "SCRAM-SHA-512=[name=$SASL_USER,password=$SASL_PASSWORD]"
     launch "$run"
 }
 
@@ -158,10 +164,14 @@ certificate() {
     cat "$1/key.pem" "$1/ca.pem" >"$1/broker.pem"
 }
 
-# Formats the storage of node directory $1 for the cluster in $run.
+# Formats the storage of node directory $1 for the cluster in $run, with the format tool's
+# further arguments after it.
 format() {
+    local dir="$1"
+    shift
     "${java[@]}" kafka.tools.StorageTool format -t "$(cat "$run/cluster_id")" \
-        -c "$1/server.properties" >"$1/format.log" 2>&1 || { cat "$1/format.log" >&2; exit 1; }
+        -c "$dir/server.properties" "$@" >"$dir/format.log" 2>&1 ||
+        { cat "$dir/format.log" >&2; exit 1; }
 }
 
 # Starts the JVM of node directory $1 on its formatted storage and waits until it answers

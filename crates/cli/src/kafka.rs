@@ -29,11 +29,14 @@ pub(crate) struct KafkaArgs {
     tls: bool,
     #[command(flatten)]
     tls_args: TlsArgs,
-    /// Authenticate with SASL PLAIN as USER (over TLS unless the network is trusted); the
+    /// Authenticate with SASL as USER (PLAIN over TLS unless the network is trusted); the
     /// password after a colon, else from $RINGWIRE_KAFKA_PASSWORD (kept out of the process
     /// list).
     #[arg(long, value_name = "USER[:PASSWORD]")]
-    sasl_plain: Option<String>,
+    sasl: Option<String>,
+    /// The SASL mechanism.
+    #[arg(long, value_enum, default_value_t = Mechanism::Plain, requires = "sasl")]
+    sasl_mechanism: Mechanism,
     #[command(subcommand)]
     command: KafkaCommand,
 }
@@ -125,6 +128,16 @@ enum TopicsCommand {
     },
 }
 
+/// A SASL mechanism, as Kafka names them (`--sasl-mechanism scram-sha-512`).
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Mechanism {
+    Plain,
+    #[value(name = "scram-sha-256")]
+    ScramSha256,
+    #[value(name = "scram-sha-512")]
+    ScramSha512,
+}
+
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum Codec {
     None,
@@ -164,7 +177,11 @@ async fn command(args: &KafkaArgs) -> Result<(), String> {
     } else {
         ClientConfig::default()
     };
-    client.sasl = args.sasl_plain.as_deref().map(sasl_plain).transpose()?;
+    client.sasl = args
+        .sasl
+        .as_deref()
+        .map(|arg| sasl(arg, args.sasl_mechanism))
+        .transpose()?;
     let client = &client;
     match &args.command {
         KafkaCommand::Topics {
@@ -563,20 +580,25 @@ fn topic_config(arg: &str) -> Result<(String, String), String> {
     }
 }
 
-/// SASL PLAIN credentials from `USER:PASSWORD`, or `USER` and $RINGWIRE_KAFKA_PASSWORD.
-fn sasl_plain(arg: &str) -> Result<Sasl, String> {
+/// SASL credentials for `mechanism` from `USER:PASSWORD`, or `USER` and
+/// $RINGWIRE_KAFKA_PASSWORD.
+fn sasl(arg: &str, mechanism: Mechanism) -> Result<Sasl, String> {
     let (username, password) = match arg.split_once(':') {
         Some((user, password)) => (user.to_owned(), password.to_owned()),
         None => match std::env::var("RINGWIRE_KAFKA_PASSWORD") {
             Ok(password) => (arg.to_owned(), password),
             Err(_) => {
                 return Err(format!(
-                    "--sasl-plain {arg}: no password (USER:PASSWORD, or $RINGWIRE_KAFKA_PASSWORD)"
+                    "--sasl {arg}: no password (USER:PASSWORD, or $RINGWIRE_KAFKA_PASSWORD)"
                 ))
             }
         },
     };
-    Ok(Sasl::Plain { username, password })
+    Ok(match mechanism {
+        Mechanism::Plain => Sasl::Plain { username, password },
+        Mechanism::ScramSha256 => Sasl::ScramSha256 { username, password },
+        Mechanism::ScramSha512 => Sasl::ScramSha512 { username, password },
+    })
 }
 
 /// Why connecting through `bootstrap` failed, as one line.

@@ -279,29 +279,53 @@ fn creates_produces_and_consumes_against_a_real_broker() {
     with_sasl(&broker, &format!("{topic}-sasl"));
 }
 
-/// `--sasl-plain USER:PASSWORD` (or the password from $RINGWIRE_KAFKA_PASSWORD) at the
-/// broker's SASL listener; a wrong password is one line with the broker's error.
+/// `--sasl USER:PASSWORD` (or the password from $RINGWIRE_KAFKA_PASSWORD) at the broker's
+/// SASL listener, PLAIN and SCRAM; a wrong password is one line with the broker's error.
 fn with_sasl(broker: &Broker, topic: &str) {
     let (sasl, user, password) = broker.sasl();
     let credentials = format!("{user}:{password}");
-    let as_user = ["--sasl-plain", credentials.as_str()];
+    let as_user = ["--sasl", credentials.as_str()];
     let run = |extra: &[&str], stdin: &[u8]| {
         let args: Vec<&str> = as_user.iter().chain(extra).copied().collect();
         kafka(&sasl, &args, stdin)
     };
     run(&["topics", "create", topic], b"");
     run(&["produce", topic], b"signed in\n");
-    let out = run(&["consume", topic, "--from-beginning", "-e"], b"");
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "signed in\n");
+    for mechanism in ["plain", "scram-sha-256", "scram-sha-512"] {
+        let out = run(
+            &[
+                "--sasl-mechanism",
+                mechanism,
+                "consume",
+                topic,
+                "--from-beginning",
+                "-e",
+            ],
+            b"",
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "signed in\n",
+            "{mechanism}"
+        );
+    }
     let out = Command::new(BIN)
-        .args(["kafka", "--bootstrap", &sasl, "--sasl-plain", &user])
+        .args(["kafka", "--bootstrap", &sasl, "--sasl", &user])
         .args(["consume", topic, "--from-beginning", "-e"])
         .env("RINGWIRE_KAFKA_PASSWORD", &password)
         .output()
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout), "signed in\n");
     let wrong = format!("{user}:wrong");
-    let refused = kafka_fails(&sasl, &["--sasl-plain", &wrong, "consume", topic]);
+    let args = [
+        "--sasl",
+        &wrong,
+        "--sasl-mechanism",
+        "scram-sha-256",
+        "consume",
+        topic,
+    ];
+    let refused = kafka_fails(&sasl, &args);
     assert!(refused.contains("SASL_AUTHENTICATION_FAILED"), "{refused}");
 }
 

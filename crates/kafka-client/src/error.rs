@@ -86,6 +86,9 @@ pub enum ClientError {
     },
     /// [`ClientConfig::with_tls`](crate::ClientConfig::with_tls) could not make a connector.
     TlsConfig(ringwire_tls::TlsError),
+    /// A SASL exchange failed on the client's side (a SCRAM broker whose messages do not
+    /// parse or whose signature is wrong); the broker's refusals are [`ClientError::Kafka`].
+    Sasl(String),
     /// The peer at `addr` accepted the TCP connection but sent no answer to ApiVersions (the
     /// first request) within `after`: a port that is not Kafka's, or a broker that hangs.
     ApiVersionsTimeout {
@@ -263,6 +266,7 @@ impl fmt::Display for ClientError {
             Self::ConnectTimeout(after) => write!(f, "no connection within {after:?}"),
             Self::Tls { addr, source } => write!(f, "TLS with {addr}: {source}"),
             Self::TlsConfig(e) => write!(f, "TLS settings: {e}"),
+            Self::Sasl(why) => write!(f, "SASL: {why}"),
             Self::ApiVersionsTimeout { addr, after } => write!(
                 f,
                 "{addr} accepted the connection but did not answer ApiVersions within {after:?}"

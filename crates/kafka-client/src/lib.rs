@@ -24,6 +24,7 @@ mod heartbeat;
 mod partitioner;
 pub mod producer;
 mod sasl;
+mod scram;
 
 pub use connection::{ClientConfig, Connection, Isolation, DEFAULT_RX_RING, DEFAULT_RX_RING_MAX};
 pub use consumer::{Consumer, ConsumerConfig, Reset, Start};

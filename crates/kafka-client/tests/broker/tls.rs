@@ -85,66 +85,71 @@ pub(crate) fn produce_and_consume_over_tls(bootstrap: &str) {
     });
 }
 
-/// SASL `PLAIN` at the broker's SASL listener: produce and consume as its user (every
-/// connection authenticated: the bootstrap one and the leaders'); a wrong password is the
-/// broker's `SASL_AUTHENTICATION_FAILED` in its words, and no SASL at all is refused.
+/// SASL at the broker's SASL listener, with each mechanism (`PLAIN`, `SCRAM-SHA-256`,
+/// `SCRAM-SHA-512`): produce and consume as its user (every connection authenticated: the
+/// bootstrap one and the leaders'); a wrong password is the broker's
+/// `SASL_AUTHENTICATION_FAILED` in its words, and no SASL at all is refused.
 pub(crate) fn produce_and_consume_with_sasl(bootstrap: &str) {
     let listener = broker("sasl");
     let [addr, user, password] = listener.split(' ').collect::<Vec<_>>()[..] else {
         panic!("ADDRESS USER PASSWORD, got {listener}");
     };
-    let as_user = |password: &str| ClientConfig {
-        sasl: Some(Sasl::Plain {
-            username: user.to_owned(),
-            password: password.to_owned(),
-        }),
-        ..ClientConfig::default()
-    };
-    let client = as_user(password);
-    assert!(!format!("{client:?}").contains(password));
-    let topic = unique("sasl");
-    create(&mut connect(bootstrap), &topic, 2, &[]);
+    let mechanisms: [fn(String, String) -> Sasl; 3] = [
+        |username, password| Sasl::Plain { username, password },
+        |username, password| Sasl::ScramSha256 { username, password },
+        |username, password| Sasl::ScramSha512 { username, password },
+    ];
+    for mechanism in mechanisms {
+        let as_user = |password: &str| ClientConfig {
+            sasl: Some(mechanism(user.to_owned(), password.to_owned())),
+            ..ClientConfig::default()
+        };
+        let client = as_user(password);
+        assert!(!format!("{client:?}").contains(password));
+        let topic = unique("sasl");
+        create(&mut connect(bootstrap), &topic, 2, &[]);
+        runtime().block_on(async {
+            let config = ProducerConfig {
+                client: client.clone(),
+                ..ProducerConfig::default()
+            };
+            let producer = Producer::connect(addr, config).await.unwrap();
+            for i in 0..20 {
+                let value = format!("authenticated {i}");
+                producer
+                    .send(ProducerRecord::new(&topic, value.as_bytes()))
+                    .await
+                    .unwrap()
+                    .await
+                    .unwrap();
+            }
+            let config = ConsumerConfig {
+                client: client.clone(),
+                ..ConsumerConfig::default()
+            };
+            let mut consumer = Consumer::connect(addr, config).await.unwrap();
+            consumer.assign(&topic, Start::Earliest).await.unwrap();
+            let mut got = 0;
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while got < 20 {
+                assert!(Instant::now() < deadline, "{got} of 20");
+                got += consumer.poll(|_, _, _| {}).await.unwrap();
+            }
+            let err = Connection::connect(addr, &as_user("wrong"))
+                .await
+                .unwrap_err();
+            assert!(
+                matches!(&err, ClientError::Kafka { code, message: Some(_), .. }
+                    if *code == ErrorCode::SASL_AUTHENTICATION_FAILED),
+                "{err}"
+            );
+        });
+    }
     runtime().block_on(async {
-        let config = ProducerConfig {
-            client: client.clone(),
-            ..ProducerConfig::default()
-        };
-        let producer = Producer::connect(addr, config).await.unwrap();
-        for i in 0..50 {
-            let value = format!("authenticated {i}");
-            producer
-                .send(ProducerRecord::new(&topic, value.as_bytes()))
-                .await
-                .unwrap()
-                .await
-                .unwrap();
-        }
-        let config = ConsumerConfig {
-            client: client.clone(),
-            ..ConsumerConfig::default()
-        };
-        let mut consumer = Consumer::connect(addr, config).await.unwrap();
-        consumer.assign(&topic, Start::Earliest).await.unwrap();
-        let mut got = 0;
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while got < 50 {
-            assert!(Instant::now() < deadline, "{got} of 50");
-            got += consumer.poll(|_, _, _| {}).await.unwrap();
-        }
-
-        let err = Connection::connect(addr, &as_user("wrong"))
-            .await
-            .unwrap_err();
-        assert!(
-            matches!(&err, ClientError::Kafka { code, message: Some(_), .. }
-                if *code == ErrorCode::SASL_AUTHENTICATION_FAILED),
-            "{err}"
-        );
         // No SASL: the broker closes the connection on the first request past ApiVersions.
         let mut plain = Connection::connect(addr, &ClientConfig::default())
             .await
             .unwrap();
-        let refused = plain.metadata(None, |_| ()).await;
-        assert!(refused.is_err());
+        assert!(plain.metadata(None, |_| ()).await.is_err());
     });
 }
