@@ -26,6 +26,10 @@ pub mod producer;
 mod sasl;
 mod scram;
 
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub mod fuzzing;
+
 pub use connection::{ClientConfig, Connection, Isolation, DEFAULT_RX_RING, DEFAULT_RX_RING_MAX};
 pub use consumer::{Consumer, ConsumerConfig, Reset, Start};
 pub use error::ClientError;

@@ -9,6 +9,9 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;
 use ring::{digest, hmac, pbkdf2};
 
+/// The iteration counts taken: RFC 7677's minimum, up to Kafka's maximum.
+const ITERATIONS: std::ops::RangeInclusive<u32> = 4096..=16384;
+
 /// The hash a SCRAM mechanism is built on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Hash {
@@ -52,8 +55,9 @@ pub(crate) enum ScramError {
     Refused(String),
     /// The server's signature is wrong: it does not know the password.
     BadServerSignature,
-    /// Fewer than 4096 iterations (RFC 7677's minimum): a weakened derivation is refused.
-    TooFewIterations(u32),
+    /// An iteration count outside [`ITERATIONS`]: fewer weaken the derivation; more (than
+    /// Kafka ever asks for) would let a broker make the client spin.
+    Iterations(u32),
 }
 
 impl std::fmt::Display for ScramError {
@@ -64,12 +68,12 @@ impl std::fmt::Display for ScramError {
             ScramError::BadServerSignature => {
                 f.write_str("the broker's SCRAM signature is wrong (it does not know the password)")
             }
-            ScramError::TooFewIterations(i) => {
-                write!(
-                    f,
-                    "the broker asks for {i} SCRAM iterations, fewer than 4096"
-                )
-            }
+            ScramError::Iterations(i) => write!(
+                f,
+                "the broker asks for {i} SCRAM iterations, outside {}..={}",
+                ITERATIONS.start(),
+                ITERATIONS.end()
+            ),
         }
     }
 }
@@ -99,7 +103,7 @@ impl Scram {
         ))
     }
 
-    fn with_nonce(hash: Hash, user: &str, password: &str, nonce: &str) -> Self {
+    pub(crate) fn with_nonce(hash: Hash, user: &str, password: &str, nonce: &str) -> Self {
         // `=` and `,` in a name are escaped (RFC 5802 section 5.1).
         let user = user.replace('=', "=3D").replace(',', "=2C");
         Scram {
@@ -140,13 +144,13 @@ impl Scram {
         let iterations: u32 = field("i=")?
             .parse()
             .map_err(|_| ScramError::Malformed("iteration count".into()))?;
-        if iterations < 4096 {
-            return Err(ScramError::TooFewIterations(iterations));
+        if !ITERATIONS.contains(&iterations) {
+            return Err(ScramError::Iterations(iterations));
         }
         let mut salted = vec![0; self.hash.len()];
         pbkdf2::derive(
             self.hash.pbkdf2(),
-            NonZeroU32::new(iterations).expect("at least 4096"),
+            NonZeroU32::new(iterations).expect("within ITERATIONS"),
             &salt,
             self.password.as_bytes(),
             &mut salted,
@@ -218,7 +222,8 @@ mod tests {
         );
     }
 
-    /// A server that does not extend the nonce, asks for too few iterations, or refuses, is
+    /// A server that does not extend the nonce, asks for too few or too many iterations, or
+    /// refuses, is
     /// an error, as is a final message before the client's; names are escaped.
     #[test]
     fn bad_servers_are_refused() {
@@ -234,7 +239,11 @@ mod tests {
         ));
         assert_eq!(
             scram.client_final(b"r=abcdef,s=AAAA,i=1000"),
-            Err(ScramError::TooFewIterations(1000))
+            Err(ScramError::Iterations(1000))
+        );
+        assert_eq!(
+            scram.client_final(b"r=abcdef,s=AAAA,i=4000000000"),
+            Err(ScramError::Iterations(4_000_000_000))
         );
         assert_eq!(
             scram.client_final(b"e=unknown-user"),
