@@ -23,7 +23,7 @@ pub(crate) enum News {
     Rebalance(ClientError),
     /// The member left the group: the consumer was not polled for the max poll interval.
     Left,
-    /// A heartbeat failed otherwise (the task goes on beating).
+    /// A heartbeat failed otherwise (the task goes on beating, unless the member was fenced).
     Failed(ClientError),
 }
 
