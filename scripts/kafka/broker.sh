@@ -16,6 +16,8 @@
 #   broker.sh sasl      print the SASL listener's address (SASL_PLAINTEXT: PLAIN,
 #                       SCRAM-SHA-256, SCRAM-SHA-512), a user and its password, or fail when
 #                       no broker runs
+#   broker.sh sasl-ssl  the same for the SASL_SSL listener (SASL over TLS, as managed Kafka
+#                       services run it), then the CA's PEM file as `tls` prints it
 #   broker.sh java FILE.java ARGS...
 #                       run a single-file Java program with Kafka's own client on the class
 #                       path (the tests' transactional producer, Transactions.java)
@@ -98,7 +100,7 @@ start() {
     install
     rm -rf "$run"
     mkdir -p "$run/data"
-    local port controller ssl sasl id
+    local port controller ssl sasl sasl_ssl id
     port="$(free_port)"
     controller="$(free_port)"
     while [[ "$controller" == "$port" ]]; do controller="$(free_port)"; done
@@ -106,20 +108,25 @@ start() {
     while [[ "$ssl" == "$port" || "$ssl" == "$controller" ]]; do ssl="$(free_port)"; done
     sasl="$(free_port)"
     while [[ " $port $controller $ssl " == *" $sasl "* ]]; do sasl="$(free_port)"; done
+    sasl_ssl="$(free_port)"
+    while [[ " $port $controller $ssl $sasl " == *" $sasl_ssl "* ]]; do sasl_ssl="$(free_port)"; done
     id="$(cluster_id)"
     certificate "$run/tls"
     cat >"$run/server.properties" <<EOF
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$controller
-listeners=PLAINTEXT://127.0.0.1:$port,SSL://127.0.0.1:$ssl,SASL_PLAINTEXT://127.0.0.1:$sasl,CONTROLLER://127.0.0.1:$controller
-advertised.listeners=PLAINTEXT://127.0.0.1:$port,SSL://127.0.0.1:$ssl,SASL_PLAINTEXT://127.0.0.1:$sasl
+listeners=PLAINTEXT://127.0.0.1:$port,SSL://127.0.0.1:$ssl,SASL_PLAINTEXT://127.0.0.1:$sasl,SASL_SSL://127.0.0.1:$sasl_ssl,CONTROLLER://127.0.0.1:$controller
+advertised.listeners=PLAINTEXT://127.0.0.1:$port,SSL://127.0.0.1:$ssl,SASL_PLAINTEXT://127.0.0.1:$sasl,SASL_SSL://127.0.0.1:$sasl_ssl
 controller.listener.names=CONTROLLER
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL,CONTROLLER:PLAINTEXT
 sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512
 listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_$SASL_USER="$SASL_PASSWORD";
 listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
 listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_$SASL_USER="$SASL_PASSWORD";
+listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
 # The TLS listener's key and certificate chain in one PEM file (Kafka 2.7+).
 ssl.keystore.type=PEM
 ssl.keystore.location=$run/tls/broker.pem
@@ -146,6 +153,7 @@ EOF
     echo "$port" >"$run/port"
     echo "127.0.0.1:$ssl" >"$run/bootstrap-tls"
     echo "127.0.0.1:$sasl" >"$run/bootstrap-sasl"
+    echo "127.0.0.1:$sasl_ssl" >"$run/bootstrap-sasl-ssl"
     echo "$id" >"$run/cluster_id"
     # The SCRAM credentials live in the cluster's metadata, written at format time.
     format "$run" \
@@ -275,6 +283,15 @@ sasl() {
     fi
 }
 
+sasl_ssl() {
+    if running; then
+        echo "$(cat "$run/bootstrap-sasl-ssl") $SASL_USER $SASL_PASSWORD $run/tls/ca.pem"
+    else
+        log "no Kafka $version broker running"
+        return 1
+    fi
+}
+
 tls() {
     if running; then
         echo "$(cat "$run/bootstrap-tls") $run/tls/ca.pem"
@@ -293,13 +310,14 @@ add-broker) add_broker ;;
 status) status ;;
 tls) tls ;;
 sasl) sasl ;;
+sasl-ssl) sasl_ssl ;;
 java)
     shift
     install
     exec "${java[@]}" "$@"
     ;;
 *)
-    echo "usage: $0 {install|start|restart|stop|add-broker|status|tls|sasl|java FILE ARGS...}" >&2
+    echo "usage: $0 {install|start|restart|stop|add-broker|status|tls|sasl|sasl-ssl|java FILE ARGS...}" >&2
     exit 2
     ;;
 esac

@@ -1167,6 +1167,7 @@ const TESTS: &[Test] = &[
         "produce_and_consume_with_sasl",
         tls::produce_and_consume_with_sasl,
     ),
+    ("sasl_over_tls", tls::sasl_over_tls),
     (
         "read_committed_skips_what_a_java_producer_aborted",
         pipelined::read_committed_skips_what_a_java_producer_aborted,

@@ -153,3 +153,64 @@ pub(crate) fn produce_and_consume_with_sasl(bootstrap: &str) {
         assert!(plain.metadata(None, |_| ()).await.is_err());
     });
 }
+
+/// SASL over TLS at the broker's SASL_SSL listener, as managed Kafka services run it: SCRAM
+/// after the handshake, the records produced and read back; the right password without TLS
+/// is refused there.
+pub(crate) fn sasl_over_tls(_bootstrap: &str) {
+    let listener = broker("sasl-ssl");
+    let [addr, user, password, ca] = listener.split(' ').collect::<Vec<_>>()[..] else {
+        panic!("ADDRESS USER PASSWORD CA_FILE, got {listener}");
+    };
+    let ca = std::fs::read(ca).expect("the CA certificate");
+    let sasl = Some(Sasl::ScramSha512 {
+        username: user.to_owned(),
+        password: password.to_owned(),
+    });
+    let client = ClientConfig {
+        sasl: sasl.clone(),
+        ..ClientConfig::default()
+            .with_tls(&ringwire_tls::ClientConfig::default().add_root_pem(&ca))
+            .unwrap()
+    };
+    runtime().block_on(async {
+        let mut conn = Connection::connect(addr, &client).await.unwrap();
+        let topic = unique("sasl-ssl");
+        conn.create_topic(ringwire_kafka::api::create_topics::NewTopic {
+            name: &topic,
+            num_partitions: 1,
+            replication_factor: 1,
+            configs: &[],
+        })
+        .await
+        .unwrap();
+        let config = ProducerConfig {
+            client: client.clone(),
+            ..ProducerConfig::default()
+        };
+        let producer = Producer::connect(addr, config).await.unwrap();
+        let record = ProducerRecord::new(&topic, b"over TLS, signed in");
+        producer.send(record).await.unwrap().await.unwrap();
+        let config = ConsumerConfig {
+            client: client.clone(),
+            ..ConsumerConfig::default()
+        };
+        let mut consumer = Consumer::connect(addr, config).await.unwrap();
+        consumer.assign(&topic, Start::Earliest).await.unwrap();
+        let mut got = Vec::new();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while got.is_empty() {
+            assert!(Instant::now() < deadline, "nothing read back");
+            consumer
+                .poll(|_, _, r| got.push(r.value.unwrap().to_vec()))
+                .await
+                .unwrap();
+        }
+        assert_eq!(got, [b"over TLS, signed in".to_vec()]);
+        let plain = ClientConfig {
+            sasl,
+            ..ClientConfig::default()
+        };
+        assert!(Connection::connect(addr, &plain).await.is_err());
+    });
+}
