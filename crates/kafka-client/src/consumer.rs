@@ -502,8 +502,9 @@ impl Consumer {
     /// heartbeats (the consumer may take its time between polls, up to
     /// [`ConsumerConfig::max_poll_interval`]), and when the group changes (a member joins,
     /// leaves or goes silent for the session timeout) [`poll`](Self::poll) joins again and
-    /// takes up its new share, dropping Fetch answers not yet handed out. Partitions [`assign`](Self::assign)ed before are dropped; called again,
-    /// it changes the member's subscription.
+    /// takes up its new share, dropping Fetch answers not yet handed out. Partitions
+    /// [`assign`](Self::assign)ed before are dropped; called again, it changes the member's
+    /// subscription.
     pub async fn subscribe(&mut self, topics: &[&str], reset: Reset) -> Result<(), ClientError> {
         if self.config.group.is_none() {
             return Err(ClientError::NoGroup);
@@ -581,7 +582,7 @@ impl Consumer {
             .await;
         match left {
             // Forgotten by the group already (its session ended): out, as asked.
-            Err(ClientError::Kafka { code, .. }) if code == ErrorCode::UNKNOWN_MEMBER_ID => Ok(()),
+            Err(e) if e.is_unknown_member() => Ok(()),
             left => left,
         }
     }
@@ -650,8 +651,7 @@ impl Consumer {
         if let (Err(e), Some(m)) = (&result, &mut self.membership) {
             if e.is_rebalance() {
                 m.rejoin = true;
-                if matches!(e, ClientError::Kafka { code, .. } if *code == ErrorCode::UNKNOWN_MEMBER_ID)
-                {
+                if e.is_unknown_member() {
                     m.forget();
                 }
             }
@@ -882,7 +882,7 @@ impl Consumer {
         &mut self,
         mut on_record: impl FnMut(&str, i32, Record<'_>),
     ) -> Result<usize, ClientError> {
-        if let Some(heartbeat) = self.membership.as_ref().and_then(|m| m.heartbeat.as_ref()) {
+        if let Some(heartbeat) = beating(self.membership.as_ref()) {
             heartbeat.polled();
         }
         let result = self.poll_once(&mut on_record).await;
@@ -934,13 +934,7 @@ impl Consumer {
         let limit = self.config.max_wait + self.config.client.request_timeout;
         let answer =
             tokio::time::timeout(limit, first_answer(&mut self.fetchers, &leaders, self.turn));
-        let heartbeat = self.membership.as_ref().and_then(|m| m.heartbeat.as_ref());
-        let news = async {
-            match heartbeat {
-                Some(heartbeat) => heartbeat.arrived().await,
-                None => std::future::pending().await,
-            }
-        };
+        let news = group_news(self.membership.as_ref());
         let (node, len) = tokio::select! {
             answer = answer => answer.map_err(|_| ClientError::RequestTimeout(limit))??,
             // The group changes: the next poll joins again at once rather than after this
@@ -1096,13 +1090,8 @@ impl Consumer {
 
     /// Waits as a Fetch with nothing new would (`max_wait`), or until the group changes.
     async fn idle(&self) {
-        let wait = self.config.max_wait;
-        match self.membership.as_ref().and_then(|m| m.heartbeat.as_ref()) {
-            Some(heartbeat) => {
-                let _ = tokio::time::timeout(wait, heartbeat.arrived()).await;
-            }
-            None => tokio::time::sleep(wait).await,
-        }
+        let news = group_news(self.membership.as_ref());
+        let _ = tokio::time::timeout(self.config.max_wait, news).await;
     }
 
     /// The leaders of the assigned partitions not paused, asking the cluster for unknown ones.
@@ -1194,6 +1183,19 @@ async fn send_fetch(
     fetcher.in_flight = true;
     fetcher.conn.flush().await?;
     Ok(())
+}
+
+/// The heartbeat task of `membership`, while the member is in its group.
+fn beating(membership: Option<&Membership>) -> Option<&Heartbeat> {
+    membership.and_then(|m| m.heartbeat.as_ref())
+}
+
+/// Waits until the heartbeat task of `membership` has news; without one, forever.
+async fn group_news(membership: Option<&Membership>) {
+    match beating(membership) {
+        Some(heartbeat) => heartbeat.arrived().await,
+        None => std::future::pending().await,
+    }
 }
 
 fn not_assigned(topic: &str, partition: i32) -> ClientError {

@@ -162,6 +162,12 @@ impl ClientError {
         .contains(code))
     }
 
+    /// Whether the group's coordinator does not know the member (its session ended, or it
+    /// left): it can only join again as a new one.
+    pub(crate) fn is_unknown_member(&self) -> bool {
+        matches!(self, Self::Kafka { code, .. } if *code == ErrorCode::UNKNOWN_MEMBER_ID)
+    }
+
     /// Whether another consumer joined the group with this one's static membership id
     /// ([`ConsumerConfig::group_instance_id`](crate::ConsumerConfig)): this one is out of
     /// the group for good.
