@@ -16,6 +16,8 @@ struct InFlight {
     correlation_id: i32,
     api_key: ApiKey,
     version: i16,
+    /// Whether its response header ends in tagged fields (header v1), decided once at send.
+    tagged_header: bool,
 }
 
 /// What [`Correlator::encode`] wrote.
@@ -149,6 +151,7 @@ impl Correlator {
                 correlation_id,
                 api_key: R::API_KEY,
                 version,
+                tagged_header: R::API_KEY.response_header_is_flexible(version),
             });
         }
         Ok(Sent {
@@ -202,6 +205,7 @@ impl Correlator {
         })
     }
 
+    #[inline]
     fn size_prefixed<'a>(&mut self, buf: &'a [u8]) -> Result<Status<&'a [u8]>, DecodeError> {
         self.frame.parse(buf).map_err(|e| match e {
             ringwire_wire::FrameError::TooLong(exceeded) => exceeded.into(),
@@ -210,6 +214,7 @@ impl Correlator {
 
     /// Reads one response frame from the front of `buf`: `Partial` until the whole frame is
     /// there, then its header checked against the oldest request in flight.
+    #[inline]
     pub fn parse_response<'a>(
         &mut self,
         buf: &'a [u8],
@@ -229,12 +234,10 @@ impl Correlator {
                 got: correlation_id,
             });
         }
-        let mut reader = Reader::new(
-            header.remaining(),
-            front.api_key.response_header_is_flexible(front.version),
-        );
-        reader.tagged_fields()?;
-        let body = reader.remaining();
+        let mut body = header.remaining();
+        if front.tagged_header {
+            body = skip_tagged_fields(body)?;
+        }
         self.in_flight.pop_front();
         Ok(Status::Complete(
             ResponseFrame {
@@ -254,6 +257,19 @@ impl Parse for Correlator {
 
     fn parse<'a>(&mut self, buf: &'a [u8]) -> Result<Status<ResponseFrame<'a>>, DecodeError> {
         self.parse_response(buf)
+    }
+}
+
+/// `header` after its tagged fields. Inline for the usual case, no tags: one zero byte.
+#[inline]
+fn skip_tagged_fields(header: &[u8]) -> Result<&[u8], DecodeError> {
+    match header {
+        [0, rest @ ..] => Ok(rest),
+        _ => {
+            let mut reader = Reader::new(header, true);
+            reader.tagged_fields()?;
+            Ok(reader.remaining())
+        }
     }
 }
 

@@ -199,6 +199,7 @@ fn response_headers_follow_the_request_queue() {
     };
     c.encode(&fetch, 12, &mut buf).unwrap();
     c.encode(&fetch, 11, &mut buf).unwrap();
+    c.encode(&fetch, 12, &mut buf).unwrap();
     let produce = ProduceRequest {
         transactional_id: None,
         acks: Acks::None,
@@ -207,7 +208,7 @@ fn response_headers_follow_the_request_queue() {
     };
     let sent = c.encode(&produce, 9, &mut buf).unwrap();
     assert!(!sent.expects_response);
-    assert_eq!(c.in_flight(), 3, "acks=0 is never queued");
+    assert_eq!(c.in_flight(), 4, "acks=0 is never queued");
 
     // ApiVersions v3: header v0 (no tag section), whatever the body version.
     let mut stream = frame(0, None, b"body0");
@@ -215,11 +216,14 @@ fn response_headers_follow_the_request_queue() {
     stream.extend(frame(1, Some(&[1, 7, 2, 0xaa, 0xbb]), b"body1"));
     // Fetch v11: header v0.
     stream.extend(frame(2, None, b"body2"));
+    // Fetch v12 again: header v1 with the usual empty tag section.
+    stream.extend(frame(3, Some(&[0]), b"body3"));
     let mut at = 0;
     for (id, key, body) in [
         (0, ApiKey::ApiVersions, b"body0"),
         (1, ApiKey::Fetch, b"body1"),
         (2, ApiKey::Fetch, b"body2"),
+        (3, ApiKey::Fetch, b"body3"),
     ] {
         // Every prefix of the frame is Partial, never an error or a dequeue.
         let end = at + 4 + u32::from_be_bytes(stream[at..at + 4].try_into().unwrap()) as usize;
@@ -238,8 +242,8 @@ fn response_headers_follow_the_request_queue() {
     }
     assert_eq!(c.in_flight(), 0);
     assert_eq!(
-        c.parse_response(&frame(3, None, b"")),
-        Err(DecodeError::UnexpectedResponse { correlation_id: 3 })
+        c.parse_response(&frame(5, None, b"")),
+        Err(DecodeError::UnexpectedResponse { correlation_id: 5 })
     );
 }
 
@@ -283,6 +287,32 @@ fn framing_errors_are_typed() {
         })
     );
     assert_eq!(f.decode::<ApiVersionsResponse>().unwrap().api_keys, []);
+
+    // A flexible header whose tag section is missing or cut short.
+    let fetch = FetchRequest {
+        max_wait_ms: 0,
+        min_bytes: 1,
+        max_bytes: 1,
+        isolation_level: 0,
+        topics: &[],
+    };
+    c.encode(&fetch, 12, &mut buf).unwrap();
+    let f = frame(1, Some(&[]), b"");
+    assert_eq!(
+        c.parse_response(&f),
+        Err(DecodeError::Truncated { at_least: 1 })
+    );
+    let f = frame(1, Some(&[1]), b"");
+    assert!(matches!(
+        c.parse_response(&f),
+        Err(DecodeError::Limit(l)) if l.name == "tagged field count"
+    ));
+    let f = frame(1, Some(&[1, 7, 3, 0xaa]), b"");
+    assert!(matches!(
+        c.parse_response(&f),
+        Err(DecodeError::Truncated { .. })
+    ));
+    assert_eq!(c.in_flight(), 1, "errors dequeue nothing");
 }
 
 #[test]
