@@ -75,6 +75,11 @@ impl<S: Read + Write> BlockingTlsStream<S> {
         self.session.is_resumed()
     }
 
+    /// The peer's certificate (DER): see [`TlsStream::peer_certificate`](crate::TlsStream::peer_certificate).
+    pub fn peer_certificate(&self) -> Option<Vec<u8>> {
+        self.session.peer_certificate()
+    }
+
     /// The stream underneath.
     pub fn get_ref(&self) -> &S {
         &self.io

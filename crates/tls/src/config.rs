@@ -3,11 +3,13 @@
 use std::sync::Arc;
 
 use openssl::ssl::{
-    AlpnError, SslAcceptor, SslConnector, SslMethod, SslMode, SslVerifyMode, SslVersion,
+    AlpnError, SslAcceptor, SslConnector, SslContextBuilder, SslMethod, SslMode, SslVerifyMode,
+    SslVersion,
 };
 use openssl::x509::X509;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::server::WebPkiClientVerifier;
 
 use crate::resume::Sessions;
 use crate::TlsError;
@@ -60,18 +62,16 @@ macro_rules! settings {
     };
 }
 
-/// A server's certificate, key and protocols.
-#[derive(Debug, Clone)]
-pub struct ServerConfig {
+/// A certificate chain (leaf first) and its private key: what a server presents, and what a
+/// client presents to a server that asks for one (mutual TLS).
+#[derive(Clone)]
+pub struct Identity {
     chain: Vec<u8>,
     key: Vec<u8>,
-    alpn: Vec<Vec<u8>>,
-    backend: Backend,
-    versions: (Version, Version),
 }
 
-impl ServerConfig {
-    /// A server presenting `chain_pem` (leaf first) with `key_pem`.
+impl Identity {
+    /// The chain in `chain_pem` (leaf first) with the key in `key_pem`.
     ///
     /// # Errors
     ///
@@ -93,13 +93,72 @@ impl ServerConfig {
                     .into(),
             ));
         }
-        Ok(ServerConfig {
+        Ok(Identity {
             chain: chain_pem.to_vec(),
             key: key_pem.to_vec(),
+        })
+    }
+}
+
+impl std::fmt::Debug for Identity {
+    /// The key stays out of logs.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Identity")
+            .field("chain", &format_args!("{} bytes of PEM", self.chain.len()))
+            .finish_non_exhaustive()
+    }
+}
+
+/// Whether a server asks its clients for certificates, and what it does without one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientAuth {
+    /// A client must present a certificate the given CAs signed.
+    Required,
+    /// A client may present one (it is then checked); without one it is let in.
+    Optional,
+}
+
+/// A server's certificate, key and protocols.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    identity: Identity,
+    client_auth: Option<(Vec<u8>, ClientAuth)>,
+    alpn: Vec<Vec<u8>>,
+    backend: Backend,
+    versions: (Version, Version),
+}
+
+impl ServerConfig {
+    /// A server presenting `identity`.
+    #[must_use]
+    pub fn new(identity: Identity) -> Self {
+        ServerConfig {
+            identity,
+            client_auth: None,
             alpn: Vec::new(),
             backend: Backend::default(),
             versions: (Version::Tls12, Version::Tls13),
-        })
+        }
+    }
+
+    /// A server presenting `chain_pem` (leaf first) with `key_pem`: see
+    /// [`Identity::from_pem`].
+    ///
+    /// # Errors
+    ///
+    /// [`TlsError::Config`] when the PEM holds no certificate or no key, or the key is
+    /// encrypted.
+    pub fn from_pem(chain_pem: &[u8], key_pem: &[u8]) -> Result<Self, TlsError> {
+        Identity::from_pem(chain_pem, key_pem).map(Self::new)
+    }
+
+    /// Asks clients for a certificate signed by one of the CAs in `ca_pem` (mutual TLS);
+    /// see [`TlsStream::peer_certificate`](crate::TlsStream::peer_certificate) for whose
+    /// it was.
+    #[must_use]
+    pub fn client_auth(mut self, ca_pem: &[u8], mode: ClientAuth) -> Self {
+        self.client_auth = Some((ca_pem.to_vec(), mode));
+        self
     }
 
     settings!();
@@ -108,6 +167,7 @@ impl ServerConfig {
 /// What a client trusts and offers.
 #[derive(Debug, Clone)]
 pub struct ClientConfig {
+    identity: Option<Identity>,
     roots: Vec<Vec<u8>>,
     system_roots: bool,
     insecure: bool,
@@ -120,6 +180,7 @@ impl Default for ClientConfig {
     /// The system's trusted roots, certificates and host names verified.
     fn default() -> Self {
         ClientConfig {
+            identity: None,
             roots: Vec::new(),
             system_roots: true,
             insecure: false,
@@ -142,6 +203,13 @@ impl ClientConfig {
     #[must_use]
     pub fn without_system_roots(mut self) -> Self {
         self.system_roots = false;
+        self
+    }
+
+    /// Presents `identity` to servers that ask for a client certificate (mutual TLS).
+    #[must_use]
+    pub fn identity(mut self, identity: Identity) -> Self {
+        self.identity = Some(identity);
         self
     }
 
@@ -236,6 +304,59 @@ fn certificates(pem: &[u8]) -> Result<Vec<CertificateDer<'static>>, TlsError> {
         .map_err(|e| TlsError::Config(format!("certificate PEM: {e}")))
 }
 
+/// The CA certificates in `pem`, for OpenSSL.
+fn openssl_cas(pem: &[u8]) -> Result<Vec<X509>, TlsError> {
+    let cas = X509::stack_from_pem(pem).map_err(|e| TlsError::Config(format!("CA PEM: {e}")))?;
+    if cas.is_empty() {
+        return Err(no_roots());
+    }
+    Ok(cas)
+}
+
+/// Adds the CA certificates in `pem` to `roots`.
+fn add_roots(roots: &mut rustls::RootCertStore, pem: &[u8]) -> Result<(), TlsError> {
+    let cas = certificates(pem)?;
+    if cas.is_empty() {
+        return Err(no_roots());
+    }
+    for ca in cas {
+        roots
+            .add(ca)
+            .map_err(|e| config_error("CA")(e.to_string()))?;
+    }
+    Ok(())
+}
+
+/// Has OpenSSL present `identity`: the leaf, the rest of the chain, the key, checked to match.
+fn openssl_identity(builder: &mut SslContextBuilder, identity: &Identity) -> Result<(), TlsError> {
+    let err = |what| move |e: openssl::error::ErrorStack| TlsError::Config(format!("{what}: {e}"));
+    let mut chain = X509::stack_from_pem(&identity.chain).map_err(err("certificate PEM"))?;
+    if chain.is_empty() {
+        return Err(TlsError::Config("no certificate in the PEM".into()));
+    }
+    let leaf = chain.remove(0);
+    builder.set_certificate(&leaf).map_err(err("certificate"))?;
+    for ca in chain {
+        builder
+            .add_extra_chain_cert(ca)
+            .map_err(err("certificate chain"))?;
+    }
+    let key = openssl::pkey::PKey::private_key_from_pem(&identity.key).map_err(err("key PEM"))?;
+    builder.set_private_key(&key).map_err(err("key"))?;
+    builder
+        .check_private_key()
+        .map_err(err("the key does not match the certificate"))
+}
+
+/// `identity` as rustls takes it.
+fn rustls_identity(
+    identity: &Identity,
+) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>), TlsError> {
+    let key = PrivateKeyDer::from_pem_slice(&identity.key)
+        .map_err(|e| TlsError::Config(format!("key PEM: {e}")))?;
+    Ok((certificates(&identity.chain)?, key))
+}
+
 impl ServerContext {
     pub(crate) fn new(config: &ServerConfig) -> Result<Self, TlsError> {
         match config.backend {
@@ -253,22 +374,25 @@ fn openssl_server(config: &ServerConfig) -> Result<SslAcceptor, TlsError> {
     // `openssl` crate's `RELEASE_BUFFERS` cost two allocations per request);
     // an idle one frees them (`TlsStream::release_idle_memory`).
     crate::ffi::clear_mode(&mut builder, SslMode::RELEASE_BUFFERS);
-    let mut chain = X509::stack_from_pem(&config.chain).map_err(err("certificate PEM"))?;
-    if chain.is_empty() {
-        return Err(TlsError::Config("no certificate in the PEM".into()));
-    }
-    let leaf = chain.remove(0);
-    builder.set_certificate(&leaf).map_err(err("certificate"))?;
-    for ca in chain {
+    openssl_identity(&mut builder, &config.identity)?;
+    if let Some((ca_pem, mode)) = &config.client_auth {
+        for ca in openssl_cas(ca_pem)? {
+            // Sent in the certificate request, so a client with several can pick.
+            builder.add_client_ca(&ca).map_err(err("client CA"))?;
+            builder
+                .cert_store_mut()
+                .add_cert(ca)
+                .map_err(err("client CA"))?;
+        }
+        builder.set_verify(match mode {
+            ClientAuth::Required => SslVerifyMode::PEER | SslVerifyMode::FAIL_IF_NO_PEER_CERT,
+            ClientAuth::Optional => SslVerifyMode::PEER,
+        });
+        // OpenSSL refuses to resume a session of a verified peer without one.
         builder
-            .add_extra_chain_cert(ca)
-            .map_err(err("certificate chain"))?;
+            .set_session_id_context(b"ringwire")
+            .map_err(err("session id context"))?;
     }
-    let key = openssl::pkey::PKey::private_key_from_pem(&config.key).map_err(err("key PEM"))?;
-    builder.set_private_key(&key).map_err(err("key"))?;
-    builder
-        .check_private_key()
-        .map_err(err("the key does not match the certificate"))?;
     builder
         .set_min_proto_version(Some(openssl_version(config.versions.0)))
         .map_err(err("versions"))?;
@@ -287,13 +411,28 @@ fn openssl_server(config: &ServerConfig) -> Result<SslAcceptor, TlsError> {
 }
 
 fn rustls_server(config: &ServerConfig) -> Result<Arc<rustls::ServerConfig>, TlsError> {
-    let chain = certificates(&config.chain)?;
-    let key = PrivateKeyDer::from_pem_slice(&config.key)
-        .map_err(|e| TlsError::Config(format!("key PEM: {e}")))?;
-    let mut server = rustls::ServerConfig::builder_with_provider(provider())
+    let (chain, key) = rustls_identity(&config.identity)?;
+    let builder = rustls::ServerConfig::builder_with_provider(provider())
         .with_protocol_versions(&rustls_versions(config.versions))
-        .map_err(|e| config_error("versions")(e.to_string()))?
-        .with_no_client_auth()
+        .map_err(|e| config_error("versions")(e.to_string()))?;
+    let builder = match &config.client_auth {
+        None => builder.with_no_client_auth(),
+        Some((ca_pem, mode)) => {
+            let mut roots = rustls::RootCertStore::empty();
+            add_roots(&mut roots, ca_pem)?;
+            let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider());
+            let verifier = match mode {
+                ClientAuth::Required => verifier,
+                ClientAuth::Optional => verifier.allow_unauthenticated(),
+            };
+            builder.with_client_cert_verifier(
+                verifier
+                    .build()
+                    .map_err(|e| config_error("client CA")(e.to_string()))?,
+            )
+        }
+    };
+    let mut server = builder
         .with_single_cert(chain, key)
         .map_err(|e| config_error("certificate and key")(e.to_string()))?;
     server.alpn_protocols = config.alpn.clone();
@@ -324,13 +463,12 @@ fn openssl_client(config: &ClientConfig) -> Result<(SslConnector, Arc<Sessions>)
         );
     }
     for pem in &config.roots {
-        let cas = X509::stack_from_pem(pem).map_err(err("CA PEM"))?;
-        if cas.is_empty() {
-            return Err(no_roots());
-        }
-        for ca in cas {
+        for ca in openssl_cas(pem)? {
             builder.cert_store_mut().add_cert(ca).map_err(err("CA"))?;
         }
+    }
+    if let Some(identity) = &config.identity {
+        openssl_identity(&mut builder, identity)?;
     }
     if config.insecure {
         builder.set_verify(SslVerifyMode::NONE);
@@ -357,26 +495,26 @@ fn rustls_client(config: &ClientConfig) -> Result<Arc<rustls::ClientConfig>, Tls
         roots.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);
     }
     for pem in &config.roots {
-        let cas = certificates(pem)?;
-        if cas.is_empty() {
-            return Err(no_roots());
-        }
-        for ca in cas {
-            roots
-                .add(ca)
-                .map_err(|e| config_error("CA")(e.to_string()))?;
-        }
+        add_roots(&mut roots, pem)?;
     }
     let builder = rustls::ClientConfig::builder_with_provider(provider())
         .with_protocol_versions(&rustls_versions(config.versions))
         .map_err(|e| config_error("versions")(e.to_string()))?;
-    let mut client = if config.insecure {
+    let builder = if config.insecure {
         builder
             .dangerous()
             .with_custom_certificate_verifier(Arc::new(crate::insecure::AcceptAnything(provider())))
-            .with_no_client_auth()
     } else {
-        builder.with_root_certificates(roots).with_no_client_auth()
+        builder.with_root_certificates(roots)
+    };
+    let mut client = match &config.identity {
+        None => builder.with_no_client_auth(),
+        Some(identity) => {
+            let (chain, key) = rustls_identity(identity)?;
+            builder
+                .with_client_auth_cert(chain, key)
+                .map_err(|e| config_error("client certificate and key")(e.to_string()))?
+        }
     };
     client.alpn_protocols = config.alpn.clone();
     Ok(Arc::new(client))

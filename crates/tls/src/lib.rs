@@ -21,7 +21,9 @@
 //!   ciphertext ring.
 //!
 //! Clients verify certificates and host names by default against the
-//! system's roots (plus any added); ALPN, SNI, TLS 1.2 and 1.3 on both
+//! system's roots (plus any added); mutual TLS (a server asking for client
+//! certificates, [`ServerConfig::client_auth`]; a client presenting one,
+//! [`ClientConfig::identity`]); ALPN, SNI, TLS 1.2 and 1.3 on both
 //! sides; `close_notify` on shutdown, and a peer that closes without it is
 //! an error ([`TlsError::Truncated`]), not an end of stream.
 
@@ -37,7 +39,7 @@ mod stream;
 mod wire;
 
 pub use blocking::{BlockingTlsStream, TlsHalf};
-pub use config::{self_signed, Backend, ClientConfig, ServerConfig, Version};
+pub use config::{self_signed, Backend, ClientAuth, ClientConfig, Identity, ServerConfig, Version};
 pub use error::TlsError;
 pub use maybe::MaybeTls;
 pub use stream::{TlsAcceptor, TlsConnector, TlsStream};

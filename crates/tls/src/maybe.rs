@@ -40,6 +40,14 @@ impl<S> MaybeTls<S> {
         }
     }
 
+    /// The peer's certificate (DER), over TLS: see [`TlsStream::peer_certificate`].
+    pub fn peer_certificate(&self) -> Option<Vec<u8>> {
+        match self {
+            MaybeTls::Plain(_) => None,
+            MaybeTls::Tls(tls) => tls.peer_certificate(),
+        }
+    }
+
     /// For a connection going idle: gives a TLS session's empty ciphertext
     /// rings' pages back to the OS (see [`TlsStream::release_idle_memory`]).
     ///

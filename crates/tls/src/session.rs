@@ -250,6 +250,15 @@ impl Session {
         }
     }
 
+    /// The certificate the peer presented (DER), once the handshake is done: a server's
+    /// client under mutual TLS, or a client's server.
+    pub(crate) fn peer_certificate(&self) -> Option<Vec<u8>> {
+        match self {
+            Session::OpenSsl(stream) => stream.ssl().peer_certificate()?.to_der().ok(),
+            Session::Rustls { conn, .. } => Some(conn.peer_certificates()?.first()?.to_vec()),
+        }
+    }
+
     /// The protocol ALPN settled on.
     pub(crate) fn alpn_protocol(&self) -> Option<Vec<u8>> {
         match self {

@@ -130,6 +130,13 @@ impl<S> TlsStream<S> {
         self.lock().session.is_resumed()
     }
 
+    /// The peer's certificate (DER): on a server, the client's under mutual TLS
+    /// ([`ServerConfig::client_auth`]), `None` when it presented none; on a client, the
+    /// server's.
+    pub fn peer_certificate(&self) -> Option<Vec<u8>> {
+        self.lock().session.peer_certificate()
+    }
+
     /// The stream underneath.
     pub fn get_ref(&self) -> &S {
         &self.io

@@ -11,7 +11,8 @@ use common::{handshake, transport, Pki, BACKENDS};
 use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport, AsyncStream};
 use ringwire_io::{Ring, RingConfig};
 use ringwire_tls::{
-    Backend, ClientConfig, ServerConfig, TlsAcceptor, TlsConnector, TlsError, TlsStream, Version,
+    Backend, ClientAuth, ClientConfig, Identity, ServerConfig, TlsAcceptor, TlsConnector, TlsError,
+    TlsStream, Version,
 };
 use tokio::io::AsyncBufReadExt as _;
 use tokio::net::{TcpListener, TcpStream};
@@ -482,114 +483,33 @@ fn an_encrypted_key_is_refused_with_a_way_out() {
     );
 }
 
-/// The TLS libraries a test server can require a client certificate with.
-#[derive(Debug, Clone, Copy)]
-enum Requiring {
-    OpenSsl,
-    Rustls,
-}
-
-/// A blocking server, for one connection, that requires a client
-/// certificate signed by `pki`'s CA, in `version` only. After its handshake
-/// fails it reads until the client closes (5 s at most), so that its
-/// alert is not lost to a reset.
+/// A blocking server, for one connection, on `backend`, that requires a client certificate
+/// signed by `pki`'s CA, in `version` only. After its handshake fails it reads until the
+/// client closes (5 s at most), so that its alert is not lost to a reset.
 fn requiring_client_certificates(
     pki: &Pki,
-    library: Requiring,
+    backend: Backend,
     version: Version,
 ) -> std::net::SocketAddr {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
-    let (chain, key) = pki.leaf(&["localhost"], None);
-    let ca = pki.ca_pem.clone();
+    let server = pki
+        .server(backend)
+        .client_auth(&pki.ca_pem, ClientAuth::Required)
+        .versions(version, version);
+    let acceptor = TlsAcceptor::new(&server).unwrap();
     std::thread::spawn(move || {
         let (tcp, _) = listener.accept().unwrap();
         tcp.set_read_timeout(Some(std::time::Duration::from_secs(5)))
             .unwrap();
         let mut drain = tcp.try_clone().unwrap();
-        match library {
-            Requiring::OpenSsl => openssl_requiring(&chain, &key, &ca, version, tcp),
-            Requiring::Rustls => rustls_requiring(&chain, &key, &ca, version, tcp),
-        }
+        assert!(
+            acceptor.accept_blocking(tcp).is_err(),
+            "a client without a certificate"
+        );
         let _ = std::io::copy(&mut drain, &mut std::io::sink());
     });
     addr
-}
-
-fn openssl_requiring(
-    chain: &[u8],
-    key: &[u8],
-    ca: &[u8],
-    version: Version,
-    tcp: std::net::TcpStream,
-) {
-    use openssl::ssl::{SslAcceptor, SslMethod, SslVerifyMode, SslVersion};
-    let mut builder = SslAcceptor::mozilla_intermediate_v5(SslMethod::tls_server()).unwrap();
-    builder
-        .set_certificate(&openssl::x509::X509::from_pem(chain).unwrap())
-        .unwrap();
-    builder
-        .set_private_key(&openssl::pkey::PKey::private_key_from_pem(key).unwrap())
-        .unwrap();
-    builder
-        .cert_store_mut()
-        .add_cert(openssl::x509::X509::from_pem(ca).unwrap())
-        .unwrap();
-    builder.set_verify(SslVerifyMode::PEER | SslVerifyMode::FAIL_IF_NO_PEER_CERT);
-    let version = match version {
-        Version::Tls12 => SslVersion::TLS1_2,
-        Version::Tls13 => SslVersion::TLS1_3,
-    };
-    builder.set_min_proto_version(Some(version)).unwrap();
-    builder.set_max_proto_version(Some(version)).unwrap();
-    assert!(
-        builder.build().accept(tcp).is_err(),
-        "a client without a certificate"
-    );
-}
-
-fn rustls_requiring(
-    chain: &[u8],
-    key: &[u8],
-    ca: &[u8],
-    version: Version,
-    mut tcp: std::net::TcpStream,
-) {
-    use rustls::pki_types::pem::PemObject;
-    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
-    let mut roots = rustls::RootCertStore::empty();
-    roots
-        .add(CertificateDer::from_pem_slice(ca).unwrap())
-        .unwrap();
-    let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
-        std::sync::Arc::new(roots),
-        provider.clone(),
-    )
-    .build()
-    .unwrap();
-    let version = match version {
-        Version::Tls12 => &rustls::version::TLS12,
-        Version::Tls13 => &rustls::version::TLS13,
-    };
-    let config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_protocol_versions(&[version])
-        .unwrap()
-        .with_client_cert_verifier(verifier)
-        .with_single_cert(
-            vec![CertificateDer::from_pem_slice(chain).unwrap()],
-            PrivateKeyDer::from_pem_slice(key).unwrap(),
-        )
-        .unwrap();
-    let mut conn = rustls::ServerConnection::new(std::sync::Arc::new(config)).unwrap();
-    assert!(
-        conn.complete_io(&mut tcp).is_err(),
-        "a client without a certificate"
-    );
-    // The alert that says why.
-    while conn.wants_write() {
-        conn.write_tls(&mut tcp).unwrap();
-    }
 }
 
 /// What a client without a certificate makes of a server that requires
@@ -616,7 +536,7 @@ fn refusal(addr: std::net::SocketAddr, client: &ClientConfig) -> TlsError {
 #[test]
 fn a_server_requiring_a_client_certificate_says_so() {
     let pki = Pki::new();
-    for library in [Requiring::OpenSsl, Requiring::Rustls] {
+    for library in BACKENDS {
         for version in [Version::Tls12, Version::Tls13] {
             for backend in BACKENDS {
                 // Whether the client checks the server's certificate or not (`-k`).
@@ -667,4 +587,113 @@ fn a_handshake_failure_before_the_servers_hello_is_something_else() {
         let e = refusal(addr, &pki.client(backend));
         assert!(matches!(e, TlsError::Handshake(_)), "{backend:?}: {e:?}");
     }
+}
+
+/// The DER of the first certificate in `pem`.
+fn der(pem: &[u8]) -> Vec<u8> {
+    use rustls::pki_types::pem::PemObject;
+    rustls::pki_types::CertificateDer::from_pem_slice(pem)
+        .unwrap()
+        .to_vec()
+}
+
+/// Whether a client's session was refused by its server: at the handshake (TLS 1.2), or at
+/// the first read (TLS 1.3, where the server checks after the client's handshake is done).
+async fn refused(client: Result<TlsStream<TcpStream>, TlsError>) -> bool {
+    let Ok(client) = client else { return true };
+    let mut rx = AsyncRecvTransport::new(transport(), client).unwrap();
+    tokio::time::timeout(std::time::Duration::from_secs(5), rx.fill(1))
+        .await
+        .expect("an answer")
+        .is_err()
+}
+
+/// Mutual TLS, with either library on either side and both versions: the server sees the
+/// certificate a client presents, and again when the client resumes; it refuses a client
+/// with none or with one another CA signed; `Optional` lets a client without one in.
+#[tokio::test]
+async fn mutual_tls_between_the_libraries() {
+    let pki = Pki::new();
+    let stranger = Pki::named("a CA the server does not know");
+    let (chain, key) = pki.leaf(&["client.example"], None);
+    let identity = Identity::from_pem(&chain, &key).unwrap();
+    let (other_chain, other_key) = stranger.leaf(&["client.example"], None);
+    let impostor = Identity::from_pem(&other_chain, &other_key).unwrap();
+    for (server_side, client_side) in BACKENDS.into_iter().flat_map(|s| BACKENDS.map(|c| (s, c))) {
+        for version in [Version::Tls12, Version::Tls13] {
+            let case = format!("{server_side:?} server, {client_side:?} client, {version:?}");
+            let server_config = |mode| {
+                pki.server(server_side)
+                    .client_auth(&pki.ca_pem, mode)
+                    .versions(version, version)
+            };
+            let client_config = || pki.client(client_side).versions(version, version);
+
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            let acceptor = TlsAcceptor::new(&server_config(ClientAuth::Required)).unwrap();
+            let connector = TlsConnector::new(&client_config().identity(identity.clone())).unwrap();
+            for resumed in [false, true] {
+                let (tcp, accepted) = tokio::join!(TcpStream::connect(addr), listener.accept());
+                let (server, client) = tokio::join!(
+                    acceptor.accept(accepted.unwrap().0),
+                    connector.connect("localhost", tcp.unwrap())
+                );
+                let (server, client) = (server.unwrap(), client.unwrap());
+                assert_eq!(server.is_resumed(), resumed, "{case}");
+                assert_eq!(server.peer_certificate(), Some(der(&chain)), "{case}");
+                assert!(
+                    client.peer_certificate().is_some(),
+                    "{case}: the client sees the server's"
+                );
+                transfer(&server, &client, b"who goes there", Sending::Chunks).await;
+            }
+
+            for (without, what) in [
+                (client_config(), "none"),
+                (client_config().identity(impostor.clone()), "a stranger's"),
+            ] {
+                let (server, client) =
+                    handshake(&server_config(ClientAuth::Required), &without, "localhost").await;
+                assert!(server.is_err(), "{case}: {what} let in");
+                assert!(refused(client).await, "{case}: {what} not refused");
+            }
+            let (server, _) = handshake(
+                &server_config(ClientAuth::Required),
+                &client_config().identity(impostor.clone()),
+                "localhost",
+            )
+            .await;
+            assert!(
+                matches!(server, Err(TlsError::UnknownCa)),
+                "{case}: {server:?}"
+            );
+
+            let (server, client) = handshake(
+                &server_config(ClientAuth::Optional),
+                &client_config(),
+                "localhost",
+            )
+            .await;
+            let (server, client) = (server.unwrap(), client.unwrap());
+            assert_eq!(server.peer_certificate(), None, "{case}");
+            transfer(&server, &client, b"anyone", Sending::Chunks).await;
+        }
+    }
+}
+
+#[test]
+fn an_identity_keeps_its_key_out_of_debug_output() {
+    let pki = Pki::new();
+    let (chain, key) = pki.leaf(&["client.example"], None);
+    let identity = Identity::from_pem(&chain, &key).unwrap();
+    let shown = format!("{identity:?} {:?}", ServerConfig::new(identity.clone()));
+    assert!(!shown.contains("PRIVATE"), "{shown}");
+    // Random base64 from the middle of the key, as `Vec<u8>`'s Debug would list it.
+    let listed = format!("{:?}", &key[40..56]);
+    assert!(!shown.contains(&listed[1..listed.len() - 1]), "{shown}");
+    assert!(matches!(
+        Identity::from_pem(&key, &key),
+        Err(TlsError::Config(_))
+    ));
 }

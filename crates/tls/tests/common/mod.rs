@@ -24,11 +24,16 @@ pub(crate) struct Pki {
 
 impl Pki {
     pub(crate) fn new() -> Pki {
+        Pki::named("ringwire test CA")
+    }
+
+    /// A CA of its own name.
+    pub(crate) fn named(name: &str) -> Pki {
         let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
         params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
         params
             .distinguished_name
-            .push(DnType::CommonName, "ringwire test CA");
+            .push(DnType::CommonName, name);
         let ca_key = KeyPair::generate().unwrap();
         let ca = params.self_signed(&ca_key).unwrap();
         Pki {
