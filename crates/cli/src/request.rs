@@ -184,12 +184,19 @@ pub(crate) struct TlsArgs {
     /// Also trust the CA certificates in FILE (PEM).
     #[arg(long = "cacert", value_name = "FILE")]
     cacert: Option<PathBuf>,
+    /// Present the client certificate chain in FILE (PEM, leaf first) to a server that asks
+    /// for one (mutual TLS); its key is in --key, or in FILE too.
+    #[arg(short = 'E', long = "cert", value_name = "FILE")]
+    cert: Option<PathBuf>,
+    /// The private key (PEM) of --cert.
+    #[arg(long = "key", value_name = "FILE", requires = "cert")]
+    key: Option<PathBuf>,
 }
 
 impl TlsArgs {
     /// Whether any of these flags was given.
     pub(crate) fn given(&self) -> bool {
-        self.insecure || self.cacert.is_some()
+        self.insecure || self.cacert.is_some() || self.cert.is_some()
     }
 
     /// The client TLS settings these flags ask for.
@@ -197,10 +204,21 @@ impl TlsArgs {
         let mut tls = ringwire_tls::ClientConfig::default()
             .insecure(self.insecure)
             .backend(self.tls_library.into());
+        let read = |path: &PathBuf| {
+            std::fs::read(path).map_err(|e| format!("cannot read {}: {}", path.display(), line(e)))
+        };
         if let Some(path) = &self.cacert {
-            let pem = std::fs::read(path)
-                .map_err(|e| format!("cannot read {}: {}", path.display(), line(e)))?;
-            tls = tls.add_root_pem(&pem);
+            tls = tls.add_root_pem(&read(path)?);
+        }
+        if let Some(cert) = &self.cert {
+            let chain = read(cert)?;
+            let key = match &self.key {
+                Some(key) => read(key)?,
+                None => chain.clone(),
+            };
+            let identity = ringwire_tls::Identity::from_pem(&chain, &key)
+                .map_err(|e| format!("cannot use {}: {e}", cert.display()))?;
+            tls = tls.identity(identity);
         }
         Ok(tls)
     }

@@ -11,7 +11,7 @@ use clap::{ArgGroup, Args, ValueEnum};
 use ringwire_server::files::{Dotfiles, EmbeddedSite, StaticFiles};
 use ringwire_server::middleware::{AccessLog, Compress};
 use ringwire_server::{ws, Handler, Router, Server, ServerConfig, Threading, Timeouts};
-use ringwire_tls::{TlsAcceptor, TlsError};
+use ringwire_tls::{ClientAuth, TlsAcceptor, TlsError};
 
 use crate::logger;
 
@@ -67,6 +67,10 @@ pub(crate) struct ServeArgs {
     /// development (clients must trust the file it names, or skip checks).
     #[arg(long, conflicts_with = "tls_cert")]
     self_signed: bool,
+    /// Require a client certificate signed by a CA in FILE (PEM): mutual TLS. Handlers see
+    /// it as `Request::peer_certificate`.
+    #[arg(long, value_name = "FILE")]
+    tls_client_ca: Option<PathBuf>,
     /// The TLS library.
     #[arg(long, value_enum, default_value_t)]
     tls_library: crate::TlsLibrary,
@@ -179,6 +183,15 @@ fn tls(
     args: &ServeArgs,
     addr: SocketAddr,
 ) -> Result<(Option<TlsAcceptor>, Option<Temporary>), String> {
+    let read = |path: &PathBuf| {
+        std::fs::read(path).map_err(|e| {
+            let why = match e.kind() {
+                std::io::ErrorKind::NotFound => "no such file".to_owned(),
+                _ => describe(&e),
+            };
+            format!("cannot read {}: {why}", path.display())
+        })
+    };
     let (cert, key, file) = if args.self_signed {
         let (cert, key) = ringwire_tls::self_signed(&["localhost", "127.0.0.1", "::1"])
             .map_err(|e| format!("cannot make a certificate: {e}"))?;
@@ -191,26 +204,23 @@ fn tls(
             path.display()
         );
         (cert, key, Some(file))
-    } else {
-        let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) else {
-            return Ok((None, None));
-        };
-        let read = |path: &PathBuf| {
-            std::fs::read(path).map_err(|e| {
-                let why = match e.kind() {
-                    std::io::ErrorKind::NotFound => "no such file".to_owned(),
-                    _ => describe(&e),
-                };
-                format!("cannot read {}: {why}", path.display())
-            })
-        };
+    } else if let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) {
         (read(cert)?, read(key)?, None)
+    } else if args.tls_client_ca.is_some() {
+        return Err(
+            "--tls-client-ca needs HTTPS: --tls-cert and --tls-key, or --self-signed".into(),
+        );
+    } else {
+        return Ok((None, None));
     };
     let invalid = |e: TlsError| format!("cannot use the certificate: {e}");
-    let config = ringwire_tls::ServerConfig::from_pem(&cert, &key)
+    let mut config = ringwire_tls::ServerConfig::from_pem(&cert, &key)
         .map_err(invalid)?
         .alpn(if args.no_http2 { &ALPN[1..] } else { ALPN })
         .backend(args.tls_library.into());
+    if let Some(path) = &args.tls_client_ca {
+        config = config.client_auth(&read(path)?, ClientAuth::Required);
+    }
     let acceptor = TlsAcceptor::new(&config).map_err(invalid)?;
     Ok((Some(acceptor), file))
 }

@@ -12,7 +12,8 @@ use common::{serve, BIN};
 
 /// A certificate authority and a certificate it signed for localhost and
 /// 127.0.0.1, made with the openssl command in `dir`: `ca.pem`,
-/// `cert.pem`, `key.pem`.
+/// `cert.pem`, `key.pem`; and a client's, from a CA of its own: `client-ca.pem`,
+/// `client.pem`, `client.key`, and both of those in `client-both.pem`.
 fn certificates(dir: &Path) {
     let script = r#"
         set -e
@@ -23,6 +24,14 @@ fn certificates(dir: &Path) {
         printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' >ext.cnf
         openssl x509 -req -in cert.csr -CA ca.pem -CAkey ca.key -CAcreateserial \
             -days 2 -extfile ext.cnf -out cert.pem
+        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+            -subj /CN=ringwire-test-client-ca -keyout client-ca.key -out client-ca.pem
+        openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+            -subj /CN=ringwire-test-client -keyout client.key -out client.csr
+        printf 'extendedKeyUsage=clientAuth\n' >client-ext.cnf
+        openssl x509 -req -in client.csr -CA client-ca.pem -CAkey client-ca.key \
+            -CAcreateserial -days 2 -extfile client-ext.cnf -out client.pem
+        cat client.pem client.key >client-both.pem
     "#;
     let out = Command::new("sh")
         .args(["-c", script])
@@ -603,6 +612,81 @@ fn serves_https_to_curl_with_a_certificate_it_trusts() {
         .expect("curl");
     assert_eq!(refused.code(), Some(60));
     drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Mutual TLS: `serve --tls-client-ca` lets in curl and `ringwire get` presenting a
+/// certificate that CA signed (its key beside it or in the same file), over HTTP/1.1 and
+/// HTTP/2, and refuses them without one.
+#[test]
+fn serve_with_a_client_ca_wants_a_client_certificate() {
+    let dir = scratch("mutual-tls");
+    certificates(&dir);
+    let path = |name: &str| dir.join(name).to_str().expect("utf-8").to_owned();
+    let (ca, client_ca) = (path("ca.pem"), path("client-ca.pem"));
+    let server = serve(&[
+        "--addr",
+        "127.0.0.1:0",
+        "--threads",
+        "1",
+        "--tls-cert",
+        &path("cert.pem"),
+        "--tls-key",
+        &path("key.pem"),
+        "--tls-client-ca",
+        &client_ca,
+    ]);
+    let port = server.addr.rsplit_once(':').expect("port").1;
+    let url = format!("https://localhost:{port}/hello");
+    let client = ["--cert", &path("client.pem"), "--key", &path("client.key")];
+    for version in ["--http1.1", "--http2"] {
+        let options = [&["--cacert", &ca, version][..], &client].concat();
+        assert_eq!(curl_with(&options, &url), "Hello from ringwire!\n");
+    }
+    let refused = Command::new("curl")
+        .args(["--silent", "--max-time", "10", "--cacert", &ca, &url])
+        .status()
+        .expect("curl");
+    assert!(!refused.success(), "curl without a certificate let in");
+
+    let get = |cert: &[&str]| {
+        Command::new(BIN)
+            .args(["get", "--cacert", &ca])
+            .args(cert)
+            .arg(&url)
+            .output()
+            .expect("run ringwire get")
+    };
+    for cert in [&client[..], &["-E", &path("client-both.pem")]] {
+        let out = get(cert);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.stdout, b"Hello from ringwire!\n");
+    }
+    let out = get(&[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "ringwire: the server requires a client certificate\n"
+    );
+    drop(server);
+
+    let out = run(&[
+        "serve",
+        "--addr",
+        "127.0.0.1:0",
+        "--tls-client-ca",
+        &client_ca,
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--tls-client-ca needs HTTPS"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

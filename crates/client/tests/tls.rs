@@ -9,7 +9,9 @@ use std::process::{Child, Command, Stdio};
 mod common;
 
 use common::Leaf;
-use ringwire_client::{blocking, tokio as async_client, ClientConfig, Error, RequestBuffer, Url};
+use ringwire_client::{
+    blocking, tokio as async_client, ClientConfig, Error, Http2, RequestBuffer, Url,
+};
 use ringwire_tls::TlsError;
 
 const SERVER: &str = r#"
@@ -61,8 +63,9 @@ impl Drop for Python {
     }
 }
 
-/// A CA and three certificates it signed, in a directory of their own:
-/// `good` (localhost), `elsewhere` (another name), `expired` (localhost).
+/// A CA and four certificates it signed, in a directory of their own:
+/// `good` (localhost), `elsewhere` (another name), `expired` (localhost), `client` (a
+/// client's, for mutual TLS).
 struct Certificates {
     dir: PathBuf,
     ca: Vec<u8>,
@@ -84,6 +87,7 @@ impl Certificates {
                 leaf("good", "localhost", false),
                 leaf("elsewhere", "elsewhere.example", false),
                 leaf("expired", "localhost", true),
+                leaf("client", "client.example", false),
             ],
         );
         Certificates { dir, ca }
@@ -112,12 +116,21 @@ fn get(client: &blocking::Client, url: &Url) -> Result<Vec<u8>, Error> {
 
 /// [`get`] with the tokio client, on a runtime of its own, trusting what `tls` trusts.
 fn async_get(tls: ringwire_tls::ClientConfig, url: &Url) -> Result<Vec<u8>, Error> {
+    async_get_with(ClientConfig::default(), tls, url)
+}
+
+/// [`async_get`] with a client configured by `config`.
+fn async_get_with(
+    config: ClientConfig,
+    tls: ringwire_tls::ClientConfig,
+    url: &Url,
+) -> Result<Vec<u8>, Error> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     runtime.block_on(async {
-        let client = async_client::Client::with_tls(ClientConfig::default(), tls);
+        let client = async_client::Client::with_tls(config, tls);
         let mut buffer = RequestBuffer::new().unwrap();
         let request = buffer.request("GET", url)?.headers()?.finish()?;
         let mut response = client.send(&mut buffer, &request).await?;
@@ -252,6 +265,65 @@ fn a_server_requiring_a_client_certificate_is_a_tls_error() {
         matches!(err, Err(Error::Tls(TlsError::ClientCertificateRequired))),
         "{err:?}"
     );
+}
+
+/// Answers with the protocol the request came over, then the client certificate (DER) it
+/// presented.
+struct Whose;
+
+impl ringwire_server::Handler for Whose {
+    async fn call(&self, request: &ringwire_server::Request<'_>) -> ringwire_server::Response {
+        let mut body = format!("{:?} ", request.protocol()).into_bytes();
+        body.extend(request.peer_certificate().unwrap_or_default());
+        ringwire_server::Response::new(200).body(body)
+    }
+}
+
+/// Mutual TLS end to end: both clients, over HTTP/1.1 and HTTP/2, present a certificate to
+/// ringwire's server, whose handler sees it; without one they are told the server wants it.
+#[test]
+fn both_clients_present_a_certificate_the_servers_handler_sees() {
+    let certs = Certificates::new("mutual");
+    let read = |name: &str| std::fs::read(certs.dir.join(name)).unwrap();
+    let server = ringwire_tls::ServerConfig::from_pem(&read("good.pem"), &read("good.key"))
+        .unwrap()
+        .client_auth(&certs.ca, ringwire_tls::ClientAuth::Required)
+        .alpn(&[b"h2", b"http/1.1"]);
+    let acceptor = ringwire_tls::TlsAcceptor::new(&server).unwrap();
+    let addr = common::serve(Whose, Some(acceptor));
+    let url = Url::parse(&format!("https://localhost:{}/", addr.port())).unwrap();
+    let identity =
+        ringwire_tls::Identity::from_pem(&read("client.pem"), &read("client.key")).unwrap();
+    let der = openssl::x509::X509::from_pem(&read("client.pem"))
+        .unwrap()
+        .to_der()
+        .unwrap();
+    for (http2, protocol) in [(Http2::Off, "Http11"), (Http2::Negotiate, "Http2")] {
+        let config = ClientConfig {
+            http2,
+            ..ClientConfig::default()
+        };
+        let expected = [format!("{protocol} ").as_bytes(), &der].concat();
+        let tls = certs.trusting().identity(identity.clone());
+        let client = blocking::Client::with_tls(config.clone(), tls.clone());
+        assert_eq!(
+            get(&client, &url).unwrap(),
+            expected,
+            "blocking, {protocol}"
+        );
+        assert_eq!(
+            async_get_with(config.clone(), tls, &url).unwrap(),
+            expected,
+            "tokio, {protocol}"
+        );
+
+        let without = blocking::Client::with_tls(config, certs.trusting());
+        let err = get(&without, &url).unwrap_err();
+        assert!(
+            matches!(err, Error::Tls(TlsError::ClientCertificateRequired)),
+            "{protocol}: {err}"
+        );
+    }
 }
 
 /// A TLS server (the `good` certificate) for one connection: it reads the request head,

@@ -164,6 +164,16 @@ impl<'a> Request<'a> {
             Peer::Socket(socket) => socket.get_ref().peer_addr().ok(),
         }
     }
+
+    /// The certificate (DER) the client presented, on a server that asks for one
+    /// ([`ringwire_tls::ServerConfig::client_auth`]); `None` without TLS or without one.
+    /// Its signature was checked against the CAs given there.
+    pub fn peer_certificate(&self) -> Option<Vec<u8>> {
+        match self.peer {
+            Peer::Socket(socket) => socket.peer_certificate(),
+            Peer::Unknown | Peer::Addr(_) => None,
+        }
+    }
 }
 
 impl<'a> Deref for Request<'a> {

@@ -40,7 +40,8 @@ pub fn ringwire_h2(handler: impl Handler) -> (SocketAddr, Vec<u8>) {
     (serve(handler, Some(acceptor)), cert)
 }
 
-fn serve(handler: impl Handler, tls: Option<ringwire_tls::TlsAcceptor>) -> SocketAddr {
+/// Serves `handler` on a free port, over TLS through `tls` if given.
+pub fn serve(handler: impl Handler, tls: Option<ringwire_tls::TlsAcceptor>) -> SocketAddr {
     let config = ServerConfig {
         addr: "127.0.0.1:0".parse().expect("addr"),
         ..ServerConfig::default()

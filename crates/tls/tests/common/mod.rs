@@ -31,9 +31,7 @@ impl Pki {
     pub(crate) fn named(name: &str) -> Pki {
         let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
         params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        params
-            .distinguished_name
-            .push(DnType::CommonName, name);
+        params.distinguished_name.push(DnType::CommonName, name);
         let ca_key = KeyPair::generate().unwrap();
         let ca = params.self_signed(&ca_key).unwrap();
         Pki {
