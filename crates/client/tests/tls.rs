@@ -305,14 +305,14 @@ fn both_clients_present_a_certificate_the_servers_handler_sees() {
         };
         let expected = [format!("{protocol} ").as_bytes(), &der].concat();
         let tls = certs.trusting().identity(identity.clone());
-        let client = blocking::Client::with_tls(config.clone(), tls.clone());
+        let client = blocking::Client::with_tls(config, tls.clone());
         assert_eq!(
             get(&client, &url).unwrap(),
             expected,
             "blocking, {protocol}"
         );
         assert_eq!(
-            async_get_with(config.clone(), tls, &url).unwrap(),
+            async_get_with(config, tls, &url).unwrap(),
             expected,
             "tokio, {protocol}"
         );
