@@ -18,6 +18,9 @@
 #                       no broker runs
 #   broker.sh sasl-ssl  the same for the SASL_SSL listener (SASL over TLS, as managed Kafka
 #                       services run it), then the CA's PEM file as `tls` prints it
+#   broker.sh mtls      print the mutual-TLS listener's address (TLS that requires a client
+#                       certificate), the broker's CA file as `tls` prints it, and a client
+#                       certificate and its key that the listener accepts (PEM files)
 #   broker.sh java FILE.java ARGS...
 #                       run a single-file Java program with Kafka's own client on the class
 #                       path (the tests' transactional producer, Transactions.java)
@@ -100,7 +103,7 @@ start() {
     install
     rm -rf "$run"
     mkdir -p "$run/data"
-    local port controller ssl sasl sasl_ssl id
+    local port controller ssl sasl sasl_ssl mtls id
     port="$(free_port)"
     controller="$(free_port)"
     while [[ "$controller" == "$port" ]]; do controller="$(free_port)"; done
@@ -110,16 +113,18 @@ start() {
     while [[ " $port $controller $ssl " == *" $sasl "* ]]; do sasl="$(free_port)"; done
     sasl_ssl="$(free_port)"
     while [[ " $port $controller $ssl $sasl " == *" $sasl_ssl "* ]]; do sasl_ssl="$(free_port)"; done
+    mtls="$(free_port)"
+    while [[ " $port $controller $ssl $sasl $sasl_ssl " == *" $mtls "* ]]; do mtls="$(free_port)"; done
     id="$(cluster_id)"
     certificate "$run/tls"
     cat >"$run/server.properties" <<EOF
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$controller
-listeners=PLAINTEXT://127.0.0.1:$port,SSL://127.0.0.1:$ssl,SASL_PLAINTEXT://127.0.0.1:$sasl,SASL_SSL://127.0.0.1:$sasl_ssl,CONTROLLER://127.0.0.1:$controller
-advertised.listeners=PLAINTEXT://127.0.0.1:$port,SSL://127.0.0.1:$ssl,SASL_PLAINTEXT://127.0.0.1:$sasl,SASL_SSL://127.0.0.1:$sasl_ssl
+listeners=PLAINTEXT://127.0.0.1:$port,SSL://127.0.0.1:$ssl,SASL_PLAINTEXT://127.0.0.1:$sasl,SASL_SSL://127.0.0.1:$sasl_ssl,MTLS://127.0.0.1:$mtls,CONTROLLER://127.0.0.1:$controller
+advertised.listeners=PLAINTEXT://127.0.0.1:$port,SSL://127.0.0.1:$ssl,SASL_PLAINTEXT://127.0.0.1:$sasl,SASL_SSL://127.0.0.1:$sasl_ssl,MTLS://127.0.0.1:$mtls
 controller.listener.names=CONTROLLER
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL,CONTROLLER:PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL,MTLS:SSL,CONTROLLER:PLAINTEXT
 sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512
 listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_$SASL_USER="$SASL_PASSWORD";
 listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
@@ -130,6 +135,11 @@ listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.se
 # The TLS listener's key and certificate chain in one PEM file (Kafka 2.7+).
 ssl.keystore.type=PEM
 ssl.keystore.location=$run/tls/broker.pem
+# The mutual-TLS listener: the same certificate, and clients must present one the client CA
+# signed.
+listener.name.mtls.ssl.client.auth=required
+listener.name.mtls.ssl.truststore.type=PEM
+listener.name.mtls.ssl.truststore.location=$run/tls/client-ca.pem
 inter.broker.listener.name=PLAINTEXT
 log.dirs=$run/data
 num.partitions=1
@@ -154,6 +164,7 @@ EOF
     echo "127.0.0.1:$ssl" >"$run/bootstrap-tls"
     echo "127.0.0.1:$sasl" >"$run/bootstrap-sasl"
     echo "127.0.0.1:$sasl_ssl" >"$run/bootstrap-sasl-ssl"
+    echo "127.0.0.1:$mtls" >"$run/bootstrap-mtls"
     echo "$id" >"$run/cluster_id"
     # The SCRAM credentials live in the cluster's metadata, written at format time.
     format "$run" \
@@ -163,13 +174,22 @@ EOF
 }
 
 # A self-signed certificate for 127.0.0.1 and localhost in directory $1: ca.pem (what
-# clients trust) and broker.pem (the key, PKCS#8 as Kafka reads it, then the certificate).
+# clients trust) and broker.pem (the key, PKCS#8 as Kafka reads it, then the certificate);
+# and for mutual TLS a client CA (client-ca.pem, what the broker trusts) and a client
+# certificate it signed (client.pem, client-key.pem).
 certificate() {
     mkdir -p "$1"
     openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj "/CN=localhost" \
         -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
         -keyout "$1/key.pem" -out "$1/ca.pem" 2>/dev/null
     cat "$1/key.pem" "$1/ca.pem" >"$1/broker.pem"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj "/CN=ringwire client CA" \
+        -keyout "$1/client-ca-key.pem" -out "$1/client-ca.pem" 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -subj "/CN=ringwire-client" \
+        -keyout "$1/client-key.pem" -out "$1/client.csr" 2>/dev/null
+    openssl x509 -req -in "$1/client.csr" -CA "$1/client-ca.pem" -CAkey "$1/client-ca-key.pem" \
+        -CAcreateserial -days 30 -extfile <(printf 'extendedKeyUsage=clientAuth\n') \
+        -out "$1/client.pem" 2>/dev/null
 }
 
 # Formats the storage of node directory $1 for the cluster in $run, with the format tool's
@@ -292,6 +312,15 @@ sasl_ssl() {
     fi
 }
 
+mtls() {
+    if running; then
+        echo "$(cat "$run/bootstrap-mtls") $run/tls/ca.pem $run/tls/client.pem $run/tls/client-key.pem"
+    else
+        log "no Kafka $version broker running"
+        return 1
+    fi
+}
+
 tls() {
     if running; then
         echo "$(cat "$run/bootstrap-tls") $run/tls/ca.pem"
@@ -311,13 +340,14 @@ status) status ;;
 tls) tls ;;
 sasl) sasl ;;
 sasl-ssl) sasl_ssl ;;
+mtls) mtls ;;
 java)
     shift
     install
     exec "${java[@]}" "$@"
     ;;
 *)
-    echo "usage: $0 {install|start|restart|stop|add-broker|status|tls|sasl|sasl-ssl|java FILE ARGS...}" >&2
+    echo "usage: $0 {install|start|restart|stop|add-broker|status|tls|sasl|sasl-ssl|mtls|java FILE ARGS...}" >&2
     exit 2
     ;;
 esac

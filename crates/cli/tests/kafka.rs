@@ -73,6 +73,12 @@ impl Broker {
         (addr, ca)
     }
 
+    /// The broker's mutual-TLS listener, its CA's PEM file, and a client certificate and key
+    /// (PEM files) it accepts.
+    fn mtls(&self) -> [String; 4] {
+        <[String; 4]>::try_from(self.says("mtls")).expect("ADDRESS CA_FILE CERT_FILE KEY_FILE")
+    }
+
     /// The broker's SASL listener (PLAIN), a user and its password.
     fn sasl(&self) -> (String, String, String) {
         let [addr, user, password] =
@@ -276,6 +282,7 @@ fn creates_produces_and_consumes_against_a_real_broker() {
     a_group_goes_on_where_it_stopped(b, &format!("{topic}-group"));
     a_member_whose_reader_stalls_leaves(b, &format!("{topic}-stall"));
     over_tls(&broker, &format!("{topic}-tls"));
+    with_a_client_certificate(&broker, &format!("{topic}-mtls"));
     with_sasl(&broker, &format!("{topic}-sasl"));
 }
 
@@ -359,6 +366,26 @@ fn over_tls(broker: &Broker, topic: &str) {
     let refused = kafka_fails(&tls, &["--tls", "consume", topic]);
     assert!(
         refused.contains("TLS") && refused.contains(&tls),
+        "{refused}"
+    );
+}
+
+/// `--cert F --key F` at the broker's listener that requires a client certificate; without
+/// them, one line that says what is missing.
+fn with_a_client_certificate(broker: &Broker, topic: &str) {
+    let [addr, ca, cert, key] = broker.mtls();
+    let identity = ["--cacert", &ca, "--cert", &cert, "--key", &key];
+    let run = |extra: &[&str], stdin: &[u8]| {
+        let args: Vec<&str> = identity.iter().chain(extra).copied().collect();
+        kafka(&addr, &args, stdin)
+    };
+    run(&["topics", "create", topic], b"");
+    run(&["produce", topic], b"certified\n");
+    let out = run(&["consume", topic, "--from-beginning", "-e"], b"");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "certified\n");
+    let refused = kafka_fails(&addr, &["--cacert", &ca, "consume", topic]);
+    assert!(
+        refused.contains("the server requires a client certificate") && refused.contains(&addr),
         "{refused}"
     );
 }

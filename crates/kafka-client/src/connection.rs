@@ -24,7 +24,7 @@ use ringwire_kafka::api::produce::{
 };
 use ringwire_kafka::record::{walk, Record, Walk};
 use ringwire_kafka::{ApiKey, Correlator, ErrorCode, Limits, Request, ResponseFrame, Sent};
-use ringwire_tls::{MaybeTls, TlsConnector};
+use ringwire_tls::{MaybeTls, TlsConnector, TlsError};
 use ringwire_wire::Status;
 use tokio::net::TcpStream;
 
@@ -65,8 +65,9 @@ pub struct ClientConfig {
 }
 
 impl ClientConfig {
-    /// This configuration with TLS to every broker, as `tls` says (its trusted roots, and
-    /// certificate checks or not).
+    /// This configuration with TLS to every broker, as `tls` says (its trusted roots,
+    /// certificate checks or not, and the client certificate for brokers that require one:
+    /// [`ringwire_tls::ClientConfig::identity`], Kafka's `ssl.client.auth=required`).
     ///
     /// # Errors
     ///
@@ -77,6 +78,21 @@ impl ClientConfig {
             tls: Some(Arc::new(connector)),
             ..self
         })
+    }
+}
+
+/// A TLS 1.3 broker checks the client's certificate after the client's handshake is done,
+/// so its refusal comes with the first answer: reported as a failed handshake would be.
+fn refused_by_tls(e: ClientError, addr: &str) -> ClientError {
+    match e {
+        ClientError::Transport(TransportError::Io(io)) => match io.downcast::<TlsError>() {
+            Ok(source) => ClientError::Tls {
+                addr: addr.to_owned(),
+                source,
+            },
+            Err(io) => ClientError::Transport(TransportError::Io(io)),
+        },
+        e => e,
     }
 }
 
@@ -196,7 +212,7 @@ impl Connection {
                         after: limit,
                     })
                 }
-                Ok(negotiated) => negotiated?,
+                Ok(negotiated) => negotiated.map_err(|e| refused_by_tls(e, addr))?,
             };
         if let Some(sasl) = &config.sasl {
             tokio::time::timeout_at(deadline, conn.authenticate(sasl))

@@ -214,3 +214,61 @@ pub(crate) fn sasl_over_tls(_bootstrap: &str) {
         assert!(Connection::connect(addr, &plain).await.is_err());
     });
 }
+
+/// Mutual TLS at the broker's listener that requires a client certificate: a client
+/// presenting the one `broker.sh` made produces and reads back; without one, the broker's
+/// refusal is a TLS error that says a client certificate is wanted, naming the broker.
+pub(crate) fn produce_and_consume_with_a_client_certificate(_bootstrap: &str) {
+    let listener = broker("mtls");
+    let [addr, ca, cert, key] = listener.split(' ').collect::<Vec<_>>()[..] else {
+        panic!("ADDRESS CA_FILE CERT_FILE KEY_FILE, got {listener}");
+    };
+    let read = |path: &str| std::fs::read(path).expect("a PEM file broker.sh made");
+    let trusting = ringwire_tls::ClientConfig::default().add_root_pem(&read(ca));
+    let identity = ringwire_tls::Identity::from_pem(&read(cert), &read(key)).unwrap();
+    let client = ClientConfig::default()
+        .with_tls(&trusting.clone().identity(identity))
+        .unwrap();
+    runtime().block_on(async {
+        let mut conn = Connection::connect(addr, &client).await.unwrap();
+        let topic = unique("mtls");
+        conn.create_topic(ringwire_kafka::api::create_topics::NewTopic {
+            name: &topic,
+            num_partitions: 1,
+            replication_factor: 1,
+            configs: &[],
+        })
+        .await
+        .unwrap();
+        let config = ProducerConfig {
+            client: client.clone(),
+            ..ProducerConfig::default()
+        };
+        let producer = Producer::connect(addr, config).await.unwrap();
+        let record = ProducerRecord::new(&topic, b"with a certificate");
+        producer.send(record).await.unwrap().await.unwrap();
+        let config = ConsumerConfig {
+            client: client.clone(),
+            ..ConsumerConfig::default()
+        };
+        let mut consumer = Consumer::connect(addr, config).await.unwrap();
+        consumer.assign(&topic, Start::Earliest).await.unwrap();
+        let mut got = Vec::new();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while got.is_empty() {
+            assert!(Instant::now() < deadline, "nothing read back");
+            consumer
+                .poll(|_, _, r| got.push(r.value.unwrap().to_vec()))
+                .await
+                .unwrap();
+        }
+        assert_eq!(got, [b"with a certificate".to_vec()]);
+
+        let without = ClientConfig::default().with_tls(&trusting).unwrap();
+        let err = Connection::connect(addr, &without).await.unwrap_err();
+        assert!(
+            matches!(&err, ClientError::Tls { addr: a, source: ringwire_tls::TlsError::ClientCertificateRequired } if a == addr),
+            "{err:?}"
+        );
+    });
+}
