@@ -14,8 +14,9 @@
 #                       signed its certificate (self-signed, made at start, for 127.0.0.1
 #                       and localhost), or fail when no broker runs
 #   broker.sh sasl      print the SASL listener's address (SASL_PLAINTEXT: PLAIN,
-#                       SCRAM-SHA-256, SCRAM-SHA-512), a user and its password, or fail when
-#                       no broker runs
+#                       SCRAM-SHA-256, SCRAM-SHA-512, and OAUTHBEARER with unsecured tokens,
+#                       as the SASL_SSL listener),
+#                       a user and its password, or fail when no broker runs
 #   broker.sh sasl-ssl  the same for the SASL_SSL listener (SASL over TLS, as managed Kafka
 #                       services run it), then the CA's PEM file as `tls` prints it
 #   broker.sh mtls      print the mutual-TLS listener's address (TLS that requires a client
@@ -125,13 +126,17 @@ listeners=PLAINTEXT://127.0.0.1:$port,SSL://127.0.0.1:$ssl,SASL_PLAINTEXT://127.
 advertised.listeners=PLAINTEXT://127.0.0.1:$port,SSL://127.0.0.1:$ssl,SASL_PLAINTEXT://127.0.0.1:$sasl,SASL_SSL://127.0.0.1:$sasl_ssl,MTLS://127.0.0.1:$mtls
 controller.listener.names=CONTROLLER
 listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL,MTLS:SSL,CONTROLLER:PLAINTEXT
-sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512
+sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER
 listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_$SASL_USER="$SASL_PASSWORD";
 listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
 listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+# OAUTHBEARER with Kafka's unsecured tokens (JWTs with "alg": "none", for development): the
+# broker checks their claims (a subject, an expiry in the future), not a signature.
+listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="broker";
 listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_$SASL_USER="$SASL_PASSWORD";
 listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
 listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.sasl_ssl.oauthbearer.sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="broker";
 # The TLS listener's key and certificate chain in one PEM file (Kafka 2.7+).
 ssl.keystore.type=PEM
 ssl.keystore.location=$run/tls/broker.pem

@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::io::{self, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -12,7 +13,7 @@ use ringwire_kafka::api::create_topics::NewTopic;
 use ringwire_kafka::record::{Compression, Record};
 use ringwire_kafka_client::{
     ClientConfig, ClientError, Connection, Consumer, ConsumerConfig, Producer, ProducerConfig,
-    ProducerRecord, Reset, Sasl, Start,
+    ProducerRecord, Reset, Sasl, Start, TokenSource,
 };
 use tokio::io::AsyncReadExt as _;
 
@@ -37,6 +38,10 @@ pub(crate) struct KafkaArgs {
     /// The SASL mechanism.
     #[arg(long, value_enum, default_value_t = Mechanism::Plain, requires = "sasl")]
     sasl_mechanism: Mechanism,
+    /// Authenticate with SASL OAUTHBEARER, the bearer token (a JWT) read from FILE at each
+    /// connection, so that whatever renews the token can replace the file.
+    #[arg(long, value_name = "FILE", conflicts_with = "sasl")]
+    oauth_token_file: Option<PathBuf>,
     #[command(subcommand)]
     command: KafkaCommand,
 }
@@ -182,6 +187,17 @@ async fn command(args: &KafkaArgs) -> Result<(), String> {
         .as_deref()
         .map(|arg| sasl(arg, args.sasl_mechanism))
         .transpose()?;
+    if let Some(file) = args.oauth_token_file.clone() {
+        let token = TokenSource::new(move || {
+            std::fs::read_to_string(&file)
+                .map(|token| token.trim().to_owned())
+                .map_err(|e| format!("cannot read {}: {}", file.display(), line(e)))
+        });
+        client.sasl = Some(Sasl::OAuthBearer {
+            token,
+            extensions: Vec::new(),
+        });
+    }
     let client = &client;
     match &args.command {
         KafkaCommand::Topics {

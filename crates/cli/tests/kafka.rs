@@ -334,6 +334,48 @@ fn with_sasl(broker: &Broker, topic: &str) {
     ];
     let refused = kafka_fails(&sasl, &args);
     assert!(refused.contains("SASL_AUTHENTICATION_FAILED"), "{refused}");
+
+    // OAUTHBEARER, the token read from a file at each connection: Kafka's unsecured
+    // development tokens (no signature), one current and one expired.
+    let file = std::env::temp_dir().join(format!("ringwire-oauth-{}", std::process::id()));
+    let path = file.to_str().unwrap();
+    std::fs::write(&file, format!("{}\n", unsecured_jwt(3600))).unwrap();
+    let out = kafka(
+        &sasl,
+        &[
+            "--oauth-token-file",
+            path,
+            "consume",
+            topic,
+            "--from-beginning",
+            "-e",
+        ],
+        b"",
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "signed in\n");
+    std::fs::write(&file, unsecured_jwt(-600)).unwrap();
+    let refused = kafka_fails(&sasl, &["--oauth-token-file", path, "consume", topic]);
+    assert!(refused.contains("invalid_token"), "{refused}");
+    std::fs::remove_file(&file).unwrap();
+    let refused = kafka_fails(&sasl, &["--oauth-token-file", path, "consume", topic]);
+    assert!(refused.contains("cannot read"), "{refused}");
+}
+
+/// An unsecured JWT (`"alg": "none"`) for the subject `ringwire`, expiring `lifetime`
+/// seconds from now.
+fn unsecured_jwt(lifetime: i64) -> String {
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
+    use base64::Engine as _;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let claims = format!(r#"{{"sub":"ringwire","exp":{}}}"#, now + lifetime);
+    format!(
+        "{}.{}.",
+        B64.encode(r#"{"alg":"none"}"#),
+        B64.encode(claims)
+    )
 }
 
 /// `--cacert` (or `--tls`, `-k`): every command over the broker's TLS listener; without the

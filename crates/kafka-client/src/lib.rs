@@ -37,4 +37,4 @@ pub use producer::{
     Deliveries, Delivery, ProduceError, Producer, ProducerConfig, ProducerRecord, ProducerStats,
     RecordMetadata,
 };
-pub use sasl::Sasl;
+pub use sasl::{Sasl, TokenSource};

@@ -1,8 +1,9 @@
-//! SASL authentication of a broker connection (Kafka's `sasl.mechanism`, PLAIN or SCRAM): a SaslHandshake
-//! naming the mechanism, then its tokens in SaslAuthenticate requests, right after the
-//! version negotiation and before any other request.
+//! SASL authentication of a broker connection (Kafka's `sasl.mechanism`: PLAIN, SCRAM or
+//! OAUTHBEARER): a SaslHandshake naming the mechanism, then its tokens in SaslAuthenticate
+//! requests, right after the version negotiation and before any other request.
 
 use std::fmt;
+use std::sync::Arc;
 
 use ringwire_kafka::api::sasl_authenticate::{SaslAuthenticateRequest, SaslAuthenticateResponse};
 use ringwire_kafka::api::sasl_handshake::{SaslHandshakeRequest, SaslHandshakeResponse};
@@ -37,6 +38,51 @@ pub enum Sasl {
         /// Its password.
         password: String,
     },
+    /// `OAUTHBEARER` (RFC 7628, Kafka's KIP-255): a bearer token (a JWT from the identity
+    /// provider the brokers trust), so over TLS unless the network is trusted.
+    OAuthBearer {
+        /// Where the token comes from, asked at each connection's authentication.
+        token: TokenSource,
+        /// SASL extensions sent with the token (`key=value`; some services name the cluster
+        /// or identity pool this way). Keys are letters only, and `auth` is the token's.
+        extensions: Vec<(String, String)>,
+    },
+}
+
+/// Gives the current bearer token for [`Sasl::OAuthBearer`]. It is called on the runtime
+/// whenever a connection authenticates, so it should return a token already at hand (kept
+/// fresh elsewhere, by a task that renews it before it expires), not fetch one; an `Err` is
+/// the connection's [`ClientError::Sasl`].
+#[derive(Clone)]
+pub struct TokenSource(Arc<dyn Fn() -> Result<String, String> + Send + Sync>);
+
+impl TokenSource {
+    /// A source calling `token`.
+    pub fn new(token: impl Fn() -> Result<String, String> + Send + Sync + 'static) -> Self {
+        TokenSource(Arc::new(token))
+    }
+
+    /// The same token every time.
+    #[must_use]
+    pub fn fixed(token: String) -> Self {
+        TokenSource::new(move || Ok(token.clone()))
+    }
+}
+
+/// Two sources are equal when they are the same source.
+impl PartialEq for TokenSource {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for TokenSource {}
+
+/// Not the token.
+impl fmt::Debug for TokenSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("TokenSource")
+    }
 }
 
 impl Sasl {
@@ -47,25 +93,59 @@ impl Sasl {
             Sasl::Plain { .. } => "PLAIN",
             Sasl::ScramSha256 { .. } => "SCRAM-SHA-256",
             Sasl::ScramSha512 { .. } => "SCRAM-SHA-512",
-        }
-    }
-
-    fn username(&self) -> &str {
-        match self {
-            Sasl::Plain { username, .. }
-            | Sasl::ScramSha256 { username, .. }
-            | Sasl::ScramSha512 { username, .. } => username,
+            Sasl::OAuthBearer { .. } => "OAUTHBEARER",
         }
     }
 }
 
-/// Not the password.
+/// Not the password, nor the token or the extensions' values.
 impl fmt::Debug for Sasl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct(self.mechanism())
-            .field("username", &self.username())
-            .finish_non_exhaustive()
+        let mut d = f.debug_struct(self.mechanism());
+        match self {
+            Sasl::Plain { username, .. }
+            | Sasl::ScramSha256 { username, .. }
+            | Sasl::ScramSha512 { username, .. } => d.field("username", username),
+            Sasl::OAuthBearer { extensions, .. } => d.field(
+                "extensions",
+                &extensions.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+            ),
+        };
+        d.finish_non_exhaustive()
     }
+}
+
+/// OAUTHBEARER's initial response (RFC 7628 section 3.1): no authorization identity, the
+/// token, then the extensions, each key-value pair ended by `\x01` and the whole by another.
+fn oauth_bearer_response(
+    token: &str,
+    extensions: &[(String, String)],
+) -> Result<Vec<u8>, ClientError> {
+    let invalid = |what: String| Err(ClientError::Sasl(what));
+    // RFC 6750's b64token.
+    let b64token = |c: u8| c.is_ascii_alphanumeric() || b"-._~+/=".contains(&c);
+    if token.is_empty() || !token.bytes().all(b64token) {
+        return invalid("the OAUTHBEARER token is not a bearer token (RFC 6750 b64token)".into());
+    }
+    let mut out = format!("n,,\x01auth=Bearer {token}\x01").into_bytes();
+    for (key, value) in extensions {
+        let value_ok = value
+            .bytes()
+            .all(|c| c.is_ascii_graphic() || b" \t\r\n".contains(&c));
+        if key.is_empty() || !key.bytes().all(|c| c.is_ascii_alphabetic()) || key == "auth" {
+            return invalid(format!(
+                "the SASL extension name {key:?} is not letters only, or is auth"
+            ));
+        }
+        if !value_ok {
+            return invalid(format!(
+                "the SASL extension {key} has a value that cannot be sent"
+            ));
+        }
+        out.extend_from_slice(format!("{key}={value}\x01").as_bytes());
+    }
+    out.push(1);
+    Ok(out)
 }
 
 impl Connection {
@@ -84,6 +164,21 @@ impl Connection {
             Sasl::Plain { username, password } => {
                 let token = [b"\0", username.as_bytes(), b"\0", password.as_bytes()].concat();
                 return self.sasl_step(&token).await.map(drop);
+            }
+            Sasl::OAuthBearer { token, extensions } => {
+                let token = (token.0)().map_err(|e| ClientError::Sasl(format!("no token: {e}")))?;
+                let challenge = self
+                    .sasl_step(&oauth_bearer_response(&token, extensions)?)
+                    .await?;
+                // Kafka refuses a token with an error and its reason; a broker that follows
+                // RFC 7628 section 3.2.2 answers with the reason instead, as a challenge.
+                if challenge.is_empty() {
+                    return Ok(());
+                }
+                return Err(ClientError::Sasl(format!(
+                    "the broker refused the token: {}",
+                    String::from_utf8_lossy(&challenge)
+                )));
             }
             Sasl::ScramSha256 { username, password } => (Hash::Sha256, username, password),
             Sasl::ScramSha512 { username, password } => (Hash::Sha512, username, password),
@@ -105,5 +200,37 @@ impl Connection {
             Ok(r.auth_bytes.to_vec())
         })
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn oauth_bearer_response_as_rfc_7628_lays_it_out() {
+        let extensions = vec![("traceId".to_owned(), "a b".to_owned())];
+        assert_eq!(
+            oauth_bearer_response("eyJ.e30.", &extensions).unwrap(),
+            b"n,,\x01auth=Bearer eyJ.e30.\x01traceId=a b\x01\x01"
+        );
+        assert_eq!(
+            oauth_bearer_response("t-._~+/=", &[]).unwrap(),
+            b"n,,\x01auth=Bearer t-._~+/=\x01\x01"
+        );
+        let refused = |token: &str, key: &str, value: &str| {
+            let extensions = vec![(key.to_owned(), value.to_owned())];
+            matches!(
+                oauth_bearer_response(token, &extensions),
+                Err(ClientError::Sasl(_))
+            )
+        };
+        assert!(refused("", "k", "v"), "an empty token");
+        assert!(refused("a\x01b", "k", "v"), "a separator in the token");
+        assert!(refused("a b", "k", "v"), "a space in the token");
+        assert!(refused("t", "auth", "v"), "the token's key");
+        assert!(refused("t", "trace-id", "v"), "a key not letters only");
+        assert!(refused("t", "", "v"), "an empty key");
+        assert!(refused("t", "k", "a\x01"), "a separator in a value");
     }
 }

@@ -1169,6 +1169,10 @@ const TESTS: &[Test] = &[
     ),
     ("sasl_over_tls", tls::sasl_over_tls),
     (
+        "produce_and_consume_with_oauth_bearer",
+        tls::produce_and_consume_with_oauth_bearer,
+    ),
+    (
         "produce_and_consume_with_a_client_certificate",
         tls::produce_and_consume_with_a_client_certificate,
     ),

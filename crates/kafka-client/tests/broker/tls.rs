@@ -4,9 +4,12 @@
 use std::time::{Duration, Instant};
 
 use ringwire_kafka::ErrorCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
 use ringwire_kafka_client::{
     ClientConfig, ClientError, Connection, Consumer, ConsumerConfig, Producer, ProducerConfig,
-    ProducerRecord, Sasl, Start,
+    ProducerRecord, Sasl, Start, TokenSource,
 };
 
 use super::{broker, connect, create, runtime, unique};
@@ -174,39 +177,7 @@ pub(crate) fn sasl_over_tls(_bootstrap: &str) {
             .unwrap()
     };
     runtime().block_on(async {
-        let mut conn = Connection::connect(addr, &client).await.unwrap();
-        let topic = unique("sasl-ssl");
-        conn.create_topic(ringwire_kafka::api::create_topics::NewTopic {
-            name: &topic,
-            num_partitions: 1,
-            replication_factor: 1,
-            configs: &[],
-        })
-        .await
-        .unwrap();
-        let config = ProducerConfig {
-            client: client.clone(),
-            ..ProducerConfig::default()
-        };
-        let producer = Producer::connect(addr, config).await.unwrap();
-        let record = ProducerRecord::new(&topic, b"over TLS, signed in");
-        producer.send(record).await.unwrap().await.unwrap();
-        let config = ConsumerConfig {
-            client: client.clone(),
-            ..ConsumerConfig::default()
-        };
-        let mut consumer = Consumer::connect(addr, config).await.unwrap();
-        consumer.assign(&topic, Start::Earliest).await.unwrap();
-        let mut got = Vec::new();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while got.is_empty() {
-            assert!(Instant::now() < deadline, "nothing read back");
-            consumer
-                .poll(|_, _, r| got.push(r.value.unwrap().to_vec()))
-                .await
-                .unwrap();
-        }
-        assert_eq!(got, [b"over TLS, signed in".to_vec()]);
+        round_trip(addr, &client, "sasl-ssl", b"over TLS, signed in").await;
         let plain = ClientConfig {
             sasl,
             ..ClientConfig::default()
@@ -230,39 +201,7 @@ pub(crate) fn produce_and_consume_with_a_client_certificate(_bootstrap: &str) {
         .with_tls(&trusting.clone().identity(identity))
         .unwrap();
     runtime().block_on(async {
-        let mut conn = Connection::connect(addr, &client).await.unwrap();
-        let topic = unique("mtls");
-        conn.create_topic(ringwire_kafka::api::create_topics::NewTopic {
-            name: &topic,
-            num_partitions: 1,
-            replication_factor: 1,
-            configs: &[],
-        })
-        .await
-        .unwrap();
-        let config = ProducerConfig {
-            client: client.clone(),
-            ..ProducerConfig::default()
-        };
-        let producer = Producer::connect(addr, config).await.unwrap();
-        let record = ProducerRecord::new(&topic, b"with a certificate");
-        producer.send(record).await.unwrap().await.unwrap();
-        let config = ConsumerConfig {
-            client: client.clone(),
-            ..ConsumerConfig::default()
-        };
-        let mut consumer = Consumer::connect(addr, config).await.unwrap();
-        consumer.assign(&topic, Start::Earliest).await.unwrap();
-        let mut got = Vec::new();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while got.is_empty() {
-            assert!(Instant::now() < deadline, "nothing read back");
-            consumer
-                .poll(|_, _, r| got.push(r.value.unwrap().to_vec()))
-                .await
-                .unwrap();
-        }
-        assert_eq!(got, [b"with a certificate".to_vec()]);
+        round_trip(addr, &client, "mtls", b"with a certificate").await;
 
         let without = ClientConfig::default().with_tls(&trusting).unwrap();
         let err = Connection::connect(addr, &without).await.unwrap_err();
@@ -270,5 +209,117 @@ pub(crate) fn produce_and_consume_with_a_client_certificate(_bootstrap: &str) {
             matches!(&err, ClientError::Tls { addr: a, source: ringwire_tls::TlsError::ClientCertificateRequired } if a == addr),
             "{err:?}"
         );
+    });
+}
+
+/// Creates a topic at `addr` as `client`, produces `value` to it and reads it back, each
+/// over connections of their own.
+async fn round_trip(addr: &str, client: &ClientConfig, prefix: &str, value: &[u8]) {
+    let mut conn = Connection::connect(addr, client).await.unwrap();
+    let topic = unique(prefix);
+    conn.create_topic(ringwire_kafka::api::create_topics::NewTopic {
+        name: &topic,
+        num_partitions: 1,
+        replication_factor: 1,
+        configs: &[],
+    })
+    .await
+    .unwrap();
+    let config = ProducerConfig {
+        client: client.clone(),
+        ..ProducerConfig::default()
+    };
+    let producer = Producer::connect(addr, config).await.unwrap();
+    let record = ProducerRecord::new(&topic, value);
+    producer.send(record).await.unwrap().await.unwrap();
+    let config = ConsumerConfig {
+        client: client.clone(),
+        ..ConsumerConfig::default()
+    };
+    let mut consumer = Consumer::connect(addr, config).await.unwrap();
+    consumer.assign(&topic, Start::Earliest).await.unwrap();
+    let mut got = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while got.is_empty() {
+        assert!(Instant::now() < deadline, "nothing read back");
+        consumer
+            .poll(|_, _, r| got.push(r.value.unwrap().to_vec()))
+            .await
+            .unwrap();
+    }
+    assert_eq!(got, [value.to_vec()]);
+}
+
+/// An unsecured JWT (`"alg": "none"`, Kafka's development tokens) for `sub`, expiring
+/// `lifetime` seconds from now (in the past if negative).
+fn unsecured_jwt(sub: &str, lifetime: i64) -> String {
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
+    use base64::Engine as _;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let header = B64.encode(r#"{"alg":"none"}"#);
+    let claims = format!(
+        r#"{{"sub":"{sub}","iat":{},"exp":{}}}"#,
+        now - 60,
+        now + lifetime
+    );
+    format!("{header}.{}.", B64.encode(claims))
+}
+
+/// OAUTHBEARER at the broker's SASL listener: a token source asked at every connection's
+/// authentication, with an extension; an expired token, a source that fails and an
+/// extension that cannot be sent are each refused with a SASL error that says so.
+pub(crate) fn produce_and_consume_with_oauth_bearer(_bootstrap: &str) {
+    let listener = broker("sasl");
+    let addr = listener.split(' ').next().expect("ADDRESS");
+    let bearer = |token: TokenSource, extensions: &[(&str, &str)]| ClientConfig {
+        sasl: Some(Sasl::OAuthBearer {
+            token,
+            extensions: extensions
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+        }),
+        ..ClientConfig::default()
+    };
+    let asked = Arc::new(AtomicUsize::new(0));
+    let counting = Arc::clone(&asked);
+    let source = TokenSource::new(move || {
+        counting.fetch_add(1, Ordering::Relaxed);
+        Ok(unsecured_jwt("ringwire", 3600))
+    });
+    let client = bearer(source, &[("traceId", "ringwire-test")]);
+    let shown = format!("{client:?}");
+    assert!(
+        !shown.contains("ringwire-test") && !shown.contains("eyJ"),
+        "{shown}"
+    );
+    runtime().block_on(async {
+        round_trip(addr, &client, "oauth", b"bearing a token").await;
+        assert!(
+            asked.load(Ordering::Relaxed) >= 3,
+            "one token per connection"
+        );
+
+        let expired = bearer(TokenSource::fixed(unsecured_jwt("ringwire", -600)), &[]);
+        let err = Connection::connect(addr, &expired).await.unwrap_err();
+        assert!(
+            matches!(&err, ClientError::Kafka { code, message: Some(m), .. }
+                if *code == ErrorCode::SASL_AUTHENTICATION_FAILED && m.contains("invalid_token")),
+            "{err:?}"
+        );
+        let failing = bearer(TokenSource::new(|| Err("the IdP is down".into())), &[]);
+        let err = Connection::connect(addr, &failing).await.unwrap_err();
+        assert!(
+            matches!(&err, ClientError::Sasl(m) if m.contains("the IdP is down")),
+            "{err:?}"
+        );
+        let token = TokenSource::fixed(unsecured_jwt("ringwire", 3600));
+        let err = Connection::connect(addr, &bearer(token, &[("auth", "x")]))
+            .await
+            .unwrap_err();
+        assert!(matches!(&err, ClientError::Sasl(_)), "{err:?}");
     });
 }
