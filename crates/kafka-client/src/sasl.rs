@@ -170,11 +170,13 @@ impl Connection {
                 let challenge = self
                     .sasl_step(&oauth_bearer_response(&token, extensions)?)
                     .await?;
-                // Kafka refuses a token with an error and its reason; a broker that follows
-                // RFC 7628 section 3.2.2 answers with the reason instead, as a challenge.
                 if challenge.is_empty() {
                     return Ok(());
                 }
+                // A refusal (RFC 7628 section 3.2.2): its reason as a challenge, which the
+                // client acknowledges with one `\x01` for the broker to fail the exchange with
+                // its error (`SASL_AUTHENTICATION_FAILED` and that reason, from Kafka).
+                self.sasl_step(b"\x01").await?;
                 return Err(ClientError::Sasl(format!(
                     "the broker refused the token: {}",
                     String::from_utf8_lossy(&challenge)
