@@ -13,7 +13,7 @@ use clap::Args;
 use ringwire_client::blocking::{Client, Trace};
 use ringwire_client::{ClientConfig, Error, Http2, Protocol, RequestBuffer, Url};
 
-use crate::request::{line, seconds, Extras, RequestArgs, TlsArgs, USER_AGENT};
+use crate::request::{line, seconds, Extras, ProxyArgs, RequestArgs, TlsArgs, USER_AGENT};
 
 /// The exit status for an HTTP error with `--fail`, as curl's.
 const HTTP_ERROR_EXIT: u8 = 22;
@@ -64,6 +64,8 @@ pub(crate) struct GetArgs {
     fail: bool,
     #[command(flatten)]
     tls: TlsArgs,
+    #[command(flatten)]
+    proxy: ProxyArgs,
     /// Speak HTTP/1.1 only (by default HTTP/2 is offered to https://
     /// servers, as curl does).
     #[arg(long = "http1.1", conflicts_with = "http2_prior_knowledge")]
@@ -118,7 +120,8 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
             ..ClientConfig::default()
         },
         args.tls.config()?,
-    );
+    )
+    .with_proxies(args.proxy.proxies()?);
 
     let mut buffer = RequestBuffer::new().map_err(line)?;
     // What curl sends unless told otherwise.

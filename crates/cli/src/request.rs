@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
-use ringwire_client::{HeaderBuilder, Request, RequestBuffer, Url};
+use ringwire_client::{HeaderBuilder, Proxies, Proxy, Request, RequestBuffer, Url};
 
 /// Sent unless a `-H user-agent: ...` replaces it.
 pub(crate) const USER_AGENT: &str = concat!("ringwire/", env!("CARGO_PKG_VERSION"));
@@ -221,6 +221,36 @@ impl TlsArgs {
             tls = tls.identity(identity);
         }
         Ok(tls)
+    }
+}
+
+/// Which proxy a request goes through, as curl picks it.
+#[derive(Debug, Args)]
+pub(crate) struct ProxyArgs {
+    /// Go through the proxy at [http://][USER:PASSWORD@]HOST[:PORT] (port 1080 if none):
+    /// http:// requests forwarded to it, the rest through a CONNECT tunnel. Without it, the
+    /// environment's http_proxy, https_proxy and all_proxy, as curl reads them.
+    #[arg(short = 'x', long = "proxy", value_name = "URL")]
+    proxy: Option<String>,
+    /// Hosts (and their subdomains) reached directly, separated by commas; `*` for all.
+    /// Replaces the environment's no_proxy.
+    #[arg(long = "noproxy", value_name = "LIST")]
+    noproxy: Option<String>,
+}
+
+impl ProxyArgs {
+    /// The proxies these flags, or else the environment, ask for.
+    pub(crate) fn proxies(&self) -> Result<Proxies, String> {
+        let proxies = match &self.proxy {
+            Some(url) => {
+                Proxies::all(Proxy::parse(url).map_err(|e| format!("--proxy {url:?}: {e}"))?)
+            }
+            None => Proxies::from_env().map_err(|e| e.to_string())?,
+        };
+        Ok(match &self.noproxy {
+            Some(list) => proxies.no_proxy(list),
+            None => proxies,
+        })
     }
 }
 

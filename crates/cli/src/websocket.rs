@@ -12,7 +12,7 @@ use ringwire_client::ws::{CloseCode, DeflateConfig, Limits, Message, WsOptions, 
 use ringwire_client::{ClientConfig, UrlError};
 use tokio::io::AsyncBufReadExt as _;
 
-use crate::request::{line, seconds, TlsArgs};
+use crate::request::{line, seconds, ProxyArgs, TlsArgs};
 
 /// How long the server has to answer the close sent when stdin ends.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -42,6 +42,8 @@ pub(crate) struct WsArgs {
     max_message: Option<u64>,
     #[command(flatten)]
     tls: TlsArgs,
+    #[command(flatten)]
+    proxy: ProxyArgs,
 }
 
 pub(crate) fn run(args: &WsArgs) -> ExitCode {
@@ -74,7 +76,8 @@ async fn session(args: &WsArgs) -> Result<(), String> {
         e => format!("invalid URL {:?}: {e}", args.url),
     })?;
     // Connecting (TCP, TLS, the upgrade) within the client's default 10 s.
-    let client = Client::with_tls(ClientConfig::default(), args.tls.config()?);
+    let client = Client::with_tls(ClientConfig::default(), args.tls.config()?)
+        .with_proxies(args.proxy.proxies()?);
     let protocols: Vec<&str> = args.protocols.iter().map(String::as_str).collect();
     let mut options = WsOptions {
         protocols: &protocols,

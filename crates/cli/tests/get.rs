@@ -754,3 +754,72 @@ fn expect100_timeout_bounds_the_wait_for_100_continue() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `ringwire get` with proxy settings, a proxy that is not there standing in for one (the
+/// client's own tests go through a real one): `-x` and the environment's `http_proxy` and
+/// `https_proxy` send requests to it, and the error names it; `--noproxy` and `no_proxy`
+/// send them directly; a proxy URL the client cannot use is one line.
+#[test]
+fn proxy_settings_as_curl_reads_them() {
+    let (plain, tls) = (ringwire_serve(&[]), ringwire_serve(&["--self-signed"]));
+    let port = |server: &Running| server.addr.rsplit_once(':').expect("port").1.to_owned();
+    let (http, https) = (
+        format!("http://127.0.0.1:{}/hello", port(&plain)),
+        format!("https://localhost:{}/hello", port(&tls)),
+    );
+    let nowhere = "127.0.0.1:1";
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        let mut command = Command::new(BIN);
+        command.arg("get").args(args);
+        for name in [
+            "http_proxy",
+            "https_proxy",
+            "HTTPS_PROXY",
+            "all_proxy",
+            "ALL_PROXY",
+        ] {
+            command.env_remove(name);
+        }
+        command.env_remove("no_proxy").env_remove("NO_PROXY");
+        command.envs(env.iter().copied());
+        command.output().expect("run ringwire get")
+    };
+    let through_nowhere = |out: Output| {
+        out.status.code() == Some(1)
+            && text(&out.stderr).starts_with(&format!("ringwire: cannot connect to {nowhere}:"))
+    };
+    assert!(through_nowhere(run(&["-x", nowhere, &http], &[])));
+    assert!(through_nowhere(run(&["-k", "-x", nowhere, &https], &[])));
+    let direct = run(&["-x", nowhere, "--noproxy", "127.0.0.1", &http], &[]);
+    assert_eq!(text(&direct.stdout), "Hello from ringwire!\n");
+    let proxy = format!("http://{nowhere}");
+    assert!(through_nowhere(run(&[&http], &[("http_proxy", &proxy)])));
+    assert!(through_nowhere(run(
+        &["-k", &https],
+        &[("https_proxy", &proxy)]
+    )));
+    assert!(through_nowhere(run(
+        &["-k", &https],
+        &[("ALL_PROXY", &proxy)]
+    )));
+    let bypassed = [("https_proxy", proxy.as_str()), ("no_proxy", "localhost")];
+    assert_eq!(
+        text(&run(&["-k", &https], &bypassed).stdout),
+        "Hello from ringwire!\n"
+    );
+    // Only http_proxy in lower case, as curl (a CGI server sets HTTP_PROXY from a header).
+    let upper = run(&[&http], &[("HTTP_PROXY", &proxy)]);
+    assert_eq!(text(&upper.stdout), "Hello from ringwire!\n");
+
+    let refused = run(&["-x", "https://proxy.example", &http], &[]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert_eq!(
+        text(&refused.stderr),
+        "ringwire: --proxy \"https://proxy.example\": unsupported scheme \"https\"\n"
+    );
+    let refused = run(&[&http], &[("http_proxy", "ftp://proxy")]);
+    assert_eq!(
+        text(&refused.stderr),
+        "ringwire: $http_proxy: unsupported scheme \"ftp\"\n"
+    );
+}

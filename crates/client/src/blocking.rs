@@ -17,7 +17,10 @@ use crate::redirect::{next_hop, Answer, Hop};
 use crate::stream::Stream;
 use crate::tls::Tls;
 use crate::url::{Origin, Scheme};
-use crate::{ClientConfig, Encoding, Error, Http2, Phase, Protocol, Request, RequestBuffer, Url};
+use crate::{
+    ClientConfig, Encoding, Error, Http2, Phase, Protocol, Proxies, Proxy, Request, RequestBuffer,
+    Url,
+};
 
 /// An HTTP/1.1 and HTTP/2 client with a keep-alive pool; share it by
 /// reference across threads.
@@ -26,6 +29,7 @@ pub struct Client {
     pub(crate) config: ClientConfig,
     pool: Pool<Connection>,
     tls: Tls,
+    proxies: Proxies,
 }
 
 impl Default for Client {
@@ -42,6 +46,8 @@ struct Connection {
     rx: RecvTransport<Stream>,
     proto: Proto,
     origin: Origin,
+    /// The proxy an `http://` request goes to in absolute-form, if it goes through one.
+    forward: Option<Proxy>,
     /// What the socket's timeouts are set for: cleared for a request without
     /// a deadline; for one with, set again before a read only when the last
     /// setting is older than [`REARM_AFTER`].
@@ -81,7 +87,16 @@ impl Client {
             pool: Pool::new(config.max_idle_per_host, config.idle_timeout),
             tls: Tls::new(tls),
             config,
+            proxies: Proxies::default(),
         }
+    }
+
+    /// This client, reaching origins through `proxies` (none by default; curl's
+    /// environment variables with [`Proxies::from_env`]).
+    #[must_use]
+    pub fn with_proxies(mut self, proxies: Proxies) -> Self {
+        self.proxies = proxies;
+        self
     }
 
     /// Sends `request` (written into `buffer`) and reads the response head,
@@ -172,7 +187,15 @@ impl Client {
             (limit, None) => limit,
             (limit, Some(d)) => Some(remaining(d)?.min(limit.unwrap_or(Duration::MAX))),
         };
-        let stream = self.dial(origin, timeout, self.config.http2 != Http2::Off)?;
+        // Plain HTTP/1.1 goes to a proxy in absolute-form; the rest through a tunnel.
+        let forward = (origin.scheme() == Scheme::Http
+            && self.config.http2 != Http2::PriorKnowledge)
+            .then(|| self.proxies.route(origin))
+            .flatten();
+        let stream = match forward {
+            Some(proxy) => Stream::Tcp(self.tcp(proxy.origin(), timeout)?),
+            None => self.dial(origin, timeout, self.config.http2 != Http2::Off)?,
+        };
         let http2 = match &stream {
             Stream::Tls(tls) => tls.alpn_protocol().as_deref() == Some(b"h2"),
             Stream::Tcp(_) => self.config.http2 == Http2::PriorKnowledge,
@@ -182,8 +205,11 @@ impl Client {
             rx: RecvTransport::with_ring(ring, stream),
             proto: Proto::new(http2, &self.config),
             origin: origin.clone(),
-            // The handshake left the connect timeout on the socket.
-            armed: if origin.scheme() == Scheme::Https {
+            forward: forward.cloned(),
+            // The handshake, or the tunnel's, left the connect timeout on the socket.
+            armed: if forward.is_none()
+                && (origin.scheme() == Scheme::Https || self.proxies.route(origin).is_some())
+            {
                 Armed::Unknown
             } else {
                 Armed::Nothing
@@ -191,23 +217,37 @@ impl Client {
         })
     }
 
-    /// A stream to `origin`: TCP, then TLS for `https://` (offering `h2` by ALPN
-    /// if `h2`, and leaving `timeout` on the socket), connecting within `timeout`.
+    /// A stream to `origin`: TCP (through a tunnel if a proxy is on the way), then TLS for
+    /// `https://` (offering `h2` by ALPN if `h2`, and leaving `timeout` on the socket),
+    /// connecting within `timeout`.
     pub(crate) fn dial(
         &self,
         origin: &Origin,
         timeout: Option<Duration>,
         h2: bool,
     ) -> Result<Stream, Error> {
+        let tcp = match self.proxies.route(origin) {
+            None => self.tcp(origin, timeout)?,
+            Some(proxy) => {
+                let mut tcp = self.tcp(proxy.origin(), timeout)?;
+                tunnel(&mut tcp, proxy, origin, timeout)?;
+                tcp
+            }
+        };
+        match origin.scheme() {
+            Scheme::Http => Ok(Stream::Tcp(tcp)),
+            Scheme::Https => self.handshake(origin, tcp, timeout, h2),
+        }
+    }
+
+    /// A TCP connection to `to` within `timeout`, without Nagle's delay.
+    fn tcp(&self, to: &Origin, timeout: Option<Duration>) -> Result<TcpStream, Error> {
         let failed = |source| Error::Connect {
-            authority: origin.host_port(),
+            authority: to.host_port(),
             source,
         };
         let mut last = io::Error::from(io::ErrorKind::AddrNotAvailable);
-        for addr in (origin.host(), origin.port())
-            .to_socket_addrs()
-            .map_err(failed)?
-        {
+        for addr in (to.host(), to.port()).to_socket_addrs().map_err(failed)? {
             let connected = match timeout {
                 Some(t) => TcpStream::connect_timeout(&addr, t),
                 None => TcpStream::connect(addr),
@@ -215,10 +255,7 @@ impl Client {
             match connected {
                 Ok(stream) => {
                     stream.set_nodelay(true).map_err(failed)?;
-                    return match origin.scheme() {
-                        Scheme::Http => Ok(Stream::Tcp(stream)),
-                        Scheme::Https => self.handshake(origin, stream, timeout, h2),
-                    };
+                    return Ok(stream);
                 }
                 Err(e) if e.kind() == io::ErrorKind::TimedOut => {
                     return Err(Error::Timeout(Phase::Connect))
@@ -270,7 +307,13 @@ impl Client {
         conn.set_deadline(deadline)?;
         let with_head = trip.with_head(body);
         let wrote = match &mut conn.proto {
-            Proto::Http1(_) => write_all(conn.rx.get_mut(), head, with_head),
+            Proto::Http1(_) => match &conn.forward {
+                None => write_all(conn.rx.get_mut(), head, with_head),
+                Some(proxy) => {
+                    let head = proxy.absolute_form(head, &conn.origin);
+                    write_all(conn.rx.get_mut(), &head, with_head)
+                }
+            },
             Proto::Http2(h2) => {
                 // A body held back is sent later; an empty one ends the stream now.
                 let held = with_head.len() < body.len();
@@ -319,6 +362,35 @@ impl Client {
                     })
                 }
             }
+        }
+    }
+}
+
+/// Has `proxy`, at the other end of `tcp`, open a tunnel to `origin`, within `timeout`.
+fn tunnel(
+    tcp: &mut TcpStream,
+    proxy: &Proxy,
+    origin: &Origin,
+    timeout: Option<Duration>,
+) -> Result<(), Error> {
+    let timed_out = |e: io::Error| match e.kind() {
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => Error::Timeout(Phase::Connect),
+        _ => Error::Io(e),
+    };
+    tcp.set_read_timeout(timeout)?;
+    tcp.set_write_timeout(timeout)?;
+    tcp.write_all(&proxy.connect_request(origin))
+        .map_err(timed_out)?;
+    let mut answer = Vec::new();
+    let mut chunk = [0; 1024];
+    loop {
+        let n = io::Read::read(tcp, &mut chunk).map_err(timed_out)?;
+        if n == 0 {
+            return Err(Error::Closed);
+        }
+        answer.extend_from_slice(&chunk[..n]);
+        if proxy.tunnel_answer(&answer)?.is_some() {
+            return Ok(());
         }
     }
 }

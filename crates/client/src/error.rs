@@ -59,6 +59,17 @@ pub enum Error {
     Io(io::Error),
     /// A ring could not grow as far as asked (a limit).
     Ring(RingError),
+    /// The proxy refused to open a tunnel (`CONNECT`): `407` for missing or wrong
+    /// credentials, `403` for a destination it does not allow, `502` when it could not
+    /// reach it.
+    Proxy {
+        /// The proxy's `host:port`.
+        proxy: String,
+        /// Its answer's status.
+        status: u16,
+        /// Its reason phrase.
+        reason: String,
+    },
     /// The server's bytes are not a valid HTTP/1.1 response, or exceed the
     /// configured limits: the server's fault, and the connection is closed.
     Response(ringwire_http1::Error),
@@ -153,6 +164,11 @@ impl fmt::Display for Error {
             Error::Connect { authority, source } => {
                 write!(f, "cannot connect to {authority}: {source}")
             }
+            Error::Proxy {
+                proxy,
+                status,
+                reason,
+            } => write!(f, "the proxy {proxy} refused: {status} {reason}"),
             Error::Timeout(Phase::Connect) => f.write_str("connect timed out"),
             Error::Timeout(Phase::Request) => f.write_str("request timed out"),
             Error::Io(e) => write!(f, "connection failed: {e}"),

@@ -27,6 +27,11 @@
 //! made otherwise ([`blocking::Client::with_tls`],
 //! [`tokio::Client::with_tls`]); a failed handshake is [`Error::Tls`].
 //!
+//! Through a forward proxy when the client is given one ([`blocking::Client::with_proxies`],
+//! [`tokio::Client::with_proxies`]; [`Proxies::from_env`] reads curl's variables): `http://`
+//! requests forwarded in absolute-form, `https://`, WebSockets and HTTP/2 with prior knowledge
+//! through a `CONNECT` tunnel, Basic credentials from the proxy's URL.
+//!
 //! HTTP/2 when [`ClientConfig::http2`] says so:
 //! offered to `https://` servers by ALPN, or spoken from the start over
 //! cleartext ([`Http2::PriorKnowledge`]). A connection carries one exchange
@@ -51,6 +56,7 @@ mod exchange;
 pub mod fuzzing;
 mod h2;
 mod pool;
+mod proxy;
 mod redirect;
 mod request;
 mod stream;
@@ -64,5 +70,6 @@ pub use config::ClientConfig;
 pub use decompress::{Corruption, Decoder, Encoding};
 pub use error::{Error, Phase};
 pub use h2::{Http2, Protocol};
+pub use proxy::{Proxies, Proxy, ProxyEnvError};
 pub use request::{BodyWriter, HeaderBuilder, QueryBuilder, Request, RequestBuffer};
 pub use url::{Origin, Scheme, Url, UrlError};

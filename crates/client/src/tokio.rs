@@ -20,7 +20,10 @@ use crate::pool::{is_quiet, Keyed, Pool};
 use crate::redirect::{next_hop, Answer, Hop};
 use crate::tls::Tls;
 use crate::url::{Origin, Scheme};
-use crate::{ClientConfig, Encoding, Error, Http2, Phase, Protocol, Request, RequestBuffer, Url};
+use crate::{
+    ClientConfig, Encoding, Error, Http2, Phase, Protocol, Proxies, Proxy, Request, RequestBuffer,
+    Url,
+};
 
 /// An async HTTP/1.1 and HTTP/2 client with a keep-alive pool; share it by
 /// reference (or in an `Arc`) across tasks.
@@ -29,6 +32,7 @@ pub struct Client {
     pub(crate) config: ClientConfig,
     pool: Pool<Connection>,
     tls: Tls,
+    proxies: Proxies,
 }
 
 impl Default for Client {
@@ -45,6 +49,8 @@ struct Connection {
     stream: Arc<Socket>,
     proto: Proto,
     origin: Origin,
+    /// The proxy an `http://` request goes to in absolute-form, if it goes through one.
+    forward: Option<Proxy>,
 }
 
 /// A connection's stream: TCP, or TLS over it.
@@ -72,7 +78,16 @@ impl Client {
             pool: Pool::new(config.max_idle_per_host, config.idle_timeout),
             tls: Tls::new(tls),
             config,
+            proxies: Proxies::default(),
         }
+    }
+
+    /// This client, reaching origins through `proxies` (none by default; curl's
+    /// environment variables with [`Proxies::from_env`]).
+    #[must_use]
+    pub fn with_proxies(mut self, proxies: Proxies) -> Self {
+        self.proxies = proxies;
+        self
     }
 
     /// Sends `request` (written into `buffer`) and reads the response head,
@@ -144,8 +159,18 @@ impl Client {
             (limit, None) => limit,
             (limit, Some(d)) => Some(remaining(d)?.min(limit.unwrap_or(Duration::MAX))),
         };
-        let h2 = self.config.http2 != Http2::Off;
-        let stream = Arc::new(self.dial(origin, limit, h2).await?);
+        // Plain HTTP/1.1 goes to a proxy in absolute-form; the rest through a tunnel.
+        let forward = (origin.scheme() == Scheme::Http
+            && self.config.http2 != Http2::PriorKnowledge)
+            .then(|| self.proxies.route(origin))
+            .flatten();
+        let stream = Arc::new(match forward {
+            Some(proxy) => MaybeTls::Plain(tcp(proxy.origin(), limit).await?),
+            None => {
+                let h2 = self.config.http2 != Http2::Off;
+                self.dial(origin, limit, h2).await?
+            }
+        });
         let http2 = match &*stream {
             MaybeTls::Tls(_) => stream.alpn_protocol().as_deref() == Some(b"h2"),
             MaybeTls::Plain(_) => self.config.http2 == Http2::PriorKnowledge,
@@ -156,41 +181,32 @@ impl Client {
             stream,
             proto: Proto::new(http2, &self.config),
             origin: origin.clone(),
+            forward: forward.cloned(),
         })
     }
 
-    /// A stream to `origin`: TCP, then TLS for `https://` (offering `h2` by
-    /// ALPN if `h2`), within `limit`.
+    /// A stream to `origin`: TCP (through a tunnel if a proxy is on the way), then TLS for
+    /// `https://` (offering `h2` by ALPN if `h2`), within `limit`.
     pub(crate) async fn dial(
         &self,
         origin: &Origin,
         limit: Option<Duration>,
         h2: bool,
     ) -> Result<Socket, Error> {
-        let connecting = TcpStream::connect((origin.host(), origin.port()));
-        let connected = match limit {
-            Some(limit) => ::tokio::time::timeout(limit, connecting)
-                .await
-                .map_err(|_| Error::Timeout(Phase::Connect))?,
-            None => connecting.await,
+        let tcp = match self.proxies.route(origin) {
+            None => tcp(origin, limit).await?,
+            Some(proxy) => {
+                let tcp = tcp(proxy.origin(), limit).await?;
+                within_connect(limit, tunnel(&tcp, proxy, origin)).await?;
+                tcp
+            }
         };
-        let failed = |source| Error::Connect {
-            authority: origin.host_port(),
-            source,
-        };
-        let tcp = connected.map_err(failed)?;
-        tcp.set_nodelay(true).map_err(failed)?;
         Ok(match origin.scheme() {
             Scheme::Http => MaybeTls::Plain(tcp),
             Scheme::Https => {
                 let handshake = self.tls.connector(h2)?.connect(origin.host(), tcp);
-                let tls = match limit {
-                    Some(limit) => ::tokio::time::timeout(limit, handshake)
-                        .await
-                        .map_err(|_| Error::Timeout(Phase::Connect))?,
-                    None => handshake.await,
-                };
-                MaybeTls::Tls(Box::new(tls.map_err(Error::Tls)?))
+                let tls = within_connect(limit, async { handshake.await.map_err(Error::Tls) });
+                MaybeTls::Tls(Box::new(tls.await?))
             }
         })
     }
@@ -206,7 +222,14 @@ impl Client {
         let mut trip = RoundTrip::new(request, &self.config, deadline);
         let with_head = trip.with_head(body);
         let wrote = match conn.proto.h2() {
-            None => within(deadline, write_all(&conn.stream, head, with_head)).await,
+            None => {
+                let rewritten = conn
+                    .forward
+                    .as_ref()
+                    .map(|p| p.absolute_form(head, &conn.origin));
+                let head = rewritten.as_deref().unwrap_or(head);
+                within(deadline, write_all(&conn.stream, head, with_head)).await
+            }
             Some(h2) => {
                 // A body held back is sent later; an empty one ends the stream now.
                 let held = with_head.len() < body.len();
@@ -267,6 +290,63 @@ async fn within<T, E: Into<Error>>(
             Ok(done) => done.map_err(Into::into),
             Err(_) => Err(Error::Timeout(Phase::Request)),
         },
+    }
+}
+
+/// `future`, bounded by the connect timeout `limit`.
+async fn within_connect<T>(
+    limit: Option<Duration>,
+    future: impl Future<Output = Result<T, Error>>,
+) -> Result<T, Error> {
+    match limit {
+        Some(limit) => ::tokio::time::timeout(limit, future)
+            .await
+            .map_err(|_| Error::Timeout(Phase::Connect))?,
+        None => future.await,
+    }
+}
+
+/// A TCP connection to `to` within `limit`, without Nagle's delay.
+async fn tcp(to: &Origin, limit: Option<Duration>) -> Result<TcpStream, Error> {
+    let failed = |source| Error::Connect {
+        authority: to.host_port(),
+        source,
+    };
+    let connecting = async {
+        TcpStream::connect((to.host(), to.port()))
+            .await
+            .map_err(failed)
+    };
+    let tcp = within_connect(limit, connecting).await?;
+    tcp.set_nodelay(true).map_err(failed)?;
+    Ok(tcp)
+}
+
+/// Has `proxy`, at the other end of `tcp`, open a tunnel to `origin`.
+async fn tunnel(tcp: &TcpStream, proxy: &Proxy, origin: &Origin) -> Result<(), Error> {
+    let request = proxy.connect_request(origin);
+    let mut sent = 0;
+    while sent < request.len() {
+        tcp.writable().await?;
+        match tcp.try_write(&request[sent..]) {
+            Ok(n) => sent += n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let mut answer = Vec::new();
+    let mut chunk = [0; 1024];
+    loop {
+        tcp.readable().await?;
+        match tcp.try_read(&mut chunk) {
+            Ok(0) => return Err(Error::Closed),
+            Ok(n) => answer.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+            Err(e) => return Err(e.into()),
+        }
+        if proxy.tunnel_answer(&answer)?.is_some() {
+            return Ok(());
+        }
     }
 }
 

@@ -360,3 +360,47 @@ fn a_blocking_close_after_an_error_is_not_destroyed_by_a_reset() {
     drop(socket);
     assert_eq!(masked_close_code(&peer.join().unwrap()), 1009);
 }
+
+/// WebSockets through a forward proxy (proxy.py), `ws://` and `wss://` alike through a
+/// `CONNECT` tunnel (a forwarded request could not be upgraded), with both clients; without
+/// the proxy's credentials, its refusal.
+#[test]
+fn through_a_proxy() {
+    use ringwire_client::{Proxies, Proxy};
+    let proxy = common::ProxyPy::start(Some("ws:pass"));
+    let proxies = |credentials| Proxies::all(Proxy::parse(&proxy.url(credentials)).unwrap());
+    let plain = common::ringwire(router());
+    let (tls, cert) = common::ringwire_h2(router());
+    let trusted = || ringwire_tls::ClientConfig::default().add_root_pem(&cert);
+    let urls = [
+        format!("ws://{plain}/echo"),
+        format!("wss://localhost:{}/echo", tls.port()),
+    ];
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    for url in &urls {
+        let client = Client::with_tls(ClientConfig::default(), trusted())
+            .with_proxies(proxies(Some("ws:pass")));
+        runtime.block_on(echo_and_close(&client, url));
+        let client = blocking::Client::with_tls(ClientConfig::default(), trusted())
+            .with_proxies(proxies(Some("ws:pass")));
+        let (mut socket, _) = client
+            .websocket(&WsUrl::parse(url).unwrap(), &WsOptions::default())
+            .unwrap();
+        socket.send(&Message::Text("tunnelled")).unwrap();
+        let (echo, _) = socket.recv().expect("open").expect("echo");
+        assert!(echo == Message::Text("tunnelled"), "{url}");
+
+        let refused =
+            Client::with_tls(ClientConfig::default(), trusted()).with_proxies(proxies(None));
+        let err = runtime
+            .block_on(refused.websocket(&WsUrl::parse(url).unwrap(), &WsOptions::default()))
+            .unwrap_err();
+        assert!(
+            matches!(err, Error::Proxy { status: 407, .. }),
+            "{url}: {err}"
+        );
+    }
+}

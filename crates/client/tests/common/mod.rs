@@ -500,3 +500,92 @@ pub fn refuses_expectations() -> Raw {
         Reply::Send(ok(&format!("{} bytes", body.len())))
     })
 }
+
+/// proxy.py (PyPI's `proxy.py`, installed when missing), a forward proxy on a loopback
+/// port: absolute-form requests and `CONNECT` tunnels, Basic credentials if given.
+pub struct ProxyPy {
+    child: Child,
+    pub port: u16,
+}
+
+impl ProxyPy {
+    pub fn start(credentials: Option<&str>) -> ProxyPy {
+        ensure_python_module("proxy", "proxy.py");
+        let dir = std::env::temp_dir().join(format!(
+            "ringwire-proxy-{}-{}",
+            std::process::id(),
+            NEXT_PROXY.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let port_file = dir.join("port");
+        let mut command = Command::new("python3");
+        command
+            .args(["-m", "proxy", "--hostname", "127.0.0.1", "--port", "0"])
+            .args([
+                "--num-workers",
+                "1",
+                "--num-acceptors",
+                "1",
+                "--log-level",
+                "ERROR",
+            ])
+            .arg("--port-file")
+            .arg(&port_file)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        if let Some(credentials) = credentials {
+            command.args(["--basic-auth", credentials]);
+        }
+        let child = command.spawn().expect("python3 is installed");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let port = loop {
+            let written = std::fs::read_to_string(&port_file).unwrap_or_default();
+            if let Ok(port) = written.trim().parse::<u16>() {
+                // Listening once it accepts.
+                if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                    break port;
+                }
+            }
+            assert!(Instant::now() < deadline, "proxy.py did not start");
+            thread::sleep(Duration::from_millis(50));
+        };
+        let _ = std::fs::remove_dir_all(&dir);
+        ProxyPy { child, port }
+    }
+
+    /// Its URL, with `credentials` (`user:password`) if given.
+    pub fn url(&self, credentials: Option<&str>) -> String {
+        match credentials {
+            Some(c) => format!("http://{c}@127.0.0.1:{}", self.port),
+            None => format!("http://127.0.0.1:{}", self.port),
+        }
+    }
+}
+
+impl Drop for ProxyPy {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+static NEXT_PROXY: AtomicUsize = AtomicUsize::new(0);
+
+/// Installs Python's `package` with pip when `module` does not import.
+pub fn ensure_python_module(module: &str, package: &str) {
+    let has = || {
+        Command::new("python3")
+            .args(["-c", &format!("import {module}")])
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !has() {
+        let _ = Command::new("python3")
+            .args(["-m", "pip", "install", "--quiet", package])
+            .status();
+    }
+    assert!(
+        has(),
+        "Python's {package} is missing: python3 -m pip install {package}"
+    );
+}

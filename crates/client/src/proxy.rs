@@ -1,0 +1,373 @@
+//! Forward proxies, used as curl uses them: `https://` (and WebSockets, and HTTP/2 with prior
+//! knowledge) through a `CONNECT` tunnel, `http://` by absolute-form requests to the proxy.
+//! Which proxy an origin takes comes from [`Proxies`], set by hand or read from the
+//! environment ([`Proxies::from_env`]). The requests and the proxy's answer are sans-IO here;
+//! each client's `dial` moves the bytes.
+
+use std::fmt;
+
+use base64::engine::general_purpose::STANDARD as BASE64;
+use base64::Engine as _;
+use ringwire_http1::{Limits, Method, ResponseParser, Status};
+
+use crate::url::{Origin, Scheme, Url, UrlError};
+use crate::Error;
+
+/// A forward proxy: where it listens, and the credentials it wants.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Proxy {
+    origin: Origin,
+    /// `Proxy-Authorization`'s value, from the URL's `user:password@`.
+    authorization: Option<String>,
+}
+
+impl Proxy {
+    /// Parses `[http://][user:password@]host[:port]` (port 1080 when none is given, as
+    /// curl's; the credentials percent-decoded and sent as Basic authorization).
+    ///
+    /// # Errors
+    ///
+    /// A scheme other than `http://` (TLS to the proxy itself is not supported), a path, or
+    /// a host or port [`Url`] would refuse.
+    pub fn parse(text: &str) -> Result<Proxy, UrlError> {
+        let rest = match text.split_once("://") {
+            Some((scheme, rest)) if scheme.eq_ignore_ascii_case("http") => rest,
+            Some((scheme, _)) => return Err(UrlError::UnsupportedScheme(scheme.to_owned())),
+            None => text,
+        };
+        let rest = rest.strip_suffix('/').unwrap_or(rest);
+        let (credentials, host) = match rest.rsplit_once('@') {
+            Some((credentials, host)) => (Some(credentials), host),
+            None => (None, rest),
+        };
+        if host.contains(['/', '?', '#']) {
+            return Err(UrlError::InvalidHost);
+        }
+        // `[v6]` alone, or anything with no colon after its last `]`, has no port.
+        let has_port = host
+            .rsplit_once(']')
+            .map_or(host, |(_, after)| after)
+            .contains(':');
+        let authority = if has_port {
+            host.to_owned()
+        } else {
+            format!("{host}:1080")
+        };
+        let origin = Url::parse(&format!("http://{authority}/"))?
+            .origin()
+            .clone();
+        let authorization = credentials.map(|c| {
+            let (user, password) = c.split_once(':').unwrap_or((c, ""));
+            let pair = format!("{}:{}", percent_decoded(user), percent_decoded(password));
+            format!("Basic {}", BASE64.encode(pair))
+        });
+        Ok(Proxy {
+            origin,
+            authorization,
+        })
+    }
+
+    /// Where the proxy listens.
+    #[must_use]
+    pub fn origin(&self) -> &Origin {
+        &self.origin
+    }
+
+    /// The `CONNECT` request that asks for a tunnel to `origin`.
+    pub(crate) fn connect_request(&self, origin: &Origin) -> Vec<u8> {
+        let target = origin.host_port();
+        let mut out = format!("CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n");
+        if let Some(authorization) = &self.authorization {
+            out += &format!("Proxy-Authorization: {authorization}\r\n");
+        }
+        out += "\r\n";
+        out.into_bytes()
+    }
+
+    /// `head`, a request head in origin-form as the builder wrote it for `origin`, in
+    /// absolute-form for the proxy (RFC 9112 section 3.2.2), with its credentials.
+    pub(crate) fn absolute_form(&self, head: &[u8], origin: &Origin) -> Vec<u8> {
+        // The builder wrote `METHOD SP /target SP HTTP/1.1 CRLF`: one space after the method,
+        // and the first line ends at the first LF.
+        let method_end = head.iter().position(|&b| b == b' ').unwrap_or(0) + 1;
+        let line_end = head
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(head.len(), |i| i + 1);
+        let mut out = Vec::with_capacity(head.len() + 96);
+        out.extend_from_slice(&head[..method_end]);
+        out.extend_from_slice(format!("http://{}", origin.host_port()).as_bytes());
+        out.extend_from_slice(&head[method_end..line_end]);
+        if let Some(authorization) = &self.authorization {
+            out.extend_from_slice(format!("Proxy-Authorization: {authorization}\r\n").as_bytes());
+        }
+        out.extend_from_slice(&head[line_end..]);
+        out
+    }
+
+    /// Reads the proxy's answer to [`connect_request`](Self::connect_request) from the
+    /// front of `buf`: `None` until its head is whole, then `Some` once it granted the
+    /// tunnel. The tunnel's protocols speak first, so no byte may follow the answer.
+    pub(crate) fn tunnel_answer(&self, buf: &[u8]) -> Result<Option<()>, Error> {
+        let mut parser = ResponseParser::new(Limits::default());
+        let (status, reason, len) = match parser.parse(buf, Method::Connect)? {
+            Status::Partial { .. } => return Ok(None),
+            Status::Complete(head, len) => (head.status(), head.reason().to_vec(), len),
+        };
+        if !(200..300).contains(&status) {
+            return Err(Error::Proxy {
+                proxy: self.origin.host_port(),
+                status,
+                reason: String::from_utf8_lossy(&reason).into_owned(),
+            });
+        }
+        if buf.len() > len {
+            return Err(Error::Io(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "the proxy sent bytes before the tunnel's first request",
+            )));
+        }
+        Ok(Some(()))
+    }
+}
+
+/// Not the credentials.
+impl fmt::Debug for Proxy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Proxy")
+            .field("origin", &self.origin.host_port())
+            .field("authorization", &self.authorization.is_some())
+            .finish()
+    }
+}
+
+/// Which proxy each origin goes through: one for `http://` (and `ws://`), one for
+/// `https://` (and `wss://`), none for the hosts of the no-proxy list.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Proxies {
+    http: Option<Proxy>,
+    https: Option<Proxy>,
+    no_proxy: Vec<String>,
+}
+
+/// Why the environment's proxy settings were refused: the variable and its value's fault.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProxyEnvError {
+    /// The variable.
+    pub variable: &'static str,
+    /// What is wrong with its value.
+    pub error: UrlError,
+}
+
+impl fmt::Display for ProxyEnvError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "${}: {}", self.variable, self.error)
+    }
+}
+
+impl std::error::Error for ProxyEnvError {}
+
+impl Proxies {
+    /// Every origin through `proxy`.
+    #[must_use]
+    pub fn all(proxy: Proxy) -> Self {
+        Proxies {
+            http: Some(proxy.clone()),
+            https: Some(proxy),
+            no_proxy: Vec::new(),
+        }
+    }
+
+    /// `http://` and `ws://` origins through `proxy` (or directly).
+    #[must_use]
+    pub fn http(mut self, proxy: Option<Proxy>) -> Self {
+        self.http = proxy;
+        self
+    }
+
+    /// `https://` and `wss://` origins through `proxy` (or directly).
+    #[must_use]
+    pub fn https(mut self, proxy: Option<Proxy>) -> Self {
+        self.https = proxy;
+        self
+    }
+
+    /// Hosts reached directly, as curl's `--noproxy` and `no_proxy` list them: separated by
+    /// commas (and spaces), each a host name that also covers its subdomains (a leading dot
+    /// is optional) or an address; `*` alone is every host.
+    #[must_use]
+    pub fn no_proxy(mut self, list: &str) -> Self {
+        self.no_proxy = list
+            .split([',', ' '])
+            .map(|h| h.trim().trim_start_matches('.').to_ascii_lowercase())
+            .filter(|h| !h.is_empty())
+            .collect();
+        self
+    }
+
+    /// The proxies curl would use: `http_proxy` (lower case only, as curl: a CGI server
+    /// sets `HTTP_PROXY` from a request header), `HTTPS_PROXY` or `https_proxy`, either
+    /// falling back to `ALL_PROXY` or `all_proxy`, and `NO_PROXY` or `no_proxy`. Lower case
+    /// wins where both are set; an empty value is unset.
+    ///
+    /// # Errors
+    ///
+    /// A variable whose value [`Proxy::parse`] refuses.
+    pub fn from_env() -> Result<Self, ProxyEnvError> {
+        let var = |names: &[&'static str]| {
+            names.iter().find_map(|name| {
+                std::env::var(name)
+                    .ok()
+                    .filter(|v| !v.is_empty())
+                    .map(|v| (*name, v))
+            })
+        };
+        let proxy = |names: &[&'static str]| {
+            var(names)
+                .or_else(|| var(&["all_proxy", "ALL_PROXY"]))
+                .map(|(variable, value)| {
+                    Proxy::parse(&value).map_err(|error| ProxyEnvError { variable, error })
+                })
+                .transpose()
+        };
+        let mut proxies = Proxies {
+            http: proxy(&["http_proxy"])?,
+            https: proxy(&["https_proxy", "HTTPS_PROXY"])?,
+            no_proxy: Vec::new(),
+        };
+        if let Some((_, list)) = var(&["no_proxy", "NO_PROXY"]) {
+            proxies = proxies.no_proxy(&list);
+        }
+        Ok(proxies)
+    }
+
+    /// The proxy `origin` goes through, if any.
+    pub(crate) fn route(&self, origin: &Origin) -> Option<&Proxy> {
+        let proxy = match origin.scheme() {
+            Scheme::Http => self.http.as_ref(),
+            Scheme::Https => self.https.as_ref(),
+        }?;
+        let host = origin.host();
+        let bypassed = self.no_proxy.iter().any(|entry| {
+            entry == "*"
+                || host == entry
+                || host
+                    .strip_suffix(entry.as_str())
+                    .is_some_and(|sub| sub.ends_with('.'))
+        });
+        (!bypassed).then_some(proxy)
+    }
+}
+
+/// `%XX` escapes decoded (others kept as they are).
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (bytes[i], bytes.get(i + 1), bytes.get(i + 2)) {
+            (b'%', Some(&h), Some(&l)) if hex(h).is_some() && hex(l).is_some() => {
+                out.push((hex(h).unwrap_or(0) * 16 + hex(l).unwrap_or(0)) as u8);
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn origin(url: &str) -> Origin {
+        Url::parse(url).unwrap().origin().clone()
+    }
+
+    #[test]
+    fn proxy_urls_as_curl_takes_them() {
+        let p = Proxy::parse("proxy.example").unwrap();
+        assert_eq!(
+            (p.origin().host(), p.origin().port()),
+            ("proxy.example", 1080)
+        );
+        let p = Proxy::parse("http://u%40x:p%3Aw@127.0.0.1:3128/").unwrap();
+        assert_eq!(p.origin().port(), 3128);
+        // base64("u@x:p:w")
+        assert_eq!(p.authorization.as_deref(), Some("Basic dUB4OnA6dw=="));
+        assert!(!format!("{p:?}").contains("dUB4"));
+        let p = Proxy::parse("[::1]").unwrap();
+        assert_eq!((p.origin().host(), p.origin().port()), ("::1", 1080));
+        assert_eq!(Proxy::parse("[::1]:8080").unwrap().origin().port(), 8080);
+        assert!(matches!(
+            Proxy::parse("https://proxy"),
+            Err(UrlError::UnsupportedScheme(_))
+        ));
+        assert_eq!(Proxy::parse("proxy/path"), Err(UrlError::InvalidHost));
+        assert_eq!(Proxy::parse("proxy:99999"), Err(UrlError::InvalidPort));
+    }
+
+    #[test]
+    fn requests_to_the_proxy() {
+        let p = Proxy::parse("http://u:p@proxy:3128").unwrap();
+        let target = origin("https://api.example:8443/x");
+        assert_eq!(
+            p.connect_request(&target),
+            b"CONNECT api.example:8443 HTTP/1.1\r\nHost: api.example:8443\r\nProxy-Authorization: Basic dTpw\r\n\r\n"
+        );
+        let head = b"GET /a?b HTTP/1.1\r\nhost: site\r\n\r\n";
+        assert_eq!(
+            p.absolute_form(head, &origin("http://site/")),
+            b"GET http://site:80/a?b HTTP/1.1\r\nProxy-Authorization: Basic dTpw\r\nhost: site\r\n\r\n"
+        );
+    }
+
+    #[test]
+    fn the_proxys_answer_to_connect() {
+        let p = Proxy::parse("proxy:3128").unwrap();
+        let ok = b"HTTP/1.1 200 Connection established\r\n\r\n";
+        for cut in 0..ok.len() {
+            assert_eq!(p.tunnel_answer(&ok[..cut]).unwrap(), None, "{cut}");
+        }
+        assert_eq!(p.tunnel_answer(ok).unwrap(), Some(()));
+        let refused = p
+            .tunnel_answer(
+                b"HTTP/1.1 407 Proxy Authentication Required\r\ncontent-length: 0\r\n\r\n",
+            )
+            .unwrap_err();
+        assert!(
+            matches!(refused, Error::Proxy { status: 407, .. }),
+            "{refused}"
+        );
+        assert_eq!(
+            refused.to_string(),
+            "the proxy proxy:3128 refused: 407 Proxy Authentication Required"
+        );
+        assert!(p.tunnel_answer(b"HTTP/1.1 200 OK\r\n\r\nearly").is_err());
+        assert!(p.tunnel_answer(b"SSH-2.0-OpenSSH\r\n\r\n").is_err());
+    }
+
+    #[test]
+    fn no_proxy_hosts_and_their_subdomains() {
+        let proxies = Proxies::all(Proxy::parse("proxy").unwrap())
+            .no_proxy("example.com, .internal,10.0.0.1");
+        let routed = |url: &str| proxies.route(&origin(url)).is_some();
+        assert!(!routed("http://example.com/"));
+        assert!(!routed("https://api.example.com/"));
+        assert!(routed("https://notexample.com/"));
+        assert!(!routed("http://db.internal/"));
+        assert!(!routed("http://10.0.0.1/"));
+        assert!(routed("http://10.0.0.10/"));
+        assert!(Proxies::all(Proxy::parse("proxy").unwrap())
+            .no_proxy("*")
+            .route(&origin("https://any/"))
+            .is_none());
+        let https_only = Proxies::default().https(Some(Proxy::parse("proxy").unwrap()));
+        assert!(https_only.route(&origin("http://site/")).is_none());
+        assert!(https_only.route(&origin("https://site/")).is_some());
+    }
+}
