@@ -227,7 +227,7 @@ impl TlsArgs {
 /// Which proxy a request goes through, as curl picks it.
 #[derive(Debug, Args)]
 pub(crate) struct ProxyArgs {
-    /// Go through the proxy at [http://][USER:PASSWORD@]HOST[:PORT] (port 1080 if none):
+    /// Go through the proxy at URL, `[http://][USER:PASSWORD@]HOST[:PORT]` (port 1080 if none):
     /// http:// requests forwarded to it, the rest through a CONNECT tunnel. Without it, the
     /// environment's http_proxy, https_proxy and all_proxy, as curl reads them.
     #[arg(short = 'x', long = "proxy", value_name = "URL")]
