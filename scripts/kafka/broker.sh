@@ -19,6 +19,10 @@
 #                       a user and its password, or fail when no broker runs
 #   broker.sh sasl-ssl  the same for the SASL_SSL listener (SASL over TLS, as managed Kafka
 #                       services run it), then the CA's PEM file as `tls` prints it
+#   broker.sh reauth    print the address of a SASL listener (PLAIN) whose sessions last 2 s
+#                       (connections.max.reauth.ms, as managed services set it: a client that
+#                       does not authenticate again has its connection closed), a user and its
+#                       password
 #   broker.sh mtls      print the mutual-TLS listener's address (TLS that requires a client
 #                       certificate), the broker's CA file as `tls` prints it, and a client
 #                       certificate and its key that the listener accepts (PEM files)
@@ -104,7 +108,7 @@ start() {
     install
     rm -rf "$run"
     mkdir -p "$run/data"
-    local port controller ssl sasl sasl_ssl mtls id
+    local port controller ssl sasl sasl_ssl mtls reauth id
     port="$(free_port)"
     controller="$(free_port)"
     while [[ "$controller" == "$port" ]]; do controller="$(free_port)"; done
@@ -116,20 +120,26 @@ start() {
     while [[ " $port $controller $ssl $sasl " == *" $sasl_ssl "* ]]; do sasl_ssl="$(free_port)"; done
     mtls="$(free_port)"
     while [[ " $port $controller $ssl $sasl $sasl_ssl " == *" $mtls "* ]]; do mtls="$(free_port)"; done
+    reauth="$(free_port)"
+    while [[ " $port $controller $ssl $sasl $sasl_ssl $mtls " == *" $reauth "* ]]; do reauth="$(free_port)"; done
     id="$(cluster_id)"
     certificate "$run/tls"
     cat >"$run/server.properties" <<EOF
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$controller
-listeners=PLAINTEXT://127.0.0.1:$port,SSL://127.0.0.1:$ssl,SASL_PLAINTEXT://127.0.0.1:$sasl,SASL_SSL://127.0.0.1:$sasl_ssl,MTLS://127.0.0.1:$mtls,CONTROLLER://127.0.0.1:$controller
-advertised.listeners=PLAINTEXT://127.0.0.1:$port,SSL://127.0.0.1:$ssl,SASL_PLAINTEXT://127.0.0.1:$sasl,SASL_SSL://127.0.0.1:$sasl_ssl,MTLS://127.0.0.1:$mtls
+listeners=PLAINTEXT://127.0.0.1:$port,SSL://127.0.0.1:$ssl,SASL_PLAINTEXT://127.0.0.1:$sasl,SASL_SSL://127.0.0.1:$sasl_ssl,MTLS://127.0.0.1:$mtls,REAUTH://127.0.0.1:$reauth,CONTROLLER://127.0.0.1:$controller
+advertised.listeners=PLAINTEXT://127.0.0.1:$port,SSL://127.0.0.1:$ssl,SASL_PLAINTEXT://127.0.0.1:$sasl,SASL_SSL://127.0.0.1:$sasl_ssl,MTLS://127.0.0.1:$mtls,REAUTH://127.0.0.1:$reauth
 controller.listener.names=CONTROLLER
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL,MTLS:SSL,CONTROLLER:PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL,MTLS:SSL,REAUTH:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT
 sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER
 listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_$SASL_USER="$SASL_PASSWORD";
 listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
 listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+# The REAUTH listener: PLAIN, sessions of 2 s.
+listener.name.reauth.sasl.enabled.mechanisms=PLAIN
+listener.name.reauth.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_$SASL_USER="$SASL_PASSWORD";
+listener.name.reauth.connections.max.reauth.ms=2000
 # OAUTHBEARER with Kafka's unsecured tokens (JWTs with "alg": "none", for development): the
 # broker checks their claims (a subject, an expiry in the future), not a signature.
 listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="broker";
@@ -170,6 +180,7 @@ EOF
     echo "127.0.0.1:$sasl" >"$run/bootstrap-sasl"
     echo "127.0.0.1:$sasl_ssl" >"$run/bootstrap-sasl-ssl"
     echo "127.0.0.1:$mtls" >"$run/bootstrap-mtls"
+    echo "127.0.0.1:$reauth" >"$run/bootstrap-reauth"
     echo "$id" >"$run/cluster_id"
     # The SCRAM credentials live in the cluster's metadata, written at format time.
     format "$run" \
@@ -317,6 +328,15 @@ sasl_ssl() {
     fi
 }
 
+reauth() {
+    if running; then
+        echo "$(cat "$run/bootstrap-reauth") $SASL_USER $SASL_PASSWORD"
+    else
+        log "no Kafka $version broker running"
+        return 1
+    fi
+}
+
 mtls() {
     if running; then
         echo "$(cat "$run/bootstrap-mtls") $run/tls/ca.pem $run/tls/client.pem $run/tls/client-key.pem"
@@ -346,13 +366,14 @@ tls) tls ;;
 sasl) sasl ;;
 sasl-ssl) sasl_ssl ;;
 mtls) mtls ;;
+reauth) reauth ;;
 java)
     shift
     install
     exec "${java[@]}" "$@"
     ;;
 *)
-    echo "usage: $0 {install|start|restart|stop|add-broker|status|tls|sasl|sasl-ssl|mtls|java FILE ARGS...}" >&2
+    echo "usage: $0 {install|start|restart|stop|add-broker|status|tls|sasl|sasl-ssl|mtls|reauth|java FILE ARGS...}" >&2
     exit 2
     ;;
 esac

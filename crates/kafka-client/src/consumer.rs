@@ -876,8 +876,9 @@ impl Consumer {
 
     /// Waits for one Fetch answer and calls `on_record` with each of its records (topic,
     /// partition, record borrowed from the receive ring); how many there were. An answer may
-    /// hold none (the broker waited `max_wait` for `min_bytes`). After an error the next poll
-    /// starts again from the positions reached.
+    /// hold none (the broker waited `max_wait` for `min_bytes`). A connection the broker
+    /// closed (a restart, an idle or expired session) is opened again within the same poll,
+    /// once; after an error the next poll starts again from the positions reached.
     pub async fn poll(
         &mut self,
         mut on_record: impl FnMut(&str, i32, Record<'_>),
@@ -885,17 +886,28 @@ impl Consumer {
         if let Some(heartbeat) = beating(self.membership.as_ref()) {
             heartbeat.polled();
         }
-        let result = self.poll_once(&mut on_record).await;
-        if result.is_err() {
-            // Whatever broke, the next poll reconnects, refreshes leaders and refetches from
+        let mut handed = false;
+        let mut retried = false;
+        loop {
+            let counting = &mut |topic: &str, partition, record: Record<'_>| {
+                handed = true;
+                on_record(topic, partition, record);
+            };
+            let result = self.poll_once(counting).await;
+            let Err(e) = &result else { return result };
+            // Whatever broke, the next try reconnects, refreshes leaders and refetches from
             // what was handed out.
             self.fetchers.clear();
             for a in &mut self.assigned {
                 a.fetching = a.position;
                 a.sought = false;
             }
+            // Once more at once, if nothing was handed out: a fresh connection usually works.
+            if retried || !e.is_connection() || handed {
+                return result;
+            }
+            retried = true;
         }
-        result
     }
 
     async fn poll_once(

@@ -1173,6 +1173,10 @@ const TESTS: &[Test] = &[
         tls::produce_and_consume_with_oauth_bearer,
     ),
     (
+        "clients_outlive_their_sasl_sessions",
+        tls::clients_outlive_their_sasl_sessions,
+    ),
+    (
         "produce_and_consume_with_a_client_certificate",
         tls::produce_and_consume_with_a_client_certificate,
     ),

@@ -323,3 +323,78 @@ pub(crate) fn produce_and_consume_with_oauth_bearer(_bootstrap: &str) {
         assert!(matches!(&err, ClientError::Sasl(_)), "{err:?}");
     });
 }
+
+/// A listener whose SASL sessions last 2 s (`connections.max.reauth.ms`, as managed Kafka
+/// services set it): the broker closes each connection whose session ran out at its next
+/// request. A group member committing what it reads and a producer sending all along ride
+/// it out for 8 s: every record delivered and read once, no error surfacing.
+pub(crate) fn clients_outlive_their_sasl_sessions(_bootstrap: &str) {
+    let listener = broker("reauth");
+    let [addr, user, password] = listener.split(' ').collect::<Vec<_>>()[..] else {
+        panic!("ADDRESS USER PASSWORD, got {listener}");
+    };
+    let client = ClientConfig {
+        sasl: Some(Sasl::Plain {
+            username: user.to_owned(),
+            password: password.to_owned(),
+        }),
+        ..ClientConfig::default()
+    };
+    let topic = unique("reauth");
+    runtime().block_on(async {
+        let mut conn = Connection::connect(addr, &client).await.unwrap();
+        conn.create_topic(ringwire_kafka::api::create_topics::NewTopic {
+            name: &topic,
+            num_partitions: 2,
+            replication_factor: 1,
+            configs: &[],
+        })
+        .await
+        .unwrap();
+        drop(conn);
+        let config = ConsumerConfig {
+            client: client.clone(),
+            group: Some(unique("reauth-group")),
+            ..ConsumerConfig::default()
+        };
+        let mut consumer = Consumer::connect(addr, config).await.unwrap();
+        consumer
+            .subscribe(&[&topic], ringwire_kafka_client::Reset::Earliest)
+            .await
+            .unwrap();
+        let config = ProducerConfig {
+            client: client.clone(),
+            ..ProducerConfig::default()
+        };
+        let producer = Producer::connect(addr, config).await.unwrap();
+        let sent = 32;
+        let producing = async {
+            for i in 0..sent {
+                let value = format!("session {i}");
+                let record = ProducerRecord::new(&topic, value.as_bytes());
+                producer.send(record).await.unwrap().await.unwrap();
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+        };
+        let consuming = async {
+            let mut got = Vec::new();
+            let deadline = Instant::now() + Duration::from_secs(40);
+            while got.len() < sent {
+                assert!(Instant::now() < deadline, "{} of {sent}", got.len());
+                consumer
+                    .poll(|_, _, r| {
+                        got.push(String::from_utf8_lossy(r.value.unwrap()).into_owned())
+                    })
+                    .await
+                    .unwrap();
+                consumer.commit().await.unwrap();
+            }
+            got
+        };
+        let ((), mut got) = tokio::join!(producing, consuming);
+        got.sort();
+        let mut want: Vec<String> = (0..sent).map(|i| format!("session {i}")).collect();
+        want.sort();
+        assert_eq!(got, want);
+    });
+}
