@@ -536,6 +536,8 @@ impl ProxyPy {
         if let Some(credentials) = credentials {
             command.args(["--basic-auth", credentials]);
         }
+        // A group of its own: proxy.py forks its acceptors, which must go with it.
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
         let child = command.spawn().expect("python3 is installed");
         let deadline = Instant::now() + Duration::from_secs(20);
         let port = loop {
@@ -564,7 +566,8 @@ impl ProxyPy {
 
 impl Drop for ProxyPy {
     fn drop(&mut self) {
-        let _ = self.child.kill();
+        let group = format!("-{}", self.child.id());
+        let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
         let _ = self.child.wait();
     }
 }
