@@ -17,6 +17,7 @@ use libfuzzer_sys::fuzz_target;
 use ringwire_kafka::api::api_versions::{ApiVersionsRequest, ApiVersionsResponse};
 use ringwire_kafka::api::consumer_protocol;
 use ringwire_kafka::api::create_topics::{CreateTopicsRequest, CreateTopicsResponse};
+use ringwire_kafka::api::delete_topics::{DeleteTopicsRequest, DeleteTopicsResponse};
 use ringwire_kafka::api::fetch::{FetchRequest, FetchResponse};
 use ringwire_kafka::api::find_coordinator::{FindCoordinatorRequest, FindCoordinatorResponse};
 use ringwire_kafka::api::heartbeat::{HeartbeatRequest, HeartbeatResponse};
@@ -57,6 +58,14 @@ fn queue(c: &mut Correlator, key: ApiKey, version: i16) {
                 topics: &[],
                 timeout_ms: 0,
                 validate_only: false,
+            },
+            version,
+        ),
+        ApiKey::DeleteTopics => send(
+            c,
+            &DeleteTopicsRequest {
+                topic_names: &[],
+                timeout_ms: 0,
             },
             version,
         ),
@@ -166,6 +175,7 @@ fn decode(frame: &ResponseFrame<'_>) {
         ApiKey::ApiVersions => drop(frame.decode::<ApiVersionsResponse>()),
         ApiKey::Metadata => drop(frame.decode::<MetadataResponse<'_>>()),
         ApiKey::CreateTopics => drop(frame.decode::<CreateTopicsResponse<'_>>()),
+        ApiKey::DeleteTopics => drop(frame.decode::<DeleteTopicsResponse<'_>>()),
         ApiKey::Produce => drop(frame.decode::<ProduceResponse<'_>>()),
         ApiKey::ListOffsets => drop(frame.decode::<ListOffsetsResponse<'_>>()),
         ApiKey::InitProducerId => drop(frame.decode::<InitProducerIdResponse>()),

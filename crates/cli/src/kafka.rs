@@ -131,6 +131,17 @@ enum TopicsCommand {
         #[arg(long = "config", value_name = "NAME=VALUE", value_parser = topic_config)]
         configs: Vec<(String, String)>,
     },
+    /// Delete topics.
+    Delete {
+        #[arg(required = true)]
+        names: Vec<String>,
+    },
+    /// Print each topic and its partition count, tab-separated, by name.
+    List {
+        /// Internal topics too (`__consumer_offsets`, ...).
+        #[arg(long)]
+        internal: bool,
+    },
 }
 
 /// A SASL mechanism, as Kafka names them (`--sasl-mechanism scram-sha-512`).
@@ -224,6 +235,42 @@ async fn command(args: &KafkaArgs) -> Result<(), String> {
             })
             .await
             .map_err(|e| format!("cannot create {name}: {}", line(e)))
+        }
+        KafkaCommand::Topics {
+            command: TopicsCommand::Delete { names },
+        } => {
+            let mut conn = Connection::connect(bootstrap, client)
+                .await
+                .map_err(|e| not_connected(bootstrap, &e))?;
+            for name in names {
+                conn.delete_topic(name)
+                    .await
+                    .map_err(|e| format!("cannot delete {name}: {}", line(e)))?;
+            }
+            Ok(())
+        }
+        KafkaCommand::Topics {
+            command: TopicsCommand::List { internal },
+        } => {
+            let mut conn = Connection::connect(bootstrap, client)
+                .await
+                .map_err(|e| not_connected(bootstrap, &e))?;
+            let mut topics = conn
+                .metadata(None, |m| {
+                    m.topics
+                        .iter()
+                        .filter(|t| *internal || !t.is_internal)
+                        .filter_map(|t| Some((t.name?.to_owned(), t.partitions.len())))
+                        .collect::<Vec<_>>()
+                })
+                .await
+                .map_err(|e| format!("cannot list topics: {}", line(e)))?;
+            topics.sort();
+            let out: String = topics
+                .iter()
+                .map(|(name, partitions)| format!("{name}\t{partitions}\n"))
+                .collect();
+            io::stdout().write_all(out.as_bytes()).map_err(line)
         }
         KafkaCommand::Produce {
             topic,

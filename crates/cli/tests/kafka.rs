@@ -281,9 +281,36 @@ fn creates_produces_and_consumes_against_a_real_broker() {
     tombstones_on_a_compacted_topic(b, &format!("{topic}-compacted"));
     a_group_goes_on_where_it_stopped(b, &format!("{topic}-group"));
     a_member_whose_reader_stalls_leaves(b, &format!("{topic}-stall"));
+    topics_are_listed_and_deleted(b, &format!("{topic}-admin"));
     over_tls(&broker, &format!("{topic}-tls"));
     with_a_client_certificate(&broker, &format!("{topic}-mtls"));
     with_sasl(&broker, &format!("{topic}-sasl"));
+}
+
+/// `topics list` shows a topic with its partitions until `topics delete` deletes it; a
+/// second delete is one line with the broker's error.
+fn topics_are_listed_and_deleted(b: &str, topic: &str) {
+    kafka(b, &["topics", "create", topic, "--partitions", "3"], b"");
+    let listed = |args: &[&str]| {
+        let out = kafka(b, args, b"");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let line = format!("{topic}\t3\n");
+    assert!(listed(&["topics", "list"]).contains(&line));
+    assert!(!listed(&["topics", "list"]).contains("__consumer_offsets"));
+    assert!(listed(&["topics", "list", "--internal"]).contains("__consumer_offsets\t"));
+    kafka(b, &["topics", "delete", topic], b"");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while listed(&["topics", "list"]).contains(&line) {
+        assert!(std::time::Instant::now() < deadline, "{topic} still listed");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let refused = kafka_fails(b, &["topics", "delete", topic]);
+    assert!(
+        refused.starts_with(&format!("ringwire: cannot delete {topic}:"))
+            && refused.contains("UNKNOWN_TOPIC"),
+        "{refused}"
+    );
 }
 
 /// `--sasl USER:PASSWORD` (or the password from $RINGWIRE_KAFKA_PASSWORD) at the broker's

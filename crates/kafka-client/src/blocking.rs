@@ -87,6 +87,11 @@ impl Connection {
         self.runtime.block_on(self.inner.create_topic(topic))
     }
 
+    /// [`crate::Connection::delete_topic`].
+    pub fn delete_topic(&mut self, name: &str) -> Result<(), ClientError> {
+        self.runtime.block_on(self.inner.delete_topic(name))
+    }
+
     /// [`crate::Connection::init_producer_id`].
     pub fn init_producer_id(&mut self) -> Result<(i64, i16), ClientError> {
         self.runtime.block_on(self.inner.init_producer_id())

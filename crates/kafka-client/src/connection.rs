@@ -8,6 +8,7 @@ use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport};
 use ringwire_io::{RingConfig, TransportConfig, TransportError};
 use ringwire_kafka::api::api_versions::{ApiVersionsRequest, ApiVersionsResponse, Negotiated};
 use ringwire_kafka::api::create_topics::{CreateTopicsRequest, CreateTopicsResponse, NewTopic};
+use ringwire_kafka::api::delete_topics::{DeleteTopicsRequest, DeleteTopicsResponse};
 use ringwire_kafka::api::fetch::{FetchPartition, FetchRequest, FetchResponse, FetchTopic};
 use ringwire_kafka::api::find_coordinator::{FindCoordinatorRequest, FindCoordinatorResponse};
 use ringwire_kafka::api::init_producer_id::{InitProducerIdRequest, InitProducerIdResponse};
@@ -538,6 +539,21 @@ impl Connection {
             let response = frame.decode::<CreateTopicsResponse<'_>>()?;
             response.topics.iter().try_for_each(|t| {
                 ClientError::check_said(ApiKey::CreateTopics, t.error_code, t.error_message)
+            })
+        })
+        .await
+    }
+
+    /// Deletes a topic; an unknown one is `UNKNOWN_TOPIC_OR_PARTITION`.
+    pub async fn delete_topic(&mut self, name: &str) -> Result<(), ClientError> {
+        let request = DeleteTopicsRequest {
+            topic_names: &[name],
+            timeout_ms: 30_000,
+        };
+        self.call(&request, |frame| {
+            let response = frame.decode::<DeleteTopicsResponse<'_>>()?;
+            response.topics.iter().try_for_each(|t| {
+                ClientError::check_said(ApiKey::DeleteTopics, t.error_code, t.error_message)
             })
         })
         .await

@@ -10,6 +10,7 @@ use ringwire_kafka::api::consumer_protocol::{
     decode_assignment, decode_subscription, encode_assignment, encode_subscription,
 };
 use ringwire_kafka::api::create_topics::{CreateTopicsRequest, CreateTopicsResponse, NewTopic};
+use ringwire_kafka::api::delete_topics::{DeleteTopicsRequest, DeleteTopicsResponse};
 use ringwire_kafka::api::fetch::{FetchPartition, FetchRequest, FetchResponse, FetchTopic};
 use ringwire_kafka::api::find_coordinator::{
     FindCoordinatorRequest, FindCoordinatorResponse, GROUP,
@@ -494,6 +495,42 @@ fn create_topics_against_kafka_protocol() {
         if version >= 7 {
             assert_eq!(t.topic_id, [3; 16]);
         }
+    }
+}
+
+#[test]
+fn delete_topics_against_kafka_protocol() {
+    for version in ApiKey::DeleteTopics.versions() {
+        let request = DeleteTopicsRequest {
+            topic_names: &["orders", "audit"],
+            timeout_ms: 4321,
+        };
+        let (_, req) = round_trip_request::<_, kp::DeleteTopicsRequest>(&request, version);
+        assert_eq!(req.timeout_ms, 4321);
+        let names: Vec<&str> = req.topic_names.iter().map(|n| n.0.as_str()).collect();
+        assert_eq!(names, ["orders", "audit"]);
+
+        let mut resp = kp::DeleteTopicsResponse::default();
+        resp.throttle_time_ms = 7;
+        let mut r = kp::delete_topics_response::DeletableTopicResult::default();
+        r.name = Some(topic("orders"));
+        r.error_code = 3;
+        if version >= 5 {
+            r.error_message = Some(s("no such topic"));
+        }
+        resp.responses = vec![r];
+        let body = encode_response(&resp, version);
+        let ours: DeleteTopicsResponse<'_> = decode_response(&body, version);
+        assert_eq!(ours.throttle_time_ms, 7);
+        let message = (version >= 5).then_some("no such topic");
+        assert_eq!(
+            (
+                ours.topics[0].name,
+                ours.topics[0].error_code,
+                ours.topics[0].error_message
+            ),
+            ("orders", ErrorCode(3), message)
+        );
     }
 }
 

@@ -35,6 +35,8 @@ pub enum ApiKey {
     ApiVersions = 18,
     /// CreateTopics (19).
     CreateTopics = 19,
+    /// DeleteTopics (20).
+    DeleteTopics = 20,
     /// InitProducerId (22).
     InitProducerId = 22,
     /// SaslAuthenticate (36).
@@ -43,7 +45,7 @@ pub enum ApiKey {
 
 impl ApiKey {
     /// Every API this crate implements.
-    pub const ALL: [ApiKey; 16] = [
+    pub const ALL: [ApiKey; 17] = [
         ApiKey::Produce,
         ApiKey::Fetch,
         ApiKey::ListOffsets,
@@ -58,6 +60,7 @@ impl ApiKey {
         ApiKey::SaslHandshake,
         ApiKey::ApiVersions,
         ApiKey::CreateTopics,
+        ApiKey::DeleteTopics,
         ApiKey::InitProducerId,
         ApiKey::SaslAuthenticate,
     ];
@@ -76,8 +79,9 @@ impl ApiKey {
 
     /// Versions this crate can encode and decode. Kafka 4.x dropped Produce below v3, Fetch
     /// below v4, ListOffsets v0, OffsetCommit and JoinGroup below v2, OffsetFetch and
-    /// FindCoordinator v0 and CreateTopics below v2; the tops stop before the first version that names topics by id
-    /// (Fetch 13, Produce 13, OffsetCommit 9), asks for several groups at once (OffsetFetch 8)
+    /// FindCoordinator v0, CreateTopics below v2 and DeleteTopics v0; the tops stop before the
+    /// first version that names topics by id (Fetch 13, Produce 13, OffsetCommit 9,
+    /// DeleteTopics 6), asks for several groups at once (OffsetFetch 8)
     /// or adds fields this crate does not send (ListOffsets 10, InitProducerId 5,
     /// FindCoordinator 5). Produce 12 has v11's layout (it only changes how brokers add
     /// partitions to transactions, which this crate does not use) and is served by Kafka 4.x
@@ -99,6 +103,7 @@ impl ApiKey {
             ApiKey::SaslHandshake => 1..=1,
             ApiKey::ApiVersions => 0..=4,
             ApiKey::CreateTopics => 2..=7,
+            ApiKey::DeleteTopics => 1..=5,
             ApiKey::InitProducerId => 0..=4,
             ApiKey::SaslAuthenticate => 0..=2,
         }
@@ -123,6 +128,7 @@ impl ApiKey {
             ApiKey::SaslHandshake => i16::MAX,
             ApiKey::ApiVersions => 3,
             ApiKey::CreateTopics => 5,
+            ApiKey::DeleteTopics => 4,
             ApiKey::InitProducerId => 2,
             ApiKey::SaslAuthenticate => 2,
         }

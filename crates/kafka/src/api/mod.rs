@@ -3,6 +3,7 @@
 pub mod api_versions;
 pub mod consumer_protocol;
 pub mod create_topics;
+pub mod delete_topics;
 pub mod fetch;
 pub mod find_coordinator;
 pub mod heartbeat;
