@@ -903,7 +903,7 @@ impl Consumer {
                 a.sought = false;
             }
             // Once more at once, if nothing was handed out: a fresh connection usually works.
-            if retried || !e.is_connection() || handed {
+            if retried || !e.is_closed_by_broker() || handed {
                 return result;
             }
             retried = true;

@@ -137,6 +137,12 @@ impl ClientError {
         )
     }
 
+    /// Whether the broker closed or reset the connection: a new one is likely to work at once
+    /// (unlike a broker that stopped answering, whose timeout a retry would only repeat).
+    pub(crate) fn is_closed_by_broker(&self) -> bool {
+        matches!(self, Self::Transport(_) | Self::Closed { .. })
+    }
+
     /// Whether a consumer group's coordinator moved, is still being elected or loading, or
     /// its connection broke: find it again and retry.
     pub(crate) fn is_coordinator_gone(&self) -> bool {
