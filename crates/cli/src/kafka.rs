@@ -224,9 +224,7 @@ async fn command(args: &KafkaArgs) -> Result<(), String> {
                 .iter()
                 .map(|(name, value)| (name.as_str(), Some(value.as_str())))
                 .collect();
-            let mut conn = Connection::connect(bootstrap, client)
-                .await
-                .map_err(|e| not_connected(bootstrap, &e))?;
+            let mut conn = connect(bootstrap, client).await?;
             conn.create_topic(NewTopic {
                 name,
                 num_partitions: *partitions,
@@ -239,9 +237,7 @@ async fn command(args: &KafkaArgs) -> Result<(), String> {
         KafkaCommand::Topics {
             command: TopicsCommand::Delete { names },
         } => {
-            let mut conn = Connection::connect(bootstrap, client)
-                .await
-                .map_err(|e| not_connected(bootstrap, &e))?;
+            let mut conn = connect(bootstrap, client).await?;
             for name in names {
                 conn.delete_topic(name)
                     .await
@@ -252,9 +248,7 @@ async fn command(args: &KafkaArgs) -> Result<(), String> {
         KafkaCommand::Topics {
             command: TopicsCommand::List { internal },
         } => {
-            let mut conn = Connection::connect(bootstrap, client)
-                .await
-                .map_err(|e| not_connected(bootstrap, &e))?;
+            let mut conn = connect(bootstrap, client).await?;
             let mut topics = conn
                 .metadata(None, |m| {
                     m.topics
@@ -662,6 +656,13 @@ fn sasl(arg: &str, mechanism: Mechanism) -> Result<Sasl, String> {
         Mechanism::ScramSha256 => Sasl::ScramSha256 { username, password },
         Mechanism::ScramSha512 => Sasl::ScramSha512 { username, password },
     })
+}
+
+/// A connection to `bootstrap`, or why not as one line.
+async fn connect(bootstrap: &str, client: &ClientConfig) -> Result<Connection, String> {
+    Connection::connect(bootstrap, client)
+        .await
+        .map_err(|e| not_connected(bootstrap, &e))
 }
 
 /// Why connecting through `bootstrap` failed, as one line.

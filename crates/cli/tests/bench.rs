@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 
 mod common;
 
-use common::{ensure_python_module, python, serve, BIN};
+use common::{python, serve, BIN};
+use ringwire_testkit::ensure_python_module;
 
 /// Counts every request but `/count`, which answers the count. `/hit`
 /// answers 200 "ok" when the request is a POST of `payload` (400

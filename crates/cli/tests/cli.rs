@@ -45,6 +45,23 @@ fn certificates(dir: &Path) {
     );
 }
 
+/// `ringwire serve` over HTTPS on a free port, one thread, with the certificate
+/// [`certificates`] made in `dir`, and `extra` arguments.
+fn serve_https(dir: &Path, extra: &[&str]) -> common::Running {
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    let tls = [
+        "--addr",
+        "127.0.0.1:0",
+        "--threads",
+        "1",
+        "--tls-cert",
+        cert.to_str().expect("utf-8"),
+        "--tls-key",
+        key.to_str().expect("utf-8"),
+    ];
+    serve(&[&tls[..], extra].concat())
+}
+
 /// A directory of its own for one test.
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("ringwire-cli-{name}-{}", std::process::id()));
@@ -565,22 +582,8 @@ fn serves_https_to_curl_with_a_certificate_it_trusts() {
     // 1 MiB: a file larger than the ring, sent through it encrypted.
     let big: Vec<u8> = (0..1u32 << 20).map(|i| (i * 7 % 251) as u8).collect();
     std::fs::write(dir.join("big.bin"), &big).expect("write");
-    let (cert, key, ca) = (
-        dir.join("cert.pem"),
-        dir.join("key.pem"),
-        dir.join("ca.pem"),
-    );
-    let server = serve(&[
-        dir.to_str().expect("utf-8"),
-        "--addr",
-        "127.0.0.1:0",
-        "--threads",
-        "1",
-        "--tls-cert",
-        cert.to_str().expect("utf-8"),
-        "--tls-key",
-        key.to_str().expect("utf-8"),
-    ]);
+    let ca = dir.join("ca.pem");
+    let server = serve_https(&dir, &[dir.to_str().expect("utf-8")]);
     let port = server.addr.rsplit_once(':').expect("port").1;
     let url = format!("https://localhost:{port}/big.bin");
     let ca = ca.to_str().expect("utf-8");
@@ -624,18 +627,7 @@ fn serve_with_a_client_ca_wants_a_client_certificate() {
     certificates(&dir);
     let path = |name: &str| dir.join(name).to_str().expect("utf-8").to_owned();
     let (ca, client_ca) = (path("ca.pem"), path("client-ca.pem"));
-    let server = serve(&[
-        "--addr",
-        "127.0.0.1:0",
-        "--threads",
-        "1",
-        "--tls-cert",
-        &path("cert.pem"),
-        "--tls-key",
-        &path("key.pem"),
-        "--tls-client-ca",
-        &client_ca,
-    ]);
+    let server = serve_https(&dir, &["--tls-client-ca", &client_ca]);
     let port = server.addr.rsplit_once(':').expect("port").1;
     let url = format!("https://localhost:{port}/hello");
     let client = ["--cert", &path("client.pem"), "--key", &path("client.key")];
@@ -694,17 +686,7 @@ fn serve_with_a_client_ca_wants_a_client_certificate() {
 fn openssl_s_client_negotiates_http_1_1_and_gets_an_answer() {
     let dir = scratch("s_client");
     certificates(&dir);
-    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
-    let server = serve(&[
-        "--addr",
-        "127.0.0.1:0",
-        "--threads",
-        "1",
-        "--tls-cert",
-        cert.to_str().expect("utf-8"),
-        "--tls-key",
-        key.to_str().expect("utf-8"),
-    ]);
+    let server = serve_https(&dir, &[]);
     for version in ["-tls1_2", "-tls1_3"] {
         let mut client = Command::new("openssl")
             .args([

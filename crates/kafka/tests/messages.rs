@@ -173,6 +173,15 @@ fn encode_errors_are_typed() {
     assert_eq!(c.in_flight(), 0, "failed encodes queue nothing");
 }
 
+/// A Fetch of nothing: a request whose response header is flexible from v12.
+const EMPTY_FETCH: FetchRequest<'static> = FetchRequest {
+    max_wait_ms: 0,
+    min_bytes: 1,
+    max_bytes: 1,
+    isolation_level: 0,
+    topics: &[],
+};
+
 /// A response frame: size, correlation id, optional header tags, body.
 fn frame(correlation_id: i32, header_tags: Option<&[u8]>, body: &[u8]) -> Vec<u8> {
     let mut inner = correlation_id.to_be_bytes().to_vec();
@@ -191,13 +200,7 @@ fn response_headers_follow_the_request_queue() {
     let mut buf = [0; 256];
     c.encode(&ApiVersionsRequest::default(), 3, &mut buf)
         .unwrap();
-    let fetch = FetchRequest {
-        max_wait_ms: 0,
-        min_bytes: 1,
-        max_bytes: 1,
-        isolation_level: 0,
-        topics: &[],
-    };
+    let fetch = EMPTY_FETCH;
     c.encode(&fetch, 12, &mut buf).unwrap();
     c.encode(&fetch, 11, &mut buf).unwrap();
     c.encode(&fetch, 12, &mut buf).unwrap();
@@ -290,13 +293,7 @@ fn framing_errors_are_typed() {
     assert_eq!(f.decode::<ApiVersionsResponse>().unwrap().api_keys, []);
 
     // A flexible header whose tag section is missing or cut short.
-    let fetch = FetchRequest {
-        max_wait_ms: 0,
-        min_bytes: 1,
-        max_bytes: 1,
-        isolation_level: 0,
-        topics: &[],
-    };
+    let fetch = EMPTY_FETCH;
     c.encode(&fetch, 12, &mut buf).unwrap();
     let f = frame(1, Some(&[]), b"");
     assert_eq!(

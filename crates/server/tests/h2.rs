@@ -316,7 +316,7 @@ print(get("/hanging"), end="")
 
 #[test]
 fn a_stream_reset_by_the_client_drops_its_handler() {
-    common::ensure_python_module("h2", "h2");
+    ringwire_testkit::ensure_python_module("h2", "h2");
     let router = Router::new().get("/hang", hang).get("/hanging", hanging);
     let addr = start(ServerConfig::default(), router);
     let out = Command::new("python3")
@@ -369,7 +369,7 @@ fn short_idle() -> ServerConfig {
 
 #[test]
 fn an_idle_connection_is_told_goodbye_and_closed() {
-    common::ensure_python_module("h2", "h2");
+    ringwire_testkit::ensure_python_module("h2", "h2");
     let config = short_idle();
     let addr = start(config, Echo);
     let started = std::time::Instant::now();
@@ -422,7 +422,7 @@ while True:
 
 #[test]
 fn a_client_that_grants_no_window_is_let_go_after_the_idle_limit() {
-    common::ensure_python_module("h2", "h2");
+    ringwire_testkit::ensure_python_module("h2", "h2");
     let config = short_idle();
     let addr = start(config, Router::new().get("/big", big));
     let started = std::time::Instant::now();
@@ -477,7 +477,7 @@ print(get("/second"), end="")
 /// went back at once) and takes one again when the client asks anew: plain and over TLS.
 #[test]
 fn a_connection_quiet_past_warm_answers_again() {
-    common::ensure_python_module("h2", "h2");
+    ringwire_testkit::ensure_python_module("h2", "h2");
     let ms = Duration::from_millis;
     let config = ServerConfig {
         timeouts: ringwire_server::Timeouts {

@@ -249,7 +249,7 @@ fn trim_heap() {
 }
 
 fn h2_idle_cost(n: usize, path: &str) -> (f64, f64) {
-    common::ensure_python_module("h2", "h2");
+    ringwire_testkit::ensure_python_module("h2", "h2");
     assert!(common::raise_open_files_limit() > 4 * n as u64 + 200);
     let mut config = ServerConfig::default();
     config.timeouts.warm = Duration::from_millis(100);

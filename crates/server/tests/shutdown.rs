@@ -210,7 +210,7 @@ fn shutdown_says_goaway_on_http2_and_finishes_the_stream_in_flight() {
     use std::io::BufRead as _;
     use std::process::{Command, Stdio};
 
-    common::ensure_python_module("h2", "h2");
+    ringwire_testkit::ensure_python_module("h2", "h2");
     let config = ServerConfig::new("127.0.0.1:0".parse().expect("addr"));
     let (addr, stop, serving) = serve_until_stopped(config, Slow);
     let client = |args: &[&str]| {

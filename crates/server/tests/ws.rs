@@ -115,7 +115,7 @@ asyncio.run(main(sys.argv[1]))
 
 #[test]
 fn python_websockets_with_compression() {
-    common::ensure_python_module("websockets", "websockets");
+    ringwire_testkit::ensure_python_module("websockets", "websockets");
     let addr = server();
     let out = Command::new("python3")
         .args(["-c", PYTHON_CLIENT, &format!("ws://{addr}/ws/echo")])
@@ -153,7 +153,7 @@ fn the_client_socket_against_python_websockets() {
 
     use ringwire_server::ws::{CloseCode, DeflateConfig, Message};
 
-    common::ensure_python_module("websockets", "websockets");
+    ringwire_testkit::ensure_python_module("websockets", "websockets");
     let mut child = Command::new("python3")
         .args(["-c", PYTHON_SERVER])
         .stdout(std::process::Stdio::piped())

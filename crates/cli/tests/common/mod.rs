@@ -73,25 +73,6 @@ pub(crate) fn serve(args: &[&str]) -> Running {
     Running { child, addr }
 }
 
-/// Installs Python's `package` (for `import module`) unless it is there.
-pub(crate) fn ensure_python_module(module: &str, package: &str) {
-    let has = || {
-        Command::new("python3")
-            .args(["-c", &format!("import {module}")])
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    if !has() {
-        let _ = Command::new("python3")
-            .args(["-m", "pip", "install", "--quiet", package])
-            .status();
-    }
-    assert!(
-        has(),
-        "Python's {package} is missing: python3 -m pip install {package}"
-    );
-}
-
 /// `python3 -c script`, where the script prints its port on a line first.
 pub(crate) fn python(script: &str) -> Running {
     let mut child = Command::new("python3")

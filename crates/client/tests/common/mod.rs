@@ -510,7 +510,7 @@ pub struct ProxyPy {
 
 impl ProxyPy {
     pub fn start(credentials: Option<&str>) -> ProxyPy {
-        ensure_python_module("proxy", "proxy.py");
+        ringwire_testkit::ensure_python_module("proxy", "proxy.py");
         let dir = std::env::temp_dir().join(format!(
             "ringwire-proxy-{}-{}",
             std::process::id(),
@@ -573,22 +573,3 @@ impl Drop for ProxyPy {
 }
 
 static NEXT_PROXY: AtomicUsize = AtomicUsize::new(0);
-
-/// Installs Python's `package` with pip when `module` does not import.
-pub fn ensure_python_module(module: &str, package: &str) {
-    let has = || {
-        Command::new("python3")
-            .args(["-c", &format!("import {module}")])
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    if !has() {
-        let _ = Command::new("python3")
-            .args(["-m", "pip", "install", "--quiet", package])
-            .status();
-    }
-    assert!(
-        has(),
-        "Python's {package} is missing: python3 -m pip install {package}"
-    );
-}

@@ -215,16 +215,7 @@ pub(crate) fn produce_and_consume_with_a_client_certificate(_bootstrap: &str) {
 /// Creates a topic at `addr` as `client`, produces `value` to it and reads it back, each
 /// over connections of their own.
 async fn round_trip(addr: &str, client: &ClientConfig, prefix: &str, value: &[u8]) {
-    let mut conn = Connection::connect(addr, client).await.unwrap();
-    let topic = unique(prefix);
-    conn.create_topic(ringwire_kafka::api::create_topics::NewTopic {
-        name: &topic,
-        num_partitions: 1,
-        replication_factor: 1,
-        configs: &[],
-    })
-    .await
-    .unwrap();
+    let topic = create_as(addr, client, prefix, 1).await;
     let config = ProducerConfig {
         client: client.clone(),
         ..ProducerConfig::default()
@@ -248,6 +239,21 @@ async fn round_trip(addr: &str, client: &ClientConfig, prefix: &str, value: &[u8
             .unwrap();
     }
     assert_eq!(got, [value.to_vec()]);
+}
+
+/// Creates a topic of `partitions` named after `prefix` at `addr` as `client`: its name.
+async fn create_as(addr: &str, client: &ClientConfig, prefix: &str, partitions: i32) -> String {
+    let mut conn = Connection::connect(addr, client).await.unwrap();
+    let topic = unique(prefix);
+    conn.create_topic(ringwire_kafka::api::create_topics::NewTopic {
+        name: &topic,
+        num_partitions: partitions,
+        replication_factor: 1,
+        configs: &[],
+    })
+    .await
+    .unwrap();
+    topic
 }
 
 /// An unsecured JWT (`"alg": "none"`, Kafka's development tokens) for `sub`, expiring
@@ -340,18 +346,8 @@ pub(crate) fn clients_outlive_their_sasl_sessions(_bootstrap: &str) {
         }),
         ..ClientConfig::default()
     };
-    let topic = unique("reauth");
     runtime().block_on(async {
-        let mut conn = Connection::connect(addr, &client).await.unwrap();
-        conn.create_topic(ringwire_kafka::api::create_topics::NewTopic {
-            name: &topic,
-            num_partitions: 2,
-            replication_factor: 1,
-            configs: &[],
-        })
-        .await
-        .unwrap();
-        drop(conn);
+        let topic = create_as(addr, &client, "reauth", 2).await;
         let config = ConsumerConfig {
             client: client.clone(),
             group: Some(unique("reauth-group")),

@@ -122,26 +122,6 @@ pub fn raw(addr: SocketAddr, request: &[u8]) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Installs the Python package that provides `module` when missing (a fresh machine gets it
-/// from PyPI, as `cargo test` must pass there).
-pub fn ensure_python_module(module: &str, package: &str) {
-    let has = || {
-        Command::new("python3")
-            .args(["-c", &format!("import {module}")])
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    if !has() {
-        let _ = Command::new("python3")
-            .args(["-m", "pip", "install", "--quiet", package])
-            .status();
-    }
-    assert!(
-        has(),
-        "Python's {package} is missing: python3 -m pip install {package}"
-    );
-}
-
 /// The status codes of the responses in `text`, in order.
 pub fn statuses(text: &str) -> Vec<u16> {
     text.match_indices("HTTP/1.1 ")
