@@ -100,7 +100,7 @@ pub(crate) fn run(args: &GetArgs) -> ExitCode {
 
 fn get(args: &GetArgs) -> Result<ExitCode, String> {
     let url = Url::parse(&args.url).map_err(|e| format!("invalid URL {:?}: {e}", args.url))?;
-    let body = args.request.body()?;
+    let (body, form_type) = args.request.body()?;
     let client = Client::with_tls(
         ClientConfig {
             max_redirects: args.follow.then_some(args.max_redirects),
@@ -126,7 +126,9 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
     let mut buffer = RequestBuffer::new().map_err(line)?;
     // What curl sends unless told otherwise.
     let mut defaults = vec![("user-agent", USER_AGENT), ("accept", "*/*")];
-    if args.request.has_data() {
+    if let Some(form_type) = &form_type {
+        defaults.push(("content-type", form_type));
+    } else if args.request.has_data() {
         defaults.push(("content-type", "application/x-www-form-urlencoded"));
     }
     // A server that refuses the upload (401, 413, a redirect) can say so

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
-use ringwire_client::{HeaderBuilder, Proxies, Proxy, Request, RequestBuffer, Url};
+use ringwire_client::{Form, HeaderBuilder, Proxies, Proxy, Request, RequestBuffer, Url};
 
 /// Sent unless a `-H user-agent: ...` replaces it.
 pub(crate) const USER_AGENT: &str = concat!("ringwire/", env!("CARGO_PKG_VERSION"));
@@ -32,11 +32,29 @@ pub(crate) struct RequestArgs {
         value_name = "DATA"
     )]
     data: Option<String>,
+    /// A multipart/form-data field (repeatable), as curl's -F: `NAME=TEXT`, `NAME=<FILE`
+    /// (the text read from FILE), or `NAME=@FILE[;type=TYPE][;filename=NAME]` (a file).
+    #[arg(
+        short = 'F',
+        long = "form",
+        value_name = "NAME=CONTENT",
+        conflicts_with = "data"
+    )]
+    form: Vec<String>,
 }
 
 impl RequestArgs {
+    /// The body `-d` or `-F` make (empty without either), and the `content-type` that a
+    /// form's boundary calls for.
+    pub(crate) fn body(&self) -> Result<(Vec<u8>, Option<String>), String> {
+        if self.form.is_empty() {
+            return Ok((self.data()?, None));
+        }
+        form_body(&self.form).map(|(body, content_type)| (body, Some(content_type)))
+    }
+
     /// The body `-d` names (empty without it).
-    pub(crate) fn body(&self) -> Result<Vec<u8>, String> {
+    fn data(&self) -> Result<Vec<u8>, String> {
         match self.data.as_deref() {
             Some("@-") => {
                 let mut body = Vec::new();
@@ -59,7 +77,7 @@ impl RequestArgs {
     pub(crate) fn method(&self) -> &str {
         match &self.method {
             Some(method) => method,
-            None if self.data.is_some() => "POST",
+            None if self.data.is_some() || !self.form.is_empty() => "POST",
             None => "GET",
         }
     }
@@ -224,6 +242,67 @@ impl TlsArgs {
     }
 }
 
+/// One `-F` field, its file read.
+struct Field {
+    name: String,
+    /// The file's name, which makes the field a file.
+    filename: Option<String>,
+    content_type: Option<String>,
+    data: Vec<u8>,
+}
+
+/// A multipart/form-data body of `-F` fields, as curl sends them, and its `content-type`.
+fn form_body(fields: &[String]) -> Result<(Vec<u8>, String), String> {
+    let read =
+        |path: &str| std::fs::read(path).map_err(|e| format!("cannot read {path}: {}", line(e)));
+    let fields = fields
+        .iter()
+        .map(|arg| {
+            let (name, content) = arg
+                .split_once('=')
+                .ok_or_else(|| format!("-F {arg:?}: no NAME=CONTENT"))?;
+            let mut field = Field {
+                name: name.to_owned(),
+                filename: None,
+                content_type: None,
+                data: Vec::new(),
+            };
+            if let Some(path) = content.strip_prefix('<') {
+                field.data = read(path)?;
+            } else if let Some(file) = content.strip_prefix('@') {
+                let mut options = file.split(';');
+                let path = options.next().unwrap_or_default();
+                field.data = read(path)?;
+                let base = path.rsplit('/').next().unwrap_or(path);
+                field.filename = Some(base.to_owned());
+                for option in options {
+                    match option.split_once('=') {
+                        Some(("type", t)) => field.content_type = Some(t.to_owned()),
+                        Some(("filename", f)) => field.filename = Some(f.to_owned()),
+                        _ => return Err(format!("-F {arg:?}: unknown option {option:?}")),
+                    }
+                }
+            } else {
+                field.data = content.as_bytes().to_vec();
+            }
+            Ok(field)
+        })
+        .collect::<Result<Vec<Field>, String>>()?;
+    let form = fields
+        .iter()
+        .fold(Form::new(), |form, f| match &f.filename {
+            Some(filename) => form.file(&f.name, filename, f.content_type.as_deref(), &f.data),
+            None => match std::str::from_utf8(&f.data) {
+                Ok(text) => form.text(&f.name, text),
+                Err(_) => form.file(&f.name, &f.name, None, &f.data),
+            },
+        });
+    let boundary = form.boundary().map_err(line)?;
+    let mut body = Vec::new();
+    form.write(&boundary, &mut body).map_err(line)?;
+    Ok((body, Form::content_type(&boundary)))
+}
+
 /// Which proxy a request goes through, as curl picks it.
 #[derive(Debug, Args)]
 pub(crate) struct ProxyArgs {
@@ -281,6 +360,7 @@ mod tests {
             method: None,
             headers: headers.iter().map(|h| (*h).to_owned()).collect(),
             data: Some(String::new()),
+            form: Vec::new(),
         };
         let url = Url::parse("http://example.com/").unwrap();
         let mut buffer = RequestBuffer::new().unwrap();
@@ -313,6 +393,7 @@ mod tests {
             method: None,
             headers: headers.iter().map(|h| (*h).to_owned()).collect(),
             data: None,
+            form: Vec::new(),
         };
         let url = Url::parse("http://example.com/").unwrap();
         let extras = Extras {

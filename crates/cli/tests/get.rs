@@ -823,3 +823,45 @@ fn proxy_settings_as_curl_reads_them() {
         "ringwire: $http_proxy: unsupported scheme \"ftp\"\n"
     );
 }
+
+/// `-F` as curl's: text, text read from a file, and files (with a type and a file name of
+/// their own), read back by Python's email package (`scripts/form_echo.py`) the same from
+/// `ringwire get` as from curl; a missing file is one line.
+#[test]
+fn forms_as_curl_sends_them() {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/form_echo.py");
+    let echo = common::python(&std::fs::read_to_string(script).expect("the script"));
+    let url = format!("http://{}/upload", echo.addr);
+    let dir = std::env::temp_dir().join(format!("ringwire-form-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (note, blob) = (dir.join("note.txt"), dir.join("blob.bin"));
+    std::fs::write(&note, "from a file\n").unwrap();
+    let bytes: Vec<u8> = (0..=255u8).cycle().take(100_000).collect();
+    std::fs::write(&blob, &bytes).unwrap();
+    let fields = [
+        "title=ring wire".to_owned(),
+        format!("note=<{}", note.display()),
+        format!("doc=@{};type=text/plain", note.display()),
+        format!("blob=@{};filename=renamed.bin", blob.display()),
+    ];
+    let args: Vec<&str> = fields.iter().flat_map(|f| ["-F", f.as_str()]).collect();
+    let ours = get(&[&args[..], &[url.as_str()]].concat());
+    assert!(ours.status.success(), "{}", text(&ours.stderr));
+    let theirs = curl(&[&["-s"][..], &args, &[url.as_str()]].concat());
+    assert_eq!(text(&ours.stdout), text(&theirs.stdout));
+    assert!(
+        text(&ours.stdout).starts_with("title|-|-|"),
+        "{}",
+        text(&ours.stdout)
+    );
+    assert!(text(&ours.stdout).contains("|renamed.bin|application/octet-stream|"));
+
+    let missing = get(&["-F", "f=@/nonexistent/file", &url]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(
+        text(&missing.stderr).starts_with("ringwire: cannot read /nonexistent/file:"),
+        "{}",
+        text(&missing.stderr)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

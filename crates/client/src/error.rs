@@ -59,6 +59,8 @@ pub enum Error {
     Io(io::Error),
     /// A ring could not grow as far as asked (a limit).
     Ring(RingError),
+    /// A form cannot be sent as it is.
+    Form(crate::FormError),
     /// The proxy refused to open a tunnel (`CONNECT`): `407` for missing or wrong
     /// credentials, `403` for a destination it does not allow, `502` when it could not
     /// reach it.
@@ -173,6 +175,7 @@ impl fmt::Display for Error {
             Error::Timeout(Phase::Request) => f.write_str("request timed out"),
             Error::Io(e) => write!(f, "connection failed: {e}"),
             Error::Ring(e) => e.fmt(f),
+            Error::Form(e) => e.fmt(f),
             Error::Response(e) => write!(f, "invalid response: {e}"),
             Error::Closed => {
                 f.write_str("the server closed the connection before a complete response")
@@ -224,6 +227,7 @@ impl std::error::Error for Error {
             Error::Connect { source, .. } => Some(source),
             Error::Io(e) => Some(e),
             Error::Ring(e) => Some(e),
+            Error::Form(e) => Some(e),
             Error::Response(e) | Error::Http2Request(e) => Some(e),
             Error::Http2(e) => Some(e),
             #[cfg(feature = "ws")]

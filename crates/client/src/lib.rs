@@ -5,6 +5,8 @@
 //!   parameters, then header fields, then the body (a slice sent from where
 //!   it lies, bytes serialised into the ring, or a fixed size filled in
 //!   place). Head and body leave in one `writev`.
+//! - A `multipart/form-data` body ([`Form`], [`HeaderBuilder::form`]) is written into the
+//!   send ring too, its boundary checked against every part.
 //! - A response is received into the connection's ring and read in place:
 //!   the head as a view, the body as chunks borrowed from the ring, framed
 //!   by length, chunked or the server's close; interim `1xx` heads are
@@ -51,6 +53,7 @@ mod config;
 mod decompress;
 mod error;
 mod exchange;
+mod form;
 #[cfg(fuzzing)]
 #[doc(hidden)]
 pub mod fuzzing;
@@ -69,6 +72,7 @@ pub mod ws;
 pub use config::ClientConfig;
 pub use decompress::{Corruption, Decoder, Encoding};
 pub use error::{Error, Phase};
+pub use form::{Form, FormError};
 pub use h2::{Http2, Protocol};
 pub use proxy::{Proxies, Proxy, ProxyEnvError};
 pub use request::{BodyWriter, HeaderBuilder, QueryBuilder, Request, RequestBuffer};

@@ -393,6 +393,20 @@ impl<'w, 'a> HeaderBuilder<'w, 'a> {
         self.end(Body::Ring { start, len })
     }
 
+    /// A `multipart/form-data` body (RFC 7578) of `form`'s parts, written into the send ring,
+    /// with its `content-type` (a fresh boundary, found in no part).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Form`] for a part that cannot be sent; as
+    /// [`body_with`](Self::body_with) (a form larger than the send ring's free span:
+    /// [`RequestBuffer::reserve`] first).
+    pub fn form(self, form: &crate::Form<'_>) -> Result<Request<'a>, Error> {
+        let boundary = form.boundary().map_err(Error::Form)?;
+        self.header("content-type", crate::Form::content_type(&boundary))?
+            .body_with(|w| form.write(&boundary, w))
+    }
+
     /// Writes `content-length: len`, after `expect: 100-continue` when it
     /// was asked for and there is a body to hold back (RFC 9110 section
     /// 10.1.1 has a client send it only with content).

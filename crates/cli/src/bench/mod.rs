@@ -135,10 +135,14 @@ impl Target {
             }));
         }
         let url = Url::parse(&args.url).map_err(|e| format!("invalid URL {:?}: {e}", args.url))?;
-        let body = args.request.body()?;
+        let (body, form_type) = args.request.body()?;
         let mut buffer = RequestBuffer::new().map_err(line)?;
+        let mut defaults = vec![("user-agent", USER_AGENT)];
+        if let Some(form_type) = &form_type {
+            defaults.push(("content-type", form_type));
+        }
         let extras = Extras {
-            defaults: vec![("user-agent", USER_AGENT)],
+            defaults,
             ..Extras::default()
         };
         let request = args.request.encode(&mut buffer, &url, &body, &extras)?;
