@@ -306,9 +306,11 @@ fn form_body(fields: &[String]) -> Result<(Vec<u8>, String), String> {
 /// Which proxy a request goes through, as curl picks it.
 #[derive(Debug, Args)]
 pub(crate) struct ProxyArgs {
-    /// Go through the proxy at URL, `[http://][USER:PASSWORD@]HOST[:PORT]` (port 1080 if none):
-    /// http:// requests forwarded to it, the rest through a CONNECT tunnel. Without it, the
-    /// environment's http_proxy, https_proxy and all_proxy, as curl reads them.
+    /// Go through the proxy at URL, `[SCHEME://][USER:PASSWORD@]HOST[:PORT]` (port 1080 if
+    /// none): `http` (the default; http:// requests forwarded to it, the rest through a
+    /// CONNECT tunnel), `socks5h` or `socks5` (everything through its tunnel; names resolved
+    /// by the proxy, or here). Without it, the environment's http_proxy, https_proxy and
+    /// all_proxy, as curl reads them.
     #[arg(short = 'x', long = "proxy", value_name = "URL")]
     proxy: Option<String>,
     /// Hosts (and their subdomains) reached directly, separated by commas; `*` for all.

@@ -16,6 +16,7 @@ use crate::pool::{is_quiet, Keyed, Pool};
 use crate::redirect::{next_hop, Answer, Hop};
 use crate::stream::Stream;
 use crate::tls::Tls;
+use crate::tunnel::{Step, Tunnel};
 use crate::url::{Origin, Scheme};
 use crate::{
     ClientConfig, Encoding, Error, Http2, Phase, Protocol, Proxies, Proxy, Request, RequestBuffer,
@@ -187,11 +188,7 @@ impl Client {
             (limit, None) => limit,
             (limit, Some(d)) => Some(remaining(d)?.min(limit.unwrap_or(Duration::MAX))),
         };
-        // Plain HTTP/1.1 goes to a proxy in absolute-form; the rest through a tunnel.
-        let forward = (origin.scheme() == Scheme::Http
-            && self.config.http2 != Http2::PriorKnowledge)
-            .then(|| self.proxies.route(origin))
-            .flatten();
+        let forward = self.proxies.forwarding(origin, self.config.http2);
         let stream = match forward {
             Some(proxy) => Stream::Tcp(self.tcp(proxy.origin(), timeout)?),
             None => self.dial(origin, timeout, self.config.http2 != Http2::Off)?,
@@ -377,10 +374,26 @@ fn tunnel(
         io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => Error::Timeout(Phase::Connect),
         _ => Error::Io(e),
     };
+    let resolved = match proxy.resolves_locally() {
+        false => None,
+        true => {
+            let failed = |source| Error::Connect {
+                authority: origin.host_port(),
+                source,
+            };
+            let mut addrs = (origin.host(), origin.port())
+                .to_socket_addrs()
+                .map_err(failed)?;
+            let addr = addrs
+                .next()
+                .ok_or_else(|| failed(io::ErrorKind::NotFound.into()))?;
+            Some(addr.ip())
+        }
+    };
     tcp.set_read_timeout(timeout)?;
     tcp.set_write_timeout(timeout)?;
-    tcp.write_all(&proxy.connect_request(origin))
-        .map_err(timed_out)?;
+    let (mut tunnel, first) = Tunnel::start(proxy, origin, resolved);
+    tcp.write_all(&first).map_err(timed_out)?;
     let mut answer = Vec::new();
     let mut chunk = [0; 1024];
     loop {
@@ -389,8 +402,13 @@ fn tunnel(
             return Err(Error::Closed);
         }
         answer.extend_from_slice(&chunk[..n]);
-        if proxy.tunnel_answer(&answer)?.is_some() {
-            return Ok(());
+        match tunnel.step(&answer)? {
+            Step::More => {}
+            Step::Send(bytes) => {
+                answer.clear();
+                tcp.write_all(&bytes).map_err(timed_out)?;
+            }
+            Step::Open => return Ok(()),
         }
     }
 }

@@ -59,6 +59,13 @@ pub enum Error {
     Io(io::Error),
     /// A ring could not grow as far as asked (a limit).
     Ring(RingError),
+    /// A SOCKS5 proxy refused the tunnel, for `reason`.
+    Socks {
+        /// The proxy's `host:port`.
+        proxy: String,
+        /// Why, in words.
+        reason: &'static str,
+    },
     /// A form cannot be sent as it is.
     Form(crate::FormError),
     /// The proxy refused to open a tunnel (`CONNECT`): `407` for missing or wrong
@@ -176,6 +183,9 @@ impl fmt::Display for Error {
             Error::Io(e) => write!(f, "connection failed: {e}"),
             Error::Ring(e) => e.fmt(f),
             Error::Form(e) => e.fmt(f),
+            Error::Socks { proxy, reason } => {
+                write!(f, "the SOCKS5 proxy {proxy} refused: {reason}")
+            }
             Error::Response(e) => write!(f, "invalid response: {e}"),
             Error::Closed => {
                 f.write_str("the server closed the connection before a complete response")

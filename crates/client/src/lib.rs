@@ -32,7 +32,8 @@
 //! Through a forward proxy when the client is given one ([`blocking::Client::with_proxies`],
 //! [`tokio::Client::with_proxies`]; [`Proxies::from_env`] reads curl's variables): `http://`
 //! requests forwarded in absolute-form, `https://`, WebSockets and HTTP/2 with prior knowledge
-//! through a `CONNECT` tunnel, Basic credentials from the proxy's URL.
+//! through a `CONNECT` tunnel, Basic credentials from the proxy's URL; or everything through a
+//! SOCKS5 proxy's tunnel (`socks5h://`, `socks5://`).
 //!
 //! HTTP/2 when [`ClientConfig::http2`] says so:
 //! offered to `https://` servers by ALPN, or spoken from the start over
@@ -65,6 +66,7 @@ mod request;
 mod stream;
 mod tls;
 pub mod tokio;
+mod tunnel;
 mod url;
 #[cfg(feature = "ws")]
 pub mod ws;

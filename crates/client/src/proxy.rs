@@ -1,8 +1,9 @@
-//! Forward proxies, used as curl uses them: `https://` (and WebSockets, and HTTP/2 with prior
-//! knowledge) through a `CONNECT` tunnel, `http://` by absolute-form requests to the proxy.
+//! Forward proxies, used as curl uses them. Through an HTTP proxy, `https://` (and
+//! WebSockets, and HTTP/2 with prior knowledge) goes through a `CONNECT` tunnel and `http://`
+//! by absolute-form requests; through a SOCKS5 proxy everything goes through its tunnel.
 //! Which proxy an origin takes comes from [`Proxies`], set by hand or read from the
-//! environment ([`Proxies::from_env`]). The requests and the proxy's answer are sans-IO here;
-//! each client's `dial` moves the bytes.
+//! environment ([`Proxies::from_env`]). Sans-IO here and in `tunnel.rs`; each client's `dial`
+//! moves the bytes.
 
 use std::fmt;
 
@@ -13,27 +14,44 @@ use ringwire_http1::{Limits, Method, ResponseParser, Status};
 use crate::url::{Origin, Scheme, Url, UrlError};
 use crate::Error;
 
-/// A forward proxy: where it listens, and the credentials it wants.
+/// A forward proxy: where it listens, what it speaks, and the credentials it wants.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Proxy {
     origin: Origin,
-    /// `Proxy-Authorization`'s value, from the URL's `user:password@`.
-    authorization: Option<String>,
+    pub(crate) protocol: ProxyProtocol,
+    /// User and password, from the URL's `user:password@`, percent-decoded.
+    pub(crate) credentials: Option<(String, String)>,
+}
+
+/// What a proxy speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ProxyProtocol {
+    /// HTTP: `CONNECT`, and absolute-form requests.
+    Http,
+    /// SOCKS5 (RFC 1928), the destination's name resolved by the proxy (`socks5h://`) or
+    /// by the client (`socks5://`).
+    Socks5 { remote_dns: bool },
 }
 
 impl Proxy {
-    /// Parses `[http://][user:password@]host[:port]` (port 1080 when none is given, as
-    /// curl's; the credentials percent-decoded and sent as Basic authorization).
+    /// Parses `[SCHEME://][user:password@]host[:port]`, as curl's `-x` takes it: the scheme
+    /// `http` (the default), `socks5h` (SOCKS5, names resolved by the proxy) or `socks5`
+    /// (resolved by the client); port 1080 when none is given; the credentials
+    /// percent-decoded (Basic authorization for HTTP, RFC 1929's for SOCKS5).
     ///
     /// # Errors
     ///
-    /// A scheme other than `http://` (TLS to the proxy itself is not supported), a path, or
-    /// a host or port [`Url`] would refuse.
+    /// Another scheme (TLS to the proxy itself is not supported), a path, or a host or port
+    /// [`Url`] would refuse.
     pub fn parse(text: &str) -> Result<Proxy, UrlError> {
-        let rest = match text.split_once("://") {
-            Some((scheme, rest)) if scheme.eq_ignore_ascii_case("http") => rest,
-            Some((scheme, _)) => return Err(UrlError::UnsupportedScheme(scheme.to_owned())),
-            None => text,
+        let (protocol, rest) = match text.split_once("://") {
+            None => (ProxyProtocol::Http, text),
+            Some((scheme, rest)) => match scheme.to_ascii_lowercase().as_str() {
+                "http" => (ProxyProtocol::Http, rest),
+                "socks5h" => (ProxyProtocol::Socks5 { remote_dns: true }, rest),
+                "socks5" => (ProxyProtocol::Socks5 { remote_dns: false }, rest),
+                _ => return Err(UrlError::UnsupportedScheme(scheme.to_owned())),
+            },
         };
         let rest = rest.strip_suffix('/').unwrap_or(rest);
         let (credentials, host) = match rest.rsplit_once('@') {
@@ -56,15 +74,29 @@ impl Proxy {
         let origin = Url::parse(&format!("http://{authority}/"))?
             .origin()
             .clone();
-        let authorization = credentials.map(|c| {
+        let credentials = credentials.map(|c| {
             let (user, password) = c.split_once(':').unwrap_or((c, ""));
-            let pair = format!("{}:{}", percent_decoded(user), percent_decoded(password));
-            format!("Basic {}", BASE64.encode(pair))
+            (percent_decoded(user), percent_decoded(password))
         });
         Ok(Proxy {
             origin,
-            authorization,
+            protocol,
+            credentials,
         })
+    }
+
+    /// Whether the client resolves the destination's name (`socks5://`).
+    pub(crate) fn resolves_locally(&self) -> bool {
+        self.protocol == ProxyProtocol::Socks5 { remote_dns: false }
+    }
+
+    /// `Proxy-Authorization`'s value.
+    fn authorization(&self) -> Option<String> {
+        let (user, password) = self.credentials.as_ref()?;
+        Some(format!(
+            "Basic {}",
+            BASE64.encode(format!("{user}:{password}"))
+        ))
     }
 
     /// Where the proxy listens.
@@ -77,7 +109,7 @@ impl Proxy {
     pub(crate) fn connect_request(&self, origin: &Origin) -> Vec<u8> {
         let target = origin.host_port();
         let mut out = format!("CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n");
-        if let Some(authorization) = &self.authorization {
+        if let Some(authorization) = self.authorization() {
             out += &format!("Proxy-Authorization: {authorization}\r\n");
         }
         out += "\r\n";
@@ -98,7 +130,7 @@ impl Proxy {
         out.extend_from_slice(&head[..method_end]);
         out.extend_from_slice(format!("http://{}", origin.host_port()).as_bytes());
         out.extend_from_slice(&head[method_end..line_end]);
-        if let Some(authorization) = &self.authorization {
+        if let Some(authorization) = self.authorization() {
             out.extend_from_slice(format!("Proxy-Authorization: {authorization}\r\n").as_bytes());
         }
         out.extend_from_slice(&head[line_end..]);
@@ -136,7 +168,8 @@ impl fmt::Debug for Proxy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Proxy")
             .field("origin", &self.origin.host_port())
-            .field("authorization", &self.authorization.is_some())
+            .field("protocol", &self.protocol)
+            .field("credentials", &self.credentials.is_some())
             .finish()
     }
 }
@@ -241,6 +274,14 @@ impl Proxies {
         Ok(proxies)
     }
 
+    /// The proxy that requests to `origin` are forwarded to in absolute-form, if any: plain
+    /// HTTP/1.1 to an HTTP proxy. The rest goes through [`route`](Self::route)'s tunnel.
+    pub(crate) fn forwarding(&self, origin: &Origin, http2: crate::Http2) -> Option<&Proxy> {
+        let plain = origin.scheme() == Scheme::Http && http2 != crate::Http2::PriorKnowledge;
+        self.route(origin)
+            .filter(|proxy| plain && proxy.protocol == ProxyProtocol::Http)
+    }
+
     /// The proxy `origin` goes through, if any.
     pub(crate) fn route(&self, origin: &Origin) -> Option<&Proxy> {
         let proxy = match origin.scheme() {
@@ -298,7 +339,7 @@ mod tests {
         let p = Proxy::parse("http://u%40x:p%3Aw@127.0.0.1:3128/").unwrap();
         assert_eq!(p.origin().port(), 3128);
         // base64("u@x:p:w")
-        assert_eq!(p.authorization.as_deref(), Some("Basic dUB4OnA6dw=="));
+        assert_eq!(p.authorization().as_deref(), Some("Basic dUB4OnA6dw=="));
         assert!(!format!("{p:?}").contains("dUB4"));
         let p = Proxy::parse("[::1]").unwrap();
         assert_eq!((p.origin().host(), p.origin().port()), ("::1", 1080));
@@ -307,6 +348,11 @@ mod tests {
             Proxy::parse("https://proxy"),
             Err(UrlError::UnsupportedScheme(_))
         ));
+        let p = Proxy::parse("socks5h://a:b@127.0.0.1").unwrap();
+        assert_eq!(p.protocol, ProxyProtocol::Socks5 { remote_dns: true });
+        assert!(!p.resolves_locally());
+        assert_eq!(p.credentials, Some(("a".into(), "b".into())));
+        assert!(Proxy::parse("SOCKS5://h").unwrap().resolves_locally());
         assert_eq!(Proxy::parse("proxy/path"), Err(UrlError::InvalidHost));
         assert_eq!(Proxy::parse("proxy:99999"), Err(UrlError::InvalidPort));
     }
@@ -366,6 +412,18 @@ mod tests {
             .no_proxy("*")
             .route(&origin("https://any/"))
             .is_none());
+        // Only plain HTTP/1.1 through an HTTP proxy is forwarded; the rest is tunnelled.
+        let http = Proxies::all(Proxy::parse("proxy").unwrap());
+        let socks = Proxies::all(Proxy::parse("socks5h://proxy").unwrap());
+        let forwarded = |p: &Proxies, url: &str, h2| p.forwarding(&origin(url), h2).is_some();
+        assert!(forwarded(&http, "http://site/", crate::Http2::Negotiate));
+        assert!(!forwarded(
+            &http,
+            "http://site/",
+            crate::Http2::PriorKnowledge
+        ));
+        assert!(!forwarded(&http, "https://site/", crate::Http2::Off));
+        assert!(!forwarded(&socks, "http://site/", crate::Http2::Off));
         let https_only = Proxies::default().https(Some(Proxy::parse("proxy").unwrap()));
         assert!(https_only.route(&origin("http://site/")).is_none());
         assert!(https_only.route(&origin("https://site/")).is_some());

@@ -19,6 +19,7 @@ use crate::h2::Proto;
 use crate::pool::{is_quiet, Keyed, Pool};
 use crate::redirect::{next_hop, Answer, Hop};
 use crate::tls::Tls;
+use crate::tunnel::{Step, Tunnel};
 use crate::url::{Origin, Scheme};
 use crate::{
     ClientConfig, Encoding, Error, Http2, Phase, Protocol, Proxies, Proxy, Request, RequestBuffer,
@@ -159,11 +160,7 @@ impl Client {
             (limit, None) => limit,
             (limit, Some(d)) => Some(remaining(d)?.min(limit.unwrap_or(Duration::MAX))),
         };
-        // Plain HTTP/1.1 goes to a proxy in absolute-form; the rest through a tunnel.
-        let forward = (origin.scheme() == Scheme::Http
-            && self.config.http2 != Http2::PriorKnowledge)
-            .then(|| self.proxies.route(origin))
-            .flatten();
+        let forward = self.proxies.forwarding(origin, self.config.http2);
         let stream = Arc::new(match forward {
             Some(proxy) => MaybeTls::Plain(tcp(proxy.origin(), limit).await?),
             None => {
@@ -324,16 +321,24 @@ async fn tcp(to: &Origin, limit: Option<Duration>) -> Result<TcpStream, Error> {
 
 /// Has `proxy`, at the other end of `tcp`, open a tunnel to `origin`.
 async fn tunnel(tcp: &TcpStream, proxy: &Proxy, origin: &Origin) -> Result<(), Error> {
-    let request = proxy.connect_request(origin);
-    let mut sent = 0;
-    while sent < request.len() {
-        tcp.writable().await?;
-        match tcp.try_write(&request[sent..]) {
-            Ok(n) => sent += n,
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-            Err(e) => return Err(e.into()),
+    let resolved = match proxy.resolves_locally() {
+        false => None,
+        true => {
+            let failed = |source| Error::Connect {
+                authority: origin.host_port(),
+                source,
+            };
+            let mut addrs = ::tokio::net::lookup_host((origin.host(), origin.port()))
+                .await
+                .map_err(failed)?;
+            let addr = addrs
+                .next()
+                .ok_or_else(|| failed(io::ErrorKind::NotFound.into()))?;
+            Some(addr.ip())
         }
-    }
+    };
+    let (mut tunnel, first) = Tunnel::start(proxy, origin, resolved);
+    send(tcp, &first).await?;
     let mut answer = Vec::new();
     let mut chunk = [0; 1024];
     loop {
@@ -344,10 +349,29 @@ async fn tunnel(tcp: &TcpStream, proxy: &Proxy, origin: &Origin) -> Result<(), E
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
             Err(e) => return Err(e.into()),
         }
-        if proxy.tunnel_answer(&answer)?.is_some() {
-            return Ok(());
+        match tunnel.step(&answer)? {
+            Step::More => {}
+            Step::Send(bytes) => {
+                answer.clear();
+                send(tcp, &bytes).await?;
+            }
+            Step::Open => return Ok(()),
         }
     }
+}
+
+/// Writes all of `bytes` to `tcp`.
+async fn send(tcp: &TcpStream, bytes: &[u8]) -> Result<(), Error> {
+    let mut sent = 0;
+    while sent < bytes.len() {
+        tcp.writable().await?;
+        match tcp.try_write(&bytes[sent..]) {
+            Ok(n) => sent += n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
 }
 
 /// Sends head and body with `writev`, waiting for writability as needed

@@ -111,3 +111,52 @@ fn the_no_proxy_list_goes_direct() {
         "{err}"
     );
 }
+
+/// Through a SOCKS5 proxy (pproxy), names resolved by the proxy (`socks5h://`) or by the
+/// client (`socks5://`), credentials or none: `http://` and `https://` (HTTP/2 offered) with
+/// both clients; once the proxy is gone, its address is what the error names.
+#[test]
+fn both_clients_go_through_a_socks5_proxy() {
+    let socks = common::Socks5::start();
+    let plain = ringwire(Echo);
+    let (tls, cert) = ringwire_h2(Echo);
+    let trusting = || {
+        ringwire_tls::ClientConfig::default()
+            .without_system_roots()
+            .add_root_pem(&cert)
+    };
+    let urls = [
+        format!("http://localhost:{}/plain", plain.port()),
+        format!("https://localhost:{}/tls", tls.port()),
+    ];
+    let config = ClientConfig {
+        http2: Http2::Negotiate,
+        ..ClientConfig::default()
+    };
+    let at = format!("127.0.0.1:{}", socks.port);
+    let schemes = ["socks5h://", "socks5://", "socks5h://user:secret@"];
+    for scheme in schemes {
+        let proxies = Proxies::all(Proxy::parse(&format!("{scheme}{at}")).unwrap());
+        let client = blocking::Client::with_tls(config, trusting()).with_proxies(proxies.clone());
+        let tokio_client = async_client::Client::with_tls(config, trusting()).with_proxies(proxies);
+        for url in &urls {
+            let expected = format!("GET {} body=0\n", &url[url.rfind('/').unwrap()..]);
+            let answer = get(&client, url).unwrap();
+            assert_eq!(
+                answer,
+                (200, expected.clone().into_bytes()),
+                "{scheme} {url}"
+            );
+            let answer = runtime().block_on(async_get(&tokio_client, url)).unwrap();
+            assert_eq!(answer, (200, expected.into_bytes()), "{scheme} {url}");
+        }
+    }
+    drop(socks);
+    let proxies = Proxies::all(Proxy::parse(&format!("socks5h://{at}")).unwrap());
+    let client = blocking::Client::with_tls(config, trusting()).with_proxies(proxies);
+    let err = get(&client, &urls[0]).unwrap_err();
+    assert!(
+        matches!(&err, Error::Connect { authority, .. } if *authority == at),
+        "{err}"
+    );
+}

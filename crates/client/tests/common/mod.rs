@@ -573,3 +573,40 @@ impl Drop for ProxyPy {
 }
 
 static NEXT_PROXY: AtomicUsize = AtomicUsize::new(0);
+
+/// pproxy (PyPI's `pproxy`, installed when missing) as a SOCKS5 server on a loopback port.
+pub struct Socks5 {
+    child: Child,
+    pub port: u16,
+}
+
+impl Socks5 {
+    pub fn start() -> Socks5 {
+        ringwire_testkit::ensure_python_module("pproxy", "pproxy");
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let mut command = Command::new("python3");
+        command
+            .args(["-m", "pproxy", "-l", &format!("socks5://127.0.0.1:{port}")])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        let child = command.spawn().expect("python3 is installed");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "pproxy did not start");
+            thread::sleep(Duration::from_millis(50));
+        }
+        Socks5 { child, port }
+    }
+}
+
+impl Drop for Socks5 {
+    fn drop(&mut self) {
+        let group = format!("-{}", self.child.id());
+        let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
+        let _ = self.child.wait();
+    }
+}

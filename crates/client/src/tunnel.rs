@@ -1,0 +1,347 @@
+//! Opening a tunnel through a proxy, sans-IO: an HTTP proxy's `CONNECT`, or SOCKS5's
+//! exchange (RFC 1928, with RFC 1929's user and password). The driver sends what a step asks,
+//! reads, and hands everything received since to the next step.
+
+use std::net::IpAddr;
+
+use crate::proxy::{Proxy, ProxyProtocol};
+use crate::url::Origin;
+use crate::Error;
+
+/// A tunnel being opened to `origin`.
+#[derive(Debug)]
+pub(crate) struct Tunnel<'p> {
+    proxy: &'p Proxy,
+    origin: &'p Origin,
+    /// The destination's address, when the client resolved it (`socks5://`).
+    resolved: Option<IpAddr>,
+    stage: Stage,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    /// The HTTP proxy's answer to `CONNECT`.
+    HttpAnswer,
+    /// The SOCKS5 proxy's choice of authentication.
+    SocksMethod,
+    /// Its answer to the credentials.
+    SocksAuth,
+    /// Its answer to the connect request.
+    SocksReply,
+}
+
+/// What to do after a step.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// Read more.
+    More,
+    /// Everything received was read: send these bytes, then read again.
+    Send(Vec<u8>),
+    /// The tunnel is open.
+    Open,
+}
+
+impl<'p> Tunnel<'p> {
+    /// A tunnel through `proxy` to `origin` (at `resolved`, if the client resolved it), and
+    /// the first bytes to send.
+    pub(crate) fn start(
+        proxy: &'p Proxy,
+        origin: &'p Origin,
+        resolved: Option<IpAddr>,
+    ) -> (Self, Vec<u8>) {
+        let (stage, first) = match proxy.protocol {
+            ProxyProtocol::Http => (Stage::HttpAnswer, proxy.connect_request(origin)),
+            ProxyProtocol::Socks5 { .. } => {
+                // No authentication, and user and password if there are any.
+                let methods: &[u8] = if proxy.credentials.is_some() {
+                    &[0, 2]
+                } else {
+                    &[0]
+                };
+                let mut greeting = vec![5, methods.len() as u8];
+                greeting.extend_from_slice(methods);
+                (Stage::SocksMethod, greeting)
+            }
+        };
+        let tunnel = Tunnel {
+            proxy,
+            origin,
+            resolved,
+            stage,
+        };
+        (tunnel, first)
+    }
+
+    /// What `answer`, every byte received since the last bytes were sent, means.
+    pub(crate) fn step(&mut self, answer: &[u8]) -> Result<Step, Error> {
+        match self.stage {
+            Stage::HttpAnswer => Ok(match self.proxy.tunnel_answer(answer)? {
+                Some(()) => Step::Open,
+                None => Step::More,
+            }),
+            Stage::SocksMethod => {
+                let Some([version, method]) = self.whole::<2>(answer)? else {
+                    return Ok(Step::More);
+                };
+                self.check_version(version, 5)?;
+                match (method, &self.proxy.credentials) {
+                    (0, _) => self.connect(),
+                    (2, Some((user, password))) => {
+                        let too_long = |what: &str| {
+                            self.refused(if what == "user" {
+                                "the user name is longer than SOCKS5 allows (255 bytes)"
+                            } else {
+                                "the password is longer than SOCKS5 allows (255 bytes)"
+                            })
+                        };
+                        let user_len = u8::try_from(user.len()).map_err(|_| too_long("user"))?;
+                        let password_len =
+                            u8::try_from(password.len()).map_err(|_| too_long("password"))?;
+                        let mut auth = vec![1, user_len];
+                        auth.extend_from_slice(user.as_bytes());
+                        auth.push(password_len);
+                        auth.extend_from_slice(password.as_bytes());
+                        self.stage = Stage::SocksAuth;
+                        Ok(Step::Send(auth))
+                    }
+                    (2, None) => Err(self.refused("it wants a user and password")),
+                    _ => Err(self.refused("it takes none of the authentication methods offered")),
+                }
+            }
+            Stage::SocksAuth => {
+                let Some([version, status]) = self.whole::<2>(answer)? else {
+                    return Ok(Step::More);
+                };
+                self.check_version(version, 1)?;
+                if status != 0 {
+                    return Err(self.refused("the user and password were refused"));
+                }
+                self.connect()
+            }
+            Stage::SocksReply => {
+                // VER REP RSV ATYP, then the bound address and port.
+                let Some(&kind) = answer.get(3) else {
+                    return Ok(Step::More);
+                };
+                let len = match kind {
+                    1 => 4 + 4 + 2,
+                    3 => match answer.get(4) {
+                        Some(&name) => 4 + 1 + usize::from(name) + 2,
+                        None => return Ok(Step::More),
+                    },
+                    4 => 4 + 16 + 2,
+                    _ => return Err(malformed("an unknown address type in its reply")),
+                };
+                self.check_version(answer[0], 5)?;
+                if answer[1] != 0 {
+                    return Err(self.refused(reply_reason(answer[1])));
+                }
+                Ok(match answer.len() {
+                    n if n < len => Step::More,
+                    n if n == len => Step::Open,
+                    _ => return Err(early()),
+                })
+            }
+        }
+    }
+
+    /// The SOCKS5 connect request for the origin: by address when it is one or the client
+    /// resolved it, else by name.
+    fn connect(&mut self) -> Result<Step, Error> {
+        let host = self.origin.host();
+        let mut request = vec![5, 1, 0];
+        match self.resolved.or_else(|| host.parse().ok()) {
+            Some(IpAddr::V4(v4)) => {
+                request.push(1);
+                request.extend_from_slice(&v4.octets());
+            }
+            Some(IpAddr::V6(v6)) => {
+                request.push(4);
+                request.extend_from_slice(&v6.octets());
+            }
+            None => {
+                let len = u8::try_from(host.len())
+                    .map_err(|_| self.refused("the host name is longer than SOCKS5 allows"))?;
+                request.extend_from_slice(&[3, len]);
+                request.extend_from_slice(host.as_bytes());
+            }
+        }
+        request.extend_from_slice(&self.origin.port().to_be_bytes());
+        self.stage = Stage::SocksReply;
+        Ok(Step::Send(request))
+    }
+
+    /// A fixed-size reply: `None` until it is whole; an error with more than it.
+    fn whole<const N: usize>(&self, answer: &[u8]) -> Result<Option<[u8; N]>, Error> {
+        match answer.len() {
+            n if n < N => Ok(None),
+            n if n == N => Ok(answer.try_into().ok()),
+            _ => Err(early()),
+        }
+    }
+
+    fn check_version(&self, got: u8, want: u8) -> Result<(), Error> {
+        if got == want {
+            Ok(())
+        } else {
+            Err(malformed("not a SOCKS5 answer"))
+        }
+    }
+
+    fn refused(&self, reason: &'static str) -> Error {
+        Error::Socks {
+            proxy: self.proxy.origin().host_port(),
+            reason,
+        }
+    }
+}
+
+/// RFC 1928's reply codes.
+fn reply_reason(code: u8) -> &'static str {
+    match code {
+        2 => "the connection is not allowed by its rules",
+        3 => "network unreachable",
+        4 => "host unreachable",
+        5 => "connection refused",
+        6 => "TTL expired",
+        7 => "command not supported",
+        8 => "address type not supported",
+        _ => "general failure",
+    }
+}
+
+fn malformed(what: &str) -> Error {
+    Error::Io(std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        format!("the proxy sent {what}"),
+    ))
+}
+
+/// The tunnel's protocols speak first: a proxy sending more than its answer is broken.
+fn early() -> Error {
+    Error::Io(std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        "the proxy sent bytes before the tunnel's first request",
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Url;
+
+    fn origin(url: &str) -> Origin {
+        Url::parse(url).unwrap().origin().clone()
+    }
+
+    /// Runs a tunnel against scripted answers: the bytes it sent.
+    fn exchange(
+        proxy: &str,
+        to: &str,
+        resolved: Option<IpAddr>,
+        answers: &[&[u8]],
+    ) -> Result<Vec<Vec<u8>>, Error> {
+        let proxy = Proxy::parse(proxy).unwrap();
+        let to = origin(to);
+        let (mut tunnel, first) = Tunnel::start(&proxy, &to, resolved);
+        let mut sent = vec![first];
+        for (i, answer) in answers.iter().enumerate() {
+            // Every prefix asks for more.
+            for cut in 0..answer.len() {
+                assert_eq!(tunnel.step(&answer[..cut])?, Step::More, "{i}: {cut}");
+            }
+            match tunnel.step(answer)? {
+                Step::Send(bytes) => sent.push(bytes),
+                Step::Open => assert_eq!(i, answers.len() - 1, "open early"),
+                Step::More => panic!("{i}: more than the whole answer"),
+            }
+        }
+        Ok(sent)
+    }
+
+    #[test]
+    fn socks5_by_name_with_credentials() {
+        let sent = exchange(
+            "socks5h://me:pw@127.0.0.1:1080",
+            "https://api.example:8443/",
+            None,
+            &[&[5, 2], &[1, 0], &[5, 0, 0, 1, 127, 0, 0, 1, 0x1f, 0x90]],
+        )
+        .unwrap();
+        assert_eq!(sent[0], [5, 2, 0, 2]);
+        assert_eq!(sent[1], b"\x01\x02me\x02pw");
+        let mut connect = vec![5, 1, 0, 3, 11];
+        connect.extend_from_slice(b"api.example");
+        connect.extend_from_slice(&8443u16.to_be_bytes());
+        assert_eq!(sent[2], connect);
+    }
+
+    #[test]
+    fn socks5_by_address_without_credentials() {
+        let v6: IpAddr = "::1".parse().unwrap();
+        let mut reply = vec![5, 0, 0, 4];
+        reply.extend_from_slice(&[0; 18]);
+        let sent = exchange(
+            "socks5://proxy",
+            "http://name/",
+            Some(v6),
+            &[&[5, 0], &reply],
+        )
+        .unwrap();
+        assert_eq!(sent[0], [5, 1, 0]);
+        let mut connect = vec![5, 1, 0, 4];
+        connect.extend_from_slice(&[0; 15]);
+        connect.extend_from_slice(&[1, 0, 80]);
+        assert_eq!(sent[1], connect);
+        // A literal address goes as one, a name reply is as long as its name says.
+        let sent = exchange(
+            "socks5h://proxy",
+            "http://10.1.2.3:81/",
+            None,
+            &[&[5, 0], b"\x05\x00\x00\x03\x03abc\x00\x50"],
+        )
+        .unwrap();
+        assert_eq!(sent[1], [5, 1, 0, 1, 10, 1, 2, 3, 0, 81]);
+    }
+
+    #[test]
+    fn socks5_refusals_say_why() {
+        let refused = |answers: &[&[u8]]| {
+            exchange("socks5h://u:p@proxy:1080", "http://site/", None, answers).unwrap_err()
+        };
+        let said = |e: Error| match e {
+            Error::Socks { reason, .. } => reason,
+            e => panic!("{e}"),
+        };
+        assert_eq!(
+            said(refused(&[&[5, 0xff]])),
+            "it takes none of the authentication methods offered"
+        );
+        assert_eq!(
+            said(refused(&[&[5, 2], &[1, 1]])),
+            "the user and password were refused"
+        );
+        assert_eq!(
+            said(refused(&[&[5, 0], &[5, 5, 0, 1, 0, 0, 0, 0, 0, 0]])),
+            "connection refused"
+        );
+        // A byte past the reply.
+        let proxy = Proxy::parse("socks5h://proxy").unwrap();
+        let to = origin("http://site/");
+        let (mut tunnel, _) = Tunnel::start(&proxy, &to, None);
+        assert!(matches!(tunnel.step(&[5, 0]), Ok(Step::Send(_))));
+        let e = tunnel.step(&[5, 0, 0, 1, 0, 0, 0, 0, 0, 0, 9]).unwrap_err();
+        assert!(
+            e.to_string().contains("before the tunnel's first request"),
+            "{e}"
+        );
+        let e = refused(&[b"HT"]);
+        assert!(e.to_string().contains("not a SOCKS5 answer"), "{e}");
+        let e = exchange("socks5h://proxy", "http://site/", None, &[&[5, 2]]).unwrap_err();
+        assert_eq!(said(e), "it wants a user and password");
+        assert_eq!(
+            refused(&[&[5, 0], &[5, 4, 0, 1, 0, 0, 0, 0, 0, 0]]).to_string(),
+            "the SOCKS5 proxy proxy:1080 refused: host unreachable"
+        );
+    }
+}
