@@ -16,7 +16,7 @@ use crate::pool::{is_quiet, Keyed, Pool};
 use crate::redirect::{next_hop, Answer, Hop};
 use crate::stream::Stream;
 use crate::tls::Tls;
-use crate::tunnel::{Step, Tunnel};
+use crate::tunnel::{first_address, Step, Tunnel};
 use crate::url::{Origin, Scheme};
 use crate::{
     ClientConfig, Encoding, Error, Http2, Phase, Protocol, Proxies, Proxy, Request, RequestBuffer,
@@ -377,17 +377,8 @@ fn tunnel(
     let resolved = match proxy.resolves_locally() {
         false => None,
         true => {
-            let failed = |source| Error::Connect {
-                authority: origin.host_port(),
-                source,
-            };
-            let mut addrs = (origin.host(), origin.port())
-                .to_socket_addrs()
-                .map_err(failed)?;
-            let addr = addrs
-                .next()
-                .ok_or_else(|| failed(io::ErrorKind::NotFound.into()))?;
-            Some(addr.ip())
+            let lookup = (origin.host(), origin.port()).to_socket_addrs();
+            Some(first_address(origin, lookup)?)
         }
     };
     tcp.set_read_timeout(timeout)?;

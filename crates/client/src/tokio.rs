@@ -19,7 +19,7 @@ use crate::h2::Proto;
 use crate::pool::{is_quiet, Keyed, Pool};
 use crate::redirect::{next_hop, Answer, Hop};
 use crate::tls::Tls;
-use crate::tunnel::{Step, Tunnel};
+use crate::tunnel::{first_address, Step, Tunnel};
 use crate::url::{Origin, Scheme};
 use crate::{
     ClientConfig, Encoding, Error, Http2, Phase, Protocol, Proxies, Proxy, Request, RequestBuffer,
@@ -324,17 +324,8 @@ async fn tunnel(tcp: &TcpStream, proxy: &Proxy, origin: &Origin) -> Result<(), E
     let resolved = match proxy.resolves_locally() {
         false => None,
         true => {
-            let failed = |source| Error::Connect {
-                authority: origin.host_port(),
-                source,
-            };
-            let mut addrs = ::tokio::net::lookup_host((origin.host(), origin.port()))
-                .await
-                .map_err(failed)?;
-            let addr = addrs
-                .next()
-                .ok_or_else(|| failed(io::ErrorKind::NotFound.into()))?;
-            Some(addr.ip())
+            let lookup = ::tokio::net::lookup_host((origin.host(), origin.port())).await;
+            Some(first_address(origin, lookup)?)
         }
     };
     let (mut tunnel, first) = Tunnel::start(proxy, origin, resolved);

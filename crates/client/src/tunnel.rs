@@ -196,6 +196,21 @@ impl<'p> Tunnel<'p> {
     }
 }
 
+/// The first address `lookup` found for `origin` (for `socks5://`, whose client resolves).
+pub(crate) fn first_address(
+    origin: &Origin,
+    lookup: std::io::Result<impl Iterator<Item = std::net::SocketAddr>>,
+) -> Result<IpAddr, Error> {
+    let failed = |source| Error::Connect {
+        authority: origin.host_port(),
+        source,
+    };
+    let found = lookup.map_err(failed)?.next();
+    found
+        .map(|addr| addr.ip())
+        .ok_or_else(|| failed(std::io::ErrorKind::NotFound.into()))
+}
+
 /// RFC 1928's reply codes.
 fn reply_reason(code: u8) -> &'static str {
     match code {

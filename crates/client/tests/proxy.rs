@@ -27,6 +27,19 @@ async fn async_get(client: &async_client::Client, url: &str) -> Result<(u16, Vec
     Ok((response.status(), response.bytes().await?))
 }
 
+/// ringwire's server over HTTP and over HTTPS (offering h2), and the latter's certificate.
+fn servers() -> (std::net::SocketAddr, std::net::SocketAddr, Vec<u8>) {
+    let (tls, cert) = ringwire_h2(Echo);
+    (ringwire(Echo), tls, cert)
+}
+
+/// TLS settings that trust `cert` alone.
+fn trusting(cert: &[u8]) -> ringwire_tls::ClientConfig {
+    ringwire_tls::ClientConfig::default()
+        .without_system_roots()
+        .add_root_pem(cert)
+}
+
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -40,13 +53,8 @@ fn runtime() -> tokio::runtime::Runtime {
 #[test]
 fn both_clients_go_through_the_proxy() {
     let proxy = ProxyPy::start(Some("ringwire:s3cret"));
-    let plain = ringwire(Echo);
-    let (tls, cert) = ringwire_h2(Echo);
-    let trusting = || {
-        ringwire_tls::ClientConfig::default()
-            .without_system_roots()
-            .add_root_pem(&cert)
-    };
+    let (plain, tls, cert) = servers();
+    let trusting = || trusting(&cert);
     let (http, https) = (
         format!("http://{plain}/plain?x=1"),
         format!("https://localhost:{}/tunnel", tls.port()),
@@ -118,13 +126,8 @@ fn the_no_proxy_list_goes_direct() {
 #[test]
 fn both_clients_go_through_a_socks5_proxy() {
     let socks = common::Socks5::start();
-    let plain = ringwire(Echo);
-    let (tls, cert) = ringwire_h2(Echo);
-    let trusting = || {
-        ringwire_tls::ClientConfig::default()
-            .without_system_roots()
-            .add_root_pem(&cert)
-    };
+    let (plain, tls, cert) = servers();
+    let trusting = || trusting(&cert);
     let urls = [
         format!("http://localhost:{}/plain", plain.port()),
         format!("https://localhost:{}/tls", tls.port()),
