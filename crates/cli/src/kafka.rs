@@ -516,6 +516,7 @@ async fn consume(
     // A member stopped by Ctrl-C or SIGTERM commits and leaves, so the group shares its
     // partitions at once rather than when its session runs out.
     let stop = crate::signal::stop_requested();
+    let mut backoff = RETRY_FIRST;
     let run = async {
         loop {
             if left == 0 {
@@ -535,8 +536,17 @@ async fn consume(
                     left -= 1;
                 })
                 .await;
-            if let Err(e) = polled {
-                break Err(format!("fetch from {topic}: {}", line(e)));
+            match polled {
+                Ok(_) => backoff = RETRY_FIRST,
+                // A broker restarting or moving: said, waited out, and tried again, as kcat
+                // rides it out.
+                Err(e) if e.is_transient() && left > 0 => {
+                    eprintln!("ringwire: fetch from {topic}: {}; trying again", line(e));
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(RETRY_MAX);
+                    continue;
+                }
+                Err(e) => break Err(format!("fetch from {topic}: {}", line(e))),
             }
             match failed.map_or_else(|| out.flush(), Err) {
                 Ok(()) => {}
@@ -569,10 +579,14 @@ async fn consume(
     outcome
 }
 
+/// The first wait before polling again after a transient failure, and the longest.
+const RETRY_FIRST: Duration = Duration::from_millis(250);
+const RETRY_MAX: Duration = Duration::from_secs(4);
+
 /// Commits the offsets in `printed` to the consumer's group, and forgets them. Those of
 /// partitions the group moved to another member are that member's to commit: dropped.
 /// A commit the group refuses because it is rebalancing is left for the next call (after
-/// the next poll joined again).
+/// the next poll joined again), as is one that could not reach the coordinator.
 async fn commit(
     consumer: &mut Consumer,
     topic: &str,
@@ -590,6 +604,11 @@ async fn commit(
             Ok(())
         }
         Err(e) if e.is_rebalance() => Ok(()),
+        // Kept for the next call, once the coordinator can be reached again.
+        Err(e) if e.is_transient() => {
+            eprintln!("ringwire: commit to the group: {}; trying again", line(e));
+            Ok(())
+        }
         Err(e) => Err(format!("commit to the group: {}", line(e))),
     }
 }

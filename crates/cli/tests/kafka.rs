@@ -733,3 +733,57 @@ fn a_refused_connection_is_one_plain_line() {
         );
     }
 }
+
+/// `consume` goes on through a broker restart (a broker of its own, restarted on the same
+/// storage and port): it says it is trying again, and prints the record produced after.
+#[test]
+fn consume_rides_out_a_broker_restart() {
+    let run = std::env::temp_dir().join(format!("ringwire-cli-restart-{}", std::process::id()));
+    let out = broker_sh("start", &run);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Stopped when dropped, however the test ends.
+    let broker = Broker {
+        bootstrap: String::from_utf8(out.stdout).unwrap().trim().to_owned(),
+        started: Some(run.clone()),
+    };
+    let b = broker.bootstrap.as_str();
+    kafka(b, &["topics", "create", "restarted"], b"");
+    kafka(b, &["produce", "restarted"], b"before\n");
+    let mut consumer = Command::new(BIN)
+        .args(["kafka", "--bootstrap", b, "consume", "restarted"])
+        .args(["--from-beginning", "--count", "2"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(consumer.stdout.take().unwrap()).lines();
+    assert_eq!(lines.next().unwrap().unwrap(), "before");
+    let out = broker_sh("restart", &run);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    kafka(b, &["produce", "restarted"], b"after\n");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while consumer.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = consumer.kill();
+            panic!("consume did not end");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(lines.next().unwrap().unwrap(), "after");
+    let out = consumer.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("; trying again"), "{stderr}");
+}

@@ -137,6 +137,20 @@ impl ClientError {
         )
     }
 
+    /// Whether trying again later may work: the connection broke or could not be made (a
+    /// broker restarting, moving or overloaded), or the broker answered with a retriable
+    /// error. A consumer's next [`poll`](crate::Consumer::poll) reconnects, a commit can be
+    /// made again.
+    #[must_use]
+    pub fn is_transient(&self) -> bool {
+        self.is_connection()
+            || matches!(
+                self,
+                Self::ConnectTimeout(_) | Self::ApiVersionsTimeout { .. }
+            )
+            || matches!(self, Self::Kafka { code, .. } if code.is_retriable())
+    }
+
     /// Whether the broker closed or reset the connection: a new one is likely to work at once
     /// (unlike a broker that stopped answering, whose timeout a retry would only repeat).
     pub(crate) fn is_closed_by_broker(&self) -> bool {
