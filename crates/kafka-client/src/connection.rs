@@ -29,6 +29,7 @@ use ringwire_tls::{MaybeTls, TlsConnector, TlsError};
 use ringwire_wire::Status;
 use tokio::net::TcpStream;
 
+use crate::sasl::SaslSession;
 use crate::{ClientError, Sasl};
 
 /// Receive ring size: Fetch responses are large, and untouched pages cost nothing.
@@ -175,6 +176,8 @@ pub struct Connection {
     awaiting: Option<i32>,
     /// Requests of dropped one-shot calls: their answers are read and dropped.
     abandoned: Vec<i32>,
+    /// The SASL session, when the broker ends it: renewed before requests.
+    pub(crate) session: Option<SaslSession>,
 }
 
 impl Connection {
@@ -246,6 +249,7 @@ impl Connection {
             request_timeout: config.connect_timeout,
             awaiting: None,
             abandoned: Vec::new(),
+            session: None,
         };
         let mut broker = conn
             .api_versions(addr, *ApiKey::ApiVersions.versions().end())
@@ -345,6 +349,7 @@ impl Connection {
     ) -> Result<Sent, ClientError> {
         self.settle();
         self.intact()?;
+        self.renew_session().await?;
         queue(&mut self.tx, &mut self.correlator, request, version).await
     }
 
@@ -358,6 +363,7 @@ impl Connection {
     ) -> Result<Sent, ClientError> {
         self.settle();
         self.intact()?;
+        self.renew_session().await?;
         let version = self.version::<Q>()?;
         let len = self.correlator.spliced_len(request, version)?;
         let span = self.tx.reserve(len).await?;

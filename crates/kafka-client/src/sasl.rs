@@ -4,6 +4,7 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use ringwire_kafka::api::sasl_authenticate::{SaslAuthenticateRequest, SaslAuthenticateResponse};
 use ringwire_kafka::api::sasl_handshake::{SaslHandshakeRequest, SaslHandshakeResponse};
@@ -148,9 +149,52 @@ fn oauth_bearer_response(
     Ok(out)
 }
 
+/// A session the broker ends after its lifetime (KIP-368, `connections.max.reauth.ms`):
+/// what to authenticate with again, and when.
+#[derive(Debug)]
+pub(crate) struct SaslSession {
+    sasl: Sasl,
+    renew_at: Instant,
+}
+
 impl Connection {
-    /// Authenticates as `sasl` says.
+    /// Authenticates as `sasl` says; for a session the broker will end, notes when to
+    /// authenticate again: at 85% of its lifetime, counted from before the first request,
+    /// as Java's client does at 85-95%.
     pub(crate) async fn authenticate(&mut self, sasl: &Sasl) -> Result<(), ClientError> {
+        let started = Instant::now();
+        let lifetime_ms = self.sasl_exchange(sasl).await?;
+        self.session = u64::try_from(lifetime_ms)
+            .ok()
+            .filter(|&ms| ms > 0)
+            .map(|ms| SaslSession {
+                sasl: sasl.clone(),
+                renew_at: started + Duration::from_millis(ms / 100 * 85),
+            });
+        Ok(())
+    }
+
+    /// Authenticates again on this connection once its session is near its end, if nothing
+    /// is in flight (the exchange must not interleave with other requests); a connection
+    /// never idle that long is closed by the broker at the end and connected again.
+    pub(crate) async fn renew_session(&mut self) -> Result<(), ClientError> {
+        let due = self
+            .session
+            .as_ref()
+            .filter(|s| Instant::now() >= s.renew_at);
+        let Some(sasl) = due.map(|s| s.sasl.clone()) else {
+            return Ok(());
+        };
+        if self.correlator.in_flight() > 0 || self.tx.pending() > 0 {
+            return Ok(());
+        }
+        // Cleared first: the exchange's own requests do not renew.
+        self.session = None;
+        Box::pin(self.authenticate(&sasl)).await
+    }
+
+    /// The exchange `sasl` calls for: the session's lifetime the broker gave (0: none).
+    async fn sasl_exchange(&mut self, sasl: &Sasl) -> Result<i64, ClientError> {
         let mechanism = sasl.mechanism();
         self.call(&SaslHandshakeRequest { mechanism }, |frame| {
             let r = frame.decode::<SaslHandshakeResponse<'_>>()?;
@@ -163,15 +207,15 @@ impl Connection {
             // No authorization identity: the user's own.
             Sasl::Plain { username, password } => {
                 let token = [b"\0", username.as_bytes(), b"\0", password.as_bytes()].concat();
-                return self.sasl_step(&token).await.map(drop);
+                return Ok(self.sasl_step(&token).await?.1);
             }
             Sasl::OAuthBearer { token, extensions } => {
                 let token = (token.0)().map_err(|e| ClientError::Sasl(format!("no token: {e}")))?;
-                let challenge = self
+                let (challenge, lifetime_ms) = self
                     .sasl_step(&oauth_bearer_response(&token, extensions)?)
                     .await?;
                 if challenge.is_empty() {
-                    return Ok(());
+                    return Ok(lifetime_ms);
                 }
                 // A refusal (RFC 7628 section 3.2.2): its reason as a challenge, which the
                 // client acknowledges with one `\x01` for the broker to fail the exchange with
@@ -188,18 +232,20 @@ impl Connection {
         let failed = |e: ScramError| ClientError::Sasl(e.to_string());
         let mut scram = Scram::new(hash, username, password)
             .map_err(|e| ClientError::Sasl(format!("no random nonce: {e}")))?;
-        let server_first = self.sasl_step(&scram.client_first()).await?;
+        let (server_first, _) = self.sasl_step(&scram.client_first()).await?;
         let client_final = scram.client_final(&server_first).map_err(failed)?;
-        let server_final = self.sasl_step(&client_final).await?;
-        scram.verify(&server_final).map_err(failed)
+        let (server_final, lifetime_ms) = self.sasl_step(&client_final).await?;
+        scram.verify(&server_final).map_err(failed)?;
+        Ok(lifetime_ms)
     }
 
-    /// One SaslAuthenticate round: the client's token out, the broker's back.
-    async fn sasl_step(&mut self, token: &[u8]) -> Result<Vec<u8>, ClientError> {
+    /// One SaslAuthenticate round: the client's token out, the broker's back, with the
+    /// session's lifetime (0 until the last round, and from brokers that keep sessions).
+    async fn sasl_step(&mut self, token: &[u8]) -> Result<(Vec<u8>, i64), ClientError> {
         self.call(&SaslAuthenticateRequest { auth_bytes: token }, |frame| {
             let r = frame.decode::<SaslAuthenticateResponse<'_>>()?;
             ClientError::check_said(ApiKey::SaslAuthenticate, r.error_code, r.error_message)?;
-            Ok(r.auth_bytes.to_vec())
+            Ok((r.auth_bytes.to_vec(), r.session_lifetime_ms))
         })
         .await
     }

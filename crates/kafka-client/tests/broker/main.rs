@@ -1173,6 +1173,10 @@ const TESTS: &[Test] = &[
         tls::produce_and_consume_with_oauth_bearer,
     ),
     (
+        "a_connection_renews_its_sasl_session",
+        tls::a_connection_renews_its_sasl_session,
+    ),
+    (
         "clients_outlive_their_sasl_sessions",
         tls::clients_outlive_their_sasl_sessions,
     ),

@@ -394,3 +394,33 @@ pub(crate) fn clients_outlive_their_sasl_sessions(_bootstrap: &str) {
         assert_eq!(got, want);
     });
 }
+
+/// KIP-368: a connection whose SASL session nears its end (2 s at the REAUTH listener)
+/// authenticates again before its next request, with each mechanism, and goes on being
+/// used; the broker would close it otherwise.
+pub(crate) fn a_connection_renews_its_sasl_session(_bootstrap: &str) {
+    let listener = broker("reauth");
+    let [addr, user, password] = listener.split(' ').collect::<Vec<_>>()[..] else {
+        panic!("ADDRESS USER PASSWORD, got {listener}");
+    };
+    let client = ClientConfig {
+        sasl: Some(Sasl::Plain {
+            username: user.to_owned(),
+            password: password.to_owned(),
+        }),
+        ..ClientConfig::default()
+    };
+    runtime().block_on(async {
+        let mut conn = Connection::connect(addr, &client).await.unwrap();
+        let topic = create_as(addr, &client, "renewed", 1).await;
+        for round in 0..3 {
+            // Past 85% of the session, and past its end for the third round's wait.
+            tokio::time::sleep(Duration::from_millis(if round == 2 { 1500 } else { 1900 })).await;
+            let partitions = conn
+                .metadata(Some(&[&topic]), |m| m.topics[0].partitions.len())
+                .await
+                .unwrap_or_else(|e| panic!("round {round}: {e}"));
+            assert_eq!(partitions, 1);
+        }
+    });
+}
