@@ -12,6 +12,7 @@
 #[path = "../benches/ws_echo/servers.rs"]
 mod servers;
 
+use ringwire_ws::handshake::Offer;
 use std::io::{BufRead as _, BufReader};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
@@ -43,9 +44,15 @@ fn main() {
         let stream = TcpStream::connect(&child.addr).expect("connect");
         let Duplex { rx, tx } =
             Duplex::tcp(TransportConfig::new(64 << 10, 32 << 20), &stream).expect("rings");
-        let (mut socket, _) =
-            WebSocket::connect(rx, tx, &child.addr, "/", &[], None, Limits::default())
-                .expect("handshake");
+        let (mut socket, _) = WebSocket::connect(
+            rx,
+            tx,
+            &child.addr,
+            "/",
+            &Offer::default(),
+            Limits::default(),
+        )
+        .expect("handshake");
         echo(&mut socket, &[7; 1024]);
         let idle = child.memory();
         let big: Vec<u8> = (0..MESSAGE).map(|i| (i % 251) as u8).collect();

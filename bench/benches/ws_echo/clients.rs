@@ -3,6 +3,7 @@
 //! async clients run on the bench thread's current-thread runtime, outside
 //! tokio's cooperative budget (as fastwebsockets' examples run), all alike.
 
+use ringwire_ws::handshake::Offer;
 use std::net::SocketAddr;
 
 use bytes::Bytes;
@@ -49,8 +50,7 @@ impl Ringwire {
                 AsyncSendTransport::new(config(), stream).expect("tx"),
                 &host,
                 "/",
-                &[],
-                None,
+                &Offer::default(),
                 Limits::default(),
             )
             .await
@@ -92,8 +92,7 @@ impl RingwireBlocking {
             tx,
             &host,
             "/",
-            &[],
-            None,
+            &Offer::default(),
             Limits::default(),
         )
         .expect("handshake");

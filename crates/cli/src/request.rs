@@ -149,7 +149,7 @@ impl RequestArgs {
 
 /// A `-H` flag as curl reads it: `NAME: VALUE`, `NAME:` (`None`: leave
 /// NAME out) or `NAME;` (NAME with an empty value).
-fn header_flag(flag: &str) -> Result<(&str, Option<&str>), String> {
+pub(crate) fn header_flag(flag: &str) -> Result<(&str, Option<&str>), String> {
     match flag.split_once(':') {
         Some((name, value)) => {
             let value = value.trim();

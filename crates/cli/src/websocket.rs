@@ -12,7 +12,7 @@ use ringwire_client::ws::{CloseCode, DeflateConfig, Limits, Message, WsOptions, 
 use ringwire_client::{ClientConfig, UrlError};
 use tokio::io::AsyncBufReadExt as _;
 
-use crate::request::{line, seconds, ProxyArgs, TlsArgs};
+use crate::request::{header_flag, line, seconds, ProxyArgs, TlsArgs};
 
 /// How long the server has to answer the close sent when stdin ends.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -25,6 +25,10 @@ pub(crate) struct WsArgs {
     /// Offer this subprotocol (repeatable).
     #[arg(long = "protocol", value_name = "NAME")]
     protocols: Vec<String>,
+    /// Send this field with the upgrade request, `NAME: VALUE` (repeatable): an
+    /// `Authorization`, a `Cookie`, an `Origin`, ...
+    #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
+    headers: Vec<String>,
     /// Do not offer permessage-deflate.
     #[arg(long)]
     no_deflate: bool,
@@ -79,8 +83,14 @@ async fn session(args: &WsArgs) -> Result<(), String> {
     let client = Client::with_tls(ClientConfig::default(), args.tls.config()?)
         .with_proxies(args.proxy.proxies()?);
     let protocols: Vec<&str> = args.protocols.iter().map(String::as_str).collect();
+    let headers = args
+        .headers
+        .iter()
+        .map(|h| header_flag(h).map(|(name, value)| (name, value.unwrap_or_default())))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut options = WsOptions {
         protocols: &protocols,
+        headers: &headers,
         deflate: (!args.no_deflate).then(DeflateConfig::default),
         keepalive: args
             .keepalive

@@ -186,7 +186,22 @@ fn sigterm_stops_serve_gracefully() {
 #[test]
 fn ringwire_ws_talks_to_ringwire_serve() {
     let server = serve(&["--addr", "127.0.0.1:0"]);
-    echo_lines(&[&format!("ws://{}/ws/echo", server.addr)]);
+    let url = format!("ws://{}/ws/echo", server.addr);
+    echo_lines(&[&url]);
+    // With fields of the caller's; one the handshake writes itself is one line.
+    echo_lines(&[
+        "-H",
+        "Authorization: Bearer t0ken",
+        "-H",
+        "Origin: http://localhost",
+        &url,
+    ]);
+    let refused = run(&["ws", "-H", "Upgrade: h2c", &url]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&refused.stderr),
+        "ringwire: the upgrade header is set by the client, not by hand\n"
+    );
 }
 
 #[test]

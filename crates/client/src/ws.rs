@@ -19,6 +19,7 @@
 //! # }
 //! ```
 
+use ringwire_ws::handshake::Offer;
 use std::net::TcpStream;
 use std::sync::Arc;
 use std::time::Duration;
@@ -80,6 +81,10 @@ impl WsUrl {
 pub struct WsOptions<'a> {
     /// Subprotocols to offer, most preferred first.
     pub protocols: &'a [&'a str],
+    /// Fields to send with the upgrade request: `authorization`, `cookie`, `origin`, ...
+    /// (not those the handshake writes itself: `host`, `upgrade`, `connection`,
+    /// `sec-websocket-*`).
+    pub headers: &'a [(&'a str, &'a str)],
     /// permessage-deflate to offer (`None`: none).
     pub deflate: Option<DeflateConfig>,
     /// Frame and message size limits (`1009` past them).
@@ -100,11 +105,25 @@ impl Default for WsOptions<'_> {
     fn default() -> Self {
         WsOptions {
             protocols: &[],
+            headers: &[],
             deflate: Some(DeflateConfig::default()),
             limits: Limits::default(),
             transport: TransportConfig::new(64 << 10, 64 << 20),
             keepalive: None,
         }
+    }
+}
+
+impl WsOptions<'_> {
+    /// Refuses a field the handshake writes itself, before anything is sent.
+    fn check(&self) -> Result<(), Error> {
+        for (name, _) in self.headers {
+            let managed = ringwire_ws::handshake::MANAGED_HEADERS.iter();
+            if let Some(managed) = managed.into_iter().find(|m| name.eq_ignore_ascii_case(m)) {
+                return Err(Error::ManagedHeader(managed));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -115,12 +134,13 @@ impl Default for WsOptions<'_> {
 /// # Errors
 ///
 /// [`Error::WebSocket`]: the server refused the upgrade or answered it wrongly, or the
-/// connection failed.
+/// connection failed; [`Error::ManagedHeader`] for a field the handshake writes itself.
 pub async fn handshake<S: AsyncStream + Clone>(
     stream: S,
     url: &WsUrl,
     options: &WsOptions<'_>,
 ) -> Result<(WebSocket<S>, Negotiated), Error> {
+    options.check()?;
     let rx = AsyncRecvTransport::new(options.transport, stream.clone())?;
     let tx = AsyncSendTransport::new(options.transport, stream)?;
     WebSocket::connect(
@@ -128,8 +148,11 @@ pub async fn handshake<S: AsyncStream + Clone>(
         tx,
         url.0.authority(),
         url.0.target(),
-        options.protocols,
-        options.deflate,
+        &Offer {
+            protocols: options.protocols,
+            headers: options.headers,
+            deflate: options.deflate,
+        },
         options.limits,
     )
     .await
@@ -189,6 +212,7 @@ impl blocking::Client {
         url: &WsUrl,
         options: &WsOptions<'_>,
     ) -> Result<(BlockingWebSocket, Negotiated), Error> {
+        options.check()?;
         let limit = self.config.connect_timeout;
         let stream = self.dial(url.0.origin(), limit, false)?;
         // The upgrade within the connect timeout too; the socket's options are shared by
@@ -208,8 +232,11 @@ impl blocking::Client {
             SendTransport::new(options.transport, write)?,
             url.0.authority(),
             url.0.target(),
-            options.protocols,
-            options.deflate,
+            &Offer {
+                protocols: options.protocols,
+                headers: options.headers,
+                deflate: options.deflate,
+            },
             options.limits,
         );
         let (mut opened, negotiated) = match opened {

@@ -404,3 +404,62 @@ fn through_a_proxy() {
         );
     }
 }
+
+/// Admits the upgrade only with `authorization: Bearer t0ken` and `cookie: a=b`, as a
+/// WebSocket API behind a login does; 401 otherwise.
+async fn guarded(request: &ringwire_server::Request<'_>) -> ringwire_server::Response {
+    let bearer = request.header("authorization") == Some(&b"Bearer t0ken"[..]);
+    if bearer && request.header("cookie") == Some(&b"a=b"[..]) {
+        ringwire_server::ws::echo(request).await
+    } else {
+        ringwire_server::Response::new(401)
+    }
+}
+
+/// The caller's fields go with the upgrade request, from both clients; without them the
+/// server's 401 is the error; a field the handshake writes itself is refused before
+/// anything is sent.
+#[test]
+fn headers_go_with_the_upgrade() {
+    let addr = common::ringwire(Router::new().get("/guarded", guarded));
+    let url = WsUrl::parse(&format!("ws://{addr}/guarded")).unwrap();
+    let headers = [("Authorization", "Bearer t0ken"), ("Cookie", "a=b")];
+    let with = WsOptions {
+        headers: &headers,
+        ..WsOptions::default()
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (mut socket, _) = runtime
+        .block_on(Client::default().websocket(&url, &with))
+        .unwrap();
+    runtime.block_on(socket.send(&Message::Text("in"))).unwrap();
+    let echo = runtime
+        .block_on(socket.recv())
+        .expect("open")
+        .expect("echo")
+        .0;
+    assert!(echo == Message::Text("in"));
+    let (mut blocking_socket, _) = blocking::Client::default().websocket(&url, &with).unwrap();
+    blocking_socket.send(&Message::Text("in")).unwrap();
+    let (echo, _) = blocking_socket.recv().expect("open").expect("echo");
+    assert!(echo == Message::Text("in"));
+
+    let err = runtime
+        .block_on(Client::default().websocket(&url, &WsOptions::default()))
+        .unwrap_err();
+    assert!(err.to_string().contains("401"), "{err}");
+    let managed = WsOptions {
+        headers: &[("Sec-WebSocket-Key", "x")],
+        ..WsOptions::default()
+    };
+    let err = blocking::Client::default()
+        .websocket(&url, &managed)
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::ManagedHeader("sec-websocket-key")),
+        "{err}"
+    );
+}

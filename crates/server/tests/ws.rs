@@ -4,6 +4,7 @@
 
 mod common;
 
+use ringwire_ws::handshake::Offer;
 use std::net::SocketAddr;
 use std::process::Command;
 
@@ -208,8 +209,10 @@ fn the_blocking_client_socket_with_compression() {
         tx,
         &addr,
         "/ws/echo",
-        &[],
-        Some(DeflateConfig::default()),
+        &Offer {
+            deflate: Some(DeflateConfig::default()),
+            ..Offer::default()
+        },
         Limits::default(),
     )
     .expect("handshake");
@@ -272,8 +275,7 @@ fn the_blocking_client_socket_over_wss() {
         SendTransport::new(config, write).expect("ring"),
         "localhost",
         "/ws/echo",
-        &[],
-        None,
+        &Offer::default(),
         Limits::default(),
     )
     .expect("handshake");

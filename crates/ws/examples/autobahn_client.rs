@@ -6,6 +6,7 @@
 //! cargo run --release -p ringwire-ws --features tokio --example autobahn_client -- ws://127.0.0.1:9001 ringwire
 //! ```
 
+use ringwire_ws::handshake::Offer;
 use std::sync::Arc;
 
 use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport};
@@ -29,8 +30,10 @@ async fn connect(
         AsyncSendTransport::new(ring, stream)?,
         authority,
         path,
-        &[],
-        deflate,
+        &Offer {
+            deflate,
+            ..Offer::default()
+        },
         Limits::default(),
     )
     .await?;

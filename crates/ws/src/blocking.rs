@@ -9,11 +9,14 @@
 //! use ringwire_io::{Duplex, TransportConfig};
 //! use ringwire_ws::blocking::WebSocket;
 //! use ringwire_ws::{DeflateConfig, Limits, Message};
+//! use ringwire_ws::handshake::Offer;
 //!
 //! let stream = TcpStream::connect("127.0.0.1:8080")?;
 //! let Duplex { rx, tx } = Duplex::tcp(TransportConfig::new(64 << 10, 32 << 20), &stream)?;
 //! let (mut socket, _) = WebSocket::connect(
-//!     rx, tx, "127.0.0.1:8080", "/ws/echo", &[], Some(DeflateConfig::default()), Limits::default(),
+//!     rx, tx, "127.0.0.1:8080", "/ws/echo",
+//!     &Offer { deflate: Some(DeflateConfig::default()), ..Offer::default() },
+//!     Limits::default(),
 //! )?;
 //! socket.send(&Message::Text("hello"))?;
 //! if let Some(Ok((message, _reply))) = socket.recv() {
@@ -32,8 +35,8 @@ use ringwire_io::{RecvTransport, SendTransport, ShutdownWrite};
 use crate::drive::{
     self, is_keepalive_pong, Answer, Keepalive, Outgoing, Step, Upgrade, KEEPALIVE_PING,
 };
-use crate::handshake::Negotiated;
-use crate::{CloseCode, CloseFrame, Connection, DeflateConfig, Limits, Message, Sender, State};
+use crate::handshake::{Negotiated, Offer};
+use crate::{CloseCode, CloseFrame, Connection, Limits, Message, Sender, State};
 
 pub use crate::drive::SocketError;
 
@@ -88,8 +91,8 @@ impl<R: Read, W: Write + ShutdownWrite> WebSocket<R, W> {
 
     /// Opens a WebSocket as a client over `rx` and `tx` (one stream's two
     /// halves, as [`Duplex::tcp`](ringwire_io::Duplex::tcp) makes them):
-    /// sends the upgrade request for `path` on `host`, checks the `101`, and
-    /// keeps any frames that came with it.
+    /// sends the upgrade request for `path` on `host` with what `offer` holds,
+    /// checks the `101`, and keeps any frames that came with it.
     ///
     /// # Errors
     ///
@@ -100,12 +103,11 @@ impl<R: Read, W: Write + ShutdownWrite> WebSocket<R, W> {
         mut tx: SendTransport<W>,
         host: &str,
         path: &str,
-        protocols: &[&str],
-        deflate: Option<DeflateConfig>,
+        offer: &Offer<'_>,
         limits: Limits,
     ) -> Result<(Self, Negotiated), SocketError> {
-        let mut upgrade = Upgrade::new(protocols, deflate, limits)?;
-        let buf = tx.reserve(Upgrade::request_len(host, path))?;
+        let mut upgrade = Upgrade::new(offer, limits)?;
+        let buf = tx.reserve(upgrade.request_len(host, path))?;
         let n = upgrade.write_request(host, path, buf)?;
         tx.commit(n);
         tx.flush()?;

@@ -8,10 +8,10 @@ use std::io;
 use ringwire_http1::{Method, ResponseParser, Status as HeadStatus};
 use ringwire_io::{Ring, TransportError};
 
-use crate::handshake::{ClientHandshake, HandshakeError, Negotiated};
+use crate::handshake::{ClientHandshake, HandshakeError, Negotiated, Offer};
 use crate::{
-    CloseCode, Connection, DeflateConfig, EncodeError, FrameHeader, Limits, Message, OpCode,
-    Receiver, Role, Sender, State, Status, MAX_CONTROL_PAYLOAD, MAX_HEADER_LEN,
+    CloseCode, Connection, EncodeError, FrameHeader, Limits, Message, OpCode, Receiver, Role,
+    Sender, State, Status, MAX_CONTROL_PAYLOAD, MAX_HEADER_LEN,
 };
 
 /// Why a WebSocket stopped.
@@ -143,22 +143,20 @@ pub(crate) enum Answer {
 }
 
 impl Upgrade {
-    pub(crate) fn new(
-        protocols: &[&str],
-        deflate: Option<DeflateConfig>,
-        limits: Limits,
-    ) -> Result<Self, SocketError> {
+    pub(crate) fn new(offer: &Offer<'_>, limits: Limits) -> Result<Self, SocketError> {
         Ok(Upgrade {
-            handshake: ClientHandshake::new(protocols, deflate).map_err(io::Error::other)?,
+            handshake: ClientHandshake::new(offer.protocols, offer.deflate)
+                .map_err(io::Error::other)?
+                .with_headers(offer.headers),
             parser: ResponseParser::default(),
-            level: deflate.map_or(1, |d| d.level),
+            level: offer.deflate.map_or(1, |d| d.level),
             limits,
         })
     }
 
     /// Room the request needs in the send ring.
-    pub(crate) fn request_len(host: &str, path: &str) -> usize {
-        512 + host.len() + path.len()
+    pub(crate) fn request_len(&self, host: &str, path: &str) -> usize {
+        512 + host.len() + path.len() + self.handshake.headers_len()
     }
 
     /// Writes the request for `path` on `host` into `out`; returns its length.

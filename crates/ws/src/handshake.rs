@@ -187,13 +187,39 @@ pub struct Negotiated {
     pub deflate: Option<DeflateParams>,
 }
 
+/// What a client's upgrade request asks for besides its path: subprotocols (most
+/// preferred first), fields of the caller's (`authorization`, `cookie`, `origin`, ...; not
+/// [`MANAGED_HEADERS`]) and permessage-deflate.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Offer<'a> {
+    /// Subprotocols, most preferred first.
+    pub protocols: &'a [&'a str],
+    /// The caller's fields.
+    pub headers: &'a [(&'a str, &'a str)],
+    /// permessage-deflate to offer (`None`: none).
+    pub deflate: Option<DeflateConfig>,
+}
+
 /// Client side: a fresh key, the request carrying it, and the check of the answer.
 #[derive(Debug, Clone)]
 pub struct ClientHandshake {
     key: String,
     protocols: Vec<String>,
     deflate: Option<DeflateConfig>,
+    /// Fields of the caller's (`authorization`, `cookie`, `origin`, ...).
+    headers: Vec<(String, String)>,
 }
+
+/// Fields a client's handshake writes itself; a caller's would contradict them.
+pub const MANAGED_HEADERS: [&str; 7] = [
+    "host",
+    "upgrade",
+    "connection",
+    "sec-websocket-key",
+    "sec-websocket-version",
+    "sec-websocket-protocol",
+    "sec-websocket-extensions",
+];
 
 impl ClientHandshake {
     /// A handshake offering `protocols` (in preference order) and, if given, permessage-deflate.
@@ -211,7 +237,28 @@ impl ClientHandshake {
             key: BASE64.encode(nonce),
             protocols: protocols.iter().map(|p| (*p).to_owned()).collect(),
             deflate,
+            headers: Vec::new(),
         })
+    }
+
+    /// Also sends `headers` (`authorization`, `cookie`, `origin`, ...), checked when the
+    /// request is written.
+    #[must_use]
+    pub fn with_headers(mut self, headers: &[(&str, &str)]) -> Self {
+        self.headers = headers
+            .iter()
+            .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
+            .collect();
+        self
+    }
+
+    /// Bytes the caller's fields add to the request.
+    #[must_use]
+    pub fn headers_len(&self) -> usize {
+        self.headers
+            .iter()
+            .map(|(n, v)| n.len() + v.len() + 4)
+            .sum()
     }
 
     /// The `Sec-WebSocket-Key` sent.
@@ -221,12 +268,13 @@ impl ClientHandshake {
     }
 
     /// Writes the upgrade request for `path` (origin form, already percent-encoded) on `host`
-    /// into `out`; returns its length. Add fields such as `origin` by writing them before the
-    /// final CRLF yourself if needed.
+    /// into `out`, with the fields of [`with_headers`](Self::with_headers); returns its length.
     ///
     /// # Errors
     ///
-    /// As [`RequestWriter`]: an invalid path or field, or [`EncodeError::BufferFull`].
+    /// As [`RequestWriter`]: an invalid path or field, or [`EncodeError::BufferFull`];
+    /// [`EncodeError::InvalidHeaderName`] for a field the handshake writes itself (`host`,
+    /// `upgrade`, `connection`, `sec-websocket-*`).
     pub fn write_request(
         &self,
         host: &str,
@@ -244,6 +292,12 @@ impl ClientHandshake {
         }
         if let Some(deflate) = &self.deflate {
             head.header("sec-websocket-extensions", deflate.offer())?;
+        }
+        for (name, value) in &self.headers {
+            if MANAGED_HEADERS.iter().any(|m| name.eq_ignore_ascii_case(m)) {
+                return Err(EncodeError::InvalidHeaderName);
+            }
+            head.header(name, value)?;
         }
         head.finish()
     }

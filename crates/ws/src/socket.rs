@@ -22,8 +22,8 @@ use ringwire_io::TransportError;
 use crate::drive::{
     self, is_keepalive_pong, Answer, Keepalive, Outgoing, Step, Upgrade, KEEPALIVE_PING,
 };
-use crate::handshake::Negotiated;
-use crate::{CloseCode, CloseFrame, Connection, DeflateConfig, Limits, Message, Sender, State};
+use crate::handshake::{Negotiated, Offer};
+use crate::{CloseCode, CloseFrame, Connection, Limits, Message, Sender, State};
 
 pub use crate::drive::SocketError;
 
@@ -122,8 +122,8 @@ impl<S: AsyncStream> WebSocket<S> {
     }
 
     /// Opens a WebSocket as a client over `rx` and `tx` (one stream's two
-    /// halves): sends the upgrade request for `path` on `host`, checks the
-    /// `101`, and keeps any frames that came with it.
+    /// halves): sends the upgrade request for `path` on `host` with what `offer`
+    /// holds, checks the `101`, and keeps any frames that came with it.
     ///
     /// # Errors
     ///
@@ -134,12 +134,11 @@ impl<S: AsyncStream> WebSocket<S> {
         mut tx: AsyncSendTransport<S>,
         host: &str,
         path: &str,
-        protocols: &[&str],
-        deflate: Option<DeflateConfig>,
+        offer: &Offer<'_>,
         limits: Limits,
     ) -> Result<(Self, Negotiated), SocketError> {
-        let mut upgrade = Upgrade::new(protocols, deflate, limits)?;
-        let buf = tx.reserve(Upgrade::request_len(host, path)).await?;
+        let mut upgrade = Upgrade::new(offer, limits)?;
+        let buf = tx.reserve(upgrade.request_len(host, path)).await?;
         let n = upgrade.write_request(host, path, buf)?;
         tx.commit(n);
         tx.flush().await?;

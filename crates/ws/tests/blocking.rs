@@ -2,6 +2,7 @@
 //! echo server over loopback TCP: every length encoding, both types, the
 //! large-message paths, a ping, and the closing handshake.
 
+use ringwire_ws::handshake::Offer;
 use std::net::{TcpListener, TcpStream};
 use std::thread;
 
@@ -42,8 +43,10 @@ fn the_blocking_client_against_tungstenite() {
         tx,
         &addr,
         "/",
-        &[],
-        Some(DeflateConfig::default()),
+        &Offer {
+            deflate: Some(DeflateConfig::default()),
+            ..Offer::default()
+        },
         Limits::default(),
     )
     .expect("handshake");
@@ -107,7 +110,7 @@ fn a_refused_upgrade_is_a_handshake_error() {
     let stream = TcpStream::connect(&addr).expect("connect");
     let Duplex { rx, tx } =
         Duplex::tcp(TransportConfig::new(4 << 10, 64 << 10), &stream).expect("rings");
-    let refused = WebSocket::connect(rx, tx, &addr, "/", &[], None, Limits::default());
+    let refused = WebSocket::connect(rx, tx, &addr, "/", &Offer::default(), Limits::default());
     assert!(
         matches!(
             refused,
@@ -146,7 +149,7 @@ fn the_limits_not_the_ring_bound_decide_what_fits() {
         max_message_len: 2 << 20,
     };
     let (mut socket, _) =
-        WebSocket::connect(rx, tx, &addr, "/", &[], None, limits).expect("handshake");
+        WebSocket::connect(rx, tx, &addr, "/", &Offer::default(), limits).expect("handshake");
     match socket.recv() {
         Some(Ok((Message::Binary(b), _))) => {
             assert!(b.len() == 1 << 20 && b.iter().all(|&x| x == 7))

@@ -123,6 +123,34 @@ fn client_and_server_agree() {
     assert_eq!(deflate.client_max_window_bits, 12);
 }
 
+/// The caller's fields go in the request, checked as any field; those the handshake writes
+/// itself are refused.
+#[test]
+fn client_fields_go_in_the_request() {
+    let client = ClientHandshake::new(&[], None)
+        .unwrap()
+        .with_headers(&[("Authorization", "Bearer t"), ("Origin", "http://a")]);
+    let mut out = [0; 512];
+    let n = client.write_request("h", "/", &mut out).unwrap();
+    let head = String::from_utf8_lossy(&out[..n]);
+    assert!(
+        head.contains("\r\nAuthorization: Bearer t\r\nOrigin: http://a\r\n"),
+        "{head}"
+    );
+    assert!(head.ends_with("\r\n\r\n"));
+    assert!(server_accepts(&out[..n], &[], None).is_ok());
+    for (name, value) in [
+        ("Host", "x"),
+        ("sec-websocket-key", "k"),
+        ("X-Bad", "a\r\nb"),
+    ] {
+        let client = ClientHandshake::new(&[], None)
+            .unwrap()
+            .with_headers(&[(name, value)]);
+        assert!(client.write_request("h", "/", &mut out).is_err(), "{name}");
+    }
+}
+
 #[test]
 fn client_refuses_a_bad_answer() {
     let client = ClientHandshake::new(&["v1"], None).unwrap();

@@ -14,6 +14,7 @@
 //!
 //! `cargo run --release --manifest-path bench/race/Cargo.toml --bin wss-echo`
 
+use ringwire_ws::handshake::Offer;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -301,7 +302,7 @@ async fn ringwire_client(cert: &[u8], port: u16, path: &str, backend: Backend) -
     let config = TransportConfig::new(64 << 10, 16 << 20);
     let rx = AsyncRecvTransport::new(config, stream.clone()).unwrap();
     let tx = AsyncSendTransport::new(config, stream).unwrap();
-    let (socket, _) = WebSocket::connect(rx, tx, "localhost", path, &[], None, Limits::default())
+    let (socket, _) = WebSocket::connect(rx, tx, "localhost", path, &Offer::default(), Limits::default())
         .await
         .expect("ringwire handshake");
     socket

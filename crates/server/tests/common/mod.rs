@@ -3,6 +3,7 @@
 
 #![allow(dead_code, unreachable_pub)]
 
+use ringwire_ws::handshake::Offer;
 use std::io::{Read as _, Write as _};
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Command, Stdio};
@@ -151,8 +152,10 @@ pub async fn ws_client(
         AsyncSendTransport::new(config, stream).expect("tx"),
         addr,
         path,
-        &[],
-        deflate,
+        &Offer {
+            deflate,
+            ..Offer::default()
+        },
         ringwire_ws::Limits::default(),
     )
     .await
