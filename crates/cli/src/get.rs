@@ -14,6 +14,7 @@ use ringwire_client::blocking::{Client, Trace};
 use ringwire_client::{ClientConfig, Error, Http2, Protocol, RequestBuffer, Url};
 
 use crate::request::{line, seconds, Extras, ProxyArgs, RequestArgs, TlsArgs, USER_AGENT};
+use crate::write_out;
 
 /// The exit status for an HTTP error with `--fail`, as curl's.
 const HTTP_ERROR_EXIT: u8 = 22;
@@ -62,6 +63,11 @@ pub(crate) struct GetArgs {
     /// Exit with status 22, writing no body, when the status is 400 or above.
     #[arg(long)]
     fail: bool,
+    /// Write FORMAT to stdout after the transfer, as curl's --write-out: `%{http_code}`,
+    /// `%{http_version}`, `%{size_download}`, `%{time_total}`, `%{content_type}`,
+    /// `%{num_redirects}`, and `\n`, `\t` escapes.
+    #[arg(short = 'w', long = "write-out", value_name = "FORMAT")]
+    write_out: Option<String>,
     #[command(flatten)]
     tls: TlsArgs,
     #[command(flatten)]
@@ -150,6 +156,8 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
     let mut heads = Vec::new();
     // With -v, every hop of a redirect chain: each request head, then its answers'.
     let mut protocol = Protocol::Http1;
+    let started = Instant::now();
+    let mut hops: u32 = 0;
     let trace = |event: Trace<'_>| {
         let answer = match event {
             Trace::Protocol(spoken) => {
@@ -166,7 +174,10 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
                 return;
             }
             Trace::Interim(head) => Some(head),
-            Trace::Response(response) => response.head(),
+            Trace::Response(response) => {
+                hops += 1;
+                response.head()
+            }
             _ => None,
         };
         if let Some(head) = answer {
@@ -211,12 +222,33 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
     let mut progress = Progress::new(total, args.silent);
     // Even an empty body makes its (empty) file.
     out.write(&[])?;
+    // Taken now: the head leaves the ring as the body is read.
+    let content_type = args
+        .write_out
+        .as_ref()
+        .and_then(|_| response.header("content-type"))
+        .map(|v| String::from_utf8_lossy(v).into_owned());
+    let mut size_download = 0;
     while let Some(chunk) = response.chunk().map_err(line)? {
         out.write(chunk)?;
         progress.advance(chunk.len());
+        size_download += chunk.len() as u64;
     }
     progress.finish();
     out.flush()?;
+    if let Some(format) = &args.write_out {
+        let transfer = write_out::Transfer {
+            status,
+            protocol: response.protocol(),
+            size_download,
+            time_total: started.elapsed(),
+            content_type: content_type.as_deref(),
+            num_redirects: hops.saturating_sub(1),
+        };
+        io::stdout()
+            .write_all(write_out::render(format, &transfer).as_bytes())
+            .map_err(|e| format!("cannot write: {}", line(e)))?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -9,6 +9,7 @@ mod request;
 mod serve;
 mod signal;
 mod websocket;
+mod write_out;
 
 use std::process::ExitCode;
 

@@ -867,3 +867,39 @@ fn forms_as_curl_sends_them() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `-w` as curl's `--write-out`: the same line from both for a redirect followed, a plain
+/// answer and a 404 (the time aside, which differs).
+#[test]
+fn write_out_as_curl() {
+    let server = python(PYTHON_SERVER);
+    let format = "%{http_code} %{response_code} %{http_version} %{size_download} \
+                  [%{content_type}] %{num_redirects}\\n";
+    for path in ["/redirect", "/headers", "/nowhere"] {
+        let url = format!("http://{}{path}", server.addr);
+        // One agent for both: /echo, where /redirect leads, answers with it.
+        let args = [
+            "-s",
+            "-L",
+            "-H",
+            "User-Agent: test",
+            "-o",
+            "/dev/null",
+            "-w",
+            format,
+            &url,
+        ];
+        let ours = get(&args[1..]);
+        let theirs = curl(&args);
+        assert_eq!(text(&ours.stdout), text(&theirs.stdout), "{path}");
+    }
+    let timed = get(&[
+        "-o",
+        "/dev/null",
+        "-w",
+        "%{time_total}",
+        &format!("http://{}/headers", server.addr),
+    ]);
+    let seconds: f64 = text(&timed.stdout).parse().expect("seconds");
+    assert!(seconds > 0.0 && seconds < 10.0, "{seconds}");
+}
