@@ -302,9 +302,16 @@ async fn ringwire_client(cert: &[u8], port: u16, path: &str, backend: Backend) -
     let config = TransportConfig::new(64 << 10, 16 << 20);
     let rx = AsyncRecvTransport::new(config, stream.clone()).unwrap();
     let tx = AsyncSendTransport::new(config, stream).unwrap();
-    let (socket, _) = WebSocket::connect(rx, tx, "localhost", path, &Offer::default(), Limits::default())
-        .await
-        .expect("ringwire handshake");
+    let (socket, _) = WebSocket::connect(
+        rx,
+        tx,
+        "localhost",
+        path,
+        &Offer::default(),
+        Limits::default(),
+    )
+    .await
+    .expect("ringwire handshake");
     socket
 }
 
