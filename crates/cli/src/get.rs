@@ -13,7 +13,7 @@ use clap::Args;
 use ringwire_client::blocking::{Client, Trace};
 use ringwire_client::{ClientConfig, Error, Http2, Protocol, RequestBuffer, Url};
 
-use crate::request::{line, seconds, Extras, ProxyArgs, RequestArgs, TlsArgs, USER_AGENT};
+use crate::request::{line, seconds, Extras, RequestArgs, RouteArgs, TlsArgs, USER_AGENT};
 use crate::write_out;
 
 /// The exit status for an HTTP error with `--fail`, as curl's.
@@ -71,7 +71,7 @@ pub(crate) struct GetArgs {
     #[command(flatten)]
     tls: TlsArgs,
     #[command(flatten)]
-    proxy: ProxyArgs,
+    route: RouteArgs,
     /// Speak HTTP/1.1 only (by default HTTP/2 is offered to https://
     /// servers, as curl does).
     #[arg(long = "http1.1", conflicts_with = "http2_prior_knowledge")]
@@ -127,7 +127,14 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
         },
         args.tls.config()?,
     )
-    .with_proxies(args.proxy.proxies()?);
+    .with_proxies(args.route.proxies()?);
+    let client = args
+        .route
+        .pins()?
+        .into_iter()
+        .fold(client, |client, (host, port, addr)| {
+            client.resolve(host, port, addr)
+        });
 
     let mut buffer = RequestBuffer::new().map_err(line)?;
     // What curl sends unless told otherwise.

@@ -1,7 +1,8 @@
-//! What `get` and `bench` share: the request flags (`-X`, `-H`, `-d`), the
-//! TLS flags, and errors as one line.
+//! What `get`, `ws` and `bench` share: the request flags (`-X`, `-H`, `-d`, `-F`), the TLS
+//! flags, where connections go (`-x`, `--noproxy`, `--resolve`), and errors as one line.
 
 use std::io::Read as _;
+use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -303,9 +304,9 @@ fn form_body(fields: &[String]) -> Result<(Vec<u8>, String), String> {
     Ok((body, Form::content_type(&boundary)))
 }
 
-/// Which proxy a request goes through, as curl picks it.
+/// Where connections go: through which proxy, as curl picks it, and to which address.
 #[derive(Debug, Args)]
-pub(crate) struct ProxyArgs {
+pub(crate) struct RouteArgs {
     /// Go through the proxy at URL, `[SCHEME://][USER:PASSWORD@]HOST[:PORT]` (port 1080 if
     /// none): `http` (the default; http:// requests forwarded to it, the rest through a
     /// CONNECT tunnel), `socks5h` or `socks5` (everything through its tunnel; names resolved
@@ -317,9 +318,28 @@ pub(crate) struct ProxyArgs {
     /// Replaces the environment's no_proxy.
     #[arg(long = "noproxy", value_name = "LIST")]
     noproxy: Option<String>,
+    /// Connect to ADDRESS for HOST on PORT (repeatable), as curl's --resolve: the name stays
+    /// what Host, SNI and the certificate check use.
+    #[arg(long = "resolve", value_name = "HOST:PORT:ADDRESS")]
+    resolve: Vec<String>,
 }
 
-impl ProxyArgs {
+impl RouteArgs {
+    /// The `--resolve` pins: host, port, address.
+    pub(crate) fn pins(&self) -> Result<Vec<(&str, u16, IpAddr)>, String> {
+        self.resolve
+            .iter()
+            .map(|pin| {
+                let bad = || format!("--resolve {pin:?}: expected HOST:PORT:ADDRESS");
+                let (host, rest) = pin.split_once(':').ok_or_else(bad)?;
+                let (port, addr) = rest.split_once(':').ok_or_else(bad)?;
+                let port = port.parse().map_err(|_| bad())?;
+                let addr = addr.trim_start_matches('[').trim_end_matches(']');
+                Ok((host, port, addr.parse().map_err(|_| bad())?))
+            })
+            .collect()
+    }
+
     /// The proxies these flags, or else the environment, ask for.
     pub(crate) fn proxies(&self) -> Result<Proxies, String> {
         let proxies = match &self.proxy {

@@ -12,7 +12,7 @@ use ringwire_client::ws::{CloseCode, DeflateConfig, Limits, Message, WsOptions, 
 use ringwire_client::{ClientConfig, UrlError};
 use tokio::io::AsyncBufReadExt as _;
 
-use crate::request::{header_flag, line, seconds, ProxyArgs, TlsArgs};
+use crate::request::{header_flag, line, seconds, RouteArgs, TlsArgs};
 
 /// How long the server has to answer the close sent when stdin ends.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -47,7 +47,7 @@ pub(crate) struct WsArgs {
     #[command(flatten)]
     tls: TlsArgs,
     #[command(flatten)]
-    proxy: ProxyArgs,
+    route: RouteArgs,
 }
 
 pub(crate) fn run(args: &WsArgs) -> ExitCode {
@@ -81,7 +81,14 @@ async fn session(args: &WsArgs) -> Result<(), String> {
     })?;
     // Connecting (TCP, TLS, the upgrade) within the client's default 10 s.
     let client = Client::with_tls(ClientConfig::default(), args.tls.config()?)
-        .with_proxies(args.proxy.proxies()?);
+        .with_proxies(args.route.proxies()?);
+    let client = args
+        .route
+        .pins()?
+        .into_iter()
+        .fold(client, |client, (host, port, addr)| {
+            client.resolve(host, port, addr)
+        });
     let protocols: Vec<&str> = args.protocols.iter().map(String::as_str).collect();
     let headers = args
         .headers

@@ -903,3 +903,22 @@ fn write_out_as_curl() {
     let seconds: f64 = text(&timed.stdout).parse().expect("seconds");
     assert!(seconds > 0.0 && seconds < 10.0, "{seconds}");
 }
+
+/// `--resolve` as curl's: the request goes to the pinned address under its name.
+#[test]
+fn resolve_pins_a_name_as_curl() {
+    let server = python(PYTHON_SERVER);
+    let port = server.addr.rsplit_once(':').expect("port").1;
+    let url = format!("http://api.example:{port}/headers");
+    let pin = format!("api.example:{port}:127.0.0.1");
+    let ours = get(&["--resolve", &pin, &url]);
+    assert!(ours.status.success(), "{}", text(&ours.stderr));
+    let theirs = curl(&["-s", "-H", "User-Agent: x", "--resolve", &pin, &url]);
+    assert_eq!(text(&ours.stdout), text(&theirs.stdout));
+    assert!(text(&ours.stdout).contains(&format!("Host: api.example:{port}")));
+    let bad = get(&["--resolve", "api.example:x:127.0.0.1", &url]);
+    assert_eq!(
+        text(&bad.stderr),
+        "ringwire: --resolve \"api.example:x:127.0.0.1\": expected HOST:PORT:ADDRESS\n"
+    );
+}

@@ -14,6 +14,7 @@ use crate::exchange::{
 use crate::h2::{Proto, H2};
 use crate::pool::{is_quiet, Keyed, Pool};
 use crate::redirect::{next_hop, Answer, Hop};
+use crate::resolve::Pinned;
 use crate::stream::Stream;
 use crate::tls::Tls;
 use crate::tunnel::{first_address, Step, Tunnel};
@@ -31,6 +32,7 @@ pub struct Client {
     pool: Pool<Connection>,
     tls: Tls,
     proxies: Proxies,
+    pinned: Pinned,
 }
 
 impl Default for Client {
@@ -89,7 +91,16 @@ impl Client {
             tls: Tls::new(tls),
             config,
             proxies: Proxies::default(),
+            pinned: Pinned::default(),
         }
+    }
+
+    /// This client, connecting to `addr` for `host` on `port`, as curl's `--resolve`: the
+    /// name stays what `Host`, SNI and the certificate check use.
+    #[must_use]
+    pub fn resolve(mut self, host: &str, port: u16, addr: std::net::IpAddr) -> Self {
+        self.pinned.add(host, port, addr);
+        self
     }
 
     /// This client, reaching origins through `proxies` (none by default; curl's
@@ -227,7 +238,7 @@ impl Client {
             None => self.tcp(origin, timeout)?,
             Some(proxy) => {
                 let mut tcp = self.tcp(proxy.origin(), timeout)?;
-                tunnel(&mut tcp, proxy, origin, timeout)?;
+                tunnel(&mut tcp, proxy, origin, self.pinned.get(origin), timeout)?;
                 tcp
             }
         };
@@ -244,7 +255,14 @@ impl Client {
             source,
         };
         let mut last = io::Error::from(io::ErrorKind::AddrNotAvailable);
-        for addr in (to.host(), to.port()).to_socket_addrs().map_err(failed)? {
+        let addrs: Vec<_> = match self.pinned.get(to) {
+            Some(addr) => vec![addr],
+            None => (to.host(), to.port())
+                .to_socket_addrs()
+                .map_err(failed)?
+                .collect(),
+        };
+        for addr in addrs {
             let connected = match timeout {
                 Some(t) => TcpStream::connect_timeout(&addr, t),
                 None => TcpStream::connect(addr),
@@ -368,15 +386,17 @@ fn tunnel(
     tcp: &mut TcpStream,
     proxy: &Proxy,
     origin: &Origin,
+    pinned: Option<std::net::SocketAddr>,
     timeout: Option<Duration>,
 ) -> Result<(), Error> {
     let timed_out = |e: io::Error| match e.kind() {
         io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => Error::Timeout(Phase::Connect),
         _ => Error::Io(e),
     };
-    let resolved = match proxy.resolves_locally() {
-        false => None,
-        true => {
+    let resolved = match (proxy.resolves_locally(), pinned) {
+        (false, _) => None,
+        (true, Some(addr)) => Some(addr.ip()),
+        (true, None) => {
             let lookup = (origin.host(), origin.port()).to_socket_addrs();
             Some(first_address(origin, lookup)?)
         }

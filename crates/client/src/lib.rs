@@ -63,6 +63,7 @@ mod pool;
 mod proxy;
 mod redirect;
 mod request;
+mod resolve;
 mod stream;
 mod tls;
 pub mod tokio;

@@ -18,6 +18,7 @@ use crate::exchange::{
 use crate::h2::Proto;
 use crate::pool::{is_quiet, Keyed, Pool};
 use crate::redirect::{next_hop, Answer, Hop};
+use crate::resolve::Pinned;
 use crate::tls::Tls;
 use crate::tunnel::{first_address, Step, Tunnel};
 use crate::url::{Origin, Scheme};
@@ -34,6 +35,7 @@ pub struct Client {
     pool: Pool<Connection>,
     tls: Tls,
     proxies: Proxies,
+    pinned: Pinned,
 }
 
 impl Default for Client {
@@ -80,7 +82,16 @@ impl Client {
             tls: Tls::new(tls),
             config,
             proxies: Proxies::default(),
+            pinned: Pinned::default(),
         }
+    }
+
+    /// This client, connecting to `addr` for `host` on `port`, as curl's `--resolve`: the
+    /// name stays what `Host`, SNI and the certificate check use.
+    #[must_use]
+    pub fn resolve(mut self, host: &str, port: u16, addr: std::net::IpAddr) -> Self {
+        self.pinned.add(host, port, addr);
+        self
     }
 
     /// This client, reaching origins through `proxies` (none by default; curl's
@@ -162,7 +173,7 @@ impl Client {
         };
         let forward = self.proxies.forwarding(origin, self.config.http2);
         let stream = Arc::new(match forward {
-            Some(proxy) => MaybeTls::Plain(tcp(proxy.origin(), limit).await?),
+            Some(proxy) => MaybeTls::Plain(self.tcp(proxy.origin(), limit).await?),
             None => {
                 let h2 = self.config.http2 != Http2::Off;
                 self.dial(origin, limit, h2).await?
@@ -191,10 +202,11 @@ impl Client {
         h2: bool,
     ) -> Result<Socket, Error> {
         let tcp = match self.proxies.route(origin) {
-            None => tcp(origin, limit).await?,
+            None => self.tcp(origin, limit).await?,
             Some(proxy) => {
-                let tcp = tcp(proxy.origin(), limit).await?;
-                within_connect(limit, tunnel(&tcp, proxy, origin)).await?;
+                let tcp = self.tcp(proxy.origin(), limit).await?;
+                let pinned = self.pinned.get(origin);
+                within_connect(limit, tunnel(&tcp, proxy, origin, pinned)).await?;
                 tcp
             }
         };
@@ -206,6 +218,25 @@ impl Client {
                 MaybeTls::Tls(Box::new(tls.await?))
             }
         })
+    }
+
+    /// A TCP connection to `to` (or where it is pinned) within `limit`, without Nagle's
+    /// delay.
+    async fn tcp(&self, to: &Origin, limit: Option<Duration>) -> Result<TcpStream, Error> {
+        let failed = |source| Error::Connect {
+            authority: to.host_port(),
+            source,
+        };
+        let connecting = async {
+            match self.pinned.get(to) {
+                Some(addr) => TcpStream::connect(addr).await,
+                None => TcpStream::connect((to.host(), to.port())).await,
+            }
+            .map_err(failed)
+        };
+        let tcp = within_connect(limit, connecting).await?;
+        tcp.set_nodelay(true).map_err(failed)?;
+        Ok(tcp)
     }
 
     async fn round_trip(
@@ -303,27 +334,17 @@ async fn within_connect<T>(
     }
 }
 
-/// A TCP connection to `to` within `limit`, without Nagle's delay.
-async fn tcp(to: &Origin, limit: Option<Duration>) -> Result<TcpStream, Error> {
-    let failed = |source| Error::Connect {
-        authority: to.host_port(),
-        source,
-    };
-    let connecting = async {
-        TcpStream::connect((to.host(), to.port()))
-            .await
-            .map_err(failed)
-    };
-    let tcp = within_connect(limit, connecting).await?;
-    tcp.set_nodelay(true).map_err(failed)?;
-    Ok(tcp)
-}
-
 /// Has `proxy`, at the other end of `tcp`, open a tunnel to `origin`.
-async fn tunnel(tcp: &TcpStream, proxy: &Proxy, origin: &Origin) -> Result<(), Error> {
-    let resolved = match proxy.resolves_locally() {
-        false => None,
-        true => {
+async fn tunnel(
+    tcp: &TcpStream,
+    proxy: &Proxy,
+    origin: &Origin,
+    pinned: Option<std::net::SocketAddr>,
+) -> Result<(), Error> {
+    let resolved = match (proxy.resolves_locally(), pinned) {
+        (false, _) => None,
+        (true, Some(addr)) => Some(addr.ip()),
+        (true, None) => {
             let lookup = ::tokio::net::lookup_host((origin.host(), origin.port())).await;
             Some(first_address(origin, lookup)?)
         }

@@ -497,3 +497,43 @@ fn an_upload_refused_early_over_tls_gets_its_answer() {
     });
     assert!(matches!(status, Ok(413)), "tokio: {status:?}");
 }
+
+/// A host name pinned to an address (curl's `--resolve`): both clients reach a server whose
+/// certificate is for `elsewhere.example`, a name no resolver knows, and check it under that
+/// name; unpinned, the name does not resolve.
+#[test]
+fn a_pinned_name_is_reached_and_checked_under_its_name() {
+    let certs = Certificates::new("pinned");
+    let read = |name: &str| std::fs::read(certs.dir.join(name)).unwrap();
+    let server =
+        ringwire_tls::ServerConfig::from_pem(&read("elsewhere.pem"), &read("elsewhere.key"))
+            .unwrap()
+            .alpn(&[b"http/1.1"]);
+    let addr = common::serve(
+        Whose,
+        Some(ringwire_tls::TlsAcceptor::new(&server).unwrap()),
+    );
+    let url = Url::parse(&format!("https://elsewhere.example:{}/", addr.port())).unwrap();
+    let local = "127.0.0.1".parse().unwrap();
+    let client = blocking::Client::with_tls(ClientConfig::default(), certs.trusting()).resolve(
+        "elsewhere.example",
+        addr.port(),
+        local,
+    );
+    assert_eq!(get(&client, &url).unwrap(), b"Http11 ");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let body = runtime.block_on(async {
+        let client = async_client::Client::with_tls(ClientConfig::default(), certs.trusting())
+            .resolve("elsewhere.example", addr.port(), local);
+        let mut buffer = RequestBuffer::new().unwrap();
+        let request = buffer.request("GET", &url)?.headers()?.finish()?;
+        let mut response = client.send(&mut buffer, &request).await?;
+        response.bytes().await
+    });
+    assert_eq!(body.unwrap(), b"Http11 ");
+    let unpinned = blocking::Client::with_tls(ClientConfig::default(), certs.trusting());
+    assert!(matches!(get(&unpinned, &url), Err(Error::Connect { .. })));
+}
