@@ -126,15 +126,10 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
             ..ClientConfig::default()
         },
         args.tls.config()?,
-    )
-    .with_proxies(args.route.proxies()?);
+    );
     let client = args
         .route
-        .pins()?
-        .into_iter()
-        .fold(client, |client, (host, port, addr)| {
-            client.resolve(host, port, addr)
-        });
+        .route(client, Client::with_proxies, Client::resolve)?;
 
     let mut buffer = RequestBuffer::new().map_err(line)?;
     // What curl sends unless told otherwise.

@@ -325,8 +325,25 @@ pub(crate) struct RouteArgs {
 }
 
 impl RouteArgs {
+    /// `client` routed as these flags say, through either client's `with_proxies` and
+    /// `resolve`.
+    pub(crate) fn route<C>(
+        &self,
+        client: C,
+        with_proxies: impl FnOnce(C, Proxies) -> C,
+        resolve: impl Fn(C, &str, u16, IpAddr) -> C,
+    ) -> Result<C, String> {
+        let client = with_proxies(client, self.proxies()?);
+        Ok(self
+            .pins()?
+            .into_iter()
+            .fold(client, |client, (host, port, addr)| {
+                resolve(client, host, port, addr)
+            }))
+    }
+
     /// The `--resolve` pins: host, port, address.
-    pub(crate) fn pins(&self) -> Result<Vec<(&str, u16, IpAddr)>, String> {
+    fn pins(&self) -> Result<Vec<(&str, u16, IpAddr)>, String> {
         self.resolve
             .iter()
             .map(|pin| {
@@ -341,7 +358,7 @@ impl RouteArgs {
     }
 
     /// The proxies these flags, or else the environment, ask for.
-    pub(crate) fn proxies(&self) -> Result<Proxies, String> {
+    fn proxies(&self) -> Result<Proxies, String> {
         let proxies = match &self.proxy {
             Some(url) => {
                 Proxies::all(Proxy::parse(url).map_err(|e| format!("--proxy {url:?}: {e}"))?)

@@ -80,15 +80,10 @@ async fn session(args: &WsArgs) -> Result<(), String> {
         e => format!("invalid URL {:?}: {e}", args.url),
     })?;
     // Connecting (TCP, TLS, the upgrade) within the client's default 10 s.
-    let client = Client::with_tls(ClientConfig::default(), args.tls.config()?)
-        .with_proxies(args.route.proxies()?);
+    let client = Client::with_tls(ClientConfig::default(), args.tls.config()?);
     let client = args
         .route
-        .pins()?
-        .into_iter()
-        .fold(client, |client, (host, port, addr)| {
-            client.resolve(host, port, addr)
-        });
+        .route(client, Client::with_proxies, Client::resolve)?;
     let protocols: Vec<&str> = args.protocols.iter().map(String::as_str).collect();
     let headers = args
         .headers

@@ -330,11 +330,8 @@ pub(crate) fn produce_and_consume_with_oauth_bearer(_bootstrap: &str) {
     });
 }
 
-/// A listener whose SASL sessions last 2 s (`connections.max.reauth.ms`, as managed Kafka
-/// services set it): the broker closes each connection whose session ran out at its next
-/// request. A group member committing what it reads and a producer sending all along ride
-/// it out for 8 s: every record delivered and read once, no error surfacing.
-pub(crate) fn clients_outlive_their_sasl_sessions(_bootstrap: &str) {
+/// The broker's REAUTH listener (PLAIN, 2 s sessions) and a client signed in there.
+fn reauth_listener() -> (String, ClientConfig) {
     let listener = broker("reauth");
     let [addr, user, password] = listener.split(' ').collect::<Vec<_>>()[..] else {
         panic!("ADDRESS USER PASSWORD, got {listener}");
@@ -346,6 +343,16 @@ pub(crate) fn clients_outlive_their_sasl_sessions(_bootstrap: &str) {
         }),
         ..ClientConfig::default()
     };
+    (addr.to_owned(), client)
+}
+
+/// A listener whose SASL sessions last 2 s (`connections.max.reauth.ms`, as managed Kafka
+/// services set it): the broker closes each connection whose session ran out at its next
+/// request. A group member committing what it reads and a producer sending all along ride
+/// it out for 8 s: every record delivered and read once, no error surfacing.
+pub(crate) fn clients_outlive_their_sasl_sessions(_bootstrap: &str) {
+    let (addr, client) = reauth_listener();
+    let addr = addr.as_str();
     runtime().block_on(async {
         let topic = create_as(addr, &client, "reauth", 2).await;
         let config = ConsumerConfig {
@@ -399,17 +406,8 @@ pub(crate) fn clients_outlive_their_sasl_sessions(_bootstrap: &str) {
 /// authenticates again before its next request, with each mechanism, and goes on being
 /// used; the broker would close it otherwise.
 pub(crate) fn a_connection_renews_its_sasl_session(_bootstrap: &str) {
-    let listener = broker("reauth");
-    let [addr, user, password] = listener.split(' ').collect::<Vec<_>>()[..] else {
-        panic!("ADDRESS USER PASSWORD, got {listener}");
-    };
-    let client = ClientConfig {
-        sasl: Some(Sasl::Plain {
-            username: user.to_owned(),
-            password: password.to_owned(),
-        }),
-        ..ClientConfig::default()
-    };
+    let (addr, client) = reauth_listener();
+    let addr = addr.as_str();
     runtime().block_on(async {
         let mut conn = Connection::connect(addr, &client).await.unwrap();
         let topic = create_as(addr, &client, "renewed", 1).await;
