@@ -65,9 +65,14 @@ install() {
     touch "$home/.complete"
 }
 
-# A free TCP port on 127.0.0.1, chosen by the kernel (bind to port 0).
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+# $1 distinct free TCP ports on 127.0.0.1, chosen by the kernel (all bound to port 0 at once,
+# so no two are the same), on one line.
+free_ports() {
+    python3 -c 'import socket, sys
+held = [socket.socket() for _ in range(int(sys.argv[1]))]
+for s in held:
+    s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in held))' "$1"
 }
 
 # Kafka cluster ids are 16 random bytes in URL-safe base64 without padding. One that starts with
@@ -109,19 +114,7 @@ start() {
     rm -rf "$run"
     mkdir -p "$run/data"
     local port controller ssl sasl sasl_ssl mtls reauth id
-    port="$(free_port)"
-    controller="$(free_port)"
-    while [[ "$controller" == "$port" ]]; do controller="$(free_port)"; done
-    ssl="$(free_port)"
-    while [[ "$ssl" == "$port" || "$ssl" == "$controller" ]]; do ssl="$(free_port)"; done
-    sasl="$(free_port)"
-    while [[ " $port $controller $ssl " == *" $sasl "* ]]; do sasl="$(free_port)"; done
-    sasl_ssl="$(free_port)"
-    while [[ " $port $controller $ssl $sasl " == *" $sasl_ssl "* ]]; do sasl_ssl="$(free_port)"; done
-    mtls="$(free_port)"
-    while [[ " $port $controller $ssl $sasl $sasl_ssl " == *" $mtls "* ]]; do mtls="$(free_port)"; done
-    reauth="$(free_port)"
-    while [[ " $port $controller $ssl $sasl $sasl_ssl $mtls " == *" $reauth "* ]]; do reauth="$(free_port)"; done
+    read -r port controller ssl sasl sasl_ssl mtls reauth <<<"$(free_ports 7)"
     id="$(cluster_id)"
     certificate "$run/tls"
     cat >"$run/server.properties" <<EOF
@@ -258,7 +251,7 @@ add_broker() {
     fi
     rm -rf "$dir"
     mkdir -p "$dir/data"
-    port="$(free_port)"
+    port="$(free_ports 1)"
     sed -e 's/^process.roles=.*/process.roles=broker/' -e 's/^node.id=.*/node.id=2/' \
         -e "s|^listeners=.*|listeners=PLAINTEXT://127.0.0.1:$port|" \
         -e "s|^advertised.listeners=.*|advertised.listeners=PLAINTEXT://127.0.0.1:$port|" \
