@@ -293,10 +293,7 @@ fn form_body(fields: &[String]) -> Result<(Vec<u8>, String), String> {
         .iter()
         .fold(Form::new(), |form, f| match &f.filename {
             Some(filename) => form.file(&f.name, filename, f.content_type.as_deref(), &f.data),
-            None => match std::str::from_utf8(&f.data) {
-                Ok(text) => form.text(&f.name, text),
-                Err(_) => form.file(&f.name, &f.name, None, &f.data),
-            },
+            None => form.field(&f.name, &f.data),
         });
     let boundary = form.boundary().map_err(line)?;
     let mut body = Vec::new();

@@ -845,6 +845,8 @@ fn forms_as_curl_sends_them() {
         format!("note=<{}", note.display()),
         format!("doc=@{};type=text/plain", note.display()),
         format!("blob=@{};filename=renamed.bin", blob.display()),
+        // A field, not a file, though its bytes are not text.
+        format!("raw=<{}", blob.display()),
     ];
     let args: Vec<&str> = fields.iter().flat_map(|f| ["-F", f.as_str()]).collect();
     let ours = get(&[&args[..], &[url.as_str()]].concat());

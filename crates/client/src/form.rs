@@ -53,12 +53,18 @@ impl<'a> Form<'a> {
 
     /// Adds a text field.
     #[must_use]
-    pub fn text(mut self, name: &'a str, value: &'a str) -> Self {
+    pub fn text(self, name: &'a str, value: &'a str) -> Self {
+        self.field(name, value.as_bytes())
+    }
+
+    /// Adds a field of any bytes (not a file: no file name, no type).
+    #[must_use]
+    pub fn field(mut self, name: &'a str, value: &'a [u8]) -> Self {
         self.parts.push(Part {
             name,
             filename: None,
             content_type: None,
-            data: value.as_bytes(),
+            data: value,
         });
         self
     }
