@@ -60,7 +60,7 @@ fn both_clients_go_through_the_proxy() {
         format!("https://localhost:{}/tunnel", tls.port()),
     );
     let expected = |url: &str| format!("GET {} body=0\n", &url[url.rfind('/').unwrap()..]);
-    let at = format!("127.0.0.1:{}", proxy.port);
+    let at = format!("127.0.0.1:{}", proxy.port());
     let refused = |result: Result<(u16, Vec<u8>), Error>| match result {
         Err(Error::Proxy { status, proxy, .. }) => status == 407 && proxy == at,
         _ => false,
@@ -125,7 +125,7 @@ fn the_no_proxy_list_goes_direct() {
 /// both clients; once the proxy is gone, its address is what the error names.
 #[test]
 fn both_clients_go_through_a_socks5_proxy() {
-    let socks = common::Socks5::start();
+    let socks = common::socks5();
     let (plain, tls, cert) = servers();
     let trusting = || trusting(&cert);
     let urls = [

@@ -501,112 +501,82 @@ pub fn refuses_expectations() -> Raw {
     })
 }
 
-/// proxy.py (PyPI's `proxy.py`, installed when missing), a forward proxy on a loopback
-/// port: absolute-form requests and `CONNECT` tunnels, Basic credentials if given.
-pub struct ProxyPy {
+/// A Python program (`python3 -m MODULE ...`, PyPI's `package` installed when missing)
+/// listening on a free loopback port, in a process group of its own, killed whole when
+/// dropped: these proxies fork workers that would outlive their parent.
+pub struct PyListener {
     child: Child,
     pub port: u16,
 }
 
-impl ProxyPy {
-    pub fn start(credentials: Option<&str>) -> ProxyPy {
-        ringwire_testkit::ensure_python_module("proxy", "proxy.py");
-        let dir = std::env::temp_dir().join(format!(
-            "ringwire-proxy-{}-{}",
-            std::process::id(),
-            NEXT_PROXY.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&dir).expect("mkdir");
-        let port_file = dir.join("port");
-        let mut command = Command::new("python3");
-        command
-            .args(["-m", "proxy", "--hostname", "127.0.0.1", "--port", "0"])
-            .args([
-                "--num-workers",
-                "1",
-                "--num-acceptors",
-                "1",
-                "--log-level",
-                "ERROR",
-            ])
-            .arg("--port-file")
-            .arg(&port_file)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        if let Some(credentials) = credentials {
-            command.args(["--basic-auth", credentials]);
-        }
-        // A group of its own: proxy.py forks its acceptors, which must go with it.
-        std::os::unix::process::CommandExt::process_group(&mut command, 0);
-        let child = command.spawn().expect("python3 is installed");
-        let deadline = Instant::now() + Duration::from_secs(20);
-        let port = loop {
-            let written = std::fs::read_to_string(&port_file).unwrap_or_default();
-            if let Ok(port) = written.trim().parse::<u16>() {
-                // Listening once it accepts.
-                if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                    break port;
-                }
-            }
-            assert!(Instant::now() < deadline, "proxy.py did not start");
-            thread::sleep(Duration::from_millis(50));
-        };
-        let _ = std::fs::remove_dir_all(&dir);
-        ProxyPy { child, port }
-    }
-
-    /// Its URL, with `credentials` (`user:password`) if given.
-    pub fn url(&self, credentials: Option<&str>) -> String {
-        match credentials {
-            Some(c) => format!("http://{c}@127.0.0.1:{}", self.port),
-            None => format!("http://127.0.0.1:{}", self.port),
-        }
-    }
-}
-
-impl Drop for ProxyPy {
-    fn drop(&mut self) {
-        let group = format!("-{}", self.child.id());
-        let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
-        let _ = self.child.wait();
-    }
-}
-
-static NEXT_PROXY: AtomicUsize = AtomicUsize::new(0);
-
-/// pproxy (PyPI's `pproxy`, installed when missing) as a SOCKS5 server on a loopback port.
-pub struct Socks5 {
-    child: Child,
-    pub port: u16,
-}
-
-impl Socks5 {
-    pub fn start() -> Socks5 {
-        ringwire_testkit::ensure_python_module("pproxy", "pproxy");
+impl PyListener {
+    fn start(module: &str, package: &str, args: &dyn Fn(u16) -> Vec<String>) -> PyListener {
+        ringwire_testkit::ensure_python_module(module, package);
         let port = TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .expect("a free port")
             .port();
         let mut command = Command::new("python3");
         command
-            .args(["-m", "pproxy", "-l", &format!("socks5://127.0.0.1:{port}")])
+            .args(["-m", module])
+            .args(args(port))
             .stdout(Stdio::null())
             .stderr(Stdio::null());
         std::os::unix::process::CommandExt::process_group(&mut command, 0);
         let child = command.spawn().expect("python3 is installed");
         let deadline = Instant::now() + Duration::from_secs(20);
         while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "pproxy did not start");
+            assert!(Instant::now() < deadline, "{module} did not start");
             thread::sleep(Duration::from_millis(50));
         }
-        Socks5 { child, port }
+        PyListener { child, port }
     }
 }
 
-impl Drop for Socks5 {
+impl Drop for PyListener {
     fn drop(&mut self) {
         let group = format!("-{}", self.child.id());
         let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
         let _ = self.child.wait();
     }
+}
+
+/// proxy.py, a forward proxy: absolute-form requests and `CONNECT` tunnels, Basic
+/// credentials if given.
+pub struct ProxyPy(PyListener);
+
+impl ProxyPy {
+    pub fn start(credentials: Option<&str>) -> ProxyPy {
+        let args = |port: u16| {
+            let mut args: Vec<String> = ["--hostname", "127.0.0.1", "--port", &port.to_string()]
+                .into_iter()
+                .chain(["--num-workers", "1", "--num-acceptors", "1"])
+                .chain(["--log-level", "ERROR"])
+                .map(str::to_owned)
+                .collect();
+            if let Some(credentials) = credentials {
+                args.extend(["--basic-auth".to_owned(), credentials.to_owned()]);
+            }
+            args
+        };
+        ProxyPy(PyListener::start("proxy", "proxy.py", &args))
+    }
+
+    pub fn port(&self) -> u16 {
+        self.0.port
+    }
+
+    /// Its URL, with `credentials` (`user:password`) if given.
+    pub fn url(&self, credentials: Option<&str>) -> String {
+        match credentials {
+            Some(c) => format!("http://{c}@127.0.0.1:{}", self.0.port),
+            None => format!("http://127.0.0.1:{}", self.0.port),
+        }
+    }
+}
+
+/// pproxy as a SOCKS5 server.
+pub fn socks5() -> PyListener {
+    let args = |port: u16| vec!["-l".to_owned(), format!("socks5://127.0.0.1:{port}")];
+    PyListener::start("pproxy", "pproxy", &args)
 }
