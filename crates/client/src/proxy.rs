@@ -9,10 +9,8 @@ use std::fmt;
 
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;
-use ringwire_http1::{Limits, Method, ResponseParser, Status};
 
 use crate::url::{Origin, Scheme, Url, UrlError};
-use crate::Error;
 
 /// A forward proxy: where it listens, what it speaks, and the credentials it wants.
 #[derive(Clone, PartialEq, Eq)]
@@ -91,7 +89,7 @@ impl Proxy {
     }
 
     /// `Proxy-Authorization`'s value.
-    fn authorization(&self) -> Option<String> {
+    pub(crate) fn authorization(&self) -> Option<String> {
         let (user, password) = self.credentials.as_ref()?;
         Some(format!(
             "Basic {}",
@@ -103,17 +101,6 @@ impl Proxy {
     #[must_use]
     pub fn origin(&self) -> &Origin {
         &self.origin
-    }
-
-    /// The `CONNECT` request that asks for a tunnel to `origin`.
-    pub(crate) fn connect_request(&self, origin: &Origin) -> Vec<u8> {
-        let target = origin.host_port();
-        let mut out = format!("CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n");
-        if let Some(authorization) = self.authorization() {
-            out += &format!("Proxy-Authorization: {authorization}\r\n");
-        }
-        out += "\r\n";
-        out.into_bytes()
     }
 
     /// `head`, a request head in origin-form as the builder wrote it for `origin`, in
@@ -135,31 +122,6 @@ impl Proxy {
         }
         out.extend_from_slice(&head[line_end..]);
         out
-    }
-
-    /// Reads the proxy's answer to [`connect_request`](Self::connect_request) from the
-    /// front of `buf`: `None` until its head is whole, then `Some` once it granted the
-    /// tunnel. The tunnel's protocols speak first, so no byte may follow the answer.
-    pub(crate) fn tunnel_answer(&self, buf: &[u8]) -> Result<Option<()>, Error> {
-        let mut parser = ResponseParser::new(Limits::default());
-        let (status, reason, len) = match parser.parse(buf, Method::Connect)? {
-            Status::Partial { .. } => return Ok(None),
-            Status::Complete(head, len) => (head.status(), head.reason().to_vec(), len),
-        };
-        if !(200..300).contains(&status) {
-            return Err(Error::Proxy {
-                proxy: self.origin.host_port(),
-                status,
-                reason: String::from_utf8_lossy(&reason).into_owned(),
-            });
-        }
-        if buf.len() > len {
-            return Err(Error::Io(std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                "the proxy sent bytes before the tunnel's first request",
-            )));
-        }
-        Ok(Some(()))
     }
 }
 
@@ -360,41 +322,11 @@ mod tests {
     #[test]
     fn requests_to_the_proxy() {
         let p = Proxy::parse("http://u:p@proxy:3128").unwrap();
-        let target = origin("https://api.example:8443/x");
-        assert_eq!(
-            p.connect_request(&target),
-            b"CONNECT api.example:8443 HTTP/1.1\r\nHost: api.example:8443\r\nProxy-Authorization: Basic dTpw\r\n\r\n"
-        );
         let head = b"GET /a?b HTTP/1.1\r\nhost: site\r\n\r\n";
         assert_eq!(
             p.absolute_form(head, &origin("http://site/")),
             b"GET http://site:80/a?b HTTP/1.1\r\nProxy-Authorization: Basic dTpw\r\nhost: site\r\n\r\n"
         );
-    }
-
-    #[test]
-    fn the_proxys_answer_to_connect() {
-        let p = Proxy::parse("proxy:3128").unwrap();
-        let ok = b"HTTP/1.1 200 Connection established\r\n\r\n";
-        for cut in 0..ok.len() {
-            assert_eq!(p.tunnel_answer(&ok[..cut]).unwrap(), None, "{cut}");
-        }
-        assert_eq!(p.tunnel_answer(ok).unwrap(), Some(()));
-        let refused = p
-            .tunnel_answer(
-                b"HTTP/1.1 407 Proxy Authentication Required\r\ncontent-length: 0\r\n\r\n",
-            )
-            .unwrap_err();
-        assert!(
-            matches!(refused, Error::Proxy { status: 407, .. }),
-            "{refused}"
-        );
-        assert_eq!(
-            refused.to_string(),
-            "the proxy proxy:3128 refused: 407 Proxy Authentication Required"
-        );
-        assert!(p.tunnel_answer(b"HTTP/1.1 200 OK\r\n\r\nearly").is_err());
-        assert!(p.tunnel_answer(b"SSH-2.0-OpenSSH\r\n\r\n").is_err());
     }
 
     #[test]

@@ -4,6 +4,8 @@
 
 use std::net::IpAddr;
 
+use ringwire_http1::{Limits, Method, ResponseParser, Status};
+
 use crate::proxy::{Proxy, ProxyProtocol};
 use crate::url::Origin;
 use crate::Error;
@@ -50,7 +52,7 @@ impl<'p> Tunnel<'p> {
         resolved: Option<IpAddr>,
     ) -> (Self, Vec<u8>) {
         let (stage, first) = match proxy.protocol {
-            ProxyProtocol::Http => (Stage::HttpAnswer, proxy.connect_request(origin)),
+            ProxyProtocol::Http => (Stage::HttpAnswer, connect_request(proxy, origin)),
             ProxyProtocol::Socks5 { .. } => {
                 // No authentication, and user and password if there are any.
                 let methods: &[u8] = if proxy.credentials.is_some() {
@@ -75,10 +77,7 @@ impl<'p> Tunnel<'p> {
     /// What `answer`, every byte received since the last bytes were sent, means.
     pub(crate) fn step(&mut self, answer: &[u8]) -> Result<Step, Error> {
         match self.stage {
-            Stage::HttpAnswer => Ok(match self.proxy.tunnel_answer(answer)? {
-                Some(()) => Step::Open,
-                None => Step::More,
-            }),
+            Stage::HttpAnswer => connect_answer(self.proxy, answer),
             Stage::SocksMethod => {
                 let Some([version, method]) = self.whole::<2>(answer)? else {
                     return Ok(Step::More);
@@ -196,6 +195,38 @@ impl<'p> Tunnel<'p> {
     }
 }
 
+/// The `CONNECT` request that asks `proxy` for a tunnel to `origin`.
+fn connect_request(proxy: &Proxy, origin: &Origin) -> Vec<u8> {
+    let target = origin.host_port();
+    let mut out = format!("CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n");
+    if let Some(authorization) = proxy.authorization() {
+        out += &format!("Proxy-Authorization: {authorization}\r\n");
+    }
+    out += "\r\n";
+    out.into_bytes()
+}
+
+/// What the front of `buf` holds of `proxy`'s answer to the `CONNECT`: more to read, or a
+/// tunnel granted; a refusal is [`Error::Proxy`].
+fn connect_answer(proxy: &Proxy, buf: &[u8]) -> Result<Step, Error> {
+    let mut parser = ResponseParser::new(Limits::default());
+    let (status, reason, len) = match parser.parse(buf, Method::Connect)? {
+        Status::Partial { .. } => return Ok(Step::More),
+        Status::Complete(head, len) => (head.status(), head.reason().to_vec(), len),
+    };
+    if !(200..300).contains(&status) {
+        return Err(Error::Proxy {
+            proxy: proxy.origin().host_port(),
+            status,
+            reason: String::from_utf8_lossy(&reason).into_owned(),
+        });
+    }
+    if buf.len() > len {
+        return Err(early());
+    }
+    Ok(Step::Open)
+}
+
 /// The first address `lookup` found for `origin` (for `socks5://`, whose client resolves).
 pub(crate) fn first_address(
     origin: &Origin,
@@ -272,6 +303,40 @@ mod tests {
             }
         }
         Ok(sent)
+    }
+
+    #[test]
+    fn the_proxys_answer_to_connect() {
+        let p = Proxy::parse("proxy:3128").unwrap();
+        let ok = b"HTTP/1.1 200 Connection established\r\n\r\n";
+        for cut in 0..ok.len() {
+            assert_eq!(connect_answer(&p, &ok[..cut]).unwrap(), Step::More, "{cut}");
+        }
+        assert_eq!(connect_answer(&p, ok).unwrap(), Step::Open);
+        let refused = connect_answer(
+            &p,
+            b"HTTP/1.1 407 Proxy Authentication Required\r\ncontent-length: 0\r\n\r\n",
+        )
+        .unwrap_err();
+        assert!(
+            matches!(refused, Error::Proxy { status: 407, .. }),
+            "{refused}"
+        );
+        assert_eq!(
+            refused.to_string(),
+            "the proxy proxy:3128 refused: 407 Proxy Authentication Required"
+        );
+        assert!(connect_answer(&p, b"HTTP/1.1 200 OK\r\n\r\nearly").is_err());
+        assert!(connect_answer(&p, b"SSH-2.0-OpenSSH\r\n\r\n").is_err());
+    }
+
+    #[test]
+    fn the_connect_request() {
+        let p = Proxy::parse("http://u:p@proxy:3128").unwrap();
+        assert_eq!(
+            connect_request(&p, &origin("https://api.example:8443/x")),
+            b"CONNECT api.example:8443 HTTP/1.1\r\nHost: api.example:8443\r\nProxy-Authorization: Basic dTpw\r\n\r\n"
+        );
     }
 
     #[test]
