@@ -876,9 +876,10 @@ impl Consumer {
 
     /// Waits for one Fetch answer and calls `on_record` with each of its records (topic,
     /// partition, record borrowed from the receive ring); how many there were. An answer may
-    /// hold none (the broker waited `max_wait` for `min_bytes`). A connection the broker
-    /// closed (a restart, an idle or expired session) is opened again within the same poll,
-    /// once; after an error the next poll starts again from the positions reached.
+    /// hold none (the broker waited `max_wait` for `min_bytes`). A SASL session near its end
+    /// (KIP-368) is renewed on its connection between two Fetches. A connection the broker
+    /// closed (a restart, an idle one) is opened again within the same poll, once; after an
+    /// error the next poll starts again from the positions reached.
     pub async fn poll(
         &mut self,
         mut on_record: impl FnMut(&str, i32, Record<'_>),
@@ -997,7 +998,8 @@ impl Consumer {
                 }
             }
         }
-        if !moved {
+        // A session near its end is renewed by the next poll's Fetch, with nothing in flight.
+        if !moved && !conn.renewal_due() {
             let version = conn
                 .versions()
                 .version(ApiKey::Fetch)

@@ -174,20 +174,24 @@ impl Connection {
         Ok(())
     }
 
-    /// Authenticates again on this connection once its session is near its end, if nothing
-    /// is in flight (the exchange must not interleave with other requests); a connection
-    /// never idle that long is closed by the broker at the end and connected again.
-    pub(crate) async fn renew_session(&mut self) -> Result<(), ClientError> {
-        let due = self
-            .session
+    /// Whether the session nears its end: a caller that pipelines (the consumer's Fetch, the
+    /// producer's requests) sends nothing more until its answers are in, so that the next
+    /// request renews the session instead of the broker closing the connection. The broker
+    /// takes the renewal's `SaslHandshake` even a little after the end.
+    pub(crate) fn renewal_due(&self) -> bool {
+        self.session
             .as_ref()
-            .filter(|s| Instant::now() >= s.renew_at);
-        let Some(sasl) = due.map(|s| s.sasl.clone()) else {
-            return Ok(());
-        };
-        if self.correlator.in_flight() > 0 || self.tx.pending() > 0 {
+            .is_some_and(|s| Instant::now() >= s.renew_at)
+    }
+
+    /// Authenticates again on this connection once its session is near its end, if nothing
+    /// is in flight (the exchange must not interleave with other requests; pipelining
+    /// callers hold back while [`renewal_due`](Self::renewal_due)).
+    pub(crate) async fn renew_session(&mut self) -> Result<(), ClientError> {
+        if !self.renewal_due() || self.correlator.in_flight() > 0 || self.tx.pending() > 0 {
             return Ok(());
         }
+        let sasl = self.session.as_ref().expect("due").sasl.clone();
         // Cleared first: the exchange's own requests do not renew.
         self.session = None;
         Box::pin(self.authenticate(&sasl)).await

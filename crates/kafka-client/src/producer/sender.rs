@@ -134,7 +134,10 @@ async fn broker(shared: Arc<Shared>, node: i32, mut rx: UnboundedReceiver<Batch>
         let timeout = in_flight
             .front()
             .map(|(sent, _)| *sent + config.request_timeout);
-        let room = in_flight.len() < config.max_in_flight;
+        // A session near its end: the answers in flight come in first, and the next send
+        // renews it.
+        let room =
+            in_flight.len() < config.max_in_flight && (in_flight.is_empty() || !conn.renewal_due());
         let failure = tokio::select! {
             len = conn.next_frame(), if !in_flight.is_empty() => {
                 let (_, batches) = in_flight.pop_front().expect("a request in flight");

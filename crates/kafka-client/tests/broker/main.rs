@@ -1177,6 +1177,10 @@ const TESTS: &[Test] = &[
         tls::a_connection_renews_its_sasl_session,
     ),
     (
+        "pipelines_renew_their_sessions_in_place",
+        tls::pipelines_renew_their_sessions_in_place,
+    ),
+    (
         "clients_outlive_their_sasl_sessions",
         tls::clients_outlive_their_sasl_sessions,
     ),

@@ -424,3 +424,73 @@ pub(crate) fn a_connection_renews_its_sasl_session(_bootstrap: &str) {
         }
     });
 }
+
+/// KIP-368 under a steady load: a consumer (its Fetch always in flight) and a producer that
+/// does not wait for its acknowledgements renew their 2 s sessions on the connections they have,
+/// for 6 s, instead of the broker closing them at each session's end: the process opens no
+/// socket after the first record has gone round.
+pub(crate) fn pipelines_renew_their_sessions_in_place(_bootstrap: &str) {
+    let (addr, client) = reauth_listener();
+    let addr = addr.as_str();
+    runtime().block_on(async {
+        let topic = create_as(addr, &client, "renewed-pipeline", 1).await;
+        let config = ConsumerConfig {
+            client: client.clone(),
+            ..ConsumerConfig::default()
+        };
+        let mut consumer = Consumer::connect(addr, config).await.unwrap();
+        consumer.assign(&topic, Start::Earliest).await.unwrap();
+        let config = ProducerConfig {
+            client: client.clone(),
+            ..ProducerConfig::default()
+        };
+        let producer = Producer::connect(addr, config).await.unwrap();
+        let record = ProducerRecord::new(&topic, b"first");
+        producer.send(record).await.unwrap().await.unwrap();
+        let mut read = 0;
+        while read == 0 {
+            read += consumer.poll(|_, _, _| {}).await.unwrap();
+        }
+        let before = sockets();
+        let end = Instant::now() + Duration::from_secs(6);
+        let producing = async {
+            // Up to 2,000 records unacknowledged: requests in flight nearly all the time.
+            let mut deliveries = std::collections::VecDeque::new();
+            while Instant::now() < end {
+                let record = ProducerRecord::new(&topic, b"steady");
+                deliveries.push_back(producer.send(record).await.unwrap());
+                if deliveries.len() == 2000 {
+                    deliveries.pop_front().unwrap().await.unwrap();
+                }
+            }
+            for delivery in deliveries {
+                delivery.await.unwrap();
+            }
+        };
+        let consuming = async {
+            while Instant::now() < end {
+                read += consumer.poll(|_, _, _| {}).await.unwrap();
+            }
+        };
+        tokio::join!(producing, consuming);
+        let opened: Vec<_> = sockets().difference(&before).copied().collect();
+        assert!(opened.is_empty(), "sockets opened: {opened:?}");
+        assert!(read > 100, "{read} records read");
+    });
+}
+
+/// The inode numbers of the process's open sockets.
+fn sockets() -> std::collections::BTreeSet<u64> {
+    std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
+        .filter_map(|target| {
+            let target = target.to_str()?;
+            target
+                .strip_prefix("socket:[")?
+                .strip_suffix(']')?
+                .parse()
+                .ok()
+        })
+        .collect()
+}
