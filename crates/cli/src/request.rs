@@ -311,8 +311,8 @@ pub(crate) struct RouteArgs {
     /// all_proxy, as curl reads them.
     #[arg(short = 'x', long = "proxy", value_name = "URL")]
     proxy: Option<String>,
-    /// Hosts (and their subdomains) reached directly, separated by commas; `*` for all.
-    /// Replaces the environment's no_proxy.
+    /// Hosts (and their subdomains), addresses and CIDR networks reached directly,
+    /// separated by commas; `*` for all. Replaces the environment's no_proxy.
     #[arg(long = "noproxy", value_name = "LIST")]
     noproxy: Option<String>,
     /// Connect to ADDRESS for HOST on PORT (repeatable), as curl's --resolve: the name stays

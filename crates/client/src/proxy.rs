@@ -6,6 +6,7 @@
 //! moves the bytes.
 
 use std::fmt;
+use std::net::IpAddr;
 
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;
@@ -142,7 +143,74 @@ impl fmt::Debug for Proxy {
 pub struct Proxies {
     http: Option<Proxy>,
     https: Option<Proxy>,
-    no_proxy: Vec<String>,
+    no_proxy: Vec<Bypass>,
+}
+
+/// One entry of a no-proxy list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Bypass {
+    /// `*`: every host.
+    All,
+    /// A host name and its subdomains (lower case, no leading or trailing dot).
+    Name(String),
+    /// An address, or a network in CIDR notation: the hosts written as addresses in it.
+    Network(IpAddr, u8),
+}
+
+impl Bypass {
+    /// `entry` as curl reads it; `None` for an empty one or a network whose prefix length
+    /// does not fit its address.
+    fn parse(entry: &str) -> Option<Bypass> {
+        let entry = entry.trim();
+        if entry == "*" {
+            return Some(Bypass::All);
+        }
+        let (address, prefix) = match entry.split_once('/') {
+            Some((address, prefix)) => (address, Some(prefix)),
+            None => (entry, None),
+        };
+        let bracketed = address.strip_prefix('[').and_then(|a| a.strip_suffix(']'));
+        if let Ok(ip) = bracketed.unwrap_or(address).parse::<IpAddr>() {
+            let bits = if ip.is_ipv4() { 32 } else { 128 };
+            let prefix = match prefix {
+                Some(prefix) => prefix.parse().ok().filter(|&p| p <= bits)?,
+                None => bits,
+            };
+            return Some(Bypass::Network(ip, prefix));
+        }
+        let name = entry.trim_start_matches('.').trim_end_matches('.');
+        (!name.is_empty()).then(|| Bypass::Name(name.to_ascii_lowercase()))
+    }
+
+    /// Whether `host` (a name, or an address without brackets) is reached directly.
+    fn covers(&self, host: &str) -> bool {
+        match self {
+            Bypass::All => true,
+            Bypass::Name(name) => {
+                let host = host.strip_suffix('.').unwrap_or(host);
+                host.eq_ignore_ascii_case(name)
+                    || host.len() > name.len()
+                        && host.as_bytes()[host.len() - name.len() - 1] == b'.'
+                        && host[host.len() - name.len()..].eq_ignore_ascii_case(name)
+            }
+            Bypass::Network(network, prefix) => match (host.parse::<IpAddr>(), network) {
+                (Ok(IpAddr::V4(ip)), IpAddr::V4(net)) => same_prefix(
+                    u128::from(ip.to_bits()) << 96,
+                    u128::from(net.to_bits()) << 96,
+                    *prefix,
+                ),
+                (Ok(IpAddr::V6(ip)), IpAddr::V6(net)) => {
+                    same_prefix(ip.to_bits(), net.to_bits(), *prefix)
+                }
+                _ => false,
+            },
+        }
+    }
+}
+
+/// Whether `a` and `b` agree in their first `prefix` bits.
+fn same_prefix(a: u128, b: u128, prefix: u8) -> bool {
+    prefix == 0 || (a ^ b) >> (128 - u32::from(prefix)) == 0
 }
 
 /// Why the environment's proxy settings were refused: the variable and its value's fault.
@@ -188,14 +256,15 @@ impl Proxies {
     }
 
     /// Hosts reached directly, as curl's `--noproxy` and `no_proxy` list them: separated by
-    /// commas (and spaces), each a host name that also covers its subdomains (a leading dot
-    /// is optional) or an address; `*` alone is every host.
+    /// commas (and white space), each a host name that also covers its subdomains (a
+    /// leading dot is optional), an address (IPv6 with or without brackets) or a network in
+    /// CIDR notation (`10.0.0.0/8`, `fd00::/8`) covering the hosts given as addresses in
+    /// it; `*` alone is every host. Entries that fit none of these are left out.
     #[must_use]
     pub fn no_proxy(mut self, list: &str) -> Self {
         self.no_proxy = list
-            .split([',', ' '])
-            .map(|h| h.trim().trim_start_matches('.').to_ascii_lowercase())
-            .filter(|h| !h.is_empty())
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter_map(Bypass::parse)
             .collect();
         self
     }
@@ -250,14 +319,7 @@ impl Proxies {
             Scheme::Http => self.http.as_ref(),
             Scheme::Https => self.https.as_ref(),
         }?;
-        let host = origin.host();
-        let bypassed = self.no_proxy.iter().any(|entry| {
-            entry == "*"
-                || host == entry
-                || host
-                    .strip_suffix(entry.as_str())
-                    .is_some_and(|sub| sub.ends_with('.'))
-        });
+        let bypassed = self.no_proxy.iter().any(|b| b.covers(origin.host()));
         (!bypassed).then_some(proxy)
     }
 }
@@ -330,6 +392,29 @@ mod tests {
     }
 
     #[test]
+    fn no_proxy_networks() {
+        let proxies = Proxies::all(Proxy::parse("proxy").unwrap())
+            .no_proxy("192.168.0.0/16\t10.1.2.3/32 [fd00::]/8, ::1 127.0.0.1/40 0.0.0.0/0x");
+        let routed = |url: &str| proxies.route(&origin(url)).is_some();
+        assert!(!routed("http://192.168.77.1/"));
+        assert!(routed("http://192.169.0.1/"));
+        assert!(!routed("http://10.1.2.3/"));
+        assert!(routed("http://10.1.2.4/"));
+        assert!(!routed("http://[fd12:3456::1]/"));
+        assert!(routed("http://[fe80::1]/"));
+        assert!(!routed("http://[::1]:8080/"));
+        // A prefix longer than the address, or not a number: the entry is left out.
+        assert!(routed("http://127.0.0.1/"));
+        assert!(routed("http://8.8.8.8/"));
+        // Networks cover addresses, not names that resolve into them.
+        assert!(routed("http://localhost/"));
+        let everything = Proxies::all(Proxy::parse("proxy").unwrap()).no_proxy("0.0.0.0/0,::/0");
+        assert!(everything.route(&origin("http://203.0.113.9/")).is_none());
+        assert!(everything.route(&origin("http://[2001:db8::1]/")).is_none());
+        assert!(everything.route(&origin("http://example.com/")).is_some());
+    }
+
+    #[test]
     fn no_proxy_hosts_and_their_subdomains() {
         let proxies = Proxies::all(Proxy::parse("proxy").unwrap())
             .no_proxy("example.com, .internal,10.0.0.1");
@@ -340,6 +425,7 @@ mod tests {
         assert!(!routed("http://db.internal/"));
         assert!(!routed("http://10.0.0.1/"));
         assert!(routed("http://10.0.0.10/"));
+        assert!(!routed("http://API.Example.com./"));
         assert!(Proxies::all(Proxy::parse("proxy").unwrap())
             .no_proxy("*")
             .route(&origin("https://any/"))
