@@ -64,8 +64,10 @@ pub(crate) struct GetArgs {
     #[arg(long)]
     fail: bool,
     /// Write FORMAT to stdout after the transfer, as curl's --write-out: `%{http_code}`,
-    /// `%{http_version}`, `%{size_download}`, `%{time_total}`, `%{content_type}`,
-    /// `%{num_redirects}`, and `\n`, `\t` escapes.
+    /// `%{http_version}`, `%{size_download}`, `%{content_type}`, `%{num_redirects}`,
+    /// `%{url_effective}`, `%{remote_ip}`, `%{remote_port}`, `%{time_connect}`,
+    /// `%{time_appconnect}`, `%{time_pretransfer}`, `%{time_starttransfer}`,
+    /// `%{time_total}`, and `\n`, `\t` escapes.
     #[arg(short = 'w', long = "write-out", value_name = "FORMAT")]
     write_out: Option<String>,
     #[command(flatten)]
@@ -160,8 +162,24 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
     let mut protocol = Protocol::Http1;
     let started = Instant::now();
     let mut hops: u32 = 0;
+    let mut timing = write_out::Timing::default();
+    // The URL each request goes to: a redirect's location once the next request is sent.
+    let mut effective = url.clone();
+    let mut redirected: Option<Url> = None;
     let trace = |event: Trace<'_>| {
         let answer = match event {
+            Trace::Connected(addr) => {
+                if args.verbose {
+                    eprintln!("* Connected to {} port {}", addr.ip(), addr.port());
+                }
+                timing.connect = started.elapsed();
+                timing.remote = Some(addr);
+                return;
+            }
+            Trace::Handshaken => {
+                timing.appconnect = started.elapsed();
+                return;
+            }
             Trace::Protocol(spoken) => {
                 if args.verbose && spoken == Protocol::Http2 {
                     eprintln!("* using HTTP/2");
@@ -173,15 +191,26 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
                 if args.verbose {
                     print_head("> ", head, protocol);
                 }
+                if let Some(next) = redirected.take() {
+                    effective = next;
+                }
+                timing.pretransfer = started.elapsed();
+                timing.starttransfer = Duration::ZERO;
                 return;
             }
             Trace::Interim(head) => Some(head),
             Trace::Response(response) => {
                 hops += 1;
+                redirected = response
+                    .header("location")
+                    .and_then(|l| effective.join(std::str::from_utf8(l).ok()?).ok());
                 response.head()
             }
             _ => None,
         };
+        if timing.starttransfer.is_zero() {
+            timing.starttransfer = started.elapsed();
+        }
         if let Some(head) = answer {
             if args.verbose {
                 print_response_head(&head, protocol);
@@ -243,9 +272,11 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
             status,
             protocol: response.protocol(),
             size_download,
-            time_total: started.elapsed(),
             content_type: content_type.as_deref(),
             num_redirects: hops.saturating_sub(1),
+            url_effective: &effective.to_string(),
+            timing,
+            time_total: started.elapsed(),
         };
         io::stdout()
             .write_all(write_out::render(format, &transfer).as_bytes())

@@ -1,6 +1,7 @@
 //! `ringwire get -w FORMAT`, as curl's `--write-out`: after the transfer, the format with
 //! `%{variable}` filled in and `\n`, `\r`, `\t`, `\\` escapes, on stdout.
 
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use ringwire_client::Protocol;
@@ -12,14 +13,33 @@ pub(crate) struct Transfer<'a> {
     pub(crate) protocol: Protocol,
     /// Body bytes written (decoded, if they were).
     pub(crate) size_download: u64,
-    pub(crate) time_total: Duration,
     pub(crate) content_type: Option<&'a str>,
     pub(crate) num_redirects: u32,
+    /// The URL of the last request (the last redirect followed).
+    pub(crate) url_effective: &'a str,
+    pub(crate) timing: Timing,
+    pub(crate) time_total: Duration,
+}
+
+/// When the last request's steps were done, from the start: as curl, each from the last
+/// time it happened, zero if it never did (no TLS, a pooled connection).
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Timing {
+    /// TCP connected (to the origin or its proxy), and to which address.
+    pub(crate) connect: Duration,
+    pub(crate) remote: Option<SocketAddr>,
+    /// TLS handshake done.
+    pub(crate) appconnect: Duration,
+    /// The request about to be sent.
+    pub(crate) pretransfer: Duration,
+    /// Its first answer's head in (an interim one, if any).
+    pub(crate) starttransfer: Duration,
 }
 
 /// The variables this knows, for the warning about others.
-const KNOWN: &str = "http_code, response_code, http_version, size_download, time_total, \
-                     content_type, num_redirects";
+const KNOWN: &str = "http_code, response_code, http_version, size_download, content_type, \
+                     num_redirects, url_effective, remote_ip, remote_port, time_connect, \
+                     time_appconnect, time_pretransfer, time_starttransfer, time_total";
 
 /// `format` filled in from `transfer`; an unknown variable is left empty, with a warning on
 /// stderr (as curl does).
@@ -59,14 +79,34 @@ fn variable(name: &str, t: &Transfer<'_>) -> String {
             Protocol::Http2 => "2".into(),
         },
         "size_download" => t.size_download.to_string(),
-        "time_total" => format!("{:.6}", t.time_total.as_secs_f64()),
         "content_type" => t.content_type.unwrap_or_default().to_owned(),
         "num_redirects" => t.num_redirects.to_string(),
+        "url_effective" => t.url_effective.to_owned(),
+        "remote_ip" => t
+            .timing
+            .remote
+            .map(|a| a.ip().to_string())
+            .unwrap_or_default(),
+        "remote_port" => t
+            .timing
+            .remote
+            .map(|a| a.port().to_string())
+            .unwrap_or_default(),
+        "time_connect" => seconds(t.timing.connect),
+        "time_appconnect" => seconds(t.timing.appconnect),
+        "time_pretransfer" => seconds(t.timing.pretransfer),
+        "time_starttransfer" => seconds(t.timing.starttransfer),
+        "time_total" => seconds(t.time_total),
         _ => {
             eprintln!("ringwire: unknown --write-out variable {name:?} (known: {KNOWN})");
             String::new()
         }
     }
+}
+
+/// Seconds with microseconds, as curl writes times.
+fn seconds(time: Duration) -> String {
+    format!("{:.6}", time.as_secs_f64())
 }
 
 #[cfg(test)]
@@ -79,9 +119,17 @@ mod tests {
             status: 204,
             protocol: Protocol::Http2,
             size_download: 12,
-            time_total: Duration::from_micros(1_500_250),
             content_type: Some("text/plain"),
             num_redirects: 1,
+            url_effective: "https://example.com/b",
+            timing: Timing {
+                connect: Duration::from_micros(250),
+                remote: Some("[::1]:8443".parse().unwrap()),
+                appconnect: Duration::from_micros(1_250),
+                pretransfer: Duration::from_micros(1_300),
+                starttransfer: Duration::from_micros(1_499_000),
+            },
+            time_total: Duration::from_micros(1_500_250),
         };
         assert_eq!(
             render(
@@ -98,5 +146,13 @@ mod tests {
             "text/plain|1|100%|\\||%{"
         );
         assert_eq!(render("50% off \\x", &t), "50% off \\x");
+        assert_eq!(
+            render(
+                "%{url_effective} %{remote_ip} %{remote_port} %{time_connect} \
+                 %{time_appconnect} %{time_pretransfer} %{time_starttransfer}",
+                &t
+            ),
+            "https://example.com/b ::1 8443 0.000250 0.001250 0.001300 1.499000"
+        );
     }
 }

@@ -871,12 +871,13 @@ fn forms_as_curl_sends_them() {
 }
 
 /// `-w` as curl's `--write-out`: the same line from both for a redirect followed, a plain
-/// answer and a 404 (the time aside, which differs).
+/// answer and a 404 (the times aside, which differ: they come in order).
 #[test]
 fn write_out_as_curl() {
     let server = python(PYTHON_SERVER);
     let format = "%{http_code} %{response_code} %{http_version} %{size_download} \
-                  [%{content_type}] %{num_redirects}\\n";
+                  [%{content_type}] %{num_redirects} %{url_effective} %{remote_ip} \
+                  %{remote_port}\\n";
     for path in ["/redirect", "/headers", "/nowhere"] {
         let url = format!("http://{}{path}", server.addr);
         // One agent for both: /echo, where /redirect leads, answers with it.
@@ -895,15 +896,40 @@ fn write_out_as_curl() {
         let theirs = curl(&args);
         assert_eq!(text(&ours.stdout), text(&theirs.stdout), "{path}");
     }
-    let timed = get(&[
-        "-o",
-        "/dev/null",
-        "-w",
-        "%{time_total}",
-        &format!("http://{}/headers", server.addr),
-    ]);
-    let seconds: f64 = text(&timed.stdout).parse().expect("seconds");
-    assert!(seconds > 0.0 && seconds < 10.0, "{seconds}");
+    let times = "%{time_connect} %{time_appconnect} %{time_pretransfer} \
+                 %{time_starttransfer} %{time_total}";
+    let timed = |url: &str| -> Vec<f64> {
+        let out = get(&["-k", "-o", "/dev/null", "-w", times, url]);
+        let seconds = text(&out.stdout);
+        seconds
+            .split(' ')
+            .map(|s| s.parse().unwrap_or_else(|_| panic!("{seconds:?}")))
+            .collect()
+    };
+    // Over HTTP, no handshake: its time stays zero, as curl's.
+    let [connect, appconnect, pretransfer, starttransfer, total] =
+        timed(&format!("http://{}/headers", server.addr))[..]
+    else {
+        panic!("five times")
+    };
+    assert!(appconnect == 0.0, "{appconnect}");
+    assert!(
+        0.0 < connect && connect <= pretransfer,
+        "{connect} {pretransfer}"
+    );
+    assert!(pretransfer < starttransfer && starttransfer <= total && total < 10.0);
+    let tls = ringwire_serve(&["--self-signed"]);
+    let [connect, appconnect, pretransfer, starttransfer, total] =
+        timed(&format!("https://{}/hello", tls.addr))[..]
+    else {
+        panic!("five times")
+    };
+    assert!(
+        0.0 < connect && connect < appconnect,
+        "{connect} {appconnect}"
+    );
+    assert!(appconnect <= pretransfer && pretransfer < starttransfer);
+    assert!(starttransfer <= total && total < 10.0);
 }
 
 /// `--resolve` as curl's: the request goes to the pinned address under its name.

@@ -182,7 +182,7 @@ impl Client {
         let mut attempts = Attempts::new(pooled.is_some());
         let mut conn = match pooled {
             Some(conn) => conn,
-            None => self.connect(origin, deadline)?,
+            None => self.connect(origin, deadline, trace)?,
         };
         loop {
             match self.round_trip(conn, buffer, request, deadline, trace) {
@@ -190,19 +190,24 @@ impl Client {
                 Err(f) if attempts.again(&f, request) => {}
                 Err(f) => return Err(f.error),
             }
-            conn = self.connect(origin, deadline)?;
+            conn = self.connect(origin, deadline, trace)?;
         }
     }
 
-    fn connect(&self, origin: &Origin, deadline: Option<Instant>) -> Result<Connection, Error> {
+    fn connect(
+        &self,
+        origin: &Origin,
+        deadline: Option<Instant>,
+        trace: &mut dyn FnMut(Trace<'_>),
+    ) -> Result<Connection, Error> {
         let timeout = match (self.config.connect_timeout, deadline) {
             (limit, None) => limit,
             (limit, Some(d)) => Some(remaining(d)?.min(limit.unwrap_or(Duration::MAX))),
         };
         let forward = self.proxies.forwarding(origin, self.config.http2);
         let stream = match forward {
-            Some(proxy) => Stream::Tcp(self.tcp(proxy.origin(), timeout)?),
-            None => self.dial(origin, timeout, self.config.http2 != Http2::Off)?,
+            Some(proxy) => Stream::Tcp(self.tcp(proxy.origin(), timeout, trace)?),
+            None => self.dial(origin, timeout, self.config.http2 != Http2::Off, trace)?,
         };
         let http2 = match &stream {
             Stream::Tls(tls) => tls.alpn_protocol().as_deref() == Some(b"h2"),
@@ -227,29 +232,39 @@ impl Client {
 
     /// A stream to `origin`: TCP (through a tunnel if a proxy is on the way), then TLS for
     /// `https://` (offering `h2` by ALPN if `h2`, and leaving `timeout` on the socket),
-    /// connecting within `timeout`.
+    /// connecting within `timeout`; `trace` sees the connection and the handshake done.
     pub(crate) fn dial(
         &self,
         origin: &Origin,
         timeout: Option<Duration>,
         h2: bool,
+        trace: &mut dyn FnMut(Trace<'_>),
     ) -> Result<Stream, Error> {
         let tcp = match self.proxies.route(origin) {
-            None => self.tcp(origin, timeout)?,
+            None => self.tcp(origin, timeout, trace)?,
             Some(proxy) => {
-                let mut tcp = self.tcp(proxy.origin(), timeout)?;
+                let mut tcp = self.tcp(proxy.origin(), timeout, trace)?;
                 tunnel(&mut tcp, proxy, origin, self.pinned.get(origin), timeout)?;
                 tcp
             }
         };
         match origin.scheme() {
             Scheme::Http => Ok(Stream::Tcp(tcp)),
-            Scheme::Https => self.handshake(origin, tcp, timeout, h2),
+            Scheme::Https => {
+                let tls = self.handshake(origin, tcp, timeout, h2)?;
+                trace(Trace::Handshaken);
+                Ok(tls)
+            }
         }
     }
 
     /// A TCP connection to `to` within `timeout`, without Nagle's delay.
-    fn tcp(&self, to: &Origin, timeout: Option<Duration>) -> Result<TcpStream, Error> {
+    fn tcp(
+        &self,
+        to: &Origin,
+        timeout: Option<Duration>,
+        trace: &mut dyn FnMut(Trace<'_>),
+    ) -> Result<TcpStream, Error> {
         let failed = |source| Error::Connect {
             authority: to.host_port(),
             source,
@@ -270,6 +285,7 @@ impl Client {
             match connected {
                 Ok(stream) => {
                     stream.set_nodelay(true).map_err(failed)?;
+                    trace(Trace::Connected(addr));
                     return Ok(stream);
                 }
                 Err(e) if e.kind() == io::ErrorKind::TimedOut => {
@@ -501,6 +517,10 @@ fn flush(stream: &mut Stream, h2: &mut H2) -> io::Result<()> {
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Trace<'t> {
+    /// A TCP connection opened, to this address: the origin's, or its proxy's.
+    Connected(std::net::SocketAddr),
+    /// The TLS handshake of an `https://` connection done.
+    Handshaken,
     /// The protocol of the connection the next request goes on.
     Protocol(Protocol),
     /// A request head, as it is sent: the first, then each redirect's (and

@@ -214,7 +214,7 @@ impl blocking::Client {
     ) -> Result<(BlockingWebSocket, Negotiated), Error> {
         options.check()?;
         let limit = self.config.connect_timeout;
-        let stream = self.dial(url.0.origin(), limit, false)?;
+        let stream = self.dial(url.0.origin(), limit, false, &mut |_| {})?;
         // The upgrade within the connect timeout too; the socket's options are shared by
         // every handle on it.
         let socket = stream.socket().try_clone()?;
