@@ -765,7 +765,12 @@ async fn send_stream(
         }
     }
     if chunked {
-        tx.write(b"0\r\n\r\n").await?;
+        // The last chunk, with the trailer section (RFC 9112 section 7.1.2).
+        tx.write(b"0\r\n").await?;
+        if let Some(trailers) = stream.trailers() {
+            tx.write(trailers.as_bytes()).await?;
+        }
+        tx.write(b"\r\n").await?;
     }
     Ok(())
 }

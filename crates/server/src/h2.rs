@@ -555,7 +555,20 @@ fn take_piece(
             bodies.remove(&id);
             return;
         }
-        None => (Bytes::new(), true),
+        None => {
+            let trailers = match bodies.remove(&id) {
+                Some(Source::Stream(mut stream)) => stream.trailers(),
+                _ => None,
+            };
+            // Refused only when the client reset the stream: nothing more to send.
+            let _ = match trailers {
+                Some(fields) => {
+                    conn.send_trailers(id, fields.iter().map(|(n, v)| (n.as_bytes(), v)))
+                }
+                None => conn.send_data(id, Bytes::new(), true).map(drop),
+            };
+            return;
+        }
     };
     // Refused only when the client reset the stream: nothing more to send.
     if conn.send_data(id, data, end).is_err() || end {

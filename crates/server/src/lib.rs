@@ -6,7 +6,8 @@
 //! sees it as zero-copy views into the ring. Responses are encoded into the
 //! send ring; large bodies go out with one gathered write, uncopied, file
 //! bodies ([`Body::File`]) with `sendfile`, streamed ones
-//! ([`Body::Stream`]) chunked as they are produced.
+//! ([`Body::Stream`]) chunked as they are produced, ended if need be by
+//! trailer fields ([`BodyFrame::Trailers`]: gRPC's status, over HTTP/2).
 //!
 //! - [`Server`] binds, accepts and shuts down gracefully
 //!   ([`Server::run`], [`Server::run_until`]), on one multi-threaded runtime
@@ -73,7 +74,7 @@ pub use body_reader::BodyReader;
 pub use config::ServerConfig;
 pub use handler::{handler_fn, streaming, FnHandler, Handler, HandlerFn, Streaming};
 pub use request::{Protocol, Request};
-pub use response::{Body, BodyClosed, BodySender, BodyStream, FileBody, Response};
+pub use response::{Body, BodyClosed, BodyFrame, BodySender, BodyStream, FileBody, Response};
 pub use router::Router;
 pub use server::{Server, Threading};
 pub use socket::Socket;

@@ -9,7 +9,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
-use futures_core::Stream;
+use futures_core::{ready, Stream};
+use futures_util::StreamExt as _;
 use ringwire_http1::encode::FieldBlock;
 use smallvec::SmallVec;
 use tokio::sync::mpsc;
@@ -30,8 +31,21 @@ pub enum Body {
     /// (the bytes never pass through user space).
     File(FileBody),
     /// Bytes produced while the response is sent, of a length not known in
-    /// advance: sent chunked (to HTTP/1.0 clients, delimited by the close).
+    /// advance: sent chunked (to HTTP/1.0 clients, delimited by the close),
+    /// and possibly ended by trailer fields ([`BodyFrame::Trailers`]).
     Stream(BodyStream),
+}
+
+/// A piece of a streamed body: data, or the trailer fields that end it (gRPC's
+/// `grpc-status`, a checksum known once the body is out). Trailers go out as HTTP/2's
+/// last `HEADERS` frame, or after HTTP/1.1's last chunk; HTTP/1.0 has none, and they are
+/// dropped there.
+#[derive(Debug, Clone)]
+pub enum BodyFrame {
+    /// Body bytes.
+    Data(Bytes),
+    /// Trailer fields: the body ends with them.
+    Trailers(FieldBlock),
 }
 
 impl Body {
@@ -42,17 +56,26 @@ impl Body {
     where
         S: Stream<Item = io::Result<Bytes>> + Send + 'static,
     {
-        Body::Stream(BodyStream(Source::Boxed(Box::pin(stream))))
+        Body::frames(stream.map(|data| data.map(BodyFrame::Data)))
+    }
+
+    /// A streamed body as [`stream`](Self::stream), whose stream may end it with trailer
+    /// fields (anything after those is not read).
+    pub fn frames<S>(frames: S) -> Body
+    where
+        S: Stream<Item = io::Result<BodyFrame>> + Send + 'static,
+    {
+        Body::Stream(BodyStream::new(Source::Boxed(Box::pin(frames))))
     }
 
     /// A streamed body fed through a channel holding up to `buffer`
     /// chunks: the handler returns the body and a task sends into it. The
-    /// body ends when the sender is dropped.
+    /// body ends when the sender is dropped, or with [`BodySender::trailers`].
     pub fn channel(buffer: usize) -> (BodySender, Body) {
         let (tx, rx) = mpsc::channel(buffer.max(1));
         (
             BodySender(tx),
-            Body::Stream(BodyStream(Source::Channel(rx))),
+            Body::Stream(BodyStream::new(Source::Channel(rx))),
         )
     }
 
@@ -369,22 +392,54 @@ impl Response {
     }
 }
 
-/// The chunks of a [`Body::Stream`].
-pub struct BodyStream(Source);
+/// The chunks of a [`Body::Stream`]; once they end, its [`trailers`](Self::trailers).
+pub struct BodyStream {
+    source: Source,
+    /// Set when the source ended with them.
+    trailers: Option<FieldBlock>,
+}
 
 enum Source {
-    Channel(mpsc::Receiver<io::Result<Bytes>>),
-    Boxed(Pin<Box<dyn Stream<Item = io::Result<Bytes>> + Send>>),
+    Channel(mpsc::Receiver<io::Result<BodyFrame>>),
+    Boxed(Pin<Box<dyn Stream<Item = io::Result<BodyFrame>> + Send>>),
+    /// Trailers came: nothing more is read.
+    Ended,
+}
+
+impl BodyStream {
+    fn new(source: Source) -> Self {
+        BodyStream {
+            source,
+            trailers: None,
+        }
+    }
+
+    /// The trailer fields the body ended with, once the stream has ended (taken: a second
+    /// call says `None`).
+    pub fn trailers(&mut self) -> Option<FieldBlock> {
+        self.trailers.take()
+    }
 }
 
 impl Stream for BodyStream {
     type Item = io::Result<Bytes>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        match &mut self.0 {
-            Source::Channel(rx) => rx.poll_recv(cx),
-            Source::Boxed(stream) => stream.as_mut().poll_next(cx),
-        }
+        let frame = match &mut self.source {
+            Source::Channel(rx) => ready!(rx.poll_recv(cx)),
+            Source::Boxed(stream) => ready!(stream.as_mut().poll_next(cx)),
+            Source::Ended => None,
+        };
+        Poll::Ready(match frame {
+            Some(Ok(BodyFrame::Data(data))) => Some(Ok(data)),
+            Some(Ok(BodyFrame::Trailers(fields))) => {
+                self.trailers = Some(fields);
+                self.source = Source::Ended;
+                None
+            }
+            Some(Err(e)) => Some(Err(e)),
+            None => None,
+        })
     }
 }
 
@@ -396,7 +451,7 @@ impl fmt::Debug for BodyStream {
 
 /// Feeds a body made by [`Body::channel`].
 #[derive(Debug, Clone)]
-pub struct BodySender(mpsc::Sender<io::Result<Bytes>>);
+pub struct BodySender(mpsc::Sender<io::Result<BodyFrame>>);
 
 /// The response a [`BodySender`] fed is gone (the client left).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -418,7 +473,18 @@ impl BodySender {
     ///
     /// The connection is gone: stop producing.
     pub async fn send(&self, chunk: impl Into<Bytes>) -> Result<(), BodyClosed> {
-        self.0.send(Ok(chunk.into())).await.map_err(|_| BodyClosed)
+        let frame = BodyFrame::Data(chunk.into());
+        self.0.send(Ok(frame)).await.map_err(|_| BodyClosed)
+    }
+
+    /// Ends the body with trailer fields.
+    ///
+    /// # Errors
+    ///
+    /// The connection is gone.
+    pub async fn trailers(self, fields: FieldBlock) -> Result<(), BodyClosed> {
+        let frame = BodyFrame::Trailers(fields);
+        self.0.send(Ok(frame)).await.map_err(|_| BodyClosed)
     }
 
     /// Ends the body as failed: the connection closes without the last

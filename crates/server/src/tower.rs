@@ -12,12 +12,13 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use bytes::{Bytes, BytesMut};
-use futures_core::Stream;
+use futures_core::{ready, Stream};
 use http_body::Body as HttpBody;
 use http_body_util::Full;
+use ringwire_http1::encode::FieldBlock;
 use tower_service::Service;
 
-use crate::{Body, Handler, Protocol, Request, Response};
+use crate::{Body, BodyFrame, Handler, Protocol, Request, Response};
 
 /// A [`Handler`] that forwards every request to a `tower::Service`:
 ///
@@ -116,7 +117,7 @@ where
                 return Response::new(500);
             }
         },
-        None => Body::stream(Frames(Box::pin(body))),
+        None => Body::frames(Frames(Box::pin(body))),
     };
     out.body(body)
 }
@@ -146,7 +147,7 @@ where
     Ok(first.unwrap_or_else(|| joined.freeze()))
 }
 
-/// An `http_body::Body` as a stream of its data frames.
+/// An `http_body::Body` as a stream of its frames: data, and trailers (gRPC's status).
 struct Frames<B>(Pin<Box<B>>);
 
 impl<B> Stream for Frames<B>
@@ -154,21 +155,27 @@ where
     B: HttpBody<Data = Bytes>,
     B::Error: fmt::Display,
 {
-    type Item = io::Result<Bytes>;
+    type Item = io::Result<BodyFrame>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         loop {
-            return match self.0.as_mut().poll_frame(cx) {
-                Poll::Ready(Some(Ok(frame))) => match frame.into_data() {
-                    Ok(data) => Poll::Ready(Some(Ok(data))),
-                    Err(_) => continue,
-                },
-                Poll::Ready(Some(Err(e))) => {
-                    Poll::Ready(Some(Err(io::Error::other(e.to_string()))))
-                }
-                Poll::Ready(None) => Poll::Ready(None),
-                Poll::Pending => Poll::Pending,
+            let frame = match ready!(self.0.as_mut().poll_frame(cx)) {
+                Some(Ok(frame)) => frame,
+                Some(Err(e)) => return Poll::Ready(Some(Err(io::Error::other(e.to_string())))),
+                None => return Poll::Ready(None),
             };
+            let trailers = match frame.into_data() {
+                Ok(data) => return Poll::Ready(Some(Ok(BodyFrame::Data(data)))),
+                Err(frame) => match frame.into_trailers() {
+                    Ok(trailers) => trailers,
+                    Err(_) => continue, // a kind of frame this does not know
+                },
+            };
+            let fields = trailers.iter().map(|(n, v)| (n.as_str(), v.as_bytes()));
+            let block = FieldBlock::new(fields)
+                .map(BodyFrame::Trailers)
+                .map_err(|e| io::Error::other(format!("trailers: {e}")));
+            return Poll::Ready(Some(block));
         }
     }
 }

@@ -1,0 +1,153 @@
+//! Trailer fields after a streamed body: gRPC over HTTP/2 against Python's grpcio (a gRPC
+//! call fails without its `grpc-status` trailer), HTTP/1.1's chunked trailer section on a raw
+//! socket, and an axum body's trailers through the tower bridge.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::process::Command;
+
+use bytes::Bytes;
+use common::start;
+use ringwire_http1::encode::FieldBlock;
+use ringwire_server::{Body, BodyFrame, Request, Response, Router, ServerConfig, TowerHandler};
+
+fn fields(pairs: &[(&str, &str)]) -> FieldBlock {
+    FieldBlock::new(pairs.iter().map(|(n, v)| (*n, v.as_bytes()))).expect("valid fields")
+}
+
+/// A unary gRPC method on raw bytes (no protobuf: the Python side passes bytes through):
+/// `Upper` answers its message in capitals, `Missing` fails with `NOT_FOUND` (status 5).
+/// The message is sent before the status is known, as a streaming server does: the status
+/// can only go in the trailers.
+async fn grpc(request: &Request<'_>) -> Response {
+    let body = request.body();
+    let message = match body {
+        [0, _, _, _, _, ..] => &body[5..],
+        _ => return Response::new(400),
+    };
+    let (sender, answer) = Body::channel(2);
+    let reply = message.to_ascii_uppercase();
+    let failing = request.head().target().as_bytes().ends_with(b"/Missing");
+    tokio::spawn(async move {
+        let status = if failing {
+            fields(&[("grpc-status", "5"), ("grpc-message", "no such thing")])
+        } else {
+            let mut frame = vec![0];
+            frame.extend_from_slice(&(reply.len() as u32).to_be_bytes());
+            frame.extend_from_slice(&reply);
+            sender.send(frame).await.expect("the call is open");
+            fields(&[("grpc-status", "0")])
+        };
+        sender.trailers(status).await.expect("the call is open");
+    });
+    Response::new(200)
+        .header("content-type", "application/grpc")
+        .body(answer)
+}
+
+const GRPCIO_CLIENT: &str = r#"
+import sys, grpc
+channel = grpc.insecure_channel(sys.argv[1])
+same = lambda b: b
+upper = channel.unary_unary("/ringwire.Echo/Upper", request_serializer=same, response_deserializer=same)
+print(upper(b"hello grpc", timeout=10).decode())
+missing = channel.unary_unary("/ringwire.Echo/Missing", request_serializer=same, response_deserializer=same)
+try:
+    missing(b"x", timeout=10)
+    print("no error")
+except grpc.RpcError as e:
+    print(e.code().name, e.details())
+"#;
+
+#[test]
+fn grpc_calls_from_grpcio_get_their_status_in_trailers() {
+    ringwire_testkit::ensure_python_module("grpc", "grpcio");
+    let router = Router::new()
+        .post("/ringwire.Echo/Upper", grpc)
+        .post("/ringwire.Echo/Missing", grpc);
+    let addr = start(ServerConfig::default(), router);
+    let out = Command::new("python3")
+        .args(["-c", GRPCIO_CLIENT, &addr.to_string()])
+        .output()
+        .expect("python3");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "HELLO GRPC\nNOT_FOUND no such thing\n"
+    );
+}
+
+/// The raw answer to `request`, read to the close.
+fn exchange(addr: SocketAddr, request: &str) -> String {
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream.write_all(request.as_bytes()).expect("send");
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).expect("read");
+    String::from_utf8(answer).expect("utf-8")
+}
+
+async fn checksummed(_: &Request<'_>) -> Response {
+    let frames = [
+        Ok(BodyFrame::Data(Bytes::from_static(b"hello "))),
+        Ok(BodyFrame::Data(Bytes::from_static(b"world"))),
+        Ok(BodyFrame::Trailers(fields(&[("x-checksum", "5eb63bbb")]))),
+        // Past the trailers: never read.
+        Ok(BodyFrame::Data(Bytes::from_static(b"lost"))),
+    ];
+    Response::new(200).body(Body::frames(futures_util::stream::iter(frames)))
+}
+
+#[test]
+fn chunked_answers_end_with_their_trailer_section() {
+    let addr = start(ServerConfig::default(), Router::new().get("/", checksummed));
+    let answer = exchange(
+        addr,
+        "GET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n",
+    );
+    let body = answer.split_once("\r\n\r\n").expect("a head").1;
+    assert_eq!(
+        body,
+        "6\r\nhello \r\n5\r\nworld\r\n0\r\nx-checksum: 5eb63bbb\r\n\r\n"
+    );
+    // HTTP/1.0 has no chunks, so no trailers: the body is delimited by the close.
+    let answer = exchange(addr, "GET / HTTP/1.0\r\n\r\n");
+    assert_eq!(
+        answer.split_once("\r\n\r\n").expect("a head").1,
+        "hello world"
+    );
+}
+
+#[test]
+fn an_axum_bodys_trailers_go_out() {
+    use axum::routing::get;
+    use futures_util::stream;
+    use http_body_util::StreamBody;
+
+    async fn handler() -> axum::body::Body {
+        let mut trailers = http::HeaderMap::new();
+        trailers.insert("grpc-status", http::HeaderValue::from_static("0"));
+        let frames = stream::iter([
+            Ok::<_, std::convert::Infallible>(http_body::Frame::data(Bytes::from_static(
+                b"payload",
+            ))),
+            Ok(http_body::Frame::trailers(trailers)),
+        ]);
+        axum::body::Body::new(StreamBody::new(frames))
+    }
+    let app = axum::Router::new().route("/", get(handler));
+    let addr = start(ServerConfig::default(), TowerHandler::new(app));
+    let answer = exchange(
+        addr,
+        "GET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n",
+    );
+    assert!(
+        answer.ends_with("\r\n\r\n7\r\npayload\r\n0\r\ngrpc-status: 0\r\n\r\n"),
+        "{answer}"
+    );
+}
