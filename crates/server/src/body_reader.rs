@@ -6,14 +6,16 @@
 //! take the body, and the handler reads it through a [`BodyReader`], which
 //! decodes the framing (length or chunked) in the ring and copies the body
 //! bytes into the caller's buffer. The body-rate limit applies while it
-//! reads: a client that trickles gets a timeout error.
+//! reads: a client that trickles gets a timeout error. Over HTTP/2 the
+//! connection copies each `DATA` frame's bytes into the stream's [`Inflow`],
+//! and gives the client window back as the handler reads them.
 
 use std::fmt;
 use std::future::{poll_fn, Future};
 use std::io;
 use std::pin::Pin;
-use std::sync::{Mutex, PoisonError};
-use std::task::{Context, Poll};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll, Waker};
 
 use crate::Socket;
 use ringwire_http1::{BodyDecoder, Decoded};
@@ -21,6 +23,7 @@ use ringwire_io::tokio::AsyncRecvTransport;
 use ringwire_io::TransportError;
 use tokio::io::{AsyncRead, ReadBuf};
 use tokio::sync::futures::Notified;
+use tokio::sync::Notify;
 
 use crate::timeout::Timer;
 
@@ -244,5 +247,114 @@ impl Source for Mutex<Pump<'_, '_>> {
         self.lock()
             .unwrap_or_else(PoisonError::into_inner)
             .poll_read(cx, buf)
+    }
+}
+
+/// An HTTP/2 request body on its way to a handler that streams it: the connection appends
+/// each `DATA` frame's bytes, the reader takes them. The stream's flow-control window is
+/// given back only as the reader takes (the connection asks [`Inflow::take_read`] when
+/// `read` signals), so a slow reader holds the client back and at most a stream window
+/// waits here.
+#[derive(Debug)]
+pub(crate) struct Inflow {
+    state: Mutex<InflowState>,
+    /// The connection's signal that some body was read: window to give back.
+    read: Arc<Notify>,
+}
+
+#[derive(Debug, Default)]
+struct InflowState {
+    data: Vec<u8>,
+    /// How much of `data` the reader has taken.
+    at: usize,
+    /// Taken since the connection last asked.
+    unreleased: usize,
+    /// The body's end: whole, or cut off (the client reset the stream).
+    end: Option<Result<(), io::ErrorKind>>,
+    reader: Option<Waker>,
+}
+
+impl Inflow {
+    pub(crate) fn new(read: Arc<Notify>) -> Self {
+        Inflow {
+            state: Mutex::new(InflowState::default()),
+            read,
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, InflowState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// More of the body, and whether it ends with it.
+    pub(crate) fn push(&self, data: &[u8], end: bool) {
+        let mut state = self.state();
+        state.data.extend_from_slice(data);
+        if end {
+            state.end = Some(Ok(()));
+        }
+        if let Some(reader) = state.reader.take() {
+            reader.wake();
+        }
+    }
+
+    /// The client reset the stream: the reader gets an error once it has what came.
+    pub(crate) fn cut(&self) {
+        let mut state = self.state();
+        state.end.get_or_insert(Err(io::ErrorKind::UnexpectedEof));
+        if let Some(reader) = state.reader.take() {
+            reader.wake();
+        }
+    }
+
+    /// Whether the body came to its end (it may not all be read yet).
+    pub(crate) fn ended(&self) -> bool {
+        self.state().end.is_some()
+    }
+
+    /// Bytes read since the last call: window for the connection to give back.
+    pub(crate) fn take_read(&self) -> usize {
+        std::mem::take(&mut self.state().unreleased)
+    }
+
+    /// Drops what the reader left: with what was read since the last
+    /// [`take_read`](Self::take_read), window for the connection to give back.
+    pub(crate) fn drop_unread(&self) -> usize {
+        let mut state = self.state();
+        let unread = state.data.len() - state.at;
+        state.data = Vec::new();
+        state.at = 0;
+        unread + std::mem::take(&mut state.unreleased)
+    }
+}
+
+impl Source for Inflow {
+    fn poll_read(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+        let mut state = self.state();
+        let waiting = state.data.len() - state.at;
+        if waiting > 0 {
+            let n = waiting.min(buf.len());
+            let at = state.at;
+            buf[..n].copy_from_slice(&state.data[at..at + n]);
+            state.at += n;
+            if state.at == state.data.len() {
+                state.data.clear();
+                state.at = 0;
+            }
+            state.unreleased += n;
+            self.read.notify_one();
+            return Poll::Ready(Ok(n));
+        }
+        match state.end {
+            Some(Ok(())) => Poll::Ready(Ok(0)),
+            Some(Err(kind)) => Poll::Ready(Err(io::Error::new(
+                kind,
+                "the client reset the stream mid-body",
+            ))),
+            None => {
+                state.reader = Some(cx.waker().clone());
+                Poll::Pending
+            }
+        }
     }
 }

@@ -4,8 +4,10 @@
 //! starts with the HTTP/2 preface (prior knowledge, as `curl --http2-prior-knowledge`,
 //! h2load and gRPC clients connect). Frames are read from the receive ring in place;
 //! request bodies are copied out of `DATA` frames into a buffer per stream (bounded by
-//! [`ServerConfig::max_buffered_body`]) and the handler runs once the request is whole,
-//! seeing the same [`Request`] an HTTP/1.1 request gives: its head is rebuilt as an
+//! [`ServerConfig::max_buffered_body`]) and the handler runs once the request is whole, or,
+//! for a handler that [streams bodies](Handler::streams_body), runs from the head on and
+//! reads the body as it comes (the client's window given back as it reads), seeing the
+//! same [`Request`] an HTTP/1.1 request gives: its head is rebuilt as an
 //! HTTP/1.1 head (`:authority` as `host`, cookies joined) and parsed by the same parser,
 //! so routes, middleware and static files work unchanged.
 //!
@@ -19,6 +21,7 @@ use std::collections::{HashMap, VecDeque};
 use std::future::{poll_fn, Future};
 use std::os::unix::fs::FileExt as _;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
@@ -30,7 +33,9 @@ use ringwire_http2::frame::{StreamId, PREFACE};
 use ringwire_http2::{Connection, ErrorCode, Event};
 use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport};
 use ringwire_io::{Ring, RingPool, TransportError};
+use tokio::sync::Notify;
 
+use crate::body_reader::{BodyReader, Inflow};
 use crate::conn::{Close, Shared};
 use crate::timeout::{Phase, Timer};
 use crate::{Body, BodyStream, FileBody, Handler, Request, Response, ServerConfig, Socket};
@@ -69,6 +74,10 @@ struct Incoming {
     too_large: bool,
     /// A `HEAD` request: the answer's fields, not its body.
     head_only: bool,
+    /// `head` parsed, or the status that answers it.
+    verdict: Result<(), u16>,
+    /// The body on its way, for a handler that streams it (it runs before the body ends).
+    inflow: Option<Arc<Inflow>>,
 }
 
 /// A request body's room kept for the next request at most; a larger one is given back.
@@ -82,6 +91,21 @@ impl Incoming {
             body: Vec::new(),
             too_large: false,
             head_only: false,
+            verdict: Ok(()),
+            inflow: None,
+        }
+    }
+
+    /// Parses `head` for the handler, noting the error status if it is not a valid one.
+    fn parse(&mut self) {
+        self.verdict = match self.parser.parse(&self.head) {
+            Ok(Status::Complete(..)) => Ok(()),
+            Ok(Status::Partial { .. }) => Err(400),
+            Err(e) => Err(e.status()),
+        };
+        if self.verdict.is_err() {
+            // The parser is left midway: the next request gets a fresh one.
+            self.parser = RequestParser::new(*self.parser.limits());
         }
     }
 
@@ -92,6 +116,7 @@ impl Incoming {
             self.body = Vec::new();
         }
         self.too_large = false;
+        self.inflow = None;
     }
 }
 
@@ -108,6 +133,8 @@ struct Streams {
     peer_left: bool,
     /// Handlers running, by stream: a stream the client resets has its handler dropped.
     running: HashMap<StreamId, AbortHandle>,
+    /// The bodies of requests whose handlers stream them, while those handlers run.
+    inflows: HashMap<StreamId, Arc<Inflow>>,
     /// How many handlers may run at once: the streams that may be open.
     max_running: usize,
     /// Answered requests' buffers and parsers, for the next ones.
@@ -122,7 +149,26 @@ impl Streams {
         self.whole.shrink_to_fit();
         self.refused.shrink_to_fit();
         self.running.shrink_to_fit();
+        self.inflows.shrink_to_fit();
         self.spare = Vec::new();
+    }
+
+    /// Handlers that hold no stream slot: those waiting for the bodies they stream, which
+    /// only reading more frames brings.
+    fn streaming(&self) -> usize {
+        self.inflows.len()
+    }
+
+    /// `id`'s handler answered. A body it streamed and left unread has its window given
+    /// back, and the rest is read and thrown away as a refused one is.
+    fn answered(&mut self, id: StreamId, conn: &mut Connection) {
+        self.running.remove(&id);
+        if let Some(inflow) = self.inflows.remove(&id) {
+            conn.release(id, inflow.drop_unread());
+            if !inflow.ended() {
+                self.refused.insert(id, 0);
+            }
+        }
     }
 
     /// A request answered: its buffers serve the next one.
@@ -160,6 +206,7 @@ pub(crate) async fn serve<H: Handler>(
         refused: HashMap::new(),
         peer_left: false,
         running: HashMap::new(),
+        inflows: HashMap::new(),
         max_running: h2.max_concurrent_streams as usize,
         spare: Vec::new(),
         limits: config.limits,
@@ -171,12 +218,15 @@ pub(crate) async fn serve<H: Handler>(
     let mut bodies: HashMap<StreamId, Source> = HashMap::new();
     // The rings' pages were given back since the connection went quiet.
     let mut released = false;
+    // Signalled as handlers read the bodies they stream: window to give back.
+    let read = Arc::new(Notify::new());
     loop {
         // No more handlers at once than streams may be open: a client that resets each
         // stream as soon as it opened it (CVE-2023-44487) is read no further meanwhile.
-        let busy = running.len() >= streams.max_running;
+        let busy = running.len().saturating_sub(streams.streaming()) >= streams.max_running;
         if !busy {
-            if let Err(error) = receive(&mut conn, rx, timer, config, &mut streams) {
+            let target = (handler, &read);
+            if let Err(error) = receive(&mut conn, rx, timer, config, &mut streams, target) {
                 log::debug!("HTTP/2 connection error: {error}");
                 return close(tx, &mut conn).await;
             }
@@ -192,6 +242,7 @@ pub(crate) async fn serve<H: Handler>(
                 match poll_fn(|cx| Poll::Ready(poll_slot(&mut slot, cx))).await {
                     Poll::Ready((id, head_only, response, request)) => {
                         slots.push(slot);
+                        streams.answered(id, &mut conn);
                         streams.recycle(request);
                         respond(&mut conn, id, head_only, response, &mut bodies);
                     }
@@ -244,8 +295,8 @@ pub(crate) async fn serve<H: Handler>(
                     // (An aborted handler's stream was reset: nothing to send.)
                     if let Ok(((id, head_only, response, request), slot)) = answered {
                         slots.push(slot);
+                        streams.answered(id, &mut conn);
                         streams.recycle(request);
-                        streams.running.remove(&id);
                         respond(&mut conn, id, head_only, response, &mut bodies);
                     }
                     next = running.next().now_or_never().flatten();
@@ -260,6 +311,11 @@ pub(crate) async fn serve<H: Handler>(
                     next = (conn.transmit().len() < BODY_QUEUE)
                         .then(|| produce(&mut bodies, &conn).now_or_never())
                         .flatten();
+                }
+            }
+            () = read.notified(), if !streams.inflows.is_empty() => {
+                for (&id, inflow) in &streams.inflows {
+                    conn.release(id, inflow.take_read());
                 }
             }
             filled = fill(rx, &shared.rx, stream, want), if !busy => if filled? == 0 {
@@ -306,13 +362,16 @@ async fn fill(
     rx.fill(want).await
 }
 
-/// Handles every whole frame buffered, noting requests as they become whole.
-fn receive(
+/// Handles every whole frame buffered, noting requests as they become whole (or, for a
+/// handler that streams bodies, as their heads come). `read` is the signal the bodies'
+/// readers give.
+fn receive<H: Handler>(
     conn: &mut Connection,
     rx: &mut Rx<'_>,
     timer: &Timer,
     config: &ServerConfig,
     streams: &mut Streams,
+    (handler, read): (&H, &Arc<Notify>),
 ) -> Result<(), ringwire_http2::Error> {
     let Streams {
         incoming,
@@ -320,12 +379,13 @@ fn receive(
         refused,
         peer_left,
         running,
+        inflows,
         max_running,
         spare,
         limits,
     } = streams;
     // Whole requests wait for a handler only up to the limit; the rest stays unread.
-    while whole.len() + running.len() < *max_running {
+    while (whole.len() + running.len()).saturating_sub(inflows.len()) < *max_running {
         let (used, event) = conn.recv(rx.data())?;
         let (mut release, mut reset) = (None, None);
         match event {
@@ -338,8 +398,17 @@ fn receive(
                 let mut request = spare.pop().unwrap_or_else(|| Incoming::new(*limits));
                 request.head_only = head.method == b"HEAD";
                 head.write_http1(&mut request.head);
+                request.parse();
+                let streamed = !end_stream
+                    && request.verdict.is_ok()
+                    && handler.streams_body(&request.parser.head().view(&request.head));
+                if streamed {
+                    let inflow = Arc::new(Inflow::new(Arc::clone(read)));
+                    inflows.insert(stream, Arc::clone(&inflow));
+                    request.inflow = Some(inflow);
+                }
                 incoming.insert(stream, request);
-                if end_stream {
+                if end_stream || streamed {
                     whole.push_back(stream);
                 }
             }
@@ -349,7 +418,9 @@ fn receive(
                 end_stream,
             }) => {
                 timer.progress(data.len());
-                if let Some(request) = incoming.get_mut(&stream).filter(|r| !r.too_large) {
+                if let Some(inflow) = inflows.get(&stream) {
+                    inflow.push(data, end_stream);
+                } else if let Some(request) = incoming.get_mut(&stream).filter(|r| !r.too_large) {
                     if request.body.len() + data.len() > config.max_buffered_body {
                         // Answered at once; the rest of the body is thrown away.
                         request.too_large = true;
@@ -368,10 +439,19 @@ fn receive(
                         reset = Some(stream);
                     }
                 }
-                release = Some((stream, data.len()));
+                // A streamed body's window comes back as its handler reads it.
+                if !inflows.contains_key(&stream) {
+                    release = Some((stream, data.len()));
+                }
             }
-            Some(Event::Trailers { stream, .. }) => whole.push_back(stream),
+            Some(Event::Trailers { stream, .. }) => match inflows.get(&stream) {
+                Some(inflow) => inflow.push(&[], true),
+                None => whole.push_back(stream),
+            },
             Some(Event::Reset { stream, .. }) => {
+                if let Some(inflow) = inflows.remove(&stream) {
+                    inflow.cut();
+                }
                 incoming.remove(&stream);
                 refused.remove(&stream);
                 if let Some(handler) = running.remove(&stream) {
@@ -401,29 +481,24 @@ fn receive(
 /// while it runs.
 async fn answer<H: Handler>(
     id: StreamId,
-    mut request: Incoming,
+    request: Incoming,
     stream: &Socket,
     handler: &H,
 ) -> (StreamId, bool, Response, Incoming) {
-    let response = if request.too_large {
-        Response::new(413)
-    } else {
-        match request.parser.parse(&request.head) {
-            Ok(Status::Complete(head, _)) => {
-                handler
-                    .call(&Request::new(head, &request.body).on(stream).over_http2())
-                    .await
-            }
-            // The parser is left midway: the next request gets a fresh one.
-            Ok(Status::Partial { .. }) => {
-                request.parser = RequestParser::new(*request.parser.limits());
-                Response::new(400)
-            }
-            Err(e) => {
-                request.parser = RequestParser::new(*request.parser.limits());
-                Response::new(e.status())
+    let response = match request.verdict {
+        _ if request.too_large => Response::new(413),
+        Ok(()) => {
+            let head = request.parser.head().view(&request.head);
+            let plain = Request::new(head, &request.body).on(stream).over_http2();
+            match &request.inflow {
+                Some(inflow) => {
+                    let reader = BodyReader::new(&**inflow);
+                    handler.call(&plain.with_reader(reader)).await
+                }
+                None => handler.call(&plain).await,
             }
         }
+        Err(status) => Response::new(status),
     };
     (id, request.head_only, response, request)
 }

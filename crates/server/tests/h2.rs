@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 use std::time::Duration;
 
 use bytes::Bytes;
-use common::{curl, curl_text, start, start_tls, Echo};
+use common::{acceptor, curl, curl_text, start, start_tls, Echo};
 use ringwire_server::{Body, Request, Response, Router, ServerConfig};
 
 /// curl over HTTP/2 without the upgrade dance, and what it printed.
@@ -16,15 +16,6 @@ fn h2c(args: &[&str], stdin: &[u8]) -> Vec<u8> {
     let mut all = vec!["--http2-prior-knowledge"];
     all.extend_from_slice(args);
     curl(&all, stdin)
-}
-
-/// A TLS acceptor for localhost whose ALPN list is `alpn`.
-fn acceptor(alpn: &[&[u8]]) -> ringwire_tls::TlsAcceptor {
-    let (cert, key) = ringwire_tls::self_signed(&["localhost"]).expect("certificate");
-    let config = ringwire_tls::ServerConfig::from_pem(&cert, &key)
-        .expect("PEM")
-        .alpn(alpn);
-    ringwire_tls::TlsAcceptor::new(&config).expect("acceptor")
 }
 
 #[test]

@@ -6,7 +6,7 @@ use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
 use std::time::Duration;
 
-use common::{curl, raw, start};
+use common::{acceptor, curl, raw, start, start_tls};
 use ringwire_http1::Method;
 use ringwire_server::{handler_fn, streaming, Request, Response, Router, ServerConfig, Timeouts};
 
@@ -37,6 +37,22 @@ async fn ignore(_: &Request<'_>) -> Response {
     Response::text("ignored\n")
 }
 
+/// Reads the first few bytes of the body, and answers a moment later (the client has sent
+/// a window's worth meanwhile), leaving the rest.
+async fn peek(request: &Request<'_>) -> Response {
+    let mut first = [0; 4];
+    match request.body_reader() {
+        Some(mut body) => match body.read(&mut first).await {
+            Ok(n) => {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                Response::text(format!("{}\n", String::from_utf8_lossy(&first[..n])))
+            }
+            Err(e) => Response::new(400).body(format!("{e}\n")),
+        },
+        None => Response::text("no body\n"),
+    }
+}
+
 fn expected(data: &[u8]) -> String {
     let sum = data
         .iter()
@@ -48,6 +64,7 @@ fn app() -> Router {
     Router::new()
         .route(Method::Post, "/sum", streaming(handler_fn(sum)))
         .route(Method::Post, "/ignore", streaming(handler_fn(ignore)))
+        .route(Method::Post, "/peek", streaming(handler_fn(peek)))
 }
 
 #[test]
@@ -66,6 +83,96 @@ fn uploads_larger_than_the_buffer_bound_stream_through() {
     assert_eq!(String::from_utf8_lossy(&out), expected(&data));
     let out = curl(&["-T", "-", "-X", "POST", &url], &data);
     assert_eq!(String::from_utf8_lossy(&out), expected(&data));
+}
+
+/// Over HTTP/2 too: the body comes in `DATA` frames and the window is given back as the
+/// handler reads (two uploads on one TLS connection, as a browser sends them).
+#[test]
+fn uploads_stream_through_over_http2() {
+    let config = ServerConfig {
+        max_buffered_body: 64 << 10,
+        ..ServerConfig::default()
+    };
+    // 16 times the stream's window, 4 times the connection's.
+    let data: Vec<u8> = (0..4_000_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+        .collect();
+    let addr = start(config, app());
+    let url = format!("http://{addr}/sum");
+    let args = ["--http2-prior-knowledge", "--data-binary", "@-", &url];
+    assert_eq!(
+        String::from_utf8_lossy(&curl(&args, &data)),
+        expected(&data)
+    );
+    let addr = start_tls(config, app(), acceptor(&[b"h2", b"http/1.1"]));
+    let url = format!("https://localhost:{}/sum", addr.port());
+    let format = "%{http_version} %{num_connects}\n";
+    let args = [
+        "-k",
+        "--http2",
+        "-w",
+        format,
+        "--data-binary",
+        "@-",
+        &url,
+        &url,
+    ];
+    let out = String::from_utf8_lossy(&curl(&args, &data)).into_owned();
+    let one = expected(&data);
+    assert_eq!(out, format!("{one}2 1\n{one}2 0\n"));
+}
+
+/// Python's h2 uploads 4 MB to a handler that reads a few bytes and answers: the answer
+/// comes at once, the rest of the body is taken and thrown away (its window given back,
+/// what had arrived for the handler included), and the connection serves the next request. (curl 7.88 stops uploading once the answer is
+/// in, so it cannot show this.)
+const UNREAD_UPLOAD: &str = r#"
+import socket, sys
+import h2.connection, h2.events
+host, port = sys.argv[1].rsplit(":", 1)
+sock = socket.create_connection((host, int(port)), timeout=10)
+conn = h2.connection.H2Connection()
+conn.initiate_connection()
+
+def request(path, body):
+    sid = conn.get_next_available_stream_id()
+    conn.send_headers(sid, [(":method", "POST"), (":path", path), (":scheme", "http"),
+                            (":authority", "x"), ("content-length", str(len(body)))])
+    sent, answer, ended = 0, b"", False
+    while not (ended and sent == len(body)):
+        room = min(conn.local_flow_control_window(sid), conn.max_outbound_frame_size)
+        if sent < len(body) and room > 0:
+            n = min(room, len(body) - sent)
+            conn.send_data(sid, body[sent:sent + n], end_stream=sent + n == len(body))
+            sent += n
+        else:
+            sock.sendall(conn.data_to_send())
+            for event in conn.receive_data(sock.recv(1 << 16)):
+                if isinstance(event, h2.events.DataReceived):
+                    answer += event.data
+                    conn.acknowledge_received_data(len(event.data), sid)
+                ended |= isinstance(event, h2.events.StreamEnded) and event.stream_id == sid
+        sock.sendall(conn.data_to_send())
+    return answer.decode()
+
+print(request("/peek", b"x" * 4_000_000), end="")
+print(request("/sum", b"abc"), end="")
+"#;
+
+#[test]
+fn an_unread_http2_body_is_thrown_away_and_the_connection_goes_on() {
+    ringwire_testkit::ensure_python_module("h2", "h2");
+    let addr = start(ServerConfig::default(), app());
+    let out = std::process::Command::new("python3")
+        .args(["-c", UNREAD_UPLOAD, &addr.to_string()])
+        .output()
+        .expect("python3");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("xxxx\n{}", expected(b"abc"))
+    );
 }
 
 #[test]

@@ -37,6 +37,15 @@ pub fn start_tls<H: Handler>(
     serve(config, handler, Some(acceptor))
 }
 
+/// A TLS acceptor for localhost (a self-signed certificate) whose ALPN list is `alpn`.
+pub fn acceptor(alpn: &[&[u8]]) -> ringwire_tls::TlsAcceptor {
+    let (cert, key) = ringwire_tls::self_signed(&["localhost"]).expect("certificate");
+    let config = ringwire_tls::ServerConfig::from_pem(&cert, &key)
+        .expect("PEM")
+        .alpn(alpn);
+    ringwire_tls::TlsAcceptor::new(&config).expect("acceptor")
+}
+
 fn serve<H: Handler>(
     mut config: ServerConfig,
     handler: H,

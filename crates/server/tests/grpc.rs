@@ -1,5 +1,6 @@
-//! Trailer fields after a streamed body: gRPC over HTTP/2 against Python's grpcio (a gRPC
-//! call fails without its `grpc-status` trailer), HTTP/1.1's chunked trailer section on a raw
+//! gRPC over HTTP/2 against Python's grpcio: unary calls (each fails without its
+//! `grpc-status` trailer) and a client-streaming one (the request body read as it arrives);
+//! and the trailer fields gRPC needs elsewhere: HTTP/1.1's chunked trailer section on a raw
 //! socket, and an axum body's trailers through the tower bridge.
 
 mod common;
@@ -11,7 +12,10 @@ use std::process::Command;
 use bytes::Bytes;
 use common::start;
 use ringwire_http1::encode::FieldBlock;
-use ringwire_server::{Body, BodyFrame, Request, Response, Router, ServerConfig, TowerHandler};
+use ringwire_http1::Method;
+use ringwire_server::{
+    handler_fn, streaming, Body, BodyFrame, Request, Response, Router, ServerConfig, TowerHandler,
+};
 
 fn fields(pairs: &[(&str, &str)]) -> FieldBlock {
     FieldBlock::new(pairs.iter().map(|(n, v)| (*n, v.as_bytes()))).expect("valid fields")
@@ -80,6 +84,94 @@ fn grpc_calls_from_grpcio_get_their_status_in_trailers() {
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
         "HELLO GRPC\nNOT_FOUND no such thing\n"
+    );
+}
+
+/// A client-streaming method: reads the call's messages as they arrive (the request body
+/// through a `BodyReader`; the server buffers no more than 1 KiB of a body itself) and
+/// answers how many there were and their total length.
+async fn count(request: &Request<'_>) -> Response {
+    let Some(mut body) = request.body_reader() else {
+        return Response::new(400);
+    };
+    let (mut messages, mut bytes) = (0, 0);
+    let mut prefix = [0; 5];
+    loop {
+        match read_exact(&mut body, &mut prefix).await {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(_) => return Response::new(400),
+        }
+        let mut message =
+            vec![0; u32::from_be_bytes([prefix[1], prefix[2], prefix[3], prefix[4]]) as usize];
+        if !matches!(read_exact(&mut body, &mut message).await, Ok(true)) {
+            return Response::new(400);
+        }
+        messages += 1;
+        bytes += message.len();
+    }
+    let reply = format!("{messages} messages, {bytes} bytes");
+    let mut frame = vec![0];
+    frame.extend_from_slice(&(reply.len() as u32).to_be_bytes());
+    frame.extend_from_slice(reply.as_bytes());
+    let frames = [
+        Ok(BodyFrame::Data(frame.into())),
+        Ok(BodyFrame::Trailers(fields(&[("grpc-status", "0")]))),
+    ];
+    Response::new(200)
+        .header("content-type", "application/grpc")
+        .body(Body::frames(futures_util::stream::iter(frames)))
+}
+
+/// Fills `buf` from `body`; `false` at the body's end before the first byte.
+async fn read_exact(
+    body: &mut ringwire_server::BodyReader<'_>,
+    buf: &mut [u8],
+) -> std::io::Result<bool> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match body.read(&mut buf[filled..]).await? {
+            0 if filled == 0 => return Ok(false),
+            0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            n => filled += n,
+        }
+    }
+    Ok(true)
+}
+
+const GRPCIO_STREAMING_CLIENT: &str = r#"
+import sys, grpc
+channel = grpc.insecure_channel(sys.argv[1])
+same = lambda b: b
+count = channel.stream_unary("/ringwire.Echo/Count", request_serializer=same, response_deserializer=same)
+print(count((b"m" * 10_000 for _ in range(200)), timeout=20).decode())
+"#;
+
+#[test]
+fn a_client_streaming_grpc_call_is_read_as_it_arrives() {
+    ringwire_testkit::ensure_python_module("grpc", "grpcio");
+    let config = ServerConfig {
+        max_buffered_body: 1 << 10,
+        ..ServerConfig::default()
+    };
+    let router = Router::new().route(
+        Method::Post,
+        "/ringwire.Echo/Count",
+        streaming(handler_fn(count)),
+    );
+    let addr = start(config, router);
+    let out = Command::new("python3")
+        .args(["-c", GRPCIO_STREAMING_CLIENT, &addr.to_string()])
+        .output()
+        .expect("python3");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "200 messages, 2000000 bytes\n"
     );
 }
 
