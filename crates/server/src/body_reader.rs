@@ -272,6 +272,8 @@ struct InflowState {
     /// The body's end: whole, or cut off (the client reset the stream).
     end: Option<Result<(), io::ErrorKind>>,
     reader: Option<Waker>,
+    /// [`RequestBody`] handles alive: the body outlives its handler's call while any is.
+    handles: usize,
 }
 
 impl Inflow {
@@ -310,6 +312,11 @@ impl Inflow {
     /// Whether the body came to its end (it may not all be read yet).
     pub(crate) fn ended(&self) -> bool {
         self.state().end.is_some()
+    }
+
+    /// Whether a [`RequestBody`] still reads it.
+    pub(crate) fn held(&self) -> bool {
+        self.state().handles > 0
     }
 
     /// Bytes read since the last call: window for the connection to give back.
@@ -356,5 +363,51 @@ impl Source for Inflow {
                 Poll::Pending
             }
         }
+    }
+}
+
+/// An HTTP/2 request body that outlives its handler's call: the handler answers at once
+/// (a gRPC bidirectional stream's response headers, say) and a task it spawned goes on
+/// reading the request as it comes ([`Request::body_stream`](crate::Request::body_stream)).
+/// The stream's window is given back as it reads; dropped, the rest of the body is thrown
+/// away.
+#[derive(Debug)]
+pub struct RequestBody {
+    inflow: Arc<Inflow>,
+}
+
+impl RequestBody {
+    pub(crate) fn new(inflow: Arc<Inflow>) -> Self {
+        inflow.state().handles += 1;
+        RequestBody { inflow }
+    }
+
+    /// Reads body bytes into `buf`; `Ok(0)` at the end of the body.
+    ///
+    /// # Errors
+    ///
+    /// The client reset the stream ([`io::ErrorKind::UnexpectedEof`]).
+    pub async fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        poll_fn(|cx| self.inflow.poll_read(cx, buf)).await
+    }
+}
+
+impl AsyncRead for RequestBody {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let n = std::task::ready!(self.inflow.poll_read(cx, buf.initialize_unfilled()))?;
+        buf.advance(n);
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl Drop for RequestBody {
+    fn drop(&mut self) {
+        self.inflow.state().handles -= 1;
+        // The connection looks again: a body no one reads any more is thrown away.
+        self.inflow.read.notify_one();
     }
 }

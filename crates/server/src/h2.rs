@@ -35,7 +35,7 @@ use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport};
 use ringwire_io::{Ring, RingPool, TransportError};
 use tokio::sync::Notify;
 
-use crate::body_reader::{BodyReader, Inflow};
+use crate::body_reader::Inflow;
 use crate::conn::{Close, Shared};
 use crate::timeout::{Phase, Timer};
 use crate::{Body, BodyStream, FileBody, Handler, Request, Response, ServerConfig, Socket};
@@ -159,10 +159,33 @@ impl Streams {
         self.inflows.len()
     }
 
-    /// `id`'s handler answered. A body it streamed and left unread has its window given
-    /// back, and the rest is read and thrown away as a refused one is.
+    /// `id`'s handler answered. A body it streamed and left unread (and that no
+    /// [`RequestBody`](crate::RequestBody) reads on) has its window given back, and the
+    /// rest is read and thrown away as a refused one is.
     fn answered(&mut self, id: StreamId, conn: &mut Connection) {
         self.running.remove(&id);
+        if self.inflows.get(&id).is_some_and(|inflow| !inflow.held()) {
+            self.let_go(id, conn);
+        }
+    }
+
+    /// Gives back the window of what the handlers read of the bodies they stream, and lets
+    /// go of the bodies whose handlers answered and whose last [`RequestBody`](crate::RequestBody)
+    /// is gone.
+    fn settle(&mut self, conn: &mut Connection) {
+        let mut gone = Vec::new();
+        for (&id, inflow) in &self.inflows {
+            conn.release(id, inflow.take_read());
+            if !inflow.held() && !self.running.contains_key(&id) {
+                gone.push(id);
+            }
+        }
+        for id in gone {
+            self.let_go(id, conn);
+        }
+    }
+
+    fn let_go(&mut self, id: StreamId, conn: &mut Connection) {
         if let Some(inflow) = self.inflows.remove(&id) {
             conn.release(id, inflow.drop_unread());
             if !inflow.ended() {
@@ -313,11 +336,7 @@ pub(crate) async fn serve<H: Handler>(
                         .flatten();
                 }
             }
-            () = read.notified(), if !streams.inflows.is_empty() => {
-                for (&id, inflow) in &streams.inflows {
-                    conn.release(id, inflow.take_read());
-                }
-            }
+            () = read.notified(), if !streams.inflows.is_empty() => streams.settle(&mut conn),
             filled = fill(rx, &shared.rx, stream, want), if !busy => if filled? == 0 {
                 return Ok(Close::Now);
             },
@@ -491,10 +510,7 @@ async fn answer<H: Handler>(
             let head = request.parser.head().view(&request.head);
             let plain = Request::new(head, &request.body).on(stream).over_http2();
             match &request.inflow {
-                Some(inflow) => {
-                    let reader = BodyReader::new(&**inflow);
-                    handler.call(&plain.with_reader(reader)).await
-                }
+                Some(inflow) => handler.call(&plain.with_inflow(inflow)).await,
                 None => handler.call(&plain).await,
             }
         }

@@ -43,7 +43,9 @@
 //! the receive ring right behind the head (no copy); a chunked body is decoded
 //! into a per-connection buffer that is reused across requests (one copy). A
 //! handler that [streams bodies](Handler::streams_body) reads them as they
-//! arrive instead, through a [`BodyReader`], of any size.
+//! arrive instead, through a [`BodyReader`], of any size; over HTTP/2 also after
+//! the handler has answered, through a [`RequestBody`] (a bidirectional gRPC
+//! call).
 
 #![forbid(unsafe_code)]
 
@@ -70,7 +72,7 @@ mod upgrade;
 #[cfg(feature = "ws")]
 pub mod ws;
 
-pub use body_reader::BodyReader;
+pub use body_reader::{BodyReader, RequestBody};
 pub use config::ServerConfig;
 pub use handler::{handler_fn, streaming, FnHandler, Handler, HandlerFn, Streaming};
 pub use request::{Protocol, Request};

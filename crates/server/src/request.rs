@@ -3,10 +3,11 @@
 use std::fmt;
 use std::net::SocketAddr;
 use std::ops::Deref;
+use std::sync::Arc;
 
 use crate::Socket;
 
-use crate::body_reader::BodyReader;
+use crate::body_reader::{BodyReader, Inflow, RequestBody};
 use crate::router::Params;
 
 /// A request as a handler sees it: the head, parsed in place in the receive
@@ -25,6 +26,8 @@ pub struct Request<'a> {
     params: &'a Params<'a>,
     peer: Peer<'a>,
     reader: Option<BodyReader<'a>>,
+    /// An HTTP/2 body a handler may take beyond its call.
+    inflow: Option<&'a Arc<Inflow>>,
     http2: bool,
 }
 
@@ -76,6 +79,7 @@ impl<'a> Request<'a> {
             params: Params::none(),
             peer: Peer::Unknown,
             reader: None,
+            inflow: None,
             http2: false,
         }
     }
@@ -106,6 +110,22 @@ impl<'a> Request<'a> {
     /// one); `None` otherwise, when [`body`](Self::body) has it whole.
     pub fn body_reader(&self) -> Option<BodyReader<'a>> {
         self.reader
+    }
+
+    /// The same request, its HTTP/2 body read from `inflow` (by reference, or owned).
+    pub(crate) fn with_inflow(mut self, inflow: &'a Arc<Inflow>) -> Self {
+        self.reader = Some(BodyReader::new(&**inflow));
+        self.inflow = Some(inflow);
+        self
+    }
+
+    /// The body as it arrives, as [`body_reader`](Self::body_reader) gives it, but owned:
+    /// it can be read after the handler has answered, by a task the handler spawned, as a
+    /// bidirectional gRPC call does. HTTP/2 only (an HTTP/1.1 body is read within the call,
+    /// from the connection's ring); `None` otherwise. Read it through one handle at a time.
+    pub fn body_stream(&self) -> Option<RequestBody> {
+        self.inflow
+            .map(|inflow| RequestBody::new(Arc::clone(inflow)))
     }
 
     /// The same request, from `peer`.

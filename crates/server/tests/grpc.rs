@@ -16,6 +16,7 @@ use ringwire_http1::Method;
 use ringwire_server::{
     handler_fn, streaming, Body, BodyFrame, Request, Response, Router, ServerConfig, TowerHandler,
 };
+use tokio::io::{AsyncRead, AsyncReadExt as _};
 
 fn fields(pairs: &[(&str, &str)]) -> FieldBlock {
     FieldBlock::new(pairs.iter().map(|(n, v)| (*n, v.as_bytes()))).expect("valid fields")
@@ -87,6 +88,27 @@ fn grpc_calls_from_grpcio_get_their_status_in_trailers() {
     );
 }
 
+/// The next gRPC message from `body` (its 5-byte prefix read off); `None` at the body's end.
+async fn next_message<R: AsyncRead + Unpin>(body: &mut R) -> std::io::Result<Option<Vec<u8>>> {
+    let mut prefix = [0; 5];
+    if body.read(&mut prefix[..1]).await? == 0 {
+        return Ok(None);
+    }
+    body.read_exact(&mut prefix[1..]).await?;
+    let len = u32::from_be_bytes([prefix[1], prefix[2], prefix[3], prefix[4]]);
+    let mut message = vec![0; len as usize];
+    body.read_exact(&mut message).await?;
+    Ok(Some(message))
+}
+
+/// `message` framed for gRPC (uncompressed).
+fn framed(message: &[u8]) -> Bytes {
+    let mut frame = vec![0];
+    frame.extend_from_slice(&(message.len() as u32).to_be_bytes());
+    frame.extend_from_slice(message);
+    frame.into()
+}
+
 /// A client-streaming method: reads the call's messages as they arrive (the request body
 /// through a `BodyReader`; the server buffers no more than 1 KiB of a body itself) and
 /// answers how many there were and their total length.
@@ -95,27 +117,16 @@ async fn count(request: &Request<'_>) -> Response {
         return Response::new(400);
     };
     let (mut messages, mut bytes) = (0, 0);
-    let mut prefix = [0; 5];
     loop {
-        match read_exact(&mut body, &mut prefix).await {
-            Ok(true) => {}
-            Ok(false) => break,
+        match next_message(&mut body).await {
+            Ok(Some(message)) => (messages, bytes) = (messages + 1, bytes + message.len()),
+            Ok(None) => break,
             Err(_) => return Response::new(400),
         }
-        let mut message =
-            vec![0; u32::from_be_bytes([prefix[1], prefix[2], prefix[3], prefix[4]]) as usize];
-        if !matches!(read_exact(&mut body, &mut message).await, Ok(true)) {
-            return Response::new(400);
-        }
-        messages += 1;
-        bytes += message.len();
     }
     let reply = format!("{messages} messages, {bytes} bytes");
-    let mut frame = vec![0];
-    frame.extend_from_slice(&(reply.len() as u32).to_be_bytes());
-    frame.extend_from_slice(reply.as_bytes());
     let frames = [
-        Ok(BodyFrame::Data(frame.into())),
+        Ok(BodyFrame::Data(framed(reply.as_bytes()))),
         Ok(BodyFrame::Trailers(fields(&[("grpc-status", "0")]))),
     ];
     Response::new(200)
@@ -123,20 +134,68 @@ async fn count(request: &Request<'_>) -> Response {
         .body(Body::frames(futures_util::stream::iter(frames)))
 }
 
-/// Fills `buf` from `body`; `false` at the body's end before the first byte.
-async fn read_exact(
-    body: &mut ringwire_server::BodyReader<'_>,
-    buf: &mut [u8],
-) -> std::io::Result<bool> {
-    let mut filled = 0;
-    while filled < buf.len() {
-        match body.read(&mut buf[filled..]).await? {
-            0 if filled == 0 => return Ok(false),
-            0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
-            n => filled += n,
+/// A bidirectional method: answers at once, and a task echoes each message in capitals as
+/// it comes, reading the request body after the handler has returned.
+async fn chat(request: &Request<'_>) -> Response {
+    let Some(mut body) = request.body_stream() else {
+        return Response::new(400);
+    };
+    let (sender, answer) = Body::channel(4);
+    tokio::spawn(async move {
+        while let Ok(Some(message)) = next_message(&mut body).await {
+            if sender
+                .send(framed(&message.to_ascii_uppercase()))
+                .await
+                .is_err()
+            {
+                return;
+            }
         }
-    }
-    Ok(true)
+        let _ = sender.trailers(fields(&[("grpc-status", "0")])).await;
+    });
+    Response::new(200)
+        .header("content-type", "application/grpc")
+        .body(answer)
+}
+
+const GRPCIO_BIDI_CLIENT: &str = r#"
+import sys, grpc, queue
+channel = grpc.insecure_channel(sys.argv[1])
+same = lambda b: b
+chat = channel.stream_stream("/ringwire.Echo/Chat", request_serializer=same, response_deserializer=same)
+echoed = queue.Queue()
+def requests():
+    for word in [b"one", b"two", b"three"]:
+        yield word
+        echoed.get(timeout=10)  # the next only once this one came back
+replies = []
+for reply in chat(requests(), timeout=20):
+    replies.append(reply.decode())
+    echoed.put(None)
+print(" ".join(replies))
+"#;
+
+/// Lockstep: the client sends each message only once the last one's echo came back, so the
+/// call deadlocks unless the server answers while the request is still arriving.
+#[test]
+fn a_bidirectional_grpc_call_echoes_each_message_as_it_comes() {
+    ringwire_testkit::ensure_python_module("grpc", "grpcio");
+    let router = Router::new().route(
+        Method::Post,
+        "/ringwire.Echo/Chat",
+        streaming(handler_fn(chat)),
+    );
+    let addr = start(ServerConfig::default(), router);
+    let out = Command::new("python3")
+        .args(["-c", GRPCIO_BIDI_CLIENT, &addr.to_string()])
+        .output()
+        .expect("python3");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "ONE TWO THREE\n");
 }
 
 const GRPCIO_STREAMING_CLIENT: &str = r#"
