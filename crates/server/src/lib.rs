@@ -82,5 +82,5 @@ pub use server::{Server, Threading};
 pub use socket::Socket;
 pub use timeout::{Shutdown, Timeouts};
 #[cfg(feature = "tower")]
-pub use tower::TowerHandler;
+pub use tower::{TowerBody, TowerHandler};
 pub use upgrade::{UpgradeFuture, Upgraded};

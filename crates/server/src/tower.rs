@@ -1,9 +1,11 @@
 //! Runs a `tower::Service` — an axum `Router`, say — as a [`Handler`].
 //!
 //! The bridge costs what the ecosystem types cost: the head is copied into
-//! an `http::Request` (a `HeaderMap` and its strings) and the body into its
-//! `Full<Bytes>`. The response's body is taken as it is when its size is
-//! known (one `Bytes`, usually uncopied), and streamed chunked when not.
+//! an `http::Request` (a `HeaderMap` and its strings) and the body into a
+//! [`TowerBody`], whole, or (with [`TowerHandler::streaming`], over HTTP/2) as
+//! it arrives. The response's body is taken as it is when its size is known
+//! (one `Bytes`, usually uncopied), and streamed (chunked, with its trailers)
+//! when not.
 
 use std::fmt;
 use std::future::poll_fn;
@@ -13,12 +15,12 @@ use std::task::{Context, Poll};
 
 use bytes::{Bytes, BytesMut};
 use futures_core::{ready, Stream};
-use http_body::Body as HttpBody;
-use http_body_util::Full;
+use http_body::{Body as HttpBody, Frame, SizeHint};
 use ringwire_http1::encode::FieldBlock;
+use tokio::io::{AsyncRead, ReadBuf};
 use tower_service::Service;
 
-use crate::{Body, BodyFrame, Handler, Protocol, Request, Response};
+use crate::{Body, BodyFrame, Handler, Protocol, Request, RequestBody, Response};
 
 /// A [`Handler`] that forwards every request to a `tower::Service`:
 ///
@@ -38,18 +40,89 @@ use crate::{Body, BodyFrame, Handler, Protocol, Request, Response};
 #[derive(Debug, Clone)]
 pub struct TowerHandler<S> {
     service: S,
+    /// Request bodies read as they arrive, up to this much over HTTP/1.1.
+    streaming: Option<usize>,
 }
 
 impl<S> TowerHandler<S> {
-    /// Serves `service`.
+    /// Serves `service`; a request body reaches it whole (up to
+    /// [`ServerConfig::max_buffered_body`](crate::ServerConfig::max_buffered_body)).
     pub fn new(service: S) -> Self {
-        TowerHandler { service }
+        TowerHandler {
+            service,
+            streaming: None,
+        }
+    }
+
+    /// Serves `service`, handing it request bodies as they arrive over HTTP/2, of any size
+    /// and for as long as it reads (a gRPC service's streaming calls, tonic's among them);
+    /// an HTTP/1.1 body is read whole first, up to `max_http1_body` bytes (else `413`).
+    pub fn streaming(service: S, max_http1_body: usize) -> Self {
+        TowerHandler {
+            service,
+            streaming: Some(max_http1_body),
+        }
+    }
+}
+
+/// A request body as a [`TowerHandler`]'s service gets it: whole, or read as it arrives.
+#[derive(Debug)]
+pub struct TowerBody(Inner);
+
+#[derive(Debug)]
+enum Inner {
+    /// The bytes, until they are taken; `None` for an empty body.
+    Whole(Option<Bytes>),
+    Arriving(RequestBody),
+}
+
+impl Inner {
+    fn whole(bytes: Bytes) -> Inner {
+        Inner::Whole((!bytes.is_empty()).then_some(bytes))
+    }
+}
+
+/// How much of an arriving body one frame takes at most.
+const FRAME: usize = 16 << 10;
+
+impl HttpBody for TowerBody {
+    type Data = Bytes;
+    type Error = io::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
+        match &mut self.0 {
+            Inner::Whole(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
+            Inner::Arriving(body) => {
+                let mut room = vec![0; FRAME];
+                let mut buf = ReadBuf::new(&mut room);
+                ready!(Pin::new(body).poll_read(cx, &mut buf))?;
+                let n = buf.filled().len();
+                room.truncate(n);
+                Poll::Ready((n > 0).then(|| Ok(Frame::data(room.into()))))
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        matches!(self.0, Inner::Whole(None))
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match &self.0 {
+            Inner::Whole(bytes) => {
+                SizeHint::with_exact(bytes.as_ref().map_or(0, |b| b.len() as u64))
+            }
+            Inner::Arriving(_) => SizeHint::default(),
+        }
     }
 }
 
 impl<S, B> Handler for TowerHandler<S>
 where
-    S: Service<http::Request<Full<Bytes>>, Response = http::Response<B>>
+    S: Service<http::Request<TowerBody>, Response = http::Response<B>>
         + Clone
         + Send
         + Sync
@@ -59,6 +132,10 @@ where
     B: HttpBody<Data = Bytes> + Send + 'static,
     B::Error: fmt::Display,
 {
+    fn streams_body(&self, _: &ringwire_http1::Request<'_>) -> bool {
+        self.streaming.is_some()
+    }
+
     async fn call(&self, request: &Request<'_>) -> Response {
         let mut head = match request.head().to_http() {
             Ok(head) => head,
@@ -70,7 +147,19 @@ where
         if request.protocol() == Protocol::Http2 {
             *head.version_mut() = http::Version::HTTP_2;
         }
-        let request = head.map(|()| Full::new(Bytes::copy_from_slice(request.body())));
+        let body = match (request.body_stream(), request.body_reader()) {
+            (Some(arriving), _) => Inner::Arriving(arriving),
+            (None, Some(mut reader)) => {
+                let limit = self.streaming.unwrap_or_default();
+                match reader.to_vec(limit).await {
+                    Ok(whole) => Inner::whole(whole.into()),
+                    Err(e) if e.kind() == io::ErrorKind::FileTooLarge => return Response::new(413),
+                    Err(_) => return Response::new(400),
+                }
+            }
+            (None, None) => Inner::whole(Bytes::copy_from_slice(request.body())),
+        };
+        let request = head.map(|()| TowerBody(body));
         let mut service = self.service.clone();
         if let Err(e) = poll_fn(|cx| service.poll_ready(cx)).await {
             log::warn!("service not ready: {e}");

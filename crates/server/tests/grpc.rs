@@ -302,3 +302,83 @@ fn an_axum_bodys_trailers_go_out() {
         "{answer}"
     );
 }
+
+/// An axum service behind `TowerHandler::streaming`, written as a gRPC server built on the
+/// `http` types is (tonic's are): the request body as an `http_body` that yields messages as
+/// they come, the answer streamed and ended by trailers. grpcio's lockstep call needs both.
+#[test]
+fn a_tower_service_answers_a_bidirectional_call() {
+    use axum::body::Body as AxumBody;
+    use bytes::{Buf as _, BytesMut};
+    use futures_util::StreamExt as _;
+
+    async fn chat(request: AxumBody) -> axum::response::Response {
+        let mut arriving = request.into_data_stream();
+        let (tx, rx) = tokio::sync::mpsc::channel(4);
+        tokio::spawn(async move {
+            let mut pending = BytesMut::new();
+            while let Some(Ok(chunk)) = arriving.next().await {
+                pending.extend_from_slice(&chunk);
+                while pending.len() >= 5 {
+                    let len = u32::from_be_bytes([pending[1], pending[2], pending[3], pending[4]]);
+                    if pending.len() < 5 + len as usize {
+                        break;
+                    }
+                    pending.advance(5);
+                    let message = pending.split_to(len as usize).to_ascii_uppercase();
+                    let frame = http_body::Frame::data(framed(&message));
+                    if tx.send(frame).await.is_err() {
+                        return;
+                    }
+                }
+            }
+            let mut status = http::HeaderMap::new();
+            status.insert("grpc-status", http::HeaderValue::from_static("0"));
+            let _ = tx.send(http_body::Frame::trailers(status)).await;
+        });
+        let frames = futures_util::stream::unfold(rx, |mut rx| async move {
+            let frame = rx.recv().await?;
+            Some((Ok::<_, std::convert::Infallible>(frame), rx))
+        });
+        axum::response::Response::builder()
+            .header("content-type", "application/grpc")
+            .body(AxumBody::new(http_body_util::StreamBody::new(frames)))
+            .expect("a response")
+    }
+
+    ringwire_testkit::ensure_python_module("grpc", "grpcio");
+    let app = axum::Router::new().route("/ringwire.Echo/Chat", axum::routing::post(chat));
+    let addr = start(
+        ServerConfig::default(),
+        TowerHandler::streaming(app, 1 << 20),
+    );
+    let out = Command::new("python3")
+        .args(["-c", GRPCIO_BIDI_CLIENT, &addr.to_string()])
+        .output()
+        .expect("python3");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "ONE TWO THREE\n");
+}
+
+/// Over HTTP/1.1 a streaming `TowerHandler` reads the body whole first, up to its bound.
+#[test]
+fn a_streaming_tower_handler_bounds_http11_bodies() {
+    async fn length(body: axum::body::Bytes) -> String {
+        format!("{}\n", body.len())
+    }
+    let app = axum::Router::new().route("/len", axum::routing::post(length));
+    let addr = start(ServerConfig::default(), TowerHandler::streaming(app, 1000));
+    let post = |len: usize| {
+        let request = format!(
+            "POST /len HTTP/1.1\r\nhost: x\r\ncontent-length: {len}\r\nconnection: close\r\n\r\n{}",
+            "x".repeat(len)
+        );
+        exchange(addr, &request)
+    };
+    assert!(post(1000).ends_with("\r\n\r\n1000\n"), "{}", post(1000));
+    assert!(post(1001).starts_with("HTTP/1.1 413 "), "{}", post(1001));
+}
