@@ -90,10 +90,19 @@ impl AsyncRead for BodyReader<'_> {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        let n = std::task::ready!(self.source.poll_read(cx, buf.initialize_unfilled()))?;
-        buf.advance(n);
-        Poll::Ready(Ok(()))
+        poll_read_into(self.source, cx, buf)
     }
+}
+
+/// What `source` has, read into the unfilled part of `buf` (`AsyncRead`'s way).
+fn poll_read_into(
+    source: &dyn Source,
+    cx: &mut Context<'_>,
+    buf: &mut ReadBuf<'_>,
+) -> Poll<io::Result<()>> {
+    let n = std::task::ready!(source.poll_read(cx, buf.initialize_unfilled()))?;
+    buf.advance(n);
+    Poll::Ready(Ok(()))
 }
 
 /// Where a [`BodyReader`] reads from: the connection's [`Pump`], behind a
@@ -398,9 +407,7 @@ impl AsyncRead for RequestBody {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        let n = std::task::ready!(self.inflow.poll_read(cx, buf.initialize_unfilled()))?;
-        buf.advance(n);
-        Poll::Ready(Ok(()))
+        poll_read_into(&*self.inflow, cx, buf)
     }
 }
 

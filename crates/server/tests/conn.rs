@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{curl, curl_text, raw, start, statuses, Echo};
+use common::{curl, curl_text, python, raw, start, statuses, Echo};
 use ringwire_server::ServerConfig;
 
 #[test]
@@ -239,16 +239,7 @@ print("ok")
 #[test]
 fn python_http_client_keeps_alive_and_streams_bodies() {
     let addr = start(ServerConfig::default(), Echo);
-    let out = std::process::Command::new("python3")
-        .args(["-c", PYTHON_CLIENT, &addr.port().to_string()])
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(out.stdout, b"ok\n");
+    assert_eq!(python(PYTHON_CLIENT, &[&addr.port().to_string()]), "ok\n");
 }
 
 /// A handler's response head larger than the send ring may grow is answered with a 500 (not

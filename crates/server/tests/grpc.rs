@@ -7,10 +7,9 @@ mod common;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::process::Command;
 
 use bytes::Bytes;
-use common::start;
+use common::{python, start};
 use ringwire_http1::encode::FieldBlock;
 use ringwire_http1::Method;
 use ringwire_server::{
@@ -39,17 +38,12 @@ async fn grpc(request: &Request<'_>) -> Response {
         let status = if failing {
             fields(&[("grpc-status", "5"), ("grpc-message", "no such thing")])
         } else {
-            let mut frame = vec![0];
-            frame.extend_from_slice(&(reply.len() as u32).to_be_bytes());
-            frame.extend_from_slice(&reply);
-            sender.send(frame).await.expect("the call is open");
+            sender.send(framed(&reply)).await.expect("the call is open");
             fields(&[("grpc-status", "0")])
         };
         sender.trailers(status).await.expect("the call is open");
     });
-    Response::new(200)
-        .header("content-type", "application/grpc")
-        .body(answer)
+    grpc_answer(answer)
 }
 
 const GRPCIO_CLIENT: &str = r#"
@@ -73,19 +67,8 @@ fn grpc_calls_from_grpcio_get_their_status_in_trailers() {
         .post("/ringwire.Echo/Upper", grpc)
         .post("/ringwire.Echo/Missing", grpc);
     let addr = start(ServerConfig::default(), router);
-    let out = Command::new("python3")
-        .args(["-c", GRPCIO_CLIENT, &addr.to_string()])
-        .output()
-        .expect("python3");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
-        "HELLO GRPC\nNOT_FOUND no such thing\n"
-    );
+    let out = python(GRPCIO_CLIENT, &[&addr.to_string()]);
+    assert_eq!(out, "HELLO GRPC\nNOT_FOUND no such thing\n");
 }
 
 /// The next gRPC message from `body` (its 5-byte prefix read off); `None` at the body's end.
@@ -99,6 +82,13 @@ async fn next_message<R: AsyncRead + Unpin>(body: &mut R) -> std::io::Result<Opt
     let mut message = vec![0; len as usize];
     body.read_exact(&mut message).await?;
     Ok(Some(message))
+}
+
+/// A gRPC call's answer: its messages and status come in `body`.
+fn grpc_answer(body: Body) -> Response {
+    Response::new(200)
+        .header("content-type", "application/grpc")
+        .body(body)
 }
 
 /// `message` framed for gRPC (uncompressed).
@@ -129,9 +119,7 @@ async fn count(request: &Request<'_>) -> Response {
         Ok(BodyFrame::Data(framed(reply.as_bytes()))),
         Ok(BodyFrame::Trailers(fields(&[("grpc-status", "0")]))),
     ];
-    Response::new(200)
-        .header("content-type", "application/grpc")
-        .body(Body::frames(futures_util::stream::iter(frames)))
+    grpc_answer(Body::frames(futures_util::stream::iter(frames)))
 }
 
 /// A bidirectional method: answers at once, and a task echoes each message in capitals as
@@ -153,9 +141,7 @@ async fn chat(request: &Request<'_>) -> Response {
         }
         let _ = sender.trailers(fields(&[("grpc-status", "0")])).await;
     });
-    Response::new(200)
-        .header("content-type", "application/grpc")
-        .body(answer)
+    grpc_answer(answer)
 }
 
 const GRPCIO_BIDI_CLIENT: &str = r#"
@@ -186,16 +172,8 @@ fn a_bidirectional_grpc_call_echoes_each_message_as_it_comes() {
         streaming(handler_fn(chat)),
     );
     let addr = start(ServerConfig::default(), router);
-    let out = Command::new("python3")
-        .args(["-c", GRPCIO_BIDI_CLIENT, &addr.to_string()])
-        .output()
-        .expect("python3");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "ONE TWO THREE\n");
+    let out = python(GRPCIO_BIDI_CLIENT, &[&addr.to_string()]);
+    assert_eq!(out, "ONE TWO THREE\n");
 }
 
 const GRPCIO_STREAMING_CLIENT: &str = r#"
@@ -219,19 +197,8 @@ fn a_client_streaming_grpc_call_is_read_as_it_arrives() {
         streaming(handler_fn(count)),
     );
     let addr = start(config, router);
-    let out = Command::new("python3")
-        .args(["-c", GRPCIO_STREAMING_CLIENT, &addr.to_string()])
-        .output()
-        .expect("python3");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
-        "200 messages, 2000000 bytes\n"
-    );
+    let out = python(GRPCIO_STREAMING_CLIENT, &[&addr.to_string()]);
+    assert_eq!(out, "200 messages, 2000000 bytes\n");
 }
 
 /// The raw answer to `request`, read to the close.
@@ -352,16 +319,8 @@ fn a_tower_service_answers_a_bidirectional_call() {
         ServerConfig::default(),
         TowerHandler::streaming(app, 1 << 20),
     );
-    let out = Command::new("python3")
-        .args(["-c", GRPCIO_BIDI_CLIENT, &addr.to_string()])
-        .output()
-        .expect("python3");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "ONE TWO THREE\n");
+    let out = python(GRPCIO_BIDI_CLIENT, &[&addr.to_string()]);
+    assert_eq!(out, "ONE TWO THREE\n");
 }
 
 /// Over HTTP/1.1 a streaming `TowerHandler` reads the body whole first, up to its bound.

@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 use std::time::Duration;
 
 use bytes::Bytes;
-use common::{acceptor, curl, curl_text, start, start_tls, Echo};
+use common::{acceptor, curl, curl_text, python, start, start_tls, Echo};
 use ringwire_server::{Body, Request, Response, Router, ServerConfig};
 
 /// curl over HTTP/2 without the upgrade dance, and what it printed.
@@ -364,16 +364,7 @@ fn an_idle_connection_is_told_goodbye_and_closed() {
     let config = short_idle();
     let addr = start(config, Echo);
     let started = std::time::Instant::now();
-    let out = Command::new("python3")
-        .args(["-c", IDLE_CLIENT, &addr.port().to_string()])
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let out = String::from_utf8_lossy(&out.stdout);
+    let out = python(IDLE_CLIENT, &[&addr.port().to_string()]);
     assert_eq!(out, "GOAWAY 0 last 1\nclosed\n");
     assert!(
         started.elapsed() < Duration::from_secs(5),
@@ -417,19 +408,8 @@ fn a_client_that_grants_no_window_is_let_go_after_the_idle_limit() {
     let config = short_idle();
     let addr = start(config, Router::new().get("/big", big));
     let started = std::time::Instant::now();
-    let out = Command::new("python3")
-        .args(["-c", NO_WINDOW_CLIENT, &addr.port().to_string()])
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
-        "status 200\nGOAWAY 0\nbody 0\nclosed\n"
-    );
+    let out = python(NO_WINDOW_CLIENT, &[&addr.port().to_string()]);
+    assert_eq!(out, "status 200\nGOAWAY 0\nbody 0\nclosed\n");
     // The body-rate limit (5 s by default) used to decide this.
     let took = started.elapsed();
     assert!(took < Duration::from_secs(2), "{took:?}");

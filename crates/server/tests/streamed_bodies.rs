@@ -6,7 +6,7 @@ use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
 use std::time::Duration;
 
-use common::{acceptor, curl, raw, start, start_tls};
+use common::{acceptor, curl, python, raw, start, start_tls};
 use ringwire_http1::Method;
 use ringwire_server::{handler_fn, streaming, Request, Response, Router, ServerConfig, Timeouts};
 
@@ -163,16 +163,8 @@ print(request("/sum", b"abc"), end="")
 fn an_unread_http2_body_is_thrown_away_and_the_connection_goes_on() {
     ringwire_testkit::ensure_python_module("h2", "h2");
     let addr = start(ServerConfig::default(), app());
-    let out = std::process::Command::new("python3")
-        .args(["-c", UNREAD_UPLOAD, &addr.to_string()])
-        .output()
-        .expect("python3");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
-        format!("xxxx\n{}", expected(b"abc"))
-    );
+    let out = python(UNREAD_UPLOAD, &[&addr.to_string()]);
+    assert_eq!(out, format!("xxxx\n{}", expected(b"abc")));
 }
 
 #[test]

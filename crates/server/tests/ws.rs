@@ -8,7 +8,7 @@ use ringwire_ws::handshake::Offer;
 use std::net::SocketAddr;
 use std::process::Command;
 
-use common::start;
+use common::{python, start};
 use ringwire_server::ws;
 use ringwire_server::{Router, ServerConfig};
 
@@ -118,16 +118,10 @@ asyncio.run(main(sys.argv[1]))
 fn python_websockets_with_compression() {
     ringwire_testkit::ensure_python_module("websockets", "websockets");
     let addr = server();
-    let out = Command::new("python3")
-        .args(["-c", PYTHON_CLIENT, &format!("ws://{addr}/ws/echo")])
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    assert_eq!(
+        python(PYTHON_CLIENT, &[&format!("ws://{addr}/ws/echo")]),
+        "ok\n"
     );
-    assert_eq!(out.stdout, b"ok\n");
 }
 
 const PYTHON_SERVER: &str = r#"

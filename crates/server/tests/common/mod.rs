@@ -37,6 +37,19 @@ pub fn start_tls<H: Handler>(
     serve(config, handler, Some(acceptor))
 }
 
+/// Runs `python3 -c script args...`; its standard output, once it has exited with success
+/// (its standard error in the panic otherwise).
+pub fn python(script: &str, args: &[&str]) -> String {
+    let out = Command::new("python3")
+        .args(["-c", script])
+        .args(args)
+        .output()
+        .expect("python3 runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "python3 failed: {stderr}");
+    String::from_utf8(out.stdout).expect("UTF-8 output")
+}
+
 /// A TLS acceptor for localhost (a self-signed certificate) whose ALPN list is `alpn`.
 pub fn acceptor(alpn: &[&[u8]]) -> ringwire_tls::TlsAcceptor {
     let (cert, key) = ringwire_tls::self_signed(&["localhost"]).expect("certificate");
