@@ -120,8 +120,10 @@ fn fetches_from_ringwire_serve_with_the_exchange_on_stderr() {
     assert!(out.status.success());
     assert_eq!(text(&out.stdout), "Hello from ringwire!\n");
     let stderr = text(&out.stderr);
+    let (ip, port) = server.addr.rsplit_once(':').expect("IP:PORT");
+    let connected = format!("* Connected to {ip} port {port}\n");
     assert!(
-        stderr.starts_with("> GET /hello HTTP/1.1\n> host: "),
+        stderr.starts_with(&format!("{connected}> GET /hello HTTP/1.1\n> host: ")),
         "{stderr}"
     );
     assert!(stderr.contains("\n< HTTP/1.1 200 OK\n"), "{stderr}");
@@ -633,7 +635,8 @@ fn head_sends_head_and_writes_the_head_as_curl() {
     let url = format!("http://{}/", server.addr);
     let out = get(&["-I", "-v", &url]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(text(&out.stderr).starts_with("> HEAD / HTTP/1.1\n"));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("\n> HEAD / HTTP/1.1\n"), "{stderr}");
     let got = undated(&out.stdout);
     assert!(got.starts_with("HTTP/1.1 200 OK\r\n"), "{got:?}");
     assert!(got.ends_with("\r\n\r\n"), "{got:?}");

@@ -271,6 +271,10 @@ pub(crate) struct Inflow {
     read: Arc<Notify>,
 }
 
+/// How much an [`Inflow`]'s reader takes before the bytes it took are dropped from the
+/// front of the buffer (the rest, at most a stream window, moved down).
+const COMPACT_AT: usize = 64 << 10;
+
 #[derive(Debug, Default)]
 struct InflowState {
     data: Vec<u8>,
@@ -309,7 +313,8 @@ impl Inflow {
         }
     }
 
-    /// The client reset the stream: the reader gets an error once it has what came.
+    /// The client reset the stream, or the connection ended: the reader gets an error once
+    /// it has what came.
     pub(crate) fn cut(&self) {
         let mut state = self.state();
         state.end.get_or_insert(Err(io::ErrorKind::UnexpectedEof));
@@ -355,6 +360,12 @@ impl Source for Inflow {
             state.at += n;
             if state.at == state.data.len() {
                 state.data.clear();
+                state.at = 0;
+            } else if state.at >= COMPACT_AT {
+                // A reader always a little behind never empties the buffer: what it took
+                // goes, or the buffer would grow for as long as the body does.
+                let at = state.at;
+                state.data.drain(..at);
                 state.at = 0;
             }
             state.unreleased += n;
@@ -416,5 +427,32 @@ impl Drop for RequestBody {
         self.inflow.state().handles -= 1;
         // The connection looks again: a body no one reads any more is thrown away.
         self.inflow.read.notify_one();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reader_always_behind_keeps_the_buffer_to_what_it_has_not_read() {
+        let inflow = Inflow::new(Arc::new(Notify::new()));
+        let mut cx = Context::from_waker(Waker::noop());
+        let mut buf = [0; 4096];
+        let (mut pushed, mut read) = (Vec::new(), Vec::new());
+        for i in 0..1000u32 {
+            let piece = vec![i as u8; 4100];
+            inflow.push(&piece, false);
+            pushed.extend_from_slice(&piece);
+            let Poll::Ready(Ok(n)) = inflow.poll_read(&mut cx, &mut buf) else {
+                panic!("bytes were waiting");
+            };
+            read.extend_from_slice(&buf[..n]);
+        }
+        assert_eq!(read[..], pushed[..read.len()]);
+        let state = inflow.state();
+        assert_eq!(state.data.len() - state.at, pushed.len() - read.len());
+        assert!(state.at < COMPACT_AT, "{} bytes read and kept", state.at);
+        assert_eq!(state.unreleased, read.len());
     }
 }

@@ -201,6 +201,16 @@ impl Streams {
     }
 }
 
+impl Drop for Streams {
+    /// The connection ended: a body a [`RequestBody`](crate::RequestBody) still reads is
+    /// cut off (its reader gets an error, not a wait that never ends).
+    fn drop(&mut self) {
+        for inflow in self.inflows.values() {
+            inflow.cut();
+        }
+    }
+}
+
 /// How much of a refused body is read and thrown away before the stream is reset. Not
 /// reset at once: curl 7.88 reports a reset after a whole answer as a failure.
 const DISCARD_MAX: usize = 16 << 20;

@@ -4,6 +4,7 @@ mod common;
 
 use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use common::{acceptor, curl, python, raw, start, start_tls};
@@ -165,6 +166,68 @@ fn an_unread_http2_body_is_thrown_away_and_the_connection_goes_on() {
     let addr = start(ServerConfig::default(), app());
     let out = python(UNREAD_UPLOAD, &[&addr.to_string()]);
     assert_eq!(out, format!("xxxx\n{}", expected(b"abc")));
+}
+
+/// How the reads of `hold`'s task ended: 1 at the body's end, 2 cut off.
+static HELD_BODY_END: AtomicUsize = AtomicUsize::new(0);
+
+/// Answers at once; a task goes on reading the HTTP/2 body after the answer.
+async fn hold(request: &Request<'_>) -> Response {
+    let Some(mut body) = request.body_stream() else {
+        return Response::text("HTTP/2 only\n");
+    };
+    tokio::spawn(async move {
+        let mut buf = [0; 1024];
+        let end = loop {
+            match body.read(&mut buf).await {
+                Ok(0) => break 1,
+                Ok(_) => {}
+                Err(_) => break 2,
+            }
+        };
+        HELD_BODY_END.store(end, Ordering::SeqCst);
+    });
+    Response::text("held\n")
+}
+
+/// Python's h2 starts an upload, reads the answer, and hangs up with the body unfinished.
+const HANG_UP: &str = r#"
+import socket, sys
+import h2.connection, h2.events
+host, port = sys.argv[1].rsplit(":", 1)
+sock = socket.create_connection((host, int(port)), timeout=10)
+conn = h2.connection.H2Connection()
+conn.initiate_connection()
+conn.send_headers(1, [(":method", "POST"), (":path", "/hold"), (":scheme", "http"),
+                      (":authority", "x")])
+conn.send_data(1, b"the start of it")
+sock.sendall(conn.data_to_send())
+answer = b""
+while not answer.endswith(b"\n"):
+    for event in conn.receive_data(sock.recv(1 << 16)):
+        if isinstance(event, h2.events.DataReceived):
+            answer += event.data
+print(answer.decode(), end="")
+sock.close()
+"#;
+
+/// A body a task reads after the handler answered ends in an error for that task when the
+/// client goes away, rather than a wait that never ends.
+#[test]
+fn a_held_http2_body_is_cut_off_when_the_connection_ends() {
+    ringwire_testkit::ensure_python_module("h2", "h2");
+    let router = Router::new().route(Method::Post, "/hold", streaming(handler_fn(hold)));
+    let addr = start(ServerConfig::default(), router);
+    assert_eq!(python(HANG_UP, &[&addr.to_string()]), "held\n");
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while HELD_BODY_END.load(Ordering::SeqCst) == 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(
+        HELD_BODY_END.load(Ordering::SeqCst),
+        2,
+        "1: ended, 0: still waiting"
+    );
 }
 
 #[test]
