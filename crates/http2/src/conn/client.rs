@@ -12,7 +12,13 @@ impl Connection {
     /// first frame it sends.
     #[must_use]
     pub fn client(config: Config) -> Connection {
-        Connection::new(Role::Client, config)
+        let mut conn = Connection::new(Role::Client, config);
+        // A client keeps few connections, and the responses it reads index a new `date`
+        // each second: its table is given its room at once, so that filling it over the
+        // first minute allocates nothing. (A server's tables grow as they fill: it has many
+        // connections, most of whose tables stay small.)
+        conn.decoder.reserve_table();
+        conn
     }
 
     /// Opens the next stream (1, 3, 5, …) with a request head: the pseudo-header fields

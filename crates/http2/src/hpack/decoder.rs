@@ -55,6 +55,12 @@ impl Decoder {
         }
     }
 
+    /// Gives the dynamic table its whole room now (our own bound, `max_table_size`), so
+    /// that filling it later allocates nothing.
+    pub fn reserve_table(&mut self) {
+        self.table.reserve_full();
+    }
+
     /// Changes the bound on the peer's table size, once the `SETTINGS` frame that announces
     /// it is acknowledged. When it drops below the table's current size, the next block must
     /// start with a size update within the new bound (RFC 7541 section 4.2).

@@ -215,6 +215,10 @@ impl Table {
             return false;
         }
         self.evict_to(self.max_size - size);
+        if self.bytes.len() + name.len() + value.len() > self.bytes.capacity() {
+            // Room from the evicted entries first: the buffer grows only with the live ones.
+            self.compact();
+        }
         let start = self.bytes.len();
         self.bytes.extend_from_slice(name);
         self.bytes.extend_from_slice(value);
@@ -256,13 +260,30 @@ impl Table {
             self.head += entry.len();
         }
         let live = self.bytes.len() - self.head;
-        if self.head > 0 && self.head >= live {
+        if self.head >= live {
+            self.compact();
+        }
+    }
+
+    /// Drops the evicted entries' bytes from the front of the buffer.
+    fn compact(&mut self) {
+        if self.head > 0 {
             self.bytes.drain(..self.head);
             for entry in &mut self.entries {
                 entry.start -= self.head;
             }
             self.head = 0;
         }
+    }
+
+    /// Room for a full table, so that filling it allocates nothing more: the entries'
+    /// bytes stay within `max_size`, and each entry counts at least 32.
+    pub(super) fn reserve_full(&mut self) {
+        self.bytes
+            .reserve_exact(self.max_size.saturating_sub(self.bytes.len()));
+        let entries = self.max_size / ENTRY_OVERHEAD;
+        self.entries
+            .reserve_exact(entries.saturating_sub(self.entries.len()));
     }
 }
 
@@ -281,6 +302,23 @@ mod tests {
             assert_eq!(exact, Some(i + 1));
             assert_eq!(STATIC[named.unwrap() - 1].0, *name);
         }
+    }
+
+    #[test]
+    fn a_reserved_table_fills_and_churns_without_growing() {
+        let mut t = Table::new(4096);
+        t.reserve_full();
+        let (bytes, entries) = (t.bytes.capacity(), t.entries.capacity());
+        // A new `date` each second, among fields that stay, as a server's answers bring;
+        // and long values, whose bytes (not the 32 counted per entry) fill the table.
+        for second in 0..10_000 {
+            assert!(t.insert(b"date", format!("Fri, 27 Nov 2026 {second:08}").as_bytes()));
+            assert!(t.insert(b"server", b"ringwire"));
+            assert!(t.insert(b"x-long", format!("{second:0300}").as_bytes()));
+            assert!(t.insert(b"x-n", format!("{}", second % 7).as_bytes()));
+        }
+        assert_eq!((t.bytes.capacity(), t.entries.capacity()), (bytes, entries));
+        assert_eq!(t.get(0), Some((&b"x-n"[..], &b"3"[..])));
     }
 
     #[test]
