@@ -17,6 +17,8 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll, Waker};
 
+use bytes::Bytes;
+
 use crate::Socket;
 use ringwire_http1::{BodyDecoder, Decoded};
 use ringwire_io::tokio::AsyncRecvTransport;
@@ -349,14 +351,17 @@ impl Inflow {
     }
 }
 
-impl Source for Inflow {
-    fn poll_read(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+impl Inflow {
+    /// Hands `take` the bytes waiting, which says how many it took and what it made of
+    /// them; `None` at the body's end; pending while nothing waits.
+    fn poll_take<T>(
+        &self,
+        cx: &mut Context<'_>,
+        take: impl FnOnce(&[u8]) -> (usize, T),
+    ) -> Poll<io::Result<Option<T>>> {
         let mut state = self.state();
-        let waiting = state.data.len() - state.at;
-        if waiting > 0 {
-            let n = waiting.min(buf.len());
-            let at = state.at;
-            buf[..n].copy_from_slice(&state.data[at..at + n]);
+        if state.at < state.data.len() {
+            let (n, taken) = take(&state.data[state.at..]);
             state.at += n;
             if state.at == state.data.len() {
                 state.data.clear();
@@ -370,10 +375,10 @@ impl Source for Inflow {
             }
             state.unreleased += n;
             self.read.notify_one();
-            return Poll::Ready(Ok(n));
+            return Poll::Ready(Ok(Some(taken)));
         }
         match state.end {
-            Some(Ok(())) => Poll::Ready(Ok(0)),
+            Some(Ok(())) => Poll::Ready(Ok(None)),
             Some(Err(kind)) => Poll::Ready(Err(io::Error::new(
                 kind,
                 "the client reset the stream mid-body",
@@ -383,6 +388,17 @@ impl Source for Inflow {
                 Poll::Pending
             }
         }
+    }
+}
+
+impl Source for Inflow {
+    fn poll_read(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+        let copied = std::task::ready!(self.poll_take(cx, |waiting| {
+            let n = waiting.len().min(buf.len());
+            buf[..n].copy_from_slice(&waiting[..n]);
+            (n, n)
+        }))?;
+        Poll::Ready(Ok(copied.unwrap_or(0)))
     }
 }
 
@@ -421,6 +437,22 @@ impl AsyncRead for RequestBody {
         poll_read_into(&*self.inflow, cx, buf)
     }
 }
+
+/// What has arrived, a piece at a time (copied out, up to 64 KiB a piece).
+impl futures_core::Stream for RequestBody {
+    type Item = io::Result<Bytes>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let piece = self.inflow.poll_take(cx, |waiting| {
+            let n = waiting.len().min(PIECE);
+            (n, Bytes::copy_from_slice(&waiting[..n]))
+        });
+        Poll::Ready(std::task::ready!(piece).transpose())
+    }
+}
+
+/// The most a [`RequestBody`] hands out at once as a stream.
+const PIECE: usize = 64 << 10;
 
 impl Drop for RequestBody {
     fn drop(&mut self) {

@@ -17,7 +17,6 @@ use bytes::{Bytes, BytesMut};
 use futures_core::{ready, Stream};
 use http_body::{Body as HttpBody, Frame, SizeHint};
 use ringwire_http1::encode::FieldBlock;
-use tokio::io::{AsyncRead, ReadBuf};
 use tower_service::Service;
 
 use crate::{Body, BodyFrame, Handler, Protocol, Request, RequestBody, Response};
@@ -82,9 +81,6 @@ impl Inner {
     }
 }
 
-/// How much of an arriving body one frame takes at most.
-const FRAME: usize = 16 << 10;
-
 impl HttpBody for TowerBody {
     type Data = Bytes;
     type Error = io::Error;
@@ -95,14 +91,9 @@ impl HttpBody for TowerBody {
     ) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
         match &mut self.0 {
             Inner::Whole(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
-            Inner::Arriving(body) => {
-                let mut room = vec![0; FRAME];
-                let mut buf = ReadBuf::new(&mut room);
-                ready!(Pin::new(body).poll_read(cx, &mut buf))?;
-                let n = buf.filled().len();
-                room.truncate(n);
-                Poll::Ready((n > 0).then(|| Ok(Frame::data(room.into()))))
-            }
+            Inner::Arriving(body) => Pin::new(body)
+                .poll_next(cx)
+                .map(|piece| piece.map(|data| data.map(Frame::data))),
         }
     }
 
