@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Server CPU per HTTP/2 request of two `ringwire` builds, alternated: each serves the demo
+# site on one thread pinned to core 0 while `ringwire bench --http2` (the second build's)
+# loads it from core 1, GET /hello and a 1,000-byte POST to it (answered 405). CPU is the
+# server's utime + stime from /proc over the timed run, divided by the requests answered.
+# The order flips every round (ABBA): on this machine whichever build runs second in a pair
+# measured up to 20% more, either way round.
+#
+#   bench/scripts/serve_ab.sh BEFORE_BINARY AFTER_BINARY [ROUNDS]
+set -euo pipefail
+before=$1 after=$2 rounds=${3:-3}
+body=$(head -c 1000 /dev/zero | tr '\0' x)
+
+run() { # binary method
+    local bin=$1 method=$2 err pid port out t0 t1 reqs
+    err=$(mktemp)
+    taskset -c 0 "$bin" serve --addr 127.0.0.1:0 --threads 1 2>"$err" >/dev/null &
+    pid=$!
+    port=
+    for _ in $(seq 50); do
+        port=$(grep -o "127.0.0.1:[0-9]*" "$err" | head -1 | cut -d: -f2) && [ -n "$port" ] && break
+        sleep 0.1
+    done
+    local load=(taskset -c 1 "$after" bench --http2 -c 8 -p 8)
+    [ "$method" = POST ] && load+=(-X POST -d "$body")
+    "${load[@]}" -D 1 "http://127.0.0.1:$port/hello" >/dev/null 2>&1
+    t0=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+    out=$("${load[@]}" -D 4 "http://127.0.0.1:$port/hello" 2>&1)
+    t1=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+    kill "$pid"
+    wait "$pid" 2>/dev/null || true
+    rm -f "$err"
+    reqs=$(awk '/^ *requests/ {print $2; exit}' <<<"$out")
+    # Clock ticks are 10 ms: microseconds per request.
+    printf '%s %s: %s requests, %s us of server CPU each\n' "$bin" "$method" "$reqs" \
+        "$(echo "scale=2; ($t1 - $t0) * 10000 / $reqs" | bc)"
+}
+
+for round in $(seq "$rounds"); do
+    for method in GET POST; do
+        if ((round % 2)); then
+            run "$before" "$method"
+            run "$after" "$method"
+        else
+            run "$after" "$method"
+            run "$before" "$method"
+        fi
+    done
+done
