@@ -191,10 +191,11 @@ impl Connection {
         if !self.renewal_due() || self.correlator.in_flight() > 0 || self.tx.pending() > 0 {
             return Ok(());
         }
-        let sasl = self.session.as_ref().expect("due").sasl.clone();
-        // Cleared first: the exchange's own requests do not renew.
-        self.session = None;
-        Box::pin(self.authenticate(&sasl)).await
+        // Taken: the exchange's own requests do not renew.
+        let Some(session) = self.session.take() else {
+            return Ok(());
+        };
+        Box::pin(self.authenticate(&session.sasl)).await
     }
 
     /// The exchange `sasl` calls for: the session's lifetime the broker gave (0: none).
