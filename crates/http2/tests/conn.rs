@@ -904,6 +904,22 @@ fn a_header_block_over_headers_and_continuations_is_one_request() {
 }
 
 #[test]
+fn a_header_block_is_known_to_be_half_received_until_its_end() {
+    run(|c| {
+        let block = c.block(GET);
+        assert!(!c.conn.in_header_block());
+        assert_eq!(
+            c.send(&raw(kind::HEADERS, flags::END_STREAM, 1, &block[..2])),
+            []
+        );
+        assert!(c.conn.in_header_block(), "CONTINUATION awaited");
+        let rest = raw(kind::CONTINUATION, flags::END_HEADERS, 1, &block[2..]);
+        assert_eq!(c.send(&rest), [Ev::request(1, GET, true)]);
+        assert!(!c.conn.in_header_block());
+    });
+}
+
+#[test]
 fn a_frame_inside_a_header_block_is_a_protocol_error() {
     for interloper in [
         ping(false, [1; 8]),

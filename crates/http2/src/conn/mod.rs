@@ -451,6 +451,13 @@ impl Connection {
         self.streams.len()
     }
 
+    /// Whether a header block is half received: `HEADERS` came without `END_HEADERS` and
+    /// its `CONTINUATION` frames are awaited (no other frame may come meanwhile).
+    #[must_use]
+    pub fn in_header_block(&self) -> bool {
+        self.block.is_some()
+    }
+
     /// Handles the frame (or the preface) at the front of `buf`.
     ///
     /// Returns how many bytes it used, to be consumed from the buffer once the event is
