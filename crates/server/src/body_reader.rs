@@ -318,8 +318,18 @@ impl Inflow {
     /// The client reset the stream, or the connection ended: the reader gets an error once
     /// it has what came.
     pub(crate) fn cut(&self) {
+        self.fail(io::ErrorKind::UnexpectedEof);
+    }
+
+    /// The body came slower than the minimum rate: the reader's next read fails with a
+    /// timeout (the connection drops what waits, and throws away what follows).
+    pub(crate) fn time_out(&self) {
+        self.fail(io::ErrorKind::TimedOut);
+    }
+
+    fn fail(&self, kind: io::ErrorKind) {
         let mut state = self.state();
-        state.end.get_or_insert(Err(io::ErrorKind::UnexpectedEof));
+        state.end.get_or_insert(Err(kind));
         if let Some(reader) = state.reader.take() {
             reader.wake();
         }
@@ -379,10 +389,13 @@ impl Inflow {
         }
         match state.end {
             Some(Ok(())) => Poll::Ready(Ok(None)),
-            Some(Err(kind)) => Poll::Ready(Err(io::Error::new(
-                kind,
-                "the client reset the stream mid-body",
-            ))),
+            Some(Err(kind)) => {
+                let what = match kind {
+                    io::ErrorKind::TimedOut => "request body too slow",
+                    _ => "the client reset the stream mid-body",
+                };
+                Poll::Ready(Err(io::Error::new(kind, what)))
+            }
             None => {
                 state.reader = Some(cx.waker().clone());
                 Poll::Pending

@@ -16,11 +16,15 @@
 //! piece at a time as the client's flow-control windows drain it (at most [`BODY_QUEUE`]
 //! waiting per stream), while the connection goes on reading frames. A slow handler or
 //! an endless stream (server-sent events) holds up no other stream.
+//!
+//! Slow clients are timed stream by stream ([`Pacer`]): a body arriving slower than the
+//! minimum rate is answered `408` (or, read by its handler as it comes, fails with a
+//! timeout), and a header block trickled past the head limit ends the connection.
 
 use std::collections::{HashMap, VecDeque};
 use std::future::{poll_fn, Future};
 use std::os::unix::fs::FileExt as _;
-use std::pin::Pin;
+use std::pin::{pin, Pin};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
@@ -29,7 +33,7 @@ use futures_core::Stream as _;
 use futures_util::future::{AbortHandle, Abortable, FutureExt as _};
 use futures_util::stream::{FuturesUnordered, StreamExt as _};
 use ringwire_http1::{Limits, RequestParser, Status};
-use ringwire_http2::frame::{StreamId, PREFACE};
+use ringwire_http2::frame::{kind, FrameHeader, StreamId, HEADER_LEN, PREFACE};
 use ringwire_http2::{Connection, ErrorCode, Event};
 use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport};
 use ringwire_io::{Ring, RingPool, TransportError};
@@ -37,6 +41,7 @@ use tokio::sync::Notify;
 
 use crate::body_reader::Inflow;
 use crate::conn::{Close, Shared};
+use crate::pace::Pacer;
 use crate::timeout::{Phase, Timer};
 use crate::{Body, BodyStream, FileBody, Handler, Request, Response, ServerConfig, Socket};
 
@@ -140,6 +145,8 @@ struct Streams {
     /// Answered requests' buffers and parsers, for the next ones.
     spare: Vec<Incoming>,
     limits: Limits,
+    /// The clocks of the bodies arriving (and refused bodies thrown away as they come).
+    pacer: Pacer,
 }
 
 impl Streams {
@@ -151,6 +158,7 @@ impl Streams {
         self.running.shrink_to_fit();
         self.inflows.shrink_to_fit();
         self.spare = Vec::new();
+        self.pacer.shrink();
     }
 
     /// Handlers that hold no stream slot: those waiting for the bodies they stream, which
@@ -161,11 +169,15 @@ impl Streams {
 
     /// `id`'s handler answered. A body it streamed and left unread (and that no
     /// [`RequestBody`](crate::RequestBody) reads on) has its window given back, and the
-    /// rest is read and thrown away as a refused one is.
+    /// rest is read and thrown away as a refused one is. One a `RequestBody` reads on is
+    /// no longer timed: the answer has begun, and the exchange is the application's
+    /// conversation (a gRPC bidirectional call's client may be quiet for long).
     fn answered(&mut self, id: StreamId, conn: &mut Connection) {
         self.running.remove(&id);
-        if self.inflows.get(&id).is_some_and(|inflow| !inflow.held()) {
-            self.let_go(id, conn);
+        match self.inflows.get(&id) {
+            Some(inflow) if !inflow.held() => self.let_go(id, conn),
+            Some(_) => self.pacer.stop(id),
+            None => {}
         }
     }
 
@@ -189,8 +201,37 @@ impl Streams {
         if let Some(inflow) = self.inflows.remove(&id) {
             conn.release(id, inflow.drop_unread());
             if !inflow.ended() {
-                self.refused.insert(id, 0);
+                self.refuse(id);
             }
+        }
+    }
+
+    /// The rest of `id`'s body is read and thrown away as it comes, at the minimum rate.
+    fn refuse(&mut self, id: StreamId) {
+        self.refused.insert(id, 0);
+        self.pacer.start(id);
+    }
+
+    /// `id`'s body came slower than the minimum rate. One still gathered is answered `408`
+    /// and the stream reset (`NO_ERROR`: the answer is whole, the client may stop sending);
+    /// a handler reading one as it comes gets a timeout error, and the rest is thrown away
+    /// (at the minimum rate too); a refused one being thrown away is reset.
+    fn too_slow(
+        &mut self,
+        id: StreamId,
+        conn: &mut Connection,
+        bodies: &mut HashMap<StreamId, Source>,
+    ) {
+        if let Some(request) = self.incoming.remove(&id) {
+            self.recycle(request);
+            respond(conn, id, false, Response::new(408), bodies);
+            conn.reset_stream(id, ErrorCode::NO_ERROR);
+        } else if let Some(inflow) = self.inflows.remove(&id) {
+            inflow.time_out();
+            conn.release(id, inflow.drop_unread());
+            self.refuse(id);
+        } else if self.refused.remove(&id).is_some() {
+            conn.reset_stream(id, ErrorCode::NO_ERROR);
         }
     }
 
@@ -243,6 +284,7 @@ pub(crate) async fn serve<H: Handler>(
         max_running: h2.max_concurrent_streams as usize,
         spare: Vec::new(),
         limits: config.limits,
+        pacer: Pacer::new(&config.timeouts),
     };
     // Handlers still working after their first poll.
     let mut running = FuturesUnordered::new();
@@ -253,22 +295,21 @@ pub(crate) async fn serve<H: Handler>(
     let mut released = false;
     // Signalled as handlers read the bodies they stream: window to give back.
     let read = Arc::new(Notify::new());
+    // Wakes the loop when a body's window or a frame's time is over; made the first time.
+    let mut pace_timer = pin!(None::<tokio::time::Sleep>);
     loop {
         // No more handlers at once than streams may be open: a client that resets each
         // stream as soon as it opened it (CVE-2023-44487) is read no further meanwhile.
         let busy = running.len().saturating_sub(streams.streaming()) >= streams.max_running;
         if !busy {
             let target = (handler, &read);
-            if let Err(error) = receive(&mut conn, rx, timer, config, &mut streams, target) {
+            if let Err(error) = receive(&mut conn, rx, config, &mut streams, target) {
                 log::debug!("HTTP/2 connection error: {error}");
                 return close(tx, &mut conn).await;
             }
         }
         while let Some(id) = streams.whole.pop_front() {
             if let Some(request) = streams.incoming.remove(&id) {
-                if request.too_large {
-                    streams.refused.insert(id, 0);
-                }
                 // Most handlers answer at their first poll: then nothing is allocated.
                 let mut slot = slots.pop().unwrap_or_else(|| Box::pin(None));
                 slot.set(Some(answer(id, request, stream, handler)));
@@ -300,11 +341,21 @@ pub(crate) async fn serve<H: Handler>(
         }
         let quiet = conn.open_streams() == 0 && rx.data().is_empty();
         released &= quiet;
-        timer.enter(if !running.is_empty() {
+        let front = Front::of(rx.data());
+        streams
+            .pacer
+            .frame_begun(front == Front::Begun || conn.in_header_block());
+        let due = streams.pacer.due(std::time::Instant::now);
+        if let Some(due) = due.map(tokio::time::Instant::from_std) {
+            match pace_timer.as_mut().as_pin_mut() {
+                Some(sleep) if sleep.deadline() == due => {}
+                Some(sleep) => sleep.reset(due),
+                None => pace_timer.set(Some(tokio::time::sleep_until(due))),
+            }
+        }
+        timer.enter(if !running.is_empty() || streams.pacer.is_active() {
+            // Bodies arriving and frames begun are timed by the pacer, stream by stream.
             Phase::Handler
-        } else if !streams.incoming.is_empty() {
-            // A request body is arriving: the minimum rate applies.
-            Phase::Body
         } else if !bodies.is_empty() {
             // Produced as the handler's stream or the client's window allows (an event
             // stream may be quiet for long): untimed, as HTTP/1.1's streamed bodies.
@@ -347,6 +398,29 @@ pub(crate) async fn serve<H: Handler>(
                 }
             }
             () = read.notified(), if !streams.inflows.is_empty() => streams.settle(&mut conn),
+            () = poll_fn(|cx| pace_timer.as_mut().as_pin_mut().map_or(Poll::Pending, |t| t.poll(cx))),
+                if due.is_some() => {
+                let now = std::time::Instant::now();
+                if front == Front::Whole {
+                    // A frame waits whole and unread: this side is not reading (its handlers
+                    // all busy, or the client not taking the answers), so no clock runs.
+                    streams.pacer.restart(now);
+                } else {
+                    let partial = match front {
+                        Front::Data(id, n) => Some((id, n)),
+                        _ => None,
+                    };
+                    let expired = streams.pacer.expire(now, partial);
+                    for id in expired.bodies {
+                        streams.too_slow(id, &mut conn, &mut bodies);
+                    }
+                    if expired.frame {
+                        // A frame (a header block, say) trickled past the head limit.
+                        conn.go_away();
+                        return close(tx, &mut conn).await;
+                    }
+                }
+            }
             filled = fill(rx, &shared.rx, stream, want), if !busy => if filled? == 0 {
                 return Ok(Close::Now);
             },
@@ -397,7 +471,6 @@ async fn fill(
 fn receive<H: Handler>(
     conn: &mut Connection,
     rx: &mut Rx<'_>,
-    timer: &Timer,
     config: &ServerConfig,
     streams: &mut Streams,
     (handler, read): (&H, &Arc<Notify>),
@@ -412,6 +485,7 @@ fn receive<H: Handler>(
         max_running,
         spare,
         limits,
+        pacer,
     } = streams;
     // Whole requests wait for a handler only up to the limit; the rest stays unread.
     while (whole.len() + running.len()).saturating_sub(inflows.len()) < *max_running {
@@ -440,13 +514,20 @@ fn receive<H: Handler>(
                 if end_stream || streamed {
                     whole.push_back(stream);
                 }
+                if !end_stream {
+                    pacer.start(stream);
+                }
             }
             Some(Event::Data {
                 stream,
                 data,
                 end_stream,
             }) => {
-                timer.progress(data.len());
+                if end_stream {
+                    pacer.stop(stream);
+                } else {
+                    pacer.received(stream, data.len());
+                }
                 if let Some(inflow) = inflows.get(&stream) {
                     inflow.push(data, end_stream);
                 } else if let Some(request) = incoming.get_mut(&stream).filter(|r| !r.too_large) {
@@ -455,6 +536,9 @@ fn receive<H: Handler>(
                         request.too_large = true;
                         request.body = Vec::new();
                         whole.push_back(stream);
+                        if !end_stream {
+                            refused.insert(stream, 0);
+                        }
                     } else {
                         request.body.extend_from_slice(data);
                         if end_stream {
@@ -465,6 +549,7 @@ fn receive<H: Handler>(
                     *discarded += data.len();
                     if end_stream || *discarded > DISCARD_MAX {
                         refused.remove(&stream);
+                        pacer.stop(stream);
                         reset = Some(stream);
                     }
                 }
@@ -473,11 +558,15 @@ fn receive<H: Handler>(
                     release = Some((stream, data.len()));
                 }
             }
-            Some(Event::Trailers { stream, .. }) => match inflows.get(&stream) {
-                Some(inflow) => inflow.push(&[], true),
-                None => whole.push_back(stream),
-            },
+            Some(Event::Trailers { stream, .. }) => {
+                pacer.stop(stream);
+                match inflows.get(&stream) {
+                    Some(inflow) => inflow.push(&[], true),
+                    None => whole.push_back(stream),
+                }
+            }
             Some(Event::Reset { stream, .. }) => {
+                pacer.stop(stream);
                 if let Some(inflow) = inflows.remove(&stream) {
                     inflow.cut();
                 }
@@ -707,6 +796,33 @@ impl Source {
         match self {
             Source::File(file, done) => *done == file.len(),
             Source::Stream(_) => false,
+        }
+    }
+}
+
+/// What waits at the front of the receive ring once every frame that could be handled was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Front {
+    /// Nothing.
+    Empty,
+    /// A whole frame, left unread: the connection is not reading for now.
+    Whole,
+    /// Part of a `DATA` frame on a stream: how many of its payload's bytes came.
+    Data(StreamId, usize),
+    /// Part of any other frame (or of the preface).
+    Begun,
+}
+
+impl Front {
+    fn of(data: &[u8]) -> Front {
+        match FrameHeader::parse(data) {
+            _ if data.is_empty() => Front::Empty,
+            None => Front::Begun,
+            Some(head) if data.len() >= HEADER_LEN + head.len as usize => Front::Whole,
+            Some(head) if head.kind == kind::DATA => {
+                Front::Data(head.stream, data.len() - HEADER_LEN)
+            }
+            Some(_) => Front::Begun,
         }
     }
 }

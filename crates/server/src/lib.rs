@@ -59,6 +59,7 @@ mod h2;
 mod handler;
 mod listen;
 pub mod middleware;
+mod pace;
 mod request;
 mod response;
 pub mod router;

@@ -27,6 +27,9 @@
 //! | `Writing` (and the flush of a pipelined batch) | [`Timeouts::send_stall`]: no byte taken by the client for that long | close |
 //! | upgraded (a WebSocket, after `101`) | none of the sweeper's; the kernel's keepalive after [`Timeouts::upgraded_keepalive`] of quiet | the kernel ends it if the peer is gone |
 //!
+//! (An HTTP/2 connection carries many bodies at once: each is held to the same rate on its
+//! own stream by the connection itself, and a frame begun to the head limit; see `pace.rs`.)
+//!
 //! The body rate is checked per window: in every window of
 //! `body_window` (the first one is the grace period, counted from the end of
 //! the head) the body must either complete or advance by at least
@@ -92,7 +95,8 @@ pub struct Timeouts {
     /// is over. Zero gives the rings back at once. Default 1 s.
     pub warm: Duration,
     /// The slowest acceptable request body, in bytes per second, measured
-    /// over each [`body_window`](Self::body_window). Default 1024.
+    /// over each [`body_window`](Self::body_window) (over HTTP/2, for each
+    /// stream's body on its own). Default 1024.
     pub body_min_rate: u64,
     /// The window over which the body rate is measured; the first window,
     /// from the end of the head, is also the grace period. Default 5 s.
