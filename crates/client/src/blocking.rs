@@ -580,6 +580,14 @@ impl Response<'_> {
         self.head()?.header(name)
     }
 
+    /// The trailer fields the body ended with: empty until [`chunk`](Self::chunk) has
+    /// returned `None` (or the whole body was read otherwise), and for a body without any.
+    /// A chunked HTTP/1.1 body or an HTTP/2 stream may have them (gRPC's `grpc-status`).
+    #[must_use]
+    pub fn trailers(&self) -> &crate::Trailers {
+        self.reader.trailers()
+    }
+
     /// The content coding the body is decoded from: `Some` when the
     /// request asked for it
     /// ([`HeaderBuilder::decompress`](crate::HeaderBuilder::decompress)) and the

@@ -14,7 +14,7 @@ use ringwire_http2::ErrorCode;
 
 use crate::decompress::{Decoder, Encoding};
 use crate::h2::{self, Proto, H2};
-use crate::{ClientConfig, Error, Phase, Protocol, Request};
+use crate::{ClientConfig, Error, Phase, Protocol, Request, Trailers};
 
 /// A redirect's body worth reading to keep its connection: past this,
 /// closing is cheaper.
@@ -257,6 +257,7 @@ impl RoundTrip {
                     framing: Framing {
                         frames: Frames::Http2 { received: 0 },
                         done: end_stream,
+                        trailers: None,
                     },
                     keep_alive: true,
                     status: head.status(),
@@ -396,6 +397,7 @@ fn head_step(
             framing: Framing {
                 frames: Frames::Http1(BodyDecoder::new(head.body(), limits)),
                 done: false,
+                trailers: None,
             },
             // After a 2xx to CONNECT the connection is a tunnel, not HTTP.
             keep_alive: head.keep_alive()
@@ -569,6 +571,12 @@ impl Reader {
         }
     }
 
+    /// The trailer fields the body ended with (none until it has).
+    pub(crate) fn trailers(&self) -> &Trailers {
+        static NONE: Trailers = Trailers::new();
+        self.framing.trailers.as_deref().unwrap_or(&NONE)
+    }
+
     /// Whether the body has been read to its end.
     pub(crate) fn is_done(&self) -> bool {
         self.framing.done
@@ -585,6 +593,9 @@ impl Reader {
 struct Framing {
     frames: Frames,
     done: bool,
+    /// Copied out of the ring (or the HTTP/2 decoder) at the body's end, if it has any
+    /// (boxed: a response without costs a pointer).
+    trailers: Option<Box<Trailers>>,
 }
 
 /// What frames a body.
@@ -624,7 +635,16 @@ impl Framing {
                     consumed,
                 },
                 Decoded::Partial { consumed } => Framed::Need(consumed),
-                Decoded::Done { consumed, .. } => Framed::Done(consumed),
+                Decoded::Done { consumed, trailers } => {
+                    if !trailers.is_empty() {
+                        let mut copied = Trailers::new();
+                        for field in trailers {
+                            copied.push(field.name.as_bytes(), field.value);
+                        }
+                        self.trailers = Some(Box::new(copied));
+                    }
+                    Framed::Done(consumed)
+                }
             },
             (Frames::Http2 { received }, Some(h2)) => match h2.body(data)? {
                 h2::BodyStep::Data { piece, consumed } => {
@@ -632,7 +652,11 @@ impl Framing {
                     Framed::Data { piece, consumed }
                 }
                 h2::BodyStep::Need(consumed) => Framed::Need(consumed),
-                h2::BodyStep::Done(consumed) => Framed::Done(consumed),
+                h2::BodyStep::Done(consumed) => {
+                    let trailers = h2.take_trailers();
+                    self.trailers = (!trailers.is_empty()).then(|| Box::new(trailers));
+                    Framed::Done(consumed)
+                }
             },
             // An HTTP/2 response is read only on its own connection.
             (Frames::Http2 { .. }, None) => return Err(Error::Closed),

@@ -12,7 +12,7 @@ use ringwire_http1::{Limits, Method, RequestParser, ResponseParser, Status};
 use ringwire_http2::frame::StreamId;
 use ringwire_http2::{Connection, ErrorCode, Event, SendError};
 
-use crate::{ClientConfig, Error, Url};
+use crate::{ClientConfig, Error, Trailers, Url};
 
 /// Which protocol a connection speaks, with its per-connection state.
 #[derive(Debug)]
@@ -109,6 +109,8 @@ pub(crate) struct H2 {
     unreleased: usize,
     /// The server sent `GOAWAY`: no further request goes on this connection.
     going_away: bool,
+    /// The trailer fields of the exchange's response, once they came.
+    trailers: Trailers,
 }
 
 /// What the front of the ring holds, head-wise.
@@ -178,6 +180,7 @@ impl H2 {
             ending: false,
             unreleased: 0,
             going_away: false,
+            trailers: Trailers::new(),
         }
     }
 
@@ -250,6 +253,11 @@ impl H2 {
     /// The first `n` bytes of [`transmit`](Self::transmit) went out.
     pub(crate) fn advance(&mut self, n: usize) {
         self.conn.advance(n);
+    }
+
+    /// The trailer fields the response's body ended with (none if it had none).
+    pub(crate) fn take_trailers(&mut self) -> Trailers {
+        std::mem::replace(&mut self.trailers, Trailers::new())
     }
 
     /// The last head received, as an HTTP/1.1 head.
@@ -381,7 +389,13 @@ impl H2 {
                     end_stream,
                 }
             }
-            Some(Event::Trailers { stream, .. }) if Some(stream) == ours => Seen::Trailers,
+            Some(Event::Trailers { stream, fields }) if Some(stream) == ours => {
+                self.trailers = Trailers::new();
+                for (name, value) in fields.iter() {
+                    self.trailers.push(name, value);
+                }
+                Seen::Trailers
+            }
             Some(Event::Reset { stream, code, .. }) if Some(stream) == ours => Seen::Reset(code),
             Some(Event::GoAway { last_stream, .. }) => {
                 self.going_away = true;

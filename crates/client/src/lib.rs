@@ -10,7 +10,9 @@
 //! - A response is received into the connection's ring and read in place:
 //!   the head as a view, the body as chunks borrowed from the ring, framed
 //!   by length, chunked or the server's close; interim `1xx` heads are
-//!   skipped, and HEAD, `204` and `304` responses have no body.
+//!   skipped, and HEAD, `204` and `304` responses have no body. The
+//!   trailer fields a body ends with ([`Trailers`]: a chunked body's, an
+//!   HTTP/2 stream's) are kept once it is read.
 //! - A body can wait for the server's go-ahead (`Expect: 100-continue`,
 //!   [`HeaderBuilder::expect_continue`]): a server that refuses at the head
 //!   is spared the upload.
@@ -67,6 +69,7 @@ mod resolve;
 mod stream;
 mod tls;
 pub mod tokio;
+mod trailers;
 mod tunnel;
 mod url;
 #[cfg(feature = "ws")]
@@ -79,4 +82,5 @@ pub use form::{Form, FormError};
 pub use h2::{Http2, Protocol};
 pub use proxy::{Proxies, Proxy, ProxyEnvError};
 pub use request::{BodyWriter, HeaderBuilder, QueryBuilder, Request, RequestBuffer};
+pub use trailers::Trailers;
 pub use url::{Origin, Scheme, Url, UrlError};
