@@ -265,6 +265,12 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
         progress.advance(chunk.len());
         size_download += chunk.len() as u64;
     }
+    if args.include {
+        // After the body, as curl writes them.
+        for (name, value) in response.trailers().iter() {
+            out.write(&[name, b": ", value, b"\r\n"].concat())?;
+        }
+    }
     progress.finish();
     out.flush()?;
     if let Some(format) = &args.write_out {

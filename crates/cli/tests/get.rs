@@ -496,6 +496,57 @@ fn counting_server() -> std::net::SocketAddr {
     addr
 }
 
+/// A ringwire server (in this process) answering a body in two chunks and a checksum in
+/// its trailer fields, over HTTP/1.1 and HTTP/2.
+fn trailing_server() -> std::net::SocketAddr {
+    use ringwire_server::{Body, Handler, Request, Response, Server, ServerConfig};
+    struct Trailing;
+    impl Handler for Trailing {
+        async fn call(&self, _: &Request<'_>) -> Response {
+            let (sender, body) = Body::channel(2);
+            tokio::spawn(async move {
+                for part in ["hello ", "world\n"] {
+                    let _ = sender.send(part).await;
+                }
+                let fields = [("x-checksum", &b"5eb63bbb"[..])];
+                let fields = ringwire_http1::encode::FieldBlock::new(fields).unwrap();
+                let _ = sender.trailers(fields).await;
+            });
+            Response::new(200).body(body)
+        }
+    }
+    let server = Server::bind(ServerConfig::new("127.0.0.1:0".parse().unwrap())).unwrap();
+    let addr = server.local_addr();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(server.serve(Trailing)).unwrap();
+    });
+    addr
+}
+
+#[test]
+fn include_writes_the_trailers_after_the_body_as_curl() {
+    let url = format!("http://{}/", trailing_server());
+    for protocol in ["--http1.1", "--http2-prior-knowledge"] {
+        let ours = get(&["-i", protocol, &url]);
+        assert!(ours.status.success(), "{}", text(&ours.stderr));
+        let out = undated(&ours.stdout);
+        assert!(
+            out.ends_with("\r\n\r\nhello world\nx-checksum: 5eb63bbb\r\n"),
+            "{out}"
+        );
+        // (After the status line: curl 7.88 writes `HTTP/2 200 `, a space at the end.)
+        let theirs = undated(&curl(&["-s", "-i", protocol, &url]).stdout);
+        let fields = |head: &str| head.split_once("\r\n").map(|(_, rest)| rest.to_owned());
+        assert_eq!(fields(&out), fields(&theirs));
+        // Without -i, the body alone.
+        assert_eq!(text(&get(&[protocol, &url]).stdout), "hello world\n");
+    }
+}
+
 #[test]
 fn an_upload_over_a_mebibyte_waits_for_100_continue() {
     let url = format!("http://{}/upload", counting_server());
