@@ -327,7 +327,8 @@ impl Inflow {
         self.fail(io::ErrorKind::TimedOut);
     }
 
-    fn fail(&self, kind: io::ErrorKind) {
+    /// The body failed as `kind` says: the reader gets that error once it has what came.
+    pub(crate) fn fail(&self, kind: io::ErrorKind) {
         let mut state = self.state();
         state.end.get_or_insert(Err(kind));
         if let Some(reader) = state.reader.take() {
@@ -392,7 +393,11 @@ impl Inflow {
             Some(Err(kind)) => {
                 let what = match kind {
                     io::ErrorKind::TimedOut => "request body too slow",
-                    _ => "the client reset the stream mid-body",
+                    io::ErrorKind::InvalidData => "malformed request body framing",
+                    io::ErrorKind::FileTooLarge => {
+                        "request body over what is kept once the answer is ready"
+                    }
+                    _ => "the request body was cut off",
                 };
                 Poll::Ready(Err(io::Error::new(kind, what)))
             }

@@ -2,24 +2,36 @@
 //!
 //! The bridge costs what the ecosystem types cost: the head is copied into
 //! an `http::Request` (a `HeaderMap` and its strings) and the body into a
-//! [`TowerBody`], whole, or (with [`TowerHandler::streaming`], over HTTP/2) as
-//! it arrives. The response's body is taken as it is when its size is known
+//! [`TowerBody`], whole, or (with [`TowerHandler::streaming`]) as it
+//! arrives. The response's body is taken as it is when its size is known
 //! (one `Bytes`, usually uncopied), and streamed (chunked, with its trailers)
 //! when not.
+//!
+//! An HTTP/2 body arriving goes to the service as the connection reads it. An HTTP/1.1
+//! one is read from the connection by the handler's call itself, alongside the service
+//! (the connection writes nothing until the call returns): into the same kind of buffer
+//! an HTTP/2 stream's body fills, kept a few pieces ahead of the service's reading; once
+//! the service has answered, whatever of the body it still holds (an echo, say) is read
+//! to its end, up to `HELD_AFTER_ANSWER` bytes (past that its reader gets an error),
+//! before the answer goes out.
 
 use std::fmt;
-use std::future::poll_fn;
+use std::future::{poll_fn, Future};
 use std::io;
-use std::pin::Pin;
+use std::pin::{pin, Pin};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use bytes::{Bytes, BytesMut};
 use futures_core::{ready, Stream};
+use futures_util::future::{select, Either};
 use http_body::{Body as HttpBody, Frame, SizeHint};
 use ringwire_http1::encode::FieldBlock;
+use tokio::sync::Notify;
 use tower_service::Service;
 
-use crate::{Body, BodyFrame, Handler, Protocol, Request, RequestBody, Response};
+use crate::body_reader::Inflow;
+use crate::{Body, BodyFrame, BodyReader, Handler, Protocol, Request, RequestBody, Response};
 
 /// A [`Handler`] that forwards every request to a `tower::Service`:
 ///
@@ -39,8 +51,8 @@ use crate::{Body, BodyFrame, Handler, Protocol, Request, RequestBody, Response};
 #[derive(Debug, Clone)]
 pub struct TowerHandler<S> {
     service: S,
-    /// Request bodies read as they arrive, up to this much over HTTP/1.1.
-    streaming: Option<usize>,
+    /// Request bodies go to the service as they arrive.
+    streaming: bool,
 }
 
 impl<S> TowerHandler<S> {
@@ -49,17 +61,22 @@ impl<S> TowerHandler<S> {
     pub fn new(service: S) -> Self {
         TowerHandler {
             service,
-            streaming: None,
+            streaming: false,
         }
     }
 
-    /// Serves `service`, handing it request bodies as they arrive over HTTP/2, of any size
-    /// and for as long as it reads (a gRPC service's streaming calls, tonic's among them);
-    /// an HTTP/1.1 body is read whole first, up to `max_http1_body` bytes (else `413`).
-    pub fn streaming(service: S, max_http1_body: usize) -> Self {
+    /// Serves `service`, handing it request bodies as they arrive, of any size: an upload
+    /// streamed to disk, a gRPC service's streaming calls (tonic's among them). The
+    /// service's own limits apply (axum's `DefaultBodyLimit` to its extractors). Over HTTP/2
+    /// the body can be read for as long as the stream lasts, the answer under way. Over
+    /// HTTP/1.1 the connection writes nothing until the service has answered: the body is
+    /// read alongside the service, a little ahead of it, and whatever of it the service
+    /// still holds once it has answered (an echo, say) is read to its end first, up to
+    /// 8 MiB (past that, its reader gets an error).
+    pub fn streaming(service: S) -> Self {
         TowerHandler {
             service,
-            streaming: Some(max_http1_body),
+            streaming: true,
         }
     }
 }
@@ -124,7 +141,7 @@ where
     B::Error: fmt::Display,
 {
     fn streams_body(&self, _: &ringwire_http1::Request<'_>) -> bool {
-        self.streaming.is_some()
+        self.streaming
     }
 
     async fn call(&self, request: &Request<'_>) -> Response {
@@ -138,32 +155,129 @@ where
         if request.protocol() == Protocol::Http2 {
             *head.version_mut() = http::Version::HTTP_2;
         }
-        let body = match (request.body_stream(), request.body_reader()) {
-            (Some(arriving), _) => Inner::Arriving(arriving),
-            (None, Some(mut reader)) => {
-                let limit = self.streaming.unwrap_or_default();
-                match reader.to_vec(limit).await {
-                    Ok(whole) => Inner::whole(whole.into()),
-                    Err(e) if e.kind() == io::ErrorKind::FileTooLarge => return Response::new(413),
-                    Err(_) => return Response::new(400),
-                }
+        let (body, pump) = match (request.body_stream(), request.body_reader()) {
+            (Some(arriving), _) => (Inner::Arriving(arriving), None),
+            (None, Some(reader)) => {
+                let pump = Pump::new(reader);
+                (
+                    Inner::Arriving(RequestBody::new(Arc::clone(&pump.inflow))),
+                    Some(pump),
+                )
             }
-            (None, None) => Inner::whole(Bytes::copy_from_slice(request.body())),
+            (None, None) => (Inner::whole(Bytes::copy_from_slice(request.body())), None),
         };
-        let request = head.map(|()| TowerBody(body));
-        let mut service = self.service.clone();
-        if let Err(e) = poll_fn(|cx| service.poll_ready(cx)).await {
-            log::warn!("service not ready: {e}");
+        let answer = answer(self.service.clone(), head.map(|()| TowerBody(body)));
+        match pump {
+            None => answer.await,
+            Some(pump) => pump.alongside(answer).await,
+        }
+    }
+}
+
+/// The service's answer to `request`, as a [`Response`].
+async fn answer<S, B>(mut service: S, request: http::Request<TowerBody>) -> Response
+where
+    S: Service<http::Request<TowerBody>, Response = http::Response<B>>,
+    S::Error: fmt::Display,
+    B: HttpBody<Data = Bytes> + Send + 'static,
+    B::Error: fmt::Display,
+{
+    if let Err(e) = poll_fn(|cx| service.poll_ready(cx)).await {
+        log::warn!("service not ready: {e}");
+        return Response::new(500);
+    }
+    let response = match service.call(request).await {
+        Ok(response) => response,
+        Err(e) => {
+            log::warn!("service failed: {e}");
             return Response::new(500);
         }
-        let response = match service.call(request).await {
-            Ok(response) => response,
-            Err(e) => {
-                log::warn!("service failed: {e}");
-                return Response::new(500);
+    };
+    from_http(response).await
+}
+
+/// How far an HTTP/1.1 body is read ahead of the service's reading.
+const AHEAD: usize = 64 << 10;
+
+/// How much of an HTTP/1.1 body the service still holds once it has answered is read
+/// before the answer goes out (as much as the server buffers of a body by default).
+const HELD_AFTER_ANSWER: usize = crate::ServerConfig::DEFAULT_MAX_BUFFERED_BODY;
+
+/// How much of an HTTP/1.1 body is read from the connection at a time.
+const PIECE: usize = 16 << 10;
+
+/// Reads an HTTP/1.1 body from the connection into the buffer the service's
+/// [`TowerBody`] reads (an [`Inflow`], as an HTTP/2 stream's body fills).
+struct Pump<'a> {
+    reader: BodyReader<'a>,
+    inflow: Arc<Inflow>,
+    /// Signalled as the service reads (or lets the body go).
+    read: Arc<Notify>,
+    /// Read from the connection and not yet by the service.
+    waiting: usize,
+}
+
+impl<'a> Pump<'a> {
+    fn new(reader: BodyReader<'a>) -> Self {
+        let read = Arc::new(Notify::new());
+        Pump {
+            reader,
+            inflow: Arc::new(Inflow::new(Arc::clone(&read))),
+            read,
+            waiting: 0,
+        }
+    }
+
+    /// Pumps while `answer` runs; then the rest of the body the service still holds, up to
+    /// [`HELD_AFTER_ANSWER`] (past that its reader gets an error). The answer, once both
+    /// are done.
+    async fn alongside(mut self, answer: impl Future<Output = Response>) -> Response {
+        let answer = pin!(answer);
+        let response = {
+            let pumping = pin!(self.pump(AHEAD, true));
+            match select(answer, pumping).await {
+                Either::Left((response, _)) => response,
+                Either::Right(((), answer)) => return answer.await,
             }
         };
-        from_http(response).await
+        self.pump(HELD_AFTER_ANSWER, false).await;
+        if !self.inflow.ended() {
+            // Over the bound (or let go, with no one left to tell).
+            self.inflow.fail(io::ErrorKind::FileTooLarge);
+        }
+        response
+    }
+
+    /// Reads the body into the buffer, at most `ahead` bytes ahead of the service (waiting
+    /// for it to read more if `wait`, else stopping there), until the body ends or fails,
+    /// or the service lets it go.
+    async fn pump(&mut self, ahead: usize, wait: bool) {
+        let mut piece = Vec::new();
+        loop {
+            self.waiting -= self.inflow.take_read();
+            if !self.inflow.held() {
+                return;
+            }
+            if self.waiting >= ahead {
+                if !wait {
+                    return;
+                }
+                self.read.notified().await;
+                continue;
+            }
+            if piece.is_empty() {
+                piece = vec![0; PIECE];
+            }
+            let room = piece.len().min(ahead - self.waiting);
+            match self.reader.read(&mut piece[..room]).await {
+                Ok(0) => return self.inflow.push(&[], true),
+                Ok(n) => {
+                    self.inflow.push(&piece[..n], false);
+                    self.waiting += n;
+                }
+                Err(e) => return self.inflow.fail(e.kind()),
+            }
+        }
     }
 }
 

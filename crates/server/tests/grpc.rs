@@ -315,29 +315,7 @@ fn a_tower_service_answers_a_bidirectional_call() {
 
     ringwire_testkit::ensure_python_module("grpc", "grpcio");
     let app = axum::Router::new().route("/ringwire.Echo/Chat", axum::routing::post(chat));
-    let addr = start(
-        ServerConfig::default(),
-        TowerHandler::streaming(app, 1 << 20),
-    );
+    let addr = start(ServerConfig::default(), TowerHandler::streaming(app));
     let out = python(GRPCIO_BIDI_CLIENT, &[&addr.to_string()]);
     assert_eq!(out, "ONE TWO THREE\n");
-}
-
-/// Over HTTP/1.1 a streaming `TowerHandler` reads the body whole first, up to its bound.
-#[test]
-fn a_streaming_tower_handler_bounds_http11_bodies() {
-    async fn length(body: axum::body::Bytes) -> String {
-        format!("{}\n", body.len())
-    }
-    let app = axum::Router::new().route("/len", axum::routing::post(length));
-    let addr = start(ServerConfig::default(), TowerHandler::streaming(app, 1000));
-    let post = |len: usize| {
-        let request = format!(
-            "POST /len HTTP/1.1\r\nhost: x\r\ncontent-length: {len}\r\nconnection: close\r\n\r\n{}",
-            "x".repeat(len)
-        );
-        exchange(addr, &request)
-    };
-    assert!(post(1000).ends_with("\r\n\r\n1000\n"), "{}", post(1000));
-    assert!(post(1001).starts_with("HTTP/1.1 413 "), "{}", post(1001));
 }
