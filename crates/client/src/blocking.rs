@@ -3,11 +3,13 @@
 
 use std::io::{self, IoSlice, Write as _};
 use std::net::{TcpStream, ToSocketAddrs};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ringwire_io::RecvTransport;
 use ringwire_ring::Ring;
 
+use crate::cookie;
 use crate::exchange::{
     remaining, Attempts, BodyStep, Failure, Next, Reader, RoundTrip, DISCARD_LIMIT,
 };
@@ -20,8 +22,8 @@ use crate::tls::Tls;
 use crate::tunnel::{first_address, Step, Tunnel};
 use crate::url::{Origin, Scheme};
 use crate::{
-    ClientConfig, Encoding, Error, Http2, Phase, Protocol, Proxies, Proxy, Request, RequestBuffer,
-    Url,
+    ClientConfig, CookieJar, Encoding, Error, Http2, Phase, Protocol, Proxies, Proxy, Request,
+    RequestBuffer, Url,
 };
 
 /// An HTTP/1.1 and HTTP/2 client with a keep-alive pool; share it by
@@ -33,6 +35,8 @@ pub struct Client {
     tls: Tls,
     proxies: Proxies,
     pinned: Pinned,
+    /// Cookies stored from answers and sent with requests, when given one.
+    cookies: Option<Arc<CookieJar>>,
 }
 
 impl Default for Client {
@@ -92,6 +96,7 @@ impl Client {
             config,
             proxies: Proxies::default(),
             pinned: Pinned::default(),
+            cookies: None,
         }
     }
 
@@ -100,6 +105,15 @@ impl Client {
     #[must_use]
     pub fn resolve(mut self, host: &str, port: u16, addr: std::net::IpAddr) -> Self {
         self.pinned.add(host, port, addr);
+        self
+    }
+
+    /// This client, keeping cookies in `jar`: each answer's `Set-Cookie` fields stored
+    /// (redirects' included), and the cookies that go with each request sent in its
+    /// `cookie` field (see [`CookieJar`]). A jar may be shared by several clients.
+    #[must_use]
+    pub fn with_cookies(mut self, jar: Arc<CookieJar>) -> Self {
+        self.cookies = Some(jar);
         self
     }
 
@@ -143,7 +157,10 @@ impl Client {
         let mut hops = 0;
         loop {
             let current = hop.as_ref().map_or(*request, |h| h.request(request));
-            let response = self.exchange(buffer, &current, deadline, &mut trace)?;
+            let cookied = cookie::cookied(self.cookies.as_deref(), buffer, &current)?;
+            let sent = cookied.as_ref().map_or(current, |c| c.request(request));
+            let response = self.exchange(buffer, &sent, deadline, &mut trace)?;
+            cookie::keep(self.cookies.as_deref(), sent.url(), response.head());
             trace(Trace::Response(&response));
             let (head, body) = buffer.bytes(&current)?;
             let answer = Answer {

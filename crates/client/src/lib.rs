@@ -46,6 +46,9 @@
 //! the server refused unprocessed (`REFUSED_STREAM`, or left out by a
 //! `GOAWAY`) is sent again on a fresh connection, even a `POST`.
 //!
+//! With a [`CookieJar`] ([`blocking::Client::with_cookies`], [`tokio::Client::with_cookies`])
+//! a client keeps the cookies answers set and sends them back where they belong.
+//!
 //! With the `ws` feature, `ws://` and `wss://` too: `tokio::Client::websocket` opens a
 //! WebSocket on the client's connection and TLS settings (module `ws`).
 
@@ -53,6 +56,7 @@
 
 pub mod blocking;
 mod config;
+mod cookie;
 mod decompress;
 mod error;
 mod exchange;
@@ -76,6 +80,7 @@ mod url;
 pub mod ws;
 
 pub use config::ClientConfig;
+pub use cookie::CookieJar;
 pub use decompress::{Corruption, Decoder, Encoding};
 pub use error::{Error, Phase};
 pub use form::{Form, FormError};

@@ -1,6 +1,7 @@
 //! What follows a final answer: a redirect to follow (RFC 9110 section
 //! 15.4: the next URL and method), or the same request again without its
 //! expectation after a `417`; either way a head rewritten from the one sent.
+//! And a head rewritten to carry a cookie jar's `Cookie` field.
 
 use ringwire_http1::encode::{EncodeError, RequestWriter};
 use ringwire_http1::{RequestParser, Status, Version};
@@ -47,7 +48,7 @@ pub(crate) fn next_hop(
 ) -> Result<Option<Hop>, Error> {
     if answer.status == 417 && sent.expects_continue() {
         let url = sent.url().clone();
-        let again = Hop::rewrite(sent, head, sent.method(), url, Some(body_len), false)?;
+        let again = Hop::rewrite(sent, head, sent.method(), url, Some(body_len), false, None)?;
         return Ok(Some(again));
     }
     let Some(max) = max_redirects else {
@@ -87,11 +88,35 @@ impl Hop {
         let method = if keep_method { sent.method() } else { "GET" };
         let body = (keep_method && body_len > 0).then_some(body_len);
         // `100-continue` only goes with content (RFC 9110 section 10.1.1).
-        Self::rewrite(sent, head, method, url, body, body.is_some()).map(Some)
+        Self::rewrite(sent, head, method, url, body, body.is_some(), None).map(Some)
+    }
+
+    /// `sent` (whose encoded head is `head` and body `body_len` bytes) as it is, carrying
+    /// `cookies` too (after the values of any `cookie` field it has: one field, as RFC 6265
+    /// section 5.4 wants).
+    pub(crate) fn cookied(
+        sent: &Request<'_>,
+        head: &[u8],
+        body_len: usize,
+        cookies: &str,
+    ) -> Result<Hop, Error> {
+        let body = (body_len > 0).then_some(body_len);
+        let url = sent.url().clone();
+        let expectation = sent.expects_continue();
+        Self::rewrite(
+            sent,
+            head,
+            sent.method(),
+            url,
+            body,
+            expectation,
+            Some(cookies),
+        )
     }
 
     /// `sent` (whose encoded head is `head`) as `method` to `url`, with the
-    /// same body of `body` bytes or none, and its expectation kept or not.
+    /// same body of `body` bytes or none, its expectation kept or not, and `cookies`
+    /// added to its `cookie` field.
     fn rewrite(
         sent: &Request<'_>,
         head: &[u8],
@@ -99,6 +124,7 @@ impl Hop {
         url: Url,
         body: Option<usize>,
         keep_expectation: bool,
+        cookies: Option<&str>,
     ) -> Result<Hop, Error> {
         let same_origin = url.origin() == sent.url().origin();
         let mut parser = RequestParser::default();
@@ -107,7 +133,14 @@ impl Hop {
             // since can fail to parse.
             return Err(Error::StaleRequest);
         };
-        let mut out = vec![0; head.len() + url.target().len() + url.authority().len() + 64];
+        let extra = cookies.map_or(0, |c| c.len() + 16);
+        let mut out = vec![0; head.len() + url.target().len() + url.authority().len() + 64 + extra];
+        // The cookies sent: what the head had, then the jar's.
+        let cookie: Option<String> = cookies.map(|jar| {
+            let mut all: Vec<&[u8]> = old.headers().get_all("cookie").collect();
+            all.push(jar.as_bytes());
+            String::from_utf8_lossy(&all.join(&b"; "[..])).into_owned()
+        });
         loop {
             let written = RequestWriter::new(&mut out, method, url.target())
                 .and_then(|query| query.headers(Version::Http11))
@@ -122,10 +155,14 @@ impl Hop {
                                 && CROSS_ORIGIN
                                     .iter()
                                     .any(|n| field.name.eq_ignore_ascii_case(n)))
-                            || (!keep_expectation && field.name.eq_ignore_ascii_case("expect"));
+                            || (!keep_expectation && field.name.eq_ignore_ascii_case("expect"))
+                            || (cookie.is_some() && field.name.eq_ignore_ascii_case("cookie"));
                         if !dropped {
                             writer.header(name, field.value)?;
                         }
+                    }
+                    if let Some(cookie) = &cookie {
+                        writer.header("cookie", cookie.as_bytes())?;
                     }
                     if let Some(len) = body {
                         writer.content_length(len as u64)?;

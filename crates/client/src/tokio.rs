@@ -12,6 +12,7 @@ use ringwire_io::tokio::AsyncStream;
 use ringwire_ring::Ring;
 use ringwire_tls::MaybeTls;
 
+use crate::cookie;
 use crate::exchange::{
     remaining, Attempts, BodyStep, Failure, Next, Reader, RoundTrip, DISCARD_LIMIT,
 };
@@ -23,8 +24,8 @@ use crate::tls::Tls;
 use crate::tunnel::{first_address, Step, Tunnel};
 use crate::url::{Origin, Scheme};
 use crate::{
-    ClientConfig, Encoding, Error, Http2, Phase, Protocol, Proxies, Proxy, Request, RequestBuffer,
-    Url,
+    ClientConfig, CookieJar, Encoding, Error, Http2, Phase, Protocol, Proxies, Proxy, Request,
+    RequestBuffer, Url,
 };
 
 /// An async HTTP/1.1 and HTTP/2 client with a keep-alive pool; share it by
@@ -36,6 +37,8 @@ pub struct Client {
     tls: Tls,
     proxies: Proxies,
     pinned: Pinned,
+    /// Cookies stored from answers and sent with requests, when given one.
+    cookies: Option<Arc<CookieJar>>,
 }
 
 impl Default for Client {
@@ -83,6 +86,7 @@ impl Client {
             config,
             proxies: Proxies::default(),
             pinned: Pinned::default(),
+            cookies: None,
         }
     }
 
@@ -91,6 +95,15 @@ impl Client {
     #[must_use]
     pub fn resolve(mut self, host: &str, port: u16, addr: std::net::IpAddr) -> Self {
         self.pinned.add(host, port, addr);
+        self
+    }
+
+    /// This client, keeping cookies in `jar`: each answer's `Set-Cookie` fields stored
+    /// (redirects' included), and the cookies that go with each request sent in its
+    /// `cookie` field (see [`CookieJar`]). A jar may be shared by several clients.
+    #[must_use]
+    pub fn with_cookies(mut self, jar: Arc<CookieJar>) -> Self {
+        self.cookies = Some(jar);
         self
     }
 
@@ -118,7 +131,10 @@ impl Client {
         let mut hops = 0;
         loop {
             let current = hop.as_ref().map_or(*request, |h| h.request(request));
-            let response = self.exchange(buffer, &current, deadline).await?;
+            let cookied = cookie::cookied(self.cookies.as_deref(), buffer, &current)?;
+            let sent = cookied.as_ref().map_or(current, |c| c.request(request));
+            let response = self.exchange(buffer, &sent, deadline).await?;
+            cookie::keep(self.cookies.as_deref(), sent.url(), response.head());
             let (head, body) = buffer.bytes(&current)?;
             let answer = Answer {
                 status: response.status(),
