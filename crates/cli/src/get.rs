@@ -6,12 +6,13 @@ use std::fs::File;
 use std::io::{self, IsTerminal as _, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use clap::Args;
 use ringwire_client::blocking::{Client, Trace};
-use ringwire_client::{ClientConfig, Error, Http2, Protocol, RequestBuffer, Url};
+use ringwire_client::{ClientConfig, CookieJar, Error, Http2, Protocol, RequestBuffer, Url};
 
 use crate::request::{line, seconds, Extras, RequestArgs, RouteArgs, TlsArgs, USER_AGENT};
 use crate::write_out;
@@ -63,6 +64,15 @@ pub(crate) struct GetArgs {
     /// Exit with status 22, writing no body, when the status is 400 or above.
     #[arg(long)]
     fail: bool,
+    /// Cookies to send, as curl -b: `NAME=VALUE[; NAME=VALUE...]` as it is, or else a cookie
+    /// file (Netscape's format, as -c writes it) whose cookies go where they match; a file
+    /// also keeps the cookies answers set, for the redirects that follow.
+    #[arg(short = 'b', long = "cookie", value_name = "DATA|FILE")]
+    cookie: Option<String>,
+    /// Keep the cookies answers set (redirects' too, sent with the requests that follow)
+    /// and write them all to FILE at the end, as curl -c (`-` is stdout).
+    #[arg(short = 'c', long = "cookie-jar", value_name = "FILE")]
+    cookie_jar: Option<PathBuf>,
     /// Write FORMAT to stdout after the transfer, as curl's --write-out: `%{http_code}`,
     /// `%{http_version}`, `%{size_download}`, `%{content_type}`, `%{num_redirects}`,
     /// `%{url_effective}`, `%{remote_ip}`, `%{remote_port}`, `%{time_connect}`,
@@ -129,9 +139,27 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
         },
         args.tls.config()?,
     );
-    let client = args
+    let mut client = args
         .route
         .route(client, Client::with_proxies, Client::resolve)?;
+    // `-b DATA` is a field as it is; `-b FILE` and `-c FILE` turn the cookie jar on.
+    let cookie_field = args.cookie.as_deref().filter(|c| c.contains('='));
+    let jar = (args.cookie_jar.is_some() || args.cookie.is_some() && cookie_field.is_none())
+        .then(|| Arc::new(CookieJar::new()));
+    if let Some(jar) = &jar {
+        if let Some(file) = args.cookie.as_deref().filter(|_| cookie_field.is_none()) {
+            // A file not there yet is none, as curl has it (the first run of a session).
+            if let Ok(text) = std::fs::read_to_string(file) {
+                jar.load_netscape(&text);
+            }
+        }
+        client = client.with_cookies(Arc::clone(jar));
+    }
+    let _saved = args
+        .cookie_jar
+        .as_deref()
+        .zip(jar.clone())
+        .map(|(path, jar)| SaveJar { path, jar });
 
     let mut buffer = RequestBuffer::new().map_err(line)?;
     // What curl sends unless told otherwise.
@@ -149,6 +177,9 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
     let authorization = args.user.as_deref().map(basic).transpose()?;
     if let Some(credentials) = &authorization {
         defaults.push(("authorization", credentials));
+    }
+    if let Some(cookies) = cookie_field {
+        defaults.push(("cookie", cookies));
     }
     let extras = Extras {
         defaults,
@@ -289,6 +320,30 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
             .map_err(|e| format!("cannot write: {}", line(e)))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the cookie jar to `-c FILE` when `get` ends, however it ends (as curl does).
+struct SaveJar<'p> {
+    path: &'p Path,
+    jar: Arc<CookieJar>,
+}
+
+impl Drop for SaveJar<'_> {
+    fn drop(&mut self) {
+        let text = self.jar.to_netscape();
+        let written = if self.path.as_os_str() == "-" {
+            io::stdout().write_all(text.as_bytes())
+        } else {
+            std::fs::write(self.path, text)
+        };
+        if let Err(e) = written {
+            eprintln!(
+                "ringwire: cannot write {}: {}",
+                self.path.display(),
+                line(e)
+            );
+        }
+    }
 }
 
 /// `-u USER:PASSWORD` as an `authorization` value (RFC 7617).

@@ -17,7 +17,8 @@ fn ringwire_serve(args: &[&str]) -> Running {
 /// Python's `http.server` answering `/echo` (method, then `x-test`, then
 /// the body), `/headers` (`host`, `accept` and `content-type`),
 /// `/header/NAME` (the value of field NAME), `/big` (2 MiB), `/big.gz`
-/// (the same, gzip-encoded), `/redirect` (302 to `/echo`), 404 otherwise.
+/// (the same, gzip-encoded), `/redirect` (302 to `/echo`), `/login` (302 to `/header/Cookie`,
+/// setting two cookies), 404 otherwise.
 const PYTHON_SERVER: &str = r#"
 import gzip, http.server
 class H(http.server.BaseHTTPRequestHandler):
@@ -65,6 +66,13 @@ class H(http.server.BaseHTTPRequestHandler):
         elif self.path == "/redirect":
             self.send_response(302)
             self.send_header("Location", "/echo")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        elif self.path == "/login":
+            self.send_response(302)
+            self.send_header("Location", "/header/Cookie")
+            self.send_header("Set-Cookie", "sid=abc; Path=/; HttpOnly")
+            self.send_header("Set-Cookie", "theme=dark; Max-Age=3600")
             self.send_header("Content-Length", "0")
             self.end_headers()
         else:
@@ -128,6 +136,69 @@ fn fetches_from_ringwire_serve_with_the_exchange_on_stderr() {
     );
     assert!(stderr.contains("\n< HTTP/1.1 200 OK\n"), "{stderr}");
     assert!(stderr.contains("\n< content-length: 21\n"), "{stderr}");
+}
+
+/// The cookie lines of a cookie file, sorted, each expiry that is not 0 (a session's) as `T`
+/// (two clients set the same cookie a second apart).
+fn cookie_lines(path: &std::path::Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).expect("a cookie file");
+    let mut lines: Vec<String> = text
+        .lines()
+        .filter(|l| l.contains('\t'))
+        .map(|l| {
+            let mut fields: Vec<&str> = l.split('\t').collect();
+            if fields.len() == 7 && fields[4] != "0" {
+                fields[4] = "T";
+            }
+            fields.join("\t")
+        })
+        .collect();
+    lines.sort();
+    lines
+}
+
+#[test]
+fn cookies_as_curl_keeps_and_sends_them() {
+    let server = python(PYTHON_SERVER);
+    let url = |path: &str| format!("http://{}{path}", server.addr);
+    let dir = std::env::temp_dir().join(format!("ringwire-get-cookies-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (ours, theirs) = (dir.join("ours.txt"), dir.join("theirs.txt"));
+    let (ours_s, theirs_s) = (ours.to_str().unwrap(), theirs.to_str().unwrap());
+
+    // Set by the redirect, sent with the request it leads to, written to the jar.
+    let login = url("/login");
+    let out = get(&["-s", "-L", "-c", ours_s, &login]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "sid=abc; theme=dark");
+    let curl_out = curl(&["-s", "-L", "-c", theirs_s, &login]);
+    // The same cookies; in the order they were set (RFC 6265 section 5.4), where curl puts
+    // the longer name first.
+    let sorted = |cookies: &[u8]| {
+        let mut all: Vec<String> = text(cookies).split("; ").map(str::to_owned).collect();
+        all.sort();
+        all
+    };
+    assert_eq!(sorted(&out.stdout), sorted(&curl_out.stdout));
+    let lines = cookie_lines(&ours);
+    assert_eq!(lines, cookie_lines(&theirs));
+    assert_eq!(lines.len(), 2, "{lines:?}");
+
+    // Read back with -b FILE; a literal with -b NAME=VALUE.
+    let echo = url("/header/Cookie");
+    for args in [&["-b", ours_s][..], &["-b", "a=1; b=2"]] {
+        let ours = get(&[args, &[&echo]].concat());
+        assert!(ours.status.success(), "{}", text(&ours.stderr));
+        let theirs = curl(&[args, &[&echo]].concat()).stdout;
+        assert_eq!(sorted(&ours.stdout), sorted(&theirs), "{args:?}");
+    }
+    assert_eq!(
+        text(&get(&["-b", ours_s, &echo]).stdout),
+        "sid=abc; theme=dark"
+    );
+    // Without either, none.
+    assert_eq!(text(&get(&[&echo]).stdout), "-");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
