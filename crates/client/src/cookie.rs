@@ -49,6 +49,10 @@ struct Cookie {
 /// The longest cookie (name and value) kept, as browsers bound it.
 const MAX_COOKIE: usize = 4096;
 
+/// The most cookies a jar keeps (the oldest go first), as browsers bound them: servers
+/// cannot grow it without end.
+const MAX_COOKIES: usize = 3000;
+
 impl CookieJar {
     /// An empty jar.
     #[must_use]
@@ -82,6 +86,9 @@ impl CookieJar {
             let mut cookies = self.cookies();
             cookies.retain(|c| !c.same_slot(&cookie));
             if !expired {
+                if cookies.len() == MAX_COOKIES {
+                    cookies.remove(0);
+                }
                 cookies.push(cookie);
             }
         }
@@ -174,6 +181,9 @@ impl CookieJar {
                 continue;
             }
             cookies.retain(|c| !c.same_slot(&cookie));
+            if cookies.len() == MAX_COOKIES {
+                cookies.remove(0);
+            }
             cookies.push(cookie);
         }
     }
@@ -221,6 +231,10 @@ impl Cookie {
 /// The cookie a `Set-Cookie` field sets, received from `url` at `now`, and whether it is
 /// already expired (a removal); `None` if the field is to be ignored (RFC 6265 section 5.2).
 fn parse(url: &Url, field: &str, now: u64) -> Option<(Cookie, bool)> {
+    // A control character (a tab, say) would end a cookie file's field or line.
+    if field.bytes().any(|b| b < 0x20 || b == 0x7f) {
+        return None;
+    }
     let mut parts = field.split(';');
     let (name, value) = parts.next()?.split_once('=')?;
     let (name, value) = (name.trim(), value.trim());
@@ -494,10 +508,23 @@ mod tests {
                 "novalue",
                 "=empty-name",
                 " ; Path=/",
+                "tab=a\tb",
                 &format!("big={}", "x".repeat(5000)),
             ],
         );
         assert!(jar.is_empty());
+    }
+
+    #[test]
+    fn a_jar_keeps_the_newest_cookies_up_to_its_bound() {
+        let from = url("http://example.com/");
+        let jar = CookieJar::new();
+        for i in 0..MAX_COOKIES + 10 {
+            jar.store(&from, format!("c{i}=v").as_bytes());
+        }
+        assert_eq!(jar.len(), MAX_COOKIES);
+        let header = jar.header(&from).expect("cookies");
+        assert!(header.starts_with("c10=v; c11=v"), "{}", &header[..40]);
     }
 
     #[test]
