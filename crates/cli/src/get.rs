@@ -75,9 +75,9 @@ pub(crate) struct GetArgs {
     cookie_jar: Option<PathBuf>,
     /// Write FORMAT to stdout after the transfer, as curl's --write-out: `%{http_code}`,
     /// `%{http_version}`, `%{size_download}`, `%{content_type}`, `%{num_redirects}`,
-    /// `%{url_effective}`, `%{remote_ip}`, `%{remote_port}`, `%{time_connect}`,
-    /// `%{time_appconnect}`, `%{time_pretransfer}`, `%{time_starttransfer}`,
-    /// `%{time_total}`, and `\n`, `\t` escapes.
+    /// `%{url_effective}`, `%{remote_ip}`, `%{remote_port}`, `%{time_namelookup}`,
+    /// `%{time_connect}`, `%{time_appconnect}`, `%{time_pretransfer}`,
+    /// `%{time_starttransfer}`, `%{time_redirect}`, `%{time_total}`, and `\n`, `\t` escapes.
     #[arg(short = 'w', long = "write-out", value_name = "FORMAT")]
     write_out: Option<String>,
     #[command(flatten)]
@@ -197,8 +197,14 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
     // The URL each request goes to: a redirect's location once the next request is sent.
     let mut effective = url.clone();
     let mut redirected: Option<Url> = None;
+    // When the last answer came: a redirect's, once the request it led to goes.
+    let mut answered = Duration::ZERO;
     let trace = |event: Trace<'_>| {
         let answer = match event {
+            Trace::Resolved => {
+                timing.namelookup = started.elapsed();
+                return;
+            }
             Trace::Connected(addr) => {
                 if args.verbose {
                     eprintln!("* Connected to {} port {}", addr.ip(), addr.port());
@@ -224,6 +230,7 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
                 }
                 if let Some(next) = redirected.take() {
                     effective = next;
+                    timing.redirect = answered;
                 }
                 timing.pretransfer = started.elapsed();
                 timing.starttransfer = Duration::ZERO;
@@ -232,6 +239,7 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
             Trace::Interim(head) => Some(head),
             Trace::Response(response) => {
                 hops += 1;
+                answered = started.elapsed();
                 redirected = response
                     .header("location")
                     .and_then(|l| effective.join(std::str::from_utf8(l).ok()?).ok());

@@ -25,6 +25,8 @@ pub(crate) struct Transfer<'a> {
 /// time it happened, zero if it never did (no TLS, a pooled connection).
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct Timing {
+    /// The host's addresses known (resolved, or pinned).
+    pub(crate) namelookup: Duration,
     /// TCP connected (to the origin or its proxy), and to which address.
     pub(crate) connect: Duration,
     pub(crate) remote: Option<SocketAddr>,
@@ -34,12 +36,15 @@ pub(crate) struct Timing {
     pub(crate) pretransfer: Duration,
     /// Its first answer's head in (an interim one, if any).
     pub(crate) starttransfer: Duration,
+    /// The last redirect's answer in, before the request it led to (zero without one).
+    pub(crate) redirect: Duration,
 }
 
 /// The variables this knows, for the warning about others.
 const KNOWN: &str = "http_code, response_code, http_version, size_download, content_type, \
-                     num_redirects, url_effective, remote_ip, remote_port, time_connect, \
-                     time_appconnect, time_pretransfer, time_starttransfer, time_total";
+                     num_redirects, url_effective, remote_ip, remote_port, time_namelookup, \
+                     time_connect, time_appconnect, time_pretransfer, time_starttransfer, \
+                     time_redirect, time_total";
 
 /// `format` filled in from `transfer`; an unknown variable is left empty, with a warning on
 /// stderr (as curl does).
@@ -92,10 +97,12 @@ fn variable(name: &str, t: &Transfer<'_>) -> String {
             .remote
             .map(|a| a.port().to_string())
             .unwrap_or_default(),
+        "time_namelookup" => seconds(t.timing.namelookup),
         "time_connect" => seconds(t.timing.connect),
         "time_appconnect" => seconds(t.timing.appconnect),
         "time_pretransfer" => seconds(t.timing.pretransfer),
         "time_starttransfer" => seconds(t.timing.starttransfer),
+        "time_redirect" => seconds(t.timing.redirect),
         "time_total" => seconds(t.time_total),
         _ => {
             eprintln!("ringwire: unknown --write-out variable {name:?} (known: {KNOWN})");
@@ -123,11 +130,13 @@ mod tests {
             num_redirects: 1,
             url_effective: "https://example.com/b",
             timing: Timing {
+                namelookup: Duration::from_micros(20),
                 connect: Duration::from_micros(250),
                 remote: Some("[::1]:8443".parse().unwrap()),
                 appconnect: Duration::from_micros(1_250),
                 pretransfer: Duration::from_micros(1_300),
                 starttransfer: Duration::from_micros(1_499_000),
+                redirect: Duration::from_micros(900),
             },
             time_total: Duration::from_micros(1_500_250),
         };
@@ -148,11 +157,13 @@ mod tests {
         assert_eq!(render("50% off \\x", &t), "50% off \\x");
         assert_eq!(
             render(
-                "%{url_effective} %{remote_ip} %{remote_port} %{time_connect} \
-                 %{time_appconnect} %{time_pretransfer} %{time_starttransfer}",
+                "%{url_effective} %{remote_ip} %{remote_port} %{time_namelookup} \
+                 %{time_connect} %{time_appconnect} %{time_pretransfer} %{time_redirect} \
+                 %{time_starttransfer}",
                 &t
             ),
-            "https://example.com/b ::1 8443 0.000250 0.001250 0.001300 1.499000"
+            "https://example.com/b ::1 8443 0.000020 0.000250 0.001250 0.001300 0.000900 \
+             1.499000"
         );
     }
 }

@@ -1055,6 +1055,33 @@ fn write_out_as_curl() {
     );
     assert!(appconnect <= pretransfer && pretransfer < starttransfer);
     assert!(starttransfer <= total && total < 10.0);
+    // The name looked up before connecting; a redirect followed before the last request.
+    let names = "%{time_namelookup} %{time_connect} %{time_redirect} %{time_pretransfer} \
+                 %{time_total}";
+    let timed = |url: &str| -> Vec<f64> {
+        let out = get(&["-L", "-o", "/dev/null", "-w", names, url]);
+        let seconds = text(&out.stdout);
+        seconds
+            .split(' ')
+            .map(|s| s.parse().unwrap_or_else(|_| panic!("{seconds:?}")))
+            .collect()
+    };
+    let port = server.addr.rsplit_once(':').expect("port").1;
+    for (path, redirects) in [("/headers", false), ("/redirect", true)] {
+        let url = format!("http://localhost:{port}{path}");
+        let [namelookup, connect, redirect, pretransfer, total] = timed(&url)[..] else {
+            panic!("five times")
+        };
+        assert!(
+            0.0 < namelookup && namelookup <= connect,
+            "{namelookup} {connect}"
+        );
+        assert_eq!(redirect > 0.0, redirects, "{path}: {redirect}");
+        assert!(
+            redirect < pretransfer && pretransfer < total,
+            "{path}: {redirect} {pretransfer}"
+        );
+    }
 }
 
 /// `--resolve` as curl's: the request goes to the pinned address under its name.

@@ -294,6 +294,7 @@ impl Client {
                 .map_err(failed)?
                 .collect(),
         };
+        trace(Trace::Resolved);
         for addr in addrs {
             let connected = match timeout {
                 Some(t) => TcpStream::connect_timeout(&addr, t),
@@ -534,6 +535,9 @@ fn flush(stream: &mut Stream, h2: &mut H2) -> io::Result<()> {
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Trace<'t> {
+    /// The host about to be connected to (the origin's, or its proxy's) has its addresses
+    /// (from the resolver, or pinned by [`Client::resolve`]).
+    Resolved,
     /// A TCP connection opened, to this address: the origin's, or its proxy's.
     Connected(std::net::SocketAddr),
     /// The TLS handshake of an `https://` connection done.
