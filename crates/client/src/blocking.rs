@@ -117,6 +117,11 @@ impl Client {
         self
     }
 
+    /// The cookie jar, if the client keeps one.
+    pub(crate) fn cookies(&self) -> Option<&CookieJar> {
+        self.cookies.as_deref()
+    }
+
     /// This client, reaching origins through `proxies` (none by default; curl's
     /// environment variables with [`Proxies::from_env`]).
     #[must_use]

@@ -202,6 +202,25 @@ pub(crate) fn cookied(
     Hop::cookied(request, head, body.len(), &cookies).map(Some)
 }
 
+/// The `cookie` field value for a request to `url` whose own fields are `fields`: their
+/// cookies, then the jar's; `None` when the jar has none for it (the fields go as they are).
+pub(crate) fn merged(
+    jar: Option<&CookieJar>,
+    url: &Url,
+    fields: &[(&str, &str)],
+) -> Option<String> {
+    let from_jar = jar?.header(url)?;
+    let own = fields
+        .iter()
+        .filter(|(name, _)| name.eq_ignore_ascii_case("cookie"))
+        .map(|(_, value)| *value);
+    Some(
+        own.chain([from_jar.as_str()])
+            .collect::<Vec<_>>()
+            .join("; "),
+    )
+}
+
 /// Stores in `jar` the cookies a response from `url` sets (its `head`'s `Set-Cookie` fields).
 pub(crate) fn keep(jar: Option<&CookieJar>, url: &Url, head: Option<ringwire_http1::Response<'_>>) {
     if let (Some(jar), Some(head)) = (jar, head) {

@@ -32,6 +32,7 @@ pub use ringwire_ws::handshake::Negotiated;
 pub use ringwire_ws::socket::{SocketError, WebSocket};
 pub use ringwire_ws::{CloseCode, DeflateConfig, Limits, Message};
 
+use crate::cookie;
 pub use crate::stream::Stream;
 use crate::tokio::{Client, Socket};
 use crate::url::{Scheme, Url, UrlError};
@@ -83,7 +84,7 @@ pub struct WsOptions<'a> {
     pub protocols: &'a [&'a str],
     /// Fields to send with the upgrade request: `authorization`, `cookie`, `origin`, ...
     /// (not those the handshake writes itself: `host`, `upgrade`, `connection`,
-    /// `sec-websocket-*`).
+    /// `sec-websocket-*`). A client with a cookie jar adds the jar's cookies for the URL.
     pub headers: &'a [(&'a str, &'a str)],
     /// permessage-deflate to offer (`None`: none).
     pub deflate: Option<DeflateConfig>,
@@ -176,6 +177,12 @@ impl Client {
         url: &WsUrl,
         options: &WsOptions<'_>,
     ) -> Result<(ClientWebSocket, Negotiated), Error> {
+        let cookie = cookie::merged(self.cookies(), &url.0, options.headers);
+        let fields = with_cookie(options.headers, cookie.as_deref());
+        let options = &WsOptions {
+            headers: &fields,
+            ..options.clone()
+        };
         let open = async {
             // No `h2` offered: a WebSocket needs HTTP/1.1's upgrade.
             let stream = Arc::new(self.dial(url.0.origin(), None, false).await?);
@@ -188,6 +195,21 @@ impl Client {
             None => open.await,
         }
     }
+}
+
+/// `fields` with their `cookie` fields replaced by `cookie` (their cookies and a jar's), if
+/// there is one.
+fn with_cookie<'f>(
+    fields: &[(&'f str, &'f str)],
+    cookie: Option<&'f str>,
+) -> Vec<(&'f str, &'f str)> {
+    let Some(cookie) = cookie else {
+        return fields.to_vec();
+    };
+    let others = fields
+        .iter()
+        .filter(|(n, _)| !n.eq_ignore_ascii_case("cookie"));
+    others.copied().chain([("cookie", cookie)]).collect()
 }
 
 /// A blocking WebSocket on a connection of its own, as
@@ -227,6 +249,8 @@ impl blocking::Client {
                 (Stream::Tls(read), Stream::Tls(write))
             }
         };
+        let cookie = cookie::merged(self.cookies(), &url.0, options.headers);
+        let fields = with_cookie(options.headers, cookie.as_deref());
         let opened = ringwire_ws::blocking::WebSocket::connect(
             RecvTransport::new(options.transport, read)?,
             SendTransport::new(options.transport, write)?,
@@ -234,7 +258,7 @@ impl blocking::Client {
             url.0.target(),
             &Offer {
                 protocols: options.protocols,
-                headers: options.headers,
+                headers: &fields,
                 deflate: options.deflate,
             },
             options.limits,

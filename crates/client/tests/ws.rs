@@ -463,3 +463,50 @@ fn headers_go_with_the_upgrade() {
         "{err}"
     );
 }
+
+/// A client's cookie jar goes with the upgrade request too (a WebSocket API behind a login
+/// session), after the caller's own cookies.
+#[test]
+fn a_cookie_jar_goes_with_the_upgrade() {
+    use std::sync::Arc;
+    let addr = common::ringwire(Router::new().get("/guarded", guarded));
+    let url = WsUrl::parse(&format!("ws://{addr}/guarded")).unwrap();
+    let jar = Arc::new(ringwire_client::CookieJar::new());
+    let session = ringwire_client::Url::parse(&format!("http://{addr}/login")).unwrap();
+    jar.store(&session, b"a=b; Path=/");
+    let headers = [("Authorization", "Bearer t0ken")];
+    let options = WsOptions {
+        headers: &headers,
+        ..WsOptions::default()
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let client = Client::default().with_cookies(Arc::clone(&jar));
+    let (mut socket, _) = runtime.block_on(client.websocket(&url, &options)).unwrap();
+    runtime.block_on(socket.send(&Message::Text("in"))).unwrap();
+    let (echo, _) = runtime
+        .block_on(socket.recv())
+        .expect("open")
+        .expect("echo");
+    assert!(echo == Message::Text("in"));
+    let blocking = blocking::Client::default().with_cookies(Arc::clone(&jar));
+    let (mut socket, _) = blocking.websocket(&url, &options).unwrap();
+    socket.send(&Message::Text("in")).unwrap();
+    let (echo, _) = socket.recv().expect("open").expect("echo");
+    assert!(echo == Message::Text("in"));
+    // Without the jar, refused; with the caller's own cookie too, its cookies come first
+    // and the guard (which wants exactly `a=b`) refuses.
+    let err = runtime
+        .block_on(Client::default().websocket(&url, &options))
+        .unwrap_err();
+    assert!(err.to_string().contains("401"), "{err}");
+    let both = [("Authorization", "Bearer t0ken"), ("Cookie", "c=d")];
+    let with_own = WsOptions {
+        headers: &both,
+        ..WsOptions::default()
+    };
+    let err = blocking.websocket(&url, &with_own).unwrap_err();
+    assert!(err.to_string().contains("401"), "{err}");
+}
