@@ -474,3 +474,35 @@ fn a_connection_quiet_past_warm_answers_again() {
         );
     }
 }
+
+async fn cookies(request: &Request<'_>) -> Response {
+    let value = |name| {
+        request
+            .cookie(name)
+            .map(|v| String::from_utf8_lossy(v).into_owned())
+    };
+    Response::new(200).body(format!(
+        "{:?} {:?} {:?}",
+        value("sid"),
+        value("theme"),
+        value("no")
+    ))
+}
+
+/// `Request::cookie` finds a cookie in the fields curl sends, over HTTP/1.1 and HTTP/2
+/// (where a client may send each cookie as a field of its own: the connection joins them).
+#[test]
+fn a_handler_reads_the_cookies_curl_sends() {
+    let addr = start(ServerConfig::default(), Router::new().get("/", cookies));
+    let url = format!("http://{addr}/");
+    let jar = ["-b", "theme=\"dark\";sid=abc; sid=later"];
+    let expected = r#"Some("abc") Some("dark") None"#;
+    assert_eq!(
+        curl_text(&[&jar[..], &["--http1.1", &url]].concat()),
+        expected
+    );
+    assert_eq!(
+        String::from_utf8(h2c(&[&jar[..], &[&url]].concat(), b"")).unwrap(),
+        expected
+    );
+}
