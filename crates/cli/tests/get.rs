@@ -1023,14 +1023,7 @@ fn write_out_as_curl() {
     }
     let times = "%{time_connect} %{time_appconnect} %{time_pretransfer} \
                  %{time_starttransfer} %{time_total}";
-    let timed = |url: &str| -> Vec<f64> {
-        let out = get(&["-k", "-o", "/dev/null", "-w", times, url]);
-        let seconds = text(&out.stdout);
-        seconds
-            .split(' ')
-            .map(|s| s.parse().unwrap_or_else(|_| panic!("{seconds:?}")))
-            .collect()
-    };
+    let timed = |url: &str| seconds(&get(&["-k", "-o", "/dev/null", "-w", times, url]));
     // Over HTTP, no handshake: its time stays zero, as curl's.
     let [connect, appconnect, pretransfer, starttransfer, total] =
         timed(&format!("http://{}/headers", server.addr))[..]
@@ -1058,14 +1051,7 @@ fn write_out_as_curl() {
     // The name looked up before connecting; a redirect followed before the last request.
     let names = "%{time_namelookup} %{time_connect} %{time_redirect} %{time_pretransfer} \
                  %{time_total}";
-    let timed = |url: &str| -> Vec<f64> {
-        let out = get(&["-L", "-o", "/dev/null", "-w", names, url]);
-        let seconds = text(&out.stdout);
-        seconds
-            .split(' ')
-            .map(|s| s.parse().unwrap_or_else(|_| panic!("{seconds:?}")))
-            .collect()
-    };
+    let timed = |url: &str| seconds(&get(&["-L", "-o", "/dev/null", "-w", names, url]));
     let port = server.addr.rsplit_once(':').expect("port").1;
     for (path, redirects) in [("/headers", false), ("/redirect", true)] {
         let url = format!("http://localhost:{port}{path}");
@@ -1082,6 +1068,15 @@ fn write_out_as_curl() {
             "{path}: {redirect} {pretransfer}"
         );
     }
+}
+
+/// The seconds `get -w` wrote, separated by spaces.
+fn seconds(out: &Output) -> Vec<f64> {
+    let seconds = text(&out.stdout);
+    seconds
+        .split(' ')
+        .map(|s| s.parse().unwrap_or_else(|_| panic!("{seconds:?}")))
+        .collect()
 }
 
 /// `--resolve` as curl's: the request goes to the pinned address under its name.

@@ -445,24 +445,25 @@ mod tests {
 
     #[test]
     fn a_cookie_goes_back_to_its_host_and_path() {
-        let jar = jar(
+        let cookies = jar(
             "http://example.com/app/login",
             &["sid=abc; Path=/app", "lang=en"],
         );
+        let sent = |to: &str| cookies.header(&url(to));
         // `lang` takes the default path, `/app`.
         assert_eq!(
-            jar.header(&url("http://example.com/app/x")).as_deref(),
+            sent("http://example.com/app/x").as_deref(),
             Some("sid=abc; lang=en")
         );
         assert_eq!(
-            jar.header(&url("http://example.com/app")).as_deref(),
+            sent("http://example.com/app").as_deref(),
             Some("sid=abc; lang=en")
         );
-        assert_eq!(jar.header(&url("http://example.com/apple")), None);
-        assert_eq!(jar.header(&url("http://example.com/")), None);
+        assert_eq!(sent("http://example.com/apple"), None);
+        assert_eq!(sent("http://example.com/"), None);
         // Host-only: not a subdomain, not another host.
-        assert_eq!(jar.header(&url("http://www.example.com/app/")), None);
-        assert_eq!(jar.header(&url("http://example.org/app/")), None);
+        assert_eq!(sent("http://www.example.com/app/"), None);
+        assert_eq!(sent("http://example.org/app/"), None);
     }
 
     #[test]
@@ -488,16 +489,17 @@ mod tests {
 
     #[test]
     fn secure_cookies_go_over_https_only_and_longer_paths_first() {
-        let jar = jar(
+        let cookies = jar(
             "https://example.com/a/b/c",
             &["s=1; Secure; Path=/", "deep=2; Path=/a/b", "mid=3; Path=/a"],
         );
+        let sent = |to: &str| cookies.header(&url(to));
         assert_eq!(
-            jar.header(&url("https://example.com/a/b/c")).as_deref(),
+            sent("https://example.com/a/b/c").as_deref(),
             Some("deep=2; mid=3; s=1")
         );
         assert_eq!(
-            jar.header(&url("http://example.com/a/b/c")).as_deref(),
+            sent("http://example.com/a/b/c").as_deref(),
             Some("deep=2; mid=3")
         );
     }

@@ -416,6 +416,26 @@ async fn guarded(request: &ringwire_server::Request<'_>) -> ringwire_server::Res
     }
 }
 
+/// Opens `url` with `options` from both clients (`client`, `blocking`): each upgrade must
+/// be admitted and its socket echo.
+fn both_echo(url: &WsUrl, options: &WsOptions<'_>, client: &Client, blocking: &blocking::Client) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (mut socket, _) = runtime.block_on(client.websocket(url, options)).unwrap();
+    runtime.block_on(socket.send(&Message::Text("in"))).unwrap();
+    let (echo, _) = runtime
+        .block_on(socket.recv())
+        .expect("open")
+        .expect("echo");
+    assert!(echo == Message::Text("in"));
+    let (mut socket, _) = blocking.websocket(url, options).unwrap();
+    socket.send(&Message::Text("in")).unwrap();
+    let (echo, _) = socket.recv().expect("open").expect("echo");
+    assert!(echo == Message::Text("in"));
+}
+
 /// The caller's fields go with the upgrade request, from both clients; without them the
 /// server's 401 is the error; a field the handshake writes itself is refused before
 /// anything is sent.
@@ -428,27 +448,15 @@ fn headers_go_with_the_upgrade() {
         headers: &headers,
         ..WsOptions::default()
     };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let (mut socket, _) = runtime
-        .block_on(Client::default().websocket(&url, &with))
-        .unwrap();
-    runtime.block_on(socket.send(&Message::Text("in"))).unwrap();
-    let echo = runtime
-        .block_on(socket.recv())
-        .expect("open")
-        .expect("echo")
-        .0;
-    assert!(echo == Message::Text("in"));
-    let (mut blocking_socket, _) = blocking::Client::default().websocket(&url, &with).unwrap();
-    blocking_socket.send(&Message::Text("in")).unwrap();
-    let (echo, _) = blocking_socket.recv().expect("open").expect("echo");
-    assert!(echo == Message::Text("in"));
+    both_echo(
+        &url,
+        &with,
+        &Client::default(),
+        &blocking::Client::default(),
+    );
 
-    let err = runtime
-        .block_on(Client::default().websocket(&url, &WsOptions::default()))
+    let err = blocking::Client::default()
+        .websocket(&url, &WsOptions::default())
         .unwrap_err();
     assert!(err.to_string().contains("401"), "{err}");
     let managed = WsOptions {
@@ -479,27 +487,17 @@ fn a_cookie_jar_goes_with_the_upgrade() {
         headers: &headers,
         ..WsOptions::default()
     };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let client = Client::default().with_cookies(Arc::clone(&jar));
-    let (mut socket, _) = runtime.block_on(client.websocket(&url, &options)).unwrap();
-    runtime.block_on(socket.send(&Message::Text("in"))).unwrap();
-    let (echo, _) = runtime
-        .block_on(socket.recv())
-        .expect("open")
-        .expect("echo");
-    assert!(echo == Message::Text("in"));
     let blocking = blocking::Client::default().with_cookies(Arc::clone(&jar));
-    let (mut socket, _) = blocking.websocket(&url, &options).unwrap();
-    socket.send(&Message::Text("in")).unwrap();
-    let (echo, _) = socket.recv().expect("open").expect("echo");
-    assert!(echo == Message::Text("in"));
+    both_echo(
+        &url,
+        &options,
+        &Client::default().with_cookies(jar),
+        &blocking,
+    );
     // Without the jar, refused; with the caller's own cookie too, its cookies come first
     // and the guard (which wants exactly `a=b`) refuses.
-    let err = runtime
-        .block_on(Client::default().websocket(&url, &options))
+    let err = blocking::Client::default()
+        .websocket(&url, &options)
         .unwrap_err();
     assert!(err.to_string().contains("401"), "{err}");
     let both = [("Authorization", "Bearer t0ken"), ("Cookie", "c=d")];
