@@ -162,10 +162,10 @@ impl Client {
         let mut hops = 0;
         loop {
             let current = hop.as_ref().map_or(*request, |h| h.request(request));
-            let cookied = cookie::cookied(self.cookies.as_deref(), buffer, &current)?;
+            let cookied = cookie::cookied(self.cookies(), buffer, &current)?;
             let sent = cookied.as_ref().map_or(current, |c| c.request(request));
             let response = self.exchange(buffer, &sent, deadline, &mut trace)?;
-            cookie::keep(self.cookies.as_deref(), sent.url(), response.head());
+            cookie::keep(self.cookies(), sent.url(), response.head());
             trace(Trace::Response(&response));
             let (head, body) = buffer.bytes(&current)?;
             let answer = Answer {

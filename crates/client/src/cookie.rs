@@ -198,12 +198,13 @@ pub(crate) fn cookied(
     let Some(cookies) = jar.and_then(|jar| jar.header(request.url())) else {
         return Ok(None);
     };
-    let (head, body) = buffer.bytes(request)?;
-    Hop::cookied(request, head, body.len(), &cookies).map(Some)
+    let (head, _) = buffer.bytes(request)?;
+    Hop::cookied(request, head, &cookies).map(Some)
 }
 
 /// The `cookie` field value for a request to `url` whose own fields are `fields`: their
 /// cookies, then the jar's; `None` when the jar has none for it (the fields go as they are).
+#[cfg(feature = "ws")]
 pub(crate) fn merged(
     jar: Option<&CookieJar>,
     url: &Url,

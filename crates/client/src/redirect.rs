@@ -91,32 +91,30 @@ impl Hop {
         Self::rewrite(sent, head, method, url, body, body.is_some(), None).map(Some)
     }
 
-    /// `sent` (whose encoded head is `head` and body `body_len` bytes) as it is, carrying
+    /// `sent` (whose encoded head is `head`) as it is, framing and body included, carrying
     /// `cookies` too (after the values of any `cookie` field it has: one field, as RFC 6265
     /// section 5.4 wants).
-    pub(crate) fn cookied(
-        sent: &Request<'_>,
-        head: &[u8],
-        body_len: usize,
-        cookies: &str,
-    ) -> Result<Hop, Error> {
-        let body = (body_len > 0).then_some(body_len);
+    pub(crate) fn cookied(sent: &Request<'_>, head: &[u8], cookies: &str) -> Result<Hop, Error> {
         let url = sent.url().clone();
         let expectation = sent.expects_continue();
-        Self::rewrite(
+        let rewritten = Self::rewrite(
             sent,
             head,
             sent.method(),
             url,
-            body,
+            None,
             expectation,
             Some(cookies),
-        )
+        );
+        rewritten.map(|hop| Hop {
+            keep_body: true,
+            ..hop
+        })
     }
 
     /// `sent` (whose encoded head is `head`) as `method` to `url`, with the
-    /// same body of `body` bytes or none, its expectation kept or not, and `cookies`
-    /// added to its `cookie` field.
+    /// same body of `body` bytes or none, its expectation kept or not; or, with `cookies`,
+    /// its framing as it was and `cookies` added to its `cookie` field.
     fn rewrite(
         sent: &Request<'_>,
         head: &[u8],
@@ -150,7 +148,8 @@ impl Hop {
                     }
                     for field in old.headers() {
                         let name = field.name.as_str();
-                        let dropped = REWRITTEN.iter().any(|n| field.name.eq_ignore_ascii_case(n))
+                        let dropped = (cookie.is_none()
+                            && REWRITTEN.iter().any(|n| field.name.eq_ignore_ascii_case(n)))
                             || (!same_origin
                                 && CROSS_ORIGIN
                                     .iter()

@@ -75,6 +75,20 @@ fn cookies_set_by_answers_go_with_the_next_requests() {
         get(&client, &server.url("/home"), Some("mine=1")),
         "mine=1; sid=abc; theme=dark"
     );
+    // A body keeps its framing.
+    let mut buffer = RequestBuffer::new().expect("buffer");
+    let url = Url::parse(&server.url("/form")).expect("url");
+    let request = buffer.request("POST", &url).and_then(|r| r.headers());
+    let request = request.and_then(|r| r.body(b"hello")).expect("request");
+    let mut response = client.send(&mut buffer, &request).expect("answer");
+    assert_eq!(response.bytes().expect("body"), b"sid=abc; theme=dark");
+    let sent = server.requests().pop().expect("a request");
+    assert!(sent.starts_with("POST /form HTTP/1.1\r\n"), "{sent}");
+    assert!(sent.contains("\r\ncontent-length: 5\r\n"), "{sent}");
+    assert!(
+        sent.ends_with("\r\ncookie: sid=abc; theme=dark\r\n\r\nhello"),
+        "{sent}"
+    );
     assert_eq!(get(&client, &server.url("/logout"), None), "");
     assert_eq!(get(&client, &server.url("/home"), None), "theme=dark");
     // Host-only cookies of 127.0.0.1 do not go to localhost.
