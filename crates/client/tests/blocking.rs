@@ -195,6 +195,9 @@ fn python_chunked_close_delimited_and_streamed() {
     }
     assert_eq!(total, 4 << 20);
     assert!(largest <= 64 << 10, "{largest}");
+    // Python's chunked bodies end with a trailer field.
+    let fields: Vec<_> = response.trailers().iter().collect();
+    assert_eq!(fields, [(&b"x-trailer"[..], &b"yes"[..])]);
 
     // HEAD has no body, whatever content-length says.
     let url = Url::parse(&python.url("/port")).unwrap();
