@@ -5,12 +5,18 @@
 use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages as kp;
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, StrBytes};
+use ringwire_kafka::api::add_offsets_to_txn::{AddOffsetsToTxnRequest, AddOffsetsToTxnResponse};
+use ringwire_kafka::api::add_partitions_to_txn::{
+    AddPartitionsToTxnPartitionResult, AddPartitionsToTxnRequest, AddPartitionsToTxnResponse,
+    AddPartitionsToTxnTopic,
+};
 use ringwire_kafka::api::api_versions::{ApiVersionsRequest, ApiVersionsResponse};
 use ringwire_kafka::api::consumer_protocol::{
     decode_assignment, decode_subscription, encode_assignment, encode_subscription,
 };
 use ringwire_kafka::api::create_topics::{CreateTopicsRequest, CreateTopicsResponse, NewTopic};
 use ringwire_kafka::api::delete_topics::{DeleteTopicsRequest, DeleteTopicsResponse};
+use ringwire_kafka::api::end_txn::{EndTxnRequest, EndTxnResponse};
 use ringwire_kafka::api::fetch::{FetchPartition, FetchRequest, FetchResponse, FetchTopic};
 use ringwire_kafka::api::find_coordinator::{
     FindCoordinatorRequest, FindCoordinatorResponse, GROUP,
@@ -35,6 +41,7 @@ use ringwire_kafka::api::produce::{
 use ringwire_kafka::api::sasl_authenticate::{SaslAuthenticateRequest, SaslAuthenticateResponse};
 use ringwire_kafka::api::sasl_handshake::{SaslHandshakeRequest, SaslHandshakeResponse};
 use ringwire_kafka::api::sync_group::{SyncGroupAssignment, SyncGroupRequest, SyncGroupResponse};
+use ringwire_kafka::api::txn_offset_commit::{TxnOffsetCommitRequest, TxnOffsetCommitResponse};
 use ringwire_kafka::codec::Reader;
 use ringwire_kafka::{
     ApiKey, Correlator, DecodeError, EncodeError, ErrorCode, Limits, Request, Response,
@@ -810,6 +817,189 @@ fn init_producer_id_against_kafka_protocol() {
                 producer_epoch: 7,
             }
         );
+    }
+}
+
+#[test]
+fn add_partitions_to_txn_against_kafka_protocol() {
+    for version in ApiKey::AddPartitionsToTxn.versions() {
+        let topics = [
+            AddPartitionsToTxnTopic {
+                name: "a",
+                partitions: &[0, 2],
+            },
+            AddPartitionsToTxnTopic {
+                name: "b",
+                partitions: &[1],
+            },
+        ];
+        let request = AddPartitionsToTxnRequest {
+            transactional_id: "tx-1",
+            producer_id: 77,
+            producer_epoch: 3,
+            topics: &topics,
+        };
+        let (_, req) = round_trip_request::<_, kp::AddPartitionsToTxnRequest>(&request, version);
+        assert_eq!(req.v3_and_below_transactional_id.as_str(), "tx-1");
+        assert_eq!(
+            (
+                req.v3_and_below_producer_id,
+                req.v3_and_below_producer_epoch
+            ),
+            (kp::ProducerId(77), 3)
+        );
+        let sent: Vec<(&str, Vec<i32>)> = req
+            .v3_and_below_topics
+            .iter()
+            .map(|t| (t.name.as_str(), t.partitions.clone()))
+            .collect();
+        assert_eq!(sent, [("a", vec![0, 2]), ("b", vec![1])]);
+
+        let mut resp = kp::AddPartitionsToTxnResponse::default();
+        resp.throttle_time_ms = 4;
+        let mut topic =
+            kp::add_partitions_to_txn_response::AddPartitionsToTxnTopicResult::default();
+        topic.name = self::topic("a");
+        for (index, code) in [(0, 0), (2, 53)] {
+            let mut p =
+                kp::add_partitions_to_txn_response::AddPartitionsToTxnPartitionResult::default();
+            p.partition_index = index;
+            p.partition_error_code = code;
+            topic.results_by_partition.push(p);
+        }
+        resp.results_by_topic_v3_and_below = vec![topic];
+        let body = encode_response(&resp, version);
+        let ours: AddPartitionsToTxnResponse<'_> = decode_response(&body, version);
+        assert_eq!(ours.throttle_time_ms, 4);
+        assert_eq!(ours.topics.len(), 1);
+        assert_eq!(ours.topics[0].name, "a");
+        assert_eq!(
+            ours.topics[0].partitions,
+            [
+                AddPartitionsToTxnPartitionResult {
+                    partition_index: 0,
+                    error_code: ErrorCode::NONE,
+                },
+                AddPartitionsToTxnPartitionResult {
+                    partition_index: 2,
+                    error_code: ErrorCode(53),
+                },
+            ]
+        );
+    }
+}
+
+#[test]
+fn add_offsets_and_end_txn_against_kafka_protocol() {
+    for version in ApiKey::AddOffsetsToTxn.versions() {
+        let request = AddOffsetsToTxnRequest {
+            transactional_id: "tx-1",
+            producer_id: 77,
+            producer_epoch: 3,
+            group_id: "billing",
+        };
+        let (_, req) = round_trip_request::<_, kp::AddOffsetsToTxnRequest>(&request, version);
+        assert_eq!(req.transactional_id.as_str(), "tx-1");
+        assert_eq!(
+            (req.producer_id, req.producer_epoch),
+            (kp::ProducerId(77), 3)
+        );
+        assert_eq!(req.group_id.as_str(), "billing");
+        let mut resp = kp::AddOffsetsToTxnResponse::default();
+        resp.throttle_time_ms = 2;
+        resp.error_code = 51;
+        let body = encode_response(&resp, version);
+        let ours: AddOffsetsToTxnResponse = decode_response(&body, version);
+        assert_eq!((ours.throttle_time_ms, ours.error_code), (2, ErrorCode(51)));
+    }
+    for version in ApiKey::EndTxn.versions() {
+        for committed in [true, false] {
+            let request = EndTxnRequest {
+                transactional_id: "tx-1",
+                producer_id: 77,
+                producer_epoch: 3,
+                committed,
+            };
+            let (_, req) = round_trip_request::<_, kp::EndTxnRequest>(&request, version);
+            assert_eq!(req.transactional_id.as_str(), "tx-1");
+            assert_eq!(
+                (req.producer_id, req.producer_epoch),
+                (kp::ProducerId(77), 3)
+            );
+            assert_eq!(req.committed, committed);
+        }
+        let mut resp = kp::EndTxnResponse::default();
+        resp.throttle_time_ms = 1;
+        resp.error_code = 48;
+        let body = encode_response(&resp, version);
+        let ours: EndTxnResponse = decode_response(&body, version);
+        assert_eq!((ours.throttle_time_ms, ours.error_code), (1, ErrorCode(48)));
+    }
+}
+
+#[test]
+fn txn_offset_commit_against_kafka_protocol() {
+    for version in ApiKey::TxnOffsetCommit.versions() {
+        let partitions = [OffsetCommitPartition {
+            partition_index: 4,
+            committed_offset: 41,
+            committed_leader_epoch: 5,
+            committed_metadata: Some("m"),
+        }];
+        let topics = [OffsetCommitTopic {
+            name: "orders",
+            partitions: &partitions,
+        }];
+        let request = TxnOffsetCommitRequest {
+            transactional_id: "tx-1",
+            group_id: "billing",
+            producer_id: 77,
+            producer_epoch: 3,
+            generation_id: 9,
+            member_id: "m-1",
+            group_instance_id: Some("i-1"),
+            topics: &topics,
+        };
+        let (_, req) = round_trip_request::<_, kp::TxnOffsetCommitRequest>(&request, version);
+        assert_eq!(req.transactional_id.as_str(), "tx-1");
+        assert_eq!(req.group_id.as_str(), "billing");
+        assert_eq!(
+            (req.producer_id, req.producer_epoch),
+            (kp::ProducerId(77), 3)
+        );
+        // The consumer's membership goes from v3 on.
+        if version >= 3 {
+            assert_eq!((req.generation_id, req.member_id.as_str()), (9, "m-1"));
+            assert_eq!(req.group_instance_id.as_deref(), Some("i-1"));
+        } else {
+            assert_eq!((req.generation_id, req.member_id.as_str()), (-1, ""));
+        }
+        let [topic] = &req.topics[..] else {
+            panic!("one topic")
+        };
+        assert_eq!(topic.name.as_str(), "orders");
+        let [p] = &topic.partitions[..] else {
+            panic!("one partition")
+        };
+        assert_eq!((p.partition_index, p.committed_offset), (4, 41));
+        assert_eq!(p.committed_leader_epoch, if version >= 2 { 5 } else { -1 });
+        assert_eq!(p.committed_metadata.as_deref(), Some("m"));
+
+        let mut resp = kp::TxnOffsetCommitResponse::default();
+        resp.throttle_time_ms = 6;
+        let mut t = kp::txn_offset_commit_response::TxnOffsetCommitResponseTopic::default();
+        t.name = self::topic("orders");
+        let mut rp = kp::txn_offset_commit_response::TxnOffsetCommitResponsePartition::default();
+        rp.partition_index = 4;
+        rp.error_code = 0;
+        t.partitions = vec![rp];
+        resp.topics = vec![t];
+        let body = encode_response(&resp, version);
+        let ours: TxnOffsetCommitResponse<'_> = decode_response(&body, version);
+        assert_eq!(ours.0.throttle_time_ms, 6);
+        assert_eq!(ours.0.topics[0].name, "orders");
+        assert_eq!(ours.0.topics[0].partitions[0].partition_index, 4);
+        assert_eq!(ours.0.topics[0].partitions[0].error_code, ErrorCode::NONE);
     }
 }
 

@@ -39,13 +39,21 @@ pub enum ApiKey {
     DeleteTopics = 20,
     /// InitProducerId (22).
     InitProducerId = 22,
+    /// AddPartitionsToTxn (24).
+    AddPartitionsToTxn = 24,
+    /// AddOffsetsToTxn (25).
+    AddOffsetsToTxn = 25,
+    /// EndTxn (26).
+    EndTxn = 26,
+    /// TxnOffsetCommit (28).
+    TxnOffsetCommit = 28,
     /// SaslAuthenticate (36).
     SaslAuthenticate = 36,
 }
 
 impl ApiKey {
     /// Every API this crate implements.
-    pub const ALL: [ApiKey; 17] = [
+    pub const ALL: [ApiKey; 21] = [
         ApiKey::Produce,
         ApiKey::Fetch,
         ApiKey::ListOffsets,
@@ -62,6 +70,10 @@ impl ApiKey {
         ApiKey::CreateTopics,
         ApiKey::DeleteTopics,
         ApiKey::InitProducerId,
+        ApiKey::AddPartitionsToTxn,
+        ApiKey::AddOffsetsToTxn,
+        ApiKey::EndTxn,
+        ApiKey::TxnOffsetCommit,
         ApiKey::SaslAuthenticate,
     ];
 
@@ -83,7 +95,10 @@ impl ApiKey {
     /// first version that names topics by id (Fetch 13, Produce 13, OffsetCommit 9,
     /// DeleteTopics 6), asks for several groups at once (OffsetFetch 8)
     /// or adds fields this crate does not send (ListOffsets 10, InitProducerId 5,
-    /// FindCoordinator 5). Produce 12 has v11's layout (it only changes how brokers add
+    /// FindCoordinator 5), or belongs to the transactions of KIP-890's second part
+    /// (AddPartitionsToTxn 4 batches transactions for brokers, AddOffsetsToTxn 4 and EndTxn
+    /// 4-5 and TxnOffsetCommit 4-5 go with transaction version 2, which this crate does not
+    /// speak: it adds each partition to its transaction itself). Produce 12 has v11's layout (it only changes how brokers add
     /// partitions to transactions, which this crate does not use) and is served by Kafka 4.x
     /// but not 3.9, so the two brokers negotiate differently.
     #[must_use]
@@ -105,6 +120,10 @@ impl ApiKey {
             ApiKey::CreateTopics => 2..=7,
             ApiKey::DeleteTopics => 1..=5,
             ApiKey::InitProducerId => 0..=4,
+            ApiKey::AddPartitionsToTxn => 0..=3,
+            ApiKey::AddOffsetsToTxn => 0..=3,
+            ApiKey::EndTxn => 0..=3,
+            ApiKey::TxnOffsetCommit => 0..=3,
             ApiKey::SaslAuthenticate => 0..=2,
         }
     }
@@ -130,6 +149,10 @@ impl ApiKey {
             ApiKey::CreateTopics => 5,
             ApiKey::DeleteTopics => 4,
             ApiKey::InitProducerId => 2,
+            ApiKey::AddPartitionsToTxn
+            | ApiKey::AddOffsetsToTxn
+            | ApiKey::EndTxn
+            | ApiKey::TxnOffsetCommit => 3,
             ApiKey::SaslAuthenticate => 2,
         }
     }

@@ -1,9 +1,12 @@
 //! The messages: one module per API, each a request encoder and a borrowed response view.
 
+pub mod add_offsets_to_txn;
+pub mod add_partitions_to_txn;
 pub mod api_versions;
 pub mod consumer_protocol;
 pub mod create_topics;
 pub mod delete_topics;
+pub mod end_txn;
 pub mod fetch;
 pub mod find_coordinator;
 pub mod heartbeat;
@@ -19,6 +22,7 @@ pub mod produce;
 pub mod sasl_authenticate;
 pub mod sasl_handshake;
 pub mod sync_group;
+pub mod txn_offset_commit;
 
 pub use key::ApiKey;
 

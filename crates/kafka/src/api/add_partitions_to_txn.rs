@@ -1,0 +1,97 @@
+//! AddPartitionsToTxn (24): a transactional producer names the partitions it is about to
+//! write to, before its first batch to each in a transaction.
+
+use super::{ApiKey, Request, Response};
+use crate::codec::{Reader, Writer};
+use crate::{DecodeError, ErrorCode};
+
+/// One topic's partitions to add.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AddPartitionsToTxnTopic<'a> {
+    /// Topic name.
+    pub name: &'a str,
+    /// Partitions.
+    pub partitions: &'a [i32],
+}
+
+/// AddPartitionsToTxn request, as a producer sends it (v0-v3: one transaction).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AddPartitionsToTxnRequest<'a> {
+    /// The producer's transactional id.
+    pub transactional_id: &'a str,
+    /// Its producer id.
+    pub producer_id: i64,
+    /// Its epoch.
+    pub producer_epoch: i16,
+    /// The partitions.
+    pub topics: &'a [AddPartitionsToTxnTopic<'a>],
+}
+
+impl Request for AddPartitionsToTxnRequest<'_> {
+    const API_KEY: ApiKey = ApiKey::AddPartitionsToTxn;
+
+    fn encode(&self, w: &mut Writer<'_>, _version: i16) {
+        w.string("transactional id", self.transactional_id);
+        w.i64(self.producer_id);
+        w.i16(self.producer_epoch);
+        w.array("transaction topics", self.topics, |w, topic| {
+            w.string("topic name", topic.name);
+            w.array("transaction partitions", topic.partitions, |w, &p| w.i32(p));
+            w.tagged_fields();
+        });
+        w.tagged_fields();
+    }
+}
+
+/// One partition's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AddPartitionsToTxnPartitionResult {
+    /// Partition number.
+    pub partition_index: i32,
+    /// Error.
+    pub error_code: ErrorCode,
+}
+
+/// One topic's answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AddPartitionsToTxnTopicResult<'a> {
+    /// Topic name.
+    pub name: &'a str,
+    /// Partitions.
+    pub partitions: Vec<AddPartitionsToTxnPartitionResult>,
+}
+
+/// AddPartitionsToTxn response (v0-v3).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AddPartitionsToTxnResponse<'a> {
+    /// Quota throttle.
+    pub throttle_time_ms: i32,
+    /// Topics.
+    pub topics: Vec<AddPartitionsToTxnTopicResult<'a>>,
+}
+
+impl<'a> Response<'a> for AddPartitionsToTxnResponse<'a> {
+    const API_KEY: ApiKey = ApiKey::AddPartitionsToTxn;
+
+    fn decode(r: &mut Reader<'a>, _version: i16) -> Result<Self, DecodeError> {
+        let throttle_time_ms = r.i32()?;
+        let topics = r.array("transaction topic results", |r| {
+            let name = r.string("topic name")?;
+            let partitions = r.array("transaction partition results", |r| {
+                let partition = AddPartitionsToTxnPartitionResult {
+                    partition_index: r.i32()?,
+                    error_code: ErrorCode(r.i16()?),
+                };
+                r.tagged_fields()?;
+                Ok(partition)
+            })?;
+            r.tagged_fields()?;
+            Ok(AddPartitionsToTxnTopicResult { name, partitions })
+        })?;
+        r.tagged_fields()?;
+        Ok(AddPartitionsToTxnResponse {
+            throttle_time_ms,
+            topics,
+        })
+    }
+}
