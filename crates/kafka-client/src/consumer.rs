@@ -39,6 +39,9 @@ use crate::group::{range_assign, Assignment, RANGE};
 use crate::heartbeat::{Heartbeat, Member, News};
 use crate::{ClientConfig, ClientError, Connection, Isolation};
 
+/// The wait before asking a partition's leader again after the cluster said it is moving.
+const LEADER_BACKOFF: Duration = Duration::from_millis(100);
+
 /// Consumer settings.
 #[derive(Debug, Clone)]
 pub struct ConsumerConfig {
@@ -399,7 +402,10 @@ impl Consumer {
         Ok(a)
     }
 
-    /// The offset of a partition's log at `at` (`EARLIEST` or `LATEST`), asked of its leader.
+    /// The offset of a partition's log at `at` (`EARLIEST` or `LATEST`), asked of its leader;
+    /// asked again (the leaders looked up anew) while the cluster says it is moving or
+    /// electing that leader, as it does for a moment after the topic is created, up to the
+    /// request timeout.
     async fn log_offset(
         &mut self,
         topic: &str,
@@ -407,13 +413,26 @@ impl Consumer {
         at: i64,
     ) -> Result<i64, ClientError> {
         let isolation = self.config.isolation;
-        let fetcher = self.fetcher(topic, partition).await?;
-        // A Fetch in flight would answer first: drop it (nothing was handed out).
-        settle(fetcher).await?;
-        fetcher
-            .conn
-            .list_offset_isolated(topic, partition, at, isolation)
-            .await
+        let deadline = Instant::now() + self.cluster.config.request_timeout;
+        loop {
+            let fetcher = self.fetcher(topic, partition).await?;
+            // A Fetch in flight would answer first: drop it (nothing was handed out).
+            settle(fetcher).await?;
+            let answer = fetcher
+                .conn
+                .list_offset_isolated(topic, partition, at, isolation)
+                .await;
+            match answer {
+                Err(ClientError::Kafka { code, .. })
+                    if code.is_retriable() && Instant::now() < deadline =>
+                {
+                    tokio::time::sleep(LEADER_BACKOFF).await;
+                    // On failure the next try finds out again.
+                    let _ = self.cluster.refresh(&[topic]).await;
+                }
+                answer => return answer,
+            }
+        }
     }
 
     /// The offset [`ConsumerConfig::group`] committed for a partition, if any.
