@@ -14,10 +14,15 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use ringwire_kafka::api::add_offsets_to_txn::{AddOffsetsToTxnRequest, AddOffsetsToTxnResponse};
+use ringwire_kafka::api::add_partitions_to_txn::{
+    AddPartitionsToTxnRequest, AddPartitionsToTxnResponse,
+};
 use ringwire_kafka::api::api_versions::{ApiVersionsRequest, ApiVersionsResponse};
 use ringwire_kafka::api::consumer_protocol;
 use ringwire_kafka::api::create_topics::{CreateTopicsRequest, CreateTopicsResponse};
 use ringwire_kafka::api::delete_topics::{DeleteTopicsRequest, DeleteTopicsResponse};
+use ringwire_kafka::api::end_txn::{EndTxnRequest, EndTxnResponse};
 use ringwire_kafka::api::fetch::{FetchRequest, FetchResponse};
 use ringwire_kafka::api::find_coordinator::{FindCoordinatorRequest, FindCoordinatorResponse};
 use ringwire_kafka::api::heartbeat::{HeartbeatRequest, HeartbeatResponse};
@@ -32,6 +37,7 @@ use ringwire_kafka::api::produce::{Acks, ProduceRequest, ProduceResponse};
 use ringwire_kafka::api::sasl_authenticate::{SaslAuthenticateRequest, SaslAuthenticateResponse};
 use ringwire_kafka::api::sasl_handshake::{SaslHandshakeRequest, SaslHandshakeResponse};
 use ringwire_kafka::api::sync_group::{SyncGroupRequest, SyncGroupResponse};
+use ringwire_kafka::api::txn_offset_commit::{TxnOffsetCommitRequest, TxnOffsetCommitResponse};
 use ringwire_kafka::record::{walk, walk_committed};
 use ringwire_kafka::{ApiKey, Correlator, Limits, Request, ResponseFrame};
 use ringwire_wire::Status;
@@ -165,6 +171,50 @@ fn queue(c: &mut Correlator, key: ApiKey, version: i16) {
             },
             version,
         ),
+        ApiKey::AddPartitionsToTxn => send(
+            c,
+            &AddPartitionsToTxnRequest {
+                transactional_id: "t",
+                producer_id: 1,
+                producer_epoch: 0,
+                topics: &[],
+            },
+            version,
+        ),
+        ApiKey::AddOffsetsToTxn => send(
+            c,
+            &AddOffsetsToTxnRequest {
+                transactional_id: "t",
+                producer_id: 1,
+                producer_epoch: 0,
+                group_id: "g",
+            },
+            version,
+        ),
+        ApiKey::EndTxn => send(
+            c,
+            &EndTxnRequest {
+                transactional_id: "t",
+                producer_id: 1,
+                producer_epoch: 0,
+                committed: true,
+            },
+            version,
+        ),
+        ApiKey::TxnOffsetCommit => send(
+            c,
+            &TxnOffsetCommitRequest {
+                transactional_id: "t",
+                group_id: "g",
+                producer_id: 1,
+                producer_epoch: 0,
+                generation_id: -1,
+                member_id: "",
+                group_instance_id: None,
+                topics: &[],
+            },
+            version,
+        ),
     }
 }
 
@@ -198,6 +248,10 @@ fn decode(frame: &ResponseFrame<'_>) {
         }
         ApiKey::Heartbeat => drop(frame.decode::<HeartbeatResponse>()),
         ApiKey::LeaveGroup => drop(frame.decode::<LeaveGroupResponse<'_>>()),
+        ApiKey::AddPartitionsToTxn => drop(frame.decode::<AddPartitionsToTxnResponse<'_>>()),
+        ApiKey::AddOffsetsToTxn => drop(frame.decode::<AddOffsetsToTxnResponse>()),
+        ApiKey::EndTxn => drop(frame.decode::<EndTxnResponse>()),
+        ApiKey::TxnOffsetCommit => drop(frame.decode::<TxnOffsetCommitResponse<'_>>()),
         ApiKey::Fetch => {
             if let Ok(response) = frame.decode::<FetchResponse<'_>>() {
                 let mut scratch = Vec::new();

@@ -143,15 +143,17 @@ impl Cluster {
         unreachable!("the second attempt returns")
     }
 
-    /// The address of consumer group `group`'s coordinator, asked over the control connection
-    /// (dropped when it broke, so the next question connects again).
-    pub(crate) async fn coordinator(&self, group: &str) -> Result<String, ClientError> {
+    /// The address of the coordinator of `key` (a consumer group's, or with `key_type`
+    /// [`TRANSACTION`](ringwire_kafka::api::find_coordinator::TRANSACTION) a transactional
+    /// id's), asked over the control connection (dropped when it broke, so the next question
+    /// connects again).
+    pub(crate) async fn coordinator(&self, key: &str, key_type: i8) -> Result<String, ClientError> {
         let mut control = self.control.lock().await;
         if control.is_none() {
             *control = Some(self.connect_any().await?);
         }
         let conn = control.as_mut().expect("connected above");
-        let answer = conn.find_group_coordinator(group).await;
+        let answer = conn.find_coordinator(key, key_type).await;
         if answer.as_ref().is_err_and(ClientError::is_connection) {
             *control = None;
         }

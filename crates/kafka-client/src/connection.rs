@@ -6,11 +6,18 @@ use std::time::Duration;
 
 use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport};
 use ringwire_io::{RingConfig, TransportConfig, TransportError};
+use ringwire_kafka::api::add_offsets_to_txn::{AddOffsetsToTxnRequest, AddOffsetsToTxnResponse};
+use ringwire_kafka::api::add_partitions_to_txn::{
+    AddPartitionsToTxnRequest, AddPartitionsToTxnResponse, AddPartitionsToTxnTopic,
+};
 use ringwire_kafka::api::api_versions::{ApiVersionsRequest, ApiVersionsResponse, Negotiated};
 use ringwire_kafka::api::create_topics::{CreateTopicsRequest, CreateTopicsResponse, NewTopic};
 use ringwire_kafka::api::delete_topics::{DeleteTopicsRequest, DeleteTopicsResponse};
+use ringwire_kafka::api::end_txn::{EndTxnRequest, EndTxnResponse};
 use ringwire_kafka::api::fetch::{FetchPartition, FetchRequest, FetchResponse, FetchTopic};
-use ringwire_kafka::api::find_coordinator::{FindCoordinatorRequest, FindCoordinatorResponse};
+use ringwire_kafka::api::find_coordinator::{
+    self, FindCoordinatorRequest, FindCoordinatorResponse,
+};
 use ringwire_kafka::api::init_producer_id::{InitProducerIdRequest, InitProducerIdResponse};
 use ringwire_kafka::api::list_offsets::{
     ListOffsetsPartition, ListOffsetsRequest, ListOffsetsResponse, ListOffsetsTopic,
@@ -23,6 +30,7 @@ use ringwire_kafka::api::offset_fetch::{
 use ringwire_kafka::api::produce::{
     Acks, ProducePartition, ProduceRequest, ProduceResponse, ProduceTopic,
 };
+use ringwire_kafka::api::txn_offset_commit::{TxnOffsetCommitRequest, TxnOffsetCommitResponse};
 use ringwire_kafka::record::{walk, Record, Walk};
 use ringwire_kafka::{ApiKey, Correlator, ErrorCode, Limits, Request, ResponseFrame, Sent};
 use ringwire_tls::{MaybeTls, TlsConnector, TlsError};
@@ -567,7 +575,36 @@ impl Connection {
 
     /// A new producer id and epoch, for an idempotent producer's batches.
     pub async fn init_producer_id(&mut self) -> Result<(i64, i16), ClientError> {
-        self.call(&InitProducerIdRequest::default(), |frame| {
+        self.init_producer_id_with(&InitProducerIdRequest::default())
+            .await
+    }
+
+    /// The producer id and epoch of transactional id `id` (this broker must be its
+    /// transaction coordinator: [`find_coordinator`](Self::find_coordinator) with key type
+    /// 1): the id it had, its epoch bumped (`current`, or the coordinator's record of it),
+    /// which fences any producer that had it before and aborts its open transaction.
+    /// `CONCURRENT_TRANSACTIONS` (retriable) while a transaction of the id is still ending.
+    pub async fn init_transactional_producer_id(
+        &mut self,
+        id: &str,
+        timeout: std::time::Duration,
+        current: Option<(i64, i16)>,
+    ) -> Result<(i64, i16), ClientError> {
+        let (producer_id, producer_epoch) = current.unwrap_or((-1, -1));
+        let request = InitProducerIdRequest {
+            transactional_id: Some(id),
+            transaction_timeout_ms: i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX),
+            producer_id,
+            producer_epoch,
+        };
+        self.init_producer_id_with(&request).await
+    }
+
+    async fn init_producer_id_with(
+        &mut self,
+        request: &InitProducerIdRequest<'_>,
+    ) -> Result<(i64, i16), ClientError> {
+        self.call(request, |frame| {
             let response = frame.decode::<InitProducerIdResponse>()?;
             ClientError::check(ApiKey::InitProducerId, response.error_code)?;
             Ok((response.producer_id, response.producer_epoch))
@@ -733,7 +770,18 @@ impl Connection {
         &mut self,
         group: &str,
     ) -> Result<(i32, String), ClientError> {
-        self.call(&FindCoordinatorRequest::group(group), |frame| {
+        self.find_coordinator(group, find_coordinator::GROUP).await
+    }
+
+    /// The coordinator of `key`: a consumer group's ([`find_coordinator::GROUP`]) or a
+    /// transactional id's ([`find_coordinator::TRANSACTION`]), its id and `HOST:PORT`.
+    pub async fn find_coordinator(
+        &mut self,
+        key: &str,
+        key_type: i8,
+    ) -> Result<(i32, String), ClientError> {
+        let request = FindCoordinatorRequest { key, key_type };
+        self.call(&request, |frame| {
             let response = frame.decode::<FindCoordinatorResponse<'_>>()?;
             let Some(c) = response.coordinators.first() else {
                 return Err(ClientError::Kafka {
@@ -744,6 +792,87 @@ impl Connection {
             };
             ClientError::check_said(ApiKey::FindCoordinator, c.error_code, c.error_message)?;
             Ok((c.node_id, format!("{}:{}", c.host, c.port)))
+        })
+        .await
+    }
+
+    /// Adds `topics`' partitions to the open transaction of transactional id `id` (this
+    /// broker must be its coordinator), before the first batch to each; the first partition
+    /// refused is the error (`CONCURRENT_TRANSACTIONS`, retriable, while the last transaction
+    /// is still ending).
+    pub async fn add_partitions_to_txn(
+        &mut self,
+        id: &str,
+        (producer_id, producer_epoch): (i64, i16),
+        topics: &[AddPartitionsToTxnTopic<'_>],
+    ) -> Result<(), ClientError> {
+        let request = AddPartitionsToTxnRequest {
+            transactional_id: id,
+            producer_id,
+            producer_epoch,
+            topics,
+        };
+        self.call(&request, |frame| {
+            let response = frame.decode::<AddPartitionsToTxnResponse<'_>>()?;
+            let mut codes = response.topics.iter().flat_map(|t| &t.partitions);
+            codes.try_for_each(|p| ClientError::check(ApiKey::AddPartitionsToTxn, p.error_code))
+        })
+        .await
+    }
+
+    /// Tells the transaction coordinator of `id` that its open transaction commits consumer
+    /// group `group`'s offsets (sent next to the group's coordinator,
+    /// [`txn_offset_commit`](Self::txn_offset_commit)).
+    pub async fn add_offsets_to_txn(
+        &mut self,
+        id: &str,
+        (producer_id, producer_epoch): (i64, i16),
+        group: &str,
+    ) -> Result<(), ClientError> {
+        let request = AddOffsetsToTxnRequest {
+            transactional_id: id,
+            producer_id,
+            producer_epoch,
+            group_id: group,
+        };
+        self.call(&request, |frame| {
+            let response = frame.decode::<AddOffsetsToTxnResponse>()?;
+            ClientError::check(ApiKey::AddOffsetsToTxn, response.error_code)
+        })
+        .await
+    }
+
+    /// Commits consumer offsets as part of a transaction (this broker must be the group's
+    /// coordinator); the first partition refused is the error.
+    pub async fn txn_offset_commit(
+        &mut self,
+        request: &TxnOffsetCommitRequest<'_>,
+    ) -> Result<(), ClientError> {
+        self.call(request, |frame| {
+            let response = frame.decode::<TxnOffsetCommitResponse<'_>>()?;
+            let mut codes = response.0.topics.iter().flat_map(|t| &t.partitions);
+            codes.try_for_each(|p| ClientError::check(ApiKey::TxnOffsetCommit, p.error_code))
+        })
+        .await
+    }
+
+    /// Commits (`commit`) or aborts the open transaction of transactional id `id` (this
+    /// broker must be its coordinator).
+    pub async fn end_txn(
+        &mut self,
+        id: &str,
+        (producer_id, producer_epoch): (i64, i16),
+        commit: bool,
+    ) -> Result<(), ClientError> {
+        let request = EndTxnRequest {
+            transactional_id: id,
+            producer_id,
+            producer_epoch,
+            committed: commit,
+        };
+        self.call(&request, |frame| {
+            let response = frame.decode::<EndTxnResponse>()?;
+            ClientError::check(ApiKey::EndTxn, response.error_code)
         })
         .await
     }

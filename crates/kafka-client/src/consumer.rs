@@ -22,6 +22,7 @@ use ringwire_kafka::api::consumer_protocol::{
     encode_assignment, encode_subscription, PROTOCOL_TYPE,
 };
 use ringwire_kafka::api::fetch::{FetchPartition, FetchRequest, FetchResponse, FetchTopic};
+use ringwire_kafka::api::find_coordinator::GROUP;
 use ringwire_kafka::api::join_group::{JoinGroupProtocol, JoinGroupRequest};
 use ringwire_kafka::api::leave_group::LeaveGroupRequest;
 use ringwire_kafka::api::list_offsets::{EARLIEST, LATEST};
@@ -285,7 +286,7 @@ impl Consumer {
         let coordinator = config
             .group
             .clone()
-            .map(|group| Arc::new(Coordinator::new(group, Arc::clone(&cluster))));
+            .map(|group| Arc::new(Coordinator::new(group, GROUP, Arc::clone(&cluster))));
         Ok(Consumer {
             cluster,
             config,

@@ -1,6 +1,6 @@
-//! A consumer group's coordinator: the broker that keeps the group's members and committed
-//! offsets, found through the cluster and found again when it moves. One connection, shared
-//! by the consumer and its heartbeat task.
+//! A coordinator: the broker that keeps a consumer group's members and committed offsets (or
+//! a transactional id's transactions), found through the cluster and found again when it
+//! moves. One connection, shared by its users (a consumer and its heartbeat task).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -14,16 +14,21 @@ const BACKOFF: Duration = Duration::from_millis(100);
 
 #[derive(Debug)]
 pub(crate) struct Coordinator {
+    /// The group (or transactional id).
     group: String,
+    /// Which of the two `group` is (`GROUP` or `TRANSACTION` of
+    /// [`find_coordinator`](ringwire_kafka::api::find_coordinator)).
+    key_type: i8,
     cluster: Arc<Cluster>,
     /// The connection, once found; held for the length of each call.
     conn: tokio::sync::Mutex<Option<Connection>>,
 }
 
 impl Coordinator {
-    pub(crate) fn new(group: String, cluster: Arc<Cluster>) -> Self {
+    pub(crate) fn new(group: String, key_type: i8, cluster: Arc<Cluster>) -> Self {
         Coordinator {
             group,
+            key_type,
             cluster,
             conn: tokio::sync::Mutex::new(None),
         }
@@ -70,7 +75,7 @@ impl Coordinator {
     }
 
     async fn connect(&self) -> Result<Connection, ClientError> {
-        let address = self.cluster.coordinator(&self.group).await?;
+        let address = self.cluster.coordinator(&self.group, self.key_type).await?;
         Connection::connect(&address, &self.cluster.config).await
     }
 }

@@ -126,6 +126,12 @@ pub enum ClientError {
     /// Committed offsets were asked for or committed by a consumer with no
     /// [`ConsumerConfig::group`](crate::ConsumerConfig::group).
     NoGroup,
+    /// A transactional producer used out of order (a record sent outside a transaction, a
+    /// transaction begun inside another, or ended with none open), or a producer without a
+    /// transactional id asked for a transaction.
+    TransactionState(&'static str),
+    /// A transaction cannot commit: one of its records was not delivered. Abort it.
+    Undelivered(crate::ProduceError),
 }
 
 impl ClientError {
@@ -313,6 +319,10 @@ impl fmt::Display for ClientError {
             Self::Config(why) => write!(f, "invalid configuration: {why}"),
             Self::NoGroup => {
                 f.write_str("committed offsets need a consumer group (ConsumerConfig::group)")
+            }
+            Self::TransactionState(why) => write!(f, "transaction: {why}"),
+            Self::Undelivered(e) => {
+                write!(f, "the transaction cannot commit, abort it: {e}")
             }
         }
     }

@@ -47,6 +47,11 @@ const KNOWN: &[(i16, &str, bool)] = &[
     (45, "OUT_OF_ORDER_SEQUENCE_NUMBER", false),
     (46, "DUPLICATE_SEQUENCE_NUMBER", false),
     (47, "INVALID_PRODUCER_EPOCH", false),
+    (48, "INVALID_TXN_STATE", false),
+    (49, "INVALID_PRODUCER_ID_MAPPING", false),
+    (51, "CONCURRENT_TRANSACTIONS", true),
+    (52, "TRANSACTION_COORDINATOR_FENCED", false),
+    (53, "TRANSACTIONAL_ID_AUTHORIZATION_FAILED", false),
     (59, "UNKNOWN_PRODUCER_ID", false),
     (56, "KAFKA_STORAGE_ERROR", true),
     (58, "SASL_AUTHENTICATION_FAILED", false),
@@ -100,6 +105,8 @@ impl ErrorCode {
     /// An idempotent batch the broker already has (older brokers; newer ones answer it as
     /// delivered, with its first offset).
     pub const DUPLICATE_SEQUENCE_NUMBER: ErrorCode = ErrorCode(46);
+    /// The transaction coordinator is still ending the id's last transaction: ask again.
+    pub const CONCURRENT_TRANSACTIONS: ErrorCode = ErrorCode(51);
 
     /// `Ok` for 0, the code as an error otherwise.
     pub fn check(self) -> Result<(), ErrorCode> {

@@ -28,8 +28,8 @@ pub(super) struct Batch {
     /// Records sealed in the partition before this batch's first: its place in line.
     first: u64,
     records: u64,
-    /// The producer id in its header (-1: not idempotent).
-    stamped: i64,
+    /// The producer id and epoch in its header (-1: not idempotent).
+    stamped: (i64, i16),
     sealed: Instant,
     not_before: Instant,
 }
@@ -45,7 +45,7 @@ impl Batch {
 struct Open {
     builder: BatchBuilder,
     ack: Arc<Ack>,
-    stamped: i64,
+    stamped: (i64, i16),
     since: Instant,
 }
 
@@ -134,6 +134,7 @@ impl State {
                 compression: config.compression,
                 producer_id,
                 producer_epoch,
+                transactional: config.transactional_id.is_some(),
                 ..BatchOptions::default()
             },
             idempotent: producer.is_some(),
@@ -247,7 +248,7 @@ impl State {
             Open {
                 builder: BatchBuilder::with_buffer(options, buf),
                 ack: Arc::default(),
-                stamped: options.producer_id,
+                stamped: (options.producer_id, options.producer_epoch),
                 since: Instant::now(),
             }
         });
@@ -355,7 +356,8 @@ impl State {
         t.lines.get_mut(usize::try_from(batch.partition).ok()?)
     }
 
-    /// Re-stamps `batch` if its partition moved to another producer id since it was sealed.
+    /// Re-stamps `batch` if its partition moved to another producer id or epoch since it was
+    /// sealed.
     fn stamp(&mut self, batch: &mut Batch) {
         if !self.idempotent {
             return;
@@ -363,7 +365,7 @@ impl State {
         let Some(&mut line) = self.line(batch) else {
             return;
         };
-        if batch.first >= line.since && batch.stamped != line.producer.0 {
+        if batch.first >= line.since && batch.stamped != line.producer {
             let (id, epoch) = line.producer;
             // The bytes are a whole batch from `BatchBuilder`: long enough.
             let _ = restamp(
@@ -372,8 +374,13 @@ impl State {
                 epoch,
                 sequence(batch.first - line.since),
             );
-            batch.stamped = id;
+            batch.stamped = line.producer;
         }
+    }
+
+    /// Whether a partition waits for a fresh producer id.
+    pub(super) fn needs_id_any(&self) -> bool {
+        self.needs_id()
     }
 
     /// Whether a partition waits for a fresh producer id.
@@ -392,6 +399,42 @@ impl State {
                 line.needs_id = false;
             }
         }
+    }
+
+    /// The producer id and epoch (bumped: a transactional producer's after an abort) under
+    /// which every partition's next records go, numbered from 0.
+    pub(super) fn install_all(&mut self, producer: (i64, i16)) {
+        for t in &mut self.topics {
+            for line in &mut t.lines {
+                line.producer = producer;
+                line.since = line.sealed;
+                line.needs_id = false;
+            }
+        }
+    }
+
+    /// Seals every batch, and takes out those that wait for a fresh producer id (behind a
+    /// batch that failed for good): a transaction being aborted fails them.
+    pub(super) fn take_held(&mut self) -> Vec<Batch> {
+        self.seal_all();
+        let mut held = Vec::new();
+        for retry in [false, true] {
+            let queue = if retry {
+                &mut self.retry
+            } else {
+                &mut self.ready
+            };
+            for batch in mem::take(queue) {
+                if self.line(&batch).is_some_and(|line| line.holds(&batch)) {
+                    held.push(batch);
+                } else if retry {
+                    self.retry.push(batch);
+                } else {
+                    self.ready.push(batch);
+                }
+            }
+        }
+        held
     }
 
     /// Puts `batch` in the retry line before any later batch of its partition.

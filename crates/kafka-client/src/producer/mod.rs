@@ -13,12 +13,23 @@
 //! batches then go out under a fresh producer id, numbered from 0 (the epoch bump of
 //! KIP-360, by a new id instead).
 //!
+//! **Transactions** (with [`ProducerConfig::transactional_id`]): records sent between
+//! [`Producer::begin_transaction`] and [`Producer::commit_transaction`] become visible to
+//! `read_committed` consumers together, or (after [`Producer::abort_transaction`]) never,
+//! together with the consumer offsets [`Producer::send_offsets_to_transaction`] adds: a
+//! consume-transform-produce loop then handles each record exactly once. The producer takes
+//! its id from the transactional id's coordinator, which fences any producer that had the id
+//! before; each partition joins the open transaction before its first batch is sent. A
+//! batch that fails for good dooms the transaction: commit says so, and abort takes the
+//! id's next epoch so that the next transaction's batches number from 0.
+//!
 //! Without idempotence a retried batch may be written twice. Either way a partition's batches
 //! are sent in order, retries included; without idempotence, batches in flight together may
 //! still land out of order when an earlier one fails. Nothing acknowledged is lost.
 
 mod accumulator;
 mod sender;
+mod transaction;
 
 use std::fmt;
 use std::future::{Future, IntoFuture};
@@ -32,7 +43,12 @@ use ringwire_kafka::record::{Compression, Header};
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
+use ringwire_kafka::api::find_coordinator::GROUP;
+use ringwire_kafka::api::offset_commit::{OffsetCommitPartition, OffsetCommitTopic};
+use ringwire_kafka::api::txn_offset_commit::TxnOffsetCommitRequest;
+
 use crate::cluster::Cluster;
+use crate::coordinator::Coordinator;
 use crate::{ClientConfig, ClientError};
 use accumulator::State;
 
@@ -66,6 +82,11 @@ pub struct ProducerConfig {
     /// Idempotent delivery (see the [module docs](self)): needs `acks` [`Acks::All`] and at
     /// most 5 requests in flight (the batches a broker remembers per producer).
     pub idempotence: bool,
+    /// Transactions under this id (see the [module docs](self)); needs idempotence. `None`:
+    /// no transactions.
+    pub transactional_id: Option<String>,
+    /// How long the coordinator lets a transaction stay open before it aborts it.
+    pub transaction_timeout: Duration,
 }
 
 impl Default for ProducerConfig {
@@ -83,6 +104,8 @@ impl Default for ProducerConfig {
             retry_backoff: Duration::from_millis(100),
             request_timeout: Duration::from_secs(30),
             idempotence: true,
+            transactional_id: None,
+            transaction_timeout: Duration::from_secs(60),
         }
     }
 }
@@ -99,6 +122,9 @@ impl ProducerConfig {
             return Err(ClientError::Config(
                 "idempotence allows at most 5 requests in flight (or turn idempotence off)",
             ));
+        }
+        if self.transactional_id.is_some() && !self.idempotence {
+            return Err(ClientError::Config("transactions need idempotence"));
         }
         if self.max_in_flight == 0 {
             return Err(ClientError::Config("max_in_flight must be at least 1"));
@@ -348,10 +374,52 @@ async fn first_producer_id(
     }
 }
 
+/// `offsets` of consumer `group` committed in the transaction of transactional id `id`
+/// (`conn` is the group's coordinator).
+async fn commit_in_txn(
+    conn: &mut crate::Connection,
+    id: &str,
+    group: &str,
+    (producer_id, producer_epoch): (i64, i16),
+    offsets: &[(String, i32, i64)],
+) -> Result<(), ClientError> {
+    let partitions: Vec<OffsetCommitPartition<'_>> = offsets
+        .iter()
+        .map(|(_, partition, offset)| OffsetCommitPartition {
+            partition_index: *partition,
+            committed_offset: *offset,
+            committed_leader_epoch: -1,
+            committed_metadata: None,
+        })
+        .collect();
+    let mut topics: Vec<OffsetCommitTopic<'_>> = Vec::new();
+    let mut start = 0;
+    for end in 1..=offsets.len() {
+        if end == offsets.len() || offsets[end].0 != offsets[start].0 {
+            topics.push(OffsetCommitTopic {
+                name: &offsets[start].0,
+                partitions: &partitions[start..end],
+            });
+            start = end;
+        }
+    }
+    let request = TxnOffsetCommitRequest {
+        transactional_id: id,
+        group_id: group,
+        producer_id,
+        producer_epoch,
+        generation_id: -1,
+        member_id: "",
+        group_instance_id: None,
+        topics: &topics,
+    };
+    conn.txn_offset_commit(&request).await
+}
+
 /// What the producer handle and its tasks share.
 #[derive(Debug)]
 struct Shared {
-    cluster: Cluster,
+    cluster: Arc<Cluster>,
     config: ProducerConfig,
     state: Mutex<State>,
     /// New work for the sender: a batch sealed or opened, a retry queued.
@@ -360,6 +428,8 @@ struct Shared {
     progress: Notify,
     retries: AtomicU64,
     producer_ids: AtomicU64,
+    /// A transactional producer's transaction.
+    txn: Option<transaction::Txn>,
 }
 
 impl Shared {
@@ -396,14 +466,22 @@ impl Producer {
     /// idempotent producer gets no producer id.
     pub async fn connect(bootstrap: &str, config: ProducerConfig) -> Result<Self, ClientError> {
         config.check()?;
-        let cluster = Cluster::connect(bootstrap, config.client.clone()).await?;
-        let producer = if config.idempotence {
-            Some(first_producer_id(&cluster, &config).await?)
-        } else {
-            None
+        let cluster = Arc::new(Cluster::connect(bootstrap, config.client.clone()).await?);
+        let txn = match &config.transactional_id {
+            Some(id) => {
+                let (cluster, timeout) = (Arc::clone(&cluster), config.transaction_timeout);
+                Some(transaction::Txn::connect(cluster, id.clone(), timeout).await?)
+            }
+            None => None,
+        };
+        let producer = match &txn {
+            Some(txn) => Some(txn.producer()),
+            None if config.idempotence => Some(first_producer_id(&cluster, &config).await?),
+            None => None,
         };
         let shared = Arc::new(Shared {
             cluster,
+            txn,
             state: Mutex::new(State::new(&config, producer)),
             config,
             wake_sender: Notify::new(),
@@ -421,6 +499,7 @@ impl Producer {
     /// Appends `record` to its partition's batch. Waits only to learn a new topic's partitions,
     /// or while `buffer_memory` bytes wait for acknowledgement.
     pub async fn send(&self, record: ProducerRecord<'_>) -> Result<Delivery, ClientError> {
+        self.inside_transaction()?;
         let timestamp = record.timestamp.unwrap_or_else(now_ms);
         match self.try_append(&record, timestamp)? {
             Some((delivery, false)) => Ok(delivery),
@@ -466,6 +545,7 @@ impl Producer {
         &self,
         records: impl IntoIterator<Item = ProducerRecord<'r>>,
     ) -> Result<Deliveries, ClientError> {
+        self.inside_transaction()?;
         let shared = &*self.shared;
         let mut deliveries = Deliveries { acks: Vec::new() };
         let mut records = records.into_iter().peekable();
@@ -534,6 +614,127 @@ impl Producer {
             }
             shared.state().add_topic(record.topic, partitions);
         }
+    }
+
+    /// Refuses a record of a transactional producer outside a transaction.
+    fn inside_transaction(&self) -> Result<(), ClientError> {
+        match &self.shared.txn {
+            Some(txn) if !txn.is_open() => Err(ClientError::TransactionState(
+                "a transactional producer sends inside a transaction (begin_transaction)",
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    fn txn(&self) -> Result<&transaction::Txn, ClientError> {
+        self.shared
+            .txn
+            .as_ref()
+            .ok_or(ClientError::TransactionState(
+                "transactions need ProducerConfig::transactional_id",
+            ))
+    }
+
+    /// Opens a transaction: the records sent from now on, until it is committed or aborted,
+    /// are its.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::TransactionState`] for a producer without a transactional id, or with a
+    /// transaction open already.
+    pub fn begin_transaction(&self) -> Result<(), ClientError> {
+        self.txn()?.begin()
+    }
+
+    /// Commits consumer `group`'s `offsets` (topic, partition, next offset to read) with the
+    /// open transaction: they count once, and only if, it commits. (The group's generation
+    /// is not checked against a member's: a consumer that assigns its partitions itself, or
+    /// one that knows it still holds them.)
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::TransactionState`] without an open transaction; the coordinators'
+    /// refusals.
+    pub async fn send_offsets_to_transaction(
+        &self,
+        group: &str,
+        offsets: &[(&str, i32, i64)],
+    ) -> Result<(), ClientError> {
+        let txn = self.txn()?;
+        if !txn.is_open() {
+            return Err(ClientError::TransactionState("no transaction is open"));
+        }
+        let producer = txn.add_group(group).await?;
+        let coordinator =
+            Coordinator::new(group.to_owned(), GROUP, Arc::clone(&self.shared.cluster));
+        let id = self
+            .shared
+            .config
+            .transactional_id
+            .clone()
+            .unwrap_or_default();
+        let offsets: Vec<(String, i32, i64)> = offsets
+            .iter()
+            .map(|&(topic, partition, offset)| (topic.to_owned(), partition, offset))
+            .collect();
+        coordinator
+            .call(|mut conn, group| {
+                let (id, group, offsets) = (id.clone(), group.to_owned(), offsets.clone());
+                async move {
+                    let answer = commit_in_txn(&mut conn, &id, &group, producer, &offsets).await;
+                    (conn, answer)
+                }
+            })
+            .await
+    }
+
+    /// Commits the open transaction once every record of it is delivered: they (and the
+    /// offsets sent with it) become visible to `read_committed` consumers together.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::Undelivered`] when a record of it was not delivered (abort it then);
+    /// [`ClientError::TransactionState`] without an open transaction; the coordinator's
+    /// refusals (`PRODUCER_FENCED` once another producer took the transactional id: this one
+    /// can do nothing more).
+    pub async fn commit_transaction(&self) -> Result<(), ClientError> {
+        let txn = self.txn()?;
+        if !txn.is_open() {
+            return Err(ClientError::TransactionState("no transaction is open"));
+        }
+        self.flush().await.map_err(ClientError::Undelivered)?;
+        txn.end(true, false).await.map(drop)
+    }
+
+    /// Aborts the open transaction: its records (delivered or not) and offsets never become
+    /// visible to `read_committed` consumers. Records still waiting are failed.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::TransactionState`] without an open transaction; the coordinator's
+    /// refusals.
+    pub async fn abort_transaction(&self) -> Result<(), ClientError> {
+        let txn = self.txn()?;
+        if !txn.is_open() {
+            return Err(ClientError::TransactionState("no transaction is open"));
+        }
+        let shared = &*self.shared;
+        let held = shared.state().take_held();
+        let aborted = ProduceError(Arc::new(ClientError::TransactionState(
+            "the transaction was aborted",
+        )));
+        for batch in held {
+            shared.finish(batch, Err(aborted.clone()));
+        }
+        // Delivered or failed, each; what failed is the transaction's, and it is aborted.
+        let _ = self.flush().await;
+        let bump = shared.state().needs_id_any();
+        let producer = txn.end(false, bump).await?;
+        if bump {
+            shared.producer_ids.fetch_add(1, Ordering::Relaxed);
+            shared.state().install_all(producer);
+        }
+        Ok(())
     }
 
     /// What the producer has done so far.

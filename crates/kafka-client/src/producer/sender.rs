@@ -13,13 +13,14 @@ use tokio::sync::mpsc::{self, error::SendError, UnboundedReceiver, UnboundedSend
 use tokio::time::{sleep_until, Instant};
 
 use super::accumulator::Batch;
+use super::transaction::Txn;
 use super::{ProduceError, Shared};
 use crate::error::produce_message;
 use crate::{ClientError, Connection};
 
 impl Shared {
     /// Finishes `batch`: delivered at `base_offset`, or failed.
-    fn finish(&self, batch: Batch, result: Result<i64, ProduceError>) {
+    pub(super) fn finish(&self, batch: Batch, result: Result<i64, ProduceError>) {
         let failed = result.is_err();
         let ack = self.state().finish(batch, result.as_ref().err());
         ack.complete(result);
@@ -46,10 +47,14 @@ pub(super) async fn run(shared: Arc<Shared>) {
     let mut brokers: HashMap<i32, UnboundedSender<Batch>> = HashMap::new();
     loop {
         let mut work = shared.state().take_work(std::time::Instant::now());
+        if let Some(txn) = &shared.txn {
+            work.batches = admit(&shared, txn, work.batches).await;
+        }
         if !work.batches.is_empty() {
             route(&shared, &mut brokers, work.batches, work.stale).await;
         }
-        if work.needs_id {
+        // A transactional producer's fresh epoch comes when its transaction is aborted.
+        if work.needs_id && shared.txn.is_none() {
             match shared.cluster.init_producer_id().await {
                 Ok(producer) => {
                     shared.producer_ids.fetch_add(1, Ordering::Relaxed);
@@ -71,6 +76,28 @@ pub(super) async fn run(shared: Arc<Shared>) {
                 }
             }
             None => notified.await,
+        }
+    }
+}
+
+/// The batches whose partitions are in `txn`'s open transaction (added now if new); the
+/// others are sent again later (the coordinator busy or moving) or fail.
+async fn admit(shared: &Arc<Shared>, txn: &Txn, batches: Vec<Batch>) -> Vec<Batch> {
+    let partitions = batches.iter().map(|b| (Arc::clone(&b.topic), b.partition));
+    match txn.add_partitions(partitions).await {
+        Ok(()) => batches,
+        Err(e) => {
+            let retriable = e.is_coordinator_gone()
+                || matches!(&e, ClientError::Kafka { code, .. } if code.is_retriable());
+            let failed = ProduceError(Arc::new(e));
+            for batch in batches {
+                if retriable {
+                    shared.retry(batch, ClientError::Broken(failed.error().to_string()));
+                } else {
+                    shared.finish(batch, Err(failed.clone()));
+                }
+            }
+            Vec::new()
         }
     }
 }
@@ -167,7 +194,8 @@ async fn broker(shared: Arc<Shared>, node: i32, mut rx: UnboundedReceiver<Batch>
                     return; // the producer is gone
                 };
                 let batches = gather(first, &mut deferred, &mut rx, config.max_request_size);
-                match send(&mut conn, &batches, config.acks).await {
+                let id = config.transactional_id.as_deref();
+                match send(&mut conn, &batches, config.acks, id).await {
                     Ok(()) if config.acks == Acks::None => {
                         for batch in batches {
                             shared.finish(batch, Ok(-1));
@@ -238,7 +266,12 @@ fn gather(
 }
 
 /// Sends one Produce request for `batches`, the batches from where they lie.
-async fn send(conn: &mut Connection, batches: &[Batch], acks: Acks) -> Result<(), ClientError> {
+async fn send(
+    conn: &mut Connection,
+    batches: &[Batch],
+    acks: Acks,
+    transactional_id: Option<&str>,
+) -> Result<(), ClientError> {
     let partitions: Vec<ProducePartition<'_>> = batches
         .iter()
         .map(|b| ProducePartition {
@@ -258,7 +291,7 @@ async fn send(conn: &mut Connection, batches: &[Batch], acks: Acks) -> Result<()
         }
     }
     let request = ProduceRequest {
-        transactional_id: None,
+        transactional_id,
         acks,
         timeout_ms: 30_000,
         topics: &topics,

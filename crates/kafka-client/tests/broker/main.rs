@@ -15,6 +15,7 @@ mod idempotent;
 mod paused;
 mod pipelined;
 mod tls;
+mod transactions;
 
 use ringwire_io::{RingConfig, TransportConfig};
 use ringwire_kafka::api::create_topics::NewTopic;
@@ -1067,6 +1068,18 @@ type Test = (&'static str, fn(&str));
 
 const TESTS: &[Test] = &[
     ("negotiation", negotiation),
+    (
+        "committed_transactions_are_read_and_aborted_ones_are_not",
+        transactions::committed_transactions_are_read_and_aborted_ones_are_not,
+    ),
+    (
+        "a_second_producer_with_the_id_fences_the_first",
+        transactions::a_second_producer_with_the_id_fences_the_first,
+    ),
+    (
+        "a_record_refused_dooms_its_transaction_and_abort_recovers",
+        transactions::a_record_refused_dooms_its_transaction_and_abort_recovers,
+    ),
     (
         "committed_offsets_shared_with_kcat",
         groups::committed_offsets_shared_with_kcat,

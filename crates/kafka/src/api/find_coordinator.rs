@@ -5,15 +5,18 @@ use super::{ApiKey, Request, Response};
 use crate::codec::{Reader, Writer};
 use crate::{DecodeError, ErrorCode};
 
-/// `key_type` of a consumer group (1 is a transactional id).
+/// `key_type` of a consumer group.
 pub const GROUP: i8 = 0;
+
+/// `key_type` of a transactional id.
+pub const TRANSACTION: i8 = 1;
 
 /// FindCoordinator request for one key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FindCoordinatorRequest<'a> {
     /// The group id (or transactional id).
     pub key: &'a str,
-    /// [`GROUP`], or 1 for a transactional id.
+    /// [`GROUP`] or [`TRANSACTION`].
     pub key_type: i8,
 }
 
