@@ -689,7 +689,8 @@ impl Producer {
     }
 
     /// Commits the open transaction once every record of it is delivered: they (and the
-    /// offsets sent with it) become visible to `read_committed` consumers together.
+    /// offsets sent with it) become visible to `read_committed` consumers together. Records
+    /// sent meanwhile are refused.
     ///
     /// # Errors
     ///
@@ -699,15 +700,14 @@ impl Producer {
     /// can do nothing more).
     pub async fn commit_transaction(&self) -> Result<(), ClientError> {
         let txn = self.txn()?;
-        if !txn.is_open() {
-            return Err(ClientError::TransactionState("no transaction is open"));
-        }
+        let ending = txn.start_ending()?;
         self.flush().await.map_err(ClientError::Undelivered)?;
-        txn.end(true, false).await.map(drop)
+        txn.end(&ending, true, false).await.map(drop)
     }
 
     /// Aborts the open transaction: its records (delivered or not) and offsets never become
-    /// visible to `read_committed` consumers. Records still waiting are failed.
+    /// visible to `read_committed` consumers. Records still waiting are failed; records sent
+    /// meanwhile are refused.
     ///
     /// # Errors
     ///
@@ -715,9 +715,7 @@ impl Producer {
     /// refusals.
     pub async fn abort_transaction(&self) -> Result<(), ClientError> {
         let txn = self.txn()?;
-        if !txn.is_open() {
-            return Err(ClientError::TransactionState("no transaction is open"));
-        }
+        let ending = txn.start_ending()?;
         let shared = &*self.shared;
         let held = shared.state().take_held();
         let aborted = ProduceError(Arc::new(ClientError::TransactionState(
@@ -729,7 +727,7 @@ impl Producer {
         // Delivered or failed, each; what failed is the transaction's, and it is aborted.
         let _ = self.flush().await;
         let bump = shared.state().needs_id_any();
-        let producer = txn.end(false, bump).await?;
+        let producer = txn.end(&ending, false, bump).await?;
         if bump {
             shared.producer_ids.fetch_add(1, Ordering::Relaxed);
             shared.state().install_all(producer);

@@ -23,8 +23,10 @@ use crate::{ClientError, Connection};
 pub(super) struct Txn {
     coordinator: Coordinator,
     timeout: Duration,
-    /// A transaction is open: records may be sent.
+    /// A transaction is open.
     open: AtomicBool,
+    /// It is being committed or aborted: records may not be sent.
+    ending: AtomicBool,
     state: Mutex<State>,
 }
 
@@ -57,6 +59,7 @@ impl Txn {
             coordinator,
             timeout,
             open: AtomicBool::new(false),
+            ending: AtomicBool::new(false),
             state: Mutex::new(State {
                 producer,
                 added: HashSet::new(),
@@ -73,8 +76,23 @@ impl Txn {
         self.state().producer
     }
 
+    /// Whether a transaction is open and not ending: records may be sent.
     pub(super) fn is_open(&self) -> bool {
-        self.open.load(Ordering::Acquire)
+        self.open.load(Ordering::Acquire) && !self.ending.load(Ordering::Acquire)
+    }
+
+    /// Marks the open transaction as ending (committed or aborted): until the returned guard
+    /// goes, records are refused, and so is another commit or abort.
+    pub(super) fn start_ending(&self) -> Result<Ending<'_>, ClientError> {
+        if !self.open.load(Ordering::Acquire) {
+            return Err(ClientError::TransactionState("no transaction is open"));
+        }
+        if self.ending.swap(true, Ordering::AcqRel) {
+            return Err(ClientError::TransactionState(
+                "the transaction is already being committed or aborted",
+            ));
+        }
+        Ok(Ending(self))
     }
 
     pub(super) fn begin(&self) -> Result<(), ClientError> {
@@ -151,10 +169,12 @@ impl Txn {
     /// Commits (`commit`) or aborts the open transaction; then, if `bump`, takes the id's
     /// next epoch (after a batch that failed for good left a gap in a partition's
     /// sequence). The producer id and epoch to go on with.
-    pub(super) async fn end(&self, commit: bool, bump: bool) -> Result<(i64, i16), ClientError> {
-        if !self.is_open() {
-            return Err(ClientError::TransactionState("no transaction is open"));
-        }
+    pub(super) async fn end(
+        &self,
+        _ending: &Ending<'_>,
+        commit: bool,
+        bump: bool,
+    ) -> Result<(i64, i16), ClientError> {
         let producer = self.producer();
         let call = || {
             move |mut conn: Connection, id: &str| {
@@ -186,6 +206,16 @@ impl Txn {
         call: impl Fn() -> F,
     ) -> Result<T, ClientError> {
         busy_retrying(self.timeout, call).await
+    }
+}
+
+/// A transaction being committed or aborted ([`Txn::start_ending`]); when it goes the
+/// transaction is closed (ended) or open again (the end failed).
+pub(super) struct Ending<'t>(&'t Txn);
+
+impl Drop for Ending<'_> {
+    fn drop(&mut self) {
+        self.0.ending.store(false, Ordering::Release);
     }
 }
 

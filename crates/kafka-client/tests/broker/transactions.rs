@@ -81,7 +81,23 @@ pub(crate) fn committed_transactions_are_read_and_aborted_ones_are_not(bootstrap
                 .await
                 .unwrap();
             if commit {
-                producer.commit_transaction().await.unwrap();
+                // While it commits, records and a second commit are refused (polled in
+                // order on this one thread: the commit has begun when they are asked).
+                let late = ProducerRecord::new(&topic, b"late");
+                let (committed, sent, again) = tokio::join!(
+                    producer.commit_transaction(),
+                    producer.send(late),
+                    producer.commit_transaction(),
+                );
+                committed.unwrap();
+                assert!(
+                    matches!(sent, Err(ClientError::TransactionState(_))),
+                    "{sent:?}"
+                );
+                assert!(
+                    matches!(again, Err(ClientError::TransactionState(_))),
+                    "{again:?}"
+                );
             } else {
                 producer.abort_transaction().await.unwrap();
             }
