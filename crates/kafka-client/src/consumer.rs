@@ -125,6 +125,36 @@ impl Default for ConsumerConfig {
     }
 }
 
+/// Who a consumer is in its group, for offsets committed by a transactional producer
+/// ([`Producer::send_offsets_to_transaction`](crate::Producer::send_offsets_to_transaction)):
+/// the coordinator takes them only from the group's current generation, so a member the
+/// group moved on from (a zombie) cannot commit. Kafka's `ConsumerGroupMetadata`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupMetadata {
+    /// The group.
+    pub group_id: String,
+    /// The member's generation (-1 outside membership).
+    pub generation_id: i32,
+    /// The member's id (empty outside membership).
+    pub member_id: String,
+    /// Its static membership id, if any.
+    pub group_instance_id: Option<String>,
+}
+
+impl GroupMetadata {
+    /// A group whose offsets a consumer that assigns its partitions itself commits (no
+    /// membership to check).
+    #[must_use]
+    pub fn standalone(group_id: &str) -> GroupMetadata {
+        GroupMetadata {
+            group_id: group_id.to_owned(),
+            generation_id: -1,
+            member_id: String::new(),
+            group_instance_id: None,
+        }
+    }
+}
+
 /// Where an assigned partition starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Start {
@@ -513,6 +543,20 @@ impl Consumer {
             })
             .await;
         self.note_group_error(committed)
+    }
+
+    /// This consumer's group, generation and member id, for a transactional producer that
+    /// commits its offsets; `None` without [`ConsumerConfig::group`].
+    #[must_use]
+    pub fn group_metadata(&self) -> Option<GroupMetadata> {
+        let group_id = self.config.group.clone()?;
+        let member = self.membership.as_ref();
+        Some(GroupMetadata {
+            group_id,
+            generation_id: member.and_then(|m| m.generation).unwrap_or(-1),
+            member_id: member.map(|m| m.member_id.clone()).unwrap_or_default(),
+            group_instance_id: self.config.group_instance_id.clone(),
+        })
     }
 
     /// Joins [`ConsumerConfig::group`] as a member consuming `topics`: the group's members

@@ -31,7 +31,7 @@ mod scram;
 pub mod fuzzing;
 
 pub use connection::{ClientConfig, Connection, Isolation, DEFAULT_RX_RING, DEFAULT_RX_RING_MAX};
-pub use consumer::{Consumer, ConsumerConfig, Reset, Start};
+pub use consumer::{Consumer, ConsumerConfig, GroupMetadata, Reset, Start};
 pub use error::ClientError;
 pub use producer::{
     Deliveries, Delivery, ProduceError, Producer, ProducerConfig, ProducerRecord, ProducerStats,

@@ -49,7 +49,7 @@ use ringwire_kafka::api::txn_offset_commit::TxnOffsetCommitRequest;
 
 use crate::cluster::Cluster;
 use crate::coordinator::Coordinator;
-use crate::{ClientConfig, ClientError};
+use crate::{ClientConfig, ClientError, GroupMetadata};
 use accumulator::State;
 
 /// Producer settings. The defaults suit throughput on a LAN; `linger` trades latency for
@@ -374,12 +374,13 @@ async fn first_producer_id(
     }
 }
 
-/// `offsets` of consumer `group` committed in the transaction of transactional id `id`
+/// `offsets` of the consumer `group` names, committed in the transaction of transactional id
+/// `id`
 /// (`conn` is the group's coordinator).
 async fn commit_in_txn(
     conn: &mut crate::Connection,
     id: &str,
-    group: &str,
+    group: &GroupMetadata,
     (producer_id, producer_epoch): (i64, i16),
     offsets: &[(String, i32, i64)],
 ) -> Result<(), ClientError> {
@@ -405,12 +406,12 @@ async fn commit_in_txn(
     }
     let request = TxnOffsetCommitRequest {
         transactional_id: id,
-        group_id: group,
+        group_id: &group.group_id,
         producer_id,
         producer_epoch,
-        generation_id: -1,
-        member_id: "",
-        group_instance_id: None,
+        generation_id: group.generation_id,
+        member_id: &group.member_id,
+        group_instance_id: group.group_instance_id.as_deref(),
         topics: &topics,
     };
     conn.txn_offset_commit(&request).await
@@ -646,27 +647,29 @@ impl Producer {
         self.txn()?.begin()
     }
 
-    /// Commits consumer `group`'s `offsets` (topic, partition, next offset to read) with the
-    /// open transaction: they count once, and only if, it commits. (The group's generation
-    /// is not checked against a member's: a consumer that assigns its partitions itself, or
-    /// one that knows it still holds them.)
+    /// Commits the `offsets` (topic, partition, next offset to read) of the consumer `group`
+    /// says ([`Consumer::group_metadata`](crate::Consumer::group_metadata), or
+    /// [`GroupMetadata::standalone`] for one that assigns its partitions itself) with the
+    /// open transaction: they count once, and only if, it commits; and only while that
+    /// member is in the group's current generation (a zombie's are refused).
     ///
     /// # Errors
     ///
     /// [`ClientError::TransactionState`] without an open transaction; the coordinators'
-    /// refusals.
+    /// refusals (`ILLEGAL_GENERATION`, `UNKNOWN_MEMBER_ID` for a member the group moved on
+    /// from).
     pub async fn send_offsets_to_transaction(
         &self,
-        group: &str,
+        group: &GroupMetadata,
         offsets: &[(&str, i32, i64)],
     ) -> Result<(), ClientError> {
         let txn = self.txn()?;
         if !txn.is_open() {
             return Err(ClientError::TransactionState("no transaction is open"));
         }
-        let producer = txn.add_group(group).await?;
-        let coordinator =
-            Coordinator::new(group.to_owned(), GROUP, Arc::clone(&self.shared.cluster));
+        let producer = txn.add_group(&group.group_id).await?;
+        let cluster = Arc::clone(&self.shared.cluster);
+        let coordinator = Coordinator::new(group.group_id.clone(), GROUP, cluster);
         let id = self
             .shared
             .config
@@ -678,8 +681,8 @@ impl Producer {
             .map(|&(topic, partition, offset)| (topic.to_owned(), partition, offset))
             .collect();
         coordinator
-            .call(|mut conn, group| {
-                let (id, group, offsets) = (id.clone(), group.to_owned(), offsets.clone());
+            .call(|mut conn, _| {
+                let (id, group, offsets) = (id.clone(), group.clone(), offsets.clone());
                 async move {
                     let answer = commit_in_txn(&mut conn, &id, &group, producer, &offsets).await;
                     (conn, answer)

@@ -1081,6 +1081,10 @@ const TESTS: &[Test] = &[
         transactions::a_record_refused_dooms_its_transaction_and_abort_recovers,
     ),
     (
+        "a_group_member_commits_what_it_consumed_with_a_transaction",
+        transactions::a_group_member_commits_what_it_consumed_with_a_transaction,
+    ),
+    (
         "committed_offsets_shared_with_kcat",
         groups::committed_offsets_shared_with_kcat,
     ),

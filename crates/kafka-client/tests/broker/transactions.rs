@@ -6,8 +6,8 @@
 use std::time::{Duration, Instant};
 
 use ringwire_kafka_client::{
-    ClientError, Consumer, ConsumerConfig, Isolation, Producer, ProducerConfig, ProducerRecord,
-    Start,
+    ClientError, Consumer, ConsumerConfig, GroupMetadata, Isolation, Producer, ProducerConfig,
+    ProducerRecord, Reset, Start,
 };
 
 use super::{connect, create, kcat, kcat_run, runtime, unique};
@@ -77,7 +77,7 @@ pub(crate) fn committed_transactions_are_read_and_aborted_ones_are_not(bootstrap
             // The offsets of what the round "consumed", committed with it or not.
             let offsets = [(&*topic, 0, 5 * (round + 1)), (&*topic, 1, 100 + round)];
             producer
-                .send_offsets_to_transaction(&group, &offsets)
+                .send_offsets_to_transaction(&GroupMetadata::standalone(&group), &offsets)
                 .await
                 .unwrap();
             if commit {
@@ -232,4 +232,92 @@ pub(crate) fn a_record_refused_dooms_its_transaction_and_abort_recovers(bootstra
     // "before", the abort marker, "after", its commit marker.
     let values = read(bootstrap, &topic, Isolation::ReadCommitted, &[4]);
     assert_eq!(values, ["after"]);
+}
+
+/// Consume, transform, produce: a group member's records turned into another topic's and its
+/// offsets committed in one transaction; the member's generation checked (a zombie's refused).
+pub(crate) fn a_group_member_commits_what_it_consumed_with_a_transaction(bootstrap: &str) {
+    let mut conn = connect(bootstrap);
+    let (input, output) = (unique("txn-in"), unique("txn-out"));
+    create(&mut conn, &input, 1, &[]);
+    create(&mut conn, &output, 1, &[]);
+    let group = unique("txn-member");
+    runtime().block_on(async {
+        let plain = Producer::connect(bootstrap, ProducerConfig::default())
+            .await
+            .unwrap();
+        for word in ["one", "two", "three"] {
+            plain
+                .send(ProducerRecord::new(&input, word.as_bytes()))
+                .await
+                .unwrap();
+        }
+        plain.flush().await.unwrap();
+
+        let config = ConsumerConfig {
+            group: Some(group.clone()),
+            ..ConsumerConfig::default()
+        };
+        let mut consumer = Consumer::connect(bootstrap, config).await.unwrap();
+        consumer
+            .subscribe(&[&input], Reset::Earliest)
+            .await
+            .unwrap();
+        let mut words = Vec::new();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while words.len() < 3 {
+            assert!(Instant::now() < deadline, "only {words:?}");
+            consumer
+                .poll(|_, _, r| words.push(r.value.unwrap().to_ascii_uppercase()))
+                .await
+                .unwrap();
+        }
+        let member = consumer.group_metadata().expect("a group");
+        assert!(
+            member.generation_id >= 1 && !member.member_id.is_empty(),
+            "{member:?}"
+        );
+
+        let producer = Producer::connect(bootstrap, transactional(&unique("ctp")))
+            .await
+            .unwrap();
+        producer.begin_transaction().unwrap();
+        for word in &words {
+            producer
+                .send(ProducerRecord::new(&output, word))
+                .await
+                .unwrap();
+        }
+        let position = consumer.position(&input, 0).unwrap();
+        let offsets = [(&*input, 0, position)];
+        producer
+            .send_offsets_to_transaction(&member, &offsets)
+            .await
+            .unwrap();
+        producer.commit_transaction().await.unwrap();
+        assert_eq!(position, 3);
+
+        // A member the group does not know (a zombie's id) cannot commit.
+        let zombie = GroupMetadata {
+            member_id: "gone".into(),
+            ..member
+        };
+        producer.begin_transaction().unwrap();
+        let refused = producer
+            .send_offsets_to_transaction(&zombie, &offsets)
+            .await;
+        let said = refused.expect_err("a zombie's offsets").to_string();
+        assert!(
+            said.contains("UNKNOWN_MEMBER_ID") || said.contains("ILLEGAL_GENERATION"),
+            "{said}"
+        );
+        producer.abort_transaction().await.unwrap();
+    });
+    assert_eq!(
+        conn.committed_offsets(&group, &input, &[0]).unwrap(),
+        [Some(3)]
+    );
+    // "ONE", "TWO", "THREE" and a commit marker.
+    let values = read(bootstrap, &output, Isolation::ReadCommitted, &[4]);
+    assert_eq!(values, ["ONE", "TWO", "THREE"]);
 }
