@@ -814,7 +814,7 @@ impl Connection {
         };
         self.call(&request, |frame| {
             let response = frame.decode::<AddPartitionsToTxnResponse<'_>>()?;
-            let mut codes = response.topics.iter().flat_map(|t| &t.partitions);
+            let mut codes = response.0.topics.iter().flat_map(|t| &t.partitions);
             codes.try_for_each(|p| ClientError::check(ApiKey::AddPartitionsToTxn, p.error_code))
         })
         .await

@@ -7,8 +7,7 @@ use kafka_protocol::messages as kp;
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, StrBytes};
 use ringwire_kafka::api::add_offsets_to_txn::{AddOffsetsToTxnRequest, AddOffsetsToTxnResponse};
 use ringwire_kafka::api::add_partitions_to_txn::{
-    AddPartitionsToTxnPartitionResult, AddPartitionsToTxnRequest, AddPartitionsToTxnResponse,
-    AddPartitionsToTxnTopic,
+    AddPartitionsToTxnRequest, AddPartitionsToTxnResponse, AddPartitionsToTxnTopic,
 };
 use ringwire_kafka::api::api_versions::{ApiVersionsRequest, ApiVersionsResponse};
 use ringwire_kafka::api::consumer_protocol::{
@@ -870,22 +869,15 @@ fn add_partitions_to_txn_against_kafka_protocol() {
         resp.results_by_topic_v3_and_below = vec![topic];
         let body = encode_response(&resp, version);
         let ours: AddPartitionsToTxnResponse<'_> = decode_response(&body, version);
-        assert_eq!(ours.throttle_time_ms, 4);
-        assert_eq!(ours.topics.len(), 1);
-        assert_eq!(ours.topics[0].name, "a");
-        assert_eq!(
-            ours.topics[0].partitions,
-            [
-                AddPartitionsToTxnPartitionResult {
-                    partition_index: 0,
-                    error_code: ErrorCode::NONE,
-                },
-                AddPartitionsToTxnPartitionResult {
-                    partition_index: 2,
-                    error_code: ErrorCode(53),
-                },
-            ]
-        );
+        assert_eq!(ours.0.throttle_time_ms, 4);
+        assert_eq!(ours.0.topics.len(), 1);
+        assert_eq!(ours.0.topics[0].name, "a");
+        let errors: Vec<(i32, ErrorCode)> = ours.0.topics[0]
+            .partitions
+            .iter()
+            .map(|p| (p.partition_index, p.error_code))
+            .collect();
+        assert_eq!(errors, [(0, ErrorCode::NONE), (2, ErrorCode(53))]);
     }
 }
 

@@ -1,9 +1,10 @@
 //! AddPartitionsToTxn (24): a transactional producer names the partitions it is about to
 //! write to, before its first batch to each in a transaction.
 
+use super::offset_commit::OffsetCommitResponse;
 use super::{ApiKey, Request, Response};
 use crate::codec::{Reader, Writer};
-use crate::{DecodeError, ErrorCode};
+use crate::DecodeError;
 
 /// One topic's partitions to add.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,55 +44,16 @@ impl Request for AddPartitionsToTxnRequest<'_> {
     }
 }
 
-/// One partition's answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AddPartitionsToTxnPartitionResult {
-    /// Partition number.
-    pub partition_index: i32,
-    /// Error.
-    pub error_code: ErrorCode,
-}
-
-/// One topic's answers.
+/// AddPartitionsToTxn response (v0-v3): OffsetCommit's layout (throttle, then each
+/// partition's error).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AddPartitionsToTxnTopicResult<'a> {
-    /// Topic name.
-    pub name: &'a str,
-    /// Partitions.
-    pub partitions: Vec<AddPartitionsToTxnPartitionResult>,
-}
-
-/// AddPartitionsToTxn response (v0-v3).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AddPartitionsToTxnResponse<'a> {
-    /// Quota throttle.
-    pub throttle_time_ms: i32,
-    /// Topics.
-    pub topics: Vec<AddPartitionsToTxnTopicResult<'a>>,
-}
+pub struct AddPartitionsToTxnResponse<'a>(pub OffsetCommitResponse<'a>);
 
 impl<'a> Response<'a> for AddPartitionsToTxnResponse<'a> {
     const API_KEY: ApiKey = ApiKey::AddPartitionsToTxn;
 
-    fn decode(r: &mut Reader<'a>, _version: i16) -> Result<Self, DecodeError> {
-        let throttle_time_ms = r.i32()?;
-        let topics = r.array("transaction topic results", |r| {
-            let name = r.string("topic name")?;
-            let partitions = r.array("transaction partition results", |r| {
-                let partition = AddPartitionsToTxnPartitionResult {
-                    partition_index: r.i32()?,
-                    error_code: ErrorCode(r.i16()?),
-                };
-                r.tagged_fields()?;
-                Ok(partition)
-            })?;
-            r.tagged_fields()?;
-            Ok(AddPartitionsToTxnTopicResult { name, partitions })
-        })?;
-        r.tagged_fields()?;
-        Ok(AddPartitionsToTxnResponse {
-            throttle_time_ms,
-            topics,
-        })
+    fn decode(r: &mut Reader<'a>, version: i16) -> Result<Self, DecodeError> {
+        // The throttle is there at every version (OffsetCommit's from v3 on).
+        OffsetCommitResponse::decode(r, version.max(3)).map(AddPartitionsToTxnResponse)
     }
 }

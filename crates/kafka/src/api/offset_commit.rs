@@ -69,21 +69,31 @@ impl Request for OffsetCommitRequest<'_> {
         if version <= 4 {
             w.i64(-1); // retention_time_ms: the broker's setting
         }
-        w.array("offset commit topics", self.topics, |w, topic| {
-            w.string("topic name", topic.name);
-            w.array("offset commit partitions", topic.partitions, |w, p| {
-                w.i32(p.partition_index);
-                w.i64(p.committed_offset);
-                if version >= 6 {
-                    w.i32(p.committed_leader_epoch);
-                }
-                w.nullable_string("committed metadata", p.committed_metadata);
-                w.tagged_fields();
-            });
+        encode_topics(w, self.topics, version >= 6);
+        w.tagged_fields();
+    }
+}
+
+/// `topics` and their offsets to commit, as OffsetCommit and TxnOffsetCommit write them
+/// (with each partition's leader epoch if `leader_epoch`).
+pub(super) fn encode_topics(
+    w: &mut Writer<'_>,
+    topics: &[OffsetCommitTopic<'_>],
+    leader_epoch: bool,
+) {
+    w.array("offset commit topics", topics, |w, topic| {
+        w.string("topic name", topic.name);
+        w.array("offset commit partitions", topic.partitions, |w, p| {
+            w.i32(p.partition_index);
+            w.i64(p.committed_offset);
+            if leader_epoch {
+                w.i32(p.committed_leader_epoch);
+            }
+            w.nullable_string("committed metadata", p.committed_metadata);
             w.tagged_fields();
         });
         w.tagged_fields();
-    }
+    });
 }
 
 /// One partition's answer.

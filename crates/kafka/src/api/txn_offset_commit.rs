@@ -2,7 +2,7 @@
 //! transaction (visible once, and only if, the transaction commits), sent to the group's
 //! coordinator.
 
-use super::offset_commit::{OffsetCommitResponse, OffsetCommitTopic};
+use super::offset_commit::{encode_topics, OffsetCommitResponse, OffsetCommitTopic};
 use super::{ApiKey, Request, Response};
 use crate::codec::{Reader, Writer};
 use crate::DecodeError;
@@ -41,19 +41,7 @@ impl Request for TxnOffsetCommitRequest<'_> {
             w.string("member id", self.member_id);
             w.nullable_string("group instance id", self.group_instance_id);
         }
-        w.array("txn offset commit topics", self.topics, |w, topic| {
-            w.string("topic name", topic.name);
-            w.array("txn offset commit partitions", topic.partitions, |w, p| {
-                w.i32(p.partition_index);
-                w.i64(p.committed_offset);
-                if version >= 2 {
-                    w.i32(p.committed_leader_epoch);
-                }
-                w.nullable_string("committed metadata", p.committed_metadata);
-                w.tagged_fields();
-            });
-            w.tagged_fields();
-        });
+        encode_topics(w, self.topics, version >= 2);
         w.tagged_fields();
     }
 }
