@@ -31,6 +31,7 @@ mod accumulator;
 mod sender;
 mod transaction;
 
+use std::collections::HashMap;
 use std::fmt;
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
@@ -431,6 +432,9 @@ struct Shared {
     producer_ids: AtomicU64,
     /// A transactional producer's transaction.
     txn: Option<transaction::Txn>,
+    /// The coordinators of the groups whose offsets transactions commit, kept (each with its
+    /// connection) from one transaction to the next.
+    groups: Mutex<HashMap<String, Arc<Coordinator>>>,
 }
 
 impl Shared {
@@ -489,6 +493,7 @@ impl Producer {
             progress: Notify::new(),
             retries: AtomicU64::new(0),
             producer_ids: AtomicU64::new(u64::from(producer.is_some())),
+            groups: Mutex::default(),
         });
         let task = tokio::spawn(sender::run(Arc::clone(&shared)));
         Ok(Producer {
@@ -668,8 +673,22 @@ impl Producer {
             return Err(ClientError::TransactionState("no transaction is open"));
         }
         let producer = txn.add_group(&group.group_id).await?;
-        let cluster = Arc::clone(&self.shared.cluster);
-        let coordinator = Coordinator::new(group.group_id.clone(), GROUP, cluster);
+        let coordinator = {
+            let mut groups = self
+                .shared
+                .groups
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let cluster = &self.shared.cluster;
+            let found = groups.entry(group.group_id.clone()).or_insert_with(|| {
+                Arc::new(Coordinator::new(
+                    group.group_id.clone(),
+                    GROUP,
+                    Arc::clone(cluster),
+                ))
+            });
+            Arc::clone(found)
+        };
         let id = self
             .shared
             .config

@@ -451,7 +451,7 @@ pub(crate) fn pipelines_renew_their_sessions_in_place(_bootstrap: &str) {
         while read == 0 {
             read += consumer.poll(|_, _, _| {}).await.unwrap();
         }
-        let before = sockets();
+        let before = super::sockets();
         let end = Instant::now() + Duration::from_secs(6);
         let producing = async {
             // Up to 2,000 records unacknowledged: requests in flight nearly all the time.
@@ -473,24 +473,8 @@ pub(crate) fn pipelines_renew_their_sessions_in_place(_bootstrap: &str) {
             }
         };
         tokio::join!(producing, consuming);
-        let opened: Vec<_> = sockets().difference(&before).copied().collect();
+        let opened: Vec<_> = super::sockets().difference(&before).copied().collect();
         assert!(opened.is_empty(), "sockets opened: {opened:?}");
         assert!(read > 100, "{read} records read");
     });
-}
-
-/// The inode numbers of the process's open sockets.
-fn sockets() -> std::collections::BTreeSet<u64> {
-    std::fs::read_dir("/proc/self/fd")
-        .unwrap()
-        .filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
-        .filter_map(|target| {
-            let target = target.to_str()?;
-            target
-                .strip_prefix("socket:[")?
-                .strip_suffix(']')?
-                .parse()
-                .ok()
-        })
-        .collect()
 }

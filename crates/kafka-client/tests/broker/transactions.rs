@@ -63,6 +63,9 @@ pub(crate) fn committed_transactions_are_read_and_aborted_ones_are_not(bootstrap
             matches!(outside, Err(ClientError::TransactionState(_))),
             "{outside:?}"
         );
+        // Connections once the first round has opened them (the group's coordinator's
+        // included): the later rounds open none.
+        let mut known = None;
         for (round, commit) in [(0, true), (1, false), (2, true)] {
             producer.begin_transaction().unwrap();
             assert!(producer.begin_transaction().is_err(), "one at a time");
@@ -80,6 +83,13 @@ pub(crate) fn committed_transactions_are_read_and_aborted_ones_are_not(bootstrap
                 .send_offsets_to_transaction(&GroupMetadata::standalone(&group), &offsets)
                 .await
                 .unwrap();
+            match &known {
+                None => known = Some(super::sockets()),
+                Some(known) => {
+                    let opened: Vec<_> = super::sockets().difference(known).copied().collect();
+                    assert_eq!(opened, [], "round {round} connected again");
+                }
+            }
             if commit {
                 // While it commits, records and a second commit are refused (polled in
                 // order on this one thread: the commit has begun when they are asked).
