@@ -375,9 +375,8 @@ async fn first_producer_id(
     }
 }
 
-/// `offsets` of the consumer `group` names, committed in the transaction of transactional id
-/// `id`
-/// (`conn` is the group's coordinator).
+/// `offsets` (sorted by topic) of the consumer `group` names, committed in the transaction of
+/// transactional id `id` (`conn` is the group's coordinator).
 async fn commit_in_txn(
     conn: &mut crate::Connection,
     id: &str,
@@ -695,10 +694,12 @@ impl Producer {
             .transactional_id
             .clone()
             .unwrap_or_default();
-        let offsets: Vec<(String, i32, i64)> = offsets
+        let mut offsets: Vec<(String, i32, i64)> = offsets
             .iter()
             .map(|&(topic, partition, offset)| (topic.to_owned(), partition, offset))
             .collect();
+        // Each topic once in the request.
+        offsets.sort_unstable();
         coordinator
             .call(|mut conn, _| {
                 let (id, group, offsets) = (id.clone(), group.clone(), offsets.clone());

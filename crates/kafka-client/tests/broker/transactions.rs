@@ -52,6 +52,9 @@ pub(crate) fn committed_transactions_are_read_and_aborted_ones_are_not(bootstrap
     let mut conn = connect(bootstrap);
     let topic = unique("transactional");
     create(&mut conn, &topic, 2, &[]);
+    // Where the transactions' input came from: offsets only.
+    let input = unique("txn-input");
+    create(&mut conn, &input, 1, &[]);
     let group = unique("txn-group");
     let id = unique("txn-id");
     runtime().block_on(async {
@@ -78,7 +81,11 @@ pub(crate) fn committed_transactions_are_read_and_aborted_ones_are_not(bootstrap
                 producer.send(record).await.unwrap();
             }
             // The offsets of what the round "consumed", committed with it or not.
-            let offsets = [(&*topic, 0, 5 * (round + 1)), (&*topic, 1, 100 + round)];
+            let offsets = [
+                (&*topic, 0, 5 * (round + 1)),
+                (&*input, 0, 7 * (round + 1)),
+                (&*topic, 1, 100 + round),
+            ];
             producer
                 .send_offsets_to_transaction(&GroupMetadata::standalone(&group), &offsets)
                 .await
@@ -140,6 +147,8 @@ pub(crate) fn committed_transactions_are_read_and_aborted_ones_are_not(bootstrap
     // The last committed round's offsets; the aborted round's never were.
     let offsets = conn.committed_offsets(&group, &topic, &[0, 1]).unwrap();
     assert_eq!(offsets, [Some(15), Some(102)]);
+    let offsets = conn.committed_offsets(&group, &input, &[0]).unwrap();
+    assert_eq!(offsets, [Some(21)]);
 
     // kcat (librdkafka) reading committed records only.
     kcat();
