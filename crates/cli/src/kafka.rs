@@ -12,8 +12,8 @@ use clap::{Args, Subcommand, ValueEnum};
 use ringwire_kafka::api::create_topics::NewTopic;
 use ringwire_kafka::record::{Compression, Record};
 use ringwire_kafka_client::{
-    ClientConfig, ClientError, Connection, Consumer, ConsumerConfig, Producer, ProducerConfig,
-    ProducerRecord, Reset, Sasl, Start, TokenSource,
+    ClientConfig, ClientError, Connection, Consumer, ConsumerConfig, Isolation, Producer,
+    ProducerConfig, ProducerRecord, Reset, Sasl, Start, TokenSource,
 };
 use tokio::io::AsyncReadExt as _;
 
@@ -80,7 +80,9 @@ enum KafkaCommand {
         /// is committed as it goes.
         #[arg(short = 'G', long, value_name = "GROUP")]
         group: Option<String>,
-        /// A group member setting, by its Kafka name, as kcat -X takes it (repeatable):
+        /// A consumer setting, by its Kafka name, as kcat -X takes it (repeatable):
+        /// `isolation.level` (`read_committed`: records of transactions committed only;
+        /// `read_uncommitted`, the default: every record) and, for a group member,
         /// `group.instance.id` (a static member, which keeps its partitions across a restart
         /// within its session and so does not leave the group on exit),
         /// `session.timeout.ms`, `heartbeat.interval.ms`, `max.poll.interval.ms`.
@@ -459,8 +461,13 @@ fn member_config(
         group: group.map(str::to_owned),
         ..ConsumerConfig::default()
     };
-    if group.is_none() && !properties.is_empty() {
-        return Err("-X sets a group member's properties: give the group with -G".to_owned());
+    let member_only = properties
+        .iter()
+        .find(|(name, _)| name != "isolation.level");
+    if let (None, Some((name, _))) = (group, member_only) {
+        return Err(format!(
+            "-X {name} is a group member's property: give the group with -G"
+        ));
     }
     for (name, value) in properties {
         let millis = || {
@@ -474,10 +481,21 @@ fn member_config(
             "session.timeout.ms" => config.session_timeout = millis()?,
             "heartbeat.interval.ms" => config.heartbeat_interval = millis()?,
             "max.poll.interval.ms" => config.max_poll_interval = millis()?,
+            "isolation.level" => {
+                config.isolation = match value.as_str() {
+                    "read_committed" => Isolation::ReadCommitted,
+                    "read_uncommitted" => Isolation::ReadUncommitted,
+                    _ => {
+                        return Err(format!(
+                            "isolation.level: read_committed or read_uncommitted, got {value:?}"
+                        ))
+                    }
+                }
+            }
             _ => {
                 return Err(format!(
-                    "unknown property {name} (known: group.instance.id, session.timeout.ms, \
-                     heartbeat.interval.ms, max.poll.interval.ms)"
+                    "unknown property {name} (known: isolation.level, group.instance.id, \
+                     session.timeout.ms, heartbeat.interval.ms, max.poll.interval.ms)"
                 ))
             }
         }

@@ -277,6 +277,7 @@ fn creates_produces_and_consumes_against_a_real_broker() {
     };
     assert_eq!(partition_of("keyed one"), partition_of("keyed two"));
 
+    read_committed_as_kcat(&broker, &format!("{topic}-txn"));
     ends_quietly_when_its_reader_leaves(b, &format!("{topic}-pipe"));
     tombstones_on_a_compacted_topic(b, &format!("{topic}-compacted"));
     a_group_goes_on_where_it_stopped(b, &format!("{topic}-group"));
@@ -285,6 +286,45 @@ fn creates_produces_and_consumes_against_a_real_broker() {
     over_tls(&broker, &format!("{topic}-tls"));
     with_a_client_certificate(&broker, &format!("{topic}-mtls"));
     with_sasl(&broker, &format!("{topic}-sasl"));
+}
+
+/// Kafka's own Java producer commits a transaction and aborts one; `consume -X
+/// isolation.level=read_committed` prints the committed records only, as kcat does with the
+/// same setting, and without it both; `-X` of a group member's alone wants `-G`.
+fn read_committed_as_kcat(broker: &Broker, topic: &str) {
+    let b = broker.bootstrap.as_str();
+    kafka(b, &["topics", "create", topic, "--partitions", "1"], b"");
+    let program = SCRIPT.replace("broker.sh", "Transactions.java");
+    let mut java = Command::new("bash");
+    java.args([SCRIPT, "java", &program, b, topic, "2"]);
+    if let Some(run) = &broker.started {
+        java.env("KAFKA_RUN_DIR", run);
+    }
+    let out = java.output().expect("run Transactions.java");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let committed = ["-X", "isolation.level=read_committed"];
+    let ours = kafka(
+        b,
+        &[
+            &["consume", topic, "--from-beginning", "-e"],
+            &committed[..],
+        ]
+        .concat(),
+        b"",
+    );
+    let expected: String = (0..10).map(|i| format!("committed 0 {i}\n")).collect();
+    assert_eq!(String::from_utf8_lossy(&ours.stdout), expected);
+    let theirs = kcat(&[&["-C", "-b", b, "-t", topic, "-e", "-q"], &committed[..]].concat());
+    assert_eq!(ours.stdout, theirs);
+    let all = kafka(b, &["consume", topic, "--from-beginning", "-e"], b"");
+    assert_eq!(all.stdout.iter().filter(|&&c| c == b'\n').count(), 20);
+    let refused = kafka_fails(b, &["consume", topic, "-X", "session.timeout.ms=6000"]);
+    assert!(refused.contains("give the group with -G"), "{refused}");
 }
 
 /// `topics list` shows a topic with its partitions until `topics delete` deletes it; a
