@@ -375,6 +375,24 @@ async fn first_producer_id(
     }
 }
 
+/// The ranges of `items` (grouped by topic) that share a topic, in order: how a request
+/// lists each topic once with its partitions.
+fn topic_runs<'a, T>(
+    items: &'a [T],
+    topic: impl Fn(&T) -> &str + 'a,
+) -> impl Iterator<Item = std::ops::Range<usize>> + 'a {
+    let mut start = 0;
+    std::iter::from_fn(move || {
+        let first = topic(items.get(start)?);
+        let len = items[start..]
+            .iter()
+            .take_while(|item| topic(item) == first)
+            .count();
+        start += len;
+        Some(start - len..start)
+    })
+}
+
 /// `offsets` (sorted by topic) of the consumer `group` names, committed in the transaction of
 /// transactional id `id` (`conn` is the group's coordinator).
 async fn commit_in_txn(
@@ -393,17 +411,12 @@ async fn commit_in_txn(
             committed_metadata: None,
         })
         .collect();
-    let mut topics: Vec<OffsetCommitTopic<'_>> = Vec::new();
-    let mut start = 0;
-    for end in 1..=offsets.len() {
-        if end == offsets.len() || offsets[end].0 != offsets[start].0 {
-            topics.push(OffsetCommitTopic {
-                name: &offsets[start].0,
-                partitions: &partitions[start..end],
-            });
-            start = end;
-        }
-    }
+    let topics: Vec<OffsetCommitTopic<'_>> = topic_runs(offsets, |o| &o.0)
+        .map(|run| OffsetCommitTopic {
+            name: &offsets[run.start].0,
+            partitions: &partitions[run],
+        })
+        .collect();
     let request = TxnOffsetCommitRequest {
         transactional_id: id,
         group_id: &group.group_id,
@@ -785,5 +798,19 @@ impl Producer {
             }
             notified.await;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::topic_runs;
+
+    #[test]
+    fn topic_runs_split_where_the_topic_changes() {
+        let items = [("a", 0), ("a", 1), ("b", 0), ("c", 2), ("c", 0)];
+        let runs: Vec<_> = topic_runs(&items, |i| i.0).collect();
+        assert_eq!(runs, [0..2, 2..3, 3..5]);
+        let none: [(&str, i32); 0] = [];
+        assert_eq!(topic_runs(&none, |i| i.0).count(), 0);
     }
 }

@@ -14,7 +14,7 @@ use tokio::time::{sleep_until, Instant};
 
 use super::accumulator::Batch;
 use super::transaction::Txn;
-use super::{ProduceError, Shared};
+use super::{topic_runs, ProduceError, Shared};
 use crate::error::produce_message;
 use crate::{ClientError, Connection};
 
@@ -279,17 +279,12 @@ async fn send(
             records: &b.bytes,
         })
         .collect();
-    let mut topics: Vec<ProduceTopic<'_>> = Vec::new();
-    let mut start = 0;
-    for end in 1..=batches.len() {
-        if end == batches.len() || batches[end].topic != batches[start].topic {
-            topics.push(ProduceTopic {
-                name: &batches[start].topic,
-                partitions: &partitions[start..end],
-            });
-            start = end;
-        }
-    }
+    let topics: Vec<ProduceTopic<'_>> = topic_runs(batches, |b| &b.topic)
+        .map(|run| ProduceTopic {
+            name: &batches[run.start].topic,
+            partitions: &partitions[run],
+        })
+        .collect();
     let request = ProduceRequest {
         transactional_id,
         acks,

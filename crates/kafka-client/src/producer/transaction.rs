@@ -14,6 +14,7 @@ use ringwire_kafka::api::add_partitions_to_txn::AddPartitionsToTxnTopic;
 use ringwire_kafka::api::find_coordinator::TRANSACTION;
 use ringwire_kafka::ErrorCode;
 
+use super::topic_runs;
 use crate::cluster::Cluster;
 use crate::coordinator::Coordinator;
 use crate::{ClientError, Connection};
@@ -260,12 +261,10 @@ async fn busy_retrying<T, F: Future<Output = Result<T, ClientError>>>(
 
 /// `partitions` (sorted) grouped by topic.
 fn by_topic(partitions: &[(Arc<str>, i32)]) -> Vec<(&str, Vec<i32>)> {
-    let mut topics: Vec<(&str, Vec<i32>)> = Vec::new();
-    for (topic, partition) in partitions {
-        match topics.last_mut() {
-            Some((name, ps)) if *name == &**topic => ps.push(*partition),
-            _ => topics.push((topic, vec![*partition])),
-        }
-    }
-    topics
+    let runs = topic_runs(partitions, |p| &p.0);
+    let run_of = |run: std::ops::Range<usize>| {
+        let topic = &*partitions[run.start].0;
+        (topic, partitions[run].iter().map(|p| p.1).collect())
+    };
+    runs.map(run_of).collect()
 }
