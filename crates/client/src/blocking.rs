@@ -1,7 +1,7 @@
 //! The blocking client: std sockets, the response received into a ring by
 //! [`RecvTransport`].
 
-use std::io::{self, IoSlice, Write as _};
+use std::io::{self, IoSlice, Read, Write as _};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -11,7 +11,8 @@ use ringwire_ring::Ring;
 
 use crate::cookie;
 use crate::exchange::{
-    remaining, Attempts, BodyStep, Failure, Next, Reader, RoundTrip, DISCARD_LIMIT,
+    piece, remaining, source_intact, Attempts, BodyStep, Failure, Next, Reader, RoundTrip, Source,
+    DISCARD_LIMIT,
 };
 use crate::h2::{Proto, H2};
 use crate::pool::{is_quiet, Keyed, Pool};
@@ -23,8 +24,11 @@ use crate::tunnel::{first_address, Step, Tunnel};
 use crate::url::{Origin, Scheme};
 use crate::{
     ClientConfig, CookieJar, Encoding, Error, Http2, Phase, Protocol, Proxies, Proxy, Request,
-    RequestBuffer, Url,
+    RequestBuffer, StreamedRequest, Url,
 };
+
+/// A streamed body's source, as the blocking client reads it.
+type BodySource<'s> = Source<'s, dyn Read + 's>;
 
 /// An HTTP/1.1 and HTTP/2 client with a keep-alive pool; share it by
 /// reference across threads.
@@ -155,6 +159,66 @@ impl Client {
         &self,
         buffer: &mut RequestBuffer,
         request: &Request<'_>,
+        trace: impl FnMut(Trace<'_>),
+    ) -> Result<Response<'_>, Error> {
+        self.send_from(buffer, request, None, trace)
+    }
+
+    /// Sends `request`, its body read from `source` as it goes (see
+    /// [`HeaderBuilder::body_stream`](crate::HeaderBuilder::body_stream)), and reads
+    /// the response head, following redirects that do not send the body again when
+    /// [`ClientConfig::max_redirects`] allows.
+    ///
+    /// ```no_run
+    /// use ringwire_client::{blocking::Client, RequestBuffer, Url};
+    ///
+    /// let url = Url::parse("http://127.0.0.1:8080/upload/backup.tar")?;
+    /// let file = std::fs::File::open("backup.tar").map_err(ringwire_client::Error::Io)?;
+    /// let len = file.metadata().map_err(ringwire_client::Error::Io)?.len();
+    /// let mut buffer = RequestBuffer::new()?;
+    /// let request = buffer.request("PUT", &url)?.headers()?.body_stream(Some(len))?;
+    /// let client = Client::default();
+    /// let response = client.send_streamed(&mut buffer, &request, file)?;
+    /// println!("{}", response.status());
+    /// # Ok::<(), ringwire_client::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// See [`Error`]; [`Error::BodySource`] when `source` fails,
+    /// [`Error::BodySourceEnded`] when it ends short of the announced length.
+    pub fn send_streamed(
+        &self,
+        buffer: &mut RequestBuffer,
+        request: &StreamedRequest<'_>,
+        source: impl Read,
+    ) -> Result<Response<'_>, Error> {
+        self.send_streamed_traced(buffer, request, source, |_| {})
+    }
+
+    /// [`send_streamed`](Self::send_streamed), handing `trace` the exchange as
+    /// [`send_traced`](Self::send_traced) does.
+    ///
+    /// # Errors
+    ///
+    /// As [`send_streamed`](Self::send_streamed).
+    pub fn send_streamed_traced(
+        &self,
+        buffer: &mut RequestBuffer,
+        request: &StreamedRequest<'_>,
+        mut source: impl Read,
+        trace: impl FnMut(Trace<'_>),
+    ) -> Result<Response<'_>, Error> {
+        let source = Source::new(&mut source as &mut dyn Read);
+        self.send_from(buffer, request.request(), Some(source), trace)
+    }
+
+    /// Sends `request`, a streamed body read from `source`.
+    fn send_from(
+        &self,
+        buffer: &mut RequestBuffer,
+        request: &Request<'_>,
+        mut source: Option<BodySource<'_>>,
         mut trace: impl FnMut(Trace<'_>),
     ) -> Result<Response<'_>, Error> {
         let deadline = self.config.request_timeout.map(|t| Instant::now() + t);
@@ -164,7 +228,7 @@ impl Client {
             let current = hop.as_ref().map_or(*request, |h| h.request(request));
             let cookied = cookie::cookied(self.cookies(), buffer, &current)?;
             let sent = cookied.as_ref().map_or(current, |c| c.request(request));
-            let response = self.exchange(buffer, &sent, deadline, &mut trace)?;
+            let response = self.exchange(buffer, &sent, deadline, source.as_mut(), &mut trace)?;
             cookie::keep(self.cookies(), sent.url(), response.head());
             trace(Trace::Response(&response));
             let (head, body) = buffer.bytes(&current)?;
@@ -195,6 +259,7 @@ impl Client {
         buffer: &mut RequestBuffer,
         request: &Request<'_>,
         deadline: Option<Instant>,
+        mut source: Option<&mut BodySource<'_>>,
         trace: &mut dyn FnMut(Trace<'_>),
     ) -> Result<Response<'_>, Error> {
         let origin = request.url().origin();
@@ -207,9 +272,17 @@ impl Client {
             None => self.connect(origin, deadline, trace)?,
         };
         loop {
-            match self.round_trip(conn, buffer, request, deadline, trace) {
+            let attempt = self.round_trip(
+                conn,
+                buffer,
+                request,
+                deadline,
+                source.as_deref_mut(),
+                trace,
+            );
+            match attempt {
                 Ok(response) => return Ok(response),
-                Err(f) if attempts.again(&f, request) => {}
+                Err(f) if source_intact(source.as_deref()) && attempts.again(&f, request) => {}
                 Err(f) => return Err(f.error),
             }
             conn = self.connect(origin, deadline, trace)?;
@@ -352,6 +425,7 @@ impl Client {
         buffer: &mut RequestBuffer,
         request: &Request<'_>,
         deadline: Option<Instant>,
+        mut source: Option<&mut BodySource<'_>>,
         trace: &mut dyn FnMut(Trace<'_>),
     ) -> Result<Response<'_>, Failure> {
         let (head, body) = buffer.bytes(request)?;
@@ -361,17 +435,20 @@ impl Client {
         conn.set_deadline(deadline)?;
         let with_head = trip.with_head(body);
         let wrote = match &mut conn.proto {
-            Proto::Http1(_) => match &conn.forward {
-                None => write_all(conn.rx.get_mut(), head, with_head),
-                Some(proxy) => {
-                    let head = proxy.absolute_form(head, &conn.origin);
-                    write_all(conn.rx.get_mut(), &head, with_head)
+            Proto::Http1(_) => {
+                let with_head = with_head.unwrap_or_default();
+                match &conn.forward {
+                    None => write_all(conn.rx.get_mut(), head, with_head),
+                    Some(proxy) => {
+                        let head = proxy.absolute_form(head, &conn.origin);
+                        write_all(conn.rx.get_mut(), &head, with_head)
+                    }
                 }
-            },
+            }
             Proto::Http2(h2) => {
-                // A body held back is sent later; an empty one ends the stream now.
-                let held = with_head.len() < body.len();
-                h2.send(request.url(), head, (!held).then_some(body))?;
+                // A body held back (or streamed) is sent later; an empty one ends the
+                // stream now.
+                h2.send(request.url(), head, with_head)?;
                 flush(conn.rx.get_mut(), h2)
             }
         };
@@ -390,6 +467,7 @@ impl Client {
                 }
                 Next::Consume(len) => conn.rx.consume(len),
                 Next::Body => {
+                    let (_, body) = buffer.bytes(request)?;
                     conn.set_deadline(deadline)?;
                     let wrote = match &mut conn.proto {
                         Proto::Http1(_) => write_all(conn.rx.get_mut(), &[], body),
@@ -397,6 +475,24 @@ impl Client {
                             h2.send_body(body)?;
                             flush(conn.rx.get_mut(), h2)
                         }
+                    };
+                    trip.wrote(wrote.map_err(Error::from))?;
+                }
+                Next::Upload(max) => {
+                    let scratch = buffer.scratch();
+                    let room = piece(scratch.len(), max)?;
+                    let n = match source.as_deref_mut() {
+                        Some(source) => {
+                            source.taken = true;
+                            read_source(source.reader, &mut scratch[room])?
+                        }
+                        None => 0,
+                    };
+                    let out = trip.uploaded(&mut conn.proto, scratch, n)?;
+                    conn.set_deadline(deadline)?;
+                    let wrote = match &mut conn.proto {
+                        Proto::Http1(_) => write_all(conn.rx.get_mut(), &scratch[out], &[]),
+                        Proto::Http2(h2) => flush(conn.rx.get_mut(), h2),
                     };
                     trip.wrote(wrote.map_err(Error::from))?;
                 }
@@ -504,6 +600,17 @@ impl Connection {
         socket.set_write_timeout(left)?;
         self.armed = armed;
         Ok(())
+    }
+}
+
+/// Reads a piece of a streamed body from `source` into `into`, again when
+/// interrupted.
+fn read_source(source: &mut dyn Read, into: &mut [u8]) -> Result<usize, Error> {
+    loop {
+        match source.read(into) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            read => return read.map_err(Error::BodySource),
+        }
     }
 }
 

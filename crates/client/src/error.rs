@@ -42,6 +42,18 @@ pub enum Error {
         /// The room after the head.
         room: usize,
     },
+    /// Reading a streamed body from its source failed
+    /// ([`HeaderBuilder::body_stream`](crate::HeaderBuilder::body_stream)): the request was
+    /// cut short and its connection closed.
+    BodySource(io::Error),
+    /// A streamed body's source ended before the length its head announced: the request
+    /// was cut short and its connection closed.
+    BodySourceEnded {
+        /// Bytes the source gave.
+        sent: u64,
+        /// The announced length.
+        expected: u64,
+    },
     /// A [`Request`](crate::Request) whose bytes in its
     /// [`RequestBuffer`](crate::RequestBuffer) were overwritten by a later
     /// request (or that was written into another buffer): API misuse.
@@ -167,6 +179,11 @@ impl fmt::Display for Error {
                 f,
                 "body of {len} bytes does not fit the {room} bytes free in the send ring"
             ),
+            Error::BodySource(e) => write!(f, "reading the request body failed: {e}"),
+            Error::BodySourceEnded { sent, expected } => write!(
+                f,
+                "the request body ended after {sent} of the {expected} bytes announced"
+            ),
             Error::StaleRequest => {
                 f.write_str("the request was overwritten in its buffer before it was sent")
             }
@@ -235,7 +252,7 @@ impl std::error::Error for Error {
             Error::Url(e) | Error::InvalidLocation(e) => Some(e),
             Error::Encode(e) => Some(e),
             Error::Connect { source, .. } => Some(source),
-            Error::Io(e) => Some(e),
+            Error::Io(e) | Error::BodySource(e) => Some(e),
             Error::Ring(e) => Some(e),
             Error::Form(e) => Some(e),
             Error::Response(e) | Error::Http2Request(e) => Some(e),

@@ -9,6 +9,7 @@ use std::io;
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
+use ringwire_http1::encode::{chunk_header, last_chunk, CHUNK_END};
 use ringwire_http1::{BodyDecoder, BodyKind, Decoded, Limits, Method, ResponseParser, Status};
 use ringwire_http2::ErrorCode;
 
@@ -113,6 +114,61 @@ pub(crate) struct RoundTrip {
     heard: bool,
     /// The most bytes of body decoded, when the request asked for decoding.
     decode_limit: Option<u64>,
+    /// A body read from a source as it is sent.
+    upload: Option<Upload>,
+}
+
+/// A body streamed from a source, framed here piece by piece.
+#[derive(Debug)]
+struct Upload {
+    /// Bytes still to send of a body of announced length; `None`: chunked,
+    /// until the source ends.
+    left: Option<u64>,
+    /// Bytes sent so far.
+    sent: u64,
+    /// All of it went, its end too.
+    done: bool,
+}
+
+/// Where a streamed body's piece is read into the scratch: after room for
+/// a chunk-size line (16 hex digits and CRLF), so that a chunk is framed
+/// in place and goes out in one write.
+const PIECE_AT: usize = 18;
+
+/// The range of a scratch of `len` bytes that the next piece of a streamed
+/// body, at most `max` bytes, is read into (room kept for a chunk's CRLF).
+///
+/// # Errors
+///
+/// [`Error::BodyExceedsSendRing`] when the send ring keeps no room after the
+/// head.
+pub(crate) fn piece(len: usize, max: usize) -> Result<Range<usize>, Error> {
+    let room = len.saturating_sub(PIECE_AT + CHUNK_END.len());
+    if room == 0 {
+        return Err(Error::BodyExceedsSendRing { len: max, room });
+    }
+    Ok(PIECE_AT..PIECE_AT + max.min(room))
+}
+
+/// A streamed body's source, and whether any of it was read: a request that
+/// took from its source cannot go again.
+pub(crate) struct Source<'s, R: ?Sized> {
+    pub(crate) reader: &'s mut R,
+    pub(crate) taken: bool,
+}
+
+impl<'s, R: ?Sized> Source<'s, R> {
+    pub(crate) fn new(reader: &'s mut R) -> Self {
+        Source {
+            reader,
+            taken: false,
+        }
+    }
+}
+
+/// Whether a failed exchange may go again as far as its body's `source` goes.
+pub(crate) fn source_intact<R: ?Sized>(source: Option<&Source<'_, R>>) -> bool {
+    source.is_none_or(|s| !s.taken)
 }
 
 /// Whether the request body is held back for `100 Continue`.
@@ -136,6 +192,11 @@ pub(crate) enum Next {
     Consume(usize),
     /// Send the body held back, and report it to [`RoundTrip::wrote`].
     Body,
+    /// Read at most this many bytes of a streamed body from its source into
+    /// [`piece`] of the scratch, report them to [`RoundTrip::uploaded`],
+    /// write what it says (over HTTP/2, what the connection has to send),
+    /// and report that to [`RoundTrip::wrote`].
+    Upload(usize),
     /// Fill the ring to at least this many bytes, reading until `until`
     /// at the latest, and report it to [`RoundTrip::filled`]; over HTTP/2,
     /// send what the connection has to send first.
@@ -168,16 +229,92 @@ impl RoundTrip {
             decode_limit: request
                 .decompresses()
                 .then_some(config.max_decoded_body_len),
+            upload: request.streamed().map(|len| Upload {
+                left: len,
+                sent: 0,
+                done: len == Some(0),
+            }),
         }
     }
 
-    /// What of `body` goes with the head: all of it, unless it waits for
-    /// `100 Continue`.
-    pub(crate) fn with_head<'b>(&self, body: &'b [u8]) -> &'b [u8] {
+    /// The body that goes with the head: all of it, or `None` when it waits
+    /// for `100 Continue` or is streamed after it.
+    pub(crate) fn with_head<'b>(&self, body: &'b [u8]) -> Option<&'b [u8]> {
         match self.body {
-            Withheld::No => body,
-            Withheld::Until(_) | Withheld::Released => &[],
+            Withheld::No if self.upload.as_ref().is_none_or(|u| u.done) => Some(body),
+            Withheld::No | Withheld::Until(_) | Withheld::Released => None,
         }
+    }
+
+    /// How much of a streamed body may be read now: none while it waits for
+    /// `100 Continue`, after sending was cut short, or (HTTP/2) while the
+    /// server's windows are shut.
+    fn upload_room(&self, proto: &Proto) -> Option<usize> {
+        let upload = self.upload.as_ref().filter(|u| !u.done)?;
+        if matches!(self.body, Withheld::Until(_)) || self.cut.is_some() {
+            return None;
+        }
+        let window = match proto {
+            Proto::Http1(_) => usize::MAX,
+            Proto::Http2(h2) => h2.send_capacity(),
+        };
+        let left = upload
+            .left
+            .map_or(usize::MAX, |l| usize::try_from(l).unwrap_or(usize::MAX));
+        Some(window.min(left)).filter(|&max| max > 0)
+    }
+
+    /// `n` bytes of a streamed body were read into [`piece`] of `scratch`
+    /// (none: the source ended): frames them, and says which range of
+    /// `scratch` to write (over HTTP/2 they are queued on the connection
+    /// instead, and the range is empty).
+    pub(crate) fn uploaded(
+        &mut self,
+        proto: &mut Proto,
+        scratch: &mut [u8],
+        n: usize,
+    ) -> Result<Range<usize>, Failure> {
+        let Some(upload) = self.upload.as_mut() else {
+            return Ok(0..0);
+        };
+        if n == 0 {
+            if let Some(left) = upload.left {
+                let sent = upload.sent;
+                let expected = sent + left;
+                return Err(Error::BodySourceEnded { sent, expected }.into());
+            }
+            upload.done = true;
+            return Ok(match proto {
+                Proto::Http1(_) => 0..last_chunk(&[], scratch).map_err(Error::Encode)?,
+                Proto::Http2(h2) => {
+                    h2.send_piece(&[], true)?;
+                    0..0
+                }
+            });
+        }
+        upload.sent += n as u64;
+        if let Some(left) = &mut upload.left {
+            *left -= n as u64;
+            upload.done = *left == 0;
+        }
+        let piece = PIECE_AT..PIECE_AT + n;
+        Ok(match proto {
+            Proto::Http2(h2) => {
+                h2.send_piece(&scratch[piece], upload.done)?;
+                0..0
+            }
+            Proto::Http1(_) if upload.left.is_some() => piece,
+            Proto::Http1(_) => {
+                // The size line right before the piece, CRLF after it.
+                let mut line = [0; PIECE_AT];
+                let len = chunk_header(n, &mut line).map_err(Error::Encode)?;
+                let start = PIECE_AT - len;
+                scratch[start..PIECE_AT].copy_from_slice(&line[..len]);
+                let end = piece.end + CHUNK_END.len();
+                scratch[piece.end..end].copy_from_slice(CHUNK_END);
+                start..end
+            }
+        })
     }
 
     /// The outcome of writing the request (or its body, once released);
@@ -218,6 +355,9 @@ impl RoundTrip {
         method: Method<'_>,
         limits: &Limits,
     ) -> Result<Next, Failure> {
+        if let Some(max) = self.upload_room(proto) {
+            return Ok(Next::Upload(max));
+        }
         if let Withheld::Released = self.body {
             return Ok(Next::Body);
         }
@@ -335,7 +475,8 @@ impl RoundTrip {
     /// 9.3; RFC 2616 section 8.2.2 had a client that stops short of a
     /// `Content-Length` body close the connection).
     fn answered(&self, mut reader: Reader) -> Reader {
-        if self.cut.is_some() || !matches!(self.body, Withheld::No) {
+        let unsent = self.upload.as_ref().is_some_and(|u| !u.done);
+        if self.cut.is_some() || unsent || !matches!(self.body, Withheld::No) {
             reader.keep_alive = false;
         }
         reader
@@ -765,7 +906,7 @@ mod tests {
     #[test]
     fn the_body_waits_for_100_continue_and_no_other_interim_answer() {
         let mut trip = expecting(Duration::from_secs(1), None);
-        assert_eq!(trip.with_head(b"body"), b"");
+        assert_eq!(trip.with_head(b"body"), None);
         assert!(matches!(
             next(&mut trip, ""),
             Next::Fill { until: Some(_), .. }
@@ -784,6 +925,96 @@ mod tests {
         ));
         let ok = "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n";
         assert!(matches!(next(&mut trip, ok), Next::Final(r) if r.keep_alive));
+    }
+
+    /// A round trip of a `PUT` whose body streams from a source, `len` bytes or chunked.
+    fn streaming(len: Option<u64>, buffer: &mut RequestBuffer) -> RoundTrip {
+        let url = Url::parse("http://example.com/up").unwrap();
+        let request = buffer
+            .request("PUT", &url)
+            .unwrap()
+            .headers()
+            .unwrap()
+            .body_stream(len)
+            .unwrap();
+        let (head, _) = buffer.bytes(request.request()).unwrap();
+        let head = String::from_utf8_lossy(head).into_owned();
+        let framing = len.map_or("transfer-encoding: chunked".to_owned(), |n| {
+            format!("content-length: {n}")
+        });
+        assert!(head.contains(&framing), "{head}");
+        let trip = RoundTrip::new(request.request(), &ClientConfig::default(), None);
+        assert_eq!(trip.with_head(b""), None, "the body goes after the head");
+        trip
+    }
+
+    #[test]
+    fn a_streamed_body_is_framed_in_place_piece_by_piece() {
+        let mut buffer = RequestBuffer::new().unwrap();
+        let mut proto = Proto::Http1(ResponseParser::new(Limits::default()));
+        let mut scratch = vec![0; 64];
+
+        // Chunked: each piece gets its size line before it and CRLF after it, in place.
+        let mut trip = streaming(None, &mut buffer);
+        let Next::Upload(max) = next(&mut trip, "") else {
+            panic!("no upload");
+        };
+        let room = piece(scratch.len(), max).unwrap();
+        assert_eq!(room.len(), 64 - PIECE_AT - 2);
+        scratch[room.start..room.start + 26].copy_from_slice(b"abcdefghijklmnopqrstuvwxyz");
+        let out = trip.uploaded(&mut proto, &mut scratch, 26).ok().unwrap();
+        assert_eq!(&scratch[out], b"1A\r\nabcdefghijklmnopqrstuvwxyz\r\n");
+        assert!(matches!(next(&mut trip, ""), Next::Upload(_)));
+        let out = trip.uploaded(&mut proto, &mut scratch, 0).ok().unwrap();
+        assert_eq!(&scratch[out], b"0\r\n\r\n");
+        // All sent: now the answer.
+        assert!(matches!(next(&mut trip, ""), Next::Fill { .. }));
+
+        // Of known length: no more asked of the source than is left, sent as it is.
+        let mut trip = streaming(Some(30), &mut buffer);
+        let Next::Upload(max) = next(&mut trip, "") else {
+            panic!("no upload");
+        };
+        assert_eq!(max, 30);
+        let out = trip.uploaded(&mut proto, &mut scratch, 20).ok().unwrap();
+        assert_eq!(out, PIECE_AT..PIECE_AT + 20);
+        assert!(matches!(next(&mut trip, ""), Next::Upload(10)));
+        // An answer before the rest: the connection carries nothing more.
+        let ok = "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n";
+        assert!(matches!(
+            trip.next(
+                &mut proto,
+                &mut ok.as_bytes().to_vec(),
+                Method::from("PUT"),
+                &Limits::default()
+            ),
+            Ok(Next::Upload(10))
+        ));
+        let ended = trip.uploaded(&mut proto, &mut scratch, 0).err().unwrap();
+        assert!(matches!(
+            ended.error,
+            Error::BodySourceEnded {
+                sent: 20,
+                expected: 30
+            }
+        ));
+        assert!(!ended.retryable);
+
+        let mut trip = streaming(Some(30), &mut buffer);
+        trip.uploaded(&mut proto, &mut scratch, 20).ok().unwrap();
+        trip.wrote(Err(Error::Io(io::ErrorKind::BrokenPipe.into())))
+            .ok()
+            .unwrap();
+        let Next::Final(reader) = next(&mut trip, ok) else {
+            panic!("no answer after a cut");
+        };
+        assert!(!reader.keep_alive);
+
+        // No room after the head: an error, not an empty read taken for the end.
+        assert!(matches!(
+            piece(PIECE_AT + 2, 100),
+            Err(Error::BodyExceedsSendRing { .. })
+        ));
     }
 
     #[test]

@@ -229,18 +229,29 @@ impl H2 {
 
     /// Queues the request body held back, ending the stream.
     pub(crate) fn send_body(&mut self, body: &[u8]) -> Result<(), Error> {
+        self.send_piece(body, true)
+    }
+
+    /// How much of a streamed body the server's windows take now.
+    pub(crate) fn send_capacity(&self) -> usize {
+        self.stream.map_or(0, |s| self.conn.send_capacity(s))
+    }
+
+    /// Sends `piece` of the request body, ending the stream with it if `end`: what
+    /// the server's windows take now (all of a streamed body's piece, read within
+    /// [`send_capacity`](Self::send_capacity)) goes into the send buffer, the rest
+    /// waits in the connection's queue, which owns what it holds.
+    pub(crate) fn send_piece(&mut self, piece: &[u8], end: bool) -> Result<(), Error> {
         let Some(stream) = self.stream else {
             return Ok(());
         };
-        // What the server's windows take now goes into the send buffer; the
-        // rest waits in the connection's queue, which owns what it holds.
         let sent = self
             .conn
-            .send_data_now(stream, body, true)
+            .send_data_now(stream, piece, end)
             .map_err(refused)?;
-        if sent < body.len() {
-            let rest = Bytes::copy_from_slice(&body[sent..]);
-            self.conn.send_data(stream, rest, true).map_err(refused)?;
+        if sent < piece.len() {
+            let rest = Bytes::copy_from_slice(&piece[sent..]);
+            self.conn.send_data(stream, rest, end).map_err(refused)?;
         }
         Ok(())
     }

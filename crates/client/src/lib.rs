@@ -86,6 +86,8 @@ pub use error::{Error, Phase};
 pub use form::{Form, FormError};
 pub use h2::{Http2, Protocol};
 pub use proxy::{Proxies, Proxy, ProxyEnvError};
-pub use request::{BodyWriter, HeaderBuilder, QueryBuilder, Request, RequestBuffer};
+pub use request::{
+    BodyWriter, HeaderBuilder, QueryBuilder, Request, RequestBuffer, StreamedRequest,
+};
 pub use trailers::Trailers;
 pub use url::{Origin, Scheme, Url, UrlError};

@@ -37,7 +37,8 @@ pub(crate) struct Answer<'r> {
 /// that waited for `100 Continue`, the same request with the body at once
 /// (RFC 9110 section 10.1.1: a client SHOULD repeat it without the
 /// expectation); else, with redirects followed up to `max_redirects`
-/// (`hops` so far, counted here), the redirect's.
+/// (`hops` so far, counted here), the redirect's. None that would send a
+/// body streamed from a source again: that answer is the caller's.
 pub(crate) fn next_hop(
     sent: &Request<'_>,
     head: &[u8],
@@ -46,7 +47,11 @@ pub(crate) fn next_hop(
     max_redirects: Option<u32>,
     hops: &mut u32,
 ) -> Result<Option<Hop>, Error> {
+    let streamed = sent.streamed().is_some();
     if answer.status == 417 && sent.expects_continue() {
+        if streamed {
+            return Ok(None);
+        }
         let url = sent.url().clone();
         let again = Hop::rewrite(sent, head, sent.method(), url, Some(body_len), false, None)?;
         return Ok(Some(again));
@@ -57,6 +62,9 @@ pub(crate) fn next_hop(
     let Some(hop) = Hop::after(sent, head, body_len, answer.status, answer.location)? else {
         return Ok(None);
     };
+    if hop.keep_body && streamed {
+        return Ok(None);
+    }
     if *hops == max {
         return Err(Error::TooManyRedirects { max });
     }
@@ -86,7 +94,8 @@ impl Hop {
         let location = String::from_utf8_lossy(location);
         let url = sent.url().join(&location).map_err(Error::InvalidLocation)?;
         let method = if keep_method { sent.method() } else { "GET" };
-        let body = (keep_method && body_len > 0).then_some(body_len);
+        let has_body = body_len > 0 || sent.streamed().is_some();
+        let body = (keep_method && has_body).then_some(body_len);
         // `100-continue` only goes with content (RFC 9110 section 10.1.1).
         Self::rewrite(sent, head, method, url, body, body.is_some(), None).map(Some)
     }

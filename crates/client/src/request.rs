@@ -156,8 +156,17 @@ impl RequestBuffer {
         let body = match request.body {
             Body::Slice(body) => Some(body),
             Body::Ring { start, len } => span.get(start..start + len),
+            Body::Stream { .. } => Some(&[][..]),
         };
         head.zip(body).ok_or(Error::StaleRequest)
+    }
+
+    /// The ring's free span after the room kept for the head, where a streamed body is
+    /// read from its source piece by piece (the head before it stays as it was).
+    pub(crate) fn scratch(&mut self) -> &mut [u8] {
+        let span = self.ring.writable();
+        let room = self.max_head_len.min(span.len());
+        &mut span[room..]
     }
 }
 
@@ -334,7 +343,7 @@ impl<'w, 'a> HeaderBuilder<'w, 'a> {
     ///
     /// [`Error::RequestHeadTooLarge`].
     pub fn body(mut self, body: &'a [u8]) -> Result<Request<'a>, Error> {
-        self.framing(body.len())?;
+        self.framing(body.len() as u64)?;
         self.end(Body::Slice(body))
     }
 
@@ -355,7 +364,7 @@ impl<'w, 'a> HeaderBuilder<'w, 'a> {
             return Err(Error::BodyExceedsSendRing { len, room });
         };
         fill(body);
-        self.framing(len)?;
+        self.framing(len as u64)?;
         let start = self.parts.room;
         self.end(Body::Ring { start, len })
     }
@@ -388,9 +397,41 @@ impl<'w, 'a> HeaderBuilder<'w, 'a> {
         written.map_err(Error::Io)?;
         let len = writer.len;
         self.parts.rest = writer.buf;
-        self.framing(len)?;
+        self.framing(len as u64)?;
         let start = self.parts.room;
         self.end(Body::Ring { start, len })
+    }
+
+    /// A body read from a source as it is sent
+    /// ([`blocking::Client::send_streamed`](crate::blocking::Client::send_streamed),
+    /// [`tokio::Client::send_streamed`](crate::tokio::Client::send_streamed)): `len` bytes
+    /// with `content-length`, or, when the length is not known, as much as the source
+    /// gives, sent chunked (HTTP/2: in `DATA` frames) until it ends. Each piece is read into
+    /// the send ring's free span after the head and sent from there, so a body of any
+    /// size goes through a buffer of the ring's size ([`RequestBuffer::reserve`] for
+    /// larger pieces).
+    ///
+    /// Such a request cannot be sent twice: it is retried on a fresh connection only while
+    /// nothing was read from the source, and a redirect that would send the body again
+    /// (`307`, `308`; a `417` to its expectation) is not followed but answered.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::RequestHeadTooLarge`].
+    pub fn body_stream(mut self, len: Option<u64>) -> Result<StreamedRequest<'a>, Error> {
+        let room = self.parts.room;
+        match len {
+            Some(len) => self.framing(len)?,
+            None => {
+                if self.expect_continue {
+                    self.writer
+                        .header("expect", "100-continue")
+                        .map_err(|e| encode(e, room))?;
+                }
+                self.writer.chunked().map_err(|e| encode(e, room))?;
+            }
+        }
+        self.end(Body::Stream { len }).map(StreamedRequest)
     }
 
     /// A `multipart/form-data` body (RFC 7578) of `form`'s parts, written into the send ring,
@@ -410,7 +451,7 @@ impl<'w, 'a> HeaderBuilder<'w, 'a> {
     /// Writes `content-length: len`, after `expect: 100-continue` when it
     /// was asked for and there is a body to hold back (RFC 9110 section
     /// 10.1.1 has a client send it only with content).
-    fn framing(&mut self, len: usize) -> Result<(), Error> {
+    fn framing(&mut self, len: u64) -> Result<(), Error> {
         let room = self.parts.room;
         if self.expect_continue && len > 0 {
             self.writer
@@ -418,7 +459,7 @@ impl<'w, 'a> HeaderBuilder<'w, 'a> {
                 .map_err(|e| encode(e, room))?;
         }
         self.writer
-            .content_length(len as u64)
+            .content_length(len)
             .map_err(|e| encode(e, room))?;
         Ok(())
     }
@@ -436,7 +477,7 @@ impl<'w, 'a> HeaderBuilder<'w, 'a> {
             url: self.parts.url,
             head: Head::Ring(head_len),
             body,
-            expect_continue: self.expect_continue && body.len() > 0,
+            expect_continue: self.expect_continue && body.has_content(),
             decompress: self.decompress,
             generation: self.parts.generation,
         })
@@ -488,13 +529,17 @@ enum Body<'a> {
     Slice(&'a [u8]),
     /// Written in place, at `start` of the ring's free span.
     Ring { start: usize, len: usize },
+    /// Read from a source as it is sent: `len` bytes, or chunked until it ends.
+    Stream { len: Option<u64> },
 }
 
 impl Body<'_> {
-    fn len(&self) -> usize {
+    /// Whether there is a body to hold back for `100 Continue`.
+    fn has_content(&self) -> bool {
         match self {
-            Body::Slice(body) => body.len(),
-            Body::Ring { len, .. } => *len,
+            Body::Slice(body) => !body.is_empty(),
+            Body::Ring { len, .. } => *len > 0,
+            Body::Stream { len } => *len != Some(0),
         }
     }
 }
@@ -575,6 +620,15 @@ impl<'a> Request<'a> {
         self.decompress
     }
 
+    /// The length of a body streamed from a source: `Some(None)` when it is sent chunked;
+    /// `None` when the body is not streamed.
+    pub(crate) fn streamed(&self) -> Option<Option<u64>> {
+        match self.body {
+            Body::Stream { len } => Some(len),
+            Body::Slice(_) | Body::Ring { .. } => None,
+        }
+    }
+
     /// Whether sending it twice does no more than sending it once
     /// (RFC 9110 section 9.2.2): only those are retried on a fresh
     /// connection when a pooled one turns out closed.
@@ -583,6 +637,40 @@ impl<'a> Request<'a> {
             self.method,
             "GET" | "HEAD" | "PUT" | "DELETE" | "OPTIONS" | "TRACE"
         )
+    }
+}
+
+/// A request whose body is read from a source as it is sent
+/// ([`HeaderBuilder::body_stream`]); like a [`Request`], it names bytes in its
+/// [`RequestBuffer`].
+#[derive(Debug, Clone, Copy)]
+pub struct StreamedRequest<'a>(Request<'a>);
+
+impl<'a> StreamedRequest<'a> {
+    /// The method.
+    #[must_use]
+    pub fn method(&self) -> &'a str {
+        self.0.method
+    }
+
+    /// The URL.
+    #[must_use]
+    pub fn url(&self) -> &'a Url {
+        self.0.url
+    }
+
+    /// The body's length, `None` when it is sent chunked.
+    #[must_use]
+    pub fn body_len(&self) -> Option<u64> {
+        match self.0.body {
+            Body::Stream { len } => len,
+            Body::Slice(_) | Body::Ring { .. } => None,
+        }
+    }
+
+    /// The request as the exchange sends it.
+    pub(crate) fn request(&self) -> &Request<'a> {
+        &self.0
     }
 }
 

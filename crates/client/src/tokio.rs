@@ -6,6 +6,7 @@ use std::io::{self, IoSlice};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use ::tokio::io::{AsyncRead, ReadBuf};
 use ::tokio::net::TcpStream;
 use ringwire_io::tokio::AsyncRecvTransport;
 use ringwire_io::tokio::AsyncStream;
@@ -14,7 +15,8 @@ use ringwire_tls::MaybeTls;
 
 use crate::cookie;
 use crate::exchange::{
-    remaining, Attempts, BodyStep, Failure, Next, Reader, RoundTrip, DISCARD_LIMIT,
+    piece, remaining, source_intact, Attempts, BodyStep, Failure, Next, Reader, RoundTrip, Source,
+    DISCARD_LIMIT,
 };
 use crate::h2::Proto;
 use crate::pool::{is_quiet, Keyed, Pool};
@@ -25,8 +27,11 @@ use crate::tunnel::{first_address, Step, Tunnel};
 use crate::url::{Origin, Scheme};
 use crate::{
     ClientConfig, CookieJar, Encoding, Error, Http2, Phase, Protocol, Proxies, Proxy, Request,
-    RequestBuffer, Url,
+    RequestBuffer, StreamedRequest, Url,
 };
+
+/// A streamed body's source, as the async client reads it.
+type BodySource<'s> = Source<'s, dyn AsyncRead + Unpin + Send + 's>;
 
 /// An async HTTP/1.1 and HTTP/2 client with a keep-alive pool; share it by
 /// reference (or in an `Arc`) across tasks.
@@ -131,6 +136,36 @@ impl Client {
         buffer: &mut RequestBuffer,
         request: &Request<'_>,
     ) -> Result<Response<'_>, Error> {
+        self.send_from(buffer, request, None).await
+    }
+
+    /// Sends `request`, its body read from `source` as it goes (see
+    /// [`HeaderBuilder::body_stream`](crate::HeaderBuilder::body_stream)), and reads
+    /// the response head, following redirects that do not send the body again when
+    /// [`ClientConfig::max_redirects`] allows.
+    ///
+    /// # Errors
+    ///
+    /// See [`Error`]; [`Error::BodySource`] when `source` fails,
+    /// [`Error::BodySourceEnded`] when it ends short of the announced length.
+    pub async fn send_streamed(
+        &self,
+        buffer: &mut RequestBuffer,
+        request: &StreamedRequest<'_>,
+        mut source: impl AsyncRead + Unpin + Send,
+    ) -> Result<Response<'_>, Error> {
+        let source = Source::new(&mut source as &mut (dyn AsyncRead + Unpin + Send));
+        self.send_from(buffer, request.request(), Some(source))
+            .await
+    }
+
+    /// Sends `request`, a streamed body read from `source`.
+    async fn send_from(
+        &self,
+        buffer: &mut RequestBuffer,
+        request: &Request<'_>,
+        mut source: Option<BodySource<'_>>,
+    ) -> Result<Response<'_>, Error> {
         let deadline = self.config.request_timeout.map(|t| Instant::now() + t);
         let mut hop: Option<Hop> = None;
         let mut hops = 0;
@@ -138,7 +173,9 @@ impl Client {
             let current = hop.as_ref().map_or(*request, |h| h.request(request));
             let cookied = cookie::cookied(self.cookies(), buffer, &current)?;
             let sent = cookied.as_ref().map_or(current, |c| c.request(request));
-            let response = self.exchange(buffer, &sent, deadline).await?;
+            let response = self
+                .exchange(buffer, &sent, deadline, source.as_mut())
+                .await?;
             cookie::keep(self.cookies(), sent.url(), response.head());
             let (head, body) = buffer.bytes(&current)?;
             let answer = Answer {
@@ -165,6 +202,7 @@ impl Client {
         buffer: &mut RequestBuffer,
         request: &Request<'_>,
         deadline: Option<Instant>,
+        mut source: Option<&mut BodySource<'_>>,
     ) -> Result<Response<'_>, Error> {
         let origin = request.url().origin();
         let pooled = self.pool.take(origin, |c| is_quiet(c.stream.get_ref()));
@@ -174,9 +212,12 @@ impl Client {
             None => self.connect(origin, deadline).await?,
         };
         loop {
-            match self.round_trip(conn, buffer, request, deadline).await {
+            let attempt = self
+                .round_trip(conn, buffer, request, deadline, source.as_deref_mut())
+                .await;
+            match attempt {
                 Ok(response) => return Ok(response),
-                Err(f) if attempts.again(&f, request) => {}
+                Err(f) if source_intact(source.as_deref()) && attempts.again(&f, request) => {}
                 Err(f) => return Err(f.error),
             }
             conn = self.connect(origin, deadline).await?;
@@ -266,6 +307,7 @@ impl Client {
         buffer: &mut RequestBuffer,
         request: &Request<'_>,
         deadline: Option<Instant>,
+        mut source: Option<&mut BodySource<'_>>,
     ) -> Result<Response<'_>, Failure> {
         let (head, body) = buffer.bytes(request)?;
         let mut trip = RoundTrip::new(request, &self.config, deadline);
@@ -277,12 +319,13 @@ impl Client {
                     .as_ref()
                     .map(|p| p.absolute_form(head, &conn.origin));
                 let head = rewritten.as_deref().unwrap_or(head);
+                let with_head = with_head.unwrap_or_default();
                 within(deadline, write_all(&conn.stream, head, with_head)).await
             }
             Some(h2) => {
-                // A body held back is sent later; an empty one ends the stream now.
-                let held = with_head.len() < body.len();
-                h2.send(request.url(), head, (!held).then_some(body))?;
+                // A body held back (or streamed) is sent later; an empty one ends the
+                // stream now.
+                h2.send(request.url(), head, with_head)?;
                 within(deadline, flush(&conn.stream, &mut conn.proto)).await
             }
         };
@@ -297,12 +340,30 @@ impl Client {
             match next {
                 Next::Interim(len) | Next::Consume(len) => conn.rx.consume(len),
                 Next::Body => {
+                    let (_, body) = buffer.bytes(request)?;
                     let wrote = match conn.proto.h2() {
                         None => within(deadline, write_all(&conn.stream, &[], body)).await,
                         Some(h2) => {
                             h2.send_body(body)?;
                             within(deadline, flush(&conn.stream, &mut conn.proto)).await
                         }
+                    };
+                    trip.wrote(wrote)?;
+                }
+                Next::Upload(max) => {
+                    let scratch = buffer.scratch();
+                    let room = piece(scratch.len(), max)?;
+                    let n = match source.as_deref_mut() {
+                        Some(source) => {
+                            source.taken = true;
+                            within(deadline, read_source(source.reader, &mut scratch[room])).await?
+                        }
+                        None => 0,
+                    };
+                    let out = trip.uploaded(&mut conn.proto, scratch, n)?;
+                    let wrote = match conn.proto.h2() {
+                        None => within(deadline, write_all(&conn.stream, &scratch[out], &[])).await,
+                        Some(_) => within(deadline, flush(&conn.stream, &mut conn.proto)).await,
                     };
                     trip.wrote(wrote)?;
                 }
@@ -326,6 +387,18 @@ impl Client {
             }
         }
     }
+}
+
+/// Reads a piece of a streamed body from `source` into `into`.
+async fn read_source(
+    source: &mut (dyn AsyncRead + Unpin + Send + '_),
+    into: &mut [u8],
+) -> Result<usize, Error> {
+    let mut buf = ReadBuf::new(into);
+    std::future::poll_fn(|cx| std::pin::Pin::new(&mut *source).poll_read(cx, &mut buf))
+        .await
+        .map_err(Error::BodySource)?;
+    Ok(buf.filled().len())
 }
 
 /// Runs `io`, bounded by `deadline` if there is one.

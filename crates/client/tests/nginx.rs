@@ -1,8 +1,10 @@
 //! The client against nginx (Debian's, `/usr/sbin/nginx`) on loopback,
 //! over HTTP and over HTTPS (a certificate for localhost from a CA made for
 //! the test): keep-alive counted by nginx's own connection serial, static
-//! files, chunked (gzip) bodies, HEAD and redirects.
+//! files, chunked (gzip) bodies, HEAD and redirects; and bodies streamed from a
+//! source, stored by nginx's WebDAV `PUT` and compared with what was sent.
 
+use std::io::Read;
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -12,7 +14,8 @@ mod common;
 
 use common::Leaf;
 use ringwire_client::{
-    blocking, tokio as async_client, ClientConfig, Encoding, Http2, Protocol, RequestBuffer, Url,
+    blocking, tokio as async_client, ClientConfig, Encoding, Error, Http2, Protocol, RequestBuffer,
+    Url,
 };
 
 const NGINX: &str = "/usr/sbin/nginx";
@@ -98,6 +101,10 @@ http {{
         root {d}/root;
         location = /conn {{ return 200 \"$connection\"; }}
         location = /moved {{ return 301 /conn; }}
+        location /up/ {{ dav_methods PUT; create_full_put_path on; client_max_body_size 0; }}
+        location /small/ {{ dav_methods PUT; client_max_body_size 1k; }}
+        location = /again {{ return 307 /up/again; }}
+        location = /elsewhere {{ return 303 /conn; }}
     }}
 }}
 "
@@ -298,5 +305,228 @@ fn async_client(nginx: &Nginx, http2: Http2) {
             }
         }
         assert_eq!(serials[0], serials[1]);
+    });
+}
+
+/// A source of `len` bytes of a pattern, given in pieces of varying sizes (1 byte up to
+/// 70 KB), as a pipe or a slow producer gives them.
+struct Trickle {
+    len: usize,
+    at: usize,
+    reads: usize,
+}
+
+impl Trickle {
+    fn new(len: usize) -> Trickle {
+        Trickle {
+            len,
+            at: 0,
+            reads: 0,
+        }
+    }
+}
+
+/// Byte `i` of every uploaded body.
+fn pattern(i: usize) -> u8 {
+    (i * 7 % 253) as u8
+}
+
+impl Read for Trickle {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.reads += 1;
+        let step = [1, 70_000, 13, 4096, 65_536, 999][self.reads % 6];
+        let n = step.min(buf.len()).min(self.len - self.at);
+        for (i, b) in buf[..n].iter_mut().enumerate() {
+            *b = pattern(self.at + i);
+        }
+        self.at += n;
+        Ok(n)
+    }
+}
+
+impl tokio::io::AsyncRead for Trickle {
+    fn poll_read(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let n = Read::read(self.get_mut(), buf.initialize_unfilled())?;
+        buf.advance(n);
+        std::task::Poll::Ready(Ok(()))
+    }
+}
+
+/// A source that fails after `after` bytes.
+struct Failing {
+    after: usize,
+}
+
+impl Read for Failing {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.after == 0 {
+            return Err(std::io::Error::other("disk on fire"));
+        }
+        let n = self.after.min(buf.len());
+        buf[..n].fill(b'x');
+        self.after -= n;
+        Ok(n)
+    }
+}
+
+/// The file nginx stored at `name` under its root is the pattern, `len` bytes.
+fn assert_stored(nginx: &Nginx, name: &str, len: usize) {
+    let stored = std::fs::read(nginx.dir.join("root").join(name)).unwrap();
+    assert_eq!(stored.len(), len, "{name}");
+    assert!(
+        stored.iter().enumerate().all(|(i, &b)| b == pattern(i)),
+        "{name} differs"
+    );
+}
+
+#[test]
+fn blocking_uploads_to_nginx() {
+    blocking_uploads(&Nginx::start("up", Listen::Plain), Http2::Off);
+}
+
+#[test]
+fn blocking_uploads_to_nginx_over_h2() {
+    blocking_uploads(&Nginx::start("up-h2", Listen::TlsH2), Http2::Negotiate);
+}
+
+/// Bodies streamed from sources, of known length and not, whole or refused.
+fn blocking_uploads(nginx: &Nginx, http2: Http2) {
+    let config = ClientConfig {
+        max_redirects: Some(2),
+        http2,
+        ..ClientConfig::default()
+    };
+    let client = blocking::Client::with_tls(config, nginx.tls());
+    let mut buffer = RequestBuffer::new().unwrap();
+    let mut put = |path: &str, len: Option<u64>, expect: bool, source: &mut dyn Read| {
+        let url = nginx.url(path);
+        let mut head = buffer.request("PUT", &url).unwrap().headers().unwrap();
+        if expect {
+            head = head.expect_continue();
+        }
+        let request = head.body_stream(len).unwrap();
+        assert_eq!(request.body_len(), len);
+        let mut response = client.send_streamed(&mut buffer, &request, source)?;
+        let status = response.status();
+        let body = response.bytes()?;
+        Ok::<_, Error>((status, body))
+    };
+
+    // Far larger than the send ring: it goes through it piece by piece.
+    let len = 8 << 20;
+    let (status, _) = put("/up/known", Some(len as u64), false, &mut Trickle::new(len)).unwrap();
+    assert_eq!(status, 201);
+    assert_stored(nginx, "up/known", len);
+
+    // Of unknown length: chunked over HTTP/1.1, frames until the end over HTTP/2.
+    let len = (5 << 20) + 7;
+    let (status, _) = put("/up/unknown", None, false, &mut Trickle::new(len)).unwrap();
+    assert_eq!(status, 201);
+    assert_stored(nginx, "up/unknown", len);
+
+    // Sent once the server says so; an empty one too.
+    let len = 300_000;
+    let (status, _) = put("/up/expected", None, true, &mut Trickle::new(len)).unwrap();
+    assert_eq!(status, 201);
+    assert_stored(nginx, "up/expected", len);
+    let (status, _) = put("/up/empty", Some(0), false, &mut Trickle::new(0)).unwrap();
+    assert_eq!(status, 201);
+    assert_stored(nginx, "up/empty", 0);
+
+    // Refused early: nginx answers 413 without reading the rest.
+    let len = 4 << 20;
+    let (status, _) = put(
+        "/small/big",
+        Some(len as u64),
+        false,
+        &mut Trickle::new(len),
+    )
+    .unwrap();
+    assert_eq!(status, 413);
+    let (status, _) = put("/small/big", None, false, &mut Trickle::new(len)).unwrap();
+    assert_eq!(status, 413);
+
+    // A redirect that would send the body again is the answer; one that drops it is followed.
+    let (status, _) = put("/again", Some(10), false, &mut Trickle::new(10)).unwrap();
+    assert_eq!(status, 307);
+    let (status, body) = put("/elsewhere", Some(10), false, &mut Trickle::new(10)).unwrap();
+    assert_eq!(status, 200);
+    assert!(!body.is_empty(), "nginx's connection serial");
+
+    // A source short of its length, or failing: an error, and the client carries on.
+    let ended = put("/up/short", Some(1 << 20), false, &mut Trickle::new(1000));
+    assert!(
+        matches!(
+            ended,
+            Err(Error::BodySourceEnded {
+                sent: 1000,
+                expected: 1_048_576
+            })
+        ),
+        "{ended:?}"
+    );
+    let failed = put("/up/failed", None, false, &mut Failing { after: 100_000 });
+    assert!(matches!(failed, Err(Error::BodySource(_))), "{failed:?}");
+    assert!(!nginx.dir.join("root/up/failed").exists());
+    let (status, _) = put("/up/after", Some(5), false, &mut Trickle::new(5)).unwrap();
+    assert_eq!(status, 201);
+    assert_stored(nginx, "up/after", 5);
+}
+
+#[test]
+fn async_uploads_to_nginx() {
+    async_uploads(&Nginx::start("async-up", Listen::Plain), Http2::Off);
+}
+
+#[test]
+fn async_uploads_to_nginx_over_h2() {
+    async_uploads(
+        &Nginx::start("async-up-h2", Listen::TlsH2),
+        Http2::Negotiate,
+    );
+}
+
+fn async_uploads(nginx: &Nginx, http2: Http2) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let config = ClientConfig {
+            http2,
+            ..ClientConfig::default()
+        };
+        let client = async_client::Client::with_tls(config, nginx.tls());
+        let mut buffer = RequestBuffer::new().unwrap();
+        for (name, len, known) in [("a", 6 << 20, true), ("b", (3 << 20) + 1, false)] {
+            let url = nginx.url(&format!("/up/{name}"));
+            let head = buffer.request("PUT", &url).unwrap().headers().unwrap();
+            let request = head.body_stream(known.then_some(len as u64)).unwrap();
+            let response = client
+                .send_streamed(&mut buffer, &request, Trickle::new(len))
+                .await
+                .unwrap();
+            assert_eq!(response.status(), 201);
+            drop(response);
+            assert_stored(nginx, &format!("up/{name}"), len);
+        }
+        // From a file, as tokio reads one.
+        let path = nginx.dir.join("root/up/a");
+        let file = tokio::fs::File::open(&path).await.unwrap();
+        let len = file.metadata().await.unwrap().len();
+        let url = nginx.url("/up/copy");
+        let head = buffer.request("PUT", &url).unwrap().headers().unwrap();
+        let request = head.body_stream(Some(len)).unwrap();
+        let response = client
+            .send_streamed(&mut buffer, &request, file)
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 201);
+        drop(response);
+        assert_stored(nginx, "up/copy", len as usize);
     });
 }

@@ -379,9 +379,11 @@ fn a_body_sent_now_goes_as_far_as_the_windows_and_the_queue_takes_the_rest() {
             .client
             .send_request(b"POST", b"http", b"example.com", b"/up", NONE, false)
             .unwrap();
+        assert_eq!(p.client.send_capacity(id), 65_535);
         let sent = p.client.send_data_now(id, &upload, true).unwrap();
         assert_eq!(sent, 65_535, "the server's initial windows");
         // Nothing more goes now: the windows are spent.
+        assert_eq!(p.client.send_capacity(id), 0);
         assert_eq!(p.client.send_data_now(id, &upload[sent..], true), Ok(0));
         p.client
             .send_data(id, Bytes::copy_from_slice(&upload[sent..]), false)
@@ -389,6 +391,7 @@ fn a_body_sent_now_goes_as_far_as_the_windows_and_the_queue_takes_the_rest() {
         // Queued body goes first: nothing jumps it.
         assert_eq!(p.client.send_data_now(id, b"late", true), Ok(0));
         p.client.send_data(id, Bytes::new(), true).unwrap();
+        assert_eq!(p.client.send_capacity(id), 0, "the end is queued");
         assert_eq!(
             p.client.send_data_now(id, b"late", true),
             Err(SendError::AlreadySent(id))
@@ -399,6 +402,7 @@ fn a_body_sent_now_goes_as_far_as_the_windows_and_the_queue_takes_the_rest() {
         p.server_releases = true;
         p.server.release(id, got.len());
         let (_, server) = p.pump();
+        assert_eq!(p.client.send_capacity(id), 0, "the stream has ended");
         let (_, rest, ended) = split_body(&server, 1);
         assert!(ended);
         assert_eq!([got, rest].concat(), upload);
@@ -408,6 +412,8 @@ fn a_body_sent_now_goes_as_far_as_the_windows_and_the_queue_takes_the_rest() {
             .client
             .send_request(b"POST", b"http", b"example.com", b"/small", NONE, false)
             .unwrap();
+        // The connection's window is what the server gave back (its own policy).
+        assert!(p.client.send_capacity(id) > 5);
         assert_eq!(p.client.send_data_now(id, b"small", true), Ok(5));
         assert_eq!(
             p.client.send_data_now(id, b"more", false),

@@ -445,6 +445,27 @@ impl Connection {
         self.streams.get(&stream.get()).map_or(0, Stream::queued)
     }
 
+    /// How many body bytes [`send_data_now`](Self::send_data_now) would send on `stream`
+    /// now: what both flow-control windows allow, nothing while body queued by
+    /// [`send_data`](Self::send_data) waits or once the stream's end is sent. A sender
+    /// streaming a body reads no more than this from its source, then waits for
+    /// `WINDOW_UPDATE`s.
+    #[must_use]
+    pub fn send_capacity(&self, stream: StreamId) -> usize {
+        match self.streams.get(&stream.get()) {
+            Some(s)
+                if self.failed.is_none()
+                    && s.head_sent
+                    && s.queue.is_empty()
+                    && !s.end_queued
+                    && s.state != State::HalfClosedLocal =>
+            {
+                self.send_window.min(s.send_window).max(0) as usize
+            }
+            _ => 0,
+        }
+    }
+
     /// The number of open streams.
     #[must_use]
     pub fn open_streams(&self) -> usize {
