@@ -3,7 +3,7 @@
 //! chunk at a time, never collected.
 
 use std::fs::File;
-use std::io::{self, IsTerminal as _, Write};
+use std::io::{self, IsTerminal as _, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 use base64::Engine as _;
 use clap::Args;
 use ringwire_client::blocking::{Client, Trace};
-use ringwire_client::{ClientConfig, CookieJar, Error, Http2, Protocol, RequestBuffer, Url};
+use ringwire_client::{
+    ClientConfig, CookieJar, Error, Http2, Protocol, Request, RequestBuffer, StreamedRequest, Url,
+};
 
 use crate::request::{line, seconds, Extras, RequestArgs, RouteArgs, TlsArgs, USER_AGENT};
 use crate::write_out;
@@ -32,6 +34,16 @@ pub(crate) struct GetArgs {
     url: String,
     #[command(flatten)]
     request: RequestArgs,
+    /// Send FILE as the body, as curl -T: read as it goes (any size), by PUT unless -X
+    /// says otherwise, to the URL with FILE's name added when it ends in `/`; `-` sends
+    /// stdin, chunked.
+    #[arg(
+        short = 'T',
+        long = "upload-file",
+        value_name = "FILE",
+        conflicts_with_all = ["data", "form", "head"]
+    )]
+    upload_file: Option<PathBuf>,
     /// Write the body to FILE instead of stdout (`-` is stdout).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
@@ -105,6 +117,71 @@ pub(crate) struct GetArgs {
     expect100_timeout: f64,
 }
 
+/// The request to send: its body in hand, or read from a source as it goes (`-T`).
+enum Outgoing<'a> {
+    Whole(Request<'a>),
+    Streamed(StreamedRequest<'a>, Box<dyn Read>),
+}
+
+/// What `-T` sends: a file, or stdin.
+struct Upload {
+    source: Box<dyn Read>,
+    /// A regular file's length; `None` for stdin or a pipe (sent chunked).
+    len: Option<u64>,
+    /// The file's name, for a URL that ends in `/`.
+    name: Option<String>,
+}
+
+impl Upload {
+    /// `-T PATH`: `-` is stdin.
+    fn open(path: &Path) -> Result<Upload, String> {
+        if path == Path::new("-") {
+            return Ok(Upload {
+                source: Box::new(io::stdin().lock()),
+                len: None,
+                name: None,
+            });
+        }
+        let cannot = |e| format!("cannot read {}: {}", path.display(), line(e));
+        let file = File::open(path).map_err(cannot)?;
+        let metadata = file.metadata().map_err(cannot)?;
+        Ok(Upload {
+            source: Box::new(file),
+            len: metadata.is_file().then_some(metadata.len()),
+            name: path.file_name().map(|n| n.to_string_lossy().into_owned()),
+        })
+    }
+
+    /// Where the file goes: `url`, with the file's name (percent-encoded) after a path
+    /// that ends in `/`, as curl adds it.
+    fn url(&self, url: Url) -> Result<Url, String> {
+        let (path, query) = match url.target().split_once('?') {
+            Some((path, query)) => (path, Some(query)),
+            None => (url.target(), None),
+        };
+        let Some(name) = self.name.as_deref().filter(|_| path.ends_with('/')) else {
+            return Ok(url);
+        };
+        let mut named = format!(
+            "{}://{}{path}",
+            url.origin().scheme().as_str(),
+            url.authority()
+        );
+        for byte in name.bytes() {
+            if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
+                named.push(char::from(byte));
+            } else {
+                named.push_str(&format!("%{byte:02X}"));
+            }
+        }
+        if let Some(query) = query {
+            named.push('?');
+            named.push_str(query);
+        }
+        Url::parse(&named).map_err(|e| format!("invalid URL {named:?}: {e}"))
+    }
+}
+
 /// Runs `ringwire get`; errors are one line on stderr.
 pub(crate) fn run(args: &GetArgs) -> ExitCode {
     match get(args) {
@@ -118,6 +195,11 @@ pub(crate) fn run(args: &GetArgs) -> ExitCode {
 
 fn get(args: &GetArgs) -> Result<ExitCode, String> {
     let url = Url::parse(&args.url).map_err(|e| format!("invalid URL {:?}: {e}", args.url))?;
+    let upload = args.upload_file.as_deref().map(Upload::open).transpose()?;
+    let url = match &upload {
+        Some(upload) => upload.url(url)?,
+        None => url,
+    };
     let (body, form_type) = args.request.body()?;
     let client = Client::with_tls(
         ClientConfig {
@@ -171,7 +253,13 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
     }
     // A server that refuses the upload (401, 413, a redirect) can say so
     // before all of it is sent.
-    if body.len() > EXPECT_CONTINUE_OVER {
+    let large = match &upload {
+        Some(upload) => upload
+            .len
+            .is_none_or(|len| len > EXPECT_CONTINUE_OVER as u64),
+        None => body.len() > EXPECT_CONTINUE_OVER,
+    };
+    if large {
         defaults.push(("expect", "100-continue"));
     }
     let authorization = args.user.as_deref().map(basic).transpose()?;
@@ -183,10 +271,22 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
     }
     let extras = Extras {
         defaults,
-        method: args.head.then_some("HEAD"),
+        method: match &upload {
+            Some(_) => Some("PUT"),
+            None => args.head.then_some("HEAD"),
+        },
         decompress: args.compressed,
     };
-    let request = args.request.encode(&mut buffer, &url, &body, &extras)?;
+    let request = match upload {
+        Some(upload) => Outgoing::Streamed(
+            args.request
+                .encode_head(&mut buffer, &url, &extras)?
+                .body_stream(upload.len)
+                .map_err(line)?,
+            upload.source,
+        ),
+        None => Outgoing::Whole(args.request.encode(&mut buffer, &url, &body, &extras)?),
+    };
     // With -i or -I, every head answered, as they come; written before the body.
     let mut heads = Vec::new();
     // With -v, every hop of a redirect chain: each request head, then its answers'.
@@ -260,7 +360,13 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
             }
         }
     };
-    let mut response = match client.send_traced(&mut buffer, &request, trace) {
+    let sent = match request {
+        Outgoing::Whole(request) => client.send_traced(&mut buffer, &request, trace),
+        Outgoing::Streamed(request, source) => {
+            client.send_streamed_traced(&mut buffer, &request, source, trace)
+        }
+    };
+    let mut response = match sent {
         Ok(response) => response,
         Err(e @ Error::TooManyRedirects { .. }) => {
             eprintln!("ringwire: {e}");

@@ -90,8 +90,7 @@ impl RequestArgs {
 
     /// Encodes the request for `url` into `buffer`, with `body` (read
     /// beforehand by [`body`](Self::body)) and what the command adds
-    /// (`extras`). A `-H host: ...` replaces the URL's authority (a virtual
-    /// host); `host` cannot be left out, as HTTP/1.1 requires it.
+    /// (`extras`).
     pub(crate) fn encode<'a>(
         &'a self,
         buffer: &mut RequestBuffer,
@@ -99,6 +98,24 @@ impl RequestArgs {
         body: &'a [u8],
         extras: &Extras<'_>,
     ) -> Result<Request<'a>, String> {
+        let request = self.encode_head(buffer, url, extras)?;
+        if body.is_empty() && self.data.is_none() {
+            request.finish()
+        } else {
+            request.body(body)
+        }
+        .map_err(line)
+    }
+
+    /// Encodes the request head for `url` into `buffer`, up to its body: what the flags
+    /// and the command (`extras`) say. A `-H host: ...` replaces the URL's authority (a
+    /// virtual host); `host` cannot be left out, as HTTP/1.1 requires it.
+    pub(crate) fn encode_head<'w, 'a>(
+        &'a self,
+        buffer: &'w mut RequestBuffer,
+        url: &'a Url,
+        extras: &Extras<'_>,
+    ) -> Result<HeaderBuilder<'w, 'a>, String> {
         let headers = self
             .headers
             .iter()
@@ -112,7 +129,10 @@ impl RequestArgs {
                 .map(|&(_, value)| value)
         };
         let given = |field: &str| flag(field).map(Option::unwrap_or_default);
-        let method = extras.method.unwrap_or_else(|| self.method());
+        let method = match (&self.method, extras.method) {
+            (None, Some(method)) => method,
+            _ => self.method(),
+        };
         let query = buffer.request(method, url).map_err(line)?;
         let mut request = match given("host") {
             Some("") => {
@@ -139,12 +159,7 @@ impl RequestArgs {
                 request = field(request, name, value)?;
             }
         }
-        if body.is_empty() && self.data.is_none() {
-            request.finish()
-        } else {
-            request.body(body)
-        }
-        .map_err(line)
+        Ok(request)
     }
 }
 
@@ -169,7 +184,7 @@ pub(crate) struct Extras<'e> {
     /// Fields sent unless a `-H` names them (a `-H NAME:` without a value
     /// only leaves one out).
     pub(crate) defaults: Vec<(&'e str, &'e str)>,
-    /// A method in place of the flags' (`get -I`: HEAD).
+    /// The method unless `-X` gives one (`get -I`: HEAD; `get -T`: PUT).
     pub(crate) method: Option<&'static str>,
     /// Whether the response body is asked for compressed and decoded
     /// (`get --compressed`).

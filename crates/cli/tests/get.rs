@@ -1097,3 +1097,122 @@ fn resolve_pins_a_name_as_curl() {
         "ringwire: --resolve \"api.example:x:127.0.0.1\": expected HOST:PORT:ADDRESS\n"
     );
 }
+
+/// A ringwire server (in this process) answering each request with what it received:
+/// method, target, framing (`length`, `chunked`, or `none`), whether it expected
+/// `100-continue`, the body's length and a checksum; over HTTP/1.1 and HTTP/2 (prior
+/// knowledge).
+fn receipt_server() -> std::net::SocketAddr {
+    use ringwire_server::{Handler, Request, Response, Server, ServerConfig};
+    struct Receipt;
+    impl Handler for Receipt {
+        async fn call(&self, request: &Request<'_>) -> Response {
+            let head = request.head();
+            let framing = if head.header("content-length").is_some() {
+                "length"
+            } else if head.header("transfer-encoding").is_some() {
+                "chunked"
+            } else {
+                "none"
+            };
+            let expect = head.header("expect").is_some();
+            let body = request.body();
+            let sum = body
+                .iter()
+                .fold(0u32, |sum, &b| sum.rotate_left(5) ^ u32::from(b));
+            let target = head.target().as_bytes();
+            Response::new(200).body(format!(
+                "{} {} {framing} expect={expect} {} {sum:08x}\n",
+                head.method().as_str(),
+                String::from_utf8_lossy(target),
+                body.len()
+            ))
+        }
+    }
+    let server = Server::bind(ServerConfig::new("127.0.0.1:0".parse().unwrap())).unwrap();
+    let addr = server.local_addr();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(server.serve(Receipt)).unwrap();
+    });
+    addr
+}
+
+#[test]
+fn upload_file_sends_a_file_or_stdin_as_curl_does() {
+    let addr = receipt_server();
+    let dir = std::env::temp_dir().join(format!("ringwire-get-upload-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // Far larger than the client's 64 KiB send ring.
+    let data: Vec<u8> = (0..(3 << 20) + 11)
+        .map(|i: usize| (i % 251) as u8)
+        .collect();
+    let file = dir.join("a file.bin");
+    std::fs::write(&file, &data).unwrap();
+    let small = dir.join("small.txt");
+    std::fs::write(&small, "hello\n").unwrap();
+    let (file, small) = (file.to_str().unwrap(), small.to_str().unwrap());
+
+    let cases: [(&[&str], &str); 5] = [
+        // The file's name after a URL that ends in `/`, percent-encoded.
+        (&["-T", file], "/up/"),
+        (&["-T", small], "/up/named?x=1"),
+        (&["-X", "POST", "-T", small], "/"),
+        (&["--http2-prior-knowledge", "-T", file], "/h2/"),
+        (&["--http2-prior-knowledge", "-T", small], "/h2/small"),
+    ];
+    for (args, path) in cases {
+        let url = format!("http://{addr}{path}");
+        let ours = get(&[args, &["-s", &url]].concat());
+        let curl = curl(&[args, &["-s", &url]].concat());
+        assert!(ours.status.success(), "{}", text(&ours.stderr));
+        // curl 7.88 asks for `100-continue` before a few bytes too; ringwire only before
+        // a body over 1 MiB or of unknown length, as it does for -d.
+        let unexpected = |out: &Output| text(&out.stdout).replace(" expect=true", " expect=false");
+        assert_eq!(unexpected(&ours), unexpected(&curl), "{args:?} {path}");
+    }
+    let ours = text(&get(&["-s", "-T", file, &format!("http://{addr}/up/")]).stdout).to_owned();
+    assert!(
+        ours.starts_with("PUT /up/a%20file.bin length expect=true 3145739 "),
+        "{ours}"
+    );
+
+    // Stdin goes chunked, over HTTP/1.1, as curl sends it.
+    let url = format!("http://{addr}/stdin");
+    let piped = |command: &mut Command| {
+        let mut child = command
+            .args(["-s", "-T", "-", &url])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let data = data.clone();
+        let writer = std::thread::spawn(move || stdin.write_all(&data).unwrap());
+        let out = child.wait_with_output().unwrap();
+        writer.join().unwrap();
+        out
+    };
+    let ours = piped(Command::new(BIN).arg("get"));
+    let curl = piped(&mut Command::new("curl"));
+    assert!(ours.status.success(), "{}", text(&ours.stderr));
+    assert_eq!(text(&ours.stdout), text(&curl.stdout));
+    assert!(
+        text(&ours.stdout).starts_with("PUT /stdin chunked expect=true 3145739 "),
+        "{}",
+        text(&ours.stdout)
+    );
+
+    let out = get(&["-T", &format!("{}/missing", dir.display()), &url]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).starts_with("ringwire: cannot read "),
+        "{}",
+        text(&out.stderr)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
