@@ -7,6 +7,10 @@
 //!   place). Head and body leave in one `writev`.
 //! - A `multipart/form-data` body ([`Form`], [`HeaderBuilder::form`]) is written into the
 //!   send ring too, its boundary checked against every part.
+//! - A body of any size can be read from a source as it is sent
+//!   ([`HeaderBuilder::body_stream`], `send_streamed`: a file, a pipe, any `Read` or
+//!   `AsyncRead`), piece by piece through the send ring: with `content-length`, or
+//!   chunked (HTTP/2: frames within the server's windows) when its length is not known.
 //! - A response is received into the connection's ring and read in place:
 //!   the head as a view, the body as chunks borrowed from the ring, framed
 //!   by length, chunked or the server's close; interim `1xx` heads are
