@@ -1,8 +1,10 @@
 //! The blocking client: std sockets, the response received into a ring by
 //! [`RecvTransport`].
 
+use std::fs::File;
 use std::io::{self, IoSlice, Read, Write as _};
 use std::net::{TcpStream, ToSocketAddrs};
+use std::os::fd::AsFd as _;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -209,7 +211,42 @@ impl Client {
         mut source: impl Read,
         trace: impl FnMut(Trace<'_>),
     ) -> Result<Response<'_>, Error> {
-        let source = Source::new(&mut source as &mut dyn Read);
+        let source = Source::new(&mut source as &mut dyn Read, None);
+        self.send_from(buffer, request.request(), Some(source), trace)
+    }
+
+    /// [`send_streamed`](Self::send_streamed) with `file` as the source, from its current
+    /// offset: over plain HTTP/1.1 with a known length its bytes go from the page cache to
+    /// the socket by `sendfile`, never copied through the process; over TLS, HTTP/2 or
+    /// chunked, through the send ring as any source's.
+    ///
+    /// # Errors
+    ///
+    /// As [`send_streamed`](Self::send_streamed).
+    pub fn send_file(
+        &self,
+        buffer: &mut RequestBuffer,
+        request: &StreamedRequest<'_>,
+        file: &File,
+    ) -> Result<Response<'_>, Error> {
+        self.send_file_traced(buffer, request, file, |_| {})
+    }
+
+    /// [`send_file`](Self::send_file), handing `trace` the exchange as
+    /// [`send_traced`](Self::send_traced) does.
+    ///
+    /// # Errors
+    ///
+    /// As [`send_streamed`](Self::send_streamed).
+    pub fn send_file_traced(
+        &self,
+        buffer: &mut RequestBuffer,
+        request: &StreamedRequest<'_>,
+        file: &File,
+        trace: impl FnMut(Trace<'_>),
+    ) -> Result<Response<'_>, Error> {
+        let mut reader = file;
+        let source = Source::new(&mut reader as &mut dyn Read, Some(file.as_fd()));
         self.send_from(buffer, request.request(), Some(source), trace)
     }
 
@@ -479,20 +516,32 @@ impl Client {
                     trip.wrote(wrote.map_err(Error::from))?;
                 }
                 Next::Upload(max) => {
-                    let scratch = buffer.scratch();
-                    let room = piece(scratch.len(), max)?;
-                    let n = match source.as_deref_mut() {
-                        Some(source) => {
-                            source.taken = true;
-                            read_source(source.reader, &mut scratch[room])?
-                        }
-                        None => 0,
-                    };
-                    let out = trip.uploaded(&mut conn.proto, scratch, n)?;
                     conn.set_deadline(deadline)?;
-                    let wrote = match &mut conn.proto {
-                        Proto::Http1(_) => write_all(conn.rx.get_mut(), &scratch[out], &[]),
-                        Proto::Http2(h2) => flush(conn.rx.get_mut(), h2),
+                    let direct = match source.as_deref_mut() {
+                        Some(s) if trip.sends_unframed(&conn.proto) => {
+                            sendfile_piece(&conn, s, max)
+                        }
+                        _ => None,
+                    };
+                    let wrote = match direct {
+                        Some(Ok(n)) => trip.sent_unframed(n).map(|()| Ok(()))?,
+                        Some(Err(e)) => Err(e),
+                        None => {
+                            let scratch = buffer.scratch();
+                            let room = piece(scratch.len(), max)?;
+                            let n = match source.as_deref_mut() {
+                                Some(source) => {
+                                    source.taken = true;
+                                    read_source(source.reader, &mut scratch[room])?
+                                }
+                                None => 0,
+                            };
+                            let out = trip.uploaded(&mut conn.proto, scratch, n)?;
+                            match &mut conn.proto {
+                                Proto::Http1(_) => write_all(conn.rx.get_mut(), &scratch[out], &[]),
+                                Proto::Http2(h2) => flush(conn.rx.get_mut(), h2),
+                            }
+                        }
                     };
                     trip.wrote(wrote.map_err(Error::from))?;
                 }
@@ -602,6 +651,34 @@ impl Connection {
         Ok(())
     }
 }
+
+/// Sends up to `max` bytes of a streamed body straight from its file by `sendfile`, when
+/// `conn` is plain TCP; `None` when it is not, or the file is not one `sendfile` reads (a
+/// pipe), and the body goes through the send ring instead (from where `sendfile` left the
+/// file's offset).
+fn sendfile_piece(
+    conn: &Connection,
+    source: &mut BodySource<'_>,
+    max: usize,
+) -> Option<io::Result<usize>> {
+    let (Some(file), Stream::Tcp(tcp)) = (source.file, conn.rx.get_ref()) else {
+        return None;
+    };
+    source.taken = true;
+    loop {
+        match rustix::fs::sendfile(tcp, file, None, max.min(MAX_SENDFILE)) {
+            Err(rustix::io::Errno::INTR) => {}
+            Err(rustix::io::Errno::INVAL) => {
+                source.file = None;
+                return None;
+            }
+            sent => return Some(sent.map_err(io::Error::from)),
+        }
+    }
+}
+
+/// Linux sends at most this much per `sendfile`.
+const MAX_SENDFILE: usize = 0x7fff_f000;
 
 /// Reads a piece of a streamed body from `source` into `into`, again when
 /// interrupted.

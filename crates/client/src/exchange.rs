@@ -7,6 +7,7 @@
 
 use std::io;
 use std::ops::Range;
+use std::os::fd::BorrowedFd;
 use std::time::{Duration, Instant};
 
 use ringwire_http1::encode::{chunk_header, last_chunk, CHUNK_END};
@@ -130,6 +131,32 @@ struct Upload {
     done: bool,
 }
 
+impl Upload {
+    /// Counts `n` bytes taken from the source; none: it ended, which ends a
+    /// chunked body and fails one short of its announced length.
+    fn count(&mut self, n: usize) -> Result<(), Failure> {
+        match (n, self.left) {
+            (0, Some(left)) => {
+                let (sent, expected) = (self.sent, self.sent + left);
+                Err(Error::BodySourceEnded { sent, expected }.into())
+            }
+            (0, None) => {
+                self.done = true;
+                Ok(())
+            }
+            (n, left) => {
+                self.sent += n as u64;
+                if let Some(left) = left {
+                    let left = left.saturating_sub(n as u64);
+                    self.left = Some(left);
+                    self.done = left == 0;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
 /// Where a streamed body's piece is read into the scratch: after room for
 /// a chunk-size line (16 hex digits and CRLF), so that a chunk is framed
 /// in place and goes out in one write.
@@ -154,13 +181,17 @@ pub(crate) fn piece(len: usize, max: usize) -> Result<Range<usize>, Error> {
 /// took from its source cannot go again.
 pub(crate) struct Source<'s, R: ?Sized> {
     pub(crate) reader: &'s mut R,
+    /// The file `reader` reads from its current offset, when it is one: sent
+    /// by `sendfile` where nothing needs to go between its bytes.
+    pub(crate) file: Option<BorrowedFd<'s>>,
     pub(crate) taken: bool,
 }
 
 impl<'s, R: ?Sized> Source<'s, R> {
-    pub(crate) fn new(reader: &'s mut R) -> Self {
+    pub(crate) fn new(reader: &'s mut R, file: Option<BorrowedFd<'s>>) -> Self {
         Source {
             reader,
+            file,
             taken: false,
         }
     }
@@ -264,6 +295,20 @@ impl RoundTrip {
         Some(window.min(left)).filter(|&max| max > 0)
     }
 
+    /// Whether a streamed body may go straight from a file to the socket (`sendfile`):
+    /// over HTTP/1.1, with `content-length`, so that no framing goes between its bytes.
+    pub(crate) fn sends_unframed(&self, proto: &Proto) -> bool {
+        matches!(proto, Proto::Http1(_)) && self.upload.as_ref().is_some_and(|u| u.left.is_some())
+    }
+
+    /// `n` bytes of a streamed body went straight from its file to the socket (see
+    /// [`sends_unframed`](Self::sends_unframed)); none: the file ended.
+    pub(crate) fn sent_unframed(&mut self, n: usize) -> Result<(), Failure> {
+        self.upload
+            .as_mut()
+            .map_or(Ok(()), |upload| upload.count(n))
+    }
+
     /// `n` bytes of a streamed body were read into [`piece`] of `scratch`
     /// (none: the source ended): frames them, and says which range of
     /// `scratch` to write (over HTTP/2 they are queued on the connection
@@ -277,13 +322,8 @@ impl RoundTrip {
         let Some(upload) = self.upload.as_mut() else {
             return Ok(0..0);
         };
+        upload.count(n)?;
         if n == 0 {
-            if let Some(left) = upload.left {
-                let sent = upload.sent;
-                let expected = sent + left;
-                return Err(Error::BodySourceEnded { sent, expected }.into());
-            }
-            upload.done = true;
             return Ok(match proto {
                 Proto::Http1(_) => 0..last_chunk(&[], scratch).map_err(Error::Encode)?,
                 Proto::Http2(h2) => {
@@ -291,11 +331,6 @@ impl RoundTrip {
                     0..0
                 }
             });
-        }
-        upload.sent += n as u64;
-        if let Some(left) = &mut upload.left {
-            *left -= n as u64;
-            upload.done = *left == 0;
         }
         let piece = PIECE_AT..PIECE_AT + n;
         Ok(match proto {

@@ -3,10 +3,11 @@
 
 use std::future::Future;
 use std::io::{self, IoSlice};
+use std::os::fd::AsFd as _;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ::tokio::io::{AsyncRead, ReadBuf};
+use ::tokio::io::{AsyncRead, Interest, ReadBuf};
 use ::tokio::net::TcpStream;
 use ringwire_io::tokio::AsyncRecvTransport;
 use ringwire_io::tokio::AsyncStream;
@@ -154,7 +155,33 @@ impl Client {
         request: &StreamedRequest<'_>,
         mut source: impl AsyncRead + Unpin + Send,
     ) -> Result<Response<'_>, Error> {
-        let source = Source::new(&mut source as &mut (dyn AsyncRead + Unpin + Send));
+        let source = Source::new(&mut source as &mut (dyn AsyncRead + Unpin + Send), None);
+        self.send_from(buffer, request.request(), Some(source))
+            .await
+    }
+
+    /// [`send_streamed`](Self::send_streamed) with `file` as the source, from its current
+    /// offset: over plain HTTP/1.1 with a known length its bytes go from the page cache to
+    /// the socket by `sendfile`, never copied through the process; over TLS, HTTP/2 or
+    /// chunked, read (on tokio's blocking threads, as `tokio::fs` reads) through the send
+    /// ring as any source's.
+    ///
+    /// # Errors
+    ///
+    /// As [`send_streamed`](Self::send_streamed).
+    pub async fn send_file(
+        &self,
+        buffer: &mut RequestBuffer,
+        request: &StreamedRequest<'_>,
+        file: &std::fs::File,
+    ) -> Result<Response<'_>, Error> {
+        // A second handle on the same open file: one offset for both ways of sending.
+        let handle = file.try_clone().map_err(Error::BodySource)?;
+        let mut reader = ::tokio::fs::File::from_std(handle);
+        let source = Source::new(
+            &mut reader as &mut (dyn AsyncRead + Unpin + Send),
+            Some(file.as_fd()),
+        );
         self.send_from(buffer, request.request(), Some(source))
             .await
     }
@@ -351,19 +378,37 @@ impl Client {
                     trip.wrote(wrote)?;
                 }
                 Next::Upload(max) => {
-                    let scratch = buffer.scratch();
-                    let room = piece(scratch.len(), max)?;
-                    let n = match source.as_deref_mut() {
-                        Some(source) => {
-                            source.taken = true;
-                            within(deadline, read_source(source.reader, &mut scratch[room])).await?
+                    let direct = match source.as_deref_mut() {
+                        Some(s) if trip.sends_unframed(&conn.proto) => {
+                            within(deadline, sendfile_piece(&conn.stream, s, max)).await
                         }
-                        None => 0,
+                        _ => Ok(None),
                     };
-                    let out = trip.uploaded(&mut conn.proto, scratch, n)?;
-                    let wrote = match conn.proto.h2() {
-                        None => within(deadline, write_all(&conn.stream, &scratch[out], &[])).await,
-                        Some(_) => within(deadline, flush(&conn.stream, &mut conn.proto)).await,
+                    let wrote = match direct {
+                        Ok(Some(n)) => trip.sent_unframed(n).map(|()| Ok(()))?,
+                        Err(e) => Err(e),
+                        Ok(None) => {
+                            let scratch = buffer.scratch();
+                            let room = piece(scratch.len(), max)?;
+                            let n = match source.as_deref_mut() {
+                                Some(source) => {
+                                    source.taken = true;
+                                    let read = read_source(source.reader, &mut scratch[room]);
+                                    within(deadline, read).await?
+                                }
+                                None => 0,
+                            };
+                            let out = trip.uploaded(&mut conn.proto, scratch, n)?;
+                            match conn.proto.h2() {
+                                None => {
+                                    let body = &scratch[out];
+                                    within(deadline, write_all(&conn.stream, body, &[])).await
+                                }
+                                Some(_) => {
+                                    within(deadline, flush(&conn.stream, &mut conn.proto)).await
+                                }
+                            }
+                        }
                     };
                     trip.wrote(wrote)?;
                 }
@@ -385,6 +430,41 @@ impl Client {
                     })
                 }
             }
+        }
+    }
+}
+
+/// Sends up to `max` bytes of a streamed body straight from its file by `sendfile`, when
+/// `stream` is plain TCP, waiting for it to drain when it is full; `None` when it is not,
+/// or the file is not one `sendfile` reads (a pipe), and the body goes through the send
+/// ring instead (from where `sendfile` left the file's offset).
+async fn sendfile_piece(
+    stream: &Socket,
+    source: &mut BodySource<'_>,
+    max: usize,
+) -> Result<Option<usize>, Error> {
+    /// Linux sends at most this much per `sendfile`.
+    const MAX_SENDFILE: usize = 0x7fff_f000;
+
+    let (Some(file), MaybeTls::Plain(tcp)) = (source.file, stream) else {
+        return Ok(None);
+    };
+    source.taken = true;
+    loop {
+        // `try_io` clears tokio's write readiness when the socket is full, so `writable`
+        // below really waits.
+        let sent = tcp.try_io(Interest::WRITABLE, || {
+            rustix::fs::sendfile(tcp, file, None, max.min(MAX_SENDFILE)).map_err(io::Error::from)
+        });
+        match sent {
+            Ok(n) => return Ok(Some(n)),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => tcp.writable().await?,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == io::ErrorKind::InvalidInput => {
+                source.file = None;
+                return Ok(None);
+            }
+            Err(e) => return Err(e.into()),
         }
     }
 }

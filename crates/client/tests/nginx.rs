@@ -530,3 +530,139 @@ fn async_uploads(nginx: &Nginx, http2: Http2) {
         assert_stored(nginx, "up/copy", len as usize);
     });
 }
+
+/// Read system calls this thread has made so far (`syscr` in `/proc/thread-self/io`).
+fn reads_so_far() -> u64 {
+    let io = std::fs::read_to_string("/proc/thread-self/io").unwrap();
+    io.lines()
+        .find_map(|l| l.strip_prefix("syscr: "))
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn files_go_by_sendfile_over_plain_http1() {
+    let nginx = Nginx::start("file", Listen::Plain);
+    let len = 8 << 20;
+    let path = nginx.dir.join("source.bin");
+    let data: Vec<u8> = (0..len).map(pattern).collect();
+    std::fs::write(&path, data).unwrap();
+    let client = blocking::Client::with_tls(ClientConfig::default(), nginx.tls());
+    let mut buffer = RequestBuffer::new().unwrap();
+    let url = nginx.url("/up/sent");
+    let request = buffer.request("PUT", &url).unwrap().headers().unwrap();
+    let request = request.body_stream(Some(len as u64)).unwrap();
+    let file = std::fs::File::open(&path).unwrap();
+    let before = reads_so_far();
+    let response = client.send_file(&mut buffer, &request, &file).unwrap();
+    // Read through the send ring, 8 MiB would take at least 150 reads of the file.
+    let reads = reads_so_far() - before;
+    assert_eq!(response.status(), 201);
+    drop(response);
+    assert!(
+        reads < 20,
+        "{reads} reads: the file went through the process"
+    );
+    assert_stored(&nginx, "up/sent", len);
+
+    // From where the file's offset is; chunked, it goes through the ring.
+    let mut file = std::fs::File::open(&path).unwrap();
+    std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(1000)).unwrap();
+    let url = nginx.url("/up/chunked");
+    let request = buffer.request("PUT", &url).unwrap().headers().unwrap();
+    let request = request.body_stream(None).unwrap();
+    let response = client.send_file(&mut buffer, &request, &file).unwrap();
+    assert_eq!(response.status(), 201);
+    drop(response);
+    let stored = std::fs::read(nginx.dir.join("root/up/chunked")).unwrap();
+    assert_eq!(stored.len(), len - 1000);
+    assert!(stored
+        .iter()
+        .enumerate()
+        .all(|(i, &b)| b == pattern(i + 1000)));
+
+    // A file shorter than announced.
+    let url = nginx.url("/up/short");
+    let request = buffer.request("PUT", &url).unwrap().headers().unwrap();
+    let request = request.body_stream(Some(len as u64 + 1)).unwrap();
+    let file = std::fs::File::open(&path).unwrap();
+    let ended = client.send_file(&mut buffer, &request, &file);
+    assert!(
+        matches!(ended, Err(Error::BodySourceEnded { sent, .. }) if sent == len as u64),
+        "{ended:?}"
+    );
+
+    // The async client, by sendfile too.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let client = async_client::Client::with_tls(ClientConfig::default(), nginx.tls());
+        let url = nginx.url("/up/async");
+        let request = buffer.request("PUT", &url).unwrap().headers().unwrap();
+        let request = request.body_stream(Some(len as u64)).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        let before = reads_so_far();
+        let response = client
+            .send_file(&mut buffer, &request, &file)
+            .await
+            .unwrap();
+        let reads = reads_so_far() - before;
+        assert_eq!(response.status(), 201);
+        drop(response);
+        assert!(
+            reads < 20,
+            "{reads} reads: the file went through the process"
+        );
+    });
+    assert_stored(&nginx, "up/async", len);
+}
+
+#[test]
+fn files_go_through_the_ring_over_tls_and_h2() {
+    let nginx = Nginx::start("file-h2", Listen::TlsH2);
+    let len = (3 << 20) + 5;
+    let path = nginx.dir.join("source.bin");
+    let data: Vec<u8> = (0..len).map(pattern).collect();
+    std::fs::write(&path, data).unwrap();
+    let config = ClientConfig {
+        http2: Http2::Negotiate,
+        ..ClientConfig::default()
+    };
+    let client = blocking::Client::with_tls(config, nginx.tls());
+    let mut buffer = RequestBuffer::new().unwrap();
+    let url = nginx.url("/up/blocking");
+    let request = buffer.request("PUT", &url).unwrap().headers().unwrap();
+    let request = request.body_stream(Some(len as u64)).unwrap();
+    let file = std::fs::File::open(&path).unwrap();
+    let response = client.send_file(&mut buffer, &request, &file).unwrap();
+    assert_eq!(
+        (response.status(), response.protocol()),
+        (201, Protocol::Http2)
+    );
+    drop(response);
+    assert_stored(&nginx, "up/blocking", len);
+
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let client = async_client::Client::with_tls(config, nginx.tls());
+        let url = nginx.url("/up/async");
+        let request = buffer.request("PUT", &url).unwrap().headers().unwrap();
+        let request = request.body_stream(Some(len as u64)).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        let response = client
+            .send_file(&mut buffer, &request, &file)
+            .await
+            .unwrap();
+        assert_eq!(
+            (response.status(), response.protocol()),
+            (201, Protocol::Http2)
+        );
+    });
+    assert_stored(&nginx, "up/async", len);
+}
