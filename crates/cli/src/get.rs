@@ -3,7 +3,7 @@
 //! chunk at a time, never collected.
 
 use std::fs::File;
-use std::io::{self, IsTerminal as _, Read, Write};
+use std::io::{self, IsTerminal as _, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -120,12 +120,13 @@ pub(crate) struct GetArgs {
 /// The request to send: its body in hand, or read from a source as it goes (`-T`).
 enum Outgoing<'a> {
     Whole(Request<'a>),
-    Streamed(StreamedRequest<'a>, Box<dyn Read>),
+    Streamed(StreamedRequest<'a>, Option<File>),
 }
 
 /// What `-T` sends: a file, or stdin.
 struct Upload {
-    source: Box<dyn Read>,
+    /// `None`: stdin.
+    file: Option<File>,
     /// A regular file's length; `None` for stdin or a pipe (sent chunked).
     len: Option<u64>,
     /// The file's name, for a URL that ends in `/`.
@@ -137,7 +138,7 @@ impl Upload {
     fn open(path: &Path) -> Result<Upload, String> {
         if path == Path::new("-") {
             return Ok(Upload {
-                source: Box::new(io::stdin().lock()),
+                file: None,
                 len: None,
                 name: None,
             });
@@ -146,7 +147,7 @@ impl Upload {
         let file = File::open(path).map_err(cannot)?;
         let metadata = file.metadata().map_err(cannot)?;
         Ok(Upload {
-            source: Box::new(file),
+            file: Some(file),
             len: metadata.is_file().then_some(metadata.len()),
             name: path.file_name().map(|n| n.to_string_lossy().into_owned()),
         })
@@ -283,7 +284,7 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
                 .encode_head(&mut buffer, &url, &extras)?
                 .body_stream(upload.len)
                 .map_err(line)?,
-            upload.source,
+            upload.file,
         ),
         None => Outgoing::Whole(args.request.encode(&mut buffer, &url, &body, &extras)?),
     };
@@ -362,8 +363,12 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
     };
     let sent = match request {
         Outgoing::Whole(request) => client.send_traced(&mut buffer, &request, trace),
-        Outgoing::Streamed(request, source) => {
-            client.send_streamed_traced(&mut buffer, &request, source, trace)
+        // A file goes by `sendfile` where it can.
+        Outgoing::Streamed(request, Some(file)) => {
+            client.send_file_traced(&mut buffer, &request, &file, trace)
+        }
+        Outgoing::Streamed(request, None) => {
+            client.send_streamed_traced(&mut buffer, &request, io::stdin().lock(), trace)
         }
     };
     let mut response = match sent {
