@@ -1,7 +1,8 @@
 # A test peer: an HTTP server on a free loopback port (printed first) that parses each
 # POSTed multipart/form-data body with Python's email package and answers one line per part:
-# name|filename|content type|data as hex (filename and type "-" when absent).
-import email.parser, email.policy, http.server
+# name|filename|content type|data as hex (filename and type "-" when absent); to /crc, the
+# data's length and CRC-32 in place of its hex.
+import email.parser, email.policy, http.server, zlib
 
 class H(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -19,7 +20,11 @@ class H(http.server.BaseHTTPRequestHandler):
             filename = part.get_filename() or "-"
             ctype = part.get("Content-Type") and part.get_content_type() or "-"
             data = part.get_payload(decode=True)
-            lines.append("%s|%s|%s|%s\n" % (name, filename, ctype, data.hex()))
+            if self.path == "/crc":
+                data = "%d|%08x" % (len(data), zlib.crc32(data))
+            else:
+                data = data.hex()
+            lines.append("%s|%s|%s|%s\n" % (name, filename, ctype, data))
         out = "".join(lines).encode()
         self.send_response(200)
         self.send_header("Content-Length", str(len(out)))

@@ -1,10 +1,16 @@
 //! `multipart/form-data` bodies (RFC 7578), as browsers and `curl -F` send them: text fields
 //! and files, each part borrowed from the caller until it is written (into the send ring by
-//! [`HeaderBuilder::form`](crate::HeaderBuilder::form), or into any writer).
+//! [`HeaderBuilder::form`](crate::HeaderBuilder::form), or into any writer), or read as the
+//! body is sent ([`HeaderBuilder::form_stream`](crate::HeaderBuilder::form_stream)), files
+//! of any size included.
 
 use std::collections::hash_map::RandomState;
+use std::fs::File;
 use std::hash::{BuildHasher, Hasher};
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::FileExt as _;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 /// A form's fields and files, in order.
 #[derive(Debug, Clone, Default)]
@@ -19,7 +25,15 @@ struct Part<'a> {
     /// A file's name, which makes the part a file.
     filename: Option<&'a str>,
     content_type: Option<&'a str>,
-    data: &'a [u8],
+    data: Data<'a>,
+}
+
+/// A part's content: bytes in hand, or the first `len` bytes of a file, read as they are
+/// sent.
+#[derive(Debug, Clone, Copy)]
+enum Data<'a> {
+    Bytes(&'a [u8]),
+    File { file: &'a File, len: u64 },
 }
 
 /// Why a form cannot be sent.
@@ -64,7 +78,7 @@ impl<'a> Form<'a> {
             name,
             filename: None,
             content_type: None,
-            data: value,
+            data: Data::Bytes(value),
         });
         self
     }
@@ -83,13 +97,39 @@ impl<'a> Form<'a> {
             name,
             filename: Some(filename),
             content_type: Some(content_type.unwrap_or("application/octet-stream")),
-            data,
+            data: Data::Bytes(data),
         });
         self
     }
 
+    /// Adds a file read from `file` as the body is sent: all of it, from its start (by
+    /// `pread`: its offset is left alone), as long as it is now. A file that shrinks before
+    /// it is sent fails the request ([`Error::BodySource`](crate::Error::BodySource)).
+    ///
+    /// # Errors
+    ///
+    /// The file's length cannot be read.
+    pub fn file_from(
+        mut self,
+        name: &'a str,
+        filename: &'a str,
+        content_type: Option<&'a str>,
+        file: &'a File,
+    ) -> io::Result<Self> {
+        let len = file.metadata()?.len();
+        self.parts.push(Part {
+            name,
+            filename: Some(filename),
+            content_type: Some(content_type.unwrap_or("application/octet-stream")),
+            data: Data::File { file, len },
+        });
+        Ok(self)
+    }
+
     /// A boundary that occurs in no part, drawn at random (128 bits from the process's
     /// random hasher keys), for [`write`](Self::write) and the `content-type` it goes in.
+    /// Files added by [`file_from`](Self::file_from) are not read to check: 128 random
+    /// bits are what browsers and curl trust too.
     ///
     /// # Errors
     ///
@@ -112,7 +152,11 @@ impl<'a> Form<'a> {
             let boundary = format!("ringwire-{:016x}{:016x}", word(), word());
             let marker = format!("--{boundary}");
             let finder = memchr::memmem::Finder::new(marker.as_bytes());
-            if self.parts.iter().all(|p| finder.find(p.data).is_none()) {
+            let absent = |p: &Part<'_>| match p.data {
+                Data::Bytes(data) => finder.find(data).is_none(),
+                Data::File { .. } => true,
+            };
+            if self.parts.iter().all(absent) {
                 return Ok(boundary);
             }
         }
@@ -128,46 +172,172 @@ impl<'a> Form<'a> {
     ///
     /// # Errors
     ///
-    /// What `out` returns.
+    /// What `out` returns; reading a file part failed, or it ended short.
     pub fn write(&self, boundary: &str, out: &mut impl Write) -> io::Result<()> {
-        for part in &self.parts {
-            write!(
-                out,
-                "--{boundary}\r\ncontent-disposition: form-data; name=\""
-            )?;
-            quoted(part.name, out)?;
-            out.write_all(b"\"")?;
-            if let Some(filename) = part.filename {
-                out.write_all(b"; filename=\"")?;
-                quoted(filename, out)?;
-                out.write_all(b"\"")?;
+        for segment in self.segments(boundary) {
+            match segment {
+                Segment::Owned(bytes) => out.write_all(&bytes)?,
+                Segment::Bytes(bytes) => out.write_all(bytes)?,
+                file @ Segment::File { .. } => {
+                    let mut file = FormReader {
+                        segments: vec![file],
+                        at: 0,
+                        offset: 0,
+                    };
+                    io::copy(&mut file, out)?;
+                }
             }
-            out.write_all(b"\r\n")?;
-            if let Some(content_type) = part.content_type {
-                write!(out, "content-type: {content_type}\r\n")?;
-            }
-            out.write_all(b"\r\n")?;
-            out.write_all(part.data)?;
-            out.write_all(b"\r\n")?;
         }
-        write!(out, "--{boundary}--\r\n")
+        Ok(())
     }
+
+    /// The body's length in bytes with `boundary`.
+    #[must_use]
+    pub fn len(&self, boundary: &str) -> u64 {
+        self.segments(boundary).iter().map(Segment::len).sum()
+    }
+
+    /// The body with `boundary`, read as it is sent: as [`Read`], or as tokio's `AsyncRead`
+    /// (whose file parts are read by `pread` on the calling thread, as the server reads a
+    /// file it sends over TLS: quick from the page cache, blocking from a slow disk).
+    #[must_use]
+    pub fn reader(&self, boundary: &str) -> FormReader<'a> {
+        FormReader {
+            segments: self.segments(boundary),
+            at: 0,
+            offset: 0,
+        }
+    }
+
+    /// The body as it goes out: each part's head, its content and CRLF, then the closing
+    /// delimiter.
+    fn segments(&self, boundary: &str) -> Vec<Segment<'a>> {
+        let mut segments = Vec::with_capacity(self.parts.len() * 3 + 1);
+        for part in &self.parts {
+            let mut head = format!("--{boundary}\r\ncontent-disposition: form-data; name=\"");
+            quoted(part.name, &mut head);
+            head.push('"');
+            if let Some(filename) = part.filename {
+                head.push_str("; filename=\"");
+                quoted(filename, &mut head);
+                head.push('"');
+            }
+            head.push_str("\r\n");
+            if let Some(content_type) = part.content_type {
+                head.push_str("content-type: ");
+                head.push_str(content_type);
+                head.push_str("\r\n");
+            }
+            head.push_str("\r\n");
+            segments.push(Segment::Owned(head.into_bytes()));
+            segments.push(match part.data {
+                Data::Bytes(data) => Segment::Bytes(data),
+                Data::File { file, len } => Segment::File { file, len },
+            });
+            segments.push(Segment::Bytes(b"\r\n"));
+        }
+        segments.push(Segment::Owned(format!("--{boundary}--\r\n").into_bytes()));
+        segments
+    }
+}
+
+/// A piece of a form's body.
+#[derive(Debug)]
+enum Segment<'a> {
+    Owned(Vec<u8>),
+    Bytes(&'a [u8]),
+    File { file: &'a File, len: u64 },
+}
+
+impl Segment<'_> {
+    fn len(&self) -> u64 {
+        match self {
+            Segment::Owned(bytes) => bytes.len() as u64,
+            Segment::Bytes(bytes) => bytes.len() as u64,
+            Segment::File { len, .. } => *len,
+        }
+    }
+}
+
+/// A form's body as it is sent ([`Form::reader`]): each read fills as much of the buffer
+/// as the parts give, across parts.
+#[derive(Debug)]
+pub struct FormReader<'a> {
+    segments: Vec<Segment<'a>>,
+    /// The segment being read, and how far into it.
+    at: usize,
+    offset: u64,
+}
+
+impl Read for FormReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let mut filled = 0;
+        while filled < buf.len() {
+            let Some(segment) = self.segments.get(self.at) else {
+                break;
+            };
+            let left = segment.len() - self.offset;
+            if left == 0 {
+                self.at += 1;
+                self.offset = 0;
+                continue;
+            }
+            let room = &mut buf[filled..];
+            let want = room.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+            let start = self.offset as usize;
+            let n = match segment {
+                Segment::Owned(bytes) => copy(&bytes[start..start + want], room),
+                Segment::Bytes(bytes) => copy(&bytes[start..start + want], room),
+                Segment::File { file, .. } => match file.read_at(&mut room[..want], self.offset) {
+                    Ok(0) => {
+                        return Err(io::Error::new(
+                            io::ErrorKind::UnexpectedEof,
+                            "a form's file is shorter than when it was added",
+                        ))
+                    }
+                    Ok(n) => n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    // What was read so far goes first; the error comes again.
+                    Err(_) if filled > 0 => break,
+                    Err(e) => return Err(e),
+                },
+            };
+            self.offset += n as u64;
+            filled += n;
+        }
+        Ok(filled)
+    }
+}
+
+impl tokio::io::AsyncRead for FormReader<'_> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let n = self.get_mut().read(buf.initialize_unfilled())?;
+        buf.advance(n);
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// Copies `from` to the front of `to` (which has room for it).
+fn copy(from: &[u8], to: &mut [u8]) -> usize {
+    to[..from.len()].copy_from_slice(from);
+    from.len()
 }
 
 /// A name inside double quotes, as browsers escape it (the HTML standard's form encoding,
 /// RFC 7578 section 2): `"` as `%22`, CR as `%0D`, LF as `%0A`.
-fn quoted(name: &str, out: &mut impl Write) -> io::Result<()> {
-    for piece in name.split_inclusive(['"', '\r', '\n']) {
-        let (text, escape) = match piece.as_bytes().last() {
-            Some(b'"') => (&piece[..piece.len() - 1], "%22"),
-            Some(b'\r') => (&piece[..piece.len() - 1], "%0D"),
-            Some(b'\n') => (&piece[..piece.len() - 1], "%0A"),
-            _ => (piece, ""),
-        };
-        out.write_all(text.as_bytes())?;
-        out.write_all(escape.as_bytes())?;
+fn quoted(name: &str, out: &mut String) {
+    for c in name.chars() {
+        match c {
+            '"' => out.push_str("%22"),
+            '\r' => out.push_str("%0D"),
+            '\n' => out.push_str("%0A"),
+            c => out.push(c),
+        }
     }
-    Ok(())
 }
 
 #[cfg(test)]

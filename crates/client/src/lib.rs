@@ -6,7 +6,8 @@
 //!   it lies, bytes serialised into the ring, or a fixed size filled in
 //!   place). Head and body leave in one `writev`.
 //! - A `multipart/form-data` body ([`Form`], [`HeaderBuilder::form`]) is written into the
-//!   send ring too, its boundary checked against every part.
+//!   send ring too, its boundary checked against every part; or read as it is sent, files
+//!   of any size included ([`Form::file_from`], [`HeaderBuilder::form_stream`]).
 //! - A body of any size can be read from a source as it is sent
 //!   ([`HeaderBuilder::body_stream`], `send_streamed`: a file, a pipe, any `Read` or
 //!   `AsyncRead`), piece by piece through the send ring: with `content-length`, or
@@ -87,7 +88,7 @@ pub use config::ClientConfig;
 pub use cookie::CookieJar;
 pub use decompress::{Corruption, Decoder, Encoding};
 pub use error::{Error, Phase};
-pub use form::{Form, FormError};
+pub use form::{Form, FormError, FormReader};
 pub use h2::{Http2, Protocol};
 pub use proxy::{Proxies, Proxy, ProxyEnvError};
 pub use request::{

@@ -448,6 +448,42 @@ impl<'w, 'a> HeaderBuilder<'w, 'a> {
             .body_with(|w| form.write(&boundary, w))
     }
 
+    /// A `multipart/form-data` body of `form`'s parts read as it is sent (files added by
+    /// [`Form::file_from`](crate::Form::file_from) read from their files: a form of any
+    /// size), with its `content-type` and `content-length`: the request, and the body to
+    /// send it with (`send_streamed`).
+    ///
+    /// ```no_run
+    /// use ringwire_client::{blocking::Client, Form, RequestBuffer, Url};
+    ///
+    /// let url = Url::parse("http://127.0.0.1:8080/upload")?;
+    /// let video = std::fs::File::open("talk.mp4").map_err(ringwire_client::Error::Io)?;
+    /// let form = Form::new()
+    ///     .text("title", "Rings")
+    ///     .file_from("video", "talk.mp4", Some("video/mp4"), &video)
+    ///     .map_err(ringwire_client::Error::Io)?;
+    /// let mut buffer = RequestBuffer::new()?;
+    /// let (request, body) = buffer.request("POST", &url)?.headers()?.form_stream(&form)?;
+    /// let client = Client::default();
+    /// let response = client.send_streamed(&mut buffer, &request, body)?;
+    /// println!("{}", response.status());
+    /// # Ok::<(), ringwire_client::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Form`] for a part that cannot be sent; [`Error::RequestHeadTooLarge`].
+    pub fn form_stream<'f>(
+        self,
+        form: &crate::Form<'f>,
+    ) -> Result<(StreamedRequest<'a>, crate::FormReader<'f>), Error> {
+        let boundary = form.boundary().map_err(Error::Form)?;
+        let request = self
+            .header("content-type", crate::Form::content_type(&boundary))?
+            .body_stream(Some(form.len(&boundary)))?;
+        Ok((request, form.reader(&boundary)))
+    }
+
     /// Writes `content-length: len`, after `expect: 100-continue` when it
     /// was asked for and there is a body to hold back (RFC 9110 section
     /// 10.1.1 has a client send it only with content).

@@ -108,3 +108,81 @@ fn both_clients_send_forms_that_python_reads_back() {
         "{err}"
     );
 }
+
+#[test]
+fn forms_with_files_of_any_size_stream_from_both_clients() {
+    let echo = FormEcho::start();
+    let url = Url::parse(&echo.url.to_string().replace("/upload", "/crc")).unwrap();
+    // Far larger than the send ring, with what a careless encoder would trip on.
+    let data: Vec<u8> = (0..=255u8)
+        .chain(*b"\r\n--\r\n--")
+        .cycle()
+        .take((6 << 20) + 3)
+        .collect();
+    let path = std::env::temp_dir().join(format!("ringwire-form-{}.bin", std::process::id()));
+    std::fs::write(&path, &data).unwrap();
+    let file = std::fs::File::open(&path).unwrap();
+    let form = Form::new()
+        .text("title", "ring wire")
+        .file_from("video", "talk.bin", Some("video/mp4"), &file)
+        .unwrap()
+        .file("small", "s.txt", None, b"tail");
+    let crc = |bytes: &[u8]| {
+        let mut crc = flate2::Crc::new();
+        crc.update(bytes);
+        format!("{}|{:08x}", bytes.len(), crc.sum())
+    };
+    let expected = format!(
+        "title|-|-|{}\nvideo|talk.bin|video/mp4|{}\nsmall|s.txt|application/octet-stream|{}\n",
+        crc(b"ring wire"),
+        crc(&data),
+        crc(b"tail")
+    );
+
+    let client = blocking::Client::default();
+    let mut buffer = RequestBuffer::new().unwrap();
+    let head = buffer.request("POST", &url).unwrap().headers().unwrap();
+    let (request, body) = head.form_stream(&form).unwrap();
+    let mut response = client.send_streamed(&mut buffer, &request, body).unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(
+        String::from_utf8(response.bytes().unwrap()).unwrap(),
+        expected
+    );
+    drop(response);
+
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let got = runtime.block_on(async {
+        let client = async_client::Client::default();
+        let head = buffer.request("POST", &url)?.headers()?;
+        let (request, body) = head.form_stream(&form)?;
+        let mut response = client.send_streamed(&mut buffer, &request, body).await?;
+        response.bytes().await
+    });
+    assert_eq!(String::from_utf8(got.unwrap()).unwrap(), expected);
+
+    // The same body, written whole, and its announced length.
+    let boundary = form.boundary().unwrap();
+    let mut whole = Vec::new();
+    form.write(&boundary, &mut whole).unwrap();
+    assert_eq!(whole.len() as u64, form.len(&boundary));
+    let mut streamed = Vec::new();
+    std::io::Read::read_to_end(&mut form.reader(&boundary), &mut streamed).unwrap();
+    assert_eq!(whole, streamed);
+
+    // A file that shrank since it was added: the request fails, saying why.
+    std::fs::write(&path, b"short").unwrap();
+    let head = buffer.request("POST", &url).unwrap().headers().unwrap();
+    let (request, body) = head.form_stream(&form).unwrap();
+    let err = client
+        .send_streamed(&mut buffer, &request, body)
+        .unwrap_err();
+    assert!(
+        matches!(&err, ringwire_client::Error::BodySource(e) if e.kind() == std::io::ErrorKind::UnexpectedEof),
+        "{err}"
+    );
+    std::fs::remove_file(&path).unwrap();
+}
