@@ -13,10 +13,11 @@ use base64::Engine as _;
 use clap::Args;
 use ringwire_client::blocking::{Client, Trace};
 use ringwire_client::{
-    ClientConfig, CookieJar, Error, Http2, Protocol, Request, RequestBuffer, StreamedRequest, Url,
+    ClientConfig, CookieJar, Error, Form, FormReader, Http2, Protocol, Request, RequestBuffer,
+    StreamedRequest, Url,
 };
 
-use crate::request::{line, seconds, Extras, RequestArgs, RouteArgs, TlsArgs, USER_AGENT};
+use crate::request::{line, seconds, Extras, Fields, RequestArgs, RouteArgs, TlsArgs, USER_AGENT};
 use crate::write_out;
 
 /// The exit status for an HTTP error with `--fail`, as curl's.
@@ -117,10 +118,20 @@ pub(crate) struct GetArgs {
     expect100_timeout: f64,
 }
 
-/// The request to send: its body in hand, or read from a source as it goes (`-T`).
-enum Outgoing<'a> {
+/// The request to send: its body in hand, or read from a source as it goes.
+enum Outgoing<'a, 'f> {
     Whole(Request<'a>),
-    Streamed(StreamedRequest<'a>, Option<File>),
+    Streamed(StreamedRequest<'a>, Source<'f>),
+}
+
+/// Where a body read as it is sent comes from.
+enum Source<'f> {
+    /// `-T FILE`.
+    File(File),
+    /// `-T -`.
+    Stdin,
+    /// `-F`, its files read as they are sent.
+    Form(FormReader<'f>),
 }
 
 /// What `-T` sends: a file, or stdin.
@@ -201,7 +212,22 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
         Some(upload) => upload.url(url)?,
         None => url,
     };
-    let (body, form_type) = args.request.body()?;
+    let fields = args.request.fields()?;
+    let form = fields.as_ref().map(Fields::form).transpose()?;
+    let form = match form {
+        Some(form) => Some((form.boundary().map_err(line)?, form)),
+        None => None,
+    };
+    let (body, form_type) = match &form {
+        Some((boundary, _)) => (Vec::new(), Some(Form::content_type(boundary))),
+        None => args.request.body()?,
+    };
+    // The length of a body read as it is sent (`None` within: unknown).
+    let streamed = match (&upload, &form) {
+        (Some(upload), _) => Some(upload.len),
+        (None, Some((boundary, form))) => Some(Some(form.len(boundary))),
+        (None, None) => None,
+    };
     let client = Client::with_tls(
         ClientConfig {
             max_redirects: args.follow.then_some(args.max_redirects),
@@ -254,10 +280,8 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
     }
     // A server that refuses the upload (401, 413, a redirect) can say so
     // before all of it is sent.
-    let large = match &upload {
-        Some(upload) => upload
-            .len
-            .is_none_or(|len| len > EXPECT_CONTINUE_OVER as u64),
+    let large = match streamed {
+        Some(len) => len.is_none_or(|len| len > EXPECT_CONTINUE_OVER as u64),
         None => body.len() > EXPECT_CONTINUE_OVER,
     };
     if large {
@@ -278,15 +302,18 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
         },
         decompress: args.compressed,
     };
-    let request = match upload {
-        Some(upload) => Outgoing::Streamed(
+    let request = match (upload, &form) {
+        (Some(upload), _) => Outgoing::Streamed(
             args.request
-                .encode_head(&mut buffer, &url, &extras)?
-                .body_stream(upload.len)
-                .map_err(line)?,
-            upload.file,
+                .encode_streamed(&mut buffer, &url, upload.len, &extras)?,
+            upload.file.map_or(Source::Stdin, Source::File),
         ),
-        None => Outgoing::Whole(args.request.encode(&mut buffer, &url, &body, &extras)?),
+        (None, Some((boundary, form))) => Outgoing::Streamed(
+            args.request
+                .encode_streamed(&mut buffer, &url, Some(form.len(boundary)), &extras)?,
+            Source::Form(form.reader(boundary)),
+        ),
+        (None, None) => Outgoing::Whole(args.request.encode(&mut buffer, &url, &body, &extras)?),
     };
     // With -i or -I, every head answered, as they come; written before the body.
     let mut heads = Vec::new();
@@ -364,11 +391,14 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
     let sent = match request {
         Outgoing::Whole(request) => client.send_traced(&mut buffer, &request, trace),
         // A file goes by `sendfile` where it can.
-        Outgoing::Streamed(request, Some(file)) => {
+        Outgoing::Streamed(request, Source::File(file)) => {
             client.send_file_traced(&mut buffer, &request, &file, trace)
         }
-        Outgoing::Streamed(request, None) => {
+        Outgoing::Streamed(request, Source::Stdin) => {
             client.send_streamed_traced(&mut buffer, &request, io::stdin().lock(), trace)
+        }
+        Outgoing::Streamed(request, Source::Form(form)) => {
+            client.send_streamed_traced(&mut buffer, &request, form, trace)
         }
     };
     let mut response = match sent {

@@ -7,7 +7,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
-use ringwire_client::{Form, HeaderBuilder, Proxies, Proxy, Request, RequestBuffer, Url};
+use ringwire_client::{
+    Form, HeaderBuilder, Proxies, Proxy, Request, RequestBuffer, StreamedRequest, Url,
+};
 
 /// Sent unless a `-H user-agent: ...` replaces it.
 pub(crate) const USER_AGENT: &str = concat!("ringwire/", env!("CARGO_PKG_VERSION"));
@@ -48,10 +50,24 @@ impl RequestArgs {
     /// The body `-d` or `-F` make (empty without either), and the `content-type` that a
     /// form's boundary calls for.
     pub(crate) fn body(&self) -> Result<(Vec<u8>, Option<String>), String> {
-        if self.form.is_empty() {
+        let Some(fields) = self.fields()? else {
             return Ok((self.data()?, None));
+        };
+        let form = fields.form()?;
+        let boundary = form.boundary().map_err(line)?;
+        let mut body = Vec::new();
+        form.write(&boundary, &mut body).map_err(line)?;
+        Ok((body, Some(Form::content_type(&boundary))))
+    }
+
+    /// The `-F` fields, their files opened to be read as the body is sent; `None` without
+    /// `-F`.
+    pub(crate) fn fields(&self) -> Result<Option<Fields>, String> {
+        if self.form.is_empty() {
+            return Ok(None);
         }
-        form_body(&self.form).map(|(body, content_type)| (body, Some(content_type)))
+        let fields = self.form.iter().map(|arg| Field::parse(arg));
+        Ok(Some(Fields(fields.collect::<Result<_, _>>()?)))
     }
 
     /// The body `-d` names (empty without it).
@@ -107,10 +123,23 @@ impl RequestArgs {
         .map_err(line)
     }
 
+    /// Encodes the request for `url` into `buffer` as [`encode`](Self::encode) does, its
+    /// body (`len` bytes, chunked when `None`) to be read from a source as it is sent.
+    pub(crate) fn encode_streamed<'a>(
+        &'a self,
+        buffer: &mut RequestBuffer,
+        url: &'a Url,
+        len: Option<u64>,
+        extras: &Extras<'_>,
+    ) -> Result<StreamedRequest<'a>, String> {
+        let head = self.encode_head(buffer, url, extras)?;
+        head.body_stream(len).map_err(line)
+    }
+
     /// Encodes the request head for `url` into `buffer`, up to its body: what the flags
     /// and the command (`extras`) say. A `-H host: ...` replaces the URL's authority (a
     /// virtual host); `host` cannot be left out, as HTTP/1.1 requires it.
-    pub(crate) fn encode_head<'w, 'a>(
+    fn encode_head<'w, 'a>(
         &'a self,
         buffer: &'w mut RequestBuffer,
         url: &'a Url,
@@ -258,62 +287,77 @@ impl TlsArgs {
     }
 }
 
-/// One `-F` field, its file read.
-struct Field {
-    name: String,
-    /// The file's name, which makes the field a file.
-    filename: Option<String>,
-    content_type: Option<String>,
-    data: Vec<u8>,
+/// The `-F` fields of a request.
+pub(crate) struct Fields(Vec<Field>);
+
+impl Fields {
+    /// The form they make, as curl sends it.
+    pub(crate) fn form(&self) -> Result<Form<'_>, String> {
+        self.0
+            .iter()
+            .try_fold(Form::new(), |form, field| match field {
+                Field::Text { name, value } => Ok(form.field(name, value)),
+                Field::File {
+                    name,
+                    file,
+                    path,
+                    filename,
+                    content_type,
+                } => form
+                    .file_from(name, filename, content_type.as_deref(), file)
+                    .map_err(|e| format!("cannot read {path}: {}", line(e))),
+            })
+    }
 }
 
-/// A multipart/form-data body of `-F` fields, as curl sends them, and its `content-type`.
-fn form_body(fields: &[String]) -> Result<(Vec<u8>, String), String> {
-    let read =
-        |path: &str| std::fs::read(path).map_err(|e| format!("cannot read {path}: {}", line(e)));
-    let fields = fields
-        .iter()
-        .map(|arg| {
-            let (name, content) = arg
-                .split_once('=')
-                .ok_or_else(|| format!("-F {arg:?}: no NAME=CONTENT"))?;
-            let mut field = Field {
-                name: name.to_owned(),
-                filename: None,
-                content_type: None,
-                data: Vec::new(),
-            };
-            if let Some(path) = content.strip_prefix('<') {
-                field.data = read(path)?;
-            } else if let Some(file) = content.strip_prefix('@') {
-                let mut options = file.split(';');
-                let path = options.next().unwrap_or_default();
-                field.data = read(path)?;
-                let base = path.rsplit('/').next().unwrap_or(path);
-                field.filename = Some(base.to_owned());
-                for option in options {
-                    match option.split_once('=') {
-                        Some(("type", t)) => field.content_type = Some(t.to_owned()),
-                        Some(("filename", f)) => field.filename = Some(f.to_owned()),
-                        _ => return Err(format!("-F {arg:?}: unknown option {option:?}")),
-                    }
-                }
-            } else {
-                field.data = content.as_bytes().to_vec();
+/// One `-F` field.
+enum Field {
+    /// `NAME=TEXT`, or `NAME=<FILE` (the text read from FILE).
+    Text { name: String, value: Vec<u8> },
+    /// `NAME=@FILE[;type=TYPE][;filename=NAME]`: a file, opened, read as it is sent.
+    File {
+        name: String,
+        file: std::fs::File,
+        path: String,
+        filename: String,
+        content_type: Option<String>,
+    },
+}
+
+impl Field {
+    fn parse(arg: &str) -> Result<Field, String> {
+        let cannot = |path: &str, e| format!("cannot read {path}: {}", line(e));
+        let (name, content) = arg
+            .split_once('=')
+            .ok_or_else(|| format!("-F {arg:?}: no NAME=CONTENT"))?;
+        let name = name.to_owned();
+        if let Some(path) = content.strip_prefix('<') {
+            let value = std::fs::read(path).map_err(|e| cannot(path, e))?;
+            return Ok(Field::Text { name, value });
+        }
+        let Some(file) = content.strip_prefix('@') else {
+            let value = content.as_bytes().to_vec();
+            return Ok(Field::Text { name, value });
+        };
+        let mut options = file.split(';');
+        let path = options.next().unwrap_or_default();
+        let mut filename = path.rsplit('/').next().unwrap_or(path).to_owned();
+        let mut content_type = None;
+        for option in options {
+            match option.split_once('=') {
+                Some(("type", t)) => content_type = Some(t.to_owned()),
+                Some(("filename", f)) => filename = f.to_owned(),
+                _ => return Err(format!("-F {arg:?}: unknown option {option:?}")),
             }
-            Ok(field)
+        }
+        Ok(Field::File {
+            name,
+            file: std::fs::File::open(path).map_err(|e| cannot(path, e))?,
+            path: path.to_owned(),
+            filename,
+            content_type,
         })
-        .collect::<Result<Vec<Field>, String>>()?;
-    let form = fields
-        .iter()
-        .fold(Form::new(), |form, f| match &f.filename {
-            Some(filename) => form.file(&f.name, filename, f.content_type.as_deref(), &f.data),
-            None => form.field(&f.name, &f.data),
-        });
-    let boundary = form.boundary().map_err(line)?;
-    let mut body = Vec::new();
-    form.write(&boundary, &mut body).map_err(line)?;
-    Ok((body, Form::content_type(&boundary)))
+    }
 }
 
 /// Where connections go: through which proxy, as curl picks it, and to which address.

@@ -985,6 +985,22 @@ fn forms_as_curl_sends_them() {
     );
     assert!(text(&ours.stdout).contains("|renamed.bin|application/octet-stream|"));
 
+    // A file far larger than the send ring goes as it is read, as curl sends it.
+    let big = dir.join("big.bin");
+    let data: Vec<u8> = (0..5 << 20).map(|i: usize| (i * 7 % 253) as u8).collect();
+    std::fs::write(&big, &data).unwrap();
+    let crc = format!("http://{}/crc", echo.addr);
+    let field = format!("video=@{};type=video/mp4", big.display());
+    let ours = get(&["-F", "t=x", "-F", &field, &crc]);
+    assert!(ours.status.success(), "{}", text(&ours.stderr));
+    let theirs = curl(&["-s", "-F", "t=x", "-F", &field, &crc]);
+    assert_eq!(text(&ours.stdout), text(&theirs.stdout));
+    assert!(
+        text(&ours.stdout).contains("\nvideo|big.bin|video/mp4|5242880|"),
+        "{}",
+        text(&ours.stdout)
+    );
+
     let missing = get(&["-F", "f=@/nonexistent/file", &url]);
     assert_eq!(missing.status.code(), Some(1));
     assert!(
