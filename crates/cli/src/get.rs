@@ -16,6 +16,7 @@ use ringwire_client::{
     ClientConfig, CookieJar, Error, Form, FormReader, Http2, Protocol, Request, RequestBuffer,
     StreamedRequest, Url,
 };
+use ringwire_http1::encode::percent_encode;
 
 use crate::request::{line, seconds, Extras, Fields, RequestArgs, RouteArgs, TlsArgs, USER_AGENT};
 use crate::write_out;
@@ -179,13 +180,9 @@ impl Upload {
             url.origin().scheme().as_str(),
             url.authority()
         );
-        for byte in name.bytes() {
-            if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
-                named.push(char::from(byte));
-            } else {
-                named.push_str(&format!("%{byte:02X}"));
-            }
-        }
+        let mut encoded = vec![0; name.len() * 3];
+        let len = percent_encode(name.as_bytes(), &mut encoded).map_err(line)?;
+        named.extend(encoded[..len].iter().map(|&b| char::from(b)));
         if let Some(query) = query {
             named.push('?');
             named.push_str(query);

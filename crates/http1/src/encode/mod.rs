@@ -23,6 +23,7 @@ pub use chunked::{chunk_header, encode_chunk, last_chunk, CHUNK_END};
 pub use date::DateCache;
 pub use fields::FieldBlock;
 pub use head::{QueryWriter, RequestWriter, ResponseWriter};
+pub use query::percent_encode;
 pub use reason::reason_phrase;
 
 /// Why an encoder wrote nothing.

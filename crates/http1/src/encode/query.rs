@@ -1,6 +1,6 @@
 //! Percent-encoding of query parameters (RFC 3986 section 2.1).
 
-use super::HEX;
+use super::{EncodeError, HEX};
 use crate::chars::is_unreserved;
 
 /// Length of `key=value` once both are percent-encoded.
@@ -18,6 +18,22 @@ pub(super) fn write_pair(key: &[u8], value: &[u8], out: &mut [u8]) {
         *eq = b'=';
         encode(value, rest);
     }
+}
+
+/// Writes `bytes` percent-encoded into `out`, every byte but RFC 3986's unreserved ones
+/// as `%XX` (what a path segment or a query component may hold as it is); returns the
+/// length written.
+///
+/// # Errors
+///
+/// [`BufferFull`](EncodeError::BufferFull) when `out` is shorter than the encoding.
+pub fn percent_encode(bytes: &[u8], out: &mut [u8]) -> Result<usize, EncodeError> {
+    let needed = encoded_len(bytes);
+    let Some(out) = out.get_mut(..needed) else {
+        return Err(EncodeError::BufferFull { needed });
+    };
+    encode(bytes, out);
+    Ok(needed)
 }
 
 fn encoded_len(bytes: &[u8]) -> usize {
@@ -55,6 +71,17 @@ mod tests {
         let mut out = vec![0; pair_len(key.as_bytes(), value.as_bytes())];
         write_pair(key.as_bytes(), value.as_bytes(), &mut out);
         String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn percent_encodes_a_segment_into_a_buffer() {
+        let mut out = [0; 32];
+        let n = percent_encode("a file/ä.bin".as_bytes(), &mut out).unwrap();
+        assert_eq!(&out[..n], b"a%20file%2F%C3%A4.bin");
+        assert_eq!(
+            percent_encode(b"a b", &mut out[..4]),
+            Err(EncodeError::BufferFull { needed: 5 })
+        );
     }
 
     #[test]
