@@ -324,8 +324,14 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
     let mut redirected: Option<Url> = None;
     // When the last answer came: a redirect's, once the request it led to goes.
     let mut answered = Duration::ZERO;
+    // An upload's own bar, on a terminal, as curl draws one.
+    let mut sending = Progress::new(streamed.flatten(), args.silent);
     let trace = |event: Trace<'_>| {
         let answer = match event {
+            Trace::Sent(done) => {
+                sending.reach(done);
+                return;
+            }
             Trace::Resolved => {
                 timing.namelookup = started.elapsed();
                 return;
@@ -398,6 +404,7 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
             client.send_streamed_traced(&mut buffer, &request, form, trace)
         }
     };
+    sending.finish();
     let mut response = match sent {
         Ok(response) => response,
         Err(e @ Error::TooManyRedirects { .. }) => {
@@ -610,7 +617,12 @@ impl Progress {
     }
 
     fn advance(&mut self, n: usize) {
-        self.done += n as u64;
+        self.reach(self.done + n as u64);
+    }
+
+    /// `done` bytes are through.
+    fn reach(&mut self, done: u64) {
+        self.done = done;
         let large = self.total.unwrap_or(self.done) >= PROGRESS_FROM;
         let due = self
             .drawn

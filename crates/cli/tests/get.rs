@@ -475,6 +475,24 @@ fn progress_bar_only_on_a_terminal() {
     assert!(terminal.contains("\r2.0 MiB"), "{terminal:?}");
     assert_eq!(std::fs::metadata(&output).unwrap().len(), 2 << 20);
 
+    // An upload draws its own bar as it goes (the answer is a few bytes: none for it).
+    let upload = dir.join("up.bin");
+    std::fs::write(&upload, vec![b'u'; 3 << 20]).unwrap();
+    let sending = format!(
+        "{BIN} get -T {} http://{}/headers",
+        upload.display(),
+        server.addr
+    );
+    let out = Command::new("script")
+        .args(["--quiet", "--return", "--command", &sending, "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("script (util-linux) is installed");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let terminal = String::from_utf8_lossy(&out.stdout);
+    assert!(terminal.contains("#]   3.0 / 3.0 MiB"), "{terminal:?}");
+    assert!(terminal.contains("Host: "), "{terminal:?}");
+
     // -s: none, even on a terminal.
     let out = Command::new("script")
         .args([

@@ -544,6 +544,7 @@ impl Client {
                         }
                     };
                     trip.wrote(wrote.map_err(Error::from))?;
+                    trace(Trace::Sent(trip.uploaded_len()));
                 }
                 Next::Fill { at_least, until } => {
                     let filled = conn
@@ -677,8 +678,9 @@ fn sendfile_piece(
     }
 }
 
-/// Linux sends at most this much per `sendfile`.
-const MAX_SENDFILE: usize = 0x7fff_f000;
+/// The most sent per `sendfile`: a few calls per MiB at most, and progress
+/// ([`Trace::Sent`]) seen as a large file goes.
+const MAX_SENDFILE: usize = 4 << 20;
 
 /// Reads a piece of a streamed body from `source` into `into`, again when
 /// interrupted.
@@ -738,6 +740,10 @@ pub enum Trace<'t> {
     /// closed). Over HTTP/2, as the builder wrote it: its request line and
     /// `host` go out as pseudo-header fields.
     Request(&'t [u8]),
+    /// The bytes of a streamed body written to the connection so far
+    /// ([`Client::send_streamed_traced`], [`Client::send_file_traced`]), after each piece:
+    /// an upload's progress.
+    Sent(u64),
     /// An interim `1xx` head, as it arrived: a `100 Continue` to a body
     /// that waited for it ([`HeaderBuilder::expect_continue`](crate::HeaderBuilder::expect_continue)),
     /// `103 Early Hints`.

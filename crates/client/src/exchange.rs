@@ -295,6 +295,11 @@ impl RoundTrip {
         Some(window.min(left)).filter(|&max| max > 0)
     }
 
+    /// The bytes of a streamed body sent so far.
+    pub(crate) fn uploaded_len(&self) -> u64 {
+        self.upload.as_ref().map_or(0, |u| u.sent)
+    }
+
     /// Whether a streamed body may go straight from a file to the socket (`sendfile`):
     /// over HTTP/1.1, with `content-length`, so that no framing goes between its bytes.
     pub(crate) fn sends_unframed(&self, proto: &Proto) -> bool {
