@@ -432,25 +432,30 @@ fn https_to_a_plain_http_port_says_so() {
     }
 }
 
+/// What `command` writes on a pseudo-terminal (stderr a tty), run by `script`; it must
+/// succeed.
+fn on_terminal(command: &str) -> String {
+    let out = Command::new("script")
+        .args(["--quiet", "--return", "--command", command, "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("script (util-linux) is installed");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 #[test]
 fn progress_bar_only_on_a_terminal() {
     let server = python(PYTHON_SERVER);
     let dir = std::env::temp_dir().join(format!("ringwire-get-tty-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let output = dir.join("big.bin");
-    // `script` runs the command on a pseudo-terminal, so stderr is a tty.
     let command = format!(
         "{BIN} get -o {} http://{}/big",
         output.display(),
         server.addr
     );
-    let out = Command::new("script")
-        .args(["--quiet", "--return", "--command", &command, "/dev/null"])
-        .stdin(Stdio::null())
-        .output()
-        .expect("script (util-linux) is installed");
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let terminal = String::from_utf8_lossy(&out.stdout);
+    let terminal = on_terminal(&command);
     assert!(terminal.contains("2.0 / 2.0 MiB"), "{terminal:?}");
     assert!(
         terminal.contains("[##############################]"),
@@ -459,19 +464,7 @@ fn progress_bar_only_on_a_terminal() {
     assert_eq!(std::fs::metadata(&output).unwrap().len(), 2 << 20);
 
     // Decoded, 2 MiB of unknown length come of a few KiB.
-    let out = Command::new("script")
-        .args([
-            "--quiet",
-            "--return",
-            "--command",
-            &format!("{command}.gz --compressed"),
-            "/dev/null",
-        ])
-        .stdin(Stdio::null())
-        .output()
-        .expect("script (util-linux) is installed");
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let terminal = String::from_utf8_lossy(&out.stdout);
+    let terminal = on_terminal(&format!("{command}.gz --compressed"));
     assert!(terminal.contains("\r2.0 MiB"), "{terminal:?}");
     assert_eq!(std::fs::metadata(&output).unwrap().len(), 2 << 20);
 
@@ -483,30 +476,12 @@ fn progress_bar_only_on_a_terminal() {
         upload.display(),
         server.addr
     );
-    let out = Command::new("script")
-        .args(["--quiet", "--return", "--command", &sending, "/dev/null"])
-        .stdin(Stdio::null())
-        .output()
-        .expect("script (util-linux) is installed");
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let terminal = String::from_utf8_lossy(&out.stdout);
+    let terminal = on_terminal(&sending);
     assert!(terminal.contains("#]   3.0 / 3.0 MiB"), "{terminal:?}");
     assert!(terminal.contains("Host: "), "{terminal:?}");
 
     // -s: none, even on a terminal.
-    let out = Command::new("script")
-        .args([
-            "--quiet",
-            "--return",
-            "--command",
-            &format!("{command} -s"),
-            "/dev/null",
-        ])
-        .stdin(Stdio::null())
-        .output()
-        .expect("script (util-linux) is installed");
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let terminal = String::from_utf8_lossy(&out.stdout);
+    let terminal = on_terminal(&format!("{command} -s"));
     assert!(!terminal.contains("MiB"), "{terminal:?}");
     assert_eq!(std::fs::metadata(&output).unwrap().len(), 2 << 20);
     std::fs::remove_dir_all(&dir).unwrap();
