@@ -178,28 +178,57 @@ pub(crate) fn piece(len: usize, max: usize) -> Result<Range<usize>, Error> {
 }
 
 /// A streamed body's source, and whether any of it was read: a request that
-/// took from its source cannot go again.
+/// took from its source goes again (a retry, a redirect that keeps the body)
+/// only if the source can be rewound, as a file can.
 pub(crate) struct Source<'s, R: ?Sized> {
     pub(crate) reader: &'s mut R,
     /// The file `reader` reads from its current offset, when it is one: sent
     /// by `sendfile` where nothing needs to go between its bytes.
     pub(crate) file: Option<BorrowedFd<'s>>,
+    /// Where a file source started, to give its body again from there.
+    start: Option<(BorrowedFd<'s>, u64)>,
     pub(crate) taken: bool,
 }
 
 impl<'s, R: ?Sized> Source<'s, R> {
     pub(crate) fn new(reader: &'s mut R, file: Option<BorrowedFd<'s>>) -> Self {
+        let here = |fd| rustix::fs::seek(fd, rustix::fs::SeekFrom::Current(0)).ok();
         Source {
             reader,
             file,
+            // Not a pipe's: it cannot seek.
+            start: file.and_then(|fd| Some((fd, here(fd)?))),
             taken: false,
         }
     }
+
+    /// Whether the source can give its body again.
+    pub(crate) fn resendable(&self) -> bool {
+        !self.taken || self.start.is_some()
+    }
+
+    /// Makes the source give its body again from the start.
+    ///
+    /// # Errors
+    ///
+    /// Some of it was read and it cannot seek back.
+    pub(crate) fn rewind(&mut self) -> io::Result<()> {
+        if !self.taken {
+            return Ok(());
+        }
+        let Some((fd, at)) = self.start else {
+            return Err(io::Error::other("the body's source cannot be read again"));
+        };
+        rustix::fs::seek(fd, rustix::fs::SeekFrom::Start(at))?;
+        self.taken = false;
+        Ok(())
+    }
 }
 
-/// Whether a failed exchange may go again as far as its body's `source` goes.
-pub(crate) fn source_intact<R: ?Sized>(source: Option<&Source<'_, R>>) -> bool {
-    source.is_none_or(|s| !s.taken)
+/// Whether a failed exchange may go again as far as its body's `source` goes:
+/// none, or one rewound.
+pub(crate) fn source_rewound<R: ?Sized>(source: Option<&mut Source<'_, R>>) -> bool {
+    source.is_none_or(|s| s.rewind().is_ok())
 }
 
 /// Whether the request body is held back for `100 Continue`.

@@ -38,7 +38,8 @@ pub(crate) struct Answer<'r> {
 /// (RFC 9110 section 10.1.1: a client SHOULD repeat it without the
 /// expectation); else, with redirects followed up to `max_redirects`
 /// (`hops` so far, counted here), the redirect's. None that would send a
-/// body streamed from a source again: that answer is the caller's.
+/// body streamed from a source again unless the source can give it again
+/// (`resendable`: a file): otherwise that answer is the caller's.
 pub(crate) fn next_hop(
     sent: &Request<'_>,
     head: &[u8],
@@ -46,10 +47,11 @@ pub(crate) fn next_hop(
     answer: Answer<'_>,
     max_redirects: Option<u32>,
     hops: &mut u32,
+    resendable: bool,
 ) -> Result<Option<Hop>, Error> {
-    let streamed = sent.streamed().is_some();
+    let stuck = sent.streamed().is_some() && !resendable;
     if answer.status == 417 && sent.expects_continue() {
-        if streamed {
+        if stuck {
             return Ok(None);
         }
         let url = sent.url().clone();
@@ -62,7 +64,7 @@ pub(crate) fn next_hop(
     let Some(hop) = Hop::after(sent, head, body_len, answer.status, answer.location)? else {
         return Ok(None);
     };
-    if hop.keep_body && streamed {
+    if hop.keep_body && stuck {
         return Ok(None);
     }
     if *hops == max {
@@ -123,7 +125,8 @@ impl Hop {
 
     /// `sent` (whose encoded head is `head`) as `method` to `url`, with the
     /// same body of `body` bytes or none, its expectation kept or not; or, with `cookies`,
-    /// its framing as it was and `cookies` added to its `cookie` field.
+    /// its framing as it was and `cookies` added to its `cookie` field. A body streamed
+    /// from a source keeps its framing too (its length, or chunked).
     fn rewrite(
         sent: &Request<'_>,
         head: &[u8],
@@ -134,6 +137,7 @@ impl Hop {
         cookies: Option<&str>,
     ) -> Result<Hop, Error> {
         let same_origin = url.origin() == sent.url().origin();
+        let keep_framing = cookies.is_some() || (body.is_some() && sent.streamed().is_some());
         let mut parser = RequestParser::default();
         let Ok(Status::Complete(old, _)) = parser.parse(head) else {
             // The client encoded this head itself: only bytes overwritten
@@ -157,7 +161,7 @@ impl Hop {
                     }
                     for field in old.headers() {
                         let name = field.name.as_str();
-                        let dropped = (cookie.is_none()
+                        let dropped = (!keep_framing
                             && REWRITTEN.iter().any(|n| field.name.eq_ignore_ascii_case(n)))
                             || (!same_origin
                                 && CROSS_ORIGIN
@@ -172,7 +176,7 @@ impl Hop {
                     if let Some(cookie) = &cookie {
                         writer.header("cookie", cookie.as_bytes())?;
                     }
-                    if let Some(len) = body {
+                    if let Some(len) = body.filter(|_| !keep_framing) {
                         writer.content_length(len as u64)?;
                     }
                     writer.finish()

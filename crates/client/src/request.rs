@@ -411,9 +411,11 @@ impl<'w, 'a> HeaderBuilder<'w, 'a> {
     /// size goes through a buffer of the ring's size ([`RequestBuffer::reserve`] for
     /// larger pieces).
     ///
-    /// Such a request cannot be sent twice: it is retried on a fresh connection only while
-    /// nothing was read from the source, and a redirect that would send the body again
-    /// (`307`, `308`; a `417` to its expectation) is not followed but answered.
+    /// Such a request goes twice only if its source can give the body again: a file sent
+    /// with `send_file` is read again from where it started; any other source is retried
+    /// on a fresh connection only while nothing was read from it, and a redirect that
+    /// would send its body again (`307`, `308`; a `417` to its expectation) is not
+    /// followed but answered.
     ///
     /// # Errors
     ///

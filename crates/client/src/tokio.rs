@@ -16,7 +16,7 @@ use ringwire_tls::MaybeTls;
 
 use crate::cookie;
 use crate::exchange::{
-    piece, remaining, source_intact, Attempts, BodyStep, Failure, Next, Reader, RoundTrip, Source,
+    piece, remaining, source_rewound, Attempts, BodyStep, Failure, Next, Reader, RoundTrip, Source,
     DISCARD_LIMIT,
 };
 use crate::h2::Proto;
@@ -161,8 +161,9 @@ impl Client {
     }
 
     /// [`send_streamed`](Self::send_streamed) with `file` as the source, from its current
-    /// offset: over plain HTTP/1.1 with a known length its bytes go from the page cache to
-    /// the socket by `sendfile`, never copied through the process; over TLS, HTTP/2 or
+    /// offset (and from there again for a retry, or a redirect that keeps the body): over
+    /// plain HTTP/1.1 with a known length its bytes go from the page cache to the socket
+    /// by `sendfile`, never copied through the process; over TLS, HTTP/2 or
     /// chunked, read (on tokio's blocking threads, as `tokio::fs` reads) through the send
     /// ring as any source's.
     ///
@@ -198,6 +199,10 @@ impl Client {
         let mut hops = 0;
         loop {
             let current = hop.as_ref().map_or(*request, |h| h.request(request));
+            // A redirect that keeps a streamed body sends it again from the start.
+            if let (Some(source), Some(_)) = (source.as_mut(), current.streamed()) {
+                source.rewind().map_err(Error::BodySource)?;
+            }
             let cookied = cookie::cookied(self.cookies(), buffer, &current)?;
             let sent = cookied.as_ref().map_or(current, |c| c.request(request));
             let response = self
@@ -210,7 +215,17 @@ impl Client {
                 location: response.header("location"),
             };
             let max = self.config.max_redirects;
-            let Some(next) = next_hop(&current, head, body.len(), answer, max, &mut hops)? else {
+            let resendable = source.as_ref().is_none_or(Source::resendable);
+            let next = next_hop(
+                &current,
+                head,
+                body.len(),
+                answer,
+                max,
+                &mut hops,
+                resendable,
+            )?;
+            let Some(next) = next else {
                 return Ok(response);
             };
             response.discard().await;
@@ -244,7 +259,7 @@ impl Client {
                 .await;
             match attempt {
                 Ok(response) => return Ok(response),
-                Err(f) if source_intact(source.as_deref()) && attempts.again(&f, request) => {}
+                Err(f) if attempts.again(&f, request) && source_rewound(source.as_deref_mut()) => {}
                 Err(f) => return Err(f.error),
             }
             conn = self.connect(origin, deadline).await?;

@@ -103,7 +103,7 @@ http {{
         location = /moved {{ return 301 /conn; }}
         location /up/ {{ dav_methods PUT; create_full_put_path on; client_max_body_size 0; }}
         location /small/ {{ dav_methods PUT; client_max_body_size 1k; }}
-        location = /again {{ return 307 /up/again; }}
+        location = /again {{ client_max_body_size 0; return 307 /up/again; }}
         location = /elsewhere {{ return 303 /conn; }}
     }}
 }}
@@ -582,6 +582,27 @@ fn files_go_by_sendfile_over_plain_http1() {
         .enumerate()
         .all(|(i, &b)| b == pattern(i + 1000)));
 
+    // A redirect that keeps the body: the file goes again from where it started.
+    let follows = ClientConfig {
+        max_redirects: Some(1),
+        ..ClientConfig::default()
+    };
+    let redirected = blocking::Client::with_tls(follows, nginx.tls());
+    let url = nginx.url("/again");
+    let request = buffer.request("PUT", &url).unwrap().headers().unwrap();
+    let request = request.body_stream(Some(len as u64 - 1000)).unwrap();
+    let mut file = std::fs::File::open(&path).unwrap();
+    std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(1000)).unwrap();
+    let response = redirected.send_file(&mut buffer, &request, &file).unwrap();
+    assert_eq!(response.status(), 201);
+    drop(response);
+    let stored = std::fs::read(nginx.dir.join("root/up/again")).unwrap();
+    assert_eq!(stored.len(), len - 1000);
+    assert!(stored
+        .iter()
+        .enumerate()
+        .all(|(i, &b)| b == pattern(i + 1000)));
+
     // A file shorter than announced.
     let url = nginx.url("/up/short");
     let request = buffer.request("PUT", &url).unwrap().headers().unwrap();
@@ -650,8 +671,13 @@ fn files_go_through_the_ring_over_tls_and_h2() {
         .build()
         .unwrap();
     runtime.block_on(async {
+        let config = ClientConfig {
+            max_redirects: Some(1),
+            ..config
+        };
         let client = async_client::Client::with_tls(config, nginx.tls());
-        let url = nginx.url("/up/async");
+        // Redirected, the file goes again from its start.
+        let url = nginx.url("/again");
         let request = buffer.request("PUT", &url).unwrap().headers().unwrap();
         let request = request.body_stream(Some(len as u64)).unwrap();
         let file = std::fs::File::open(&path).unwrap();
@@ -664,5 +690,5 @@ fn files_go_through_the_ring_over_tls_and_h2() {
             (201, Protocol::Http2)
         );
     });
-    assert_stored(&nginx, "up/async", len);
+    assert_stored(&nginx, "up/again", len);
 }
