@@ -145,6 +145,9 @@ impl Client {
     /// the response head, following redirects that do not send the body again when
     /// [`ClientConfig::max_redirects`] allows.
     ///
+    /// A file is better sent with [`send_file`](Self::send_file): a `tokio::fs::File`
+    /// source makes a trip to tokio's blocking threads for every piece.
+    ///
     /// # Errors
     ///
     /// See [`Error`]; [`Error::BodySource`] when `source` fails,
