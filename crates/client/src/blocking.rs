@@ -8,7 +8,7 @@ use std::os::fd::AsFd as _;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ringwire_io::RecvTransport;
+use ringwire_io::{RecvTransport, TransportError};
 use ringwire_ring::Ring;
 
 use crate::cookie;
@@ -561,6 +561,10 @@ impl Client {
                     trip.wrote(wrote.map_err(Error::from))?;
                     trace(Trace::Sent(trip.uploaded_len()));
                 }
+                Next::Probe => {
+                    let probed = conn.probe();
+                    trip.probed(probed)?;
+                }
                 Next::Fill { at_least, until } => {
                     let filled = conn
                         .set_deadline(until)
@@ -638,6 +642,25 @@ impl Connection {
         match self.proto.h2() {
             None => Ok(()),
             Some(h2) => Ok(flush(self.rx.get_mut(), h2)?),
+        }
+    }
+
+    /// Receives what has arrived, without waiting: whether anything (or the end of the
+    /// stream) did. A quiet socket costs one `recv(MSG_PEEK)`; over TLS, bytes that
+    /// decrypt to nothing (a session ticket) count as none.
+    fn probe(&mut self) -> Result<bool, Error> {
+        if is_quiet(self.rx.get_ref().socket()) {
+            return Ok(false);
+        }
+        let socket = self.rx.get_ref().socket();
+        socket.set_nonblocking(true)?;
+        let at_least = self.rx.data().len() + 1;
+        let filled = self.rx.fill(at_least);
+        self.rx.get_ref().socket().set_nonblocking(false)?;
+        match filled {
+            Ok(_) => Ok(true),
+            Err(TransportError::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
+            Err(e) => Err(e.into()),
         }
     }
 

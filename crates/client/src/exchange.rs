@@ -117,6 +117,11 @@ pub(crate) struct RoundTrip {
     decode_limit: Option<u64>,
     /// A body read from a source as it is sent.
     upload: Option<Upload>,
+    /// A probe found bytes of the answer while the body was being sent.
+    probed: bool,
+    /// A success that came before the body was all sent: the body goes on,
+    /// and this head is the answer once it has.
+    early: Option<Reader>,
 }
 
 /// A body streamed from a source, framed here piece by piece.
@@ -127,9 +132,15 @@ struct Upload {
     left: Option<u64>,
     /// Bytes sent so far.
     sent: u64,
+    /// Bytes sent since the last look for an early answer.
+    unprobed: u64,
     /// All of it went, its end too.
     done: bool,
 }
+
+/// How much of a streamed body goes out between two looks for an early
+/// answer over HTTP/1.1 (a look is one system call that does not wait).
+const PROBE_EVERY: u64 = 1 << 20;
 
 impl Upload {
     /// Counts `n` bytes taken from the source; none: it ended, which ends a
@@ -146,6 +157,7 @@ impl Upload {
             }
             (n, left) => {
                 self.sent += n as u64;
+                self.unprobed += n as u64;
                 if let Some(left) = left {
                     let left = left.saturating_sub(n as u64);
                     self.left = Some(left);
@@ -252,6 +264,11 @@ pub(crate) enum Next {
     Consume(usize),
     /// Send the body held back, and report it to [`RoundTrip::wrote`].
     Body,
+    /// See whether any of the answer has arrived while a streamed body is
+    /// being sent, without waiting, and report it to [`RoundTrip::probed`]
+    /// (RFC 9112 section 9.5: a client sending a body watches for an error
+    /// response meanwhile).
+    Probe,
     /// Read at most this many bytes of a streamed body from its source into
     /// [`piece`] of the scratch, report them to [`RoundTrip::uploaded`],
     /// write what it says (over HTTP/2, what the connection has to send),
@@ -292,8 +309,11 @@ impl RoundTrip {
             upload: request.streamed().map(|len| Upload {
                 left: len,
                 sent: 0,
+                unprobed: 0,
                 done: len == Some(0),
             }),
+            probed: false,
+            early: None,
         }
     }
 
@@ -425,7 +445,13 @@ impl RoundTrip {
         limits: &Limits,
     ) -> Result<Next, Failure> {
         if let Some(max) = self.upload_room(proto) {
-            return Ok(Next::Upload(max));
+            return match proto {
+                Proto::Http1(parser) => self.next_uploading(parser, data, method, limits, max),
+                Proto::Http2(_) => Ok(Next::Upload(max)),
+            };
+        }
+        if let Some(reader) = self.early.take() {
+            return Ok(Next::Final(self.answered(reader)));
         }
         if let Withheld::Released = self.body {
             return Ok(Next::Body);
@@ -443,6 +469,55 @@ impl RoundTrip {
                 until: self.read_until(),
             },
         })
+    }
+
+    /// [`next`](Self::next) while a streamed body goes out over HTTP/1.1: its next piece
+    /// (at most `max` bytes), a look for an early answer every [`PROBE_EVERY`] bytes, or,
+    /// when a look found some, what it says. An interim answer is passed; a success is
+    /// kept for when the body is sent; any other final answer ends the upload (the server
+    /// does not want the rest), and the connection with it.
+    fn next_uploading(
+        &mut self,
+        parser: &mut ResponseParser,
+        data: &mut [u8],
+        method: Method<'_>,
+        limits: &Limits,
+        max: usize,
+    ) -> Result<Next, Failure> {
+        if std::mem::take(&mut self.probed) {
+            match parse_head(parser, data, method, limits, self.decode_limit)? {
+                HeadStep::Interim { len, status } => {
+                    self.probed = true;
+                    return Ok(self.interim(len, status));
+                }
+                HeadStep::Final(reader) if reader.status() < 300 => self.early = Some(reader),
+                HeadStep::Final(reader) => return Ok(Next::Final(self.answered(reader))),
+                // The rest of a head comes at the next look.
+                HeadStep::Need(_) => {}
+            }
+        }
+        let Some(upload) = self.upload.as_mut() else {
+            return Ok(Next::Upload(max));
+        };
+        if self.early.is_none() && upload.unprobed >= PROBE_EVERY {
+            upload.unprobed = 0;
+            return Ok(Next::Probe);
+        }
+        Ok(Next::Upload(max))
+    }
+
+    /// The outcome of a [`Next::Probe`]: whether bytes (or the end of the stream) came.
+    pub(crate) fn probed(&mut self, probed: Result<bool, Error>) -> Result<(), Failure> {
+        match probed {
+            Ok(came) => {
+                self.probed = came;
+                Ok(())
+            }
+            Err(error) => Err(Failure {
+                retryable: !self.heard && matches!(error, Error::Io(_)),
+                error,
+            }),
+        }
     }
 
     /// [`next`](Self::next) on an HTTP/2 connection: handles the frames at
@@ -1048,8 +1123,8 @@ mod tests {
         let out = trip.uploaded(&mut proto, &mut scratch, 20).ok().unwrap();
         assert_eq!(out, PIECE_AT..PIECE_AT + 20);
         assert!(matches!(next(&mut trip, ""), Next::Upload(10)));
-        // Over HTTP/1.1 an answer that came early waits until the body is sent (or the
-        // server stops it, which cuts the write short).
+        // Over HTTP/1.1 an answer that came early is not looked at until a look for one
+        // (every `PROBE_EVERY` bytes) finds it, or the body is sent.
         let ok = "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n";
         assert!(matches!(
             trip.next(

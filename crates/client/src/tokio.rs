@@ -430,6 +430,11 @@ impl Client {
                     };
                     trip.wrote(wrote)?;
                 }
+                Next::Probe => {
+                    let at_least = conn.rx.data().len() + 1;
+                    let probed = conn.rx.try_fill(at_least).map(|got| got.is_some());
+                    trip.probed(probed.map_err(Error::from))?;
+                }
                 Next::Fill { at_least, until } => {
                     let (rx, stream, proto) = (&mut conn.rx, &conn.stream, &mut conn.proto);
                     let filled = within(until, async {
