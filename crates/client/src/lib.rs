@@ -11,7 +11,9 @@
 //! - A body of any size can be read from a source as it is sent
 //!   ([`HeaderBuilder::body_stream`], `send_streamed`: a file, a pipe, any `Read` or
 //!   `AsyncRead`), piece by piece through the send ring: with `content-length`, or
-//!   chunked (HTTP/2: frames within the server's windows) when its length is not known.
+//!   chunked (HTTP/2: frames within the server's windows) when its length is not known;
+//!   a file by `sendfile` over plain HTTP/1.1 (`send_file`). An answer that comes before
+//!   the body is all sent is watched for: a refusal stops the upload.
 //! - A response is received into the connection's ring and read in place:
 //!   the head as a view, the body as chunks borrowed from the ring, framed
 //!   by length, chunked or the server's close; interim `1xx` heads are
