@@ -192,6 +192,7 @@ impl State {
     /// Appends `record` to its partition's batch, sealing the batch first if the record would
     /// overfill it, and after if it is full. `None` when the topic is not known yet
     /// ([`add_topic`](Self::add_topic)).
+    #[inline]
     pub(super) fn append<T>(
         &mut self,
         record: &ProducerRecord<'_>,

@@ -635,6 +635,7 @@ impl Producer {
     }
 
     /// Refuses a record of a transactional producer outside a transaction.
+    #[inline]
     fn inside_transaction(&self) -> Result<(), ClientError> {
         match &self.shared.txn {
             Some(txn) if !txn.is_open() => Err(ClientError::TransactionState(
