@@ -603,6 +603,27 @@ fn files_go_by_sendfile_over_plain_http1() {
         .enumerate()
         .all(|(i, &b)| b == pattern(i + 1000)));
 
+    // A pipe, which `sendfile` may refuse: read instead.
+    let fifo = nginx.dir.join("fifo");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.unwrap().success());
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            let data: Vec<u8> = (0..300_000).map(pattern).collect();
+            std::fs::write(fifo, data).unwrap();
+        })
+    };
+    let url = nginx.url("/up/piped");
+    let request = buffer.request("PUT", &url).unwrap().headers().unwrap();
+    let request = request.body_stream(Some(300_000)).unwrap();
+    let pipe = std::fs::File::open(&fifo).unwrap();
+    let response = client.send_file(&mut buffer, &request, &pipe).unwrap();
+    assert_eq!(response.status(), 201);
+    drop(response);
+    writer.join().unwrap();
+    assert_stored(&nginx, "up/piped", 300_000);
+
     // A file shorter than announced.
     let url = nginx.url("/up/short");
     let request = buffer.request("PUT", &url).unwrap().headers().unwrap();

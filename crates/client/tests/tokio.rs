@@ -137,15 +137,20 @@ async fn concurrent_requests_on_spawned_tasks() {
     let tasks: Vec<_> = (0..8)
         .map(|task| {
             let (client, url) = (std::sync::Arc::clone(&client), url.clone());
-            // `spawn` needs the client's futures to be `Send`.
+            // `spawn` needs the client's futures to be `Send`, a streamed body's too.
             tokio::spawn(async move {
                 let body = format!("task {task}");
                 let mut buffer = RequestBuffer::new()?;
-                let request = buffer
-                    .request("POST", &url)?
-                    .headers()?
-                    .body(body.as_bytes())?;
-                let mut response = client.send(&mut buffer, &request).await?;
+                let head = buffer.request("POST", &url)?.headers()?;
+                let mut response = if task % 2 == 0 {
+                    let request = head.body(body.as_bytes())?;
+                    client.send(&mut buffer, &request).await?
+                } else {
+                    let request = head.body_stream(Some(body.len() as u64))?;
+                    client
+                        .send_streamed(&mut buffer, &request, body.as_bytes())
+                        .await?
+                };
                 response.text().await
             })
         })
