@@ -537,33 +537,38 @@ fn speaks_http2_where_the_server_does_as_curl() {
     assert!(text(&h2c.stdout).ends_with("Hello from ringwire!\n"));
 }
 
+/// Serves `handler` with a ringwire server in this process, on a free loopback port.
+fn serve_in_process(handler: impl ringwire_server::Handler) -> std::net::SocketAddr {
+    use ringwire_server::{Server, ServerConfig};
+    let server = Server::bind(ServerConfig::new("127.0.0.1:0".parse().unwrap())).unwrap();
+    let addr = server.local_addr();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(server.serve(handler)).unwrap();
+    });
+    addr
+}
+
 /// A ringwire server (in this process) answering `N bytes`, the length of
 /// the request body it read.
 fn counting_server() -> std::net::SocketAddr {
-    use ringwire_server::{Handler, Request, Response, Server, ServerConfig};
+    use ringwire_server::{Handler, Request, Response};
     struct Count;
     impl Handler for Count {
         async fn call(&self, request: &Request<'_>) -> Response {
             Response::new(200).body(format!("{} bytes", request.body().len()))
         }
     }
-    let server = Server::bind(ServerConfig::new("127.0.0.1:0".parse().unwrap())).unwrap();
-    let addr = server.local_addr();
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(server.serve(Count)).unwrap();
-    });
-    addr
+    serve_in_process(Count)
 }
 
 /// A ringwire server (in this process) answering a body in two chunks and a checksum in
 /// its trailer fields, over HTTP/1.1 and HTTP/2.
 fn trailing_server() -> std::net::SocketAddr {
-    use ringwire_server::{Body, Handler, Request, Response, Server, ServerConfig};
+    use ringwire_server::{Body, Handler, Request, Response};
     struct Trailing;
     impl Handler for Trailing {
         async fn call(&self, _: &Request<'_>) -> Response {
@@ -579,16 +584,7 @@ fn trailing_server() -> std::net::SocketAddr {
             Response::new(200).body(body)
         }
     }
-    let server = Server::bind(ServerConfig::new("127.0.0.1:0".parse().unwrap())).unwrap();
-    let addr = server.local_addr();
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(server.serve(Trailing)).unwrap();
-    });
-    addr
+    serve_in_process(Trailing)
 }
 
 #[test]
@@ -1112,7 +1108,7 @@ fn resolve_pins_a_name_as_curl() {
 /// `100-continue`, the body's length and a checksum; over HTTP/1.1 and HTTP/2 (prior
 /// knowledge).
 fn receipt_server() -> std::net::SocketAddr {
-    use ringwire_server::{Handler, Request, Response, Server, ServerConfig};
+    use ringwire_server::{Handler, Request, Response};
     struct Receipt;
     impl Handler for Receipt {
         async fn call(&self, request: &Request<'_>) -> Response {
@@ -1138,17 +1134,7 @@ fn receipt_server() -> std::net::SocketAddr {
             ))
         }
     }
-    let server = Server::bind(ServerConfig::new("127.0.0.1:0".parse().unwrap())).unwrap();
-    let addr = server.local_addr();
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(server.serve(Receipt)).unwrap();
-    });
-    addr
+    serve_in_process(Receipt)
 }
 
 #[test]

@@ -8,7 +8,7 @@ use std::process::{Child, Command, Stdio};
 
 mod common;
 
-use common::Leaf;
+use common::{Leaf, Ready};
 use ringwire_client::{blocking, tokio as async_client, ClientConfig, RequestBuffer, Url};
 
 /// The peer: answers `STATUS` right after the request head, reads to the end of the
@@ -97,18 +97,6 @@ impl Read for Zeros {
     }
 }
 
-impl tokio::io::AsyncRead for Zeros {
-    fn poll_read(
-        self: std::pin::Pin<&mut Self>,
-        _: &mut std::task::Context<'_>,
-        buf: &mut tokio::io::ReadBuf<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        let n = Read::read(self.get_mut(), buf.initialize_unfilled())?;
-        buf.advance(n);
-        std::task::Poll::Ready(Ok(()))
-    }
-}
-
 /// Sends `LEN` bytes to a peer answering `status`, with the blocking or the async client:
 /// the status and body got, and how much of the body the peer received.
 fn upload(status: &str, tls: bool, blocking: bool) -> (u16, Vec<u8>, usize) {
@@ -147,7 +135,7 @@ fn upload(status: &str, tls: bool, blocking: bool) -> (u16, Vec<u8>, usize) {
         runtime.block_on(async {
             let client = async_client::Client::with_tls(ClientConfig::default(), tls_config);
             let mut response = client
-                .send_streamed(&mut buffer, &request, Zeros(LEN))
+                .send_streamed(&mut buffer, &request, Ready(Zeros(LEN)))
                 .await
                 .unwrap();
             (response.status(), response.bytes().await.unwrap())

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 mod common;
 
-use common::Leaf;
+use common::{Leaf, Ready};
 use ringwire_client::{
     blocking, tokio as async_client, ClientConfig, Encoding, Error, Http2, Protocol, RequestBuffer,
     Url,
@@ -344,18 +344,6 @@ impl Read for Trickle {
     }
 }
 
-impl tokio::io::AsyncRead for Trickle {
-    fn poll_read(
-        self: std::pin::Pin<&mut Self>,
-        _: &mut std::task::Context<'_>,
-        buf: &mut tokio::io::ReadBuf<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        let n = Read::read(self.get_mut(), buf.initialize_unfilled())?;
-        buf.advance(n);
-        std::task::Poll::Ready(Ok(()))
-    }
-}
-
 /// A source that fails after `after` bytes.
 struct Failing {
     after: usize,
@@ -507,7 +495,7 @@ fn async_uploads(nginx: &Nginx, http2: Http2) {
             let head = buffer.request("PUT", &url).unwrap().headers().unwrap();
             let request = head.body_stream(known.then_some(len as u64)).unwrap();
             let response = client
-                .send_streamed(&mut buffer, &request, Trickle::new(len))
+                .send_streamed(&mut buffer, &request, Ready(Trickle::new(len)))
                 .await
                 .unwrap();
             assert_eq!(response.status(), 201);

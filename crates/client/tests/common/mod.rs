@@ -1,6 +1,6 @@
 //! Peers for the client's tests, all on 127.0.0.1: ringwire's own server,
 //! Python's `http.server`, a scripted raw server for the bytes no
-//! well-behaved server sends, and certificates for the TLS peers.
+//! well-behaved server sends, certificates for the TLS peers, and body sources.
 
 #![allow(dead_code, unreachable_pub)]
 
@@ -579,4 +579,20 @@ impl ProxyPy {
 pub fn socks5() -> PyListener {
     let args = |port: u16| vec!["-l".to_owned(), format!("socks5://127.0.0.1:{port}")];
     PyListener::start("pproxy", "pproxy", &args)
+}
+
+/// A blocking source as tokio's `AsyncRead`, always ready: a streamed body's source for
+/// the async client's tests.
+pub struct Ready<R>(pub R);
+
+impl<R: std::io::Read + Unpin> tokio::io::AsyncRead for Ready<R> {
+    fn poll_read(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let n = self.get_mut().0.read(buf.initialize_unfilled())?;
+        buf.advance(n);
+        std::task::Poll::Ready(Ok(()))
+    }
 }
