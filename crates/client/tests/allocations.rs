@@ -1,7 +1,7 @@
 //! The client's hot path allocates nothing once warm: a request encoded
 //! into the send ring, sent on a pooled connection, its response parsed and
 //! its body read in the receive ring, the connection pooled again; over
-//! plain TCP and over TLS, and over HTTP/2.
+//! plain TCP and over TLS, and over HTTP/2; bodies streamed from a source or a file too.
 //!
 //! The counting allocator counts only on threads that ask it to, so the
 //! server running in this process (on its own threads) is not counted.
@@ -118,6 +118,52 @@ fn blocking_round_trips(client: &blocking::Client, url: &Url) {
     }
     assert_eq!(allocations(|| (0..100).for_each(|_| round_trip())), 0);
     assert_eq!(client.idle_connections(url), 1);
+}
+
+#[test]
+fn blocking_streamed_bodies_allocate_nothing_once_warm() {
+    let addr = common::ringwire(Echo);
+    let url = Url::parse(&format!("http://{addr}/orders")).unwrap();
+    streamed_round_trips(&blocking::Client::default(), &url);
+    let config = ClientConfig {
+        http2: Http2::PriorKnowledge,
+        ..ClientConfig::default()
+    };
+    streamed_round_trips(&blocking::Client::new(config), &url);
+}
+
+/// Bodies read from sources as they are sent: of known length, chunked, and from a file
+/// (by `sendfile` over HTTP/1.1).
+fn streamed_round_trips(client: &blocking::Client, url: &Url) {
+    use std::io::{Seek as _, SeekFrom};
+    let path = std::env::temp_dir().join(format!("ringwire-alloc-{}", std::process::id()));
+    std::fs::write(&path, BODY).unwrap();
+    let mut file = std::fs::File::open(&path).unwrap();
+    let mut buffer = RequestBuffer::new().unwrap();
+    let mut round_trip = |kind: usize| {
+        let head = buffer.request("POST", url).unwrap().headers().unwrap();
+        let len = (kind != 1).then_some(BODY.len() as u64);
+        let request = head.body_stream(len).unwrap();
+        let mut response = if kind == 2 {
+            file.seek(SeekFrom::Start(0)).unwrap();
+            client.send_file(&mut buffer, &request, &file).unwrap()
+        } else {
+            client.send_streamed(&mut buffer, &request, BODY).unwrap()
+        };
+        assert_eq!(response.status(), 200);
+        let mut len = 0;
+        while let Some(chunk) = response.chunk().unwrap() {
+            len += chunk.len();
+        }
+        assert!(len > BODY.len());
+    };
+    for kind in (0..3).cycle().take(300) {
+        round_trip(kind);
+    }
+    let counted = allocations(|| (0..3).cycle().take(99).for_each(&mut round_trip));
+    assert_eq!(counted, 0);
+    assert_eq!(client.idle_connections(url), 1);
+    std::fs::remove_file(&path).unwrap();
 }
 
 #[test]
