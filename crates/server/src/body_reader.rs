@@ -55,6 +55,26 @@ impl<'a> BodyReader<'a> {
         poll_fn(|cx| self.source.poll_read(cx, buf)).await
     }
 
+    /// Hands `f` the next piece of the body where it lies, without copying it: in the
+    /// connection's receive ring over HTTP/1.1 (the framing around it left out), in the
+    /// stream's buffer over HTTP/2; `Ok(None)` at the end of the body. For a handler that
+    /// looks at the bytes (a checksum, a parser) rather than keeping them.
+    ///
+    /// # Errors
+    ///
+    /// As [`read`](Self::read).
+    pub async fn with_chunk<T>(&mut self, f: impl FnOnce(&[u8]) -> T) -> io::Result<Option<T>> {
+        let mut f = Some(f);
+        let mut made = None;
+        poll_fn(|cx| {
+            self.source.poll_chunk(cx, &mut |piece| {
+                made = f.take().map(|f| f(piece));
+            })
+        })
+        .await?;
+        Ok(made)
+    }
+
     /// Reads the rest of the body into a vector, refusing more than `limit`
     /// bytes ([`io::ErrorKind::FileTooLarge`]).
     ///
@@ -110,7 +130,32 @@ fn poll_read_into(
 /// Where a [`BodyReader`] reads from: the connection's [`Pump`], behind a
 /// lock so that the request (shared by reference) can hand it out.
 pub(crate) trait Source: Sync {
-    fn poll_read(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>>;
+    /// Copies what has arrived into `buf`: how much; none at the end.
+    fn poll_read(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+        let copied = std::task::ready!(self.poll_take(cx, &mut |waiting| {
+            let n = waiting.len().min(buf.len());
+            buf[..n].copy_from_slice(&waiting[..n]);
+            n
+        }))?;
+        Poll::Ready(Ok(copied.unwrap_or(0)))
+    }
+
+    /// Hands `f` all that has arrived, in place (it takes it all); `false` at the end.
+    fn poll_chunk(&self, cx: &mut Context<'_>, f: &mut dyn FnMut(&[u8])) -> Poll<io::Result<bool>> {
+        let taken = std::task::ready!(self.poll_take(cx, &mut |waiting| {
+            f(waiting);
+            waiting.len()
+        }))?;
+        Poll::Ready(Ok(taken.is_some()))
+    }
+
+    /// Hands `take` the body bytes waiting, which says how many it took; `None` at the
+    /// body's end; pending while nothing waits.
+    fn poll_take(
+        &self,
+        cx: &mut Context<'_>,
+        take: &mut dyn FnMut(&[u8]) -> usize,
+    ) -> Poll<io::Result<Option<usize>>>;
 }
 
 /// The connection's side: the receive ring, the framing decoder, and the
@@ -164,26 +209,29 @@ impl<'r, 's> Pump<'r, 's> {
         self.end
     }
 
-    fn fail(&mut self, kind: io::ErrorKind, what: &str) -> Poll<io::Result<usize>> {
+    fn fail<T>(&mut self, kind: io::ErrorKind, what: &str) -> Poll<io::Result<T>> {
         self.end = End::Failed;
         Poll::Ready(Err(io::Error::new(kind, what.to_owned())))
     }
 
-    fn poll_read(&mut self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+    fn poll_take(
+        &mut self,
+        cx: &mut Context<'_>,
+        take: &mut dyn FnMut(&[u8]) -> usize,
+    ) -> Poll<io::Result<Option<usize>>> {
         loop {
             match self.end {
-                End::Done => return Poll::Ready(Ok(0)),
+                End::Done => return Poll::Ready(Ok(None)),
                 End::Failed => {
                     return self.fail(io::ErrorKind::BrokenPipe, "the request body failed")
                 }
                 End::Unread => {}
             }
             if self.leftover > 0 {
-                let n = self.leftover.min(buf.len());
-                buf[..n].copy_from_slice(&self.rx.data()[..n]);
+                let n = take(&self.rx.data()[..self.leftover]).min(self.leftover);
                 self.rx.consume(n);
                 self.leftover -= n;
-                return Poll::Ready(Ok(n));
+                return Poll::Ready(Ok(Some(n)));
             }
             if self.timer.is_over() {
                 return self.fail(io::ErrorKind::TimedOut, "request body too slow");
@@ -254,10 +302,14 @@ impl<'r, 's> Pump<'r, 's> {
 }
 
 impl Source for Mutex<Pump<'_, '_>> {
-    fn poll_read(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+    fn poll_take(
+        &self,
+        cx: &mut Context<'_>,
+        take: &mut dyn FnMut(&[u8]) -> usize,
+    ) -> Poll<io::Result<Option<usize>>> {
         self.lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .poll_read(cx, buf)
+            .poll_take(cx, take)
     }
 }
 
@@ -410,13 +462,15 @@ impl Inflow {
 }
 
 impl Source for Inflow {
-    fn poll_read(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
-        let copied = std::task::ready!(self.poll_take(cx, |waiting| {
-            let n = waiting.len().min(buf.len());
-            buf[..n].copy_from_slice(&waiting[..n]);
+    fn poll_take(
+        &self,
+        cx: &mut Context<'_>,
+        take: &mut dyn FnMut(&[u8]) -> usize,
+    ) -> Poll<io::Result<Option<usize>>> {
+        Inflow::poll_take(self, cx, |waiting| {
+            let n = take(waiting).min(waiting.len());
             (n, n)
-        }))?;
-        Poll::Ready(Ok(copied.unwrap_or(0)))
+        })
     }
 }
 

@@ -33,6 +33,29 @@ async fn sum(request: &Request<'_>) -> Response {
     Response::text(format!("len={len} sum={sum}\n"))
 }
 
+/// The same as [`sum`], the body taken where it lies, a piece at a time
+/// ([`BodyReader::with_chunk`](ringwire_server::BodyReader::with_chunk)).
+async fn sum_in_place(request: &Request<'_>) -> Response {
+    let Some(mut body) = request.body_reader() else {
+        return Response::text("no body\n");
+    };
+    let (mut len, mut sum) = (0u64, 0u64);
+    loop {
+        let piece = body.with_chunk(|piece| {
+            len += piece.len() as u64;
+            sum = piece
+                .iter()
+                .fold(sum, |s, &b| s.wrapping_mul(31).wrapping_add(u64::from(b)));
+        });
+        match piece.await {
+            Ok(Some(())) => {}
+            Ok(None) => break,
+            Err(e) => return Response::new(400).body(format!("{e}\n")),
+        }
+    }
+    Response::text(format!("len={len} sum={sum}\n"))
+}
+
 /// Answers at once without reading the body.
 async fn ignore(_: &Request<'_>) -> Response {
     Response::text("ignored\n")
@@ -64,6 +87,11 @@ fn expected(data: &[u8]) -> String {
 fn app() -> Router {
     Router::new()
         .route(Method::Post, "/sum", streaming(handler_fn(sum)))
+        .route(
+            Method::Post,
+            "/in-place",
+            streaming(handler_fn(sum_in_place)),
+        )
         .route(Method::Post, "/ignore", streaming(handler_fn(ignore)))
         .route(Method::Post, "/peek", streaming(handler_fn(peek)))
 }
@@ -78,12 +106,14 @@ fn uploads_larger_than_the_buffer_bound_stream_through() {
     let data: Vec<u8> = (0..20_000_000u32)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
         .collect();
-    let url = format!("http://{addr}/sum");
-    // Content-Length, then chunked (curl sends stdin chunked with -T -).
-    let out = curl(&["--data-binary", "@-", &url], &data);
-    assert_eq!(String::from_utf8_lossy(&out), expected(&data));
-    let out = curl(&["-T", "-", "-X", "POST", &url], &data);
-    assert_eq!(String::from_utf8_lossy(&out), expected(&data));
+    for path in ["/sum", "/in-place"] {
+        let url = format!("http://{addr}{path}");
+        // Content-Length, then chunked (curl sends stdin chunked with -T -).
+        let out = curl(&["--data-binary", "@-", &url], &data);
+        assert_eq!(String::from_utf8_lossy(&out), expected(&data), "{path}");
+        let out = curl(&["-T", "-", "-X", "POST", &url], &data);
+        assert_eq!(String::from_utf8_lossy(&out), expected(&data), "{path}");
+    }
 }
 
 /// Over HTTP/2 too: the body comes in `DATA` frames and the window is given back as the
@@ -99,12 +129,15 @@ fn uploads_stream_through_over_http2() {
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
         .collect();
     let addr = start(config, app());
-    let url = format!("http://{addr}/sum");
-    let args = ["--http2-prior-knowledge", "--data-binary", "@-", &url];
-    assert_eq!(
-        String::from_utf8_lossy(&curl(&args, &data)),
-        expected(&data)
-    );
+    for path in ["/sum", "/in-place"] {
+        let url = format!("http://{addr}{path}");
+        let args = ["--http2-prior-knowledge", "--data-binary", "@-", &url];
+        assert_eq!(
+            String::from_utf8_lossy(&curl(&args, &data)),
+            expected(&data),
+            "{path}"
+        );
+    }
     let addr = start_tls(config, app(), acceptor(&[b"h2", b"http/1.1"]));
     let url = format!("https://localhost:{}/sum", addr.port());
     let format = "%{http_version} %{num_connects}\n";
@@ -233,18 +266,21 @@ fn a_held_http2_body_is_cut_off_when_the_connection_ends() {
 #[test]
 fn one_byte_chunks_and_keep_alive_after_a_read_body() {
     let addr = start(ServerConfig::default(), app());
-    let mut request =
-        b"POST /sum HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
     let body: Vec<u8> = (0..3000u32).map(|i| b'a' + (i % 26) as u8).collect();
-    for b in &body {
-        request.extend_from_slice(b"1\r\n");
-        request.push(*b);
-        request.extend_from_slice(b"\r\n");
-    }
-    request.extend_from_slice(b"0\r\n\r\n");
-    // Twice on one connection, then a close.
-    let mut all = request.clone();
-    all.extend_from_slice(&request);
+    let chunked = |path: &str| {
+        let head = format!("POST {path} HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n");
+        let mut request = head.into_bytes();
+        for b in &body {
+            request.extend_from_slice(b"1\r\n");
+            request.push(*b);
+            request.extend_from_slice(b"\r\n");
+        }
+        request.extend_from_slice(b"0\r\n\r\n");
+        request
+    };
+    // Twice on one connection (read into a buffer, then in place), then a close.
+    let mut all = chunked("/sum");
+    all.extend_from_slice(&chunked("/in-place"));
     all.extend_from_slice(
         b"POST /sum HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc",
     );
