@@ -43,7 +43,8 @@
 //! the receive ring right behind the head (no copy); a chunked body is decoded
 //! into a per-connection buffer that is reused across requests (one copy). A
 //! handler that [streams bodies](Handler::streams_body) reads them as they
-//! arrive instead, through a [`BodyReader`], of any size; over HTTP/2 also after
+//! arrive instead, through a [`BodyReader`], of any size (copied out, or looked at in
+//! place with [`BodyReader::with_chunk`]); over HTTP/2 also after
 //! the handler has answered, through a [`RequestBody`] (a bidirectional gRPC
 //! call).
 
