@@ -19,21 +19,14 @@ pub struct Form<'a> {
 }
 
 /// One field or file.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Part<'a> {
     name: &'a str,
     /// A file's name, which makes the part a file.
     filename: Option<&'a str>,
     content_type: Option<&'a str>,
-    data: Data<'a>,
-}
-
-/// A part's content: bytes in hand, or the first `len` bytes of a file, read as they are
-/// sent.
-#[derive(Debug, Clone, Copy)]
-enum Data<'a> {
-    Bytes(&'a [u8]),
-    File { file: &'a File, len: u64 },
+    /// Bytes in hand, or the first `len` bytes of a file, read as they are sent.
+    data: Segment<'a>,
 }
 
 /// Why a form cannot be sent.
@@ -78,7 +71,7 @@ impl<'a> Form<'a> {
             name,
             filename: None,
             content_type: None,
-            data: Data::Bytes(value),
+            data: Segment::Bytes(value),
         });
         self
     }
@@ -97,7 +90,7 @@ impl<'a> Form<'a> {
             name,
             filename: Some(filename),
             content_type: Some(content_type.unwrap_or("application/octet-stream")),
-            data: Data::Bytes(data),
+            data: Segment::Bytes(data),
         });
         self
     }
@@ -121,7 +114,7 @@ impl<'a> Form<'a> {
             name,
             filename: Some(filename),
             content_type: Some(content_type.unwrap_or("application/octet-stream")),
-            data: Data::File { file, len },
+            data: Segment::File { file, len },
         });
         Ok(self)
     }
@@ -153,8 +146,8 @@ impl<'a> Form<'a> {
             let marker = format!("--{boundary}");
             let finder = memchr::memmem::Finder::new(marker.as_bytes());
             let absent = |p: &Part<'_>| match p.data {
-                Data::Bytes(data) => finder.find(data).is_none(),
-                Data::File { .. } => true,
+                Segment::Bytes(data) => finder.find(data).is_none(),
+                Segment::Owned(_) | Segment::File { .. } => true,
             };
             if self.parts.iter().all(absent) {
                 return Ok(boundary);
@@ -194,7 +187,7 @@ impl<'a> Form<'a> {
     /// The body's length in bytes with `boundary`.
     #[must_use]
     pub fn len(&self, boundary: &str) -> u64 {
-        self.segments(boundary).iter().map(Segment::len).sum()
+        self.reader(boundary).total_len()
     }
 
     /// The body with `boundary`, read as it is sent: as [`Read`], or as tokio's `AsyncRead`
@@ -230,10 +223,7 @@ impl<'a> Form<'a> {
             }
             head.push_str("\r\n");
             segments.push(Segment::Owned(head.into_bytes()));
-            segments.push(match part.data {
-                Data::Bytes(data) => Segment::Bytes(data),
-                Data::File { file, len } => Segment::File { file, len },
-            });
+            segments.push(part.data.clone());
             segments.push(Segment::Bytes(b"\r\n"));
         }
         segments.push(Segment::Owned(format!("--{boundary}--\r\n").into_bytes()));
@@ -242,7 +232,7 @@ impl<'a> Form<'a> {
 }
 
 /// A piece of a form's body.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 enum Segment<'a> {
     Owned(Vec<u8>),
     Bytes(&'a [u8]),
@@ -267,6 +257,13 @@ pub struct FormReader<'a> {
     /// The segment being read, and how far into it.
     at: usize,
     offset: u64,
+}
+
+impl FormReader<'_> {
+    /// The whole body's length in bytes (what is read and what is not).
+    pub(crate) fn total_len(&self) -> u64 {
+        self.segments.iter().map(Segment::len).sum()
+    }
 }
 
 impl Read for FormReader<'_> {

@@ -480,10 +480,11 @@ impl<'w, 'a> HeaderBuilder<'w, 'a> {
         form: &crate::Form<'f>,
     ) -> Result<(StreamedRequest<'a>, crate::FormReader<'f>), Error> {
         let boundary = form.boundary().map_err(Error::Form)?;
+        let body = form.reader(&boundary);
         let request = self
             .header("content-type", crate::Form::content_type(&boundary))?
-            .body_stream(Some(form.len(&boundary)))?;
-        Ok((request, form.reader(&boundary)))
+            .body_stream(Some(body.total_len()))?;
+        Ok((request, body))
     }
 
     /// Writes `content-length: len`, after `expect: 100-continue` when it
