@@ -1334,3 +1334,43 @@ fn against_python_h2_a_get_and_a_200_kib_post_echoed() {
     assert!(echoed == upload, "the echo differs");
     assert_eq!(conn.open_streams(), 0);
 }
+
+#[test]
+fn a_server_sends_informational_heads_before_the_final_one() {
+    run(|p| {
+        let id = p.get("/", &[]);
+        p.pump();
+        let link = [("Link", "</a.css>; rel=preload")];
+        p.server
+            .send_informational(id, 103, bytes_of(&link))
+            .unwrap();
+        for status in [101, 200, 99] {
+            let refused = p.server.send_informational(id, status, NONE);
+            assert_eq!(refused, Err(SendError::NotInformational(status)));
+        }
+        p.server.send_response(id, 204, NONE, true).unwrap();
+        let late = p.server.send_informational(id, 103, NONE);
+        assert!(matches!(
+            late,
+            Err(SendError::AlreadySent(_) | SendError::NoStream(_))
+        ));
+        let (client, server) = p.pump();
+        assert_eq!(server, []);
+        assert_eq!(
+            client,
+            [
+                Ev::Interim {
+                    stream: 1,
+                    status: 103,
+                    fields: strs(&[("link", "</a.css>; rel=preload")])
+                },
+                Ev::Response {
+                    stream: 1,
+                    status: 204,
+                    fields: vec![],
+                    end_stream: true
+                }
+            ]
+        );
+    });
+}

@@ -31,6 +31,7 @@ use tokio::sync::Notify;
 
 use crate::body_reader::{BodyReader, End, Pump};
 use crate::date::write_date;
+use crate::informational::{self, Sink};
 use crate::middleware::access_log;
 use crate::response::Fields;
 use crate::timeout::{Phase, Timer};
@@ -429,11 +430,12 @@ async fn requests<H: Handler>(
             timer.enter(Phase::Body);
             let decoder = BodyDecoder::new(kind, &config.limits);
             let pump = Mutex::new(Pump::new(rx, stream, timer, decoder));
+            let sink = informational::Http1::new(tx);
             let response = {
                 let request = Request::new(parser.head().view(&head_copy), &[])
                     .on(stream)
                     .with_reader(BodyReader::new(&pump));
-                handler.call(&request).await
+                handler.call(&informing(request, &sink, http10)).await
             };
             // A body not read to its end cannot be skipped safely: close.
             let end = pump
@@ -523,11 +525,12 @@ async fn requests<H: Handler>(
             };
 
             timer.enter(Phase::Handler);
+            let sink = informational::Http1::new(tx);
             let response = {
                 let data = rx.data();
                 let body = &data[head_len..dechunked_end.unwrap_or(total)];
                 let request = Request::new(parser.head().view(data), body).on(stream);
-                handler.call(&request).await
+                handler.call(&informing(request, &sink, http10)).await
             };
             (response, total)
         };
@@ -564,6 +567,16 @@ async fn requests<H: Handler>(
             tx.shutdown_write().await?;
             return Ok(Close::Linger);
         }
+    }
+}
+
+/// `request`, its informational heads sent through `sink`, unless the client speaks
+/// HTTP/1.0, which knows none.
+fn informing<'a>(request: Request<'a>, sink: &'a dyn Sink, http10: bool) -> Request<'a> {
+    if http10 {
+        request
+    } else {
+        request.with_informational(sink)
     }
 }
 

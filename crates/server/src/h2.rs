@@ -41,6 +41,7 @@ use tokio::sync::Notify;
 
 use crate::body_reader::Inflow;
 use crate::conn::{Close, Shared};
+use crate::informational;
 use crate::pace::Pacer;
 use crate::timeout::{Phase, Timer};
 use crate::{Body, BodyStream, FileBody, Handler, Request, Response, ServerConfig, Socket};
@@ -286,6 +287,8 @@ pub(crate) async fn serve<H: Handler>(
         limits: config.limits,
         pacer: Pacer::new(&config.timeouts),
     };
+    // Informational heads handlers send, before their final answers.
+    let informational = informational::Queue::default();
     // Handlers still working after their first poll.
     let mut running = FuturesUnordered::new();
     // Boxes for handlers' futures, kept from request to request.
@@ -312,10 +315,11 @@ pub(crate) async fn serve<H: Handler>(
             if let Some(request) = streams.incoming.remove(&id) {
                 // Most handlers answer at their first poll: then nothing is allocated.
                 let mut slot = slots.pop().unwrap_or_else(|| Box::pin(None));
-                slot.set(Some(answer(id, request, stream, handler)));
+                slot.set(Some(answer(id, request, stream, handler, &informational)));
                 match poll_fn(|cx| Poll::Ready(poll_slot(&mut slot, cx))).await {
                     Poll::Ready((id, head_only, response, request)) => {
                         slots.push(slot);
+                        informational.send_all(&mut conn);
                         streams.answered(id, &mut conn);
                         streams.recycle(request);
                         respond(&mut conn, id, head_only, response, &mut bodies);
@@ -379,6 +383,7 @@ pub(crate) async fn serve<H: Handler>(
                     // (An aborted handler's stream was reset: nothing to send.)
                     if let Ok(((id, head_only, response, request), slot)) = answered {
                         slots.push(slot);
+                        informational.send_all(&mut conn);
                         streams.answered(id, &mut conn);
                         streams.recycle(request);
                         respond(&mut conn, id, head_only, response, &mut bodies);
@@ -398,6 +403,7 @@ pub(crate) async fn serve<H: Handler>(
                 }
             }
             () = read.notified(), if !streams.inflows.is_empty() => streams.settle(&mut conn),
+            () = informational.queued() => informational.send_all(&mut conn),
             () = poll_fn(|cx| pace_timer.as_mut().as_pin_mut().map_or(Poll::Pending, |t| t.poll(cx))),
                 if due.is_some() => {
                 let now = std::time::Instant::now();
@@ -602,12 +608,17 @@ async fn answer<H: Handler>(
     request: Incoming,
     stream: &Socket,
     handler: &H,
+    informational: &informational::Queue,
 ) -> (StreamId, bool, Response, Incoming) {
     let response = match request.verdict {
         _ if request.too_large => Response::new(413),
         Ok(()) => {
             let head = request.parser.head().view(&request.head);
-            let plain = Request::new(head, &request.body).on(stream).over_http2();
+            let sink = informational.of(id);
+            let plain = Request::new(head, &request.body)
+                .on(stream)
+                .over_http2()
+                .with_informational(&sink);
             match &request.inflow {
                 Some(inflow) => handler.call(&plain.with_inflow(inflow)).await,
                 None => handler.call(&plain).await,

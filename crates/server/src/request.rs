@@ -7,7 +7,10 @@ use std::sync::Arc;
 
 use crate::Socket;
 
+use ringwire_http1::encode::FieldBlock;
+
 use crate::body_reader::{BodyReader, Inflow, RequestBody};
+use crate::informational::{InformationalError, Sink};
 use crate::router::Params;
 
 /// A request as a handler sees it: the head, parsed in place in the receive
@@ -28,6 +31,8 @@ pub struct Request<'a> {
     reader: Option<BodyReader<'a>>,
     /// An HTTP/2 body a handler may take beyond its call.
     inflow: Option<&'a Arc<Inflow>>,
+    /// Where informational heads go; none for an HTTP/1.0 client.
+    informational: Option<&'a dyn Sink>,
     http2: bool,
 }
 
@@ -80,6 +85,7 @@ impl<'a> Request<'a> {
             peer: Peer::Unknown,
             reader: None,
             inflow: None,
+            informational: None,
             http2: false,
         }
     }
@@ -126,6 +132,48 @@ impl<'a> Request<'a> {
     pub fn body_stream(&self) -> Option<RequestBody> {
         self.inflow
             .map(|inflow| RequestBody::new(Arc::clone(inflow)))
+    }
+
+    /// The same request, its informational heads sent through `sink`.
+    pub(crate) fn with_informational(mut self, sink: &'a dyn Sink) -> Self {
+        self.informational = Some(sink);
+        self
+    }
+
+    /// Sends an informational (1xx) answer with `fields` before the final one, which the
+    /// handler still returns: `103 Early Hints` ([`early_hints`](Self::early_hints)) lets a
+    /// browser fetch what the page will need while the handler works on the page. Over
+    /// HTTP/1.1 it is written and flushed before this returns; over HTTP/2 the connection
+    /// sends it before anything else of the stream. An HTTP/1.0 client is sent nothing (it
+    /// does not know these answers, RFC 9110 section 15.2), nor is a request made by
+    /// [`Request::new`]; neither is an error.
+    ///
+    /// # Errors
+    ///
+    /// [`InformationalError::Status`] outside `102..=199`; over HTTP/1.1, a head past the
+    /// send ring's bound or a failed connection.
+    pub async fn send_informational(
+        &self,
+        status: u16,
+        fields: &FieldBlock,
+    ) -> Result<(), InformationalError> {
+        if !(102..=199).contains(&status) {
+            return Err(InformationalError::Status(status));
+        }
+        match self.informational {
+            Some(sink) => sink.send(status, fields).await,
+            None => Ok(()),
+        }
+    }
+
+    /// Sends `103 Early Hints` with `fields` (`link` fields naming what to preload or
+    /// preconnect to, RFC 8297); see [`send_informational`](Self::send_informational).
+    ///
+    /// # Errors
+    ///
+    /// As [`send_informational`](Self::send_informational).
+    pub async fn early_hints(&self, fields: &FieldBlock) -> Result<(), InformationalError> {
+        self.send_informational(103, fields).await
     }
 
     /// The same request, from `peer`.

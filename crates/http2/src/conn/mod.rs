@@ -199,6 +199,8 @@ pub enum SendError {
         /// The server's limit.
         limit: u32,
     },
+    /// An informational head whose status is not `1xx`, or is `101`.
+    NotInformational(u16),
 }
 
 impl fmt::Display for SendError {
@@ -213,6 +215,9 @@ impl fmt::Display for SendError {
             SendError::StreamIdsExhausted => f.write_str("no stream identifier left"),
             SendError::HeaderListTooLarge { limit } => {
                 write!(f, "a header list over the peer's limit of {limit} bytes")
+            }
+            SendError::NotInformational(status) => {
+                write!(f, "{status} is not an informational status HTTP/2 can send")
             }
         }
     }

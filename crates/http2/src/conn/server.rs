@@ -45,6 +45,30 @@ impl Connection {
         Ok(Some(Opened::Request { end_stream }))
     }
 
+    /// Sends an informational (1xx) response head on `stream`, before its final one: `103
+    /// Early Hints`, say. The stream stays open for more heads and the final response.
+    ///
+    /// # Errors
+    ///
+    /// [`SendError::NotInformational`] for a status outside `100..=199`, or `101`, which
+    /// HTTP/2 has no use for (section 8.6); otherwise as [`send_response`](Self::send_response).
+    pub fn send_informational<'f>(
+        &mut self,
+        stream: StreamId,
+        status: u16,
+        fields: impl IntoIterator<Item = (&'f [u8], &'f [u8])>,
+    ) -> Result<(), SendError> {
+        if !(100..=199).contains(&status) || status == 101 {
+            return Err(SendError::NotInformational(status));
+        }
+        if self.sendable(stream)?.head_sent {
+            return Err(SendError::AlreadySent(stream));
+        }
+        self.encode_block(&[(b":status", &status_digits(status))], fields);
+        self.send_block(stream, false);
+        Ok(())
+    }
+
     /// Sends the response head on `stream`: `status` and `fields` (names lowercased here;
     /// HTTP/1.1's connection-specific fields, which HTTP/2 forbids, left out).
     /// `end_stream`: no body follows.
