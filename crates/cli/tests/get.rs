@@ -741,6 +741,37 @@ fn include_shows_the_100_continue_too() {
 }
 
 #[test]
+fn include_and_verbose_show_early_hints_as_curl() {
+    use ringwire_http1::encode::FieldBlock;
+    use ringwire_server::{Handler, Request, Response};
+    struct Hinting(FieldBlock);
+    impl Handler for Hinting {
+        async fn call(&self, request: &Request<'_>) -> Response {
+            request.early_hints(&self.0).await.expect("hints sent");
+            Response::text("page\n")
+        }
+    }
+    let link = "</style.css>; rel=preload; as=style";
+    let hints = FieldBlock::new([("link", link.as_bytes())]).unwrap();
+    let url = format!("http://{}/", serve_in_process(Hinting(hints)));
+    for (flags, first) in [
+        (&[][..], "HTTP/1.1 103 Early Hints\r\n"),
+        (&["--http2-prior-knowledge"][..], "HTTP/2 103\r\n"),
+    ] {
+        let out = get(&[flags, &["-i", "-v", &url]].concat());
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let got = undated(&out.stdout);
+        assert!(got.starts_with(first), "{got:?}");
+        assert!(got.contains(&format!("link: {link}\r\n\r\n")), "{got:?}");
+        assert!(got.ends_with("\r\n\r\npage\n"), "{got:?}");
+        // (curl 7.88 ends an HTTP/2 status line with a space.)
+        let curl_out = undated(&curl(&[flags, &["-si", &url]].concat()).stdout);
+        assert_eq!(got, curl_out.replace(" \r\n", "\r\n"));
+        assert!(text(&out.stderr).contains(&format!("< link: {link}\n")));
+    }
+}
+
+#[test]
 fn head_sends_head_and_writes_the_head_as_curl() {
     let server = ringwire_serve(&[]);
     let url = format!("http://{}/", server.addr);
