@@ -202,6 +202,45 @@ fn cookies_as_curl_keeps_and_sends_them() {
 }
 
 #[test]
+fn no_cookie_for_a_public_suffix_as_curl_with_libpsl() {
+    use ringwire_server::{Handler, Request, Response};
+    struct Setting;
+    impl Handler for Setting {
+        async fn call(&self, _: &Request<'_>) -> Response {
+            [
+                "reg=1; Domain=co.uk",
+                "tld=1; Domain=uk",
+                "gh=1; Domain=github.io",
+            ]
+            .into_iter()
+            .chain(["site=1; Domain=example.co.uk", "own=1"])
+            .fold(Response::text("set\n"), |r, c| r.header("set-cookie", c))
+        }
+    }
+    let port = serve_in_process(Setting).port();
+    let dir = std::env::temp_dir().join(format!("ringwire-get-psl-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (ours, theirs) = (dir.join("ours.txt"), dir.join("theirs.txt"));
+    for host in ["www.example.co.uk", "me.github.io"] {
+        let url = format!("http://{host}:{port}/");
+        let resolve = format!("{host}:{port}:127.0.0.1");
+        for (command, jar) in [
+            (&get as &dyn Fn(&[&str]) -> Output, &ours),
+            (&curl, &theirs),
+        ] {
+            let jar = jar.to_str().unwrap();
+            let out = command(&["-s", "--resolve", &resolve, "-b", jar, "-c", jar, &url]);
+            assert!(out.status.success(), "{}", text(&out.stderr));
+        }
+    }
+    let lines = cookie_lines(&ours);
+    assert_eq!(lines, cookie_lines(&theirs));
+    let names: Vec<&str> = lines.iter().filter_map(|l| l.split('\t').nth(5)).collect();
+    assert_eq!(names, ["site", "own", "own"], "{lines:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn methods_headers_and_bodies() {
     let server = python(PYTHON_SERVER);
     let url = format!("http://{}/echo", server.addr);

@@ -4,8 +4,9 @@
 //! Cookies are matched by host (the setting host only, or its domain and subdomains when
 //! the cookie names one), by path, by scheme (`Secure` ones only over `https://`) and by age
 //! (`Max-Age`, else `Expires`; neither: the session's). A `Domain` must be the host or one of
-//! its parent domains with a dot in it (no public-suffix list: `co.uk` is accepted), and an
-//! address takes host-only cookies. A jar is shared by the clients given it (behind an
+//! its parent domains, and not a public suffix (`co.uk`, `github.io`: the compiled-in public
+//! suffix list, as browsers and curl's libpsl check it), and an address takes host-only
+//! cookies. A jar is shared by the clients given it (behind an
 //! `Arc`), and can be written to and read from curl's cookie files (Netscape's format).
 
 use std::fmt::Write as _;
@@ -20,9 +21,10 @@ use crate::{Error, Request, RequestBuffer, Scheme, Url};
 ///
 /// A cookie goes to the host that set it, or to its domain and subdomains when it names
 /// one; to its path and below; over `https://` only if `Secure`; until `Max-Age`, else
-/// `Expires`, or for the session. A `Domain` must be the host or a parent domain with a dot
-/// in it (there is no public-suffix list: `co.uk` is taken), and an address takes host-only
-/// cookies. Cookies go most specific path first, then in the order they were set. Share a
+/// `Expires`, or for the session. A `Domain` must be the host or a parent domain that is
+/// not a public suffix (a cookie for `co.uk` or `github.io` would go to every site under
+/// it: refused, or kept for the host alone when the host is that suffix, RFC 6265 section
+/// 5.3), and an address takes host-only cookies. Cookies go most specific path first, then in the order they were set. Share a
 /// jar between clients behind an `Arc`; write it to and read it from curl's cookie files
 /// with [`to_netscape`](Self::to_netscape) and [`load_netscape`](Self::load_netscape).
 #[derive(Debug, Default)]
@@ -296,11 +298,17 @@ fn parse(url: &Url, field: &str, now: u64) -> Option<(Cookie, bool)> {
             }
             "domain" if !value.is_empty() => {
                 let domain = value.trim_start_matches('.').to_ascii_lowercase();
-                // The host itself, or a parent domain with a dot; an address takes none.
-                let allowed = domain == host
-                    || (domain.contains('.')
-                        && !is_address(&host)
-                        && domain_matches(&host, &domain));
+                if is_public_suffix(&domain) {
+                    // For the host alone, if it is the suffix itself (RFC 6265 section 5.3,
+                    // step 5); for a whole registry, never.
+                    if domain != host {
+                        return None;
+                    }
+                    continue;
+                }
+                // The host itself, or a parent domain; an address takes none.
+                let allowed =
+                    domain == host || (!is_address(&host) && domain_matches(&host, &domain));
                 if !allowed {
                     return None;
                 }
@@ -341,6 +349,13 @@ fn default_path(path: &str) -> &str {
         Some(0) | None => "/",
         Some(i) => &path[..i],
     }
+}
+
+/// Whether `domain` is a public suffix: a registry under which anyone may register names
+/// (`com`, `co.uk`, `github.io`), or a name under no known top-level domain (the list's `*`
+/// rule, as libpsl reads it).
+fn is_public_suffix(domain: &str) -> bool {
+    psl::suffix(domain.as_bytes()).is_some_and(|suffix| suffix.as_bytes().len() == domain.len())
 }
 
 fn domain_matches(host: &str, domain: &str) -> bool {
@@ -486,6 +501,35 @@ mod tests {
         // An address takes host-only cookies alone.
         let ip = jar("http://127.0.0.1/", &["a=1; Domain=0.0.1", "b=2"]);
         assert_eq!(ip.header(&url("http://127.0.0.1/")).as_deref(), Some("b=2"));
+    }
+
+    #[test]
+    fn no_cookie_goes_to_a_whole_public_suffix() {
+        for (host, domain) in [
+            ("www.example.co.uk", "co.uk"),
+            ("www.example.co.uk", "uk"),
+            ("me.github.io", "github.io"),
+            ("a.b.example.com", "com"),
+            ("shop.localhost", "localhost"),
+        ] {
+            let cookies = jar(
+                &format!("http://{host}/"),
+                &[&format!("a=1; Domain={domain}")],
+            );
+            assert_eq!(cookies.len(), 0, "{domain} from {host}");
+        }
+        // Under a suffix, a registered name's domain is fine.
+        let cookies = jar("http://www.example.co.uk/", &["a=1; Domain=example.co.uk"]);
+        let sent = cookies.header(&url("http://shop.example.co.uk/"));
+        assert_eq!(sent.as_deref(), Some("a=1"));
+        assert_eq!(cookies.header(&url("http://other.co.uk/")), None);
+        // A host that is itself a suffix keeps such a cookie for itself alone.
+        let cookies = jar("http://github.io/", &["a=1; Domain=github.io"]);
+        assert_eq!(
+            cookies.header(&url("http://github.io/")).as_deref(),
+            Some("a=1")
+        );
+        assert_eq!(cookies.header(&url("http://me.github.io/")), None);
     }
 
     #[test]
