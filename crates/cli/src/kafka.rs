@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand, ValueEnum};
 use ringwire_kafka::api::create_topics::NewTopic;
+use ringwire_kafka::api::produce::Acks;
 use ringwire_kafka::record::{Compression, Record};
 use ringwire_kafka_client::{
     ClientConfig, ClientError, Connection, Consumer, ConsumerConfig, Isolation, Producer,
@@ -66,6 +67,13 @@ enum KafkaCommand {
         /// compacted topic), as kcat -Z does.
         #[arg(short = 'Z', long)]
         null: bool,
+        /// A producer setting, by its Kafka name, as kcat -X takes it (repeatable):
+        /// `transactional.id` (every line in one transaction, committed at the end of
+        /// stdin, aborted on an error: `read_committed` consumers see all of them or none),
+        /// `transaction.timeout.ms`, `acks` (`all`, `1`, `0`), `enable.idempotence`,
+        /// `linger.ms`, `batch.size`.
+        #[arg(short = 'X', long = "property", value_name = "NAME=VALUE", value_parser = topic_config)]
+        properties: Vec<(String, String)>,
     },
     /// Print records, one per line: the value (a null one as nothing, or NULL with -Z),
     /// after the key with -K.
@@ -274,13 +282,15 @@ async fn command(args: &KafkaArgs) -> Result<(), String> {
             partition,
             compression,
             null,
+            properties,
         } => {
             let records = Records {
                 key: key.as_deref(),
                 partition: *partition,
                 empty_is_null: *null,
             };
-            produce(bootstrap, client, topic, records, *compression).await
+            let config = producer_config(client, *compression, properties)?;
+            produce(bootstrap, config, topic, records).await
         }
         KafkaCommand::Lag { topic, group } => {
             let lags = lag(bootstrap, client, topic, group).await?;
@@ -333,14 +343,13 @@ struct Records<'a> {
     empty_is_null: bool,
 }
 
-async fn produce(
-    bootstrap: &str,
+/// The producer's settings: `codec`, then each of `properties` by its Kafka name.
+fn producer_config(
     client: &ClientConfig,
-    topic: &str,
-    records: Records<'_>,
     codec: Codec,
-) -> Result<(), String> {
-    let config = ProducerConfig {
+    properties: &[(String, String)],
+) -> Result<ProducerConfig, String> {
+    let mut config = ProducerConfig {
         compression: match codec {
             Codec::None => Compression::None,
             Codec::Gzip => Compression::Gzip,
@@ -351,9 +360,78 @@ async fn produce(
         client: client.clone(),
         ..ProducerConfig::default()
     };
+    for (name, value) in properties {
+        let number = || {
+            value
+                .parse::<u64>()
+                .map_err(|_| format!("{name}: expected a number, got {value:?}"))
+        };
+        match name.as_str() {
+            "transactional.id" => config.transactional_id = Some(value.clone()),
+            "transaction.timeout.ms" => {
+                config.transaction_timeout = Duration::from_millis(number()?);
+            }
+            "linger.ms" => config.linger = Duration::from_millis(number()?),
+            "batch.size" => config.batch_size = number()? as usize,
+            "acks" => {
+                config.acks = match value.as_str() {
+                    "all" | "-1" => Acks::All,
+                    "1" => Acks::Leader,
+                    "0" => Acks::None,
+                    _ => return Err(format!("acks: all, 1 or 0, got {value:?}")),
+                }
+            }
+            "enable.idempotence" => {
+                config.idempotence = match value.as_str() {
+                    "true" => true,
+                    "false" => false,
+                    _ => return Err(format!("enable.idempotence: true or false, got {value:?}")),
+                }
+            }
+            _ => {
+                return Err(format!(
+                    "unknown property {name} (known: transactional.id, transaction.timeout.ms, \
+                     acks, enable.idempotence, linger.ms, batch.size)"
+                ))
+            }
+        }
+    }
+    Ok(config)
+}
+
+/// Sends stdin's lines to `topic`, in one transaction if `config` has a transactional id.
+async fn produce(
+    bootstrap: &str,
+    config: ProducerConfig,
+    topic: &str,
+    records: Records<'_>,
+) -> Result<(), String> {
+    let transactional = config.transactional_id.is_some();
     let producer = Producer::connect(bootstrap, config)
         .await
         .map_err(|e| not_connected(bootstrap, &e))?;
+    let failed = |e: ClientError| format!("produce to {topic}: {}", line(e));
+    if transactional {
+        producer.begin_transaction().map_err(failed)?;
+    }
+    let sent = send_lines(&producer, topic, records).await;
+    match (sent, transactional) {
+        (Ok(()), true) => producer.commit_transaction().await.map_err(failed),
+        (Ok(()), false) => Ok(()),
+        (Err(e), true) => {
+            // Nothing of it becomes visible to `read_committed` consumers.
+            if let Err(abort) = producer.abort_transaction().await {
+                return Err(format!("{e}; aborting the transaction: {}", line(abort)));
+            }
+            Err(format!("{e} (transaction aborted)"))
+        }
+        (Err(e), false) => Err(e),
+    }
+}
+
+/// Sends stdin's lines to `topic`, each a record, until stdin ends and every one is
+/// delivered.
+async fn send_lines(producer: &Producer, topic: &str, records: Records<'_>) -> Result<(), String> {
     // The lines of each read go to `send_all` together, borrowed from the
     // read buffer; a line cut by the end of a read waits for the next one.
     let mut stdin = tokio::io::stdin();

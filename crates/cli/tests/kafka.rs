@@ -278,6 +278,7 @@ fn creates_produces_and_consumes_against_a_real_broker() {
     assert_eq!(partition_of("keyed one"), partition_of("keyed two"));
 
     read_committed_as_kcat(&broker, &format!("{topic}-txn"));
+    produce_in_a_transaction(b, &format!("{topic}-ptxn"));
     ends_quietly_when_its_reader_leaves(b, &format!("{topic}-pipe"));
     tombstones_on_a_compacted_topic(b, &format!("{topic}-compacted"));
     a_group_goes_on_where_it_stopped(b, &format!("{topic}-group"));
@@ -325,6 +326,53 @@ fn read_committed_as_kcat(broker: &Broker, topic: &str) {
     assert_eq!(all.stdout.iter().filter(|&&c| c == b'\n').count(), 20);
     let refused = kafka_fails(b, &["consume", topic, "-X", "session.timeout.ms=6000"]);
     assert!(refused.contains("give the group with -G"), "{refused}");
+}
+
+/// `produce -X transactional.id=..` sends stdin's lines in one transaction, committed when
+/// stdin ends: delivered meanwhile, yet invisible to `read_committed` consumers (ours and
+/// kcat), which then see all of them.
+fn produce_in_a_transaction(b: &str, topic: &str) {
+    kafka(b, &["topics", "create", topic, "--partitions", "1"], b"");
+    let mut producer = Command::new(BIN)
+        .args(["kafka", "--bootstrap", b, "produce", topic])
+        .args([
+            "-X",
+            &format!("transactional.id={topic}"),
+            "-X",
+            "linger.ms=1",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run ringwire kafka produce");
+    let mut stdin = producer.stdin.take().unwrap();
+    stdin.write_all(b"one\ntwo\n").unwrap();
+    let everything = ["consume", topic, "--from-beginning", "-e"];
+    let committed = [&everything[..], &["-X", "isolation.level=read_committed"]].concat();
+    // Delivered: a read_uncommitted consumer sees them while the transaction is open.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while kafka(b, &everything, b"").stdout != b"one\ntwo\n" {
+        assert!(Instant::now() < deadline, "the records never came");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(kafka(b, &committed, b"").stdout, b"");
+    stdin.write_all(b"three\n").unwrap();
+    drop(stdin);
+    ended_quietly(producer);
+    let ours = kafka(b, &committed, b"");
+    assert_eq!(ours.stdout, b"one\ntwo\nthree\n");
+    let kcat_committed = ["-X", "isolation.level=read_committed"];
+    let theirs = kcat(
+        &[
+            &["-C", "-b", b, "-t", topic, "-e", "-q"],
+            &kcat_committed[..],
+        ]
+        .concat(),
+    );
+    assert_eq!(ours.stdout, theirs);
+    let refused = kafka_fails(b, &["produce", topic, "-X", "retries=3"]);
+    assert!(refused.contains("unknown property retries"), "{refused}");
 }
 
 /// `topics list` shows a topic with its partitions until `topics delete` deletes it; a
