@@ -11,9 +11,10 @@
 //! saves the `sendfile` call, which costs more than the copy. Responses carry `ETag` (from length
 //! and modification time) and `Last-Modified`, and honour `If-Match`,
 //! `If-Unmodified-Since`, `If-None-Match`, `If-Modified-Since`, a single
-//! `Range` and `If-Range`. Not here yet:
-//! multipart answers to several ranges (those get the whole file, `200`) and
-//! compression.
+//! `Range` and `If-Range`. A file's precompressed forms beside it
+//! (`app.js.br`, `app.js.gz`) are sent, by `sendfile` as any file, to
+//! clients that accept them ([`StaticFiles::precompressed`]). Not here yet:
+//! multipart answers to several ranges (those get the whole file, `200`).
 
 mod cache;
 mod http_date;
@@ -30,6 +31,7 @@ use std::time::Duration;
 use ringwire_http1::Method;
 
 use self::cache::{Entry, FileCache};
+use crate::middleware::Encoding;
 use crate::FileBody;
 use crate::{Body, Handler, Request, Response};
 
@@ -56,13 +58,18 @@ pub const DEFAULT_CACHE_ENTRIES: usize = 256;
 /// A path once resolved to a file is kept, with the open file, for the
 /// cache's time to live: a file replaced (or a symlink changed) on disk is
 /// seen when the entry expires. Clones share the cache, unless one is
-/// given another [`dotfiles`](Self::dotfiles) setting.
+/// given another [`dotfiles`](Self::dotfiles) or
+/// [`precompressed`](Self::precompressed) setting.
 #[derive(Debug, Clone)]
 pub struct StaticFiles {
     root: PathBuf,
     cache: Arc<FileCache>,
     dotfiles: Dotfiles,
+    precompressed: bool,
 }
+
+/// The precompressed forms looked for beside a file, by the suffix added to its name.
+const SIDECARS: [(Encoding, &str); 2] = [(Encoding::Brotli, ".br"), (Encoding::Gzip, ".gz")];
 
 /// What [`StaticFiles`] does with names that start with `.` (`.git`,
 /// `.env`, `.ssh`): files and directories a project keeps next to what it
@@ -100,7 +107,26 @@ impl StaticFiles {
             root,
             cache: Arc::new(FileCache::new(DEFAULT_CACHE_TTL, DEFAULT_CACHE_ENTRIES)),
             dotfiles: Dotfiles::default(),
+            precompressed: true,
         })
+    }
+
+    /// Whether a file's precompressed forms are served (the default): for `X`, the files
+    /// `X.br` and `X.gz` beside it, made beforehand (`brotli -k`, `gzip -k`), are sent
+    /// instead to a client whose `accept-encoding` takes them (the one it prefers, brotli
+    /// on a tie), with `content-encoding`, their own `ETag` and byte ranges, and `vary:
+    /// accept-encoding` on every answer for `X`. By `sendfile` like any file: compression
+    /// that costs nothing per request, for files too large for
+    /// [`Compress`](crate::middleware::Compress) to compress as it answers. A form that
+    /// resolves outside the root, or through a hidden name, is not used.
+    #[must_use]
+    pub fn precompressed(mut self, precompressed: bool) -> Self {
+        if precompressed != self.precompressed {
+            // Cached entries carry their forms (or none).
+            self.cache = Arc::new(self.cache.emptied());
+            self.precompressed = precompressed;
+        }
+        self
     }
 
     /// Keeps at most `entries` open files, each reused for `ttl` after it
@@ -199,7 +225,7 @@ impl StaticFiles {
             match tokio::fs::canonicalize(resolved.join("index.html")).await {
                 Ok(index) if !index.starts_with(&self.root) => return status(403),
                 Ok(index) if self.hides_resolved(&index) => return status(404),
-                Ok(index) => match Entry::open(&index).await {
+                Ok(index) => match self.open(&index).await {
                     Err(e) if e.kind() != io::ErrorKind::PermissionDenied => {
                         return listing(&resolved, &shown(), listed).await;
                     }
@@ -212,7 +238,7 @@ impl StaticFiles {
             // relative links break: not found, as open(2) says (ENOTDIR).
             return status(404);
         } else {
-            Entry::open(&resolved).await
+            self.open(&resolved).await
         };
         match opened {
             Ok(entry) => {
@@ -224,6 +250,23 @@ impl StaticFiles {
             Err(e) if e.kind() == io::ErrorKind::PermissionDenied => status(403),
             Err(_) => status(404),
         }
+    }
+
+    /// Opens `resolved`, a canonical path within the root, with its precompressed forms
+    /// held to the root as it is.
+    async fn open(&self, resolved: &Path) -> io::Result<Entry> {
+        let mut sidecars = Vec::new();
+        for (coding, suffix) in SIDECARS.iter().filter(|_| self.precompressed) {
+            let mut name = resolved.as_os_str().to_owned();
+            name.push(suffix);
+            match tokio::fs::canonicalize(&name).await {
+                Ok(path) if path.starts_with(&self.root) && !self.hides_resolved(&path) => {
+                    sidecars.push((*coding, path));
+                }
+                _ => {}
+            }
+        }
+        Entry::open(resolved, &sidecars).await
     }
 
     /// Whether `name`, a path segment or a directory entry (`top_level`
@@ -251,11 +294,19 @@ impl StaticFiles {
 /// `304` when the client's copy is current, `206` or `416` for a range, else
 /// the whole file.
 fn answer(entry: &Entry, request: &Request<'_>) -> Response {
+    let entry = entry.select(|| request.header("accept-encoding"));
     // Both name the file the conditions were checked against.
-    match preconditions(entry, request) {
-        Precondition::Holds => {}
-        Precondition::Failed => return Response::new(412).header("etag", entry.etag.clone()),
-        Precondition::NotModified => return Response::new(304).header("etag", entry.etag.clone()),
+    let refused = match preconditions(entry, request) {
+        Precondition::Holds => None,
+        Precondition::Failed => Some(412),
+        Precondition::NotModified => Some(304),
+    };
+    if let Some(status) = refused {
+        let response = Response::new(status).header("etag", entry.etag.clone());
+        return match entry.varies {
+            true => response.header("vary", "accept-encoding"),
+            false => response,
+        };
     }
     // Range is defined for GET only; an If-Range that does not match asks
     // for the whole (changed) file. (Decided before the response is built,

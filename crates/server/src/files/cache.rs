@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::fs::File;
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, UNIX_EPOCH};
 
@@ -21,6 +21,8 @@ use ringwire_http1::encode::{DateCache, FieldBlock};
 
 use super::content_type;
 use crate::clock;
+use crate::middleware::compress::preferred_encoding;
+use crate::middleware::Encoding;
 
 /// One open regular file and what its responses say about it.
 #[derive(Debug)]
@@ -40,6 +42,12 @@ pub(super) struct Entry {
     pub(super) contents: Option<Bytes>,
     /// When it was loaded ([`clock::monotonic`]).
     loaded: Duration,
+    /// Whether answers depend on `accept-encoding`: the file has precompressed forms, or is
+    /// one.
+    pub(super) varies: bool,
+    /// The file's precompressed forms (`X.br`, `X.gz` beside `X`), each answered with its
+    /// `content-encoding` to a client that accepts it.
+    encoded: Vec<(Encoding, Entry)>,
 }
 
 /// Files up to this size are kept in memory by the cache.
@@ -50,8 +58,42 @@ impl Entry {
         clock::monotonic().saturating_sub(self.loaded)
     }
 
-    /// Opens `path`; `NotFound` when it is not a regular file.
-    pub(super) async fn open(path: &Path) -> io::Result<Entry> {
+    /// Opens `path`, with the precompressed forms of it in `sidecars` that open (a file at
+    /// `X.br` is only worth anything if it opens); `NotFound` when `path` is not a regular
+    /// file.
+    pub(super) async fn open(path: &Path, sidecars: &[(Encoding, PathBuf)]) -> io::Result<Entry> {
+        let content_type = content_type(path);
+        let mut encoded = Vec::new();
+        for (coding, sidecar) in sidecars {
+            if let Ok(entry) = Entry::load(sidecar, content_type, Some(*coding), true).await {
+                encoded.push((*coding, entry));
+            }
+        }
+        let mut entry = Entry::load(path, content_type, None, !encoded.is_empty()).await?;
+        entry.encoded = encoded;
+        Ok(entry)
+    }
+
+    /// The entry to answer a request with `accept-encoding` (looked up only for a file that
+    /// has precompressed forms): the form the client prefers, if there is one, else this.
+    pub(super) fn select<'a>(&self, accept: impl FnOnce() -> Option<&'a [u8]>) -> &Entry {
+        if self.encoded.is_empty() {
+            return self;
+        }
+        let offered = |coding| self.encoded.iter().any(|(c, _)| *c == coding);
+        let chosen = accept().and_then(|accept| preferred_encoding(accept, offered));
+        chosen
+            .and_then(|coding| self.encoded.iter().find(|(c, _)| *c == coding))
+            .map_or(self, |(_, entry)| entry)
+    }
+
+    /// Opens `path` as a file of `content_type`, coded with `coding`.
+    async fn load(
+        path: &Path,
+        content_type: &str,
+        coding: Option<Encoding>,
+        varies: bool,
+    ) -> io::Result<Entry> {
         // Non-blocking, so a FIFO in the tree cannot hold the open until a writer comes
         // (the check below then refuses it); reads of a regular file ignore the flag.
         let nonblocking = rustix::fs::OFlags::NONBLOCK.bits() as i32;
@@ -88,16 +130,23 @@ impl Entry {
             file: Arc::new(file),
             len,
             mtime: modified.as_secs(),
-            fields: FieldBlock::new([
-                ("content-type", content_type(path).as_bytes()),
-                ("accept-ranges", b"bytes"),
-                ("etag", etag.as_bytes()),
-                ("last-modified", last_modified),
-            ])
+            fields: FieldBlock::new(
+                [
+                    ("content-type", content_type.as_bytes()),
+                    ("accept-ranges", b"bytes"),
+                    ("etag", etag.as_bytes()),
+                    ("last-modified", last_modified),
+                ]
+                .into_iter()
+                .chain(coding.map(|c| ("content-encoding", c.token().as_bytes())))
+                .chain(varies.then_some(("vary", &b"accept-encoding"[..]))),
+            )
             .map_err(io::Error::other)?,
             etag: etag.into(),
             contents,
             loaded: clock::monotonic(),
+            varies,
+            encoded: Vec::new(),
         })
     }
 }
@@ -191,7 +240,7 @@ mod tests {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
-        Arc::new(runtime.block_on(Entry::open(&path)).unwrap())
+        Arc::new(runtime.block_on(Entry::open(&path, &[])).unwrap())
     }
 
     #[test]

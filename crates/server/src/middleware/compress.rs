@@ -125,15 +125,24 @@ impl<H: Handler> Handler for Compress<H> {
         if !compressible {
             return response;
         }
-        let vary = match response.header_value("vary") {
-            Some(v) => [v, b", accept-encoding"].concat().into(),
-            None => Bytes::from_static(b"accept-encoding"),
+        let said = |v: &[u8]| {
+            v.split(|&b| b == b',')
+                .map(<[u8]>::trim_ascii)
+                .any(|name| name == b"*" || name.eq_ignore_ascii_case(b"accept-encoding"))
         };
-        response.remove_header("vary");
-        response = response.header("vary", vary);
+        match response.header_value("vary") {
+            // Said already (a file with precompressed forms says it itself).
+            Some(v) if said(v) => {}
+            Some(v) => {
+                let vary = Bytes::from([v, b", accept-encoding"].concat());
+                response.remove_header("vary");
+                response = response.header("vary", vary);
+            }
+            None => response = response.header("vary", "accept-encoding"),
+        }
         let Some(encoding) = request
             .header("accept-encoding")
-            .and_then(preferred_encoding)
+            .and_then(|accept| preferred_encoding(accept, |_| true))
         else {
             return response;
         };
@@ -174,10 +183,13 @@ fn compressible_type(value: &[u8]) -> bool {
             ))
 }
 
-/// The coding `accept-encoding` prefers among those offered: the highest
-/// `q` (an explicit entry over `*`), brotli on a tie, none when both are
-/// refused (`q=0`) or not mentioned.
-fn preferred_encoding(accept: &[u8]) -> Option<Encoding> {
+/// The coding `accept-encoding` prefers among those `offered`: the highest
+/// `q` (an explicit entry over `*`), brotli on a tie, none when every one
+/// offered is refused (`q=0`) or not mentioned.
+pub(crate) fn preferred_encoding(
+    accept: &[u8],
+    offered: impl Fn(Encoding) -> bool,
+) -> Option<Encoding> {
     let (mut br, mut gzip, mut any) = (None, None, None);
     for item in accept.split(|&b| b == b',') {
         let mut parts = item.split(|&b| b == b';');
@@ -200,8 +212,14 @@ fn preferred_encoding(accept: &[u8]) -> Option<Encoding> {
             any = Some(q);
         }
     }
-    let br = br.or(any).unwrap_or(0);
-    let gzip = gzip.or(any).unwrap_or(0);
+    let br = br
+        .or(any)
+        .filter(|_| offered(Encoding::Brotli))
+        .unwrap_or(0);
+    let gzip = gzip
+        .or(any)
+        .filter(|_| offered(Encoding::Gzip))
+        .unwrap_or(0);
     match (br, gzip) {
         (0, 0) => None,
         (b, g) if b >= g => Some(Encoding::Brotli),
@@ -253,7 +271,20 @@ mod tests {
             ("br;q=0.5x, gzip;q=0.1", Some(Encoding::Gzip)),
         ];
         for (accept, expected) in cases {
-            assert_eq!(preferred_encoding(accept.as_bytes()), *expected, "{accept}");
+            let preferred = preferred_encoding(accept.as_bytes(), |_| true);
+            assert_eq!(preferred, *expected, "{accept}");
+        }
+        // Among what is offered: a gzip-only file to a client preferring brotli.
+        let gzip_only = |coding| coding == Encoding::Gzip;
+        let cases: &[(&str, Option<Encoding>)] = &[
+            ("gzip, deflate, br, zstd", Some(Encoding::Gzip)),
+            ("br", None),
+            ("br;q=1, gzip;q=0.1", Some(Encoding::Gzip)),
+            ("br, gzip;q=0", None),
+        ];
+        for (accept, expected) in cases {
+            let preferred = preferred_encoding(accept.as_bytes(), gzip_only);
+            assert_eq!(preferred, *expected, "{accept}");
         }
     }
 

@@ -10,7 +10,7 @@
 //! ```
 
 pub(crate) mod access_log;
-mod compress;
+pub(crate) mod compress;
 
 pub use access_log::AccessLog;
 pub use compress::{Compress, Encoding};
