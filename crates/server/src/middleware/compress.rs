@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::hash::BuildHasher as _;
 use std::io::Write as _;
 use std::sync::{Mutex, PoisonError};
 
@@ -55,16 +56,43 @@ impl Encoding {
 /// statuses (a `206`'s range is of the uncompressed bytes). A compressed
 /// response gets `vary: accept-encoding` and its `etag` made weak.
 ///
-/// Compressed forms of [`Body::Static`] bodies (embedded pages) are cached,
-/// so each is compressed once per encoding.
+/// Compressed forms are cached, so a body answered again and again (an
+/// embedded page, a small file [`StaticFiles`](crate::files::StaticFiles)
+/// keeps in memory, a repeated JSON answer) is compressed once per encoding:
+/// [`Body::Static`] bodies by address, others of up to 256 KiB by content (a
+/// hash, then a comparison, which cost a fraction of compressing).
 pub struct Compress<H> {
     inner: H,
     min_size: usize,
-    cache: Mutex<HashMap<(usize, usize, Encoding), Bytes>>,
+    cache: Mutex<Cache>,
+    /// Hashes bodies for [`Key::Content`], seeded per middleware.
+    content_hash: foldhash::fast::RandomState,
 }
 
-/// Static bodies whose compressed forms are kept.
+type Cache = HashMap<Key, Packed, foldhash::fast::RandomState>;
+
+/// What a compressed form is kept under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Key {
+    /// A static body's address and length: the same bytes for ever.
+    Static(usize, usize, Encoding),
+    /// Another body's hash and length: the same bytes if they compare equal.
+    Content(u64, usize, Encoding),
+}
+
+/// A cached compressed form, and for a [`Key::Content`] the body it was made from.
+#[derive(Debug)]
+struct Packed {
+    from: Option<Bytes>,
+    packed: Bytes,
+}
+
+/// Compressed forms kept; past it, one goes for each one kept.
 const CACHE_ENTRIES: usize = 256;
+
+/// The largest non-static body whose compressed form is kept (a larger one
+/// is seldom answered twice alike, and hashing it would cost the most).
+const CACHED_BODY_MAX: usize = 256 << 10;
 
 impl<H: Handler> Compress<H> {
     /// Compresses what `inner` answers; bodies of 256 bytes or more.
@@ -72,7 +100,8 @@ impl<H: Handler> Compress<H> {
         Compress {
             inner,
             min_size: 256,
-            cache: Mutex::new(HashMap::new()),
+            cache: Mutex::new(Cache::default()),
+            content_hash: foldhash::fast::RandomState::default(),
         }
     }
 
@@ -84,19 +113,43 @@ impl<H: Handler> Compress<H> {
     }
 
     fn compressed(&self, body: &Body, encoding: Encoding) -> Bytes {
-        let Body::Static(data) = body else {
-            return encoding.encode(body.as_slice()).into();
+        let data = body.as_slice();
+        let (key, from) = match body {
+            Body::Static(data) => (
+                Key::Static(data.as_ptr() as usize, data.len(), encoding),
+                None,
+            ),
+            Body::Bytes(bytes) if bytes.len() <= CACHED_BODY_MAX => {
+                let hash = self.content_hash.hash_one(&bytes[..]);
+                (
+                    Key::Content(hash, bytes.len(), encoding),
+                    Some(bytes.clone()),
+                )
+            }
+            _ => return encoding.encode(data).into(),
         };
-        let key = (data.as_ptr() as usize, data.len(), encoding);
-        let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(hit) = cache.get(&key) {
-            return hit.clone();
+        let cached = |p: &Packed| p.from.as_ref().is_none_or(|f| f[..] == *data);
+        if let Some(hit) = self.cache().get(&key).filter(|p| cached(p)) {
+            return hit.packed.clone();
         }
-        let out = Bytes::from(encoding.encode(data));
-        if cache.len() < CACHE_ENTRIES {
-            cache.insert(key, out.clone());
+        // Compressed outside the lock: other answers go on meanwhile.
+        let packed = Bytes::from(encoding.encode(data));
+        let mut cache = self.cache();
+        if cache.len() >= CACHE_ENTRIES && !cache.contains_key(&key) {
+            if let Some(victim) = cache.keys().next().copied() {
+                cache.remove(&victim);
+            }
         }
-        out
+        let kept = Packed {
+            from,
+            packed: packed.clone(),
+        };
+        cache.insert(key, kept);
+        packed
+    }
+
+    fn cache(&self) -> std::sync::MutexGuard<'_, Cache> {
+        self.cache.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -307,6 +360,35 @@ mod tests {
         ] {
             assert!(!compressible_type(t.as_bytes()), "{t}");
         }
+    }
+
+    #[test]
+    fn repeated_bodies_are_compressed_once_and_others_apart() {
+        struct Nothing;
+        impl Handler for Nothing {
+            async fn call(&self, _: &Request<'_>) -> Response {
+                Response::new(204)
+            }
+        }
+        let compress = Compress::new(Nothing);
+        let text = "body { color: black; }\n".repeat(100);
+        let body = |text: &str| Body::Bytes(Bytes::from(text.to_owned()));
+        let first = compress.compressed(&body(&text), Encoding::Brotli);
+        // The same bytes in another buffer: the form made the first time.
+        let again = compress.compressed(&body(&text), Encoding::Brotli);
+        assert_eq!(first.as_ptr(), again.as_ptr());
+        let gzip = compress.compressed(&body(&text), Encoding::Gzip);
+        assert_ne!(gzip, first);
+        // Other bytes of the same length: their own form.
+        let white = text.replace("black", "white");
+        let other = compress.compressed(&body(&white), Encoding::Brotli);
+        let mut out = Vec::new();
+        brotli::BrotliDecompress(&mut &other[..], &mut out).expect("unbrotli");
+        assert_eq!(out, white.as_bytes());
+        for i in 0..CACHE_ENTRIES + 50 {
+            let _ = compress.compressed(&body(&format!("{i} {text}")), Encoding::Gzip);
+        }
+        assert_eq!(compress.cache().len(), CACHE_ENTRIES);
     }
 
     #[test]
