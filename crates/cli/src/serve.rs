@@ -15,7 +15,7 @@ use ringwire_tls::{ClientAuth, TlsAcceptor, TlsError};
 
 use crate::logger;
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 #[command(group(ArgGroup::new("directory").args(["dir", "root"])))]
 pub(crate) struct ServeArgs {
     /// Directory to serve.
@@ -57,7 +57,9 @@ pub(crate) struct ServeArgs {
     /// at once; less memory per idle connection, more work per request).
     #[arg(long, value_name = "MS", default_value_t = Timeouts::DEFAULT_WARM.as_millis() as u64)]
     warm_ms: u64,
-    /// Serve HTTPS with this certificate chain (PEM, leaf first).
+    /// Serve HTTPS with this certificate chain (PEM, leaf first). On SIGHUP it is read
+    /// again with its key (and --tls-client-ca) for the connections that follow: a renewed
+    /// certificate without a restart.
     #[arg(long, value_name = "FILE", requires = "tls_key")]
     tls_cert: Option<PathBuf>,
     /// The private key (PEM) of --tls-cert.
@@ -151,7 +153,12 @@ fn serve(args: ServeArgs) -> Result<(), String> {
     // The certificate's file, if one was written, lives as long as the server.
     let (tls, _certificate) = tls(&args, server.local_addr())?;
     let scheme = if tls.is_some() { "https" } else { "http" };
-    if let Some(acceptor) = tls {
+    // Certificates from files are read again on SIGHUP.
+    let reload = match (&tls, args.self_signed) {
+        (Some(acceptor), false) => Some((acceptor.clone(), args.clone())),
+        _ => None,
+    };
+    if let Some(acceptor) = tls.clone() {
         server = server.with_tls(acceptor);
     }
     let what = match &files {
@@ -163,8 +170,8 @@ fn serve(args: ServeArgs) -> Result<(), String> {
         server.local_addr()
     );
     let result = match files {
-        Some(files) => run_site(server, files, banner),
-        None => run_site(server, demo_site(), banner),
+        Some(files) => run_site(server, files, banner, reload),
+        None => run_site(server, demo_site(), banner, reload),
     };
     result.map_err(|e| format!("server failed: {e}"))
 }
@@ -183,16 +190,7 @@ fn tls(
     args: &ServeArgs,
     addr: SocketAddr,
 ) -> Result<(Option<TlsAcceptor>, Option<Temporary>), String> {
-    let read = |path: &PathBuf| {
-        std::fs::read(path).map_err(|e| {
-            let why = match e.kind() {
-                std::io::ErrorKind::NotFound => "no such file".to_owned(),
-                _ => describe(&e),
-            };
-            format!("cannot read {}: {why}", path.display())
-        })
-    };
-    let (cert, key, file) = if args.self_signed {
+    let (config, file) = if args.self_signed {
         let (cert, key) = ringwire_tls::self_signed(&["localhost", "127.0.0.1", "::1"])
             .map_err(|e| format!("cannot make a certificate: {e}"))?;
         // Saved so that a client can trust it (`curl --cacert FILE`).
@@ -203,9 +201,9 @@ fn tls(
             "ringwire: self-signed certificate for localhost: {}",
             path.display()
         );
-        (cert, key, Some(file))
-    } else if let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) {
-        (read(cert)?, read(key)?, None)
+        (tls_config(args, &cert, &key)?, Some(file))
+    } else if args.tls_cert.is_some() {
+        (tls_config_from_files(args)?, None)
     } else if args.tls_client_ca.is_some() {
         return Err(
             "--tls-client-ca needs HTTPS: --tls-cert and --tls-key, or --self-signed".into(),
@@ -213,16 +211,67 @@ fn tls(
     } else {
         return Ok((None, None));
     };
-    let invalid = |e: TlsError| format!("cannot use the certificate: {e}");
-    let mut config = ringwire_tls::ServerConfig::from_pem(&cert, &key)
-        .map_err(invalid)?
+    let acceptor = TlsAcceptor::new(&config).map_err(unusable)?;
+    Ok((Some(acceptor), file))
+}
+
+/// The TLS settings of `--tls-cert`, `--tls-key` and `--tls-client-ca`, their files read
+/// now.
+fn tls_config_from_files(args: &ServeArgs) -> Result<ringwire_tls::ServerConfig, String> {
+    let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) else {
+        return Err("--tls-cert and --tls-key go together".into());
+    };
+    tls_config(args, &read(cert)?, &read(key)?)
+}
+
+/// The TLS settings for the certificate chain `cert` and its `key` (PEM): the flags' ALPN,
+/// library and client CA.
+fn tls_config(
+    args: &ServeArgs,
+    cert: &[u8],
+    key: &[u8],
+) -> Result<ringwire_tls::ServerConfig, String> {
+    let mut config = ringwire_tls::ServerConfig::from_pem(cert, key)
+        .map_err(unusable)?
         .alpn(if args.no_http2 { &ALPN[1..] } else { ALPN })
         .backend(args.tls_library.into());
     if let Some(path) = &args.tls_client_ca {
         config = config.client_auth(&read(path)?, ClientAuth::Required);
     }
-    let acceptor = TlsAcceptor::new(&config).map_err(invalid)?;
-    Ok((Some(acceptor), file))
+    Ok(config)
+}
+
+fn unusable(e: TlsError) -> String {
+    format!("cannot use the certificate: {e}")
+}
+
+/// The bytes of the file at `path`, or a line that says why not.
+fn read(path: &PathBuf) -> Result<Vec<u8>, String> {
+    std::fs::read(path).map_err(|e| {
+        let why = match e.kind() {
+            std::io::ErrorKind::NotFound => "no such file".to_owned(),
+            _ => describe(&e),
+        };
+        format!("cannot read {}: {why}", path.display())
+    })
+}
+
+/// Reads the certificate files again at each SIGHUP and hands them to `acceptor` for the
+/// connections that follow; files that will not do leave the certificate in use, said on
+/// stderr.
+#[cfg(unix)]
+async fn reload_on_hangup(acceptor: &TlsAcceptor, args: &ServeArgs) {
+    let Some(mut hangups) = crate::signal::hangups() else {
+        return std::future::pending().await;
+    };
+    while hangups.recv().await.is_some() {
+        let reloaded = tls_config_from_files(args)
+            .and_then(|config| acceptor.reload(&config).map_err(unusable));
+        match reloaded {
+            Ok(()) => say("ringwire: certificate read again\n"),
+            Err(e) => say(&format!("ringwire: {e}; the one in use stays\n")),
+        }
+    }
 }
 
 /// Writes `bytes` to a new file at `path` (one left by an earlier run is replaced), never
@@ -245,18 +294,38 @@ fn save_new(path: &Path, bytes: &[u8]) -> std::io::Result<Temporary> {
 }
 
 /// Serves `site` with compression and the access log (which costs nothing
-/// unless `--log` turned it on), printing `banner` once signals are caught.
-fn run_site<H: Handler>(server: Server, site: H, banner: String) -> std::io::Result<()> {
-    server.run(AccessLog::new(Compress::new(site)), shutdown_signal(banner))
+/// unless `--log` turned it on), printing `banner` once signals are caught;
+/// `reload`'s acceptor reads its certificate again on SIGHUP.
+fn run_site<H: Handler>(
+    server: Server,
+    site: H,
+    banner: String,
+    reload: Option<(TlsAcceptor, ServeArgs)>,
+) -> std::io::Result<()> {
+    let site = AccessLog::new(Compress::new(site));
+    server.run(site, shutdown_signal(banner, reload))
 }
 
-/// Prints `banner` once Ctrl-C and SIGTERM are caught (a supervisor that signals as soon as
-/// it reads the banner gets a graceful shutdown, not a killed process), then resolves on
-/// either.
-async fn shutdown_signal(banner: String) {
+/// Prints `banner` once Ctrl-C and SIGTERM (and, with `reload`, SIGHUP) are caught (a
+/// supervisor that signals as soon as it reads the banner gets a graceful shutdown, not a
+/// killed process), then resolves on either of the first two.
+async fn shutdown_signal(banner: String, reload: Option<(TlsAcceptor, ServeArgs)>) {
     let stop = crate::signal::stop_requested();
-    say(&banner);
-    stop.await;
+    match reload {
+        #[cfg(unix)]
+        Some((acceptor, args)) => {
+            let reloading = reload_on_hangup(&acceptor, &args);
+            say(&banner);
+            tokio::select! {
+                () = stop => {}
+                () = reloading => {}
+            }
+        }
+        _ => {
+            say(&banner);
+            stop.await;
+        }
+    }
     say("ringwire: shutting down\n");
 }
 

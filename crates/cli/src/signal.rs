@@ -1,5 +1,6 @@
 //! Ctrl-C and SIGTERM, for the commands that end cleanly on them (`serve` finishes what is
-//! in flight; `kafka consume -G` commits and leaves its group).
+//! in flight; `kafka consume -G` commits and leaves its group); SIGHUP, on which `serve`
+//! reads its certificate again.
 
 use std::future::Future;
 
@@ -24,4 +25,12 @@ pub(crate) fn stop_requested() -> impl Future<Output = ()> {
         }
         let _ = tokio::signal::ctrl_c().await;
     }
+}
+
+/// SIGHUPs, caught from the call on (instead of ending the process); `None` if they cannot
+/// be.
+#[cfg(unix)]
+pub(crate) fn hangups() -> Option<tokio::signal::unix::Signal> {
+    use tokio::signal::unix::{signal, SignalKind};
+    signal(SignalKind::hangup()).ok()
 }

@@ -806,3 +806,64 @@ fn serves_https_with_rustls_too() {
     );
     assert_eq!(got.stdout, b"Hello from ringwire!\n");
 }
+
+#[test]
+fn sighup_reads_a_renewed_certificate_for_the_connections_that_follow() {
+    let (old, new, live) = (scratch("hup-old"), scratch("hup-new"), scratch("hup-live"));
+    certificates(&old);
+    certificates(&new);
+    let install = |from: &Path| {
+        for file in ["cert.pem", "key.pem"] {
+            std::fs::copy(from.join(file), live.join(file)).expect("copy");
+        }
+    };
+    install(&old);
+    let server = serve_https(&live, &[]);
+    let port = server.addr.rsplit_once(':').expect("port").1;
+    let resolve = format!("localhost:{port}:127.0.0.1");
+    let url = format!("https://localhost:{port}/hello");
+    let trusting = |dir: &Path| {
+        let ca = dir.join("ca.pem");
+        Command::new("curl")
+            .args([
+                "--silent",
+                "--max-time",
+                "5",
+                "--resolve",
+                &resolve,
+                "--cacert",
+            ])
+            .arg(ca)
+            .arg(&url)
+            .output()
+            .expect("curl is installed")
+            .status
+            .success()
+    };
+    let hangup = || {
+        let pid = server.child.id().to_string();
+        let sent = Command::new("kill").args(["-HUP", &pid]).status();
+        assert!(sent.expect("kill").success());
+    };
+    assert!(trusting(&old));
+    assert!(!trusting(&new));
+
+    // A key that will not do: the certificate in use stays, and so does the server.
+    std::fs::write(live.join("key.pem"), "not a key\n").expect("write");
+    hangup();
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(trusting(&old));
+
+    install(&new);
+    hangup();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !trusting(&new) {
+        assert!(std::time::Instant::now() < deadline, "never reloaded");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!trusting(&old));
+    assert!(server.terminate());
+    for dir in [old, new, live] {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

@@ -2,7 +2,7 @@
 //! send transports run over it exactly as over a socket.
 
 use std::io::{self, IoSlice};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 
 use ringwire_io::tokio::AsyncStream;
 
@@ -10,9 +10,10 @@ use crate::config::{ClientContext, ServerContext};
 use crate::session::{Plain, Session};
 use crate::{ClientConfig, ServerConfig, TlsError};
 
-/// Makes server sessions: one per accepted connection.
+/// Makes server sessions: one per accepted connection. Clones share one
+/// context, and [`reload`](Self::reload) replaces it for all of them.
 #[derive(Clone)]
-pub struct TlsAcceptor(ServerContext);
+pub struct TlsAcceptor(Arc<RwLock<ServerContext>>);
 
 /// Makes client sessions. Clones share one context, and so the sessions its
 /// connections received: a reconnect to a server name resumes the last
@@ -45,11 +46,27 @@ impl TlsAcceptor {
     ///
     /// [`TlsError::Config`]: the certificate or key cannot be used.
     pub fn new(config: &ServerConfig) -> Result<Self, TlsError> {
-        ServerContext::new(config).map(TlsAcceptor)
+        let context = ServerContext::new(config)?;
+        Ok(TlsAcceptor(Arc::new(RwLock::new(context))))
+    }
+
+    /// Makes the handshakes that start from now on use `config` (a renewed
+    /// certificate, say), in this acceptor and its clones; connections
+    /// already accepted keep the context they began with. Sessions the old
+    /// context issued tickets for begin anew.
+    ///
+    /// # Errors
+    ///
+    /// [`TlsError::Config`]: the certificate or key cannot be used; the
+    /// context in use stays.
+    pub fn reload(&self, config: &ServerConfig) -> Result<(), TlsError> {
+        let context = ServerContext::new(config)?;
+        *self.0.write().unwrap_or_else(PoisonError::into_inner) = context;
+        Ok(())
     }
 
     pub(crate) fn session(&self) -> Result<Session, TlsError> {
-        Session::server(&self.0)
+        Session::server(&self.0.read().unwrap_or_else(PoisonError::into_inner))
     }
 
     /// Runs the server side of a handshake on `io`.
