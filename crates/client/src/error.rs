@@ -149,6 +149,12 @@ pub enum Error {
     /// invalid), or the connection failed during it.
     #[cfg(feature = "ws")]
     WebSocket(ringwire_ws::socket::SocketError),
+    /// A value could not be written as JSON
+    /// ([`HeaderBuilder::json`](crate::HeaderBuilder::json): a map whose keys are not
+    /// strings, a `Serialize` that failed), or a body is not the JSON asked for
+    /// (`Response::json`: serde's words, with the line and column).
+    #[cfg(feature = "json")]
+    Json(serde_json::Error),
 }
 
 /// Which deadline passed.
@@ -242,6 +248,8 @@ impl fmt::Display for Error {
             Error::InvalidLocation(e) => write!(f, "redirect to an invalid location: {e}"),
             #[cfg(feature = "ws")]
             Error::WebSocket(e) => write!(f, "WebSocket {e}"),
+            #[cfg(feature = "json")]
+            Error::Json(e) => write!(f, "JSON: {e}"),
         }
     }
 }
@@ -259,6 +267,8 @@ impl std::error::Error for Error {
             Error::Http2(e) => Some(e),
             #[cfg(feature = "ws")]
             Error::WebSocket(e) => Some(e),
+            #[cfg(feature = "json")]
+            Error::Json(e) => Some(e),
             _ => None,
         }
     }

@@ -235,6 +235,7 @@ impl<'w, 'a> QueryBuilder<'w, 'a> {
             expect_continue: false,
             decompress: false,
             offers_encodings: false,
+            typed: false,
         })
     }
 }
@@ -250,6 +251,8 @@ pub struct HeaderBuilder<'w, 'a> {
     decompress: bool,
     /// Whether the caller wrote an `accept-encoding` field.
     offers_encodings: bool,
+    /// Whether the caller wrote a `content-type` field.
+    typed: bool,
 }
 
 impl<'w, 'a> HeaderBuilder<'w, 'a> {
@@ -272,6 +275,7 @@ impl<'w, 'a> HeaderBuilder<'w, 'a> {
             .header(name, value)
             .map_err(|e| encode(e, self.parts.room))?;
         self.offers_encodings |= name.eq_ignore_ascii_case("accept-encoding");
+        self.typed |= name.eq_ignore_ascii_case("content-type");
         Ok(self)
     }
 
@@ -400,6 +404,35 @@ impl<'w, 'a> HeaderBuilder<'w, 'a> {
         self.framing(len as u64)?;
         let start = self.parts.room;
         self.end(Body::Ring { start, len })
+    }
+
+    /// `value` as a JSON body, serialised straight into the send ring (as
+    /// [`body_with`](Self::body_with) writes), with `content-type:
+    /// application/json` unless a `content-type` was written.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Json`] when `value` cannot be written as JSON; as
+    /// [`body_with`](Self::body_with) otherwise.
+    #[cfg(feature = "json")]
+    pub fn json<T: serde::Serialize + ?Sized>(self, value: &T) -> Result<Request<'a>, Error> {
+        let typed = match self.typed {
+            true => self,
+            false => self.header("content-type", "application/json")?,
+        };
+        let mut refused = None;
+        let written = typed.body_with(|w| {
+            serde_json::to_writer(w, value).map_err(|e| {
+                let io = io::Error::other("not JSON");
+                refused = Some(e);
+                io
+            })
+        });
+        match (written, refused) {
+            // A write past the ring is the ring's error, said by `body_with`.
+            (Err(Error::Io(_)), Some(e)) => Err(Error::Json(e)),
+            (written, _) => written,
+        }
     }
 
     /// A body read from a source as it is sent

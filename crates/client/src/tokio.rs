@@ -754,6 +754,17 @@ impl Response<'_> {
         Ok(String::from_utf8_lossy(&self.bytes().await?).into_owned())
     }
 
+    /// The whole body as JSON, deserialised into `T`.
+    ///
+    /// # Errors
+    ///
+    /// As [`chunk`](Self::chunk); [`Error::Json`] for a body that is not JSON, or not
+    /// the JSON `T` reads.
+    #[cfg(feature = "json")]
+    pub async fn json<T: serde::de::DeserializeOwned>(&mut self) -> Result<T, Error> {
+        serde_json::from_slice(&self.bytes().await?).map_err(Error::Json)
+    }
+
     /// Reads and drops a short body so the connection can be reused; a
     /// long one closes the connection instead.
     async fn discard(mut self) {

@@ -111,7 +111,9 @@ impl Handler for Echo {
 /// Python's `http.server`, HTTP/1.1 with keep-alive, answering:
 /// `/port` with the client's port (one per connection), `/chunked` with a
 /// chunked body, `/close` with a body delimited by closing the connection,
-/// `/big` with 4 MiB of chunked data, `/redirect` with a 302 to `/port`.
+/// `/big` with 4 MiB of chunked data, `/redirect` with a 302 to `/port`; a
+/// `POST /json` with the JSON `{"got": <its body, parsed by Python's json>,
+/// "type": <its content-type>}`, to `/not-json` with text.
 pub struct Python {
     child: Child,
     pub addr: SocketAddr,
@@ -153,6 +155,19 @@ class H(http.server.BaseHTTPRequestHandler):
             self.end_headers()
         else:
             self.send_error(404)
+    def do_POST(self):
+        import json
+        sent = self.rfile.read(int(self.headers["Content-Length"]))
+        if self.path == "/json":
+            got = {"got": json.loads(sent), "type": self.headers["Content-Type"]}
+            body, kind = json.dumps(got).encode(), "application/json"
+        else:
+            body, kind = b"this is not JSON", "text/plain"
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
 srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
 print(srv.server_address[1], flush=True)
 srv.serve_forever()
