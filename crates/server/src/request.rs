@@ -212,6 +212,22 @@ impl<'a> Request<'a> {
         self.body
     }
 
+    /// The body as JSON, deserialised where it lies ([`body`](Self::body): a
+    /// `Content-Length` body is a slice of the receive ring): `T`'s `&'a str` fields point
+    /// into it, strings read without a copy. A string with an escape sequence must be
+    /// decoded, which a `&str` cannot hold (an error); a `Cow<'a, str>` field marked
+    /// `#[serde(borrow)]` borrows when it can and owns that one. Empty for a handler that
+    /// [streams bodies](crate::Handler::streams_body).
+    ///
+    /// # Errors
+    ///
+    /// serde's, for a body that is not the JSON `T` reads (with its line and column: a
+    /// `400 Bad Request` or `422` to answer).
+    #[cfg(feature = "json")]
+    pub fn json<T: serde::Deserialize<'a>>(&self) -> Result<T, serde_json::Error> {
+        serde_json::from_slice(self.body)
+    }
+
     /// The path parameters of the route that matched (none outside a
     /// [`Router`](crate::Router)).
     pub fn params(&self) -> &'a Params<'a> {

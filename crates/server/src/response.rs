@@ -280,6 +280,21 @@ impl Response {
             .body(body)
     }
 
+    /// `200`, `application/json`: `value` as JSON. One that serde cannot write as JSON (a
+    /// map whose keys are not strings, a `Serialize` that failed) is a `500`, logged.
+    #[cfg(feature = "json")]
+    pub fn json<T: serde::Serialize + ?Sized>(value: &T) -> Self {
+        match serde_json::to_vec(value) {
+            Ok(body) => Response::new(200)
+                .header("content-type", "application/json")
+                .body(body),
+            Err(e) => {
+                log::error!("a handler's answer cannot be written as JSON: {e}");
+                Response::new(500)
+            }
+        }
+    }
+
     /// `200`, `text/html; charset=utf-8`.
     pub fn html(body: impl Into<Body>) -> Self {
         Response::new(200)
