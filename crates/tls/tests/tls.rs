@@ -7,7 +7,7 @@ use std::process::Stdio;
 
 mod common;
 
-use common::{handshake, transport, Pki, BACKENDS};
+use common::{handshake, handshake_with, transport, Pki, BACKENDS};
 use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport, AsyncStream};
 use ringwire_io::{Ring, RingConfig};
 use ringwire_tls::{
@@ -698,35 +698,12 @@ fn an_identity_keeps_its_key_out_of_debug_output() {
     ));
 }
 
-/// One handshake with `acceptor` (or a clone of it) over loopback.
-async fn handshake_with(
-    acceptor: &TlsAcceptor,
-    client: &ClientConfig,
-) -> (
-    Result<TlsStream<TcpStream>, TlsError>,
-    Result<TlsStream<TcpStream>, TlsError>,
-) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let acceptor = acceptor.clone();
-    let accepting = tokio::spawn(async move {
-        let (tcp, _) = listener.accept().await.unwrap();
-        acceptor.accept(tcp).await
-    });
-    let tcp = TcpStream::connect(addr).await.unwrap();
-    let client = TlsConnector::new(client)
-        .unwrap()
-        .connect("localhost", tcp)
-        .await;
-    (accepting.await.unwrap(), client)
-}
-
 #[tokio::test]
 async fn a_reload_changes_the_certificate_of_later_handshakes_only() {
     let (old, new) = (Pki::new(), Pki::named("the renewed CA"));
     for backend in BACKENDS {
         let acceptor = TlsAcceptor::new(&old.server(backend)).unwrap();
-        let (server, client) = handshake_with(&acceptor, &old.client(backend)).await;
+        let (server, client) = handshake_with(&acceptor, &old.client(backend), "localhost").await;
         let (before_server, before_client) = (server.unwrap(), client.unwrap());
 
         // A key that is not the certificate's: refused, and the context in use stays.
@@ -736,17 +713,17 @@ async fn a_reload_changes_the_certificate_of_later_handshakes_only() {
         if let Ok(mismatched) = mismatched {
             assert!(acceptor.reload(&mismatched).is_err(), "{backend:?}");
         }
-        let (_, client) = handshake_with(&acceptor, &old.client(backend)).await;
+        let (_, client) = handshake_with(&acceptor, &old.client(backend), "localhost").await;
         assert!(client.is_ok(), "{backend:?}: {client:?}");
 
         // Through a clone, as a server holds it: the next handshakes show the new one.
         acceptor.clone().reload(&new.server(backend)).unwrap();
-        let (_, client) = handshake_with(&acceptor, &old.client(backend)).await;
+        let (_, client) = handshake_with(&acceptor, &old.client(backend), "localhost").await;
         assert!(
             matches!(client, Err(TlsError::UnknownCa)),
             "{backend:?}: {client:?}"
         );
-        let (_, client) = handshake_with(&acceptor, &new.client(backend)).await;
+        let (_, client) = handshake_with(&acceptor, &new.client(backend), "localhost").await;
         assert!(client.is_ok(), "{backend:?}: {client:?}");
         // The connection made before goes on.
         transfer(

@@ -84,9 +84,21 @@ pub(crate) async fn handshake(
     Result<TlsStream<TcpStream>, TlsError>,
     Result<TlsStream<TcpStream>, TlsError>,
 ) {
+    handshake_with(&TlsAcceptor::new(server).unwrap(), client, name).await
+}
+
+/// Both ends of one handshake over loopback, the server's by (a clone of) `acceptor`.
+pub(crate) async fn handshake_with(
+    acceptor: &TlsAcceptor,
+    client: &ClientConfig,
+    name: &str,
+) -> (
+    Result<TlsStream<TcpStream>, TlsError>,
+    Result<TlsStream<TcpStream>, TlsError>,
+) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let acceptor = TlsAcceptor::new(server).unwrap();
+    let acceptor = acceptor.clone();
     let connector = TlsConnector::new(client).unwrap();
     let accepting = tokio::spawn(async move {
         let (tcp, _) = listener.accept().await.unwrap();
