@@ -36,7 +36,7 @@ use crate::cookie;
 pub use crate::stream::Stream;
 use crate::tokio::{Client, Socket};
 use crate::url::{Scheme, Url, UrlError};
-use crate::{blocking, Error, Phase};
+use crate::{blocking, CookieJar, Error, Phase};
 
 /// A WebSocket on a connection of its own, as [`Client::websocket`] opens it.
 pub type ClientWebSocket = WebSocket<Arc<Socket>>;
@@ -188,12 +188,14 @@ impl Client {
             let stream = Arc::new(self.dial(url.0.origin(), None, false).await?);
             handshake(stream, url, options).await
         };
-        match self.config.connect_timeout {
+        let opened = match self.config.connect_timeout {
             Some(limit) => ::tokio::time::timeout(limit, open)
                 .await
                 .map_err(|_| Error::Timeout(Phase::Connect))?,
             None => open.await,
-        }
+        }?;
+        keep_cookies(self.cookies(), url, &opened.1);
+        Ok(opened)
     }
 }
 
@@ -273,6 +275,16 @@ impl blocking::Client {
         socket.set_read_timeout(options.keepalive)?;
         socket.set_write_timeout(None)?;
         opened.keepalive(options.keepalive);
+        keep_cookies(self.cookies(), url, &negotiated);
         Ok((opened, negotiated))
+    }
+}
+
+/// Keeps in `jar` the cookies the upgrade's answer set, as any answer's are kept.
+fn keep_cookies(jar: Option<&CookieJar>, url: &WsUrl, negotiated: &Negotiated) {
+    if let Some(jar) = jar {
+        for cookie in &negotiated.set_cookies {
+            jar.store(&url.0, cookie.as_bytes());
+        }
     }
 }

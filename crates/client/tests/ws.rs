@@ -508,3 +508,49 @@ fn a_cookie_jar_goes_with_the_upgrade() {
     let err = blocking.websocket(&url, &with_own).unwrap_err();
     assert!(err.to_string().contains("401"), "{err}");
 }
+
+/// A cookie the upgrade's `101` sets is kept by the jar, as a browser keeps it: the next
+/// upgrade (to a route that wants it) carries it, from either client.
+#[test]
+fn a_cookie_set_by_the_upgrade_is_kept() {
+    use std::sync::Arc;
+    async fn welcome(request: &ringwire_server::Request<'_>) -> ringwire_server::Response {
+        let upgrade = ringwire_server::ws::echo(request).await;
+        upgrade.header("set-cookie", "ticket=42; Path=/; HttpOnly")
+    }
+    async fn members(request: &ringwire_server::Request<'_>) -> ringwire_server::Response {
+        match request.cookie("ticket") {
+            Some(b"42") => ringwire_server::ws::echo(request).await,
+            _ => ringwire_server::Response::new(401),
+        }
+    }
+    let router = Router::new()
+        .get("/welcome", welcome)
+        .get("/members", members);
+    let addr = common::ringwire(router);
+    let url = |path: &str| WsUrl::parse(&format!("ws://{addr}{path}")).unwrap();
+    let options = WsOptions::default();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    for async_client in [true, false] {
+        let jar = Arc::new(ringwire_client::CookieJar::new());
+        let tokio_client = Client::default().with_cookies(Arc::clone(&jar));
+        let blocking_client = blocking::Client::default().with_cookies(Arc::clone(&jar));
+        let refused = blocking_client
+            .websocket(&url("/members"), &options)
+            .unwrap_err();
+        assert!(refused.to_string().contains("401"), "{refused}");
+        let welcome = url("/welcome");
+        let set_cookies = if async_client {
+            let opened = tokio_client.websocket(&welcome, &options);
+            runtime.block_on(opened).unwrap().1.set_cookies
+        } else {
+            let opened = blocking_client.websocket(&welcome, &options);
+            opened.unwrap().1.set_cookies
+        };
+        assert_eq!(set_cookies, ["ticket=42; Path=/; HttpOnly"]);
+        both_echo(&url("/members"), &options, &tokio_client, &blocking_client);
+    }
+}

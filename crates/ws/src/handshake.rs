@@ -185,6 +185,9 @@ pub struct Negotiated {
     pub protocol: Option<String>,
     /// permessage-deflate, if the server accepted it.
     pub deflate: Option<DeflateParams>,
+    /// The answer's `set-cookie` fields (invalid UTF-8 replaced), for a cookie jar to keep
+    /// as it keeps any answer's; most answers have none.
+    pub set_cookies: Vec<String>,
 }
 
 /// What a client's upgrade request asks for besides its path: subprotocols (most
@@ -350,6 +353,14 @@ impl ClientHandshake {
             }
             None => None,
         };
-        Ok(Negotiated { protocol, deflate })
+        let set_cookies = headers
+            .get_all("set-cookie")
+            .map(|v| String::from_utf8_lossy(v).into_owned())
+            .collect();
+        Ok(Negotiated {
+            protocol,
+            deflate,
+            set_cookies,
+        })
     }
 }
