@@ -761,34 +761,7 @@ fn flush(stream: &mut Stream, h2: &mut H2) -> io::Result<()> {
 }
 
 /// What [`Client::send_traced`] is shown of an exchange, in order.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum Trace<'t> {
-    /// The host about to be connected to (the origin's, or its proxy's) has its addresses
-    /// (from the resolver, or pinned by [`Client::resolve`]).
-    Resolved,
-    /// A TCP connection opened, to this address: the origin's, or its proxy's.
-    Connected(std::net::SocketAddr),
-    /// The TLS handshake of an `https://` connection done.
-    Handshaken,
-    /// The protocol of the connection the next request goes on.
-    Protocol(Protocol),
-    /// A request head, as it is sent: the first, then each redirect's (and
-    /// any sent again on a fresh connection, when a pooled one turned out
-    /// closed). Over HTTP/2, as the builder wrote it: its request line and
-    /// `host` go out as pseudo-header fields.
-    Request(&'t [u8]),
-    /// The bytes of a streamed body written to the connection so far
-    /// ([`Client::send_streamed_traced`], [`Client::send_file_traced`]), after each piece:
-    /// an upload's progress.
-    Sent(u64),
-    /// An interim `1xx` head, as it arrived: a `100 Continue` to a body
-    /// that waited for it ([`HeaderBuilder::expect_continue`](crate::HeaderBuilder::expect_continue)),
-    /// `103 Early Hints`.
-    Interim(ringwire_http1::Response<'t>),
-    /// The response, its head in place.
-    Response(&'t Response<'t>),
-}
+pub type Trace<'t> = crate::Trace<'t, Response<'t>>;
 
 /// A response whose head has arrived; the body is read from the
 /// connection's receive ring as it comes.

@@ -80,6 +80,7 @@ mod resolve;
 mod stream;
 mod tls;
 pub mod tokio;
+mod trace;
 mod trailers;
 mod tunnel;
 mod url;
@@ -96,5 +97,6 @@ pub use proxy::{Proxies, Proxy, ProxyEnvError};
 pub use request::{
     BodyWriter, HeaderBuilder, QueryBuilder, Request, RequestBuffer, StreamedRequest,
 };
+pub use trace::Trace;
 pub use trailers::Trailers;
 pub use url::{Origin, Scheme, Url, UrlError};

@@ -65,6 +65,9 @@ struct Connection {
     forward: Option<Proxy>,
 }
 
+/// What [`Client::send_traced`] is shown of an exchange, in order.
+pub type Trace<'t> = crate::Trace<'t, Response<'t>>;
+
 /// A connection's stream: TCP, or TLS over it.
 pub(crate) type Socket = MaybeTls<TcpStream>;
 
@@ -137,7 +140,23 @@ impl Client {
         buffer: &mut RequestBuffer,
         request: &Request<'_>,
     ) -> Result<Response<'_>, Error> {
-        self.send_from(buffer, request, None).await
+        self.send_from(buffer, request, None, &mut |_| {}).await
+    }
+
+    /// [`send`](Self::send), showing `trace` each step as it happens ([`Trace`]): the
+    /// name resolved, the connection, the handshake, each request head and answer, for
+    /// timings and logs.
+    ///
+    /// # Errors
+    ///
+    /// As [`send`](Self::send).
+    pub async fn send_traced(
+        &self,
+        buffer: &mut RequestBuffer,
+        request: &Request<'_>,
+        mut trace: impl FnMut(Trace<'_>) + Send,
+    ) -> Result<Response<'_>, Error> {
+        self.send_from(buffer, request, None, &mut trace).await
     }
 
     /// Sends `request`, its body read from `source` as it goes (see
@@ -156,10 +175,27 @@ impl Client {
         &self,
         buffer: &mut RequestBuffer,
         request: &StreamedRequest<'_>,
+        source: impl AsyncRead + Unpin + Send,
+    ) -> Result<Response<'_>, Error> {
+        self.send_streamed_traced(buffer, request, source, |_| {})
+            .await
+    }
+
+    /// [`send_streamed`](Self::send_streamed), showing `trace` each step ([`Trace`]),
+    /// the bytes sent after each piece ([`Trace::Sent`](crate::Trace::Sent)) among them.
+    ///
+    /// # Errors
+    ///
+    /// As [`send_streamed`](Self::send_streamed).
+    pub async fn send_streamed_traced(
+        &self,
+        buffer: &mut RequestBuffer,
+        request: &StreamedRequest<'_>,
         mut source: impl AsyncRead + Unpin + Send,
+        mut trace: impl FnMut(Trace<'_>) + Send,
     ) -> Result<Response<'_>, Error> {
         let source = Source::new(&mut source as &mut (dyn AsyncRead + Unpin + Send), None);
-        self.send_from(buffer, request.request(), Some(source))
+        self.send_from(buffer, request.request(), Some(source), &mut trace)
             .await
     }
 
@@ -179,6 +215,21 @@ impl Client {
         request: &StreamedRequest<'_>,
         file: &std::fs::File,
     ) -> Result<Response<'_>, Error> {
+        self.send_file_traced(buffer, request, file, |_| {}).await
+    }
+
+    /// [`send_file`](Self::send_file), showing `trace` each step ([`Trace`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`send_streamed`](Self::send_streamed).
+    pub async fn send_file_traced(
+        &self,
+        buffer: &mut RequestBuffer,
+        request: &StreamedRequest<'_>,
+        file: &std::fs::File,
+        mut trace: impl FnMut(Trace<'_>) + Send,
+    ) -> Result<Response<'_>, Error> {
         // A second handle on the same open file: one offset for both ways of sending.
         let handle = file.try_clone().map_err(Error::BodySource)?;
         let mut reader = ::tokio::fs::File::from_std(handle);
@@ -186,16 +237,17 @@ impl Client {
             &mut reader as &mut (dyn AsyncRead + Unpin + Send),
             Some(file.as_fd()),
         );
-        self.send_from(buffer, request.request(), Some(source))
+        self.send_from(buffer, request.request(), Some(source), &mut trace)
             .await
     }
 
-    /// Sends `request`, a streamed body read from `source`.
+    /// Sends `request`, a streamed body read from `source`, showing `trace` each step.
     async fn send_from(
         &self,
         buffer: &mut RequestBuffer,
         request: &Request<'_>,
         mut source: Option<BodySource<'_>>,
+        trace: &mut (dyn FnMut(Trace<'_>) + Send),
     ) -> Result<Response<'_>, Error> {
         let deadline = self.config.request_timeout.map(|t| Instant::now() + t);
         let mut hop: Option<Hop> = None;
@@ -209,8 +261,9 @@ impl Client {
             let cookied = cookie::cookied(self.cookies(), buffer, &current)?;
             let sent = cookied.as_ref().map_or(current, |c| c.request(request));
             let response = self
-                .exchange(buffer, &sent, deadline, source.as_mut())
+                .exchange(buffer, &sent, deadline, source.as_mut(), trace)
                 .await?;
+            trace(Trace::Response(&response));
             cookie::keep(self.cookies(), sent.url(), response.head());
             let (head, body) = buffer.bytes(&current)?;
             let answer = Answer {
@@ -248,24 +301,32 @@ impl Client {
         request: &Request<'_>,
         deadline: Option<Instant>,
         mut source: Option<&mut BodySource<'_>>,
+        trace: &mut (dyn FnMut(Trace<'_>) + Send),
     ) -> Result<Response<'_>, Error> {
         let origin = request.url().origin();
         let pooled = self.pool.take(origin, |c| is_quiet(c.stream.get_ref()));
         let mut attempts = Attempts::new(pooled.is_some());
         let mut conn = match pooled {
             Some(conn) => conn,
-            None => self.connect(origin, deadline).await?,
+            None => self.connect(origin, deadline, trace).await?,
         };
         loop {
             let attempt = self
-                .round_trip(conn, buffer, request, deadline, source.as_deref_mut())
+                .round_trip(
+                    conn,
+                    buffer,
+                    request,
+                    deadline,
+                    source.as_deref_mut(),
+                    trace,
+                )
                 .await;
             match attempt {
                 Ok(response) => return Ok(response),
                 Err(f) if attempts.again(&f, request) && source_rewound(source.as_deref_mut()) => {}
                 Err(f) => return Err(f.error),
             }
-            conn = self.connect(origin, deadline).await?;
+            conn = self.connect(origin, deadline, trace).await?;
         }
     }
 
@@ -273,6 +334,7 @@ impl Client {
         &self,
         origin: &Origin,
         deadline: Option<Instant>,
+        trace: &mut (dyn FnMut(Trace<'_>) + Send),
     ) -> Result<Connection, Error> {
         let limit = match (self.config.connect_timeout, deadline) {
             (limit, None) => limit,
@@ -280,10 +342,10 @@ impl Client {
         };
         let forward = self.proxies.forwarding(origin, self.config.http2);
         let stream = Arc::new(match forward {
-            Some(proxy) => MaybeTls::Plain(self.tcp(proxy.origin(), limit).await?),
+            Some(proxy) => MaybeTls::Plain(self.tcp(proxy.origin(), limit, trace).await?),
             None => {
                 let h2 = self.config.http2 != Http2::Off;
-                self.dial(origin, limit, h2).await?
+                self.dial(origin, limit, h2, trace).await?
             }
         });
         let http2 = match &*stream {
@@ -301,17 +363,19 @@ impl Client {
     }
 
     /// A stream to `origin`: TCP (through a tunnel if a proxy is on the way), then TLS for
-    /// `https://` (offering `h2` by ALPN if `h2`), within `limit`.
+    /// `https://` (offering `h2` by ALPN if `h2`), within `limit`; `trace` sees the
+    /// connection and the handshake done.
     pub(crate) async fn dial(
         &self,
         origin: &Origin,
         limit: Option<Duration>,
         h2: bool,
+        trace: &mut (dyn FnMut(Trace<'_>) + Send),
     ) -> Result<Socket, Error> {
         let tcp = match self.proxies.route(origin) {
-            None => self.tcp(origin, limit).await?,
+            None => self.tcp(origin, limit, trace).await?,
             Some(proxy) => {
-                let tcp = self.tcp(proxy.origin(), limit).await?;
+                let tcp = self.tcp(proxy.origin(), limit, trace).await?;
                 let pinned = self.pinned.get(origin);
                 within_connect(limit, tunnel(&tcp, proxy, origin, pinned)).await?;
                 tcp
@@ -322,27 +386,46 @@ impl Client {
             Scheme::Https => {
                 let handshake = self.tls.connector(h2)?.connect(origin.host(), tcp);
                 let tls = within_connect(limit, async { handshake.await.map_err(Error::Tls) });
-                MaybeTls::Tls(Box::new(tls.await?))
+                let tls = tls.await?;
+                trace(Trace::Handshaken);
+                MaybeTls::Tls(Box::new(tls))
             }
         })
     }
 
     /// A TCP connection to `to` (or where it is pinned) within `limit`, without Nagle's
-    /// delay.
-    async fn tcp(&self, to: &Origin, limit: Option<Duration>) -> Result<TcpStream, Error> {
+    /// delay: its addresses tried in turn.
+    async fn tcp(
+        &self,
+        to: &Origin,
+        limit: Option<Duration>,
+        trace: &mut (dyn FnMut(Trace<'_>) + Send),
+    ) -> Result<TcpStream, Error> {
         let failed = |source| Error::Connect {
             authority: to.host_port(),
             source,
         };
         let connecting = async {
-            match self.pinned.get(to) {
-                Some(addr) => TcpStream::connect(addr).await,
-                None => TcpStream::connect((to.host(), to.port())).await,
+            let addrs: Vec<_> = match self.pinned.get(to) {
+                Some(addr) => vec![addr],
+                None => ::tokio::net::lookup_host((to.host(), to.port()))
+                    .await
+                    .map_err(failed)?
+                    .collect(),
+            };
+            trace(Trace::Resolved);
+            let mut last = io::Error::from(io::ErrorKind::AddrNotAvailable);
+            for addr in addrs {
+                match TcpStream::connect(addr).await {
+                    Ok(tcp) => return Ok((tcp, addr)),
+                    Err(e) => last = e,
+                }
             }
-            .map_err(failed)
+            Err(failed(last))
         };
-        let tcp = within_connect(limit, connecting).await?;
+        let (tcp, addr) = within_connect(limit, connecting).await?;
         tcp.set_nodelay(true).map_err(failed)?;
+        trace(Trace::Connected(addr));
         Ok(tcp)
     }
 
@@ -353,8 +436,11 @@ impl Client {
         request: &Request<'_>,
         deadline: Option<Instant>,
         mut source: Option<&mut BodySource<'_>>,
+        trace: &mut (dyn FnMut(Trace<'_>) + Send),
     ) -> Result<Response<'_>, Failure> {
         let (head, body) = buffer.bytes(request)?;
+        trace(Trace::Protocol(conn.proto.protocol()));
+        trace(Trace::Request(head));
         let mut trip = RoundTrip::new(request, &self.config, deadline);
         let with_head = trip.with_head(body);
         let wrote = match conn.proto.h2() {
@@ -383,7 +469,11 @@ impl Client {
                 &self.config.limits,
             )?;
             match next {
-                Next::Interim(len) | Next::Consume(len) => conn.rx.consume(len),
+                Next::Interim(len) => {
+                    trace(Trace::Interim(conn.proto.head(conn.rx.data())));
+                    conn.rx.consume(len);
+                }
+                Next::Consume(len) => conn.rx.consume(len),
                 Next::Body => {
                     let (_, body) = buffer.bytes(request)?;
                     let wrote = match conn.proto.h2() {
@@ -429,6 +519,7 @@ impl Client {
                         }
                     };
                     trip.wrote(wrote)?;
+                    trace(Trace::Sent(trip.uploaded_len()));
                 }
                 Next::Probe => {
                     let at_least = conn.rx.data().len() + 1;

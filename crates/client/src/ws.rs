@@ -185,7 +185,7 @@ impl Client {
         };
         let open = async {
             // No `h2` offered: a WebSocket needs HTTP/1.1's upgrade.
-            let stream = Arc::new(self.dial(url.0.origin(), None, false).await?);
+            let stream = Arc::new(self.dial(url.0.origin(), None, false, &mut |_| {}).await?);
             handshake(stream, url, options).await
         };
         let opened = match self.config.connect_timeout {

@@ -2,6 +2,7 @@
 
 mod common;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use common::{Echo, Python, Raw, Reply};
@@ -280,4 +281,90 @@ async fn a_417_is_answered_by_the_request_without_its_expectation() {
     assert_eq!(response.status(), 200);
     assert_eq!(response.text().await.unwrap(), "12 bytes");
     assert_eq!(raw.requests().len(), 2);
+}
+
+/// What `send_traced` shows, step by step, from a task of its own (the trace is `Send`):
+/// resolving, connecting and the handshake once per connection, each request head and
+/// answer of a redirect chain, and an early hint before its answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_traced_exchange_shows_each_step() {
+    use ringwire_client::tokio::Trace;
+    fn seen(event: Trace<'_>) -> String {
+        match event {
+            Trace::Resolved => "resolved".into(),
+            Trace::Connected(addr) => format!("connected {}", addr.ip()),
+            Trace::Handshaken => "handshaken".into(),
+            Trace::Protocol(p) => format!("{p:?}"),
+            Trace::Request(head) => {
+                let head = String::from_utf8_lossy(head);
+                head.lines().next().unwrap_or_default().to_owned()
+            }
+            Trace::Interim(head) => format!("interim {}", head.status()),
+            Trace::Response(response) => format!("answer {}", response.status()),
+            other => format!("{other:?}"),
+        }
+    }
+    let python = Python::start();
+    let client = std::sync::Arc::new(Client::new(ClientConfig {
+        max_redirects: Some(2),
+        ..ClientConfig::default()
+    }));
+    let traced = |client: std::sync::Arc<Client>, url: String| async move {
+        let url = Url::parse(&url).unwrap();
+        let mut buffer = RequestBuffer::new().unwrap();
+        let request = buffer.request("GET", &url).unwrap().headers().unwrap();
+        let request = request.finish().unwrap();
+        let mut events = Vec::new();
+        let sent = client.send_traced(&mut buffer, &request, |e| events.push(seen(e)));
+        sent.await.unwrap().bytes().await.unwrap();
+        events
+    };
+    let events = tokio::spawn(traced(Arc::clone(&client), python.url("/redirect")));
+    let events = events.await.unwrap();
+    assert_eq!(
+        events,
+        [
+            "resolved",
+            "connected 127.0.0.1",
+            "Http1",
+            "GET /redirect HTTP/1.1",
+            "answer 302",
+            "Http1",
+            "GET /port HTTP/1.1",
+            "answer 200",
+        ]
+    );
+    // The connection is pooled: nothing to resolve or connect the second time.
+    let again = traced(Arc::clone(&client), python.url("/port")).await;
+    assert_eq!(again, ["Http1", "GET /port HTTP/1.1", "answer 200"]);
+
+    // Over TLS the handshake shows; an early hint before its answer.
+    async fn hinting(request: &ringwire_server::Request<'_>) -> ringwire_server::Response {
+        let hints = ringwire_http1::encode::FieldBlock::new([("link", &b"</a.css>"[..])]);
+        request.early_hints(&hints.unwrap()).await.unwrap();
+        ringwire_server::Response::text("page")
+    }
+    let (addr, cert) = common::ringwire_tls(ringwire_server::handler_fn(hinting));
+    let tls = ringwire_tls::ClientConfig::default().add_root_pem(&cert);
+    let client = Arc::new(Client::with_tls(ClientConfig::default(), tls));
+    let url = format!("https://localhost:{}/", addr.port());
+    let events = traced(client, url).await;
+    let from = events
+        .iter()
+        .position(|e| e == "handshaken")
+        .expect("handshaken");
+    assert!(
+        events[..from].iter().any(|e| e == "connected 127.0.0.1"),
+        "{events:?}"
+    );
+    assert_eq!(
+        events[from..],
+        [
+            "handshaken",
+            "Http1",
+            "GET / HTTP/1.1",
+            "interim 103",
+            "answer 200"
+        ]
+    );
 }
