@@ -112,7 +112,8 @@ impl StaticFiles {
     }
 
     /// Whether a file's precompressed forms are served (the default): for `X`, the files
-    /// `X.br` and `X.gz` beside it, made beforehand (`brotli -k`, `gzip -k`), are sent
+    /// `X.br` and `X.gz` beside it, made beforehand (`brotli -k`, `gzip -k`) and kept in
+    /// step with `X` by whoever writes it (a form is sent as it is, never checked), are sent
     /// instead to a client whose `accept-encoding` takes them (the one it prefers, brotli
     /// on a tie), with `content-encoding`, their own `ETag` and byte ranges, and `vary:
     /// accept-encoding` on every answer for `X`. By `sendfile` like any file: compression
