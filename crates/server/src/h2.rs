@@ -403,7 +403,9 @@ pub(crate) async fn serve<H: Handler>(
                 }
             }
             () = read.notified(), if !streams.inflows.is_empty() => streams.settle(&mut conn),
-            () = informational.queued() => informational.send_all(&mut conn),
+            // Only a handler still running can queue a head (one that answered at its first
+            // poll had its heads sent before its answer).
+            () = informational.queued(), if !running.is_empty() => informational.send_all(&mut conn),
             () = poll_fn(|cx| pace_timer.as_mut().as_pin_mut().map_or(Poll::Pending, |t| t.poll(cx))),
                 if due.is_some() => {
                 let now = std::time::Instant::now();
