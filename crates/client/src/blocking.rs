@@ -554,7 +554,9 @@ impl Client {
                             let out = trip.uploaded(&mut conn.proto, scratch, n)?;
                             match &mut conn.proto {
                                 Proto::Http1(_) => write_all(conn.rx.get_mut(), &scratch[out], &[]),
-                                Proto::Http2(h2) => flush(conn.rx.get_mut(), h2),
+                                Proto::Http2(h2) => {
+                                    flush_with(conn.rx.get_mut(), h2, &scratch[out])
+                                }
                             }
                         }
                     };
@@ -744,6 +746,17 @@ fn write_all(stream: &mut Stream, head: &[u8], body: &[u8]) -> io::Result<()> {
             Err(e) => return Err(e),
         }
     }
+    Ok(())
+}
+
+/// Writes all that `h2` has to send, then `framed` (a `DATA` frame framed in place).
+fn flush_with(stream: &mut Stream, h2: &mut H2, framed: &[u8]) -> io::Result<()> {
+    if framed.is_empty() {
+        return flush(stream, h2);
+    }
+    let queued = h2.transmit().len();
+    write_all(stream, h2.transmit(), framed)?;
+    h2.advance(queued);
     Ok(())
 }
 

@@ -365,8 +365,10 @@ impl RoundTrip {
 
     /// `n` bytes of a streamed body were read into [`piece`] of `scratch`
     /// (none: the source ended): frames them, and says which range of
-    /// `scratch` to write (over HTTP/2 they are queued on the connection
-    /// instead, and the range is empty).
+    /// `scratch` to write. Over HTTP/2 that range is one `DATA` frame framed
+    /// in place, written after what the connection queued, when the server's
+    /// frame size and windows take the whole piece; else the piece is queued
+    /// on the connection and the range is empty.
     pub(crate) fn uploaded(
         &mut self,
         proto: &mut Proto,
@@ -388,10 +390,17 @@ impl RoundTrip {
         }
         let piece = PIECE_AT..PIECE_AT + n;
         Ok(match proto {
-            Proto::Http2(h2) => {
-                h2.send_piece(&scratch[piece], upload.done)?;
-                0..0
-            }
+            Proto::Http2(h2) => match h2.frame_in_place(n, upload.done)? {
+                Some(header) => {
+                    let start = PIECE_AT - header.len();
+                    scratch[start..PIECE_AT].copy_from_slice(&header);
+                    start..piece.end
+                }
+                None => {
+                    h2.send_piece(&scratch[piece], upload.done)?;
+                    0..0
+                }
+            },
             Proto::Http1(_) if upload.left.is_some() => piece,
             Proto::Http1(_) => {
                 // The size line right before the piece, CRLF after it.

@@ -9,7 +9,7 @@ use std::ops::Range;
 
 use bytes::Bytes;
 use ringwire_http1::{Limits, Method, RequestParser, ResponseParser, Status};
-use ringwire_http2::frame::StreamId;
+use ringwire_http2::frame::{StreamId, HEADER_LEN};
 use ringwire_http2::{Connection, ErrorCode, Event, SendError};
 
 use crate::{ClientConfig, Error, Trailers, Url};
@@ -254,6 +254,32 @@ impl H2 {
             self.conn.send_data(stream, rest, end).map_err(refused)?;
         }
         Ok(())
+    }
+
+    /// Counts the `len` bytes of a streamed body's piece as one `DATA` frame sent from
+    /// where they are, if one frame can carry them now (the server's frame size and
+    /// windows): its header, to send before them after [`transmit`](Self::transmit);
+    /// `None` when it cannot (the piece then goes by [`send_piece`](Self::send_piece)).
+    pub(crate) fn frame_in_place(
+        &mut self,
+        len: usize,
+        end: bool,
+    ) -> Result<Option<[u8; HEADER_LEN]>, Error> {
+        let Some(stream) = self.stream else {
+            return Ok(None);
+        };
+        if len
+            > self
+                .conn
+                .max_send_frame()
+                .min(self.conn.send_capacity(stream))
+        {
+            return Ok(None);
+        }
+        self.conn
+            .send_data_in_place(stream, len, end)
+            .map(Some)
+            .map_err(refused)
     }
 
     /// The bytes waiting to be sent.

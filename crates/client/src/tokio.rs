@@ -507,13 +507,14 @@ impl Client {
                                 None => 0,
                             };
                             let out = trip.uploaded(&mut conn.proto, scratch, n)?;
+                            let framed = &scratch[out];
                             match conn.proto.h2() {
                                 None => {
-                                    let body = &scratch[out];
-                                    within(deadline, write_all(&conn.stream, body, &[])).await
+                                    within(deadline, write_all(&conn.stream, framed, &[])).await
                                 }
                                 Some(_) => {
-                                    within(deadline, flush(&conn.stream, &mut conn.proto)).await
+                                    let flushed = flush_with(&conn.stream, &mut conn.proto, framed);
+                                    within(deadline, flushed).await
                                 }
                             }
                         }
@@ -701,12 +702,17 @@ async fn write_all(stream: &Socket, head: &[u8], body: &[u8]) -> io::Result<()> 
 /// answers, request body the server's windows let out): before every read,
 /// so neither side waits on the other.
 async fn flush(stream: &Socket, proto: &mut Proto) -> io::Result<()> {
+    flush_with(stream, proto, &[]).await
+}
+
+/// [`flush`], then `framed` (a `DATA` frame framed in place), in one gathered write.
+async fn flush_with(stream: &Socket, proto: &mut Proto, framed: &[u8]) -> io::Result<()> {
     let Some(h2) = proto.h2() else {
         return Ok(());
     };
     let queued = h2.transmit().len();
-    if queued > 0 {
-        write_all(stream, h2.transmit(), &[]).await?;
+    if queued > 0 || !framed.is_empty() {
+        write_all(stream, h2.transmit(), framed).await?;
         h2.advance(queued);
     }
     Ok(())

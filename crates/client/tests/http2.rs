@@ -406,3 +406,87 @@ fn a_reset_stream_and_a_body_cut_short_are_errors() {
     );
     assert_eq!(client.idle_connections(&url), 0);
 }
+
+/// Counts and checksums the body it reads as it arrives.
+#[derive(Debug)]
+struct Sum;
+
+impl ringwire_server::Handler for Sum {
+    fn streams_body(&self, _: &ringwire_http1::Request<'_>) -> bool {
+        true
+    }
+
+    async fn call(&self, request: &ringwire_server::Request<'_>) -> ringwire_server::Response {
+        let Some(mut reader) = request.body_reader() else {
+            return ringwire_server::Response::new(400);
+        };
+        let (mut len, mut sum) = (0u64, 0u64);
+        let mut buf = vec![0; 1 << 16];
+        loop {
+            match reader.read(&mut buf).await {
+                Ok(0) => break,
+                Ok(n) => {
+                    len += n as u64;
+                    sum = buf[..n]
+                        .iter()
+                        .fold(sum, |s, &b| s.wrapping_mul(31) + u64::from(b));
+                }
+                Err(_) => return ringwire_server::Response::new(400),
+            }
+        }
+        ringwire_server::Response::text(format!("{len} {sum}"))
+    }
+}
+
+/// A streamed body over HTTP/2, each piece framed in place when the server's frames are
+/// large enough to take it whole (the frame written from the send ring) and copied into
+/// frames of the server's size when they are not: the server reads the same bytes either way,
+/// from both clients, with a length and without.
+#[test]
+fn streamed_bodies_framed_in_place_or_copied_arrive_whole() {
+    let body = pattern(3 << 20);
+    let expected = {
+        let sum = body
+            .iter()
+            .fold(0u64, |s, &b| s.wrapping_mul(31) + u64::from(b));
+        format!("{} {sum}", body.len())
+    };
+    for frame in [16 << 10, 1 << 20] {
+        let h2 = ringwire_http2::Config {
+            max_frame_size: frame,
+            ..ringwire_http2::Config::default()
+        };
+        let config = ringwire_server::ServerConfig {
+            addr: "127.0.0.1:0".parse().unwrap(),
+            http2: Some(h2),
+            ..ringwire_server::ServerConfig::default()
+        };
+        let server = ringwire_server::Server::bind(config).unwrap();
+        let url = Url::parse(&format!("http://{}/sum", server.local_addr())).unwrap();
+        thread::spawn(move || {
+            let runtime = tokio::runtime::Runtime::new().unwrap();
+            runtime.block_on(server.serve(Sum)).unwrap();
+        });
+        let blocking = client(Http2::PriorKnowledge, None);
+        let tokio_client = async_client(Http2::PriorKnowledge, None);
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        for len in [Some(body.len() as u64), None] {
+            let mut buffer = RequestBuffer::new().unwrap();
+            let head = buffer.request("PUT", &url).unwrap().headers().unwrap();
+            let request = head.body_stream(len).unwrap();
+            let mut response = blocking
+                .send_streamed(&mut buffer, &request, &body[..])
+                .unwrap();
+            assert_eq!(response.protocol(), Protocol::Http2);
+            assert_eq!(response.text().unwrap(), expected, "{frame} {len:?}");
+            drop(response);
+            let head = buffer.request("PUT", &url).unwrap().headers().unwrap();
+            let request = head.body_stream(len).unwrap();
+            let answer = runtime.block_on(async {
+                let sent = tokio_client.send_streamed(&mut buffer, &request, &body[..]);
+                sent.await.unwrap().text().await.unwrap()
+            });
+            assert_eq!(answer, expected, "{frame} {len:?}");
+        }
+    }
+}

@@ -1374,3 +1374,50 @@ fn a_server_sends_informational_heads_before_the_final_one() {
         );
     });
 }
+
+#[test]
+fn a_body_framed_in_place_goes_after_what_is_queued_and_counts_against_the_windows() {
+    run_with(small_windows(), small_windows(), |p| {
+        let id = p
+            .client
+            .send_request(b"POST", b"http", b"example.com", b"/up", NONE, false)
+            .unwrap();
+        let max = p.client.max_send_frame();
+        assert_eq!(max, 16_384, "the server's default");
+        let too_many = p.client.send_data_in_place(id, max + 1, false);
+        assert_eq!(
+            too_many,
+            Err(SendError::NoRoom {
+                len: max + 1,
+                room: max
+            })
+        );
+        let piece = body(max);
+        let header = p.client.send_data_in_place(id, piece.len(), false).unwrap();
+        assert_eq!(p.client.send_capacity(id), 65_535 - max);
+        // As a driver sends it: what the connection queued (the request head), then the
+        // frame's header and its bytes from where they are.
+        let mut wire = take(&mut p.client);
+        wire.extend_from_slice(&header);
+        wire.extend_from_slice(&piece);
+        let last = p.client.send_data_in_place(id, 5, true).unwrap();
+        wire.extend_from_slice(&last);
+        wire.extend_from_slice(b"hello");
+        assert_eq!(
+            p.client.send_data_in_place(id, 1, true),
+            Err(SendError::AlreadySent(id))
+        );
+        let events = deliver(
+            &mut p.server,
+            &mut p.server_in,
+            &mut p.server_preface,
+            &wire,
+            p.split,
+            p.server_releases,
+        )
+        .unwrap();
+        let (_, got, ended) = split_body(&events, 1);
+        assert!(ended);
+        assert_eq!(got, [piece, b"hello".to_vec()].concat());
+    });
+}

@@ -201,6 +201,14 @@ pub enum SendError {
     },
     /// An informational head whose status is not `1xx`, or is `101`.
     NotInformational(u16),
+    /// Body bytes one `DATA` frame cannot carry now
+    /// ([`Connection::send_data_in_place`]).
+    NoRoom {
+        /// The bytes offered.
+        len: usize,
+        /// What the windows and the peer's frame size take now.
+        room: usize,
+    },
 }
 
 impl fmt::Display for SendError {
@@ -218,6 +226,9 @@ impl fmt::Display for SendError {
             }
             SendError::NotInformational(status) => {
                 write!(f, "{status} is not an informational status HTTP/2 can send")
+            }
+            SendError::NoRoom { len, room } => {
+                write!(f, "{len} bytes in one DATA frame where {room} fit now")
             }
         }
     }
@@ -1129,6 +1140,50 @@ impl Connection {
             self.local_ended(stream);
         }
         Ok(sent)
+    }
+
+    /// The most a `DATA` frame to the peer may carry (its `SETTINGS_MAX_FRAME_SIZE`).
+    #[must_use]
+    pub fn max_send_frame(&self) -> usize {
+        self.peer_max_frame as usize
+    }
+
+    /// Counts `len` bytes of `stream`'s body as sent in one `DATA` frame that the caller
+    /// writes itself from where the bytes already are (a piece read into a send ring: no
+    /// copy into the send buffer), after what [`transmit`](Self::transmit) holds now; the
+    /// frame's header, to write right before them. Ends the stream with them if
+    /// `end_stream`.
+    ///
+    /// # Errors
+    ///
+    /// As [`send_data_now`](Self::send_data_now); [`SendError::NoRoom`] when one frame
+    /// cannot carry them now: more than [`send_capacity`](Self::send_capacity) or
+    /// [`max_send_frame`](Self::max_send_frame).
+    pub fn send_data_in_place(
+        &mut self,
+        stream: StreamId,
+        len: usize,
+        end_stream: bool,
+    ) -> Result<[u8; frame::HEADER_LEN], SendError> {
+        let room = self.send_capacity(stream).min(self.max_send_frame());
+        let s = self.sendable(stream)?;
+        if !s.head_sent {
+            return Err(SendError::NoStream(stream));
+        }
+        if len > room {
+            return Err(SendError::NoRoom { len, room });
+        }
+        s.send_window -= len as i64;
+        self.send_window -= len as i64;
+        if end_stream {
+            self.local_ended(stream);
+        }
+        let flags = if end_stream {
+            frame::flags::END_STREAM
+        } else {
+            0
+        };
+        Ok(frame::header(len, frame::kind::DATA, flags, stream))
     }
 
     /// Ends `stream` with trailers, after the body queued so far.

@@ -1,14 +1,21 @@
 //! Frames written into a send buffer.
 
-use super::{flags, kind, StreamId};
+use super::{flags, kind, StreamId, HEADER_LEN};
 use crate::ErrorCode;
 
 /// Appends a frame header.
 pub fn encode_header(out: &mut Vec<u8>, len: usize, kind: u8, flags: u8, stream: StreamId) {
+    out.extend_from_slice(&header(len, kind, flags, stream));
+}
+
+/// A frame header.
+pub fn header(len: usize, kind: u8, flags: u8, stream: StreamId) -> [u8; HEADER_LEN] {
     debug_assert!(len < 1 << 24, "frame length {len} over 24 bits");
     let len = (len as u32).to_be_bytes();
-    out.extend_from_slice(&[len[1], len[2], len[3], kind, flags]);
-    out.extend_from_slice(&stream.get().to_be_bytes());
+    let id = stream.get().to_be_bytes();
+    [
+        len[1], len[2], len[3], kind, flags, id[0], id[1], id[2], id[3],
+    ]
 }
 
 /// Appends a `SETTINGS` frame with `params` (identifier, value).

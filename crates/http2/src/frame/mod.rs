@@ -11,7 +11,7 @@ mod parse;
 
 pub use encode::{
     encode_data, encode_goaway, encode_header, encode_headers, encode_ping, encode_rst_stream,
-    encode_settings, encode_settings_ack, encode_window_update,
+    encode_settings, encode_settings_ack, encode_window_update, header,
 };
 pub use parse::FrameError;
 
