@@ -10,7 +10,9 @@
 //! One thread with a single-threaded runtime (`Threading::PerCore(1)`), so that the process's
 //! CPU time (`/proc/PID/stat`, `/proc/PID/schedstat`) is the server's. The port comes from the
 //! first argument or `PORT` (default 0, any free one); the bound address is printed.
-//! HTTP/1.1 and HTTP/2 with prior knowledge (h2c) both work.
+//! HTTP/1.1 and HTTP/2 with prior knowledge (h2c) both work; `H2_MAX_FRAME` sets the
+//! `SETTINGS_MAX_FRAME_SIZE` it advertises (default 16 KiB), which decides whether ringwire's
+//! client frames an upload's pieces in place (a piece fits one frame) or copies them.
 //!
 //! ```sh
 //! cargo build --release -p ringwire-bench --example upload_sink
@@ -80,8 +82,13 @@ fn main() -> std::io::Result<()> {
         .nth(1)
         .or_else(|| std::env::var("PORT").ok())
         .map_or(0, |p| p.parse().expect("a port number"));
+    let mut h2 = ringwire_http2::Config::default();
+    if let Ok(frame) = std::env::var("H2_MAX_FRAME") {
+        h2.max_frame_size = frame.parse().expect("H2_MAX_FRAME: a frame size in bytes");
+    }
     let config = ServerConfig {
         threading: Threading::PerCore(1),
+        http2: Some(h2),
         ..ServerConfig::new(SocketAddr::from(([127, 0, 0, 1], port)))
     };
     let server = Server::bind(config)?;
