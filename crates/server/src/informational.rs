@@ -112,7 +112,9 @@ impl Queue {
 
     /// Encodes every queued head into `conn`'s send buffer.
     pub(crate) fn send_all(&self, conn: &mut Connection) {
-        if !self.any.swap(false, Ordering::Acquire) {
+        // A plain load first: most answers come with no heads, and a swap is a locked
+        // instruction on every one of them.
+        if !self.any.load(Ordering::Relaxed) || !self.any.swap(false, Ordering::Acquire) {
             return;
         }
         let heads = std::mem::take(&mut *self.heads.lock().unwrap_or_else(PoisonError::into_inner));
