@@ -12,7 +12,7 @@
 //! and modification time) and `Last-Modified`, and honour `If-Match`,
 //! `If-Unmodified-Since`, `If-None-Match`, `If-Modified-Since`, a single
 //! `Range` and `If-Range`. A file's precompressed forms beside it
-//! (`app.js.br`, `app.js.gz`) are sent, by `sendfile` as any file, to
+//! (`app.js.br`, `app.js.zst`, `app.js.gz`) are sent, by `sendfile` as any file, to
 //! clients that accept them ([`StaticFiles::precompressed`]). Not here yet:
 //! multipart answers to several ranges (those get the whole file, `200`).
 
@@ -69,7 +69,11 @@ pub struct StaticFiles {
 }
 
 /// The precompressed forms looked for beside a file, by the suffix added to its name.
-const SIDECARS: [(Encoding, &str); 2] = [(Encoding::Brotli, ".br"), (Encoding::Gzip, ".gz")];
+const SIDECARS: [(Encoding, &str); 3] = [
+    (Encoding::Brotli, ".br"),
+    (Encoding::Zstd, ".zst"),
+    (Encoding::Gzip, ".gz"),
+];
 
 /// What [`StaticFiles`] does with names that start with `.` (`.git`,
 /// `.env`, `.ssh`): files and directories a project keeps next to what it
@@ -112,10 +116,11 @@ impl StaticFiles {
     }
 
     /// Whether a file's precompressed forms are served (the default): for `X`, the files
-    /// `X.br` and `X.gz` beside it, made beforehand (`brotli -k`, `gzip -k`) and kept in
-    /// step with `X` by whoever writes it (a form is sent as it is, never checked), are sent
-    /// instead to a client whose `accept-encoding` takes them (the one it prefers, brotli
-    /// on a tie), with `content-encoding`, their own `ETag` and byte ranges, and `vary:
+    /// `X.br`, `X.zst` and `X.gz` beside it, made beforehand (`brotli -k`, `zstd`, `gzip
+    /// -k`) and kept in step with `X` by whoever writes it (a form is sent as it is, never
+    /// checked; a `.zst` form's window should stay within RFC 9659's 8 MiB, as `zstd`'s
+    /// levels up to 19 do), are sent instead to a client whose `accept-encoding` takes them
+    /// (the one it prefers; on a tie brotli, then zstd), with `content-encoding`, their own `ETag` and byte ranges, and `vary:
     /// accept-encoding` on every answer for `X`. By `sendfile` like any file: compression
     /// that costs nothing per request, for files too large for
     /// [`Compress`](crate::middleware::Compress) to compress as it answers. A form that

@@ -16,7 +16,7 @@
 //! - [`Handler`] is the application: a [`Request`] in, a [`Response`] out.
 //!   An `async fn` becomes one with [`handler_fn`]; a [`Router`] picks one
 //!   by method and path, with path parameters; [`middleware`] adds an access
-//!   log and gzip/brotli; [`TowerHandler`] runs a `tower::Service` (an axum
+//!   log and brotli/zstd/gzip; [`TowerHandler`] runs a `tower::Service` (an axum
 //!   `Router`) unchanged.
 //! - [`files`] serves a directory ([`files::StaticFiles`]) or a fixed set
 //!   of embedded pages ([`files::EmbeddedSite`]); files are sent with

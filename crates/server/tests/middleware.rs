@@ -24,7 +24,14 @@ fn bodies_are_compressed_as_the_client_prefers() {
     assert!(PAGE.len() > 1024, "the demo page is big enough to compress");
     let addr = start(ServerConfig::default(), Compress::new(site()));
     let url = format!("http://{addr}/");
-    for (accept, coding) in [("br", "br"), ("gzip", "gzip"), ("gzip, br", "br")] {
+    for (accept, coding) in [
+        ("br", "br"),
+        ("gzip", "gzip"),
+        ("zstd", "zstd"),
+        ("gzip, br", "br"),
+        ("gzip, zstd", "zstd"),
+        ("br;q=0.5, zstd", "zstd"),
+    ] {
         let out = curl_text(&[
             "-s",
             "-o",

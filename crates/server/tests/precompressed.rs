@@ -1,5 +1,6 @@
-//! A file's precompressed forms (`X.br`, `X.gz` beside it, the gzip one made by the `gzip`
-//! command) sent to curl as its `accept-encoding` asks, with their own tags and ranges.
+//! A file's precompressed forms (`X.br`, `X.zst`, `X.gz` beside it, the zstd and gzip ones
+//! made by the `zstd` and `gzip` commands) sent to curl as its `accept-encoding` asks, with
+//! their own tags and ranges.
 
 mod common;
 
@@ -35,7 +36,12 @@ fn gzip_beside(path: &Path) {
     assert!(made.expect("gzip is installed").success());
 }
 
-/// `app.js` with both forms, `small.css` with a gzip one only, `plain.txt` with none,
+fn zstd_beside(path: &Path) {
+    let made = Command::new("zstd").args(["-q", "-k"]).arg(path).status();
+    assert!(made.expect("zstd is installed").success());
+}
+
+/// `app.js` with all three forms, `small.css` with a gzip one only, `plain.txt` with none,
 /// `evil.txt` whose `.br` leads out of the root.
 fn root() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -44,6 +50,7 @@ fn root() -> tempfile::TempDir {
     fs::write(root.join("app.js"), script()).unwrap();
     fs::write(root.join("app.js.br"), brotli(&script())).unwrap();
     gzip_beside(&root.join("app.js"));
+    zstd_beside(&root.join("app.js"));
     fs::write(
         root.join("small.css"),
         "body { color: black; }\n".repeat(40),
@@ -95,6 +102,18 @@ fn the_form_the_client_prefers_goes_by_sendfile() {
     assert_eq!(body, gz);
     let gz_tag = field(&head, "etag").unwrap().to_owned();
 
+    let zst = fs::read(root.join("app.js.zst")).unwrap();
+    let (head, body) = fetch(addr, "/app.js", &["-H", "accept-encoding: gzip, zstd"]);
+    assert_eq!(field(&head, "content-encoding"), Some("zstd"), "{head}");
+    assert_eq!(body, zst);
+    let zst_tag = field(&head, "etag").unwrap().to_owned();
+    let (_, body) = fetch(
+        addr,
+        "/app.js",
+        &["--compressed", "-H", "accept-encoding: zstd"],
+    );
+    assert_eq!(body, script(), "curl decodes the zstd form");
+
     // Asking for none, or for one refused: the file as it is, still varying.
     for args in [
         &[][..],
@@ -106,7 +125,10 @@ fn the_form_the_client_prefers_goes_by_sendfile() {
         assert_eq!(body, script());
         assert_eq!(field(&head, "vary"), Some("accept-encoding"));
         let tag = field(&head, "etag").unwrap();
-        assert!(tag != br_tag && tag != gz_tag, "one tag per form: {tag}");
+        assert!(
+            tag != br_tag && tag != gz_tag && tag != zst_tag,
+            "one tag per form: {tag}"
+        );
     }
 
     // A range of the coded form, and a conditional request against its tag.
