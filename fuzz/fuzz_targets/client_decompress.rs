@@ -1,7 +1,7 @@
-//! `client_decompress`: the HTTP client's content decoder (gzip, deflate, brotli). Arbitrary
-//! bytes fed in arbitrary pieces must decode or fail with a typed error, never panic, spin or
-//! hand out more than the limit; and a body this target compressed (gzip, or deflate with or
-//! without its zlib wrapper) must come back whole, whatever the pieces.
+//! `client_decompress`: the HTTP client's content decoder (gzip, deflate, brotli, zstd).
+//! Arbitrary bytes fed in arbitrary pieces must decode or fail with a typed error, never panic,
+//! spin or hand out more than the limit; and a body this target compressed (gzip, zstd, or deflate with
+//! or without its zlib wrapper) must come back whole, whatever the pieces.
 //!
 //! Input: a mode byte (its low bits pick the coding, its top bit the round trip), a piece-size
 //! byte, then the body.
@@ -42,6 +42,7 @@ fn decode(encoding: Encoding, body: &[u8], piece: usize) -> Result<Vec<u8>, Erro
 fn compress(encoding: Encoding, wrapped: bool, body: &[u8]) -> Vec<u8> {
     let level = Compression::fast();
     match (encoding, wrapped) {
+        (Encoding::Zstd, _) => zstd::bulk::compress(body, 1).unwrap(),
         (Encoding::Gzip, _) => {
             let mut e = GzEncoder::new(Vec::new(), level);
             e.write_all(body).unwrap();
@@ -64,10 +65,11 @@ fuzz_target!(|data: &[u8]| {
     let [mode, piece, body @ ..] = data else {
         return;
     };
-    let encoding = match mode % 3 {
+    let encoding = match mode % 4 {
         0 => Encoding::Gzip,
         1 => Encoding::Deflate,
-        _ => Encoding::Brotli,
+        2 => Encoding::Brotli,
+        _ => Encoding::Zstd,
     };
     let piece = usize::from(*piece).max(1);
     let _ = decode(encoding, body, piece);

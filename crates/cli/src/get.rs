@@ -59,7 +59,7 @@ pub(crate) struct GetArgs {
     /// Send HEAD and write the response's head, as curl -I.
     #[arg(short = 'I', long = "head", conflicts_with_all = ["method", "data"])]
     head: bool,
-    /// Ask for the body compressed (gzip, deflate, br) and write it decoded.
+    /// Ask for the body compressed (gzip, deflate, br, zstd) and write it decoded.
     #[arg(long)]
     compressed: bool,
     /// Basic authorization as USER:PASSWORD (there is no prompt for a

@@ -697,7 +697,7 @@ fn compressed_bodies_are_written_decoded_as_curl_writes_them() {
     assert!(out.stdout == plain.stdout, "{}", text(&out.stdout));
     let stderr = text(&out.stderr);
     assert!(
-        stderr.contains("\n> accept-encoding: gzip, deflate, br\n"),
+        stderr.contains("\n> accept-encoding: gzip, deflate, br, zstd\n"),
         "{stderr}"
     );
     assert!(stderr.contains("\n< content-encoding: br\n"), "{stderr}");
@@ -719,6 +719,38 @@ fn compressed_bodies_are_written_decoded_as_curl_writes_them() {
     let out = get(&["-H", "Accept-Encoding: gzip", &url]);
     assert!(out.stdout.starts_with(b"\x1f\x8b"));
     assert!(out.stdout.len() < plain.stdout.len());
+}
+
+#[test]
+fn a_zstd_form_made_by_the_zstd_command_is_written_decoded() {
+    let dir = std::env::temp_dir().join(format!("ringwire-get-zstd-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let log: String = (0..20_000).map(|i| format!("{i} GET /x 200\n")).collect();
+    let path = dir.join("access.log");
+    std::fs::write(&path, &log).unwrap();
+    // Level 19: an 8 MiB window, the most RFC 9659 allows.
+    let made = Command::new("zstd")
+        .args(["-q", "-k", "-19"])
+        .arg(&path)
+        .status();
+    assert!(made.expect("zstd is installed").success());
+    let server = ringwire_serve(&[dir.to_str().unwrap()]);
+    let url = format!("http://{}/access.log", server.addr);
+
+    let out = get(&["--compressed", "-v", &url]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("\n< content-encoding: zstd\n"), "{stderr}");
+    assert!(out.stdout == log.as_bytes(), "{} bytes", out.stdout.len());
+    let curl_out = curl(&["-s", "--compressed", &url]);
+    assert!(curl_out.stdout == out.stdout);
+    // Without --compressed: the file the zstd command made.
+    let out = get(&["-H", "Accept-Encoding: zstd", &url]);
+    assert_eq!(
+        out.stdout,
+        std::fs::read(dir.join("access.log.zst")).unwrap()
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

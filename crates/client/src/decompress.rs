@@ -1,5 +1,5 @@
 //! Content codings undone as a body is read (RFC 9110 section 8.4.1):
-//! gzip, deflate and brotli, sans-IO, for both drivers.
+//! gzip, deflate, brotli and zstd, sans-IO, for both drivers.
 //!
 //! The compressed bytes are read in place in the receive ring like any
 //! body; the decoded bytes are written into one buffer per response, which
@@ -10,6 +10,7 @@ use std::fmt;
 use brotli_decompressor::{BrotliDecompressStream, BrotliResult, BrotliState, StandardAlloc};
 use flate2::{Decompress, FlushDecompress, Status};
 use ringwire_http1::{BodyKind, Response};
+use zstd::zstd_safe::{DCtx, DParameter, InBuffer, OutBuffer};
 
 use crate::Error;
 
@@ -17,7 +18,11 @@ use crate::Error;
 const PIECE_LEN: usize = 32 << 10;
 
 /// What a request that asks for decompression offers, in `accept-encoding`.
-pub(crate) const ACCEPTED: &str = "gzip, deflate, br";
+pub(crate) const ACCEPTED: &str = "gzip, deflate, br, zstd";
+
+/// The largest zstd window decoded: 8 MiB, what RFC 9659 allows a content
+/// coding (a frame asking for more would make the decoder allocate it).
+const ZSTD_WINDOW_LOG_MAX: u32 = 23;
 
 /// A content coding the client undoes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -32,6 +37,9 @@ pub enum Encoding {
     Deflate,
     /// `br` (RFC 7932).
     Brotli,
+    /// `zstd` (RFC 8878), its window at most 8 MiB (RFC 9659); frames that
+    /// follow one another are decoded one after another.
+    Zstd,
 }
 
 impl Encoding {
@@ -42,6 +50,7 @@ impl Encoding {
             Encoding::Gzip => "gzip",
             Encoding::Deflate => "deflate",
             Encoding::Brotli => "br",
+            Encoding::Zstd => "zstd",
         }
     }
 
@@ -65,6 +74,7 @@ impl Encoding {
             (b"x-gzip", Encoding::Gzip),
             (b"deflate", Encoding::Deflate),
             (b"br", Encoding::Brotli),
+            (b"zstd", Encoding::Zstd),
         ]
         .into_iter()
         .find(|(token, _)| coding.eq_ignore_ascii_case(token))
@@ -126,6 +136,7 @@ enum Codec {
     Sniffing(Option<u8>),
     Flate(Decompress),
     Brotli(Box<BrotliState<StandardAlloc, StandardAlloc, StandardAlloc>>),
+    Zstd(DCtx<'static>),
 }
 
 impl fmt::Debug for Decoder {
@@ -166,6 +177,12 @@ impl Decoder {
                 StandardAlloc::default(),
                 StandardAlloc::default(),
             ))),
+            Encoding::Zstd => {
+                let mut context = DCtx::create();
+                // In range, so it cannot fail.
+                let _ = context.set_parameter(DParameter::WindowLogMax(ZSTD_WINDOW_LOG_MAX));
+                Codec::Zstd(context)
+            }
         };
         Decoder {
             encoding,
@@ -248,12 +265,17 @@ impl Decoder {
         }
     }
 
-    /// Bytes after the end: another gzip member (RFC 1952 section 2.2), or
-    /// for the other codings, an error.
+    /// Bytes after the end: another gzip member (RFC 1952 section 2.2) or
+    /// zstd frame (RFC 8878 section 3), or for the other codings, an error.
     fn next_member(&mut self) -> Result<(), Error> {
         match &mut self.codec {
             Codec::Flate(inflate) if self.encoding == Encoding::Gzip => {
                 inflate.reset(true);
+                self.ended = false;
+                Ok(())
+            }
+            // A context that finished a frame starts the next by itself.
+            Codec::Zstd(_) => {
                 self.ended = false;
                 Ok(())
             }
@@ -287,6 +309,7 @@ impl Decoder {
             }
             Codec::Flate(inflate) => flate(inflate, input, out),
             Codec::Brotli(state) => brotli(state, input, out),
+            Codec::Zstd(context) => zstd(context, input, out),
         }
     }
 
@@ -343,6 +366,17 @@ fn brotli(
     }
 }
 
+fn zstd(context: &mut DCtx<'static>, input: &[u8], out: &mut [u8]) -> Result<Step, Corruption> {
+    let mut input = InBuffer::around(input);
+    let mut out = OutBuffer::around(out);
+    // Past the window bound, too: such a frame is refused as invalid.
+    let hint = context
+        .decompress_stream(&mut out, &mut input)
+        .map_err(|_| Corruption::Invalid)?;
+    // 0: a frame ended and all of it was handed out.
+    Ok((input.pos(), out.pos(), hint == 0))
+}
+
 #[cfg(test)]
 mod tests {
     use std::io::Write as _;
@@ -375,6 +409,10 @@ mod tests {
         let mut br = ::brotli::CompressorWriter::new(Vec::new(), 4096, 5, 22);
         br.write_all(data).unwrap();
         br.into_inner()
+    }
+
+    fn zstd(data: &[u8]) -> Vec<u8> {
+        ::zstd::bulk::compress(data, 3).unwrap()
     }
 
     /// A decoder for a `200` with these head lines, if one is made.
@@ -423,6 +461,7 @@ mod tests {
             ("deflate", zlib(&text)),
             ("deflate", raw_deflate(&text)),
             ("br", brotli(&text)),
+            ("zstd", zstd(&text)),
         ];
         for (encoding, body) in cases {
             for piece in [1, 2, 7, 4096, body.len()] {
@@ -433,10 +472,36 @@ mod tests {
     }
 
     #[test]
-    fn gzip_members_follow_one_another() {
+    fn gzip_members_and_zstd_frames_follow_one_another() {
         let body = [gzip(b"first "), gzip(b"second")].concat();
         let decoded = decode(&mut decoder("gzip"), &body, 5).unwrap();
         assert_eq!(decoded, b"first second");
+        let body = [zstd(b"first "), zstd(b"second")].concat();
+        let decoded = decode(&mut decoder("zstd"), &body, 5).unwrap();
+        assert_eq!(decoded, b"first second");
+    }
+
+    #[test]
+    fn a_zstd_window_past_8_mib_is_refused() {
+        use ::zstd::zstd_safe::CParameter;
+        // Unknown content size, so the frame header states its window.
+        let frame = |window_log: u32| {
+            let mut encoder = ::zstd::stream::Encoder::new(Vec::new(), 3).unwrap();
+            encoder
+                .set_parameter(CParameter::WindowLog(window_log))
+                .unwrap();
+            encoder.include_contentsize(false).unwrap();
+            encoder.write_all(&text()).unwrap();
+            encoder.finish().unwrap()
+        };
+        let decoded = decode(&mut decoder("zstd"), &frame(23), 4096).unwrap();
+        assert_eq!(decoded, text());
+        match decode(&mut decoder("zstd"), &frame(24), 4096) {
+            Err(Error::Decompress { corruption, .. }) => {
+                assert_eq!(corruption, Corruption::Invalid);
+            }
+            other => panic!("a 16 MiB window decoded: {other:?}"),
+        }
     }
 
     #[test]
@@ -451,7 +516,8 @@ mod tests {
         // None, unknown, or stacked (in one field or two): left as they are.
         assert_eq!(one(""), None);
         assert_eq!(one("content-encoding: identity\r\n"), None);
-        assert_eq!(one("content-encoding: zstd\r\n"), None);
+        assert_eq!(one("content-encoding: ZSTD\r\n"), Some(Encoding::Zstd));
+        assert_eq!(one("content-encoding: compress\r\n"), None);
         assert_eq!(one("content-encoding: gzip, br\r\n"), None);
         assert_eq!(
             one("content-encoding: gzip\r\ncontent-encoding: gzip\r\n"),
@@ -492,6 +558,7 @@ mod tests {
             ("gzip", gzip(&text)),
             ("deflate", zlib(&text)),
             ("br", brotli(&text)),
+            ("zstd", zstd(&text)),
         ] {
             let cut = &body[..body.len() - 10];
             assert_eq!(
@@ -504,11 +571,18 @@ mod tests {
         assert_eq!(corruption("deflate", &trailing), Corruption::TrailingBytes);
         let trailing = [brotli(b"done"), b"more".to_vec()].concat();
         assert_eq!(corruption("br", &trailing), Corruption::TrailingBytes);
+        // After a zstd frame, bytes that do not start another are invalid.
+        let trailing = [zstd(b"done"), b"more".to_vec()].concat();
+        assert_eq!(corruption("zstd", &trailing), Corruption::Invalid);
+        let mut flipped = zstd(&text);
+        let middle = flipped.len() / 2;
+        flipped[middle] ^= 0xff;
+        assert_eq!(corruption("zstd", &flipped), Corruption::Invalid);
     }
 
     #[test]
     fn an_empty_body_is_empty() {
-        for encoding in ["gzip", "deflate", "br"] {
+        for encoding in ["gzip", "deflate", "br", "zstd"] {
             assert_eq!(decode(&mut decoder(encoding), b"", 1).unwrap(), b"");
         }
     }

@@ -24,7 +24,7 @@
 //!   [`HeaderBuilder::expect_continue`]): a server that refuses at the head
 //!   is spared the upload.
 //! - A response can be asked for compressed and its body read decoded
-//!   ([`HeaderBuilder::decompress`]: gzip, deflate, brotli), within
+//!   ([`HeaderBuilder::decompress`]: gzip, deflate, brotli, zstd), within
 //!   [`ClientConfig::max_decoded_body_len`]; a request that does not ask
 //!   costs nothing for it.
 //! - A [`blocking::Client`] over std sockets and a [`tokio::Client`] over

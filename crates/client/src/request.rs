@@ -300,10 +300,10 @@ impl<'w, 'a> HeaderBuilder<'w, 'a> {
 
     /// Asks for the response compressed and has its body decoded as it is
     /// read, as `curl --compressed` does: the head offers
-    /// `accept-encoding: gzip, deflate, br`, and a body whose
+    /// `accept-encoding: gzip, deflate, br, zstd`, and a body whose
     /// `content-encoding` is `gzip` (or `x-gzip`), `deflate` (zlib-wrapped,
-    /// or bare as browsers also accept it) or `br` comes out of `chunk`,
-    /// `bytes` and `text` decoded
+    /// or bare as browsers also accept it), `br` or `zstd` (a window of at
+    /// most 8 MiB) comes out of `chunk`, `bytes` and `text` decoded
     /// ([`blocking::Response::chunk`](crate::blocking::Response::chunk),
     /// [`tokio::Response::chunk`](crate::tokio::Response::chunk)), up to
     /// [`ClientConfig::max_decoded_body_len`](crate::ClientConfig::max_decoded_body_len).
@@ -893,9 +893,8 @@ mod tests {
             .finish()
             .unwrap();
         assert!(offered.decompresses());
-        assert!(
-            sent(&mut buffer, &offered).ends_with("\r\naccept-encoding: gzip, deflate, br\r\n\r\n")
-        );
+        assert!(sent(&mut buffer, &offered)
+            .ends_with("\r\naccept-encoding: gzip, deflate, br, zstd\r\n\r\n"));
 
         let own = buffer
             .request("POST", &url)

@@ -1,6 +1,6 @@
 //! Bodies decoded as they are read (`HeaderBuilder::decompress`), by the
 //! blocking and the tokio client alike: from ringwire's server behind its
-//! `Compress` middleware (gzip and brotli), and from a raw server for the
+//! `Compress` middleware (brotli, zstd and gzip), and from a raw server for the
 //! codings, framings and faults that middleware never sends.
 
 mod common;
@@ -78,8 +78,12 @@ fn chunked<'a>(coding: &str, pieces: impl IntoIterator<Item = &'a [u8]>) -> Vec<
     out
 }
 
-/// Bytes that no decoder takes for what they claim to be.
-const NOT_ZSTD: &[u8] = b"(\xb5/\xfd but not really zstd";
+/// Bytes of `compress` (LZW), a coding the client does not undo.
+const LZW: &[u8] = b"\x1f\x9d\x90 not decoded here";
+
+fn zstd(data: &[u8]) -> Vec<u8> {
+    zstd::bulk::compress(data, 3).unwrap()
+}
 
 /// A raw server answering each path with one of the bodies no `Compress`
 /// middleware sends.
@@ -93,6 +97,12 @@ fn raw() -> Raw {
             "/zlib" => encoded("deflate", &zlib(&text)),
             "/raw-deflate" => encoded("deflate", &raw_deflate(&text)),
             "/chunked-gzip" => chunked("gzip", gzip(&text).chunks(1000)),
+            "/chunked-zstd" => chunked("zstd", zstd(&text).chunks(1000)),
+            // Two frames, as `zstd` writes for files concatenated.
+            "/zstd-frames" => {
+                let (first, second) = text.split_at(text.len() / 3);
+                encoded("zstd", &[zstd(first), zstd(second)].concat())
+            }
             "/split" => {
                 // The header and the trailer, which decode to nothing, in
                 // chunks of their own: the first chunk of the run after the
@@ -110,7 +120,7 @@ fn raw() -> Raw {
             }
             // A byte at a time: pieces of one byte, most decoding to nothing.
             "/trickle" => return Reply::Trickle(encoded("gzip", &gzip(&text[..400]))),
-            "/unknown" => encoded("zstd", NOT_ZSTD),
+            "/unknown" => encoded("compress", LZW),
             "/stacked" => encoded("gzip, br", &brotli(&gzip(&text))),
             "/corrupt" => {
                 let mut body = gzip(&text);
@@ -233,7 +243,7 @@ fn ringwire_compress_bodies_come_out_decoded() {
     let url = format!("http://{addr}/text");
     let text = text();
     for client in clients(config()) {
-        // The offer is gzip, deflate and br: the middleware prefers brotli.
+        // The offer is gzip, deflate, br and zstd: the middleware prefers brotli.
         let (decoding, body) = client.get(&url, true, None).unwrap();
         assert_eq!(decoding, Some(Encoding::Brotli));
         assert!(body == text, "brotli: {} bytes", body.len());
@@ -241,6 +251,9 @@ fn ringwire_compress_bodies_come_out_decoded() {
         let (decoding, body) = client.get(&url, true, Some("gzip")).unwrap();
         assert_eq!(decoding, Some(Encoding::Gzip));
         assert!(body == text, "gzip: {} bytes", body.len());
+        let (decoding, body) = client.get(&url, true, Some("zstd, gzip")).unwrap();
+        assert_eq!(decoding, Some(Encoding::Zstd));
+        assert!(body == text, "zstd: {} bytes", body.len());
         // Without decompression the body is the server's bytes.
         let (decoding, body) = client.get(&url, false, Some("gzip")).unwrap();
         assert_eq!(decoding, None);
@@ -255,7 +268,7 @@ fn ringwire_compress_bodies_come_out_decoded() {
 }
 
 #[test]
-fn deflate_either_way_x_gzip_and_gzip_in_any_pieces_are_decoded() {
+fn deflate_either_way_x_gzip_gzip_and_zstd_in_any_pieces_are_decoded() {
     let server = raw();
     let text = text();
     for client in clients(config()) {
@@ -264,6 +277,8 @@ fn deflate_either_way_x_gzip_and_gzip_in_any_pieces_are_decoded() {
             ("/raw-deflate", Encoding::Deflate),
             ("/x-gzip", Encoding::Gzip),
             ("/chunked-gzip", Encoding::Gzip),
+            ("/chunked-zstd", Encoding::Zstd),
+            ("/zstd-frames", Encoding::Zstd),
         ] {
             let (decoding, body) = client.get(&server.url(path), true, None).unwrap();
             assert_eq!(decoding, Some(coding), "{path}");
@@ -280,7 +295,7 @@ fn deflate_either_way_x_gzip_and_gzip_in_any_pieces_are_decoded() {
     let requests = server.requests();
     assert!(requests
         .iter()
-        .all(|r| r.contains("\r\naccept-encoding: gzip, deflate, br\r\n")));
+        .all(|r| r.contains("\r\naccept-encoding: gzip, deflate, br, zstd\r\n")));
 }
 
 #[test]
@@ -289,7 +304,7 @@ fn unknown_and_stacked_codings_are_passed_through_untouched() {
     let stacked = brotli(&gzip(&text()));
     for client in clients(config()) {
         let got = client.get(&server.url("/unknown"), true, None).unwrap();
-        assert_eq!(got, (None, NOT_ZSTD.to_vec()));
+        assert_eq!(got, (None, LZW.to_vec()));
         let got = client.get(&server.url("/stacked"), true, None).unwrap();
         assert!(got == (None, stacked.clone()), "{} bytes", got.1.len());
     }
