@@ -67,10 +67,10 @@ pub fn drive<A>(
             };
             // Whether `recv` reads nothing for the bytes waiting to be sent: taken before
             // the driver drains them below.
-            let blocked = conn.transmit().len() > feed.max_send_buffer;
+            let blocked = conn.pending() > feed.max_send_buffer;
             let (n, action) = match conn.recv(&buf) {
                 Err(_) => {
-                    assert!(conn.transmit().len() <= feed.bound);
+                    assert!(conn.pending() <= feed.bound);
                     assert!(conn.recv(&buf).is_err(), "a failed connection stays failed");
                     return;
                 }
@@ -89,13 +89,12 @@ pub fn drive<A>(
             buf.drain(..n);
             act(conn, action, rng);
             assert!(
-                conn.transmit().len() <= feed.bound,
+                conn.pending() <= feed.bound,
                 "send buffer at {} bytes",
-                conn.transmit().len()
+                conn.pending()
             );
             if !feed.lazy || rng.next() % 4 != 0 {
-                let all = conn.transmit().len();
-                conn.advance(all);
+                conn.advance(conn.pending());
             }
             if n == 0 {
                 assert!(
@@ -103,8 +102,7 @@ pub fn drive<A>(
                     "a whole frame left unread"
                 );
                 if blocked {
-                    let all = conn.transmit().len();
-                    conn.advance(all);
+                    conn.advance(conn.pending());
                     continue;
                 }
                 break;

@@ -754,6 +754,12 @@ fn flush_with(stream: &mut Stream, h2: &mut H2, framed: &[u8]) -> io::Result<()>
     if framed.is_empty() {
         return flush(stream, h2);
     }
+    // Every run but the last alone; the last and the frame in one write.
+    while h2.transmit().len() < h2.pending() {
+        let run = h2.transmit().len();
+        write_all(stream, h2.transmit(), &[])?;
+        h2.advance(run);
+    }
     let queued = h2.transmit().len();
     write_all(stream, h2.transmit(), framed)?;
     h2.advance(queued);

@@ -47,8 +47,7 @@ pub fn h2_exchange(setup: u8, server: &[u8]) {
     };
     let mut waiting = held;
     loop {
-        let queued = h2.transmit().len();
-        h2.advance(queued);
+        h2.advance(h2.pending());
         match h2.head(&buf) {
             Err(_) => return,
             Ok(HeadStep::Need(used)) => {
@@ -83,8 +82,7 @@ pub fn h2_exchange(setup: u8, server: &[u8]) {
         }
     }
     loop {
-        let queued = h2.transmit().len();
-        h2.advance(queued);
+        h2.advance(h2.pending());
         match h2.body(&buf) {
             Err(_) => return,
             Ok(BodyStep::Data { piece, consumed }) => {

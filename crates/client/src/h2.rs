@@ -282,12 +282,18 @@ impl H2 {
             .map_err(refused)
     }
 
-    /// The bytes waiting to be sent.
+    /// The next run of bytes waiting to be sent (a body piece held by
+    /// reference is a run of its own).
     pub(crate) fn transmit(&self) -> &[u8] {
         self.conn.transmit()
     }
 
-    /// The first `n` bytes of [`transmit`](Self::transmit) went out.
+    /// All the bytes waiting to be sent, over every run.
+    pub(crate) fn pending(&self) -> usize {
+        self.conn.pending()
+    }
+
+    /// The first `n` bytes waiting to be sent went out.
     pub(crate) fn advance(&mut self, n: usize) {
         self.conn.advance(n);
     }

@@ -710,6 +710,12 @@ async fn flush_with(stream: &Socket, proto: &mut Proto, framed: &[u8]) -> io::Re
     let Some(h2) = proto.h2() else {
         return Ok(());
     };
+    // Every run but the last alone; the last and the frame in one write.
+    while h2.transmit().len() < h2.pending() {
+        let run = h2.transmit().len();
+        write_all(stream, h2.transmit(), &[]).await?;
+        h2.advance(run);
+    }
     let queued = h2.transmit().len();
     if queued > 0 || !framed.is_empty() {
         write_all(stream, h2.transmit(), framed).await?;

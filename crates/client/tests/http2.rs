@@ -305,7 +305,10 @@ fn serve(mut sock: TcpStream, act: Act) {
             if let Some(stream) = ended {
                 if !respond(&mut conn, stream, act) {
                     // Closed with a FIN, not a reset: the rest read and dropped.
-                    let _ = sock.write_all(conn.transmit());
+                    while !conn.transmit().is_empty() {
+                        let _ = sock.write_all(conn.transmit());
+                        conn.advance(conn.transmit().len());
+                    }
                     let _ = sock.shutdown(std::net::Shutdown::Write);
                     while sock.read(&mut chunk).is_ok_and(|n| n > 0) {}
                     return;
@@ -313,10 +316,11 @@ fn serve(mut sock: TcpStream, act: Act) {
             }
         }
         input.drain(..used);
-        let out = conn.transmit().to_vec();
-        conn.advance(out.len());
-        if sock.write_all(&out).is_err() {
-            return;
+        while !conn.transmit().is_empty() {
+            if sock.write_all(conn.transmit()).is_err() {
+                return;
+            }
+            conn.advance(conn.transmit().len());
         }
         match sock.read(&mut chunk) {
             Ok(0) | Err(_) => return,

@@ -15,6 +15,6 @@ mod error;
 pub mod frame;
 pub mod hpack;
 
-pub use conn::{Config, Connection, Event, Fields, RequestHead, SendError};
+pub use conn::{Config, Connection, Event, Fields, RequestHead, SendError, BY_REFERENCE};
 
 pub use error::{Error, ErrorCode, Violation};

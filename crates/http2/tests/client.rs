@@ -110,9 +110,12 @@ fn deliver(
 
 /// What `conn` has to send, taken out of its buffer.
 fn take(conn: &mut Connection) -> Vec<u8> {
-    let out = conn.transmit().to_vec();
-    conn.advance(out.len());
-    assert!(conn.transmit().is_empty());
+    let mut out = Vec::new();
+    while !conn.transmit().is_empty() {
+        out.extend_from_slice(conn.transmit());
+        conn.advance(conn.transmit().len());
+    }
+    assert_eq!(conn.pending(), 0);
     out
 }
 
@@ -1260,7 +1263,7 @@ fn exchange(
             Ev::Trailers { stream: s, .. } | Ev::Reset { stream: s, .. } => *s == stream,
             _ => false,
         });
-        if over && conn.transmit().is_empty() {
+        if over && conn.pending() == 0 {
             return events;
         }
         if !conn.transmit().is_empty() {

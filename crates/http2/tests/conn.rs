@@ -12,7 +12,7 @@ use bytes::Bytes;
 use common::*;
 use ringwire_http2::frame::{self, flags, kind, setting, Frame, FrameHeader, HEADER_LEN, PREFACE};
 use ringwire_http2::hpack::{Decoder, Encoder, Field};
-use ringwire_http2::{Config, Connection, Error, ErrorCode, Violation};
+use ringwire_http2::{Config, Connection, Error, ErrorCode, Violation, BY_REFERENCE};
 
 /// A request a client would send.
 const GET: &[(&str, &str)] = &[
@@ -174,7 +174,7 @@ impl Client {
                 self.drain();
             }
             if n == 0 {
-                let blocked = self.conn.transmit().len() > self.max_send_buffer;
+                let blocked = self.conn.pending() > self.max_send_buffer;
                 assert!(
                     blocked || whole.is_none_or(|whole| whole > self.pending.len()),
                     "a whole frame left unread"
@@ -197,10 +197,12 @@ impl Client {
 
     /// Moves the server's send buffer to `out`.
     fn drain(&mut self) {
-        let n = self.conn.transmit().len();
-        self.out.extend_from_slice(self.conn.transmit());
-        self.conn.advance(n);
-        assert!(self.conn.transmit().is_empty());
+        while !self.conn.transmit().is_empty() {
+            let n = self.conn.transmit().len();
+            self.out.extend_from_slice(self.conn.transmit());
+            self.conn.advance(n);
+        }
+        assert_eq!(self.conn.pending(), 0);
     }
 
     /// Parses (and forgets) what the server sent so far.
@@ -865,6 +867,66 @@ fn data_frames_respect_the_peer_max_frame_size() {
 }
 
 #[test]
+fn large_pieces_go_out_from_the_callers_bytes_small_ones_copied() {
+    let params = [(setting::INITIAL_WINDOW_SIZE, 1 << 20)];
+    run_with(Config::default(), &params, |c| {
+        c.drain();
+        c.request(1, GET, true);
+        c.respond(1, 200, false);
+        // 40,000 bytes: two whole frames and a tail of 7,232, all by reference; then a
+        // piece under the bound, copied.
+        let large = Bytes::from(body(40_000));
+        let small = Bytes::from(body(BY_REFERENCE - 1));
+        c.conn.send_data(sid(1), large.clone(), false).unwrap();
+        c.conn.send_data(sid(1), small.clone(), true).unwrap();
+        let mut runs = [&[][..]; 16];
+        let filled = c.conn.transmit_vectored(&mut runs);
+        let inside = |run: &[u8], of: &Bytes| {
+            of.as_ptr_range().contains(&run.as_ptr()) && run.len() <= of.len()
+        };
+        let by_reference: Vec<usize> = runs[..filled]
+            .iter()
+            .filter(|run| inside(run, &large))
+            .map(|run| run.len())
+            .collect();
+        assert_eq!(by_reference, [16_384, 16_384, 7_232]);
+        assert!(runs[..filled].iter().all(|run| !inside(run, &small)));
+        let total: usize = runs[..filled].iter().map(|run| run.len()).sum();
+        assert_eq!(total, c.conn.pending());
+        // Sent in odd amounts that cut runs anywhere: the same frames.
+        let mut wire = Vec::new();
+        for step in [1, 5, 9, 100, 16_000, 700].into_iter().cycle() {
+            let run = c.conn.transmit();
+            if run.is_empty() {
+                break;
+            }
+            let n = step.min(run.len());
+            wire.extend_from_slice(&run[..n]);
+            c.conn.advance(n);
+        }
+        assert_eq!(c.conn.pending(), 0);
+        c.out.extend_from_slice(&wire);
+        let frames = c.frames();
+        let data: Vec<u8> = frames
+            .iter()
+            .filter_map(|f| match f {
+                Out::Data { data, .. } => Some(data.clone()),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        assert_eq!(data, [&large[..], &small[..]].concat());
+        assert!(matches!(
+            frames.last(),
+            Some(Out::Data {
+                end_stream: true,
+                ..
+            })
+        ));
+    });
+}
+
+#[test]
 fn a_big_response_head_is_split_into_continuations() {
     for max in [16_384, 20_000] {
         run_with(Config::default(), &[(setting::MAX_FRAME_SIZE, max)], |c| {
@@ -1378,7 +1440,7 @@ fn a_full_send_buffer_stops_reading_until_it_drains() {
         let pings: Vec<u8> = (0..10u8).flat_map(|i| ping(false, [i; 8])).collect();
         assert_eq!(c.send(&pings), []);
         assert!(!c.pending.is_empty(), "some pings left unread");
-        assert!(c.conn.transmit().len() > 100);
+        assert!(c.conn.pending() > 100);
         assert_eq!(c.conn.recv(&c.pending.clone()).unwrap().0, 0);
         let mut answered = 0;
         while !c.pending.is_empty() {

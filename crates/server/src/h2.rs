@@ -23,7 +23,6 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::future::{poll_fn, Future};
-use std::os::unix::fs::FileExt as _;
 use std::pin::{pin, Pin};
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -397,7 +396,7 @@ pub(crate) async fn serve<H: Handler>(
                 let mut next = Some(piece);
                 while let Some((id, piece)) = next {
                     take_piece(&mut conn, &mut bodies, id, piece);
-                    next = (conn.transmit().len() < BODY_QUEUE)
+                    next = (conn.pending() < BODY_QUEUE)
                         .then(|| produce(&mut bodies, &conn).now_or_never())
                         .flatten();
                 }
@@ -795,10 +794,10 @@ impl Source {
                 if left == 0 {
                     return Poll::Ready(None);
                 }
-                let mut piece = vec![0; left.min(FILE_PIECE) as usize];
-                let read = file.file().read_exact_at(&mut piece, file.offset() + *done);
-                *done += piece.len() as u64;
-                Some(read.map(|()| piece.into()))
+                let len = left.min(FILE_PIECE) as usize;
+                let read = read_piece(file, file.offset() + *done, len);
+                *done += len as u64;
+                Some(read)
             }
             Source::Stream(stream) => return stream.as_mut().poll_next(cx),
         })
@@ -811,6 +810,24 @@ impl Source {
             Source::Stream(_) => false,
         }
     }
+}
+
+/// `len` bytes of `file` from `offset`, read into memory that is not zeroed first (zeroing a
+/// 64 KiB piece cost a fifth as much as the read's own copy, in a profile).
+fn read_piece(file: &FileBody, offset: u64, len: usize) -> std::io::Result<Bytes> {
+    let mut piece = Vec::with_capacity(len);
+    while piece.len() < len {
+        let at = offset + piece.len() as u64;
+        let spare = rustix::buffer::spare_capacity(&mut piece);
+        match rustix::io::pread(file.file(), spare, at) {
+            Ok(0) => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            Ok(_) | Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    // The capacity may have held more than was asked for.
+    piece.truncate(len);
+    Ok(piece.into())
 }
 
 /// What waits at the front of the receive ring once every frame that could be handled was.
@@ -847,12 +864,21 @@ async fn close(tx: &mut Tx<'_>, conn: &mut Connection) -> Result<Close, Transpor
     Ok(Close::Linger)
 }
 
-/// Writes what the connection has to send (from its buffer: no copy into the send ring).
+/// Writes what the connection has to send, from its buffer and from the bodies' own bytes
+/// (no copy into the send ring), up to [`RUNS`] runs per write.
 async fn send(tx: &mut Tx<'_>, conn: &mut Connection) -> Result<(), TransportError> {
-    let n = conn.transmit().len();
-    if n > 0 {
-        tx.send_vectored(&[conn.transmit()]).await?;
+    loop {
+        let mut runs: [&[u8]; RUNS] = [&[]; RUNS];
+        let filled = conn.transmit_vectored(&mut runs);
+        if filled == 0 {
+            return Ok(());
+        }
+        let n = runs[..filled].iter().map(|run| run.len()).sum();
+        tx.send_vectored(&runs[..filled]).await?;
         conn.advance(n);
     }
-    Ok(())
 }
+
+/// Runs of bytes per vectored write: a frame header and its piece are two, so 64 carry 32
+/// frames (512 KiB of 16 KiB frames), well under the kernel's 1,024.
+const RUNS: usize = 64;

@@ -163,9 +163,10 @@ fn ask_h2(conn: &mut ringwire_http2::Connection, stream: &mut TcpStream, buf: &m
         .expect("a stream");
     let mut ended = false;
     while !ended {
-        stream.write_all(conn.transmit()).expect("write");
-        let n = conn.transmit().len();
-        conn.advance(n);
+        while !conn.transmit().is_empty() {
+            stream.write_all(conn.transmit()).expect("write");
+            conn.advance(conn.transmit().len());
+        }
         let have = buf.len();
         buf.resize(buf.capacity(), 0);
         let read = stream.read(&mut buf[have..]).expect("read");

@@ -325,8 +325,9 @@ async fn send(
     tx: &mut AsyncSendTransport<&Socket>,
     conn: &mut Connection,
 ) -> Result<(), TransportError> {
-    let n = conn.transmit().len();
-    if n > 0 {
+    // A run at a time: a body piece held by reference is one of its own.
+    while !conn.transmit().is_empty() {
+        let n = conn.transmit().len();
         tx.send_vectored(&[conn.transmit()]).await?;
         conn.advance(n);
     }

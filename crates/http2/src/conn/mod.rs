@@ -13,7 +13,9 @@
 //! endpoint it does by itself, writing the frames into its send buffer
 //! ([`Connection::transmit`]): the `SETTINGS` exchange and acknowledgements, `PING` answers,
 //! flow-control window updates, resets of streams that break the rules and the `GOAWAY`
-//! that ends a connection that does.
+//! that ends a connection that does. Body pieces queued by [`Connection::send_data`] of at
+//! least [`BY_REFERENCE`] bytes are not copied into that buffer: each goes out from the
+//! caller's `Bytes` after its frame header ([`Connection::transmit_vectored`]).
 //!
 //! Messages go in through [`Connection::send_response`] (server) or
 //! [`Connection::send_request`] (client), then [`Connection::send_data`] and
@@ -28,7 +30,7 @@ mod stream;
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
 
-use bytes::Bytes;
+use bytes::{Buf as _, Bytes};
 
 pub use fields::{Fields, RequestHead};
 
@@ -44,6 +46,11 @@ const MAX_WINDOW: i64 = (1 << 31) - 1;
 const DEFAULT_WINDOW: u32 = 65_535;
 /// The frame size every endpoint must accept (section 4.2).
 const DEFAULT_FRAME_SIZE: u32 = 16_384;
+
+/// Body pieces of at least this many bytes go out from the caller's `Bytes` (one more
+/// run for a vectored write) instead of being copied into the send buffer; shorter ones
+/// cost less to copy.
+pub const BY_REFERENCE: usize = 4096;
 /// The most of the peer's HPACK table our encoder uses, whatever the peer allows.
 const MAX_ENCODER_TABLE: usize = 4096;
 /// How many closed streams are remembered, to tell a late frame from a protocol error.
@@ -292,6 +299,11 @@ pub struct Connection {
     out: Vec<u8>,
     /// How much of `out` went out already.
     sent: usize,
+    /// Body pieces sent from where they lie, each spliced into `out` at its offset (right
+    /// after its frame header), in order.
+    pieces: VecDeque<(usize, Bytes)>,
+    /// Their bytes not yet sent.
+    piece_bytes: usize,
     decoder: hpack::Decoder,
     encoder: hpack::Encoder,
     /// Scratch for encoded header blocks.
@@ -386,6 +398,8 @@ impl Connection {
             settings: false,
             out,
             sent: 0,
+            pieces: VecDeque::new(),
+            piece_bytes: 0,
             decoder: hpack::Decoder::new(4096),
             encoder: hpack::Encoder::new(),
             block_out: Vec::new(),
@@ -413,16 +427,75 @@ impl Connection {
         }
     }
 
-    /// The bytes waiting to be sent.
+    /// The next run of bytes waiting to be sent: the send buffer up to the next body piece
+    /// held by reference, or that piece. Send it, [`advance`](Self::advance), and ask
+    /// again until it is empty; or take several runs at once with
+    /// [`transmit_vectored`](Self::transmit_vectored).
     #[must_use]
     pub fn transmit(&self) -> &[u8] {
-        &self.out[self.sent..]
+        match self.pieces.front() {
+            Some((at, piece)) if *at == self.sent => piece,
+            Some((at, _)) => &self.out[self.sent..*at],
+            None => &self.out[self.sent..],
+        }
     }
 
-    /// Notes that the first `n` bytes of [`transmit`](Self::transmit) went out.
-    pub fn advance(&mut self, n: usize) {
-        self.sent = (self.sent + n).min(self.out.len());
-        if self.sent == self.out.len() {
+    /// Fills `runs` with the runs of bytes waiting to be sent, in order, as many as fit;
+    /// returns how many it filled. For one vectored write.
+    pub fn transmit_vectored<'a>(&'a self, runs: &mut [&'a [u8]]) -> usize {
+        let mut from = self.sent;
+        let mut filled = 0;
+        let mut pieces = self.pieces.iter().peekable();
+        while filled < runs.len() {
+            let (run, next) = match pieces.peek() {
+                Some((at, piece)) if *at == from => {
+                    pieces.next();
+                    (&piece[..], from)
+                }
+                Some((at, _)) => (&self.out[from..*at], *at),
+                None => (&self.out[from..], self.out.len()),
+            };
+            if run.is_empty() {
+                break;
+            }
+            runs[filled] = run;
+            filled += 1;
+            from = next;
+        }
+        filled
+    }
+
+    /// All the bytes waiting to be sent, pieces held by reference included.
+    #[must_use]
+    pub fn pending(&self) -> usize {
+        self.out.len() - self.sent + self.piece_bytes
+    }
+
+    /// Notes that the first `n` bytes waiting to be sent went out, across runs.
+    pub fn advance(&mut self, mut n: usize) {
+        while n > 0 {
+            match self.pieces.front_mut() {
+                Some((at, piece)) if *at == self.sent => {
+                    let k = n.min(piece.len());
+                    piece.advance(k);
+                    self.piece_bytes -= k;
+                    n -= k;
+                    if piece.is_empty() {
+                        self.pieces.pop_front();
+                    }
+                }
+                Some((at, _)) => {
+                    let k = n.min(*at - self.sent);
+                    self.sent += k;
+                    n -= k;
+                }
+                None => {
+                    self.sent = (self.sent + n).min(self.out.len());
+                    n = 0;
+                }
+            }
+        }
+        if self.sent == self.out.len() && self.pieces.is_empty() {
             self.out.clear();
             self.sent = 0;
         }
@@ -433,7 +506,7 @@ impl Connection {
     /// the HPACK tables, the settings, the streams remembered, bytes not yet sent, a header
     /// block half received. For a connection gone quiet.
     pub fn shrink(&mut self) {
-        if self.transmit().is_empty() {
+        if self.pending() == 0 {
             self.out = Vec::new();
             self.sent = 0;
         }
@@ -452,7 +525,7 @@ impl Connection {
     /// Whether exchanges are still under way: streams are open or bytes wait to be sent.
     #[must_use]
     pub fn is_busy(&self) -> bool {
-        !self.streams.is_empty() || !self.transmit().is_empty()
+        !self.streams.is_empty() || self.pending() > 0
     }
 
     /// Body bytes of `stream` queued and waiting for the peer's flow-control window.
@@ -498,14 +571,14 @@ impl Connection {
     /// Handles the frame (or the preface) at the front of `buf`.
     ///
     /// Returns how many bytes it used, to be consumed from the buffer once the event is
-    /// dealt with, and what the application should know. `(0, None)`: send what
-    /// [`transmit`](Self::transmit) holds, and read more. An `Err` is a connection error:
+    /// dealt with, and what the application should know. `(0, None)`: send what waits
+    /// ([`transmit`](Self::transmit)), and read more. An `Err` is a connection error:
     /// the `GOAWAY` is in the send buffer; send it, then close.
     pub fn recv<'a>(&'a mut self, buf: &'a [u8]) -> Result<(usize, Option<Event<'a>>), Error> {
         if let Some(error) = self.failed {
             return Err(error);
         }
-        if self.transmit().len() > self.config.max_send_buffer {
+        if self.pending() > self.config.max_send_buffer {
             return Ok((0, None));
         }
         if !self.preface {
@@ -1150,9 +1223,9 @@ impl Connection {
 
     /// Counts `len` bytes of `stream`'s body as sent in one `DATA` frame that the caller
     /// writes itself from where the bytes already are (a piece read into a send ring: no
-    /// copy into the send buffer), after what [`transmit`](Self::transmit) holds now; the
-    /// frame's header, to write right before them. Ends the stream with them if
-    /// `end_stream`.
+    /// copy into the send buffer), after all that waits to be sent now
+    /// ([`pending`](Self::pending)); the frame's header, to write right before them. Ends
+    /// the stream with them if `end_stream`.
     ///
     /// # Errors
     ///
@@ -1395,7 +1468,15 @@ impl Connection {
             let chunk = front.split_to(n);
             let last = front.is_empty() && buffers == 1;
             let end = last && stream.end_queued && stream.trailers.is_none();
-            frame::encode_data(&mut self.out, id, &chunk, end);
+            if n >= BY_REFERENCE {
+                let flags = if end { frame::flags::END_STREAM } else { 0 };
+                let header = frame::header(n, frame::kind::DATA, flags, id);
+                self.out.extend_from_slice(&header);
+                self.pieces.push_back((self.out.len(), chunk));
+                self.piece_bytes += n;
+            } else {
+                frame::encode_data(&mut self.out, id, &chunk, end);
+            }
             self.send_window -= n as i64;
             stream.send_window -= n as i64;
             if front.is_empty() {
