@@ -580,6 +580,8 @@ impl Client {
                         conn: Some(conn),
                         reader,
                         deadline,
+                        #[cfg(feature = "json")]
+                        collected: Vec::new(),
                     })
                 }
             }
@@ -794,6 +796,9 @@ pub struct Response<'c> {
     conn: Option<Connection>,
     reader: Reader,
     deadline: Option<Instant>,
+    /// The body, when [`json`](Self::json) had to collect it.
+    #[cfg(feature = "json")]
+    collected: Vec<u8>,
 }
 
 impl Response<'_> {
@@ -869,16 +874,8 @@ impl Response<'_> {
                 BodyStep::Decoded => break None,
                 BodyStep::Need(consumed) => {
                     conn.rx.consume(consumed);
-                    conn.set_deadline(self.deadline)?;
-                    conn.flush().map_err(|e| self.reader.failed(e))?;
                     let at_least = conn.rx.data().len() + 1;
-                    let filled = conn
-                        .rx
-                        .fill(at_least)
-                        .map_err(|e| self.reader.failed(e.into()))?;
-                    if filled == 0 {
-                        self.reader.eof()?;
-                    }
+                    self.fill(at_least)?;
                 }
                 BodyStep::Done(consumed) => {
                     conn.rx.consume(consumed);
@@ -890,6 +887,43 @@ impl Response<'_> {
         // Taken apart from the loop so the borrow it returns ends there.
         let data = self.conn.as_ref().map(|conn| conn.rx.data());
         Ok(self.reader.piece(data, piece))
+    }
+
+    /// One read into the ring, once it has room for `at_least` unread bytes; the end of
+    /// the stream, where the framing allows one.
+    fn fill(&mut self, at_least: usize) -> Result<(), Error> {
+        let Some(conn) = self.conn.as_mut() else {
+            return Ok(());
+        };
+        conn.set_deadline(self.deadline)?;
+        conn.flush().map_err(|e| self.reader.failed(e))?;
+        let filled = conn
+            .rx
+            .fill(at_least)
+            .map_err(|e| self.reader.failed(e.into()))?;
+        if filled == 0 {
+            self.reader.eof()?;
+        }
+        Ok(())
+    }
+
+    /// The whole body in one slice: where it lies in the receive ring when it comes framed
+    /// by a length the ring can hold, undecoded, over HTTP/1.1; else collected.
+    #[cfg(feature = "json")]
+    fn whole(&mut self) -> Result<&[u8], Error> {
+        let max = self.conn.as_ref().map_or(0, |c| c.rx.ring().max_capacity());
+        if let Some(len) = self.reader.whole_len().filter(|&len| len <= max) {
+            while let Some(conn) = self.conn.as_mut() {
+                conn.rx.consume(self.reader.take_consumed());
+                if conn.rx.data().len() >= len {
+                    break;
+                }
+                self.fill(len)?;
+            }
+            return Ok(self.chunk()?.unwrap_or_default());
+        }
+        self.collected = self.bytes()?;
+        Ok(&self.collected)
     }
 
     /// The whole body, collected.
@@ -914,15 +948,19 @@ impl Response<'_> {
         Ok(String::from_utf8_lossy(&self.bytes()?).into_owned())
     }
 
-    /// The whole body as JSON, deserialised into `T`.
+    /// The whole body as JSON, deserialised into `T`, which may borrow from it (`&str`
+    /// fields, `#[serde(borrow)]`): deserialised where it lies in the receive ring when it
+    /// came with a length the ring can hold, over HTTP/1.1 and not decoded (no copy);
+    /// otherwise collected first. The connection goes back to the pool when the response
+    /// is dropped.
     ///
     /// # Errors
     ///
     /// As [`chunk`](Self::chunk); [`Error::Json`] for a body that is not JSON, or not
     /// the JSON `T` reads.
     #[cfg(feature = "json")]
-    pub fn json<T: serde::de::DeserializeOwned>(&mut self) -> Result<T, Error> {
-        serde_json::from_slice(&self.bytes()?).map_err(Error::Json)
+    pub fn json<'r, T: serde::Deserialize<'r>>(&'r mut self) -> Result<T, Error> {
+        serde_json::from_slice(self.whole()?).map_err(Error::Json)
     }
 
     /// Reads and drops a short body so the connection can be reused; a
@@ -949,6 +987,12 @@ impl Response<'_> {
 
 impl Drop for Response<'_> {
     fn drop(&mut self) {
+        if let Some(conn) = self.conn.as_mut() {
+            conn.rx.consume(self.reader.take_consumed());
+            if let Some(n) = self.reader.finish_in_place(conn.rx.data()) {
+                conn.rx.consume(n);
+            }
+        }
         if self.reader.is_done() {
             self.release();
         }

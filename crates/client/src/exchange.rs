@@ -871,6 +871,41 @@ impl Reader {
         self.framing.trailers.as_deref().unwrap_or(&NONE)
     }
 
+    /// The body's length when all of it can be handed out as one piece in place: over
+    /// HTTP/1.1, framed by a length, not decoded, none of it handed out yet.
+    #[cfg(feature = "json")]
+    pub(crate) fn whole_len(&self) -> Option<usize> {
+        let Frames::Http1(decoder) = &self.framing.frames else {
+            return None;
+        };
+        match decoder.kind() {
+            BodyKind::Length(len) if self.decoding.is_none() && decoder.delivered() == 0 => {
+                usize::try_from(len).ok()
+            }
+            _ => None,
+        }
+    }
+
+    /// Reads the rest of an HTTP/1.1 body from `data` (the ring's unread bytes, after
+    /// [`take_consumed`](Self::take_consumed)) when all of it is there, with no I/O: how
+    /// many bytes it took, the body then done. `None` when more must arrive, the body is
+    /// being decoded, or it came over HTTP/2 (whose reads would queue frames to send). For
+    /// a response dropped with its body unread or its end not yet seen: the connection
+    /// can still go back to the pool.
+    pub(crate) fn finish_in_place(&mut self, data: &[u8]) -> Option<usize> {
+        if self.decoding.is_some() || !matches!(self.framing.frames, Frames::Http1(_)) {
+            return None;
+        }
+        let mut at = 0;
+        loop {
+            match self.framing.next(&data[at..], None).ok()? {
+                Framed::Data { consumed, .. } => at += consumed,
+                Framed::Done(consumed) => return Some(at + consumed),
+                Framed::Need(_) => return None,
+            }
+        }
+    }
+
     /// Whether the body has been read to its end.
     pub(crate) fn is_done(&self) -> bool {
         self.framing.done

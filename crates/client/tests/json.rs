@@ -1,5 +1,6 @@
 //! JSON bodies both ways (`HeaderBuilder::json`, `Response::json`), against Python's
-//! `http.server` and its `json` module, with both clients.
+//! `http.server` and its `json` module, with both clients; answers read with borrowed
+//! fields.
 
 mod common;
 
@@ -95,4 +96,46 @@ async fn the_tokio_client_sends_and_reads_json() {
     let mut response = client.send(&mut buffer, &request).await.unwrap();
     let receipt: Receipt = response.json().await.unwrap();
     assert_eq!(receipt, expected("application/json"));
+}
+
+/// What the server answers, its strings borrowed from the body.
+#[derive(Debug, Deserialize, PartialEq)]
+struct Seen<'a> {
+    #[serde(rename = "type")]
+    content_type: &'a str,
+}
+
+/// The answer of `/json` as a ringwire server sends it.
+struct Answer;
+
+impl ringwire_server::Handler for Answer {
+    async fn call(&self, _: &ringwire_server::Request<'_>) -> ringwire_server::Response {
+        ringwire_server::Response::new(200).body(&br#"{"type":"application/json"}"#[..])
+    }
+}
+
+#[test]
+fn borrowed_fields_in_place_or_from_a_collected_body() {
+    let python = Python::start();
+    let addr = common::ringwire(Answer);
+    let mut buffer = RequestBuffer::new().unwrap();
+    let h2 = ringwire_client::ClientConfig {
+        http2: ringwire_client::Http2::PriorKnowledge,
+        ..Default::default()
+    };
+    // In place over HTTP/1.1 (Python's length-framed answer); collected over HTTP/2, whose
+    // frame headers lie between the body's pieces.
+    for (client, url) in [
+        (blocking::Client::default(), python.url("/json")),
+        (blocking::Client::new(h2), format!("http://{addr}/json")),
+    ] {
+        let url = Url::parse(&url).unwrap();
+        let request = buffer.request("POST", &url).unwrap().headers().unwrap();
+        let request = request.json(&ORDER).unwrap();
+        let mut response = client.send(&mut buffer, &request).unwrap();
+        let seen: Seen<'_> = response.json().unwrap();
+        assert_eq!(seen.content_type, "application/json");
+        drop(response);
+        assert_eq!(client.idle_connections(&url), 1, "{url}");
+    }
 }
