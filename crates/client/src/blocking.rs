@@ -855,7 +855,7 @@ impl Response<'_> {
     ///
     /// A body being decoded ([`decoding`](Self::decoding)) comes out
     /// decoded instead, from a buffer the response keeps for it (at most
-    /// 32 KiB a piece).
+    /// 64 KiB a piece).
     ///
     /// # Errors
     ///

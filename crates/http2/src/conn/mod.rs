@@ -46,7 +46,6 @@ const MAX_WINDOW: i64 = (1 << 31) - 1;
 const DEFAULT_WINDOW: u32 = 65_535;
 /// The frame size every endpoint must accept (section 4.2).
 const DEFAULT_FRAME_SIZE: u32 = 16_384;
-
 /// Body pieces of at least this many bytes go out from the caller's `Bytes` (one more
 /// run for a vectored write) instead of being copied into the send buffer; shorter ones
 /// cost less to copy.

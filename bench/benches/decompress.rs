@@ -1,0 +1,149 @@
+//! Content codings: a 1 MiB JSON answer compressed at the server `Compress` middleware's
+//! settings (gzip level 6, brotli quality 5, zstd level 3), and decoded by the client.
+//!
+//! - `decompress/encode/{gzip,br,zstd}`: the whole body compressed once, what `Compress` pays
+//!   for a body it has not cached; the compressed sizes are printed before timing.
+//! - `decompress/decode/{gzip,br,zstd}/{ringwire,whole}`: the compressed body decoded.
+//!   `ringwire`: the client's `Decoder`, fed 16 KiB pieces as the receive ring hands them out
+//!   and handing out each 32 KiB of output to `black_box`, as `Response::chunk` does. `whole`:
+//!   the coding's own reader into one `Vec` (`read_to_end`), as a client that collects a body
+//!   decodes it. Both are checked to give the body back before timing.
+
+mod common;
+
+use std::hint::black_box;
+use std::io::{Read as _, Write as _};
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use ringwire_client::{Decoder, Encoding};
+
+/// What the ring hands the decoder per read.
+const PIECE: usize = 16 << 10;
+
+/// A JSON array of records, about 1 MiB.
+fn body() -> Vec<u8> {
+    let mut out = b"[".to_vec();
+    for i in 0..7_000 {
+        let comma = if i == 0 { "" } else { "," };
+        write!(
+            out,
+            "{comma}{{\"id\":{i},\"user\":\"user{}\",\"email\":\"user{}@example.com\",\"score\":{},\"active\":{},\"tags\":[\"a{}\",\"b{}\"]}}",
+            i % 977,
+            i % 977,
+            (i * 7919) % 10_000,
+            i % 3 == 0,
+            i % 13,
+            i % 29
+        )
+        .unwrap();
+    }
+    out.push(b']');
+    out
+}
+
+fn encode(encoding: Encoding, data: &[u8]) -> Vec<u8> {
+    match encoding {
+        Encoding::Gzip => {
+            let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(6));
+            gz.write_all(data).unwrap();
+            gz.finish().unwrap()
+        }
+        Encoding::Brotli => {
+            let mut br = brotli::CompressorWriter::new(Vec::new(), 4096, 5, 22);
+            br.write_all(data).unwrap();
+            br.into_inner()
+        }
+        Encoding::Zstd => zstd::bulk::compress(data, 3).unwrap(),
+        other => unreachable!("{other}"),
+    }
+}
+
+/// `packed` through the client's decoder; the decoded length.
+fn ringwire(encoding: Encoding, packed: &[u8], mut check: impl FnMut(&[u8])) -> usize {
+    let mut decoder = Decoder::new(encoding, u64::MAX);
+    let mut total = 0;
+    for mut input in packed.chunks(PIECE) {
+        loop {
+            let used = decoder.feed(input).unwrap();
+            total += decoder.output().len();
+            check(decoder.output());
+            match used {
+                Some(n) => input = &input[n..],
+                None => break,
+            }
+        }
+    }
+    decoder.finish().unwrap();
+    total
+}
+
+fn whole(encoding: Encoding, packed: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    match encoding {
+        Encoding::Gzip => {
+            flate2::read::GzDecoder::new(packed)
+                .read_to_end(&mut out)
+                .unwrap();
+        }
+        Encoding::Brotli => {
+            brotli_decompressor::Decompressor::new(packed, 4096)
+                .read_to_end(&mut out)
+                .unwrap();
+        }
+        Encoding::Zstd => {
+            zstd::stream::read::Decoder::with_buffer(packed)
+                .unwrap()
+                .read_to_end(&mut out)
+                .unwrap();
+        }
+        other => unreachable!("{other}"),
+    }
+    out
+}
+
+fn codings(c: &mut Criterion) {
+    let data = body();
+    let codings = [Encoding::Gzip, Encoding::Brotli, Encoding::Zstd];
+    let mut encode_group = c.benchmark_group("decompress/encode");
+    encode_group.throughput(Throughput::Bytes(data.len() as u64));
+    for encoding in codings {
+        let packed = encode(encoding, &data);
+        println!(
+            "{encoding}: {} bytes to {} ({:.1}%)",
+            data.len(),
+            packed.len(),
+            100.0 * packed.len() as f64 / data.len() as f64
+        );
+        encode_group.bench_function(encoding.token(), |b| {
+            b.iter(|| encode(encoding, black_box(&data)))
+        });
+    }
+    encode_group.finish();
+
+    let mut decode_group = c.benchmark_group("decompress/decode");
+    decode_group.throughput(Throughput::Bytes(data.len() as u64));
+    for encoding in codings {
+        let packed = encode(encoding, &data);
+        let mut again = Vec::new();
+        ringwire(encoding, &packed, |piece| again.extend_from_slice(piece));
+        assert!(
+            again == data && whole(encoding, &packed) == data,
+            "{encoding}"
+        );
+        let name = encoding.token();
+        decode_group.bench_function(format!("{name}/ringwire"), |b| {
+            b.iter(|| ringwire(encoding, black_box(&packed), |piece| _ = black_box(piece)))
+        });
+        decode_group.bench_function(format!("{name}/whole"), |b| {
+            b.iter(|| whole(encoding, black_box(&packed)))
+        });
+    }
+    decode_group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = common::short_criterion();
+    targets = codings
+}
+criterion_main!(benches);
