@@ -23,11 +23,12 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::future::{poll_fn, Future};
+use std::os::unix::fs::FileExt as _;
 use std::pin::{pin, Pin};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use futures_core::Stream as _;
 use futures_util::future::{AbortHandle, Abortable, FutureExt as _};
 use futures_util::stream::{FuturesUnordered, StreamExt as _};
@@ -293,6 +294,8 @@ pub(crate) async fn serve<H: Handler>(
     // Boxes for handlers' futures, kept from request to request.
     let mut slots = Vec::new();
     let mut bodies: HashMap<StreamId, Source> = HashMap::new();
+    // What file bodies are read into, a piece at a time (see `read_piece`).
+    let mut arena = BytesMut::new();
     // The rings' pages were given back since the connection went quiet.
     let mut released = false;
     // Signalled as handlers read the bodies they stream: window to give back.
@@ -390,14 +393,14 @@ pub(crate) async fn serve<H: Handler>(
                     next = running.next().now_or_never().flatten();
                 }
             }
-            piece = produce(&mut bodies, &conn), if !bodies.is_empty() => {
+            piece = produce(&mut bodies, &mut arena, &conn), if !bodies.is_empty() => {
                 // Every piece ready by now goes out in the same write, up to a bound: a
                 // file behind an open window is always ready.
                 let mut next = Some(piece);
                 while let Some((id, piece)) = next {
                     take_piece(&mut conn, &mut bodies, id, piece);
                     next = (conn.pending() < BODY_QUEUE)
-                        .then(|| produce(&mut bodies, &conn).now_or_never())
+                        .then(|| produce(&mut bodies, &mut arena, &conn).now_or_never())
                         .flatten();
                 }
             }
@@ -721,6 +724,7 @@ fn respond(
 /// connection's bodies wait for window in all less than [`CONNECTION_QUEUE`].
 async fn produce(
     bodies: &mut HashMap<StreamId, Source>,
+    arena: &mut BytesMut,
     conn: &Connection,
 ) -> (StreamId, Option<std::io::Result<Bytes>>) {
     let queued: usize = bodies.keys().map(|&id| conn.queued(id)).sum();
@@ -731,7 +735,7 @@ async fn produce(
     poll_fn(|cx| {
         for (&id, source) in bodies.iter_mut() {
             if conn.queued(id) < BODY_QUEUE {
-                if let Poll::Ready(piece) = source.poll_next(cx) {
+                if let Poll::Ready(piece) = source.poll_next(cx, arena) {
                     return Poll::Ready((id, piece));
                 }
             }
@@ -787,7 +791,12 @@ enum Source {
 }
 
 impl Source {
-    fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<std::io::Result<Bytes>>> {
+    /// The next piece; a file's is read into `arena`.
+    fn poll_next(
+        &mut self,
+        cx: &mut Context<'_>,
+        arena: &mut BytesMut,
+    ) -> Poll<Option<std::io::Result<Bytes>>> {
         Poll::Ready(match self {
             Source::File(file, done) => {
                 let left = file.len() - *done;
@@ -795,7 +804,7 @@ impl Source {
                     return Poll::Ready(None);
                 }
                 let len = left.min(FILE_PIECE) as usize;
-                let read = read_piece(file, file.offset() + *done, len);
+                let read = read_piece(file, file.offset() + *done, len, arena);
                 *done += len as u64;
                 Some(read)
             }
@@ -812,22 +821,21 @@ impl Source {
     }
 }
 
-/// `len` bytes of `file` from `offset`, read into memory that is not zeroed first (zeroing a
-/// 64 KiB piece cost a fifth as much as the read's own copy, in a profile).
-fn read_piece(file: &FileBody, offset: u64, len: usize) -> std::io::Result<Bytes> {
-    let mut piece = Vec::with_capacity(len);
-    while piece.len() < len {
-        let at = offset + piece.len() as u64;
-        let spare = rustix::buffer::spare_capacity(&mut piece);
-        match rustix::io::pread(file.file(), spare, at) {
-            Ok(0) => return Err(std::io::ErrorKind::UnexpectedEof.into()),
-            Ok(_) | Err(rustix::io::Errno::INTR) => {}
-            Err(e) => return Err(e.into()),
-        }
-    }
-    // The capacity may have held more than was asked for.
-    piece.truncate(len);
-    Ok(piece.into())
+/// `len` bytes of `file` from `offset`, read into the front of `arena` and cut off it. The
+/// pieces go out by reference (no copy into the connection's send buffer), so each lives
+/// until sent: a fresh allocation per piece made the heap give pages back and fault them
+/// in again (a tenth of the server's time on 64 KiB files); the arena takes its memory back
+/// once the pieces cut from it are gone.
+fn read_piece(
+    file: &FileBody,
+    offset: u64,
+    len: usize,
+    arena: &mut BytesMut,
+) -> std::io::Result<Bytes> {
+    arena.reserve(len);
+    arena.resize(len, 0);
+    file.file().read_exact_at(&mut arena[..], offset)?;
+    Ok(arena.split().freeze())
 }
 
 /// What waits at the front of the receive ring once every frame that could be handled was.
