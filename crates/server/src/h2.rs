@@ -449,6 +449,7 @@ pub(crate) async fn serve<H: Handler>(
                     streams.shrink();
                     slots = Vec::new();
                     bodies.shrink_to_fit();
+                    arena = BytesMut::new();
                     released = true;
                 } else {
                     // A limit passed (the idle one, say): goodbye.
