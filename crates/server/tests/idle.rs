@@ -300,11 +300,12 @@ fn idle_http2_connections_give_their_pages_back() {
     let n = 1_000;
     let (rss, fds) = h2_idle_cost(n, "/idle");
     println!("{n} idle HTTP/2 connections: {rss:.0} bytes of RSS and {fds:.3} fds each");
-    // About 10 KiB here in a debug build (5.2 KiB of it the connection loop's future), 14
-    // KiB when the pages stayed. One descriptor, the socket (3 when each kept its rings),
-    // and the pools' few rings spread over all.
+    // About 11.7 KiB here in a debug build (the connection loop's future, of it 512 bytes
+    // the runs of one vectored write, which lets bodies go out by reference; 11.1 KiB
+    // before that), 14 KiB when the pages stayed. One descriptor, the socket (3 when each
+    // kept its rings), and the pools' few rings spread over all.
     assert!(
-        rss < 12.0 * 1024.0,
+        rss < 13.0 * 1024.0,
         "{rss:.0} bytes of RSS per idle connection"
     );
     assert!(fds < 1.5, "{fds:.3} descriptors per idle connection");
