@@ -13,11 +13,12 @@ use base64::Engine as _;
 use clap::Args;
 use ringwire_client::blocking::{Client, Trace};
 use ringwire_client::{
-    ClientConfig, CookieJar, Error, Form, FormReader, Http2, Protocol, Request, RequestBuffer,
+    ClientConfig, Error, Form, FormReader, Http2, Protocol, Request, RequestBuffer,
     StreamedRequest, Url,
 };
 use ringwire_http1::encode::percent_encode;
 
+use crate::cookies::Cookies;
 use crate::request::{line, seconds, Extras, Fields, RequestArgs, RouteArgs, TlsArgs, USER_AGENT};
 use crate::write_out;
 
@@ -248,24 +249,10 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
     let mut client = args
         .route
         .route(client, Client::with_proxies, Client::resolve)?;
-    // `-b DATA` is a field as it is; `-b FILE` and `-c FILE` turn the cookie jar on.
-    let cookie_field = args.cookie.as_deref().filter(|c| c.contains('='));
-    let jar = (args.cookie_jar.is_some() || args.cookie.is_some() && cookie_field.is_none())
-        .then(|| Arc::new(CookieJar::new()));
-    if let Some(jar) = &jar {
-        if let Some(file) = args.cookie.as_deref().filter(|_| cookie_field.is_none()) {
-            // A file not there yet is none, as curl has it (the first run of a session).
-            if let Ok(text) = std::fs::read_to_string(file) {
-                jar.load_netscape(&text);
-            }
-        }
+    let cookies = Cookies::new(args.cookie.as_deref(), args.cookie_jar.as_deref());
+    if let Some(jar) = &cookies.jar {
         client = client.with_cookies(Arc::clone(jar));
     }
-    let _saved = args
-        .cookie_jar
-        .as_deref()
-        .zip(jar.clone())
-        .map(|(path, jar)| SaveJar { path, jar });
 
     let mut buffer = RequestBuffer::new().map_err(line)?;
     // What curl sends unless told otherwise.
@@ -288,8 +275,8 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
     if let Some(credentials) = &authorization {
         defaults.push(("authorization", credentials));
     }
-    if let Some(cookies) = cookie_field {
-        defaults.push(("cookie", cookies));
+    if let Some(field) = cookies.field {
+        defaults.push(("cookie", field));
     }
     let extras = Extras {
         defaults,
@@ -473,30 +460,6 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
             .map_err(|e| format!("cannot write: {}", line(e)))?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Writes the cookie jar to `-c FILE` when `get` ends, however it ends (as curl does).
-struct SaveJar<'p> {
-    path: &'p Path,
-    jar: Arc<CookieJar>,
-}
-
-impl Drop for SaveJar<'_> {
-    fn drop(&mut self) {
-        let text = self.jar.to_netscape();
-        let written = if self.path.as_os_str() == "-" {
-            io::stdout().write_all(text.as_bytes())
-        } else {
-            std::fs::write(self.path, text)
-        };
-        if let Err(e) = written {
-            eprintln!(
-                "ringwire: cannot write {}: {}",
-                self.path.display(),
-                line(e)
-            );
-        }
-    }
 }
 
 /// `-u USER:PASSWORD` as an `authorization` value (RFC 7617).

@@ -2,6 +2,7 @@
 //! WebSocket and Kafka, and load a server.
 
 mod bench;
+mod cookies;
 mod get;
 mod kafka;
 mod logger;

@@ -3,7 +3,9 @@
 //! line. `ws://` or `wss://` (TLS, certificates checked unless `-k`).
 
 use std::io::Write as _;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
@@ -12,6 +14,7 @@ use ringwire_client::ws::{CloseCode, DeflateConfig, Limits, Message, WsOptions, 
 use ringwire_client::{ClientConfig, UrlError};
 use tokio::io::AsyncBufReadExt as _;
 
+use crate::cookies::Cookies;
 use crate::request::{header_flag, line, seconds, RouteArgs, TlsArgs};
 
 /// How long the server has to answer the close sent when stdin ends.
@@ -29,6 +32,14 @@ pub(crate) struct WsArgs {
     /// `Authorization`, a `Cookie`, an `Origin`, ...
     #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
     headers: Vec<String>,
+    /// Cookies to send with the upgrade, as curl --cookie: `NAME=VALUE[; NAME=VALUE...]` as
+    /// it is, or a cookie file (Netscape's format) whose cookies go where they match.
+    #[arg(long = "cookie", value_name = "DATA|FILE")]
+    cookie: Option<String>,
+    /// Keep the cookies the upgrade's answer sets in FILE (Netscape's format, as curl
+    /// --cookie-jar), written when the session ends.
+    #[arg(long = "cookie-jar", value_name = "FILE")]
+    cookie_jar: Option<PathBuf>,
     /// Do not offer permessage-deflate.
     #[arg(long)]
     no_deflate: bool,
@@ -81,15 +92,22 @@ async fn session(args: &WsArgs) -> Result<(), String> {
     })?;
     // Connecting (TCP, TLS, the upgrade) within the client's default 10 s.
     let client = Client::with_tls(ClientConfig::default(), args.tls.config()?);
-    let client = args
+    let mut client = args
         .route
         .route(client, Client::with_proxies, Client::resolve)?;
+    let cookies = Cookies::new(args.cookie.as_deref(), args.cookie_jar.as_deref());
+    if let Some(jar) = &cookies.jar {
+        client = client.with_cookies(Arc::clone(jar));
+    }
     let protocols: Vec<&str> = args.protocols.iter().map(String::as_str).collect();
-    let headers = args
+    let mut headers = args
         .headers
         .iter()
         .map(|h| header_flag(h).map(|(name, value)| (name, value.unwrap_or_default())))
         .collect::<Result<Vec<_>, _>>()?;
+    if let Some(field) = cookies.field {
+        headers.push(("cookie", field));
+    }
     let mut options = WsOptions {
         protocols: &protocols,
         headers: &headers,

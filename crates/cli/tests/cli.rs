@@ -357,15 +357,31 @@ fn ws_with_stdin_open(args: &[&str]) -> std::process::Output {
 fn ws_peer(
     then: impl FnOnce(&std::net::TcpStream) + Send + 'static,
 ) -> (std::net::SocketAddr, std::thread::JoinHandle<()>) {
+    let (addr, peer, _head) = ws_peer_with("", then);
+    (addr, peer)
+}
+
+/// [`ws_peer`] whose `101` carries `fields` (whole lines, CRLF included) too; the upgrade
+/// request's head comes out of the receiver.
+fn ws_peer_with(
+    fields: &'static str,
+    then: impl FnOnce(&std::net::TcpStream) + Send + 'static,
+) -> (
+    std::net::SocketAddr,
+    std::thread::JoinHandle<()>,
+    std::sync::mpsc::Receiver<String>,
+) {
     use std::io::{BufRead as _, BufReader, Write as _};
 
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let addr = listener.local_addr().expect("addr");
+    let (heads, head) = std::sync::mpsc::channel();
     let peer = std::thread::spawn(move || {
         let (stream, _) = listener.accept().expect("accept");
         let mut reader = BufReader::new(&stream);
         let mut key = String::new();
         let mut line = String::new();
+        let mut request = String::new();
         while reader.read_line(&mut line).expect("head") > 2 {
             match line.split_once(':') {
                 Some((name, value)) if name.eq_ignore_ascii_case("sec-websocket-key") => {
@@ -373,21 +389,63 @@ fn ws_peer(
                 }
                 _ => {}
             }
+            request.push_str(&line);
             line.clear();
         }
+        let _ = heads.send(request);
         let accept = tungstenite::handshake::derive_accept_key(key.as_bytes());
         (&stream)
             .write_all(
                 format!(
                     "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\
-                     Connection: Upgrade\r\nSec-WebSocket-Accept: {accept}\r\n\r\n"
+                     Connection: Upgrade\r\nSec-WebSocket-Accept: {accept}\r\n{fields}\r\n"
                 )
                 .as_bytes(),
             )
             .expect("101");
         then(&stream);
     });
-    (addr, peer)
+    (addr, peer, head)
+}
+
+/// `--cookie-jar` keeps what the upgrade's `101` sets, `--cookie FILE` sends it with the
+/// next upgrade, and `--cookie NAME=VALUE` is sent as it is, as curl's -c and -b.
+#[test]
+fn ringwire_ws_keeps_and_sends_cookies() {
+    use std::io::Write as _;
+
+    // Closes at once with 1000, so each session ends cleanly.
+    let close = |mut stream: &std::net::TcpStream| {
+        stream.write_all(b"\x88\x02\x03\xe8").expect("close");
+        let _ = std::io::Read::read(&mut stream, &mut [0; 64]);
+    };
+    let dir = std::env::temp_dir().join(format!("ringwire-ws-cookies-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let jar = dir.join("jar.txt");
+    let jar = jar.to_str().unwrap();
+
+    let (addr, peer, _) = ws_peer_with("Set-Cookie: session=abc123; Path=/\r\n", close);
+    let url = format!("ws://{addr}/ws");
+    let out = ws_session(&["--cookie-jar", jar, &url], b"");
+    assert!(out.status.success(), "{out:?}");
+    peer.join().unwrap();
+    let saved = std::fs::read_to_string(jar).unwrap();
+    assert!(saved.contains("\tsession\tabc123"), "{saved}");
+
+    let (addr, peer, head) = ws_peer_with("", close);
+    let out = ws_session(&["--cookie", jar, &format!("ws://{addr}/ws")], b"");
+    assert!(out.status.success(), "{out:?}");
+    peer.join().unwrap();
+    let head = head.recv().unwrap().to_ascii_lowercase();
+    assert!(head.contains("\r\ncookie: session=abc123\r\n"), "{head}");
+
+    let (addr, peer, head) = ws_peer_with("", close);
+    let out = ws_session(&["--cookie", "a=1; b=2", &format!("ws://{addr}/ws")], b"");
+    assert!(out.status.success(), "{out:?}");
+    peer.join().unwrap();
+    let head = head.recv().unwrap().to_ascii_lowercase();
+    assert!(head.contains("\r\ncookie: a=1; b=2\r\n"), "{head}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A server that ends the session while stdin stays open: `ringwire ws` exits at once
