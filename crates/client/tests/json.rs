@@ -139,3 +139,54 @@ fn borrowed_fields_in_place_or_from_a_collected_body() {
         assert_eq!(client.idle_connections(&url), 1, "{url}");
     }
 }
+
+/// 700 KB of JSON: one string, read with it borrowed.
+static LARGE: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| format!(r#"{{"blob":"{}"}}"#, "a".repeat(700_000)));
+
+struct Large;
+
+impl ringwire_server::Handler for Large {
+    async fn call(&self, _: &ringwire_server::Request<'_>) -> ringwire_server::Response {
+        ringwire_server::Response::new(200).body(LARGE.as_bytes())
+    }
+}
+
+#[derive(Deserialize)]
+struct Blob<'a> {
+    blob: &'a str,
+}
+
+/// Resident memory of this process, in bytes.
+fn rss() -> usize {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
+    let pages: usize = statm.split(' ').nth(1).unwrap().parse().unwrap();
+    pages * 4096
+}
+
+/// The answer was read whole in a ring grown to 1 MiB; pooled, the ring keeps none of it.
+#[test]
+fn a_ring_grown_for_a_large_answer_gives_its_pages_back_in_the_pool() {
+    std::sync::LazyLock::force(&LARGE);
+    let addr = common::ringwire(Large);
+    let url = Url::parse(&format!("http://{addr}/large")).unwrap();
+    let client = blocking::Client::default();
+    let mut buffer = RequestBuffer::new().unwrap();
+    // Resident while the answer lies in the grown ring, and once its connection is pooled.
+    let mut get = || {
+        let request = buffer.request("GET", &url).unwrap().headers().unwrap();
+        let request = request.finish().unwrap();
+        let mut response = client.send(&mut buffer, &request).unwrap();
+        let blob: Blob<'_> = response.json().unwrap();
+        assert_eq!(blob.blob.len(), 700_000);
+        let reading = rss();
+        drop(response);
+        (reading, rss())
+    };
+    for _ in 0..3 {
+        let (reading, pooled) = get();
+        let given_back = reading.saturating_sub(pooled);
+        assert!(given_back > 256 << 10, "{given_back} bytes given back");
+    }
+    assert_eq!(client.idle_connections(&url), 1);
+}
