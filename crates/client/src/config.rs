@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use ringwire_http1::Limits;
-use ringwire_ring::{Ring, RingConfig};
+use ringwire_ring::RingConfig;
 
 use crate::Http2;
 
@@ -44,22 +44,13 @@ pub struct ClientConfig {
     /// Each connection's receive ring. Bodies stream through it, so it
     /// must only hold the largest head (or trailer section), and a JSON
     /// answer read whole in place (`Response::json`; a larger one is
-    /// collected instead). A ring that grew gives its pages back when its
-    /// connection goes back to the pool.
+    /// collected instead). A ring that grew keeps its pages while its
+    /// connection is pooled: giving them back made every large answer
+    /// fault them in again.
     pub rx: RingConfig,
 }
 
 impl ClientConfig {
-    /// Gives back the touched pages of a receive ring that grew past [`rx`](Self::rx)'s
-    /// capacity (for a large head, or a JSON answer read whole) as its connection goes
-    /// idle in the pool: the next exchange touches again only what it needs.
-    pub(crate) fn idle_ring(&self, ring: &mut Ring) {
-        if ring.capacity() > self.rx.capacity {
-            // On an error the pages stay where they are: nothing is lost.
-            let _ = ring.release_pages();
-        }
-    }
-
     /// Ten seconds to connect.
     pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
     /// One second for `100 Continue`, as curl waits.

@@ -921,9 +921,8 @@ impl Response<'_> {
 
     /// Returns the connection to the pool if it can carry another request.
     fn release(&mut self) {
-        if let Some(mut conn) = self.conn.take() {
+        if let Some(conn) = self.conn.take() {
             if self.reader.reusable() && conn.proto.reusable() && conn.rx.data().is_empty() {
-                self.client.config.idle_ring(conn.rx.ring_mut());
                 self.client.pool.put(conn);
             }
         }
