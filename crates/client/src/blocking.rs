@@ -988,7 +988,6 @@ impl Response<'_> {
 impl Drop for Response<'_> {
     fn drop(&mut self) {
         if let Some(conn) = self.conn.as_mut() {
-            conn.rx.consume(self.reader.take_consumed());
             if let Some(n) = self.reader.finish_in_place(conn.rx.data()) {
                 conn.rx.consume(n);
             }

@@ -886,19 +886,22 @@ impl Reader {
         }
     }
 
-    /// Reads the rest of an HTTP/1.1 body from `data` (the ring's unread bytes, after
-    /// [`take_consumed`](Self::take_consumed)) when all of it is there, with no I/O: how
-    /// many bytes it took, the body then done. `None` when more must arrive, the body is
+    /// Reads the rest of an HTTP/1.1 body from `data` (the ring's unread bytes) when all of
+    /// it is there, with no I/O: how many bytes to consume, what was handed out included,
+    /// the body then done. `None` when it was done already, more must arrive, the body is
     /// being decoded, or it came over HTTP/2 (whose reads would queue frames to send). For
     /// a response dropped with its body unread or its end not yet seen: the connection
     /// can still go back to the pool.
     pub(crate) fn finish_in_place(&mut self, data: &[u8]) -> Option<usize> {
-        if self.decoding.is_some() || !matches!(self.framing.frames, Frames::Http1(_)) {
+        if self.framing.done
+            || self.decoding.is_some()
+            || !matches!(self.framing.frames, Frames::Http1(_))
+        {
             return None;
         }
-        let mut at = 0;
+        let mut at = self.take_consumed();
         loop {
-            match self.framing.next(&data[at..], None).ok()? {
+            match self.framing.next(data.get(at..)?, None).ok()? {
                 Framed::Data { consumed, .. } => at += consumed,
                 Framed::Done(consumed) => return Some(at + consumed),
                 Framed::Need(_) => return None,

@@ -833,7 +833,6 @@ fn read_piece(
     len: usize,
     arena: &mut BytesMut,
 ) -> std::io::Result<Bytes> {
-    arena.reserve(len);
     arena.resize(len, 0);
     file.file().read_exact_at(&mut arena[..], offset)?;
     Ok(arena.split().freeze())
