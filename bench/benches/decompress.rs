@@ -41,21 +41,16 @@ fn body() -> Vec<u8> {
     out
 }
 
+/// `data` as the server's `Compress` sends it.
 fn encode(encoding: Encoding, data: &[u8]) -> Vec<u8> {
+    use ringwire_server::middleware::Encoding as Server;
     match encoding {
-        Encoding::Gzip => {
-            let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(6));
-            gz.write_all(data).unwrap();
-            gz.finish().unwrap()
-        }
-        Encoding::Brotli => {
-            let mut br = brotli::CompressorWriter::new(Vec::new(), 4096, 5, 22);
-            br.write_all(data).unwrap();
-            br.into_inner()
-        }
-        Encoding::Zstd => zstd::bulk::compress(data, 3).unwrap(),
+        Encoding::Gzip => Server::Gzip,
+        Encoding::Brotli => Server::Brotli,
+        Encoding::Zstd => Server::Zstd,
         other => unreachable!("{other}"),
     }
+    .encode(data)
 }
 
 /// `packed` through the client's decoder; the decoded length.

@@ -44,7 +44,9 @@ impl Encoding {
             || (self == Encoding::Gzip && name.eq_ignore_ascii_case(b"x-gzip"))
     }
 
-    fn encode(self, data: &[u8]) -> Vec<u8> {
+    /// `data` compressed whole, at the settings [`Compress`] uses.
+    #[must_use]
+    pub fn encode(self, data: &[u8]) -> Vec<u8> {
         let out = Vec::with_capacity(data.len() / 2 + 64);
         // Writing into a `Vec` cannot fail.
         match self {
@@ -58,9 +60,15 @@ impl Encoding {
                 let _ = br.write_all(data);
                 br.into_inner()
             }
-            // Fails only if libzstd cannot allocate: then the body's own
-            // bytes, which are sent uncompressed as no smaller.
-            Encoding::Zstd => zstd::bulk::compress(data, zstd::DEFAULT_COMPRESSION_LEVEL)
+            // With a content checksum, so a damaged frame fails to decode
+            // rather than decoding to other bytes. Fails only if libzstd
+            // cannot allocate: then the body's own bytes, which are sent
+            // uncompressed as no smaller.
+            Encoding::Zstd => zstd::bulk::Compressor::new(zstd::DEFAULT_COMPRESSION_LEVEL)
+                .and_then(|mut zst| {
+                    zst.set_parameter(zstd::zstd_safe::CParameter::ChecksumFlag(true))?;
+                    zst.compress(data)
+                })
                 .unwrap_or_else(|_| data.to_vec()),
         }
     }
@@ -79,9 +87,11 @@ impl Encoding {
 ///
 /// Compressed forms are cached, so a body answered again and again (an
 /// embedded page, a small file [`StaticFiles`](crate::files::StaticFiles)
-/// keeps in memory, a repeated JSON answer) is compressed once per encoding:
-/// [`Body::Static`] bodies by address, others of up to 256 KiB by content (a
-/// hash, then a comparison, which cost a fraction of compressing).
+/// keeps in memory, a repeated JSON answer) is compressed once per encoding
+/// (twice for one compared by content): [`Body::Static`] bodies by address,
+/// others of up to 256 KiB by content (a hash, then a comparison, which cost
+/// a fraction of compressing), and those only once seen a second time, so
+/// answers that never repeat are not kept. At most 256 forms and 16 MiB.
 pub struct Compress<H> {
     inner: H,
     min_size: usize,
@@ -90,7 +100,15 @@ pub struct Compress<H> {
     content_hash: foldhash::fast::RandomState,
 }
 
-type Cache = HashMap<Key, Packed, foldhash::fast::RandomState>;
+/// The kept forms and what admits them.
+struct Cache {
+    forms: HashMap<Key, Packed, foldhash::fast::RandomState>,
+    /// Bytes the forms hold (theirs, and the bodies they were made from).
+    bytes: usize,
+    /// The keys of bodies compared by content seen lately, one per slot
+    /// their hash picks: a body whose key is found here is kept.
+    seen: Box<[Key; SEEN_SLOTS]>,
+}
 
 /// What a compressed form is kept under.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -108,8 +126,15 @@ struct Packed {
     packed: Bytes,
 }
 
-/// Compressed forms kept; past it, one goes for each one kept.
+/// Compressed forms kept; past it (or past [`CACHE_BYTES`]), one goes for
+/// each one kept.
 const CACHE_ENTRIES: usize = 256;
+
+/// The bytes the kept forms may hold.
+const CACHE_BYTES: usize = 16 << 20;
+
+/// Bodies compared by content remembered as seen once (a key each).
+const SEEN_SLOTS: usize = 1024;
 
 /// The largest non-static body whose compressed form is kept (a larger one
 /// is seldom answered twice alike, and hashing it would cost the most).
@@ -121,7 +146,11 @@ impl<H: Handler> Compress<H> {
         Compress {
             inner,
             min_size: 256,
-            cache: Mutex::new(Cache::default()),
+            cache: Mutex::new(Cache {
+                forms: HashMap::default(),
+                bytes: 0,
+                seen: Box::new([Key::Static(0, 0, Encoding::Gzip); SEEN_SLOTS]),
+            }),
             content_hash: foldhash::fast::RandomState::default(),
         }
     }
@@ -150,27 +179,60 @@ impl<H: Handler> Compress<H> {
             _ => return encoding.encode(data).into(),
         };
         let cached = |p: &Packed| p.from.as_ref().is_none_or(|f| f[..] == *data);
-        if let Some(hit) = self.cache().get(&key).filter(|p| cached(p)) {
+        if let Some(hit) = self.cache().forms.get(&key).filter(|p| cached(p)) {
             return hit.packed.clone();
         }
         // Compressed outside the lock: other answers go on meanwhile.
         let packed = Bytes::from(encoding.encode(data));
-        let mut cache = self.cache();
-        if cache.len() >= CACHE_ENTRIES && !cache.contains_key(&key) {
-            if let Some(victim) = cache.keys().next().copied() {
-                cache.remove(&victim);
-            }
-        }
         let kept = Packed {
             from,
             packed: packed.clone(),
         };
-        cache.insert(key, kept);
+        self.cache().keep(key, kept);
         packed
     }
 
     fn cache(&self) -> std::sync::MutexGuard<'_, Cache> {
         self.cache.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Cache {
+    /// Keeps `form` under `key`: a static body's at once, another's once its
+    /// key was seen before; others go to make room.
+    fn keep(&mut self, key: Key, form: Packed) {
+        if let Key::Content(hash, _, encoding) = key {
+            // The hash is of the body's bytes, seeded: its low bits spread.
+            // Each coding of one body has a slot of its own.
+            let slot = &mut self.seen[(hash as usize).wrapping_add(encoding as usize) % SEEN_SLOTS];
+            if *slot != key {
+                *slot = key;
+                return;
+            }
+        }
+        let size = form.size();
+        if size > CACHE_BYTES {
+            return;
+        }
+        if let Some(old) = self.forms.remove(&key) {
+            self.bytes -= old.size();
+        }
+        while self.forms.len() >= CACHE_ENTRIES || self.bytes + size > CACHE_BYTES {
+            let Some(victim) = self.forms.keys().next().copied() else {
+                break;
+            };
+            if let Some(old) = self.forms.remove(&victim) {
+                self.bytes -= old.size();
+            }
+        }
+        self.bytes += size;
+        self.forms.insert(key, form);
+    }
+}
+
+impl Packed {
+    fn size(&self) -> usize {
+        self.packed.len() + self.from.as_ref().map_or(0, Bytes::len)
     }
 }
 
@@ -384,7 +446,7 @@ mod tests {
     }
 
     #[test]
-    fn repeated_bodies_are_compressed_once_and_others_apart() {
+    fn repeated_bodies_are_kept_and_others_not() {
         struct Nothing;
         impl Handler for Nothing {
             async fn call(&self, _: &Request<'_>) -> Response {
@@ -394,22 +456,66 @@ mod tests {
         let compress = Compress::new(Nothing);
         let text = "body { color: black; }\n".repeat(100);
         let body = |text: &str| Body::Bytes(Bytes::from(text.to_owned()));
+        let kept = |c: &Compress<Nothing>| c.cache().forms.len();
         let first = compress.compressed(&body(&text), Encoding::Brotli);
-        // The same bytes in another buffer: the form made the first time.
-        let again = compress.compressed(&body(&text), Encoding::Brotli);
-        assert_eq!(first.as_ptr(), again.as_ptr());
+        // Seen once: compressed, not kept.
+        let second = compress.compressed(&body(&text), Encoding::Brotli);
+        assert_ne!(first.as_ptr(), second.as_ptr());
+        assert_eq!(kept(&compress), 1);
+        // The same bytes in another buffer: the form made the second time.
+        let third = compress.compressed(&body(&text), Encoding::Brotli);
+        assert_eq!(second.as_ptr(), third.as_ptr());
+        // Another coding of the same body is admitted apart, in its own slot.
         let gzip = compress.compressed(&body(&text), Encoding::Gzip);
         assert_ne!(gzip, first);
+        assert_eq!(compress.compressed(&body(&text), Encoding::Gzip), gzip);
+        assert_eq!(kept(&compress), 2);
         // Other bytes of the same length: their own form.
         let white = text.replace("black", "white");
-        let other = compress.compressed(&body(&white), Encoding::Brotli);
-        let mut out = Vec::new();
-        brotli::BrotliDecompress(&mut &other[..], &mut out).expect("unbrotli");
-        assert_eq!(out, white.as_bytes());
-        for i in 0..CACHE_ENTRIES + 50 {
+        for _ in 0..2 {
+            let other = compress.compressed(&body(&white), Encoding::Brotli);
+            let mut out = Vec::new();
+            brotli::BrotliDecompress(&mut &other[..], &mut out).expect("unbrotli");
+            assert_eq!(out, white.as_bytes());
+        }
+        assert_eq!(kept(&compress), 3);
+        // Bodies that never repeat are compressed and not kept.
+        for i in 0..2 * SEEN_SLOTS {
             let _ = compress.compressed(&body(&format!("{i} {text}")), Encoding::Gzip);
         }
-        assert_eq!(compress.cache().len(), CACHE_ENTRIES);
+        assert_eq!(kept(&compress), 3);
+        // Static bodies are kept at once; past the bound one goes per one kept.
+        let statics: Vec<&'static str> = (0..CACHE_ENTRIES + 50)
+            .map(|i| &*format!("{i} {text}").leak())
+            .collect();
+        for s in &statics {
+            let _ = compress.compressed(&Body::Static(s.as_bytes()), Encoding::Gzip);
+        }
+        assert_eq!(kept(&compress), CACHE_ENTRIES);
+        let cache = compress.cache();
+        let held: usize = cache.forms.values().map(Packed::size).sum();
+        assert_eq!(cache.bytes, held);
+    }
+
+    #[test]
+    fn kept_forms_stay_within_their_bytes() {
+        let mut cache = Cache {
+            forms: HashMap::default(),
+            bytes: 0,
+            seen: Box::new([Key::Static(0, 0, Encoding::Gzip); SEEN_SLOTS]),
+        };
+        let big = Bytes::from(vec![7u8; CACHED_BODY_MAX]);
+        for i in 0..2 * CACHE_BYTES / CACHED_BODY_MAX {
+            let key = Key::Content(i as u64, big.len(), Encoding::Zstd);
+            let form = || Packed {
+                from: Some(big.clone()),
+                packed: Bytes::from_static(b"packed"),
+            };
+            cache.keep(key, form());
+            cache.keep(key, form());
+            assert!(cache.bytes <= CACHE_BYTES, "{}", cache.bytes);
+        }
+        assert_eq!(cache.forms.len(), CACHE_BYTES / (CACHED_BODY_MAX + 6));
     }
 
     #[test]
@@ -427,6 +533,12 @@ mod tests {
         let zst = Encoding::Zstd.encode(data.as_bytes());
         let out = zstd::bulk::decompress(&zst, data.len()).expect("unzstd");
         assert_eq!(out, data.as_bytes());
+        // A content checksum (RFC 8878 frame header, bit 2): a damaged frame
+        // fails rather than decoding to other bytes.
+        assert_ne!(zst[4] & 0b100, 0, "checksum flag");
+        let mut damaged = zst.clone();
+        *damaged.last_mut().expect("bytes") ^= 1;
+        assert!(zstd::bulk::decompress(&damaged, data.len()).is_err());
         for packed in [gz, br, zst] {
             assert!(packed.len() < data.len() / 10);
         }
