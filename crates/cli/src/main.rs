@@ -20,7 +20,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 #[command(
     name = "ringwire",
     version,
-    about = "HTTP/1.1, WebSocket and Kafka over a magic ring"
+    about = "HTTP/1.1, HTTP/2, WebSocket and Kafka over a magic ring"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -29,7 +29,7 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Fetch URL over HTTP/1.1; the body goes to stdout (or -o FILE).
+    /// Fetch URL over HTTP/1.1 or HTTP/2 (offered to https:// servers by ALPN); the body goes to stdout (or -o FILE).
     Get(get::GetArgs),
     /// Talk to a WebSocket: stdin lines out as text, messages in to stdout.
     Ws(websocket::WsArgs),
