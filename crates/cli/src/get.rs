@@ -26,6 +26,8 @@ use crate::write_out;
 const HTTP_ERROR_EXIT: u8 = 22;
 /// The exit status for a redirect past `--max-redirs` with `-L`, as curl's.
 const TOO_MANY_REDIRECTS_EXIT: u8 = 47;
+/// The exit status for a `-C` the server did not honour, as curl's.
+const RANGE_ERROR_EXIT: u8 = 33;
 /// Bodies shorter than this get no progress bar.
 const PROGRESS_FROM: u64 = 1 << 20;
 /// Bodies larger than this wait for the server's `100 Continue`, as curl's.
@@ -50,6 +52,23 @@ pub(crate) struct GetArgs {
     /// Write the body to FILE instead of stdout (`-` is stdout).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
+    /// Write the body to a file in the current directory named as the URL's
+    /// last path segment, as curl -O.
+    #[arg(short = 'O', long = "remote-name", conflicts_with = "output")]
+    remote_name: bool,
+    /// Resume a transfer at byte OFFSET, or with `-` where the output file
+    /// ends, as curl -C: the rest is asked for by a `range` and appended. A
+    /// server that sends the whole body instead is an error (exit 33);
+    /// `416` (nothing is left) is not, even with --fail (where curl's is);
+    /// any other status is reported as
+    /// --fail reports it, and nothing is added to the file.
+    #[arg(
+        short = 'C',
+        long = "continue-at",
+        value_name = "OFFSET|-",
+        conflicts_with_all = ["upload_file", "data", "form"]
+    )]
+    continue_at: Option<String>,
     /// Print the request and response heads to stderr.
     #[arg(short = 'v', long)]
     verbose: bool,
@@ -77,8 +96,11 @@ pub(crate) struct GetArgs {
     #[arg(long = "max-redirs", value_name = "N", default_value_t = 10)]
     max_redirects: u32,
     /// Exit with status 22, writing no body, when the status is 400 or above.
-    #[arg(long)]
+    #[arg(short = 'f', long)]
     fail: bool,
+    /// Taken for curl's -S: errors are reported, with -s too.
+    #[arg(short = 'S', long = "show-error")]
+    show_error: bool,
     /// Cookies to send, as curl -b: `NAME=VALUE[; NAME=VALUE...]` as it is, or else a cookie
     /// file (Netscape's format, as -c writes it) whose cookies go where they match; a file
     /// also keeps the cookies answers set, for the redirects that follow.
@@ -210,6 +232,11 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
         Some(upload) => upload.url(url)?,
         None => url,
     };
+    let output = match args.remote_name {
+        true => Some(PathBuf::from(remote_name(&url)?)),
+        false => args.output.clone(),
+    };
+    let resume_at = resume_offset(args.continue_at.as_deref(), output.as_deref())?;
     let fields = args.request.fields()?;
     let form = fields.as_ref().map(Fields::form).transpose()?;
     let form = match form {
@@ -277,6 +304,10 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
     }
     if let Some(field) = cookies.field {
         defaults.push(("cookie", field));
+    }
+    let range = format!("bytes={resume_at}-");
+    if resume_at > 0 {
+        defaults.push(("range", &range));
     }
     let extras = Extras {
         defaults,
@@ -400,12 +431,26 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
         }
         Err(e) => return Err(line(e)),
     };
-    let mut out = Output::new(args.output.as_deref());
+    let status = response.status();
+    let resumed = match resume_at {
+        0 => Resumed::No,
+        at => match resumed(at, status, |name| response.header(name)) {
+            Ok(resumed) => resumed,
+            Err(RangeError(message)) => {
+                eprintln!("ringwire: {message}");
+                return Ok(ExitCode::from(RANGE_ERROR_EXIT));
+            }
+        },
+    };
+    let mut out = Output::new(output.as_deref(), resume_at > 0);
     if !heads.is_empty() {
         out.write(&heads)?;
     }
-    let status = response.status();
-    if args.fail && status >= 400 {
+    if resumed == Resumed::Complete {
+        out.flush()?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.fail && status >= 400 || resumed == Resumed::Failed {
         let reason = response
             .head()
             .map(|h| String::from_utf8_lossy(h.reason()).into_owned())
@@ -462,6 +507,81 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// What `-C` came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Resumed {
+    /// Not asked for (or at byte 0): the body is written as a whole.
+    No,
+    /// The rest comes (`206`): appended.
+    Rest,
+    /// Nothing is left (`416`, or a whole body as long as what is there): nothing written.
+    Complete,
+    /// Another status (an error, a redirect not followed): reported as `--fail` reports
+    /// it, nothing appended (a page of it would spoil the file).
+    Failed,
+}
+
+/// What the answer to a request resumed at byte `at` means for the file, as curl sees it;
+/// an error when the server sent a body from elsewhere.
+fn resumed<'h>(
+    at: u64,
+    status: u16,
+    header: impl Fn(&str) -> Option<&'h [u8]>,
+) -> Result<Resumed, RangeError> {
+    let number = |v: &[u8]| std::str::from_utf8(v).ok()?.trim().parse::<u64>().ok();
+    match status {
+        206 => {
+            // `bytes FIRST-LAST/LENGTH`
+            let first = header("content-range")
+                .and_then(|v| v.strip_prefix(b"bytes "))
+                .and_then(|v| number(v.split(|&b| b == b'-').next()?));
+            match first {
+                Some(first) if first == at => Ok(Resumed::Rest),
+                _ => Err(RangeError(format!(
+                    "the server sent bytes from {}, not from {at}: cannot resume",
+                    first.map_or("elsewhere".into(), |f| f.to_string())
+                ))),
+            }
+        }
+        416 => Ok(Resumed::Complete),
+        200..=299 if header("content-length").and_then(number) == Some(at) => Ok(Resumed::Complete),
+        200..=299 => Err(RangeError(format!(
+            "the server sent the whole body, not the rest from byte {at}: cannot resume"
+        ))),
+        _ => Ok(Resumed::Failed),
+    }
+}
+
+/// A resumed transfer the server did not continue (curl's exit 33).
+struct RangeError(String);
+
+/// `-C`: the byte to resume at; `-` is the length of the output file (0 when there is none).
+fn resume_offset(at: Option<&str>, output: Option<&Path>) -> Result<u64, String> {
+    match at {
+        None => Ok(0),
+        Some("-") => match output.filter(|p| p.as_os_str() != "-") {
+            None => Err("-C - needs a file to resume (-o FILE or -O)".into()),
+            Some(path) => match std::fs::metadata(path) {
+                Ok(metadata) => Ok(metadata.len()),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(0),
+                Err(e) => Err(format!("cannot read {}: {}", path.display(), line(e))),
+            },
+        },
+        Some(n) => n
+            .parse()
+            .map_err(|_| format!("-C wants a byte offset or -, not {n:?}")),
+    }
+}
+
+/// `-O`: the last segment of `url`'s path, as curl takes it (not decoded).
+fn remote_name(url: &Url) -> Result<String, String> {
+    let path = url.target().split(['?', '#']).next().unwrap_or_default();
+    match path.rsplit('/').next() {
+        Some(name) if !name.is_empty() && name != "." && name != ".." => Ok(name.to_owned()),
+        _ => Err(format!("-O: {url} names no file (its path ends in /)")),
+    }
+}
+
 /// `-u USER:PASSWORD` as an `authorization` value (RFC 7617).
 fn basic(user: &str) -> Result<String, String> {
     if !user.contains(':') {
@@ -476,14 +596,16 @@ fn basic(user: &str) -> Result<String, String> {
 struct Output<'p> {
     path: Option<&'p Path>,
     sink: Option<Box<dyn Write>>,
+    append: bool,
 }
 
 impl<'p> Output<'p> {
-    /// `-o PATH`; `-` and none are stdout.
-    fn new(path: Option<&'p Path>) -> Self {
+    /// `-o PATH`; `-` and none are stdout. A file is added to if `append`.
+    fn new(path: Option<&'p Path>, append: bool) -> Self {
         Output {
             path: path.filter(|p| p.as_os_str() != "-"),
             sink: None,
+            append,
         }
     }
 
@@ -492,7 +614,12 @@ impl<'p> Output<'p> {
             Some(sink) => sink,
             None => self.sink.insert(match self.path {
                 Some(path) => Box::new(
-                    File::create(path)
+                    File::options()
+                        .write(true)
+                        .create(true)
+                        .append(self.append)
+                        .truncate(!self.append)
+                        .open(path)
                         .map_err(|e| format!("cannot write {}: {}", path.display(), line(e)))?,
                 ),
                 None => Box::new(io::stdout().lock()),

@@ -1313,3 +1313,96 @@ fn upload_file_sends_a_file_or_stdin_as_curl_does() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn continue_at_and_remote_name_resume_a_download_as_curl() {
+    let dir = std::env::temp_dir().join(format!("ringwire-get-resume-{}", std::process::id()));
+    let (site, ours_dir, curl_dir) = (dir.join("site"), dir.join("ours"), dir.join("curl"));
+    for d in [&site, &ours_dir, &curl_dir] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let data: Vec<u8> = (0..300_007).map(|i: usize| (i * 7 % 253) as u8).collect();
+    std::fs::write(site.join("data.bin"), &data).unwrap();
+    let server = ringwire_serve(&[site.to_str().unwrap()]);
+    let url = format!("http://{}/data.bin", server.addr);
+    let in_dir = |command: &str, dir: &std::path::Path, args: &[&str]| {
+        let mut c = Command::new(if command == "curl" { "curl" } else { BIN });
+        if command != "curl" {
+            c.arg("get");
+        }
+        c.current_dir(dir).args(args).output().unwrap()
+    };
+
+    // A partial file, resumed where it ends, into the file named by the URL: both the same.
+    for (command, dir) in [("ringwire", &ours_dir), ("curl", &curl_dir)] {
+        std::fs::write(dir.join("data.bin"), &data[..1000]).unwrap();
+        let out = in_dir(command, dir, &["-sS", "-C", "-", "-O", &url]);
+        assert!(out.status.success(), "{command}: {}", text(&out.stderr));
+        assert!(
+            std::fs::read(dir.join("data.bin")).unwrap() == data,
+            "{command}"
+        );
+        // Nothing left (416): success, the file untouched.
+        let out = in_dir(command, dir, &["-sS", "-C", "-", "-O", &url]);
+        assert!(out.status.success(), "{command}: {}", text(&out.stderr));
+        assert!(
+            std::fs::read(dir.join("data.bin")).unwrap() == data,
+            "{command}"
+        );
+    }
+    // curl -f calls that 416 an error; the file is whole, so ringwire does not.
+    let out = in_dir("ringwire", &ours_dir, &["-fsS", "-C", "-", "-O", &url]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    // An offset given, and no file yet with `-C -` (a plain download).
+    let part = ours_dir.join("part");
+    std::fs::write(&part, &data[..77]).unwrap();
+    let out = get(&["-s", "-C", "77", "-o", part.to_str().unwrap(), &url]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(std::fs::read(&part).unwrap() == data);
+    let fresh = ours_dir.join("fresh");
+    let out = get(&["-s", "-C", "-", "-o", fresh.to_str().unwrap(), &url]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(std::fs::read(&fresh).unwrap() == data);
+
+    // A server that ignores `range` (Python's /big sends it all): exit 33 as curl's, the
+    // partial file untouched.
+    let python = python(PYTHON_SERVER);
+    let big = format!("http://{}/big", python.addr);
+    for (command, dir) in [("ringwire", &ours_dir), ("curl", &curl_dir)] {
+        std::fs::write(dir.join("big"), b"0123").unwrap();
+        let out = in_dir(command, dir, &["-sS", "-C", "-", "-O", &big]);
+        assert_eq!(out.status.code(), Some(33), "{command}");
+        assert_eq!(
+            std::fs::read(dir.join("big")).unwrap(),
+            b"0123",
+            "{command}"
+        );
+    }
+    // An error status while resuming: reported, nothing appended (curl would append the
+    // error page).
+    let missing = format!("http://{}/missing.bin", server.addr);
+    std::fs::write(ours_dir.join("missing.bin"), b"kept").unwrap();
+    let out = in_dir("ringwire", &ours_dir, &["-sS", "-C", "-", "-O", &missing]);
+    assert_eq!(out.status.code(), Some(22));
+    assert!(text(&out.stderr).contains("404"), "{}", text(&out.stderr));
+    assert_eq!(
+        std::fs::read(ours_dir.join("missing.bin")).unwrap(),
+        b"kept"
+    );
+
+    // `-O` needs a name; `-C -` needs a file; curl's `-fsSL` is taken.
+    let root = format!("http://{}/", server.addr);
+    let out = in_dir("ringwire", &ours_dir, &["-s", "-O", &root]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("names no file"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = get(&["-s", "-C", "-", &url]);
+    assert_eq!(out.status.code(), Some(1));
+    let out = get(&["-fsSL", &url]);
+    assert!(out.status.success() && out.stdout == data);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
