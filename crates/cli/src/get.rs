@@ -3,7 +3,7 @@
 //! chunk at a time, never collected.
 
 use std::fs::File;
-use std::io::{self, IsTerminal as _, Write};
+use std::io::{self, IsTerminal as _, Seek as _, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -13,8 +13,7 @@ use base64::Engine as _;
 use clap::Args;
 use ringwire_client::blocking::{Client, Trace};
 use ringwire_client::{
-    ClientConfig, Error, Form, FormReader, Http2, Protocol, Request, RequestBuffer,
-    StreamedRequest, Url,
+    ClientConfig, Error, Form, Http2, Protocol, Request, RequestBuffer, StreamedRequest, Url,
 };
 use ringwire_http1::encode::percent_encode;
 
@@ -101,6 +100,25 @@ pub(crate) struct GetArgs {
     /// Taken for curl's -S: errors are reported, with -s too.
     #[arg(short = 'S', long = "show-error")]
     show_error: bool,
+    /// Try again up to N times after a transient failure, as curl --retry: a timeout, or
+    /// the status 408, 429, 500, 502, 503 or 504; waiting a second, then twice as long
+    /// each time (up to ten minutes), or as long as the answer's `retry-after` says.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    retry: u32,
+    /// Seconds between attempts with --retry, instead of the growing wait (0: the
+    /// growing wait, as curl's).
+    #[arg(long = "retry-delay", value_name = "SECS", default_value_t = 0.0)]
+    retry_delay: f64,
+    /// Seconds after which --retry starts no attempt (0: no limit).
+    #[arg(long = "retry-max-time", value_name = "SECS", default_value_t = 0.0)]
+    retry_max_time: f64,
+    /// With --retry, a refused connection is transient too.
+    #[arg(long = "retry-connrefused")]
+    retry_connrefused: bool,
+    /// With --retry, any failure is transient: a connection lost in the body too
+    /// (what a file got of it is taken back), and with --fail any error status.
+    #[arg(long = "retry-all-errors")]
+    retry_all_errors: bool,
     /// Cookies to send, as curl -b: `NAME=VALUE[; NAME=VALUE...]` as it is, or else a cookie
     /// file (Netscape's format, as -c writes it) whose cookies go where they match; a file
     /// also keeps the cookies answers set, for the redirects that follow.
@@ -154,8 +172,8 @@ enum Source<'f> {
     File(File),
     /// `-T -`.
     Stdin,
-    /// `-F`, its files read as they are sent.
-    Form(FormReader<'f>),
+    /// `-F`, its files read as they are sent (a reader made for each attempt).
+    Form(&'f Form<'f>, &'f str),
 }
 
 /// What `-T` sends: a file, or stdin.
@@ -326,185 +344,301 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
         (None, Some((boundary, form))) => Outgoing::Streamed(
             args.request
                 .encode_streamed(&mut buffer, &url, Some(form.len(boundary)), &extras)?,
-            Source::Form(form.reader(boundary)),
+            Source::Form(form, boundary),
         ),
         (None, None) => Outgoing::Whole(args.request.encode(&mut buffer, &url, &body, &extras)?),
     };
-    // With -i or -I, every head answered, as they come; written before the body.
-    let mut heads = Vec::new();
-    // With -v, every hop of a redirect chain: each request head, then its answers'.
-    let mut protocol = Protocol::Http1;
-    let started = Instant::now();
-    let mut hops: u32 = 0;
-    let mut timing = write_out::Timing::default();
-    // The URL each request goes to: a redirect's location once the next request is sent.
-    let mut effective = url.clone();
-    let mut redirected: Option<Url> = None;
-    // When the last answer came: a redirect's, once the request it led to goes.
-    let mut answered = Duration::ZERO;
-    // An upload's own bar, on a terminal, as curl draws one.
-    let mut sending = Progress::new(streamed.flatten(), args.silent);
-    let trace = |event: Trace<'_>| {
-        let answer = match event {
-            Trace::Sent(done) => {
-                sending.reach(done);
-                return;
+    let mut retry = Retry::new(args)?;
+    loop {
+        // With -i or -I, every head answered, as they come; written before the body.
+        let mut heads = Vec::new();
+        // With -v, every hop of a redirect chain: each request head, then its answers'.
+        let mut protocol = Protocol::Http1;
+        let started = Instant::now();
+        let mut hops: u32 = 0;
+        let mut timing = write_out::Timing::default();
+        // The URL each request goes to: a redirect's location once the next request is sent.
+        let mut effective = url.clone();
+        let mut redirected: Option<Url> = None;
+        // When the last answer came: a redirect's, once the request it led to goes.
+        let mut answered = Duration::ZERO;
+        // An upload's own bar, on a terminal, as curl draws one.
+        let mut sending = Progress::new(streamed.flatten(), args.silent);
+        let trace = |event: Trace<'_>| {
+            let answer = match event {
+                Trace::Sent(done) => {
+                    sending.reach(done);
+                    return;
+                }
+                Trace::Resolved => {
+                    timing.namelookup = started.elapsed();
+                    return;
+                }
+                Trace::Connected(addr) => {
+                    if args.verbose {
+                        eprintln!("* Connected to {} port {}", addr.ip(), addr.port());
+                    }
+                    timing.connect = started.elapsed();
+                    timing.remote = Some(addr);
+                    return;
+                }
+                Trace::Handshaken => {
+                    timing.appconnect = started.elapsed();
+                    return;
+                }
+                Trace::Protocol(spoken) => {
+                    if args.verbose && spoken == Protocol::Http2 {
+                        eprintln!("* using HTTP/2");
+                    }
+                    protocol = spoken;
+                    return;
+                }
+                Trace::Request(head) => {
+                    if args.verbose {
+                        print_head("> ", head, protocol);
+                    }
+                    if let Some(next) = redirected.take() {
+                        effective = next;
+                        timing.redirect = answered;
+                    }
+                    timing.pretransfer = started.elapsed();
+                    timing.starttransfer = Duration::ZERO;
+                    return;
+                }
+                Trace::Interim(head) => Some(head),
+                Trace::Response(response) => {
+                    hops += 1;
+                    answered = started.elapsed();
+                    redirected = response
+                        .header("location")
+                        .and_then(|l| effective.join(std::str::from_utf8(l).ok()?).ok());
+                    response.head()
+                }
+                _ => None,
+            };
+            if timing.starttransfer.is_zero() {
+                timing.starttransfer = started.elapsed();
             }
-            Trace::Resolved => {
-                timing.namelookup = started.elapsed();
-                return;
-            }
-            Trace::Connected(addr) => {
+            if let Some(head) = answer {
                 if args.verbose {
-                    eprintln!("* Connected to {} port {}", addr.ip(), addr.port());
+                    print_response_head(&head, protocol);
                 }
-                timing.connect = started.elapsed();
-                timing.remote = Some(addr);
-                return;
-            }
-            Trace::Handshaken => {
-                timing.appconnect = started.elapsed();
-                return;
-            }
-            Trace::Protocol(spoken) => {
-                if args.verbose && spoken == Protocol::Http2 {
-                    eprintln!("* using HTTP/2");
+                if args.include || args.head {
+                    // Writing into a `Vec` cannot fail.
+                    let _ = write_response_head(&mut heads, "", "\r\n", &head, protocol);
                 }
-                protocol = spoken;
-                return;
             }
-            Trace::Request(head) => {
-                if args.verbose {
-                    print_head("> ", head, protocol);
-                }
-                if let Some(next) = redirected.take() {
-                    effective = next;
-                    timing.redirect = answered;
-                }
-                timing.pretransfer = started.elapsed();
-                timing.starttransfer = Duration::ZERO;
-                return;
-            }
-            Trace::Interim(head) => Some(head),
-            Trace::Response(response) => {
-                hops += 1;
-                answered = started.elapsed();
-                redirected = response
-                    .header("location")
-                    .and_then(|l| effective.join(std::str::from_utf8(l).ok()?).ok());
-                response.head()
-            }
-            _ => None,
         };
-        if timing.starttransfer.is_zero() {
-            timing.starttransfer = started.elapsed();
-        }
-        if let Some(head) = answer {
-            if args.verbose {
-                print_response_head(&head, protocol);
+        let sent = match &request {
+            Outgoing::Whole(request) => client.send_traced(&mut buffer, request, trace),
+            // A file goes by `sendfile` where it can, from its start on each attempt.
+            Outgoing::Streamed(request, Source::File(file)) => {
+                if retry.made > 0 {
+                    (&*file)
+                        .seek(io::SeekFrom::Start(0))
+                        .map_err(|e| format!("cannot read the file again: {}", line(e)))?;
+                }
+                client.send_file_traced(&mut buffer, request, file, trace)
             }
-            if args.include || args.head {
-                // Writing into a `Vec` cannot fail.
-                let _ = write_response_head(&mut heads, "", "\r\n", &head, protocol);
+            Outgoing::Streamed(request, Source::Stdin) => {
+                if retry.made > 0 {
+                    return Err("cannot try again: the body was read from stdin".into());
+                }
+                client.send_streamed_traced(&mut buffer, request, io::stdin().lock(), trace)
+            }
+            Outgoing::Streamed(request, Source::Form(form, boundary)) => {
+                client.send_streamed_traced(&mut buffer, request, form.reader(boundary), trace)
+            }
+        };
+        sending.finish();
+        let mut response = match sent {
+            Ok(response) => response,
+            Err(e @ Error::TooManyRedirects { .. }) => {
+                eprintln!("ringwire: {e}");
+                return Ok(ExitCode::from(TOO_MANY_REDIRECTS_EXIT));
+            }
+            Err(e) if retry.transient(&e) && retry.again(&line(&e), None) => continue,
+            Err(e) => return Err(line(e)),
+        };
+        let status = response.status();
+        if RETRY_STATUSES.contains(&status) || (retry.all_errors && args.fail && status >= 400) {
+            let after = response
+                .header("retry-after")
+                .and_then(|v| std::str::from_utf8(v).ok()?.trim().parse::<u64>().ok())
+                .map(Duration::from_secs);
+            if retry.again(&format!("the server answered {status}"), after) {
+                continue;
             }
         }
-    };
-    let sent = match request {
-        Outgoing::Whole(request) => client.send_traced(&mut buffer, &request, trace),
-        // A file goes by `sendfile` where it can.
-        Outgoing::Streamed(request, Source::File(file)) => {
-            client.send_file_traced(&mut buffer, &request, &file, trace)
+        let resumed = match resume_at {
+            0 => Resumed::No,
+            at => match resumed(at, status, |name| response.header(name)) {
+                Ok(resumed) => resumed,
+                Err(RangeError(message)) => {
+                    eprintln!("ringwire: {message}");
+                    return Ok(ExitCode::from(RANGE_ERROR_EXIT));
+                }
+            },
+        };
+        let mut out = Output::new(output.as_deref(), resume_at > 0);
+        if !heads.is_empty() {
+            out.write(&heads)?;
         }
-        Outgoing::Streamed(request, Source::Stdin) => {
-            client.send_streamed_traced(&mut buffer, &request, io::stdin().lock(), trace)
+        if resumed == Resumed::Complete {
+            out.flush()?;
+            return Ok(ExitCode::SUCCESS);
         }
-        Outgoing::Streamed(request, Source::Form(form)) => {
-            client.send_streamed_traced(&mut buffer, &request, form, trace)
+        if args.fail && status >= 400 || resumed == Resumed::Failed {
+            let reason = response
+                .head()
+                .map(|h| String::from_utf8_lossy(h.reason()).into_owned())
+                .unwrap_or_default();
+            let answer = format!("{status} {reason}");
+            eprintln!("ringwire: the server answered {}", answer.trim_end());
+            // With -i, the head went out (as curl's); the body does not.
+            out.flush()?;
+            return Ok(ExitCode::from(HTTP_ERROR_EXIT));
         }
-    };
-    sending.finish();
-    let mut response = match sent {
-        Ok(response) => response,
-        Err(e @ Error::TooManyRedirects { .. }) => {
-            eprintln!("ringwire: {e}");
-            return Ok(ExitCode::from(TOO_MANY_REDIRECTS_EXIT));
-        }
-        Err(e) => return Err(line(e)),
-    };
-    let status = response.status();
-    let resumed = match resume_at {
-        0 => Resumed::No,
-        at => match resumed(at, status, |name| response.header(name)) {
-            Ok(resumed) => resumed,
-            Err(RangeError(message)) => {
-                eprintln!("ringwire: {message}");
-                return Ok(ExitCode::from(RANGE_ERROR_EXIT));
+        // A decoded body's length is not the one the head gives.
+        let total = response
+            .header("content-length")
+            .filter(|_| response.decoding().is_none())
+            .and_then(|v| std::str::from_utf8(v).ok()?.parse::<u64>().ok());
+        let mut progress = Progress::new(total, args.silent);
+        // Even an empty body makes its (empty) file.
+        out.write(&[])?;
+        // Taken now: the head leaves the ring as the body is read.
+        let content_type = args
+            .write_out
+            .as_ref()
+            .and_then(|_| response.header("content-type"))
+            .map(|v| String::from_utf8_lossy(v).into_owned());
+        let mut size_download = 0;
+        let mut cut = false;
+        loop {
+            match response.chunk() {
+                Ok(Some(chunk)) => {
+                    out.write(chunk)?;
+                    progress.advance(chunk.len());
+                    size_download += chunk.len() as u64;
+                }
+                Ok(None) => break,
+                // Tried again only if what this attempt wrote can be taken back.
+                Err(e) if retry.all_errors && out.take_back(resume_at)? => {
+                    progress.finish();
+                    if !retry.again(&line(&e), None) {
+                        return Err(line(e));
+                    }
+                    cut = true;
+                    break;
+                }
+                Err(e) => return Err(line(e)),
             }
-        },
-    };
-    let mut out = Output::new(output.as_deref(), resume_at > 0);
-    if !heads.is_empty() {
-        out.write(&heads)?;
-    }
-    if resumed == Resumed::Complete {
+        }
+        if cut {
+            continue;
+        }
+        if args.include {
+            // After the body, as curl writes them.
+            for (name, value) in response.trailers().iter() {
+                out.write(&[name, b": ", value, b"\r\n"].concat())?;
+            }
+        }
+        progress.finish();
         out.flush()?;
+        if let Some(format) = &args.write_out {
+            let transfer = write_out::Transfer {
+                status,
+                protocol: response.protocol(),
+                size_download,
+                content_type: content_type.as_deref(),
+                num_redirects: hops.saturating_sub(1),
+                url_effective: &effective.to_string(),
+                timing,
+                time_total: started.elapsed(),
+            };
+            io::stdout()
+                .write_all(write_out::render(format, &transfer).as_bytes())
+                .map_err(|e| format!("cannot write: {}", line(e)))?;
+        }
         return Ok(ExitCode::SUCCESS);
     }
-    if args.fail && status >= 400 || resumed == Resumed::Failed {
-        let reason = response
-            .head()
-            .map(|h| String::from_utf8_lossy(h.reason()).into_owned())
-            .unwrap_or_default();
-        let answer = format!("{status} {reason}");
-        eprintln!("ringwire: the server answered {}", answer.trim_end());
-        // With -i, the head went out (as curl's); the body does not.
-        out.flush()?;
-        return Ok(ExitCode::from(HTTP_ERROR_EXIT));
+}
+
+/// HTTP statuses tried again with `--retry`, as curl's: a timeout, too many requests, or a
+/// server's (or its gateway's) failure.
+const RETRY_STATUSES: [u16; 6] = [408, 429, 500, 502, 503, 504];
+
+/// `--retry`: attempts left and the wait before the next.
+struct Retry {
+    left: u32,
+    made: u32,
+    /// `--retry-delay`; else a second, doubled each time up to ten minutes.
+    fixed: Option<Duration>,
+    backoff: Duration,
+    /// `--retry-max-time`: no attempt starts after it.
+    until: Option<Instant>,
+    connection_refused: bool,
+    all_errors: bool,
+    silent: bool,
+}
+
+impl Retry {
+    fn new(args: &GetArgs) -> Result<Retry, String> {
+        let positive = |s: f64, flag| match s {
+            0.0 => Ok(None),
+            s => seconds(s, flag).map(Some),
+        };
+        Ok(Retry {
+            left: args.retry,
+            made: 0,
+            fixed: positive(args.retry_delay, "--retry-delay")?,
+            backoff: Duration::from_secs(1),
+            until: positive(args.retry_max_time, "--retry-max-time")?
+                .map(|limit| Instant::now() + limit),
+            connection_refused: args.retry_connrefused,
+            all_errors: args.retry_all_errors,
+            silent: args.silent,
+        })
     }
-    // A decoded body's length is not the one the head gives.
-    let total = response
-        .header("content-length")
-        .filter(|_| response.decoding().is_none())
-        .and_then(|v| std::str::from_utf8(v).ok()?.parse::<u64>().ok());
-    let mut progress = Progress::new(total, args.silent);
-    // Even an empty body makes its (empty) file.
-    out.write(&[])?;
-    // Taken now: the head leaves the ring as the body is read.
-    let content_type = args
-        .write_out
-        .as_ref()
-        .and_then(|_| response.header("content-type"))
-        .map(|v| String::from_utf8_lossy(v).into_owned());
-    let mut size_download = 0;
-    while let Some(chunk) = response.chunk().map_err(line)? {
-        out.write(chunk)?;
-        progress.advance(chunk.len());
-        size_download += chunk.len() as u64;
-    }
-    if args.include {
-        // After the body, as curl writes them.
-        for (name, value) in response.trailers().iter() {
-            out.write(&[name, b": ", value, b"\r\n"].concat())?;
+
+    /// Whether a request that failed with `e` may be sent again: after a timeout, a
+    /// refused connection with `--retry-connrefused`, anything with `--retry-all-errors`.
+    fn transient(&self, e: &Error) -> bool {
+        match e {
+            Error::Timeout(_) => true,
+            Error::Connect { source, .. } if source.kind() == io::ErrorKind::ConnectionRefused => {
+                self.connection_refused || self.all_errors
+            }
+            _ => self.all_errors,
         }
     }
-    progress.finish();
-    out.flush()?;
-    if let Some(format) = &args.write_out {
-        let transfer = write_out::Transfer {
-            status,
-            protocol: response.protocol(),
-            size_download,
-            content_type: content_type.as_deref(),
-            num_redirects: hops.saturating_sub(1),
-            url_effective: &effective.to_string(),
-            timing,
-            time_total: started.elapsed(),
-        };
-        io::stdout()
-            .write_all(write_out::render(format, &transfer).as_bytes())
-            .map_err(|e| format!("cannot write: {}", line(e)))?;
+
+    /// After a failure (`why`), waits and says true if another attempt is due: one is
+    /// left, and it would start within `--retry-max-time`. `after` is the server's
+    /// `retry-after`.
+    fn again(&mut self, why: &str, after: Option<Duration>) -> bool {
+        let wait = after.or(self.fixed).unwrap_or(self.backoff);
+        let late = self
+            .until
+            .is_some_and(|until| Instant::now() + wait > until);
+        if self.left == 0 || late {
+            return false;
+        }
+        self.left -= 1;
+        self.made += 1;
+        self.backoff = (self.backoff * 2).min(Duration::from_secs(600));
+        if !self.silent {
+            let left = self.left;
+            let plural = if left == 1 { "" } else { "s" };
+            eprintln!(
+                "ringwire: {why}; trying again in {:.1} s, {left} more time{plural} at most",
+                wait.as_secs_f64()
+            );
+        }
+        std::thread::sleep(wait);
+        true
     }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// What `-C` came to.
@@ -595,8 +729,14 @@ fn basic(user: &str) -> Result<String, String> {
 /// first write, so that a request that fails leaves none behind.
 struct Output<'p> {
     path: Option<&'p Path>,
-    sink: Option<Box<dyn Write>>,
+    sink: Option<Sink>,
     append: bool,
+}
+
+enum Sink {
+    File(File),
+    /// Stdout, and whether anything went to it.
+    Stdout(io::StdoutLock<'static>, bool),
 }
 
 impl<'p> Output<'p> {
@@ -613,7 +753,7 @@ impl<'p> Output<'p> {
         let sink = match &mut self.sink {
             Some(sink) => sink,
             None => self.sink.insert(match self.path {
-                Some(path) => Box::new(
+                Some(path) => Sink::File(
                     File::options()
                         .write(true)
                         .create(true)
@@ -622,19 +762,38 @@ impl<'p> Output<'p> {
                         .open(path)
                         .map_err(|e| format!("cannot write {}: {}", path.display(), line(e)))?,
                 ),
-                None => Box::new(io::stdout().lock()),
+                None => Sink::Stdout(io::stdout().lock(), false),
             }),
         };
-        sink.write_all(bytes)
-            .map_err(|e| format!("cannot write the body: {}", line(e)))
+        let written = match sink {
+            Sink::File(file) => file.write_all(bytes),
+            Sink::Stdout(stdout, wrote) => {
+                *wrote |= !bytes.is_empty();
+                stdout.write_all(bytes)
+            }
+        };
+        written.map_err(|e| format!("cannot write the body: {}", line(e)))
     }
 
     fn flush(&mut self) -> Result<(), String> {
-        match &mut self.sink {
-            Some(sink) => sink
-                .flush()
-                .map_err(|e| format!("cannot write the body: {}", line(e))),
+        let flushed = match &mut self.sink {
+            Some(Sink::File(file)) => file.flush(),
+            Some(Sink::Stdout(stdout, _)) => stdout.flush(),
             None => Ok(()),
+        };
+        flushed.map_err(|e| format!("cannot write the body: {}", line(e)))
+    }
+
+    /// Takes back what was written, leaving a file `len` bytes long: false when that
+    /// cannot be done (bytes went to stdout).
+    fn take_back(&mut self, len: u64) -> Result<bool, String> {
+        match &self.sink {
+            Some(Sink::File(file)) => file
+                .set_len(len)
+                .map(|()| true)
+                .map_err(|e| format!("cannot write the body: {}", line(e))),
+            Some(Sink::Stdout(_, wrote)) => Ok(!wrote),
+            None => Ok(true),
         }
     }
 }

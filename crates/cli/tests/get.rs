@@ -1406,3 +1406,127 @@ fn continue_at_and_remote_name_resume_a_download_as_curl() {
     assert!(out.status.success() && out.stdout == data);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Python's `http.server` failing on purpose: `/flaky/KEY/N` answers `503` (with
+/// `retry-after: 0`) to its first N requests, then `200` with `ok LENGTH` (the request
+/// body's length); `/cut/KEY` sends half of a 1,000-byte body and closes the first time, the
+/// whole body after. Each KEY counts apart.
+const FAILING_SERVER: &str = r#"
+import http.server, threading
+seen, lock = {}, threading.Lock()
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def log_message(self, *args):
+        pass
+    def answer(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        parts = self.path.split("/")
+        with lock:
+            n = seen[self.path] = seen.get(self.path, 0) + 1
+        if parts[1] == "flaky" and n <= int(parts[3]):
+            out = b"busy\n"
+            self.send_response(503)
+            self.send_header("Retry-After", "0")
+        elif parts[1] == "flaky":
+            out = b"ok %d\n" % len(body)
+            self.send_response(200)
+        else:
+            out = bytes(range(250)) * 4
+            self.send_response(200)
+            self.send_header("Content-Length", "1000")
+            self.end_headers()
+            self.wfile.write(out[: 500 if n == 1 else 1000])
+            self.close_connection = True
+            return
+        self.send_header("Content-Length", str(len(out)))
+        self.end_headers()
+        self.wfile.write(out)
+    do_GET = do_PUT = answer
+srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+print(srv.server_address[1], flush=True)
+srv.serve_forever()
+"#;
+
+#[test]
+fn retry_tries_transient_failures_again_as_curl() {
+    let server = python(FAILING_SERVER);
+    let url = |path: &str| format!("http://{}{path}", server.addr);
+    let retries = |out: &Output| text(&out.stderr).matches("trying again").count();
+
+    // Two 503s, then the answer; `retry-after: 0` says not to wait.
+    let out = get(&["--retry", "2", &url("/flaky/a/2")]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "ok 0\n");
+    assert_eq!(retries(&out), 2, "{}", text(&out.stderr));
+    // Too few attempts: the last answer is written, or with -f exit 22.
+    let out = get(&["-s", "--retry", "1", &url("/flaky/b/2")]);
+    assert!(out.status.success());
+    assert_eq!(text(&out.stdout), "busy\n");
+    assert_eq!(retries(&out), 0, "-s keeps it quiet");
+    let out = get(&["-fs", "--retry", "1", &url("/flaky/c/2")]);
+    assert_eq!(out.status.code(), Some(22));
+    // As curl does it (curl waits its second: it takes `retry-after: 0` as none), but
+    // curl writes the 503's body to stdout too before it tries again; ringwire writes
+    // only the answer it keeps.
+    let ours = get(&["-s", "--retry", "1", &url("/flaky/d/1")]);
+    let theirs = curl(&["-s", "--retry", "1", &url("/flaky/e/1")]);
+    assert_eq!(text(&ours.stdout), "ok 0\n");
+    assert_eq!(text(&theirs.stdout), "busy\nok 0\n");
+
+    // An uploaded file is sent whole again; stdin cannot be.
+    let dir = std::env::temp_dir().join(format!("ringwire-get-retry-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("up.bin");
+    std::fs::write(&file, vec![b'x'; 200_000]).unwrap();
+    let out = get(&[
+        "-s",
+        "--retry",
+        "1",
+        "-T",
+        file.to_str().unwrap(),
+        &url("/flaky/f/1"),
+    ]);
+    assert_eq!(text(&out.stdout), "ok 200000\n", "{}", text(&out.stderr));
+    let mut child = Command::new(BIN)
+        .args(["get", "-s", "--retry", "1", "-T", "-", &url("/flaky/g/1")])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"once").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("stdin"), "{}", text(&out.stderr));
+
+    // A body cut short: an error, unless --retry-all-errors, which takes back what the
+    // file got and fetches it again.
+    let saved = dir.join("cut.bin");
+    let saved_arg = saved.to_str().unwrap();
+    let out = get(&["-s", "--retry", "1", "-o", saved_arg, &url("/cut/h")]);
+    assert_eq!(out.status.code(), Some(1));
+    let all = ["-s", "--retry", "1", "--retry-all-errors", "-o", saved_arg];
+    let out = get(&[&all[..], &[&url("/cut/i")]].concat());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let whole: Vec<u8> = (0..1000).map(|i| (i % 250) as u8).collect();
+    assert!(std::fs::read(&saved).unwrap() == whole);
+
+    // A refused connection is tried again only with --retry-connrefused.
+    let closed = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let refused = format!("http://{closed}/");
+    let out = get(&["--retry", "2", "--retry-delay", "0.01", &refused]);
+    assert_eq!((out.status.code(), retries(&out)), (Some(1), 0));
+    let connrefused = [
+        "--retry",
+        "2",
+        "--retry-delay",
+        "0.01",
+        "--retry-connrefused",
+    ];
+    let out = get(&[&connrefused[..], &[&refused]].concat());
+    assert_eq!((out.status.code(), retries(&out)), (Some(1), 2));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
