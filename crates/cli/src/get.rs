@@ -15,10 +15,12 @@ use ringwire_client::blocking::{Client, Trace};
 use ringwire_client::{
     ClientConfig, Error, Form, Http2, Protocol, Request, RequestBuffer, StreamedRequest, Url,
 };
-use ringwire_http1::encode::percent_encode;
 
 use crate::cookies::Cookies;
-use crate::request::{line, seconds, Extras, Fields, RequestArgs, RouteArgs, TlsArgs, USER_AGENT};
+use crate::request::{
+    line, percent_encoded, read_data, seconds, Extras, Fields, RequestArgs, RouteArgs, TlsArgs,
+    USER_AGENT,
+};
 use crate::write_out;
 
 /// The exit status for an HTTP error with `--fail`, as curl's.
@@ -55,6 +57,15 @@ pub(crate) struct GetArgs {
     /// last path segment, as curl -O.
     #[arg(short = 'O', long = "remote-name", conflicts_with = "output")]
     remote_name: bool,
+    /// With -O, name the file as the answer's `content-disposition` says
+    /// (its last path segment only), as curl -J; else as -O does.
+    #[arg(
+        short = 'J',
+        long = "remote-header-name",
+        requires = "remote_name",
+        conflicts_with = "continue_at"
+    )]
+    remote_header_name: bool,
     /// Resume a transfer at byte OFFSET, or with `-` where the output file
     /// ends, as curl -C: the rest is asked for by a `range` and appended. A
     /// server that sends the whole body instead is an error (exit 33);
@@ -75,6 +86,28 @@ pub(crate) struct GetArgs {
     /// answered, interim and redirects too) before the body, as curl -i.
     #[arg(short = 'i', long)]
     include: bool,
+    /// Write the heads -i would write to FILE instead (`-` is stdout), as curl -D.
+    #[arg(short = 'D', long = "dump-header", value_name = "FILE")]
+    dump_header: Option<PathBuf>,
+    /// Send the -d and --data-urlencode data in the URL's query, by GET (or -X's
+    /// method), as curl -G.
+    #[arg(short = 'G', long = "get", conflicts_with_all = ["form", "upload_file"])]
+    query_data: bool,
+    /// JSON to send, as curl's --json (repeatable: the parts joined as they are; `@FILE`
+    /// and `@-` read a file or stdin), by POST unless -X says otherwise, with
+    /// `content-type` and `accept` set to `application/json` unless -H gives them.
+    #[arg(
+        long = "json",
+        value_name = "DATA",
+        conflicts_with_all = ["data", "data_urlencode", "form", "upload_file", "query_data"]
+    )]
+    json: Vec<String>,
+    /// The `user-agent` to send (a -H user-agent wins), as curl -A.
+    #[arg(short = 'A', long = "user-agent", value_name = "NAME")]
+    user_agent: Option<String>,
+    /// The `referer` to send, as curl -e.
+    #[arg(short = 'e', long = "referer", value_name = "URL")]
+    referer: Option<String>,
     /// Send HEAD and write the response's head, as curl -I.
     #[arg(short = 'I', long = "head", conflicts_with_all = ["method", "data"])]
     head: bool,
@@ -221,9 +254,7 @@ impl Upload {
             url.origin().scheme().as_str(),
             url.authority()
         );
-        let mut encoded = vec![0; name.len() * 3];
-        let len = percent_encode(name.as_bytes(), &mut encoded).map_err(line)?;
-        named.extend(encoded[..len].iter().map(|&b| char::from(b)));
+        named.push_str(&percent_encoded(name.as_bytes()));
         if let Some(query) = query {
             named.push('?');
             named.push_str(query);
@@ -261,10 +292,21 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
         Some(form) => Some((form.boundary().map_err(line)?, form)),
         None => None,
     };
+    let json = !args.json.is_empty();
     let (body, form_type) = match &form {
         Some((boundary, _)) => (Vec::new(), Some(Form::content_type(boundary))),
+        None if json => {
+            let parts = args.json.iter().map(|part| read_data(part));
+            (parts.collect::<Result<Vec<_>, _>>()?.concat(), None)
+        }
         None => args.request.body()?,
     };
+    // -G: the data in the query instead, no body.
+    let (url, body) = match args.query_data && args.request.has_data() {
+        true => (with_query(&url, &body)?, Vec::new()),
+        false => (url, body),
+    };
+    let sends_body = json || !args.query_data && args.request.has_data();
     // The length of a body read as it is sent (`None` within: unknown).
     let streamed = match (&upload, &form) {
         (Some(upload), _) => Some(upload.len),
@@ -301,10 +343,21 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
 
     let mut buffer = RequestBuffer::new().map_err(line)?;
     // What curl sends unless told otherwise.
-    let mut defaults = vec![("user-agent", USER_AGENT), ("accept", "*/*")];
+    let mut defaults = vec![
+        (
+            "user-agent",
+            args.user_agent.as_deref().unwrap_or(USER_AGENT),
+        ),
+        ("accept", if json { "application/json" } else { "*/*" }),
+    ];
+    if let Some(referer) = &args.referer {
+        defaults.push(("referer", referer));
+    }
     if let Some(form_type) = &form_type {
         defaults.push(("content-type", form_type));
-    } else if args.request.has_data() {
+    } else if json {
+        defaults.push(("content-type", "application/json"));
+    } else if sends_body {
         defaults.push(("content-type", "application/x-www-form-urlencoded"));
     }
     // A server that refuses the upload (401, 413, a redirect) can say so
@@ -331,7 +384,9 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
         defaults,
         method: match &upload {
             Some(_) => Some("PUT"),
-            None => args.head.then_some("HEAD"),
+            None if args.head => Some("HEAD"),
+            None if json => Some("POST"),
+            None => args.query_data.then_some("GET"),
         },
         decompress: args.compressed,
     };
@@ -346,7 +401,10 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
                 .encode_streamed(&mut buffer, &url, Some(form.len(boundary)), &extras)?,
             Source::Form(form, boundary),
         ),
-        (None, None) => Outgoing::Whole(args.request.encode(&mut buffer, &url, &body, &extras)?),
+        (None, None) => {
+            let body = (sends_body || !body.is_empty()).then_some(&body[..]);
+            Outgoing::Whole(args.request.encode(&mut buffer, &url, body, &extras)?)
+        }
     };
     let mut retry = Retry::new(args)?;
     loop {
@@ -423,7 +481,7 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
                 if args.verbose {
                     print_response_head(&head, protocol);
                 }
-                if args.include || args.head {
+                if args.include || args.head || args.dump_header.is_some() {
                     // Writing into a `Vec` cannot fail.
                     let _ = write_response_head(&mut heads, "", "\r\n", &head, protocol);
                 }
@@ -480,8 +538,22 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
                 }
             },
         };
-        let mut out = Output::new(output.as_deref(), resume_at > 0);
-        if !heads.is_empty() {
+        let named = match args.remote_header_name {
+            true => response
+                .header("content-disposition")
+                .and_then(disposition_name),
+            false => None,
+        };
+        let mut out = match &named {
+            Some(name) => Output::new(Some(Path::new(name)), false).fresh(),
+            None => Output::new(output.as_deref(), resume_at > 0),
+        };
+        if let Some(path) = &args.dump_header {
+            let mut dump = Output::new(Some(path), false);
+            dump.write(&heads)?;
+            dump.flush()?;
+        }
+        if !heads.is_empty() && (args.include || args.head) {
             out.write(&heads)?;
         }
         if resumed == Resumed::Complete {
@@ -707,6 +779,32 @@ fn resume_offset(at: Option<&str>, output: Option<&Path>) -> Result<u64, String>
     }
 }
 
+/// -J: the file name a `content-disposition` value gives (`filename=NAME` or
+/// `filename="NAME"`), its last path segment only, as curl takes it.
+fn disposition_name(value: &[u8]) -> Option<String> {
+    let value = std::str::from_utf8(value).ok()?;
+    let name = value.split(';').find_map(|param| {
+        let (key, name) = param.split_once('=')?;
+        key.trim().eq_ignore_ascii_case("filename").then(|| {
+            let name = name.trim();
+            name.strip_prefix('"')
+                .and_then(|n| n.strip_suffix('"'))
+                .unwrap_or(name)
+        })
+    })?;
+    let name = name.rsplit(['/', '\\']).next()?;
+    (!name.is_empty() && name != "." && name != "..").then(|| name.to_owned())
+}
+
+/// -G: `url` with `data` added to its query.
+fn with_query(url: &Url, data: &[u8]) -> Result<Url, String> {
+    let data = String::from_utf8_lossy(data);
+    let full = url.to_string();
+    let glue = if url.target().contains('?') { '&' } else { '?' };
+    let joined = format!("{full}{glue}{data}");
+    Url::parse(&joined).map_err(|e| format!("invalid URL {joined:?}: {e}"))
+}
+
 /// `-O`: the last segment of `url`'s path, as curl takes it (not decoded).
 fn remote_name(url: &Url) -> Result<String, String> {
     let path = url.target().split(['?', '#']).next().unwrap_or_default();
@@ -731,6 +829,8 @@ struct Output<'p> {
     path: Option<&'p Path>,
     sink: Option<Sink>,
     append: bool,
+    /// A file that must not be there yet (a name the server chose).
+    fresh: bool,
 }
 
 enum Sink {
@@ -746,6 +846,15 @@ impl<'p> Output<'p> {
             path: path.filter(|p| p.as_os_str() != "-"),
             sink: None,
             append,
+            fresh: false,
+        }
+    }
+
+    /// Refuses to write over a file that is there.
+    fn fresh(self) -> Self {
+        Output {
+            fresh: true,
+            ..self
         }
     }
 
@@ -756,9 +865,10 @@ impl<'p> Output<'p> {
                 Some(path) => Sink::File(
                     File::options()
                         .write(true)
-                        .create(true)
+                        .create(!self.fresh)
+                        .create_new(self.fresh)
                         .append(self.append)
-                        .truncate(!self.append)
+                        .truncate(!self.append && !self.fresh)
                         .open(path)
                         .map_err(|e| format!("cannot write {}: {}", path.display(), line(e)))?,
                 ),

@@ -30,7 +30,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Fetch URL over HTTP/1.1 or HTTP/2 (offered to https:// servers by ALPN); the body goes to stdout (or -o FILE).
-    Get(get::GetArgs),
+    Get(Box<get::GetArgs>),
     /// Talk to a WebSocket: stdin lines out as text, messages in to stdout.
     Ws(websocket::WsArgs),
     /// Serve DIR over HTTP/1.1 and HTTP/2, or the built-in demo site without one.

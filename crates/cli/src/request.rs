@@ -27,21 +27,27 @@ pub(crate) struct RequestArgs {
     headers: Vec<String>,
     /// The request body, sent byte for byte (as curl's --data-binary, which
     /// is an alias; curl's -d would drop a file's line breaks); `@FILE`
-    /// reads it from FILE, `@-` from stdin.
+    /// reads it from FILE, `@-` from stdin. Repeated, the parts are joined
+    /// with `&`, as curl joins them.
     #[arg(
         short = 'd',
         long = "data",
         visible_alias = "data-binary",
         value_name = "DATA"
     )]
-    data: Option<String>,
+    data: Vec<String>,
+    /// A part of the body percent-encoded (repeatable), as curl's: `CONTENT`, `=CONTENT`,
+    /// `NAME=CONTENT`, `@FILE` or `NAME@FILE` (the file's content), the content encoded
+    /// and NAME kept; joined to the -d parts with `&`, after them.
+    #[arg(long = "data-urlencode", value_name = "DATA")]
+    data_urlencode: Vec<String>,
     /// A multipart/form-data field (repeatable), as curl's -F: `NAME=TEXT`, `NAME=<FILE`
     /// (the text read from FILE), or `NAME=@FILE[;type=TYPE][;filename=NAME]` (a file).
     #[arg(
         short = 'F',
         long = "form",
         value_name = "NAME=CONTENT",
-        conflicts_with = "data"
+        conflicts_with_all = ["data", "data_urlencode"]
     )]
     form: Vec<String>,
 }
@@ -70,55 +76,47 @@ impl RequestArgs {
         Ok(Some(Fields(fields.collect::<Result<_, _>>()?)))
     }
 
-    /// The body `-d` names (empty without it).
+    /// The body `-d` and `--data-urlencode` make (empty without them).
     fn data(&self) -> Result<Vec<u8>, String> {
-        match self.data.as_deref() {
-            Some("@-") => {
-                let mut body = Vec::new();
-                std::io::stdin()
-                    .read_to_end(&mut body)
-                    .map_err(|e| format!("cannot read stdin: {}", line(e)))?;
-                Ok(body)
-            }
-            Some(data) => match data.strip_prefix('@') {
-                Some(path) => {
-                    std::fs::read(path).map_err(|e| format!("cannot read {path}: {}", line(e)))
-                }
-                None => Ok(data.as_bytes().to_vec()),
-            },
-            None => Ok(Vec::new()),
+        let mut parts = self
+            .data
+            .iter()
+            .map(|part| read_data(part))
+            .collect::<Result<Vec<_>, _>>()?;
+        for part in &self.data_urlencode {
+            parts.push(urlencoded(part)?);
         }
+        Ok(parts.join(&b'&'))
     }
 
     /// The method: `-X`, else POST with a body, else GET.
     pub(crate) fn method(&self) -> &str {
         match &self.method {
             Some(method) => method,
-            None if self.data.is_some() || !self.form.is_empty() => "POST",
+            None if self.has_data() || !self.form.is_empty() => "POST",
             None => "GET",
         }
     }
 
-    /// Whether `-d` gave a body (even an empty one).
+    /// Whether `-d` or `--data-urlencode` gave a body (even an empty one).
     pub(crate) fn has_data(&self) -> bool {
-        self.data.is_some()
+        !(self.data.is_empty() && self.data_urlencode.is_empty())
     }
 
     /// Encodes the request for `url` into `buffer`, with `body` (read
-    /// beforehand by [`body`](Self::body)) and what the command adds
-    /// (`extras`).
+    /// beforehand by [`body`](Self::body); `None`: none, not even an empty
+    /// one) and what the command adds (`extras`).
     pub(crate) fn encode<'a>(
         &'a self,
         buffer: &mut RequestBuffer,
         url: &'a Url,
-        body: &'a [u8],
+        body: Option<&'a [u8]>,
         extras: &Extras<'_>,
     ) -> Result<Request<'a>, String> {
         let request = self.encode_head(buffer, url, extras)?;
-        if body.is_empty() && self.data.is_none() {
-            request.finish()
-        } else {
-            request.body(body)
+        match body {
+            Some(body) => request.body(body),
+            None => request.finish(),
         }
         .map_err(line)
     }
@@ -190,6 +188,48 @@ impl RequestArgs {
         }
         Ok(request)
     }
+}
+
+/// `DATA`, `@FILE` or `@-` (stdin), as -d and `get --json` read it.
+pub(crate) fn read_data(part: &str) -> Result<Vec<u8>, String> {
+    match part.strip_prefix('@') {
+        Some("-") => {
+            let mut body = Vec::new();
+            std::io::stdin()
+                .read_to_end(&mut body)
+                .map_err(|e| format!("cannot read stdin: {}", line(e)))?;
+            Ok(body)
+        }
+        Some(path) => std::fs::read(path).map_err(|e| format!("cannot read {path}: {}", line(e))),
+        None => Ok(part.as_bytes().to_vec()),
+    }
+}
+
+/// A --data-urlencode part as curl reads it: `NAME=CONTENT` (a NAME of none: `=CONTENT`),
+/// `NAME@FILE`, or CONTENT alone; the content percent-encoded, a space as `+` (a form's
+/// encoding, as curl's).
+fn urlencoded(part: &str) -> Result<Vec<u8>, String> {
+    let at = part.find(['=', '@']);
+    let (name, content) = match at.map(|i| (i, part.as_bytes()[i])) {
+        Some((i, b'=')) => (&part[..i], part.as_bytes()[i + 1..].to_vec()),
+        Some((i, _)) => (&part[..i], read_data(&part[i..])?),
+        None => ("", part.as_bytes().to_vec()),
+    };
+    // A `%20` written out came from a space: a `%` in the content is `%25`.
+    let encoded = percent_encoded(&content).replace("%20", "+");
+    Ok(match name {
+        "" => encoded.into_bytes(),
+        name => format!("{name}={encoded}").into_bytes(),
+    })
+}
+
+/// `bytes` with every byte but RFC 3986's unreserved ones as `%XX`, as curl escapes them.
+pub(crate) fn percent_encoded(bytes: &[u8]) -> String {
+    let mut out = vec![0; bytes.len() * 3];
+    // Three bytes each at most: the room is always enough.
+    let len = ringwire_http1::encode::percent_encode(bytes, &mut out).unwrap_or(0);
+    out.truncate(len);
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// A `-H` flag as curl reads it: `NAME: VALUE`, `NAME:` (`None`: leave
@@ -454,7 +494,8 @@ mod tests {
         let args = RequestArgs {
             method: None,
             headers: headers.iter().map(|h| (*h).to_owned()).collect(),
-            data: Some(String::new()),
+            data: vec![String::new()],
+            data_urlencode: Vec::new(),
             form: Vec::new(),
         };
         let url = Url::parse("http://example.com/").unwrap();
@@ -463,7 +504,7 @@ mod tests {
             defaults: defaults.to_vec(),
             ..Extras::default()
         };
-        let request = args.encode(&mut buffer, &url, body, &extras).unwrap();
+        let request = args.encode(&mut buffer, &url, Some(body), &extras).unwrap();
         let head = String::from_utf8_lossy(buffer.bytes(&request).unwrap().0).into_owned();
         (request.expects_continue(), head)
     }
@@ -487,7 +528,8 @@ mod tests {
         let args = |headers: &[&str]| RequestArgs {
             method: None,
             headers: headers.iter().map(|h| (*h).to_owned()).collect(),
-            data: None,
+            data: Vec::new(),
+            data_urlencode: Vec::new(),
             form: Vec::new(),
         };
         let url = Url::parse("http://example.com/").unwrap();
@@ -497,7 +539,7 @@ mod tests {
         };
         let mut buffer = RequestBuffer::new().unwrap();
         let offered = args(&[]);
-        let request = offered.encode(&mut buffer, &url, b"", &extras).unwrap();
+        let request = offered.encode(&mut buffer, &url, None, &extras).unwrap();
         assert!(request.decompresses());
         let head = String::from_utf8_lossy(buffer.bytes(&request).unwrap().0).into_owned();
         assert!(
@@ -505,7 +547,7 @@ mod tests {
             "{head}"
         );
         let left_out = args(&["Accept-Encoding:"]);
-        let request = left_out.encode(&mut buffer, &url, b"", &extras).unwrap();
+        let request = left_out.encode(&mut buffer, &url, None, &extras).unwrap();
         assert!(!request.decompresses());
         let head = String::from_utf8_lossy(buffer.bytes(&request).unwrap().0).into_owned();
         assert!(

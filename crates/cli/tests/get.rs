@@ -1530,3 +1530,119 @@ fn retry_tries_transient_failures_again_as_curl() {
     assert_eq!((out.status.code(), retries(&out)), (Some(1), 2));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Python's `http.server` answering every request with its request line, some of its
+/// fields and its body; `/dl/...` also names a file by `content-disposition` (a path that
+/// climbs out, which -J must not follow).
+const MIRROR_SERVER: &str = r#"
+import http.server
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def log_message(self, *args):
+        pass
+    def answer(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        out = ("%s %s\n" % (self.command, self.path)).encode()
+        for name in ("User-Agent", "Referer", "Accept", "Content-Type", "Content-Length"):
+            out += ("%s: %s\n" % (name, self.headers.get(name, "-"))).encode()
+        out += body
+        self.send_response(200)
+        if self.path.startswith("/dl/"):
+            self.send_header("Content-Disposition", 'attachment; filename="../report 1.txt"')
+        self.send_header("Content-Length", str(len(out)))
+        self.end_headers()
+        self.wfile.write(out)
+    do_GET = do_POST = do_PUT = answer
+srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+print(srv.server_address[1], flush=True)
+srv.serve_forever()
+"#;
+
+#[test]
+fn data_query_and_identity_flags_as_curl_sends_them() {
+    let server = python(MIRROR_SERVER);
+    let url = |path: &str| format!("http://{}{path}", server.addr);
+    let dir = std::env::temp_dir().join(format!("ringwire-get-data-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("part.txt");
+    std::fs::write(&file, "line one é\n").unwrap();
+    let from_file = format!("n@{}", file.display());
+    let cases: Vec<Vec<String>> = [
+        // -d parts joined with `&`, then the encoded ones (space as `+`, as curl 7.88).
+        vec!["-d", "a=1", "-d", "b=2"],
+        vec![
+            "-d",
+            "z=1",
+            "--data-urlencode",
+            "q=a&b=c d%",
+            "--data-urlencode",
+            "=x/y",
+        ],
+        vec!["--data-urlencode", &from_file],
+        vec!["--data-urlencode", "plain text"],
+        // -G: the data in the query, by GET, no body.
+        vec!["-G", "-d", "a=1", "--data-urlencode", "q=hello world"],
+        // --json: its parts as they are, with both fields.
+        vec!["--json", "{\"a\":1}", "--json", "[2]"],
+        vec!["--json", "{}", "-H", "Accept: text/plain"],
+        vec!["-A", "agent/1.0", "-e", "https://example.com/from"],
+        vec!["-A", "agent/1.0", "-H", "User-Agent: wins"],
+    ]
+    .iter()
+    .map(|case| case.iter().map(|s| s.to_string()).collect())
+    .collect();
+    for (i, case) in cases.iter().enumerate() {
+        let case: Vec<&str> = case.iter().map(String::as_str).collect();
+        let target = url(&format!("/c{i}?x=1"));
+        let ours = get(&[&["-s"], &case[..], &[&target]].concat());
+        let theirs = curl(&[&["-s", "-A", USER_AGENT], &case[..], &[&target]].concat());
+        assert!(ours.status.success(), "{case:?}: {}", text(&ours.stderr));
+        assert_eq!(text(&ours.stdout), text(&theirs.stdout), "{case:?}");
+    }
+    let ours = get(&["-s", "-G", "--data-urlencode", "q=a b", &url("/g")]);
+    assert!(
+        text(&ours.stdout).starts_with("GET /g?q=a+b\n"),
+        "{}",
+        text(&ours.stdout)
+    );
+    assert!(text(&ours.stdout).contains("Content-Length: -\n"));
+
+    // -D writes the heads -i would, elsewhere; -OJ names the file as the answer says,
+    // without its path, and never over a file that is there (curl refuses too).
+    let heads = dir.join("heads.txt");
+    let out = get(&["-s", "-D", heads.to_str().unwrap(), &url("/d")]);
+    assert!(text(&out.stdout).starts_with("GET /d\n"));
+    let dumped = std::fs::read_to_string(&heads).unwrap();
+    assert!(dumped.starts_with("HTTP/1.1 200 OK\r\n"), "{dumped}");
+    assert!(dumped.ends_with("\r\n\r\n"), "{dumped}");
+    let ours = Command::new(BIN)
+        .current_dir(&dir)
+        .args(["get", "-s", "-OJ", &url("/dl/file.bin")])
+        .output()
+        .unwrap();
+    assert!(ours.status.success(), "{}", text(&ours.stderr));
+    let saved = std::fs::read_to_string(dir.join("report 1.txt")).unwrap();
+    assert!(saved.starts_with("GET /dl/file.bin\n"), "{saved}");
+    let again = Command::new(BIN)
+        .current_dir(&dir)
+        .args(["get", "-s", "-OJ", &url("/dl/other.bin")])
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(1));
+    assert!(
+        text(&again.stderr).contains("exists"),
+        "{}",
+        text(&again.stderr)
+    );
+    let theirs = Command::new("curl")
+        .current_dir(&dir)
+        .args(["-s", "-OJ", &url("/dl/other.bin")])
+        .output()
+        .unwrap();
+    assert!(!theirs.status.success());
+    assert_eq!(
+        std::fs::read_to_string(dir.join("report 1.txt")).unwrap(),
+        saved
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

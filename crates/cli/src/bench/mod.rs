@@ -145,7 +145,8 @@ impl Target {
             defaults,
             ..Extras::default()
         };
-        let request = args.request.encode(&mut buffer, &url, &body, &extras)?;
+        let body = (args.request.has_data() || !body.is_empty()).then_some(&body[..]);
+        let request = args.request.encode(&mut buffer, &url, body, &extras)?;
         let (head, body) = buffer.bytes(&request).map_err(line)?;
         let alpn: &[u8] = if args.http2 { b"h2" } else { b"http/1.1" };
         let tls = match url.scheme() {
