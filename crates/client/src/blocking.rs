@@ -636,6 +636,17 @@ impl Keyed for Connection {
     fn origin(&self) -> &Origin {
         &self.origin
     }
+
+    fn cool(&mut self) {
+        // On an error the pages stay where they are: nothing is lost.
+        let _ = self.rx.ring_mut().release_pages();
+        if let Stream::Tls(tls) = self.rx.get_mut() {
+            let _ = tls.release_idle_memory();
+        }
+        if let Some(h2) = self.proto.h2() {
+            h2.shrink();
+        }
+    }
 }
 
 impl Connection {

@@ -29,7 +29,10 @@ pub struct ClientConfig {
     pub expect_continue_timeout: Duration,
     /// Idle keep-alive connections kept per origin; more are closed.
     pub max_idle_per_host: usize,
-    /// How long an idle connection stays in the pool.
+    /// How long an idle connection stays in the pool. The pool is swept as
+    /// it is used (for any origin, at most once a second): connections idle
+    /// past this are closed, and those idle a second give back their rings'
+    /// pages and TLS buffers (exchanges back to back keep them).
     pub idle_timeout: Duration,
     /// Bounds on response heads and bodies.
     pub limits: Limits,
@@ -45,8 +48,9 @@ pub struct ClientConfig {
     /// must only hold the largest head (or trailer section), and a JSON
     /// answer read whole in place (`Response::json`; a larger one is
     /// collected instead). A ring that grew keeps its pages while its
-    /// connection is pooled: giving them back made every large answer
-    /// fault them in again.
+    /// connection is used back to back (giving them back at once made every
+    /// large answer fault them in again), and gives them back once the
+    /// connection idles a second in the pool.
     pub rx: RingConfig,
 }
 

@@ -157,6 +157,12 @@ enum Seen {
 }
 
 impl H2 {
+    /// Gives back what the connection's buffers grew to, for an idle connection.
+    pub(crate) fn shrink(&mut self) {
+        self.conn.shrink();
+        self.head = Vec::new();
+    }
+
     /// A client connection on `config`'s limits; its preface is in
     /// [`transmit`](Self::transmit).
     pub(crate) fn new(config: &ClientConfig) -> H2 {

@@ -1,4 +1,6 @@
-//! Idle keep-alive connections per origin, bounded, checked before reuse.
+//! Idle keep-alive connections per origin, bounded, checked before reuse. Swept as the
+//! pool is used: connections idle past their timeout are closed, and those idle a second
+//! give back their buffers' memory.
 
 use std::collections::HashMap;
 use std::io;
@@ -14,26 +16,49 @@ use crate::url::Origin;
 /// A connection that knows where it goes.
 pub(crate) trait Keyed {
     fn origin(&self) -> &Origin;
+
+    /// Gives back the memory an idle connection does not need (its rings' touched pages,
+    /// what its buffers grew to): the next exchange faults in only what it uses.
+    fn cool(&mut self);
 }
 
 /// Idle connections of type `C`, most recently used last.
 #[derive(Debug)]
 pub(crate) struct Pool<C> {
-    idle: Mutex<HashMap<Origin, Vec<Idle<C>>>>,
+    state: Mutex<State<C>>,
     max_per_origin: usize,
     idle_timeout: Duration,
+}
+
+#[derive(Debug)]
+struct State<C> {
+    idle: HashMap<Origin, Vec<Idle<C>>>,
+    /// When the idle connections were last swept.
+    swept: Instant,
 }
 
 #[derive(Debug)]
 struct Idle<C> {
     conn: C,
     since: Instant,
+    cooled: bool,
 }
+
+/// How often a sweep runs at most.
+const SWEEP_EVERY: Duration = Duration::from_secs(1);
+
+/// How long a connection idles before it gives back its memory, as the server's warm
+/// period: exchanges back to back keep their pages (a large answer would fault them in
+/// again each time).
+const COOL_AFTER: Duration = Duration::from_secs(1);
 
 impl<C: Keyed> Pool<C> {
     pub(crate) fn new(max_per_origin: usize, idle_timeout: Duration) -> Self {
         Pool {
-            idle: Mutex::new(HashMap::new()),
+            state: Mutex::new(State {
+                idle: HashMap::new(),
+                swept: Instant::now(),
+            }),
             max_per_origin,
             idle_timeout,
         }
@@ -42,9 +67,10 @@ impl<C: Keyed> Pool<C> {
     /// The most recently used idle connection to `origin` that `alive`
     /// accepts; older ones and those that fail the check are closed.
     pub(crate) fn take(&self, origin: &Origin, alive: impl Fn(&C) -> bool) -> Option<C> {
+        self.sweep(&mut self.lock());
         loop {
             // The check is a syscall: not under the lock.
-            let idle = self.lock().get_mut(origin)?.pop()?;
+            let idle = self.lock().idle.get_mut(origin)?.pop()?;
             if idle.since.elapsed() < self.idle_timeout && alive(&idle.conn) {
                 return Some(idle.conn);
             }
@@ -56,15 +82,17 @@ impl<C: Keyed> Pool<C> {
         if self.max_per_origin == 0 {
             return;
         }
-        let mut map = self.lock();
+        let mut state = self.lock();
+        self.sweep(&mut state);
         // The key is cloned once per origin, not once per request.
-        let list = match map.get_mut(conn.origin()) {
+        let list = match state.idle.get_mut(conn.origin()) {
             Some(list) => list,
-            None => map.entry(conn.origin().clone()).or_default(),
+            None => state.idle.entry(conn.origin().clone()).or_default(),
         };
         let idle = Idle {
             conn,
             since: Instant::now(),
+            cooled: false,
         };
         if list.len() >= self.max_per_origin {
             list.remove(0);
@@ -72,14 +100,34 @@ impl<C: Keyed> Pool<C> {
         list.push(idle);
     }
 
-    /// Idle connections kept for `origin`.
-    pub(crate) fn idle(&self, origin: &Origin) -> usize {
-        self.lock().get(origin).map_or(0, Vec::len)
+    /// At most once a second: closes the connections of every origin idle past the
+    /// timeout, and cools those idle [`COOL_AFTER`] (once each).
+    fn sweep(&self, state: &mut State<C>) {
+        let now = Instant::now();
+        if now.duration_since(state.swept) < SWEEP_EVERY {
+            return;
+        }
+        state.swept = now;
+        state.idle.retain(|_, list| {
+            list.retain(|idle| now.duration_since(idle.since) < self.idle_timeout);
+            for idle in list.iter_mut() {
+                if !idle.cooled && now.duration_since(idle.since) >= COOL_AFTER {
+                    idle.conn.cool();
+                    idle.cooled = true;
+                }
+            }
+            !list.is_empty()
+        });
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Origin, Vec<Idle<C>>>> {
+    /// Idle connections kept for `origin`.
+    pub(crate) fn idle(&self, origin: &Origin) -> usize {
+        self.lock().idle.get(origin).map_or(0, Vec::len)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State<C>> {
         // A panic elsewhere cannot leave the map half-updated.
-        self.idle.lock().unwrap_or_else(PoisonError::into_inner)
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -105,6 +153,10 @@ mod tests {
         fn origin(&self) -> &Origin {
             &self.0
         }
+
+        fn cool(&mut self) {
+            self.1 += 100;
+        }
     }
 
     #[test]
@@ -128,6 +180,37 @@ mod tests {
         let a = Url::parse("http://a/").unwrap();
         pool.put(Conn(a.origin().clone(), 1));
         assert_eq!(pool.take(a.origin(), |_| true), None);
+    }
+
+    #[test]
+    fn sweeps_cool_idle_connections_once_and_close_expired_ones() {
+        let pool = Pool::new(4, Duration::from_millis(2500));
+        let (a, b) = (
+            Url::parse("http://a/").unwrap(),
+            Url::parse("http://b/").unwrap(),
+        );
+        pool.put(Conn(a.origin().clone(), 1));
+        // Not yet: swept at most once a second, and cooled after a second idle.
+        pool.put(Conn(b.origin().clone(), 1));
+        assert_eq!(
+            pool.take(b.origin(), |_| true),
+            Some(Conn(b.origin().clone(), 1))
+        );
+        std::thread::sleep(Duration::from_millis(1100));
+        // Using the pool for `b` cools `a`'s connection, idle since.
+        assert_eq!(pool.take(b.origin(), |_| true), None);
+        std::thread::sleep(Duration::from_millis(1100));
+        pool.put(Conn(b.origin().clone(), 2));
+        assert_eq!(
+            pool.take(a.origin(), |_| true),
+            Some(Conn(a.origin().clone(), 101))
+        );
+        // Past the idle timeout, a sweep closes it without a take for its origin.
+        pool.put(Conn(a.origin().clone(), 3));
+        std::thread::sleep(Duration::from_millis(2600));
+        assert_eq!(pool.idle(a.origin()), 1);
+        pool.put(Conn(b.origin().clone(), 4));
+        assert_eq!((pool.idle(a.origin()), pool.idle(b.origin())), (0, 1));
     }
 
     #[test]

@@ -75,6 +75,15 @@ impl Keyed for Connection {
     fn origin(&self) -> &Origin {
         &self.origin
     }
+
+    fn cool(&mut self) {
+        // On an error the pages stay where they are: nothing is lost.
+        let _ = self.rx.ring_mut().release_pages();
+        let _ = self.stream.release_idle_memory();
+        if let Some(h2) = self.proto.h2() {
+            h2.shrink();
+        }
+    }
 }
 
 impl Client {

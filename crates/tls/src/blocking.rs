@@ -65,6 +65,19 @@ impl<S: Read + Write> BlockingTlsStream<S> {
         }
     }
 
+    /// Gives the ciphertext rings' touched pages back to the OS, and frees
+    /// the TLS library's record buffers, when nothing waits in them: for a
+    /// connection going idle, as [`TlsStream::release_idle_memory`](crate::TlsStream::release_idle_memory).
+    /// Whether all of it was released.
+    ///
+    /// # Errors
+    ///
+    /// The OS refused (`madvise`).
+    pub fn release_idle_memory(&mut self) -> Result<bool, TlsError> {
+        let freed = self.session.release_buffers();
+        Ok(self.session.wire().release_pages()? && freed)
+    }
+
     /// The protocol ALPN settled on, if any.
     pub fn alpn_protocol(&self) -> Option<Vec<u8>> {
         self.session.alpn_protocol()
