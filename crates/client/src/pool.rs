@@ -67,13 +67,17 @@ impl<C: Keyed> Pool<C> {
     /// The most recently used idle connection to `origin` that `alive`
     /// accepts; older ones and those that fail the check are closed.
     pub(crate) fn take(&self, origin: &Origin, alive: impl Fn(&C) -> bool) -> Option<C> {
-        self.sweep(&mut self.lock());
+        let now = Instant::now();
+        let mut state = self.lock();
+        self.sweep(&mut state, now);
         loop {
+            let idle = state.idle.get_mut(origin)?.pop()?;
             // The check is a syscall: not under the lock.
-            let idle = self.lock().idle.get_mut(origin)?.pop()?;
-            if idle.since.elapsed() < self.idle_timeout && alive(&idle.conn) {
+            drop(state);
+            if now.duration_since(idle.since) < self.idle_timeout && alive(&idle.conn) {
                 return Some(idle.conn);
             }
+            state = self.lock();
         }
     }
 
@@ -82,8 +86,9 @@ impl<C: Keyed> Pool<C> {
         if self.max_per_origin == 0 {
             return;
         }
+        let now = Instant::now();
         let mut state = self.lock();
-        self.sweep(&mut state);
+        self.sweep(&mut state, now);
         // The key is cloned once per origin, not once per request.
         let list = match state.idle.get_mut(conn.origin()) {
             Some(list) => list,
@@ -91,7 +96,7 @@ impl<C: Keyed> Pool<C> {
         };
         let idle = Idle {
             conn,
-            since: Instant::now(),
+            since: now,
             cooled: false,
         };
         if list.len() >= self.max_per_origin {
@@ -102,8 +107,7 @@ impl<C: Keyed> Pool<C> {
 
     /// At most once a second: closes the connections of every origin idle past the
     /// timeout, and cools those idle [`COOL_AFTER`] (once each).
-    fn sweep(&self, state: &mut State<C>) {
-        let now = Instant::now();
+    fn sweep(&self, state: &mut State<C>, now: Instant) {
         if now.duration_since(state.swept) < SWEEP_EVERY {
             return;
         }
