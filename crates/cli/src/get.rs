@@ -118,6 +118,16 @@ pub(crate) struct GetArgs {
     /// missing password); a -H authorization replaces it.
     #[arg(short = 'u', long = "user", value_name = "USER:PASSWORD")]
     user: Option<String>,
+    /// Basic authorization from `~/.netrc`: the login and password of the URL's host (or
+    /// its `default` entry), as curl -n; -u wins. A missing file gives none.
+    #[arg(short = 'n', long = "netrc")]
+    netrc: bool,
+    /// As -n, from FILE.
+    #[arg(long = "netrc-file", value_name = "FILE")]
+    netrc_file: Option<PathBuf>,
+    /// Taken for curl's --netrc-optional: -n's file is optional already.
+    #[arg(long = "netrc-optional")]
+    netrc_optional: bool,
     /// No progress bar. Errors are still reported (curl would need -sS).
     #[arg(short = 's', long)]
     silent: bool,
@@ -369,7 +379,11 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
     if large {
         defaults.push(("expect", "100-continue"));
     }
-    let authorization = args.user.as_deref().map(basic).transpose()?;
+    let user = match &args.user {
+        Some(user) => Some(user.clone()),
+        None => netrc_user(args, url.origin().host())?,
+    };
+    let authorization = user.as_deref().map(basic).transpose()?;
     if let Some(credentials) = &authorization {
         defaults.push(("authorization", credentials));
     }
@@ -812,6 +826,25 @@ fn remote_name(url: &Url) -> Result<String, String> {
         Some(name) if !name.is_empty() && name != "." && name != ".." => Ok(name.to_owned()),
         _ => Err(format!("-O: {url} names no file (its path ends in /)")),
     }
+}
+
+/// `USER:PASSWORD` for `host` from the netrc file -n or --netrc-file name, if any.
+fn netrc_user(args: &GetArgs, host: &str) -> Result<Option<String>, String> {
+    let path = match (&args.netrc_file, args.netrc || args.netrc_optional) {
+        (Some(path), _) => path.clone(),
+        (None, true) => match std::env::var_os("HOME") {
+            Some(home) => PathBuf::from(home).join(".netrc"),
+            None => return Ok(None),
+        },
+        (None, false) => return Ok(None),
+    };
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot read {}: {}", path.display(), line(e))),
+    };
+    let found = crate::netrc::credentials(&text, host)?;
+    Ok(found.map(|(login, password)| format!("{login}:{password}")))
 }
 
 /// `-u USER:PASSWORD` as an `authorization` value (RFC 7617).

@@ -6,6 +6,7 @@ mod cookies;
 mod get;
 mod kafka;
 mod logger;
+mod netrc;
 mod request;
 mod serve;
 mod signal;

@@ -1646,3 +1646,56 @@ fn data_query_and_identity_flags_as_curl_sends_them() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn netrc_credentials_as_curl_reads_them() {
+    let server = python(PYTHON_SERVER);
+    let port = server.addr.rsplit(':').next().unwrap().to_owned();
+    let dir = std::env::temp_dir().join(format!("ringwire-get-netrc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let netrc = dir.join("netrc");
+    std::fs::write(
+        &netrc,
+        "macdef init\nmachine 127.0.0.1 login trap\n\n\
+         machine 127.0.0.1 login \"al ice\" password \"p\\\"w d\"\n\
+         default login anyone password guest\n",
+    )
+    .unwrap();
+    let file = netrc.to_str().unwrap();
+    let by_address = format!("http://127.0.0.1:{port}/header/Authorization");
+    let by_name = format!("http://localhost:{port}/header/Authorization");
+    let missing = dir.join("missing");
+    let cases: [&[&str]; 4] = [
+        &["--netrc-file", file, &by_address],
+        &["--netrc-file", file, &by_name],
+        &["-u", "x:y", "--netrc-file", file, &by_address],
+        &["--netrc-file", missing.to_str().unwrap(), &by_address],
+    ];
+    for case in cases {
+        let ours = get(&[&["-s"], case].concat());
+        let theirs = curl(&[&["-s"], case].concat());
+        assert!(ours.status.success(), "{case:?}: {}", text(&ours.stderr));
+        assert_eq!(text(&ours.stdout), text(&theirs.stdout), "{case:?}");
+    }
+    // -n reads ~/.netrc.
+    std::fs::copy(&netrc, dir.join(".netrc")).unwrap();
+    let home = |command: &mut Command| {
+        command
+            .env("HOME", &dir)
+            .args(["-s", "-n", &by_address])
+            .output()
+            .unwrap()
+    };
+    let ours = home(Command::new(BIN).arg("get"));
+    assert_eq!(
+        text(&ours.stdout),
+        text(&home(&mut Command::new("curl")).stdout)
+    );
+    assert_eq!(text(&ours.stdout), "Basic YWwgaWNlOnAidyBk");
+    // A quoted value left open: an error (curl's exit 26).
+    std::fs::write(&netrc, "machine 127.0.0.1 login \"open\n").unwrap();
+    let out = get(&["-s", "--netrc-file", file, &by_address]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("netrc"), "{}", text(&out.stderr));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
