@@ -70,8 +70,8 @@ pub(crate) struct GetArgs {
     /// ends, as curl -C: the rest is asked for by a `range` and appended. A
     /// server that sends the whole body instead is an error (exit 33);
     /// `416` (nothing is left) is not, even with --fail (where curl's is);
-    /// any other status is reported as
-    /// --fail reports it, and nothing is added to the file.
+    /// any other status is reported as --fail reports it, and nothing is
+    /// added to the file.
     #[arg(
         short = 'C',
         long = "continue-at",

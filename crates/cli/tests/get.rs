@@ -106,6 +106,15 @@ fn curl(args: &[&str]) -> Output {
         .expect("curl is installed")
 }
 
+/// `ringwire get -s ARGS` succeeds and writes what `curl -s ARGS` writes (curl sending
+/// ringwire's `user-agent`).
+fn same_as_curl(args: &[&str]) {
+    let ours = get(&[&["-s"], args].concat());
+    let theirs = curl(&[&["-s", "-A", USER_AGENT], args].concat());
+    assert!(ours.status.success(), "{args:?}: {}", text(&ours.stderr));
+    assert_eq!(text(&ours.stdout), text(&theirs.stdout), "{args:?}");
+}
+
 /// Output with heads in it, less their `date` lines (which differ from one
 /// answer to the next).
 fn undated(bytes: &[u8]) -> String {
@@ -1594,10 +1603,7 @@ fn data_query_and_identity_flags_as_curl_sends_them() {
     for (i, case) in cases.iter().enumerate() {
         let case: Vec<&str> = case.iter().map(String::as_str).collect();
         let target = url(&format!("/c{i}?x=1"));
-        let ours = get(&[&["-s"], &case[..], &[&target]].concat());
-        let theirs = curl(&[&["-s", "-A", USER_AGENT], &case[..], &[&target]].concat());
-        assert!(ours.status.success(), "{case:?}: {}", text(&ours.stderr));
-        assert_eq!(text(&ours.stdout), text(&theirs.stdout), "{case:?}");
+        same_as_curl(&[&case[..], &[&target]].concat());
     }
     let ours = get(&["-s", "-G", "--data-urlencode", "q=a b", &url("/g")]);
     assert!(
@@ -1672,10 +1678,7 @@ fn netrc_credentials_as_curl_reads_them() {
         &["--netrc-file", missing.to_str().unwrap(), &by_address],
     ];
     for case in cases {
-        let ours = get(&[&["-s"], case].concat());
-        let theirs = curl(&[&["-s"], case].concat());
-        assert!(ours.status.success(), "{case:?}: {}", text(&ours.stderr));
-        assert_eq!(text(&ours.stdout), text(&theirs.stdout), "{case:?}");
+        same_as_curl(case);
     }
     // -n reads ~/.netrc.
     std::fs::copy(&netrc, dir.join(".netrc")).unwrap();
