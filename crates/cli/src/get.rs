@@ -345,7 +345,7 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
     );
     let mut client = args
         .route
-        .route(client, Client::with_proxies, Client::resolve)?;
+        .route(client, Client::with_proxies, Client::resolve_to_addrs)?;
     let cookies = Cookies::new(args.cookie.as_deref(), args.cookie_jar.as_deref());
     if let Some(jar) = &cookies.jar {
         client = client.with_cookies(Arc::clone(jar));

@@ -415,10 +415,14 @@ pub(crate) struct RouteArgs {
     #[arg(long = "noproxy", value_name = "LIST")]
     noproxy: Option<String>,
     /// Connect to ADDRESS for HOST on PORT (repeatable), as curl's --resolve: the name stays
-    /// what Host, SNI and the certificate check use.
-    #[arg(long = "resolve", value_name = "HOST:PORT:ADDRESS")]
+    /// what Host, SNI and the certificate check use. Several addresses, separated by
+    /// commas, are raced as a name's are (families alternating, 250 ms apart).
+    #[arg(long = "resolve", value_name = "HOST:PORT:ADDRESS[,ADDRESS...]")]
     resolve: Vec<String>,
 }
+
+/// A `--resolve` pin: host, port, addresses.
+type Pin<'a> = (&'a str, u16, Vec<IpAddr>);
 
 impl RouteArgs {
     /// `client` routed as these flags say, through either client's `with_proxies` and
@@ -427,28 +431,34 @@ impl RouteArgs {
         &self,
         client: C,
         with_proxies: impl FnOnce(C, Proxies) -> C,
-        resolve: impl Fn(C, &str, u16, IpAddr) -> C,
+        resolve: impl Fn(C, &str, u16, &[IpAddr]) -> C,
     ) -> Result<C, String> {
         let client = with_proxies(client, self.proxies()?);
         Ok(self
             .pins()?
             .into_iter()
-            .fold(client, |client, (host, port, addr)| {
-                resolve(client, host, port, addr)
+            .fold(client, |client, (host, port, addrs)| {
+                resolve(client, host, port, &addrs)
             }))
     }
 
-    /// The `--resolve` pins: host, port, address.
-    fn pins(&self) -> Result<Vec<(&str, u16, IpAddr)>, String> {
+    /// The `--resolve` pins.
+    fn pins(&self) -> Result<Vec<Pin<'_>>, String> {
         self.resolve
             .iter()
             .map(|pin| {
-                let bad = || format!("--resolve {pin:?}: expected HOST:PORT:ADDRESS");
+                let bad = || format!("--resolve {pin:?}: expected HOST:PORT:ADDRESS[,ADDRESS...]");
                 let (host, rest) = pin.split_once(':').ok_or_else(bad)?;
-                let (port, addr) = rest.split_once(':').ok_or_else(bad)?;
+                let (port, addrs) = rest.split_once(':').ok_or_else(bad)?;
                 let port = port.parse().map_err(|_| bad())?;
-                let addr = addr.trim_start_matches('[').trim_end_matches(']');
-                Ok((host, port, addr.parse().map_err(|_| bad())?))
+                let addrs = addrs
+                    .split(',')
+                    .map(|addr| {
+                        let addr = addr.trim().trim_start_matches('[').trim_end_matches(']');
+                        addr.parse().map_err(|_| bad())
+                    })
+                    .collect::<Result<_, _>>()?;
+                Ok((host, port, addrs))
             })
             .collect()
     }

@@ -94,7 +94,7 @@ async fn session(args: &WsArgs) -> Result<(), String> {
     let client = Client::with_tls(ClientConfig::default(), args.tls.config()?);
     let mut client = args
         .route
-        .route(client, Client::with_proxies, Client::resolve)?;
+        .route(client, Client::with_proxies, Client::resolve_to_addrs)?;
     let cookies = Cookies::new(args.cookie.as_deref(), args.cookie_jar.as_deref());
     if let Some(jar) = &cookies.jar {
         client = client.with_cookies(Arc::clone(jar));

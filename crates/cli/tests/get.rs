@@ -1207,10 +1207,17 @@ fn resolve_pins_a_name_as_curl() {
     let theirs = curl(&["-s", "-H", "User-Agent: x", "--resolve", &pin, &url]);
     assert_eq!(text(&ours.stdout), text(&theirs.stdout));
     assert!(text(&ours.stdout).contains(&format!("Host: api.example:{port}")));
+    // Several addresses: the first refuses (nothing listens on 127.0.0.2), the next serves.
+    let pins = format!("api.example:{port}:127.0.0.2,127.0.0.1");
+    let ours = get(&["--resolve", &pins, &url]);
+    assert!(ours.status.success(), "{}", text(&ours.stderr));
+    let theirs = curl(&["-s", "-H", "User-Agent: x", "--resolve", &pins, &url]);
+    assert_eq!(text(&ours.stdout), text(&theirs.stdout));
     let bad = get(&["--resolve", "api.example:x:127.0.0.1", &url]);
     assert_eq!(
         text(&bad.stderr),
-        "ringwire: --resolve \"api.example:x:127.0.0.1\": expected HOST:PORT:ADDRESS\n"
+        "ringwire: --resolve \"api.example:x:127.0.0.1\": \
+         expected HOST:PORT:ADDRESS[,ADDRESS...]\n"
     );
 }
 

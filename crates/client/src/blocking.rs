@@ -110,7 +110,15 @@ impl Client {
     /// name stays what `Host`, SNI and the certificate check use.
     #[must_use]
     pub fn resolve(mut self, host: &str, port: u16, addr: std::net::IpAddr) -> Self {
-        self.pinned.add(host, port, addr);
+        self.pinned.add(host, port, &[addr]);
+        self
+    }
+
+    /// As [`resolve`](Self::resolve), to several addresses, raced as a name's addresses
+    /// are (RFC 8305: families alternating, a new attempt every 250 ms until one connects).
+    #[must_use]
+    pub fn resolve_to_addrs(mut self, host: &str, port: u16, addrs: &[std::net::IpAddr]) -> Self {
+        self.pinned.add(host, port, addrs);
         self
     }
 
@@ -405,7 +413,8 @@ impl Client {
         }
     }
 
-    /// A TCP connection to `to` within `timeout`, without Nagle's delay.
+    /// A TCP connection to `to` (or where it is pinned) within `timeout`, without Nagle's
+    /// delay: its addresses raced as RFC 8305 has it (`connect.rs`).
     fn tcp(
         &self,
         to: &Origin,
@@ -416,33 +425,23 @@ impl Client {
             authority: to.host_port(),
             source,
         };
-        let mut last = io::Error::from(io::ErrorKind::AddrNotAvailable);
-        let addrs: Vec<_> = match self.pinned.get(to) {
-            Some(addr) => vec![addr],
+        let addrs: Vec<_> = match self.pinned.all(to) {
+            Some(pinned) => pinned.to_vec(),
             None => (to.host(), to.port())
                 .to_socket_addrs()
                 .map_err(failed)?
                 .collect(),
         };
         trace(Trace::Resolved);
-        for addr in addrs {
-            let connected = match timeout {
-                Some(t) => TcpStream::connect_timeout(&addr, t),
-                None => TcpStream::connect(addr),
-            };
-            match connected {
-                Ok(stream) => {
-                    stream.set_nodelay(true).map_err(failed)?;
-                    trace(Trace::Connected(addr));
-                    return Ok(stream);
-                }
-                Err(e) if e.kind() == io::ErrorKind::TimedOut => {
-                    return Err(Error::Timeout(Phase::Connect))
-                }
-                Err(e) => last = e,
+        match crate::connect::race_blocking(&crate::connect::interleaved(addrs), timeout) {
+            Ok((stream, addr)) => {
+                stream.set_nodelay(true).map_err(failed)?;
+                trace(Trace::Connected(addr));
+                Ok(stream)
             }
+            Err(e) if e.kind() == io::ErrorKind::TimedOut => Err(Error::Timeout(Phase::Connect)),
+            Err(e) => Err(failed(e)),
         }
-        Err(failed(last))
     }
 
     /// TLS over `tcp`, the handshake bounded by the connect timeout.

@@ -63,6 +63,7 @@
 
 pub mod blocking;
 mod config;
+mod connect;
 mod cookie;
 mod decompress;
 mod error;

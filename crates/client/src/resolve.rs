@@ -8,25 +8,34 @@ use crate::url::Origin;
 
 /// The pins, few: looked up by a scan.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Pinned(Vec<(String, u16, SocketAddr)>);
+pub(crate) struct Pinned(Vec<(String, u16, Vec<SocketAddr>)>);
 
 impl Pinned {
-    /// Pins `host:port` to `addr` (replacing an earlier pin of the same).
-    pub(crate) fn add(&mut self, host: &str, port: u16, addr: IpAddr) {
+    /// Pins `host:port` to `addrs`, tried in that order (replacing an earlier pin of the
+    /// same; none unpins it).
+    pub(crate) fn add(&mut self, host: &str, port: u16, addrs: &[IpAddr]) {
         let host = host
             .trim_start_matches('[')
             .trim_end_matches(']')
             .to_ascii_lowercase();
         self.0.retain(|(h, p, _)| !(*h == host && *p == port));
-        self.0.push((host, port, SocketAddr::new(addr, port)));
+        if !addrs.is_empty() {
+            let addrs = addrs.iter().map(|&a| SocketAddr::new(a, port)).collect();
+            self.0.push((host, port, addrs));
+        }
     }
 
-    /// Where a connection to `origin` goes, if it is pinned.
+    /// Where a connection to `origin` goes, if it is pinned: its first address.
     pub(crate) fn get(&self, origin: &Origin) -> Option<SocketAddr> {
+        self.all(origin).and_then(|addrs| addrs.first().copied())
+    }
+
+    /// Every address `origin` is pinned to, if it is.
+    pub(crate) fn all(&self, origin: &Origin) -> Option<&[SocketAddr]> {
         self.0
             .iter()
             .find(|(h, p, _)| *h == origin.host() && *p == origin.port())
-            .map(|&(_, _, addr)| addr)
+            .map(|(_, _, addrs)| &addrs[..])
     }
 }
 
@@ -38,8 +47,8 @@ mod tests {
     #[test]
     fn pins_by_host_and_port() {
         let mut pinned = Pinned::default();
-        pinned.add("API.example", 443, "10.0.0.1".parse().unwrap());
-        pinned.add("[::1]", 80, "::2".parse().unwrap());
+        pinned.add("API.example", 443, &["10.0.0.1".parse().unwrap()]);
+        pinned.add("[::1]", 80, &["::2".parse().unwrap()]);
         let origin = |url: &str| Url::parse(url).unwrap().origin().clone();
         assert_eq!(
             pinned.get(&origin("https://api.example/x")),
@@ -50,10 +59,22 @@ mod tests {
             pinned.get(&origin("http://[::1]/")),
             Some("[::2]:80".parse().unwrap())
         );
-        pinned.add("api.example", 443, "10.0.0.2".parse().unwrap());
+        let both = ["10.0.0.2".parse().unwrap(), "::3".parse().unwrap()];
+        pinned.add("api.example", 443, &both);
         assert_eq!(
             pinned.get(&origin("https://api.example/")),
             Some("10.0.0.2:443".parse().unwrap())
         );
+        assert_eq!(
+            pinned.all(&origin("https://api.example/")),
+            Some(
+                &[
+                    "10.0.0.2:443".parse().unwrap(),
+                    "[::3]:443".parse().unwrap()
+                ][..]
+            )
+        );
+        pinned.add("api.example", 443, &[]);
+        assert_eq!(pinned.all(&origin("https://api.example/")), None);
     }
 }

@@ -112,7 +112,15 @@ impl Client {
     /// name stays what `Host`, SNI and the certificate check use.
     #[must_use]
     pub fn resolve(mut self, host: &str, port: u16, addr: std::net::IpAddr) -> Self {
-        self.pinned.add(host, port, addr);
+        self.pinned.add(host, port, &[addr]);
+        self
+    }
+
+    /// As [`resolve`](Self::resolve), to several addresses, raced as a name's addresses
+    /// are (RFC 8305: families alternating, a new attempt every 250 ms until one connects).
+    #[must_use]
+    pub fn resolve_to_addrs(mut self, host: &str, port: u16, addrs: &[std::net::IpAddr]) -> Self {
+        self.pinned.add(host, port, addrs);
         self
     }
 
@@ -403,7 +411,7 @@ impl Client {
     }
 
     /// A TCP connection to `to` (or where it is pinned) within `limit`, without Nagle's
-    /// delay: its addresses tried in turn.
+    /// delay: its addresses raced as RFC 8305 has it (`connect.rs`).
     async fn tcp(
         &self,
         to: &Origin,
@@ -415,22 +423,17 @@ impl Client {
             source,
         };
         let connecting = async {
-            let addrs: Vec<_> = match self.pinned.get(to) {
-                Some(addr) => vec![addr],
+            let addrs: Vec<_> = match self.pinned.all(to) {
+                Some(pinned) => pinned.to_vec(),
                 None => ::tokio::net::lookup_host((to.host(), to.port()))
                     .await
                     .map_err(failed)?
                     .collect(),
             };
             trace(Trace::Resolved);
-            let mut last = io::Error::from(io::ErrorKind::AddrNotAvailable);
-            for addr in addrs {
-                match TcpStream::connect(addr).await {
-                    Ok(tcp) => return Ok((tcp, addr)),
-                    Err(e) => last = e,
-                }
-            }
-            Err(failed(last))
+            crate::connect::race(&crate::connect::interleaved(addrs))
+                .await
+                .map_err(failed)
         };
         let (tcp, addr) = within_connect(limit, connecting).await?;
         tcp.set_nodelay(true).map_err(failed)?;
