@@ -155,21 +155,27 @@ async fn session(args: &WsArgs) -> Result<(), String> {
                     socket.send(&message).await.map_err(|e| e.to_string())?;
                 }
                 Err(e) => return Err(format!("cannot read stdin: {e}")),
-                // End of input: close, and print what is still coming.
+                // End of input: close (unless the server did, and the socket answered
+                // it already), and print what is still coming.
                 Ok(None) => {
                     stdin_open = false;
-                    socket
-                        .close(CloseCode::NORMAL, "")
-                        .await
-                        .map_err(|e| e.to_string())?;
+                    if peer_close.is_none() {
+                        socket
+                            .close(CloseCode::NORMAL, "")
+                            .await
+                            .map_err(|e| e.to_string())?;
+                    }
                     closing.as_mut().reset(tokio::time::Instant::now() + CLOSE_TIMEOUT);
                 }
             },
             received = socket.recv() => match received {
                 None => return ended(peer_close.take()),
                 Some(Err(e)) => return Err(e.to_string()),
+                // The socket answered it: nothing more goes out, the rest of stdin is
+                // not read.
                 Some(Ok((Message::Close(frame), _))) => {
                     peer_close = Some(frame.map(|f| (f.code, f.reason.to_owned())));
+                    stdin_open = false;
                 }
                 Some(Ok((message, _))) => print(&message),
             },
