@@ -12,6 +12,7 @@ use clap::Args;
 use ringwire_client::tokio::Client;
 use ringwire_client::ws::{CloseCode, DeflateConfig, Limits, Message, WsOptions, WsUrl};
 use ringwire_client::{ClientConfig, UrlError};
+use ringwire_ws::State;
 use tokio::io::AsyncBufReadExt as _;
 
 use crate::cookies::Cookies;
@@ -156,10 +157,11 @@ async fn session(args: &WsArgs) -> Result<(), String> {
                 }
                 Err(e) => return Err(format!("cannot read stdin: {e}")),
                 // End of input: close (unless the server did, and the socket answered
-                // it already), and print what is still coming.
+                // it already, even if `recv` has not handed its close out yet), and print
+                // what is still coming.
                 Ok(None) => {
                     stdin_open = false;
-                    if peer_close.is_none() {
+                    if socket.state() == State::Open {
                         socket
                             .close(CloseCode::NORMAL, "")
                             .await
