@@ -150,6 +150,9 @@ async fn session(args: &WsArgs) -> Result<(), String> {
                 ));
             }
             line = lines.next_segment(), if stdin_open => match line {
+                // Once the server closed, what is left of stdin has nowhere to go; the
+                // session ends as the server ended it.
+                Ok(Some(_)) if socket.state() != State::Open => stdin_open = false,
                 Ok(Some(line)) => {
                     number += 1;
                     let message = outgoing(&line, args.binary, number)?;
