@@ -657,13 +657,16 @@ impl<F: Future> Future for Parked<F> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let parked = self.get_mut();
-        let Some(slot) = parked.0.as_mut() else {
+        // The box moves, the future in it stays where it is.
+        let Some(mut slot) = parked.0.take() else {
             return Poll::Pending;
         };
-        let output = std::task::ready!(poll_slot(slot, cx));
-        match parked.0.take() {
-            Some(slot) => Poll::Ready((output, slot)),
-            None => Poll::Pending,
+        match poll_slot(&mut slot, cx) {
+            Poll::Ready(output) => Poll::Ready((output, slot)),
+            Poll::Pending => {
+                parked.0 = Some(slot);
+                Poll::Pending
+            }
         }
     }
 }
