@@ -570,11 +570,9 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
         if !heads.is_empty() && (args.include || args.head) {
             out.write(&heads)?;
         }
-        if resumed == Resumed::Complete {
-            out.flush()?;
-            return Ok(ExitCode::SUCCESS);
-        }
-        if args.fail && status >= 400 || resumed == Resumed::Failed {
+        // Nothing left to fetch: no body written, the rest (-w) as for any transfer.
+        let complete = resumed == Resumed::Complete;
+        if !complete && (args.fail && status >= 400 || resumed == Resumed::Failed) {
             let reason = response
                 .head()
                 .map(|h| String::from_utf8_lossy(h.reason()).into_owned())
@@ -585,14 +583,6 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
             out.flush()?;
             return Ok(ExitCode::from(HTTP_ERROR_EXIT));
         }
-        // A decoded body's length is not the one the head gives.
-        let total = response
-            .header("content-length")
-            .filter(|_| response.decoding().is_none())
-            .and_then(|v| std::str::from_utf8(v).ok()?.parse::<u64>().ok());
-        let mut progress = Progress::new(total, args.silent);
-        // Even an empty body makes its (empty) file.
-        out.write(&[])?;
         // Taken now: the head leaves the ring as the body is read.
         let content_type = args
             .write_out
@@ -600,37 +590,25 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
             .and_then(|_| response.header("content-type"))
             .map(|v| String::from_utf8_lossy(v).into_owned());
         let mut size_download = 0;
-        let mut cut = false;
-        loop {
-            match response.chunk() {
-                Ok(Some(chunk)) => {
-                    out.write(chunk)?;
-                    progress.advance(chunk.len());
-                    size_download += chunk.len() as u64;
-                }
-                Ok(None) => break,
+        if !complete {
+            match write_body(&mut response, &mut out, args.silent)? {
+                Ok(size) => size_download = size,
                 // Tried again only if what this attempt wrote can be taken back.
                 Err(e) if retry.all_errors && out.take_back(resume_at)? => {
-                    progress.finish();
                     if !retry.again(&line(&e), None) {
                         return Err(line(e));
                     }
-                    cut = true;
-                    break;
+                    continue;
                 }
                 Err(e) => return Err(line(e)),
             }
-        }
-        if cut {
-            continue;
-        }
-        if args.include {
-            // After the body, as curl writes them.
-            for (name, value) in response.trailers().iter() {
-                out.write(&[name, b": ", value, b"\r\n"].concat())?;
+            if args.include {
+                // After the body, as curl writes them.
+                for (name, value) in response.trailers().iter() {
+                    out.write(&[name, b": ", value, b"\r\n"].concat())?;
+                }
             }
         }
-        progress.finish();
         out.flush()?;
         if let Some(format) = &args.write_out {
             let transfer = write_out::Transfer {
@@ -649,6 +627,38 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
         }
         return Ok(ExitCode::SUCCESS);
     }
+}
+
+/// Writes `response`'s body to `out`, with a progress bar unless `silent`: its length, or
+/// the client's error that cut it short (`Err` within: the output's own errors are the
+/// outer one).
+fn write_body(
+    response: &mut ringwire_client::blocking::Response<'_>,
+    out: &mut Output<'_>,
+    silent: bool,
+) -> Result<Result<u64, Error>, String> {
+    // A decoded body's length is not the one the head gives.
+    let total = response
+        .header("content-length")
+        .filter(|_| response.decoding().is_none())
+        .and_then(|v| std::str::from_utf8(v).ok()?.parse::<u64>().ok());
+    let mut progress = Progress::new(total, silent);
+    // Even an empty body makes its (empty) file.
+    out.write(&[])?;
+    let mut size = 0;
+    let read = loop {
+        match response.chunk() {
+            Ok(Some(chunk)) => {
+                out.write(chunk)?;
+                progress.advance(chunk.len());
+                size += chunk.len() as u64;
+            }
+            Ok(None) => break Ok(size),
+            Err(e) => break Err(e),
+        }
+    };
+    progress.finish();
+    Ok(read)
 }
 
 /// HTTP statuses tried again with `--retry`, as curl's: a timeout, too many requests, or a
@@ -927,16 +937,18 @@ impl<'p> Output<'p> {
         flushed.map_err(|e| format!("cannot write the body: {}", line(e)))
     }
 
-    /// Takes back what was written, leaving a file `len` bytes long: false when that
-    /// cannot be done (bytes went to stdout).
+    /// Takes back what was written, leaving a file `len` bytes long (none, for a file that
+    /// had to be new): false when that cannot be done (bytes went to stdout).
     fn take_back(&mut self, len: u64) -> Result<bool, String> {
-        match &self.sink {
-            Some(Sink::File(file)) => file
-                .set_len(len)
-                .map(|()| true)
-                .map_err(|e| format!("cannot write the body: {}", line(e))),
-            Some(Sink::Stdout(_, wrote)) => Ok(!wrote),
-            None => Ok(true),
+        let cannot = |e| format!("cannot write the body: {}", line(e));
+        match (&self.sink, self.path) {
+            (Some(Sink::File(_)), Some(path)) if self.fresh => {
+                self.sink = None;
+                std::fs::remove_file(path).map(|()| true).map_err(cannot)
+            }
+            (Some(Sink::File(file)), _) => file.set_len(len).map(|()| true).map_err(cannot),
+            (Some(Sink::Stdout(_, wrote)), _) => Ok(!wrote),
+            (None, _) => Ok(true),
         }
     }
 }

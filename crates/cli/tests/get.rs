@@ -1369,6 +1369,12 @@ fn continue_at_and_remote_name_resume_a_download_as_curl() {
     // curl -f calls that 416 an error; the file is whole, so ringwire does not.
     let out = in_dir("ringwire", &ours_dir, &["-fsS", "-C", "-", "-O", &url]);
     assert!(out.status.success(), "{}", text(&out.stderr));
+    // -w is written for it, as curl writes it.
+    let code = ["-s", "-C", "-", "-O", "-w", "%{http_code}", &url];
+    let ours = in_dir("ringwire", &ours_dir, &code);
+    let theirs = in_dir("curl", &curl_dir, &code);
+    assert_eq!(text(&ours.stdout), "416");
+    assert_eq!(text(&ours.stdout), text(&theirs.stdout));
 
     // An offset given, and no file yet with `-C -` (a plain download).
     let part = ours_dir.join("part");
@@ -1450,6 +1456,8 @@ class H(http.server.BaseHTTPRequestHandler):
             out = bytes(range(250)) * 4
             self.send_response(200)
             self.send_header("Content-Length", "1000")
+            if self.path.endswith("/named"):
+                self.send_header("Content-Disposition", "attachment; filename=named.bin")
             self.end_headers()
             self.wfile.write(out[: 500 if n == 1 else 1000])
             self.close_connection = True
@@ -1526,6 +1534,23 @@ fn retry_tries_transient_failures_again_as_curl() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let whole: Vec<u8> = (0..1000).map(|i| (i % 250) as u8).collect();
     assert!(std::fs::read(&saved).unwrap() == whole);
+    // A file named by the answer (-OJ, new-file-only) is removed, not kept half, to be made
+    // again.
+    let out = Command::new(BIN)
+        .current_dir(&dir)
+        .args([
+            "get",
+            "-s",
+            "-OJ",
+            "--retry",
+            "1",
+            "--retry-all-errors",
+            &url("/cut/j/named"),
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(std::fs::read(dir.join("named.bin")).unwrap() == whole);
 
     // A refused connection is tried again only with --retry-connrefused.
     let closed = TcpListener::bind("127.0.0.1:0")
