@@ -186,6 +186,11 @@ pub(crate) struct GetArgs {
     /// servers, as curl does).
     #[arg(long = "http1.1", conflicts_with = "http2_prior_knowledge")]
     http1_1: bool,
+    /// Taken for curl's --http2: HTTP/2 is offered to https:// servers by
+    /// ALPN already (an http:// request stays HTTP/1.1, where curl would ask
+    /// to upgrade; --http2-prior-knowledge speaks it there).
+    #[arg(long = "http2", conflicts_with_all = ["http1_1", "http2_prior_knowledge"])]
+    http2: bool,
     /// Speak HTTP/2 from the start, without asking (http:// too): the
     /// server must know it.
     #[arg(long = "http2-prior-knowledge")]

@@ -575,11 +575,20 @@ fn speaks_http2_where_the_server_does_as_curl() {
 
     let h1 = get(&["-k", "-i", "--http1.1", &url]);
     assert!(text(&h1.stdout).starts_with("HTTP/1.1 200 OK\r\n"));
+    // curl's --http2 is taken: what is offered anyway.
+    let asked = get(&["-k", "-i", "--http2", &url]);
+    assert!(
+        text(&asked.stdout).starts_with("HTTP/2 200\r\n"),
+        "{}",
+        text(&asked.stderr)
+    );
 
     // Cleartext: HTTP/1.1 unless HTTP/2 is known to be there.
     let plain = ringwire_serve(&[]);
     let url = format!("http://{}/hello", plain.addr);
     assert!(text(&get(&["-i", &url]).stdout).starts_with("HTTP/1.1 200 OK\r\n"));
+    let asked = get(&["-i", "--http2", &url]);
+    assert!(text(&asked.stdout).starts_with("HTTP/1.1 200 OK\r\n"));
     let h2c = get(&["-i", "--http2-prior-knowledge", &url]);
     assert!(text(&h2c.stdout).starts_with("HTTP/2 200\r\n"));
     assert!(text(&h2c.stdout).ends_with("Hello from ringwire!\n"));
