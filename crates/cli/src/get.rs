@@ -39,7 +39,7 @@ pub(crate) struct GetArgs {
     /// The URL (http:// or https://).
     url: String,
     #[command(flatten)]
-    request: RequestArgs,
+    pub(crate) request: RequestArgs,
     /// Send FILE as the body, as curl -T: read as it goes (any size), by PUT unless -X
     /// says otherwise, to the URL with FILE's name added when it ends in `/`; `-` sends
     /// stdin, chunked.

@@ -15,7 +15,7 @@ mod write_out;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand, ValueEnum};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -44,7 +44,16 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    match Cli::parse().command {
+    let matches = Cli::command().get_matches();
+    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    if let Some((_, given)) = matches.subcommand() {
+        match &mut cli.command {
+            Command::Get(args) => args.request.keep_order(given),
+            Command::Bench(args) => args.request.keep_order(given),
+            _ => {}
+        }
+    }
+    match cli.command {
         Command::Get(args) => get::run(&args),
         Command::Ws(args) => websocket::run(&args),
         Command::Serve(args) => serve::run(args),

@@ -38,9 +38,13 @@ pub(crate) struct RequestArgs {
     data: Vec<String>,
     /// A part of the body percent-encoded (repeatable), as curl's: `CONTENT`, `=CONTENT`,
     /// `NAME=CONTENT`, `@FILE` or `NAME@FILE` (the file's content), the content encoded
-    /// and NAME kept; joined to the -d parts with `&`, after them.
+    /// and NAME kept; joined to the -d parts with `&`, in the command line's order.
     #[arg(long = "data-urlencode", value_name = "DATA")]
     data_urlencode: Vec<String>,
+    /// Which kind each body part is, in the command line's order (`true`: a
+    /// --data-urlencode part), once [`keep_order`](Self::keep_order) has read it.
+    #[arg(skip)]
+    encoded_in_order: Vec<bool>,
     /// A multipart/form-data field (repeatable), as curl's -F: `NAME=TEXT`, `NAME=<FILE`
     /// (the text read from FILE), or `NAME=@FILE[;type=TYPE][;filename=NAME]` (a file).
     #[arg(
@@ -76,17 +80,31 @@ impl RequestArgs {
         Ok(Some(Fields(fields.collect::<Result<_, _>>()?)))
     }
 
+    /// Notes the order the -d and --data-urlencode parts came in (clap's derive keeps each
+    /// flag's values apart), so that they are joined in it, as curl joins them.
+    pub(crate) fn keep_order(&mut self, matches: &clap::ArgMatches) {
+        let at = |id: &str| matches.indices_of(id).into_iter().flatten();
+        let mut kinds: Vec<(usize, bool)> = at("data").map(|i| (i, false)).collect();
+        kinds.extend(at("data_urlencode").map(|i| (i, true)));
+        kinds.sort_unstable();
+        self.encoded_in_order = kinds.into_iter().map(|(_, encoded)| encoded).collect();
+    }
+
     /// The body `-d` and `--data-urlencode` make (empty without them).
     fn data(&self) -> Result<Vec<u8>, String> {
-        let mut parts = self
-            .data
-            .iter()
-            .map(|part| read_data(part))
-            .collect::<Result<Vec<_>, _>>()?;
-        for part in &self.data_urlencode {
-            parts.push(urlencoded(part)?);
-        }
-        Ok(parts.join(&b'&'))
+        let (mut raw, mut encoded) = (self.data.iter(), self.data_urlencode.iter());
+        // Without a known order: the -d parts first.
+        let order = match self.encoded_in_order.len() {
+            n if n == self.data.len() + self.data_urlencode.len() => self.encoded_in_order.clone(),
+            _ => (0..self.data.len() + self.data_urlencode.len())
+                .map(|i| i >= self.data.len())
+                .collect(),
+        };
+        let parts = order.into_iter().filter_map(|is_encoded| match is_encoded {
+            false => raw.next().map(|part| read_data(part)),
+            true => encoded.next().map(|part| urlencoded(part)),
+        });
+        Ok(parts.collect::<Result<Vec<_>, _>>()?.join(&b'&'))
     }
 
     /// The method: `-X`, else POST with a body, else GET.
@@ -506,6 +524,7 @@ mod tests {
             headers: headers.iter().map(|h| (*h).to_owned()).collect(),
             data: vec![String::new()],
             data_urlencode: Vec::new(),
+            encoded_in_order: Vec::new(),
             form: Vec::new(),
         };
         let url = Url::parse("http://example.com/").unwrap();
@@ -540,6 +559,7 @@ mod tests {
             headers: headers.iter().map(|h| (*h).to_owned()).collect(),
             data: Vec::new(),
             data_urlencode: Vec::new(),
+            encoded_in_order: Vec::new(),
             form: Vec::new(),
         };
         let url = Url::parse("http://example.com/").unwrap();

@@ -1618,8 +1618,19 @@ fn data_query_and_identity_flags_as_curl_sends_them() {
     std::fs::write(&file, "line one é\n").unwrap();
     let from_file = format!("n@{}", file.display());
     let cases: Vec<Vec<String>> = [
-        // -d parts joined with `&`, then the encoded ones (space as `+`, as curl 7.88).
+        // Parts joined with `&` in the command line's order, the encoded ones with a space
+        // as `+` (as curl 7.88).
         vec!["-d", "a=1", "-d", "b=2"],
+        vec![
+            "--data-urlencode",
+            "q=a b",
+            "-d",
+            "z=1",
+            "--data-urlencode",
+            "=x/y",
+            "-d",
+            "w",
+        ],
         vec![
             "-d",
             "z=1",

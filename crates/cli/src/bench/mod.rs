@@ -95,7 +95,7 @@ pub(crate) struct BenchArgs {
     #[arg(long)]
     json: bool,
     #[command(flatten)]
-    request: RequestArgs,
+    pub(crate) request: RequestArgs,
     #[command(flatten)]
     tls: TlsArgs,
 }
