@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{ArgGroup, Args, ValueEnum};
+use ringwire_http1::encode::FieldBlock;
 use ringwire_server::files::{Dotfiles, EmbeddedSite, StaticFiles};
 use ringwire_server::middleware::{AccessLog, Compress};
 use ringwire_server::{ws, Handler, Router, Server, ServerConfig, Threading, Timeouts};
@@ -42,6 +43,11 @@ pub(crate) struct ServeArgs {
     /// Print an access log line per request on stderr.
     #[arg(long)]
     log: bool,
+    /// Add this field to every answer, `NAME: VALUE` (repeatable), in place of one of the
+    /// same name the site would send: `--header 'Access-Control-Allow-Origin: *'`,
+    /// `--header 'Cache-Control: no-store'`. Framing fields are refused.
+    #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
+    headers: Vec<String>,
     /// Seconds a request head may take to arrive, from its first byte
     /// (checked once a second: a slow client goes within two more).
     #[arg(long, value_name = "SECS", default_value_t = Timeouts::DEFAULT_HEAD.as_secs(),
@@ -120,6 +126,7 @@ pub(crate) fn run(args: ServeArgs) -> ExitCode {
 }
 
 fn serve(args: ServeArgs) -> Result<(), String> {
+    let fields = added_fields(&args.headers)?;
     let mut config = ServerConfig::new(args.addr);
     config.timeouts.head = Duration::from_secs(args.head_timeout);
     config.timeouts.idle = Duration::from_secs(args.idle_timeout);
@@ -170,8 +177,8 @@ fn serve(args: ServeArgs) -> Result<(), String> {
         server.local_addr()
     );
     let result = match files {
-        Some(files) => run_site(server, files, banner, reload),
-        None => run_site(server, demo_site(), banner, reload),
+        Some(files) => run_site(server, files, fields, banner, reload),
+        None => run_site(server, demo_site(), fields, banner, reload),
     };
     result.map_err(|e| format!("server failed: {e}"))
 }
@@ -294,16 +301,60 @@ fn save_new(path: &Path, bytes: &[u8]) -> std::io::Result<Temporary> {
 }
 
 /// Serves `site` with compression and the access log (which costs nothing
-/// unless `--log` turned it on), printing `banner` once signals are caught;
-/// `reload`'s acceptor reads its certificate again on SIGHUP.
+/// unless `--log` turned it on), `fields` added to its answers, printing `banner`
+/// once signals are caught; `reload`'s acceptor reads its certificate again on SIGHUP.
 fn run_site<H: Handler>(
     server: Server,
     site: H,
+    fields: Option<FieldBlock>,
     banner: String,
     reload: Option<(TlsAcceptor, ServeArgs)>,
 ) -> std::io::Result<()> {
-    let site = AccessLog::new(Compress::new(site));
+    let site = AccessLog::new(Compress::new(WithFields {
+        inner: site,
+        fields,
+    }));
     server.run(site, shutdown_signal(banner, reload))
+}
+
+/// The `--header` flags, encoded and checked once; `None` without any.
+fn added_fields(flags: &[String]) -> Result<Option<FieldBlock>, String> {
+    if flags.is_empty() {
+        return Ok(None);
+    }
+    let fields = flags
+        .iter()
+        .map(|flag| match flag.split_once(':') {
+            Some((name, value)) => Ok((name.trim(), value.trim().as_bytes())),
+            None => Err(format!("--header {flag:?}: expected NAME: VALUE")),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    FieldBlock::new(fields)
+        .map(Some)
+        .map_err(|e| format!("--header: {e}"))
+}
+
+/// A site whose answers carry `fields` (those of the same names it set taken out).
+struct WithFields<H> {
+    inner: H,
+    fields: Option<FieldBlock>,
+}
+
+impl<H: Handler> Handler for WithFields<H> {
+    fn streams_body(&self, request: &ringwire_http1::Request<'_>) -> bool {
+        self.inner.streams_body(request)
+    }
+
+    async fn call(&self, request: &ringwire_server::Request<'_>) -> ringwire_server::Response {
+        let mut response = self.inner.call(request).await;
+        let Some(fields) = &self.fields else {
+            return response;
+        };
+        for (name, _) in fields.iter() {
+            response.remove_header(name);
+        }
+        response.fields(fields.clone())
+    }
 }
 
 /// Prints `banner` once Ctrl-C and SIGTERM (and, with `reload`, SIGHUP) are caught (a

@@ -118,6 +118,44 @@ fn serves_the_demo_site_on_a_free_port() {
     assert_eq!(hello, "Hello from ringwire!\n");
 }
 
+/// `--header` adds its fields to every answer (a file's, a 404, over HTTP/2 too), in place
+/// of the site's own of the same name; a malformed or framing one is refused at start.
+#[test]
+fn serve_adds_the_header_flags_fields_to_every_answer() {
+    let dir = scratch("header");
+    std::fs::write(dir.join("a.txt"), "hello\n").expect("write");
+    let server = serve(&[
+        "--addr",
+        "127.0.0.1:0",
+        dir.to_str().expect("utf-8"),
+        "--header",
+        "Access-Control-Allow-Origin: *",
+        "-H",
+        "ETag: \"pinned\"",
+    ]);
+    for (options, path) in [
+        (&["-i"][..], "/a.txt"),
+        (&["-i"][..], "/missing"),
+        (&["-i", "--http2-prior-knowledge"][..], "/a.txt"),
+    ] {
+        let head = curl_with(options, &format!("http://{}{path}", server.addr)).to_lowercase();
+        assert_eq!(
+            head.matches("access-control-allow-origin: *\r\n").count(),
+            1,
+            "{head}"
+        );
+        assert_eq!(head.matches("etag: ").count(), 1, "{head}");
+        assert!(head.contains("etag: \"pinned\"\r\n"), "{head}");
+    }
+    for bad in ["Bad Name: x", "Content-Length: 5", "no colon"] {
+        let out = run(&["serve", "--addr", "127.0.0.1:0", "--header", bad]);
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.starts_with("ringwire: --header"), "{err}");
+    }
+    std::fs::remove_dir_all(&dir).expect("rm");
+}
+
 #[test]
 fn the_demo_site_echoes_websocket_messages() {
     use tungstenite::Message;
