@@ -62,11 +62,18 @@ pub(crate) fn race_blocking(
         if due.is_some_and(|due| now >= due) {
             due = None;
             if let Some(&addr) = next.next() {
-                match start(addr) {
-                    Ok(socket) => attempts.push((socket, addr)),
-                    Err(e) => last = e,
-                }
-                due = (next.len() > 0).then(|| now + ATTEMPT_DELAY);
+                // An attempt that failed at once (no route) waits for nothing.
+                let wait = match start(addr) {
+                    Ok(socket) => {
+                        attempts.push((socket, addr));
+                        ATTEMPT_DELAY
+                    }
+                    Err(e) => {
+                        last = e;
+                        Duration::ZERO
+                    }
+                };
+                due = (next.len() > 0).then(|| now + wait);
             }
         }
         if attempts.is_empty() {

@@ -11,8 +11,8 @@ use crate::url::Origin;
 pub(crate) struct Pinned(Vec<(String, u16, Vec<SocketAddr>)>);
 
 impl Pinned {
-    /// Pins `host:port` to `addrs`, tried in that order (replacing an earlier pin of the
-    /// same; none unpins it).
+    /// Pins `host:port` to `addrs`, raced as a name's addresses are (`connect.rs`),
+    /// replacing an earlier pin of the same; none unpins it.
     pub(crate) fn add(&mut self, host: &str, port: u16, addrs: &[IpAddr]) {
         let host = host
             .trim_start_matches('[')
