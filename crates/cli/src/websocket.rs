@@ -159,17 +159,15 @@ async fn session(args: &WsArgs) -> Result<(), String> {
                     socket.send(&message).await.map_err(|e| e.to_string())?;
                 }
                 Err(e) => return Err(format!("cannot read stdin: {e}")),
-                // End of input: close (unless the server did, and the socket answered
-                // it already, even if `recv` has not handed its close out yet), and print
-                // what is still coming.
+                // End of input: close (nothing to send if the server did, and the
+                // socket answered it already, even if `recv` has not handed its close
+                // out yet), and print what is still coming.
                 Ok(None) => {
                     stdin_open = false;
-                    if socket.state() == State::Open {
-                        socket
-                            .close(CloseCode::NORMAL, "")
-                            .await
-                            .map_err(|e| e.to_string())?;
-                    }
+                    socket
+                        .close(CloseCode::NORMAL, "")
+                        .await
+                        .map_err(|e| e.to_string())?;
                     closing.as_mut().reset(tokio::time::Instant::now() + CLOSE_TIMEOUT);
                 }
             },

@@ -41,6 +41,8 @@ async fn echo_and_close(client: &Client, url: &str) {
         assert!(echo == message, "the echo differs");
     }
     socket.close(CloseCode::NORMAL, "done").await.unwrap();
+    // Under way already: nothing more is sent.
+    socket.close(CloseCode::NORMAL, "again").await.unwrap();
     while let Some(received) = socket.recv().await {
         assert!(matches!(received.unwrap().0, Message::Close(_)));
     }

@@ -310,11 +310,17 @@ impl<R: Read, W: Write + ShutdownWrite> WebSocket<R, W> {
 
     /// Starts the closing handshake with `code` and `reason`; keep calling
     /// [`recv`](Self::recv) until it returns `None` for the peer's answer.
+    /// Once the handshake is under way (this endpoint's close sent, or the
+    /// peer's received and answered) there is nothing to start: `Ok`, and
+    /// nothing is sent.
     ///
     /// # Errors
     ///
     /// As [`send`](Self::send).
     pub fn close(&mut self, code: CloseCode, reason: &str) -> Result<(), SocketError> {
+        if self.state() != State::Open {
+            return Ok(());
+        }
         self.send(&Message::Close(Some(CloseFrame { code, reason })))
     }
 

@@ -85,6 +85,10 @@ fn the_blocking_client_against_tungstenite() {
     );
     socket.close(CloseCode::NORMAL, "done").expect("close");
     assert_eq!(socket.state(), State::CloseSent);
+    // The handshake is under way: a second close starts nothing and sends nothing.
+    socket
+        .close(CloseCode::GOING_AWAY, "again")
+        .expect("a second close");
     let mut closes = 0;
     while let Some(received) = socket.recv() {
         match received.expect("closing handshake") {
@@ -94,6 +98,47 @@ fn the_blocking_client_against_tungstenite() {
     }
     assert_eq!(closes, 1, "the server's close arrives once");
     assert_eq!(socket.state(), State::Closed);
+}
+
+/// A close after the server's own (the race a program meets when its input ends as the
+/// server closes) is no error: the socket has answered the server already.
+#[test]
+fn closing_after_the_server_closed_is_no_error() {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr").to_string();
+    let server = thread::spawn(move || {
+        let (stream, _) = listener.accept().expect("accept");
+        let mut ws = tungstenite::accept(stream).expect("handshake");
+        ws.close(None).expect("close");
+        // Reads until the client's answer ends the handshake; a second close frame
+        // from the client would be a protocol error here.
+        loop {
+            match ws.read() {
+                Ok(_) => {}
+                Err(tungstenite::Error::ConnectionClosed) => return,
+                Err(e) => panic!("tungstenite server: {e}"),
+            }
+        }
+    });
+    let stream = TcpStream::connect(&addr).expect("connect");
+    let Duplex { rx, tx } =
+        Duplex::tcp(TransportConfig::new(64 << 10, 1 << 20), &stream).expect("rings");
+    let (mut socket, _) =
+        WebSocket::connect(rx, tx, &addr, "/", &Offer::default(), Limits::default())
+            .expect("handshake");
+    match socket.recv() {
+        Some(Ok((Message::Close(_), _))) => {}
+        other => panic!("expected the server's close, got {other:?}"),
+    }
+    assert_ne!(socket.state(), State::Open);
+    socket
+        .close(CloseCode::NORMAL, "bye")
+        .expect("close after the server's");
+    while let Some(received) = socket.recv() {
+        received.expect("the end of the handshake");
+    }
+    assert_eq!(socket.state(), State::Closed);
+    server.join().expect("the server saw one close");
 }
 
 #[test]
