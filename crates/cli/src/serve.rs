@@ -86,6 +86,11 @@ pub(crate) struct ServeArgs {
     /// cleartext connection answered as a bad request.
     #[arg(long)]
     no_http2: bool,
+    /// Every connection starts with a PROXY protocol header (v1 or v2: HAProxy's
+    /// send-proxy, AWS NLB, Envoy), whose client address the access log shows; one
+    /// without it is closed. Only behind such a proxy: a header names any address.
+    #[arg(long)]
+    proxy_protocol: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -134,6 +139,7 @@ fn serve(args: ServeArgs) -> Result<(), String> {
     if args.no_http2 {
         config.http2 = None;
     }
+    config.proxy_protocol = args.proxy_protocol;
     let threads = args
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));

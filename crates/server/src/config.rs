@@ -49,6 +49,13 @@ pub struct ServerConfig {
     /// (prior knowledge). `None`: HTTP/1.1 only. Default: on, with
     /// `ringwire_http2::Config`'s defaults.
     pub http2: Option<ringwire_http2::Config>,
+    /// Every connection starts with a PROXY protocol header (version 1 or 2, as HAProxy,
+    /// AWS NLB or Envoy send it, before TLS on an HTTPS port), whose client address
+    /// [`Request::peer`](crate::Request::peer) and the access log report. A connection
+    /// without one, or with a malformed one, is closed unanswered, within the head's time
+    /// limit. Only for a listener that nothing but the proxy reaches: a header names any
+    /// address its sender likes. Default: off.
+    pub proxy_protocol: bool,
 }
 
 impl ServerConfig {
@@ -78,6 +85,7 @@ impl ServerConfig {
             pooled_rings: Self::DEFAULT_POOLED_RINGS,
             max_buffered_body: Self::DEFAULT_MAX_BUFFERED_BODY,
             shutdown_grace: Duration::from_secs(5),
+            proxy_protocol: false,
             timeouts: Timeouts::default(),
             threading: Threading::default(),
             http2: Some(ringwire_http2::Config::default()),

@@ -13,6 +13,7 @@
 //! in a boxed future that is freed while the connection idles.
 
 use std::future::{poll_fn, Future};
+use std::net::SocketAddr;
 use std::ops::Deref;
 use std::pin::pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -33,6 +34,7 @@ use crate::body_reader::{BodyReader, End, Pump};
 use crate::date::write_date;
 use crate::informational::{self, Sink};
 use crate::middleware::access_log;
+use crate::proxy_protocol::{self, Proxied};
 use crate::response::Fields;
 use crate::timeout::{Phase, Timer};
 use crate::upgrade::OnUpgrade;
@@ -145,6 +147,26 @@ impl<H> Drop for Live<H> {
     }
 }
 
+/// What a connection keeps of its client's address: nothing (`()`: the socket's peer is
+/// the client, asked when wanted), or the address a PROXY protocol header named. A type
+/// rather than an `Option`, so that connections without the header, the idle task's
+/// budget counted to the byte, carry nothing for it.
+pub(crate) trait ClientAddr: Copy + Send + Sync + 'static {
+    fn get(self) -> Option<SocketAddr>;
+}
+
+impl ClientAddr for () {
+    fn get(self) -> Option<SocketAddr> {
+        None
+    }
+}
+
+impl ClientAddr for SocketAddr {
+    fn get(self) -> Option<SocketAddr> {
+        Some(self)
+    }
+}
+
 /// Serves one accepted connection until it closes. Never panics on input;
 /// I/O errors (a reset mid-request) end the connection quietly.
 ///
@@ -155,10 +177,11 @@ impl<H> Drop for Live<H> {
 /// here rather than behind references).
 // Not an `async fn`: see the comment on the block.
 #[allow(clippy::manual_async_fn)]
-pub(crate) fn serve<H: Handler>(
+pub(crate) fn serve<H: Handler, C: ClientAddr>(
     stream: Socket,
     mut timer: Timer,
     shared: Live<H>,
+    client: C,
 ) -> impl Future<Output = ()> + Send {
     // An `async` block rather than an `async fn`: the fn would keep its
     // arguments twice in the future (once as arguments, once moved into
@@ -211,7 +234,7 @@ pub(crate) fn serve<H: Handler>(
             }
             // Boxed, so that the request loop's state is only allocated while
             // the connection has something to do.
-            match Box::pin(lease(&stream, &mut timer, &shared)).await {
+            match Box::pin(lease(&stream, &mut timer, &shared, client.get())).await {
                 Ok(Close::Idle) => {}
                 end => break end,
             }
@@ -224,7 +247,7 @@ pub(crate) fn serve<H: Handler>(
             Ok(Close::Now | Close::Idle | Close::Upgraded) => {}
             Err(e) => log::debug!(
                 "connection from {:?}: {e}",
-                stream.get_ref().peer_addr().ok()
+                client.get().or_else(|| stream.get_ref().peer_addr().ok())
             ),
         }
     }
@@ -233,11 +256,12 @@ pub(crate) fn serve<H: Handler>(
 /// Serves a connection that starts with a TLS handshake, which must end
 /// within the request head's time limit. (Its own task shape, so that
 /// plain connections' idle tasks do not carry the handshake's state.)
-pub(crate) async fn serve_tls<H: Handler>(
+pub(crate) async fn serve_tls<H: Handler, C: ClientAddr>(
     tcp: TcpStream,
     acceptor: ringwire_tls::TlsAcceptor,
     timer: Timer,
     shared: Live<H>,
+    client: C,
 ) {
     let mut first = [0];
     let peeked = tokio::select! {
@@ -255,9 +279,89 @@ pub(crate) async fn serve_tls<H: Handler>(
         () = timer.over() => return,
     };
     match accepted {
-        Ok(tls) => serve(Socket::Tls(Box::new(tls)), timer, shared).await,
+        Ok(tls) => serve(Socket::Tls(Box::new(tls)), timer, shared, client).await,
         Err(e) => log::debug!("TLS handshake: {e}"),
     }
+}
+
+/// Starts serving a connection that begins with a PROXY protocol header (then a TLS
+/// handshake by `acceptor`, if one is given), which must arrive within the request
+/// head's time limit. One without it, or with a malformed one, is closed unanswered:
+/// what follows cannot be taken for the client's. Once the header is read, the
+/// connection goes on in a task of its own, sized for what it keeps (the client's
+/// address, not this wait), and its timer's slot takes that task for a forced
+/// shutdown; this one ends.
+pub(crate) async fn serve_proxied<H: Handler>(
+    tcp: TcpStream,
+    acceptor: Option<ringwire_tls::TlsAcceptor>,
+    timer: Timer,
+    shared: Live<H>,
+) {
+    let header = tokio::select! {
+        header = read_proxy_header(&tcp) => header,
+        () = timer.over() => return,
+    };
+    let proxied = match header {
+        Ok(proxied) => proxied,
+        Err(e) => {
+            log::debug!("connection from {:?}: {e}", tcp.peer_addr().ok());
+            return;
+        }
+    };
+    let slot = timer.task_slot();
+    let task = match (proxied.source(), acceptor) {
+        (Some(client), Some(acceptor)) => {
+            tokio::spawn(serve_tls(tcp, acceptor, timer, shared, client))
+        }
+        (None, Some(acceptor)) => tokio::spawn(serve_tls(tcp, acceptor, timer, shared, ())),
+        (Some(client), None) => tokio::spawn(serve(Socket::Plain(tcp), timer, shared, client)),
+        (None, None) => tokio::spawn(serve(Socket::Plain(tcp), timer, shared, ())),
+    };
+    slot.fill(task.abort_handle());
+}
+
+/// Reads a PROXY protocol header from `tcp`, and not a byte of what follows: what has
+/// arrived is peeked at, and only what the parser took is read.
+async fn read_proxy_header(tcp: &TcpStream) -> std::io::Result<Proxied> {
+    use std::io::{Error, ErrorKind};
+
+    let mut header = vec![0; proxy_protocol::V2_MAX_LEN];
+    // Bytes of the header read so far.
+    let mut taken = 0;
+    loop {
+        let peeked = tcp.peek(&mut header[taken..]).await?;
+        if peeked == 0 {
+            return Err(ErrorKind::UnexpectedEof.into());
+        }
+        let seen = taken + peeked;
+        let parsed = proxy_protocol::parse(&header[..seen]);
+        match parsed.map_err(|e| Error::new(ErrorKind::InvalidData, e))? {
+            Status::Complete(proxied, len) => {
+                read_exact(tcp, &mut header[taken..len]).await?;
+                return Ok(proxied);
+            }
+            // All of it is the header's (it is longer): taken, so that the next peek
+            // waits for more.
+            Status::Partial { .. } => {
+                read_exact(tcp, &mut header[taken..seen]).await?;
+                taken = seen;
+            }
+        }
+    }
+}
+
+/// Reads exactly `buf.len()` bytes, already seen by a peek.
+async fn read_exact(tcp: &TcpStream, mut buf: &mut [u8]) -> std::io::Result<()> {
+    while !buf.is_empty() {
+        tcp.readable().await?;
+        match tcp.try_read(buf) {
+            Ok(0) => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => buf = &mut buf[n..],
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// The content type of a TLS handshake record, the first byte a TLS client sends.
@@ -282,13 +386,15 @@ async fn lease<H: Handler>(
     stream: &Socket,
     timer: &mut Timer,
     shared: &Shared<H>,
+    client: Option<SocketAddr>,
 ) -> Result<Close, TransportError> {
     let mut rx = AsyncRecvTransport::with_ring(shared.rx.take()?, stream);
     let mut tx = AsyncSendTransport::with_ring(shared.tx.take()?, stream);
     let stall = shared.config.timeouts.send_stall;
     tx.set_stall_limit((stall != Duration::MAX).then_some(stall));
     let mut upgrade = None;
-    let end = requests(stream, &mut rx, &mut tx, timer, shared, &mut upgrade).await;
+    let link = (stream, client);
+    let end = requests(link, &mut rx, &mut tx, timer, shared, &mut upgrade).await;
     if let (Ok(Close::Upgraded), Some(OnUpgrade(on_upgrade))) = (&end, upgrade) {
         // The new protocol runs untimed (its own limits are its business)
         // until its future ends; shutdown's grace bounds it, and the kernel's
@@ -323,7 +429,7 @@ async fn lease<H: Handler>(
 /// Parses and answers requests until nothing is unread or unsent
 /// ([`Close::Idle`]) or the connection must end.
 async fn requests<H: Handler>(
-    stream: &Socket,
+    (stream, client): (&Socket, Option<SocketAddr>),
     rx: &mut AsyncRecvTransport<&Socket>,
     tx: &mut Tx<'_>,
     timer: &mut Timer,
@@ -333,7 +439,7 @@ async fn requests<H: Handler>(
     let (handler, config) = (&shared.handler, &*shared.config);
     if let Some(h2) = config.http2 {
         if stream.alpn_protocol().as_deref() == Some(b"h2") {
-            return crate::h2::serve(stream, rx, tx, timer, shared, h2).await;
+            return crate::h2::serve(stream, rx, tx, timer, shared, h2, client).await;
         }
     }
     let mut parser = RequestParser::new(config.limits);
@@ -377,7 +483,7 @@ async fn requests<H: Handler>(
                             None => tokio::select! {
                                 filled = rx.fill(at_least) => match filled {
                                     Ok(n) => n,
-                                    Err(e) => return refused(tx, e, HEAD_TOO_LARGE).await,
+                                    Err(e) => return refused(tx, client, e, HEAD_TOO_LARGE).await,
                                 },
                                 () = timer.over() => {
                                     timer.enter(Phase::Idle);
@@ -389,9 +495,9 @@ async fn requests<H: Handler>(
                         tokio::select! {
                             filled = rx.fill(at_least) => match filled {
                                 Ok(n) => n,
-                                Err(e) => return refused(tx, e, HEAD_TOO_LARGE).await,
+                                Err(e) => return refused(tx, client, e, HEAD_TOO_LARGE).await,
                             },
-                            _ = timer.expired() => return fail(tx, 408, "Request Timeout").await,
+                            _ = timer.expired() => return fail(tx, client, 408, "Request Timeout").await,
                         }
                     };
                     if filled == 0 {
@@ -405,9 +511,9 @@ async fn requests<H: Handler>(
                 }
                 Err(_) if config.http2.is_some() && crate::h2::is_preface(rx.data()) => {
                     let h2 = config.http2.unwrap_or_default();
-                    return crate::h2::serve(stream, rx, tx, timer, shared, h2).await;
+                    return crate::h2::serve(stream, rx, tx, timer, shared, h2, client).await;
                 }
-                Err(e) => return fail(tx, e.status(), e.reason()).await,
+                Err(e) => return fail(tx, client, e.status(), e.reason()).await,
             }
         };
         let request = parser.head().view(rx.data());
@@ -433,7 +539,7 @@ async fn requests<H: Handler>(
             let sink = informational::Http1::new(tx);
             let response = {
                 let request = Request::new(parser.head().view(&head_copy), &[])
-                    .on(stream)
+                    .on(stream, client)
                     .with_reader(BodyReader::new(&pump));
                 handler.call(&informing(request, &sink, http10)).await
             };
@@ -456,7 +562,7 @@ async fn requests<H: Handler>(
                         .filter(|&n| n <= config.max_buffered_body)
                         .map(|n| head_len + n)
                     else {
-                        return fail(tx, 413, "Content Too Large").await;
+                        return fail(tx, client, 413, "Content Too Large").await;
                     };
                     if rx.data().len() < total && expects_continue {
                         continue_100(tx).await?;
@@ -466,7 +572,7 @@ async fn requests<H: Handler>(
                     }
                     while rx.data().len() < total {
                         if let Err(stop) = more_body(rx, total, timer, head_len, 0).await? {
-                            return stopped(tx, stop).await;
+                            return stopped(tx, client, stop).await;
                         }
                     }
                     (total, None)
@@ -490,7 +596,7 @@ async fn requests<H: Handler>(
                             Ok(Decoded::Data { data, consumed }) => {
                                 let len = data.len();
                                 if end - head_len + len > config.max_buffered_body {
-                                    return fail(tx, 413, "Content Too Large").await;
+                                    return fail(tx, client, 413, "Content Too Large").await;
                                 }
                                 let from = at + consumed - len;
                                 rx.data_mut().copy_within(from..from + len, end);
@@ -502,7 +608,7 @@ async fn requests<H: Handler>(
                                 at += consumed;
                                 break;
                             }
-                            Err(e) => return fail(tx, e.status(), e.reason()).await,
+                            Err(e) => return fail(tx, client, e.status(), e.reason()).await,
                         };
                         at += consumed;
                         if more {
@@ -514,14 +620,14 @@ async fn requests<H: Handler>(
                             let want = rx.data().len() + 1;
                             let received = more_body(rx, want, timer, head_len, dropped).await?;
                             if let Err(stop) = received {
-                                return stopped(tx, stop).await;
+                                return stopped(tx, client, stop).await;
                             }
                         }
                     }
                     (at, Some(end))
                 }
                 // Requests are never close-delimited; the parser does not say so.
-                BodyKind::CloseDelimited => return fail(tx, 400, "Bad Request").await,
+                BodyKind::CloseDelimited => return fail(tx, client, 400, "Bad Request").await,
             };
 
             timer.enter(Phase::Handler);
@@ -529,7 +635,7 @@ async fn requests<H: Handler>(
             let response = {
                 let data = rx.data();
                 let body = &data[head_len..dechunked_end.unwrap_or(total)];
-                let request = Request::new(parser.head().view(data), body).on(stream);
+                let request = Request::new(parser.head().view(data), body).on(stream, client);
                 handler.call(&informing(request, &sink, http10)).await
             };
             (response, total)
@@ -537,7 +643,7 @@ async fn requests<H: Handler>(
         if let Some(on_upgrade) = response.take_upgrade() {
             if response.status() != 101 || http10 {
                 log::warn!("an upgrade answer to an HTTP/1.0 request: answering 500");
-                return fail(tx, 500, "Internal Server Error").await;
+                return fail(tx, client, 500, "Internal Server Error").await;
             }
             timer.enter(Phase::Writing);
             let framing = Framing {
@@ -643,20 +749,25 @@ fn ring_refusal(e: &TransportError, too_large: (u16, &'static str)) -> Option<(u
 /// connection failure on.
 async fn refused(
     tx: &mut Tx<'_>,
+    client: Option<SocketAddr>,
     e: TransportError,
     too_large: (u16, &'static str),
 ) -> Result<Close, TransportError> {
     match ring_refusal(&e, too_large) {
-        Some((status, reason)) => fail(tx, status, reason).await,
+        Some((status, reason)) => fail(tx, client, status, reason).await,
         None => Err(e),
     }
 }
 
 /// Ends a connection whose body stopped early.
-async fn stopped(tx: &mut Tx<'_>, stop: Stop) -> Result<Close, TransportError> {
+async fn stopped(
+    tx: &mut Tx<'_>,
+    client: Option<SocketAddr>,
+    stop: Stop,
+) -> Result<Close, TransportError> {
     match stop {
         Stop::Eof => Ok(Close::Now),
-        Stop::Status(status, reason) => fail(tx, status, reason).await,
+        Stop::Status(status, reason) => fail(tx, client, status, reason).await,
     }
 }
 
@@ -827,14 +938,19 @@ async fn continue_100(tx: &mut Tx<'_>) -> Result<(), TransportError> {
     tx.flush().await
 }
 
-/// Answers an unreadable or refused request after any earlier pipelined
-/// answers, and closes.
-async fn fail(tx: &mut Tx<'_>, status: u16, reason: &str) -> Result<Close, TransportError> {
+/// Answers an unreadable or refused request from `client` (if a PROXY protocol header
+/// named it) after any earlier pipelined answers, and closes.
+async fn fail(
+    tx: &mut Tx<'_>,
+    client: Option<SocketAddr>,
+    status: u16,
+    reason: &str,
+) -> Result<Close, TransportError> {
     log::debug!("answering {status} {reason} and closing");
     // In the access log too: no handler (nor its `AccessLog`) saw this request.
     if log::log_enabled!(target: access_log::TARGET, log::Level::Info) {
-        let peer = tx.get_ref().get_ref().peer_addr();
-        let peer = peer.map_or_else(|_| "-".to_owned(), |p| p.to_string());
+        let peer = client.or_else(|| tx.get_ref().get_ref().peer_addr().ok());
+        let peer = peer.map_or_else(|| "-".to_owned(), |p| p.to_string());
         log::info!(target: access_log::TARGET, "{peer} \"-\" {status} 0 -");
     }
     let buf = tx.reserve(160).await?;
@@ -916,13 +1032,27 @@ mod tests {
             Socket::Plain(client),
             sweeper.register(),
             Live::new(&shared),
+            (),
         );
         let size = std::mem::size_of_val(&future);
         println!("connection future: {size} bytes");
         let max = if cfg!(debug_assertions) { 168 } else { 152 };
         assert!(size <= max, "connection future: {size} bytes");
-        // Never polled: the connection ends at once, counted out.
+        // Behind a proxy a connection keeps its client's address: larger, and only there.
+        let other = TcpStream::connect(listener.local_addr().expect("addr"))
+            .await
+            .expect("connect");
+        let peer = other.peer_addr().expect("peer");
+        let proxied = serve(
+            Socket::Plain(other),
+            sweeper.register(),
+            Live::new(&shared),
+            peer,
+        );
+        println!("behind a proxy: {} bytes", std::mem::size_of_val(&proxied));
+        // Never polled: the connections end at once, counted out.
         tokio::spawn(future).abort();
+        tokio::spawn(proxied).abort();
         tokio::task::yield_now().await;
         shared.all_closed().await;
     }

@@ -23,6 +23,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::future::{poll_fn, Future};
+use std::net::SocketAddr;
 use std::os::unix::fs::FileExt as _;
 use std::pin::{pin, Pin};
 use std::sync::Arc;
@@ -269,6 +270,7 @@ pub(crate) async fn serve<H: Handler>(
     timer: &mut Timer,
     shared: &Shared<H>,
     h2: ringwire_http2::Config,
+    client: Option<SocketAddr>,
 ) -> Result<Close, TransportError> {
     let (handler, config) = (&shared.handler, &*shared.config);
     if tx.pending() == 0 {
@@ -317,7 +319,13 @@ pub(crate) async fn serve<H: Handler>(
             if let Some(request) = streams.incoming.remove(&id) {
                 // Most handlers answer at their first poll: then nothing is allocated.
                 let mut slot = slots.pop().unwrap_or_else(|| Box::pin(None));
-                slot.set(Some(answer(id, request, stream, handler, &informational)));
+                slot.set(Some(answer(
+                    id,
+                    request,
+                    (stream, client),
+                    handler,
+                    &informational,
+                )));
                 match poll_fn(|cx| Poll::Ready(poll_slot(&mut slot, cx))).await {
                     Poll::Ready((id, head_only, response, request)) => {
                         slots.push(slot);
@@ -611,7 +619,7 @@ fn receive<H: Handler>(
 async fn answer<H: Handler>(
     id: StreamId,
     request: Incoming,
-    stream: &Socket,
+    (stream, client): (&Socket, Option<SocketAddr>),
     handler: &H,
     informational: &informational::Queue,
 ) -> (StreamId, bool, Response, Incoming) {
@@ -621,7 +629,7 @@ async fn answer<H: Handler>(
             let head = request.parser.head().view(&request.head);
             let sink = informational.of(id);
             let plain = Request::new(head, &request.body)
-                .on(stream)
+                .on(stream, client)
                 .over_http2()
                 .with_informational(&sink);
             match &request.inflow {

@@ -62,6 +62,7 @@ mod informational;
 mod listen;
 pub mod middleware;
 mod pace;
+pub mod proxy_protocol;
 mod request;
 mod response;
 pub mod router;

@@ -65,13 +65,14 @@ impl fmt::Display for Protocol {
     }
 }
 
-/// Where the peer's address comes from: asked of the socket only when a
-/// handler wants it (a system call most requests need not pay).
+/// Where the peer's address comes from: the PROXY protocol header the connection began
+/// with, or else asked of the socket only when a handler wants it (a system call most
+/// requests need not pay).
 #[derive(Debug, Clone, Copy)]
 enum Peer<'a> {
     Unknown,
     Addr(SocketAddr),
-    Socket(&'a Socket),
+    Socket(&'a Socket, Option<SocketAddr>),
 }
 
 impl<'a> Request<'a> {
@@ -183,9 +184,10 @@ impl<'a> Request<'a> {
         self
     }
 
-    /// The same request, received on `socket`.
-    pub(crate) fn on(mut self, socket: &'a Socket) -> Self {
-        self.peer = Peer::Socket(socket);
+    /// The same request, received on `socket`, from `client` if a PROXY protocol header
+    /// named it.
+    pub(crate) fn on(mut self, socket: &'a Socket, client: Option<SocketAddr>) -> Self {
+        self.peer = Peer::Socket(socket, client);
         self
     }
 
@@ -261,12 +263,15 @@ impl<'a> Request<'a> {
             })
     }
 
-    /// The client's address, when the request came from a socket.
+    /// The client's address, when the request came from a socket: on a server that takes
+    /// the PROXY protocol ([`ServerConfig::proxy_protocol`](crate::ServerConfig)), the one
+    /// the proxy's header named (the socket's peer, the proxy, when it named none).
     pub fn peer(&self) -> Option<SocketAddr> {
         match self.peer {
             Peer::Unknown => None,
             Peer::Addr(addr) => Some(addr),
-            Peer::Socket(socket) => socket.get_ref().peer_addr().ok(),
+            Peer::Socket(_, Some(client)) => Some(client),
+            Peer::Socket(socket, None) => socket.get_ref().peer_addr().ok(),
         }
     }
 
@@ -275,7 +280,7 @@ impl<'a> Request<'a> {
     /// Its signature was checked against the CAs given there.
     pub fn peer_certificate(&self) -> Option<Vec<u8>> {
         match self.peer {
-            Peer::Socket(socket) => socket.peer_certificate(),
+            Peer::Socket(socket, _) => socket.peer_certificate(),
             Peer::Unknown | Peer::Addr(_) => None,
         }
     }

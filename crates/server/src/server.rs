@@ -229,12 +229,19 @@ impl Server {
                 accepted = accept() => match accepted {
                     Ok((tcp, _)) => {
                         let (timer, live) = (sweeper.register(), conn::Live::new(&shared));
+                        if self.config.proxy_protocol {
+                            // Spawns the connection's own task once its header is read.
+                            let tls = self.tls.clone();
+                            drop(tokio::spawn(conn::serve_proxied(tcp, tls, timer, live)));
+                            continue;
+                        }
                         let slot = timer.task_slot();
                         let task = match &self.tls {
                             Some(acceptor) => {
-                                tokio::spawn(conn::serve_tls(tcp, acceptor.clone(), timer, live))
+                                let acceptor = acceptor.clone();
+                                tokio::spawn(conn::serve_tls(tcp, acceptor, timer, live, ()))
                             }
-                            None => tokio::spawn(conn::serve(Socket::Plain(tcp), timer, live)),
+                            None => tokio::spawn(conn::serve(Socket::Plain(tcp), timer, live, ())),
                         };
                         slot.fill(task.abort_handle());
                     }
