@@ -16,7 +16,7 @@ use crate::exchange::{
     piece, remaining, source_rewound, Attempts, BodyStep, Failure, Next, Reader, RoundTrip, Source,
     DISCARD_LIMIT,
 };
-use crate::h2::{Proto, H2};
+use crate::h2::Proto;
 use crate::pool::{is_quiet, Keyed, Pool};
 use crate::redirect::{next_hop, Answer, Hop};
 use crate::resolve::Pinned;
@@ -488,11 +488,11 @@ impl Client {
         let wrote = match &mut conn.proto {
             Proto::Http1(_) => {
                 let with_head = with_head.unwrap_or_default();
-                match &conn.forward {
-                    None => write_all(conn.rx.get_mut(), head, with_head),
+                match conn.forward.as_ref() {
+                    None => conn.out(Opening::Yes).write_all(head, with_head),
                     Some(proxy) => {
                         let head = proxy.absolute_form(head, &conn.origin);
-                        write_all(conn.rx.get_mut(), &head, with_head)
+                        conn.out(Opening::Yes).write_all(&head, with_head)
                     }
                 }
             }
@@ -500,10 +500,10 @@ impl Client {
                 // A body held back (or streamed) is sent later; an empty one ends the
                 // stream now.
                 h2.send(request.url(), head, with_head)?;
-                flush(conn.rx.get_mut(), h2)
+                conn.flush_with(&[], Opening::Yes)
             }
         };
-        trip.wrote(wrote.map_err(Error::from))?;
+        trip.wrote(wrote)?;
         loop {
             let next = trip.next(
                 &mut conn.proto,
@@ -521,19 +521,20 @@ impl Client {
                     let (_, body) = buffer.bytes(request)?;
                     conn.set_deadline(deadline)?;
                     let wrote = match &mut conn.proto {
-                        Proto::Http1(_) => write_all(conn.rx.get_mut(), &[], body),
+                        Proto::Http1(_) => conn.out(Opening::No).write_all(&[], body),
                         Proto::Http2(h2) => {
                             h2.send_body(body)?;
-                            flush(conn.rx.get_mut(), h2)
+                            conn.flush()
                         }
                     };
-                    trip.wrote(wrote.map_err(Error::from))?;
+                    trip.wrote(wrote)?;
                 }
                 Next::Upload(max) => {
                     conn.set_deadline(deadline)?;
+                    let received = conn.rx.data().len();
                     let direct = match source.as_deref_mut() {
                         Some(s) if trip.sends_unframed(&conn.proto) => {
-                            sendfile_piece(&conn, s, max)
+                            conn.out(Opening::No).sendfile_piece(s, max)
                         }
                         _ => None,
                     };
@@ -551,16 +552,21 @@ impl Client {
                                 None => 0,
                             };
                             let out = trip.uploaded(&mut conn.proto, scratch, n)?;
-                            match &mut conn.proto {
-                                Proto::Http1(_) => write_all(conn.rx.get_mut(), &scratch[out], &[]),
-                                Proto::Http2(h2) => {
-                                    flush_with(conn.rx.get_mut(), h2, &scratch[out])
+                            match conn.proto {
+                                Proto::Http1(_) => {
+                                    conn.out(Opening::No).write_all(&scratch[out], &[])
                                 }
+                                Proto::Http2(_) => conn.flush_with(&scratch[out], Opening::No),
                             }
                         }
                     };
-                    trip.wrote(wrote.map_err(Error::from))?;
+                    trip.wrote(wrote)?;
                     trace(Trace::Sent(trip.uploaded_len()));
+                    // What the server sent while the piece waited for room: an early answer
+                    // to look at, as a probe's.
+                    if conn.rx.data().len() != received {
+                        trip.probed(Ok(true))?;
+                    }
                 }
                 Next::Probe => {
                     let probed = conn.probe();
@@ -653,9 +659,51 @@ impl Connection {
     /// answers, request body the server's windows let out): before every
     /// read, so neither side waits on the other.
     fn flush(&mut self) -> Result<(), Error> {
-        match self.proto.h2() {
-            None => Ok(()),
-            Some(h2) => Ok(flush(self.rx.get_mut(), h2)?),
+        self.flush_with(&[], Opening::No)
+    }
+
+    /// [`flush`](Self::flush), then `framed` (a `DATA` frame framed in place), in one
+    /// gathered write.
+    fn flush_with(&mut self, framed: &[u8], opening: Opening) -> Result<(), Error> {
+        let deadline = self.deadline();
+        let Some(h2) = self.proto.h2() else {
+            return Ok(());
+        };
+        let mut out = Out {
+            rx: &mut self.rx,
+            deadline,
+            opening,
+            ended: false,
+        };
+        // Every run but the last alone; the last and the frame in one write.
+        while h2.transmit().len() < h2.pending() {
+            let run = h2.transmit().len();
+            out.write_all(h2.transmit(), &[])?;
+            h2.advance(run);
+        }
+        let queued = h2.transmit().len();
+        if queued > 0 || !framed.is_empty() {
+            out.write_all(h2.transmit(), framed)?;
+            h2.advance(queued);
+        }
+        Ok(())
+    }
+
+    /// The sending side, for one write.
+    fn out(&mut self, opening: Opening) -> Out<'_> {
+        Out {
+            deadline: self.deadline(),
+            rx: &mut self.rx,
+            opening,
+            ended: false,
+        }
+    }
+
+    /// The deadline the socket's timeouts were last set for.
+    fn deadline(&self) -> Option<Instant> {
+        match self.armed {
+            Armed::Until { deadline, .. } => Some(deadline),
+            Armed::Nothing | Armed::Unknown => None,
         }
     }
 
@@ -705,31 +753,6 @@ impl Connection {
     }
 }
 
-/// Sends up to `max` bytes of a streamed body straight from its file by `sendfile`, when
-/// `conn` is plain TCP; `None` when it is not, or the file is not one `sendfile` reads (a
-/// pipe), and the body goes through the send ring instead (from where `sendfile` left the
-/// file's offset).
-fn sendfile_piece(
-    conn: &Connection,
-    source: &mut BodySource<'_>,
-    max: usize,
-) -> Option<io::Result<usize>> {
-    let (Some(file), Stream::Tcp(tcp)) = (source.file, conn.rx.get_ref()) else {
-        return None;
-    };
-    source.taken = true;
-    loop {
-        match rustix::fs::sendfile(tcp, file, None, max.min(MAX_SENDFILE)) {
-            Err(rustix::io::Errno::INTR) => {}
-            Err(rustix::io::Errno::INVAL) => {
-                source.file = None;
-                return None;
-            }
-            sent => return Some(sent.map_err(io::Error::from)),
-        }
-    }
-}
-
 /// The most sent per `sendfile`: a few calls per MiB at most, and progress
 /// ([`Trace::Sent`]) seen as a large file goes.
 const MAX_SENDFILE: usize = 4 << 20;
@@ -745,50 +768,153 @@ fn read_source(source: &mut dyn Read, into: &mut [u8]) -> Result<usize, Error> {
     }
 }
 
-/// Sends head and body with `writev`, as many times as the kernel needs.
-fn write_all(stream: &mut Stream, head: &[u8], body: &[u8]) -> io::Result<()> {
-    let mut slices = [IoSlice::new(head), IoSlice::new(body)];
-    let mut left = &mut slices[..];
-    IoSlice::advance_slices(&mut left, 0);
-    while !left.is_empty() {
-        match stream.write_vectored(left) {
-            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-            Ok(n) => IoSlice::advance_slices(&mut left, n),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
+/// An exchange's first write up to this size goes by one blocking call: the server
+/// cannot be answering yet, and whatever of an answer it sends while it reads this much
+/// fits the sockets' buffers. Others wait for room with `poll` (see [`Out`]).
+const BLOCKING_WRITE_MAX: usize = 64 << 10;
+
+/// Whether a write opens an exchange (nothing of its answer can be on its way yet).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Opening {
+    Yes,
+    No,
 }
 
-/// Writes all that `h2` has to send, then `framed` (a `DATA` frame framed in place).
-fn flush_with(stream: &mut Stream, h2: &mut H2, framed: &[u8]) -> io::Result<()> {
-    if framed.is_empty() {
-        return flush(stream, h2);
-    }
-    // Every run but the last alone; the last and the frame in one write.
-    while h2.transmit().len() < h2.pending() {
-        let run = h2.transmit().len();
-        write_all(stream, h2.transmit(), &[])?;
-        h2.advance(run);
-    }
-    let queued = h2.transmit().len();
-    write_all(stream, h2.transmit(), framed)?;
-    h2.advance(queued);
-    Ok(())
+/// A connection's sending side. While a large write waits for room, what the server
+/// sends is received into the ring: a server that answers as it reads (an echo) stops
+/// reading once its answer fills the socket, and if this side waited for room without
+/// reading, neither would ever move again (curl reads meanwhile too).
+struct Out<'c> {
+    rx: &'c mut RecvTransport<Stream>,
+    deadline: Option<Instant>,
+    opening: Opening,
+    /// The server's side of the stream has ended: nothing more to receive.
+    ended: bool,
 }
 
-/// Writes all that `h2` has to send.
-fn flush(stream: &mut Stream, h2: &mut H2) -> io::Result<()> {
-    while !h2.transmit().is_empty() {
-        match stream.write(h2.transmit()) {
-            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-            Ok(n) => h2.advance(n),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+impl Out<'_> {
+    /// Sends head and body with `writev`, as many times as the kernel needs.
+    fn write_all(&mut self, head: &[u8], body: &[u8]) -> Result<(), Error> {
+        let mut slices = [IoSlice::new(head), IoSlice::new(body)];
+        let mut left = &mut slices[..];
+        IoSlice::advance_slices(&mut left, 0);
+        if self.opening == Opening::Yes && head.len() + body.len() <= BLOCKING_WRITE_MAX {
+            while !left.is_empty() {
+                match self.rx.get_mut().write_vectored(left) {
+                    Ok(0) => return Err(io::Error::from(io::ErrorKind::WriteZero).into()),
+                    Ok(n) => IoSlice::advance_slices(&mut left, n),
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            return Ok(());
+        }
+        self.nonblocking(|out| {
+            while !left.is_empty() {
+                match out.rx.get_mut().write_vectored(left) {
+                    Ok(0) => return Err(io::Error::from(io::ErrorKind::WriteZero).into()),
+                    Ok(n) => IoSlice::advance_slices(&mut left, n),
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => out.wait()?,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            // A TLS session's records still waiting for room.
+            loop {
+                match out.rx.get_mut().flush() {
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => out.wait()?,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    done => return Ok(done?),
+                }
+            }
+        })
+    }
+
+    /// Sends up to `max` bytes of a streamed body straight from its file by `sendfile`,
+    /// when the stream is plain TCP; `None` when it is not, or the file is not one
+    /// `sendfile` reads (a pipe), and the body goes through the send ring instead (from
+    /// where `sendfile` left the file's offset).
+    fn sendfile_piece(
+        &mut self,
+        source: &mut BodySource<'_>,
+        max: usize,
+    ) -> Option<Result<usize, Error>> {
+        let file = source.file?;
+        if !matches!(self.rx.get_ref(), Stream::Tcp(_)) {
+            return None;
+        }
+        source.taken = true;
+        let sent = self.nonblocking(|out| loop {
+            let Stream::Tcp(tcp) = out.rx.get_ref() else {
+                return Ok(None);
+            };
+            match rustix::fs::sendfile(tcp, file, None, max.min(MAX_SENDFILE)) {
+                Ok(n) => return Ok(Some(n)),
+                Err(rustix::io::Errno::AGAIN) => out.wait()?,
+                Err(rustix::io::Errno::INTR) => {}
+                Err(rustix::io::Errno::INVAL) => return Ok(None),
+                Err(e) => return Err(io::Error::from(e).into()),
+            }
+        });
+        match sent {
+            Ok(Some(n)) => Some(Ok(n)),
+            Ok(None) => {
+                source.file = None;
+                None
+            }
+            Err(e) => Some(Err(e)),
         }
     }
-    Ok(())
+
+    /// Runs `write` with the socket nonblocking, and blocking again after.
+    fn nonblocking<T>(
+        &mut self,
+        write: impl FnOnce(&mut Self) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        self.rx.get_ref().socket().set_nonblocking(true)?;
+        let done = write(self);
+        let restored = self.rx.get_ref().socket().set_nonblocking(false);
+        let done = done?;
+        restored?;
+        Ok(done)
+    }
+
+    /// Waits until the socket takes more bytes, within the deadline, receiving what the
+    /// server sends meanwhile (the ring grows to its bound; past it, the exchange fails
+    /// rather than wait forever).
+    fn wait(&mut self) -> Result<(), Error> {
+        use rustix::event::{poll, PollFd, PollFlags, Timespec};
+
+        loop {
+            let wanted = if self.ended {
+                PollFlags::OUT
+            } else {
+                PollFlags::OUT | PollFlags::IN
+            };
+            // A wait too long for a `Timespec` is no wait limit at all.
+            let left = self.deadline.map(remaining).transpose()?;
+            let timeout = left.and_then(|left| Timespec::try_from(left).ok());
+            let mut fds = [PollFd::new(self.rx.get_ref().socket(), wanted)];
+            match poll(&mut fds, timeout.as_ref()) {
+                Ok(0) => return Err(Error::Timeout(Phase::Request)),
+                Ok(_) => {}
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(e) => return Err(io::Error::from(e).into()),
+            }
+            let ready = fds[0].revents();
+            // Room, or an error (or a hang-up) the write will report.
+            if ready.intersects(PollFlags::OUT | PollFlags::ERR | PollFlags::HUP) {
+                return Ok(());
+            }
+            let at_least = self.rx.data().len() + 1;
+            match self.rx.fill(at_least) {
+                Ok(0) => self.ended = true,
+                Ok(_) => {}
+                Err(TransportError::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(crate::error::while_sending(e)),
+            }
+        }
+    }
 }
 
 /// What [`Client::send_traced`] is shown of an exchange, in order.

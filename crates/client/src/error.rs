@@ -135,6 +135,14 @@ pub enum Error {
         /// The configured limit in bytes.
         limit: u64,
     },
+    /// The server's answer filled the receive ring to its bound
+    /// ([`ClientConfig::rx`](crate::ClientConfig::rx)) while the request body was still
+    /// being sent (a server that answers as it reads, as an echo does): an answer is read
+    /// once its request is sent, and what comes before waits in the ring.
+    AnsweredWhileSending {
+        /// The ring's bound in bytes.
+        limit: usize,
+    },
     /// `101 Switching Protocols` to a request that asked for no upgrade.
     UnexpectedUpgrade,
     /// A redirect past the most allowed
@@ -243,6 +251,11 @@ impl fmt::Display for Error {
                 f,
                 "the decoded body is longer than {limit} bytes (ClientConfig::max_decoded_body_len)"
             ),
+            Error::AnsweredWhileSending { limit } => write!(
+                f,
+                "the answer passed {limit} bytes (the receive ring's bound, ClientConfig::rx) \
+                 while the request body was still being sent"
+            ),
             Error::UnexpectedUpgrade => f.write_str("unexpected 101 Switching Protocols"),
             Error::TooManyRedirects { max } => write!(f, "maximum ({max}) redirects followed"),
             Error::InvalidLocation(e) => write!(f, "redirect to an invalid location: {e}"),
@@ -315,5 +328,16 @@ impl From<io::Error> for Error {
             },
             _ => Error::Io(e),
         }
+    }
+}
+
+/// A fill during a write (see the clients' `Out`) failed: past the ring's bound, the
+/// answer came while the request was still being sent.
+pub(crate) fn while_sending(e: TransportError) -> Error {
+    match e {
+        TransportError::Ring(RingError::TooLarge { max, .. }) => {
+            Error::AnsweredWhileSending { limit: max }
+        }
+        other => other.into(),
     }
 }

@@ -459,11 +459,11 @@ impl RoundTrip {
                 Proto::Http2(_) => Ok(Next::Upload(max)),
             };
         }
-        if let Some(reader) = self.early.take() {
-            return Ok(Next::Final(self.answered(reader)));
-        }
         if let Withheld::Released = self.body {
             return Ok(Next::Body);
+        }
+        if let Some(reader) = self.early.take() {
+            return Ok(Next::Final(self.answered(reader)));
         }
         let parser = match proto {
             Proto::Http1(parser) => parser,
@@ -472,6 +472,16 @@ impl RoundTrip {
         let step = parse_head(parser, data, method, limits, self.decode_limit)?;
         Ok(match step {
             HeadStep::Interim { len, status } => self.interim(len, status),
+            // A success instead of `100 Continue`: the server reads the body as it answers
+            // (an echo does), so the body goes (as curl sends it), and the answer is
+            // handed out once it is sent. Any other answer refuses the body.
+            HeadStep::Final(reader)
+                if reader.status() < 300 && matches!(self.body, Withheld::Until(_)) =>
+            {
+                self.body = Withheld::Released;
+                self.early = Some(reader);
+                return self.next(proto, data, method, limits);
+            }
             HeadStep::Final(reader) => Next::Final(self.answered(reader)),
             HeadStep::Need(at_least) => Next::Fill {
                 at_least,
@@ -493,7 +503,8 @@ impl RoundTrip {
         limits: &Limits,
         max: usize,
     ) -> Result<Next, Failure> {
-        if std::mem::take(&mut self.probed) {
+        // (Once a success is kept, the next bytes are its body's, not a head.)
+        if std::mem::take(&mut self.probed) && self.early.is_none() {
             match parse_head(parser, data, method, limits, self.decode_limit)? {
                 HeadStep::Interim { len, status } => {
                     self.probed = true;

@@ -463,13 +463,13 @@ impl Client {
                     .map(|p| p.absolute_form(head, &conn.origin));
                 let head = rewritten.as_deref().unwrap_or(head);
                 let with_head = with_head.unwrap_or_default();
-                within(deadline, write_all(&conn.stream, head, with_head)).await
+                within(deadline, conn.out().write_all(head, with_head)).await
             }
             Some(h2) => {
                 // A body held back (or streamed) is sent later; an empty one ends the
                 // stream now.
                 h2.send(request.url(), head, with_head)?;
-                within(deadline, flush(&conn.stream, &mut conn.proto)).await
+                within(deadline, conn.flush()).await
             }
         };
         trip.wrote(wrote)?;
@@ -489,18 +489,19 @@ impl Client {
                 Next::Body => {
                     let (_, body) = buffer.bytes(request)?;
                     let wrote = match conn.proto.h2() {
-                        None => within(deadline, write_all(&conn.stream, &[], body)).await,
+                        None => within(deadline, conn.out().write_all(&[], body)).await,
                         Some(h2) => {
                             h2.send_body(body)?;
-                            within(deadline, flush(&conn.stream, &mut conn.proto)).await
+                            within(deadline, conn.flush()).await
                         }
                     };
                     trip.wrote(wrote)?;
                 }
                 Next::Upload(max) => {
+                    let received = conn.rx.data().len();
                     let direct = match source.as_deref_mut() {
                         Some(s) if trip.sends_unframed(&conn.proto) => {
-                            within(deadline, sendfile_piece(&conn.stream, s, max)).await
+                            within(deadline, conn.out().sendfile_piece(s, max)).await
                         }
                         _ => Ok(None),
                     };
@@ -521,18 +522,18 @@ impl Client {
                             let out = trip.uploaded(&mut conn.proto, scratch, n)?;
                             let framed = &scratch[out];
                             match conn.proto.h2() {
-                                None => {
-                                    within(deadline, write_all(&conn.stream, framed, &[])).await
-                                }
-                                Some(_) => {
-                                    let flushed = flush_with(&conn.stream, &mut conn.proto, framed);
-                                    within(deadline, flushed).await
-                                }
+                                None => within(deadline, conn.out().write_all(framed, &[])).await,
+                                Some(_) => within(deadline, conn.flush_with(framed)).await,
                             }
                         }
                     };
                     trip.wrote(wrote)?;
                     trace(Trace::Sent(trip.uploaded_len()));
+                    // What the server sent while the piece waited for room: an early answer
+                    // to look at, as a probe's.
+                    if conn.rx.data().len() != received {
+                        trip.probed(Ok(true))?;
+                    }
                 }
                 Next::Probe => {
                     let at_least = conn.rx.data().len() + 1;
@@ -540,10 +541,9 @@ impl Client {
                     trip.probed(probed.map_err(Error::from))?;
                 }
                 Next::Fill { at_least, until } => {
-                    let (rx, stream, proto) = (&mut conn.rx, &conn.stream, &mut conn.proto);
                     let filled = within(until, async {
-                        flush(stream, proto).await?;
-                        rx.fill(at_least).await.map_err(Error::from)
+                        conn.flush().await?;
+                        conn.rx.fill(at_least).await.map_err(Error::from)
                     })
                     .await;
                     trip.filled(filled)?;
@@ -563,37 +563,140 @@ impl Client {
     }
 }
 
-/// Sends up to `max` bytes of a streamed body straight from its file by `sendfile`, when
-/// `stream` is plain TCP, waiting for it to drain when it is full; `None` when it is not,
-/// or the file is not one `sendfile` reads (a pipe), and the body goes through the send
-/// ring instead (from where `sendfile` left the file's offset).
-async fn sendfile_piece(
-    stream: &Socket,
-    source: &mut BodySource<'_>,
-    max: usize,
-) -> Result<Option<usize>, Error> {
-    /// Linux sends at most this much per `sendfile`.
-    const MAX_SENDFILE: usize = 0x7fff_f000;
+impl Connection {
+    /// The sending side, for one write.
+    fn out(&mut self) -> Out<'_> {
+        Out {
+            stream: &self.stream,
+            rx: &mut self.rx,
+            ended: false,
+        }
+    }
 
-    let (Some(file), MaybeTls::Plain(tcp)) = (source.file, stream) else {
-        return Ok(None);
-    };
-    source.taken = true;
-    loop {
-        // `try_io` clears tokio's write readiness when the socket is full, so `writable`
-        // below really waits.
-        let sent = tcp.try_io(Interest::WRITABLE, || {
-            rustix::fs::sendfile(tcp, file, None, max.min(MAX_SENDFILE)).map_err(io::Error::from)
-        });
-        match sent {
-            Ok(n) => return Ok(Some(n)),
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => tcp.writable().await?,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) if e.kind() == io::ErrorKind::InvalidInput => {
-                source.file = None;
-                return Ok(None);
+    /// Sends all that an HTTP/2 connection has queued (window updates, pings'
+    /// answers, request body the server's windows let out): before every read,
+    /// so neither side waits on the other.
+    async fn flush(&mut self) -> Result<(), Error> {
+        self.flush_with(&[]).await
+    }
+
+    /// [`flush`](Self::flush), then `framed` (a `DATA` frame framed in place), in one
+    /// gathered write.
+    async fn flush_with(&mut self, framed: &[u8]) -> Result<(), Error> {
+        let Some(h2) = self.proto.h2() else {
+            return Ok(());
+        };
+        let mut out = Out {
+            stream: &self.stream,
+            rx: &mut self.rx,
+            ended: false,
+        };
+        // Every run but the last alone; the last and the frame in one write.
+        while h2.transmit().len() < h2.pending() {
+            let run = h2.transmit().len();
+            out.write_all(h2.transmit(), &[]).await?;
+            h2.advance(run);
+        }
+        let queued = h2.transmit().len();
+        if queued > 0 || !framed.is_empty() {
+            out.write_all(h2.transmit(), framed).await?;
+            h2.advance(queued);
+        }
+        Ok(())
+    }
+}
+
+/// A connection's sending side. While a write waits for room, what the server sends is
+/// received into the ring: a server that answers as it reads (an echo) stops reading
+/// once its answer fills the socket, and if this side waited for room without reading,
+/// neither would ever move again.
+struct Out<'c> {
+    stream: &'c Socket,
+    rx: &'c mut AsyncRecvTransport<Arc<Socket>>,
+    /// The server's side of the stream has ended: nothing more to receive.
+    ended: bool,
+}
+
+impl Out<'_> {
+    /// Sends head and body with `writev`, waiting for room as needed (and, over TLS,
+    /// until the records have left).
+    async fn write_all(&mut self, head: &[u8], body: &[u8]) -> Result<(), Error> {
+        let mut slices = [IoSlice::new(head), IoSlice::new(body)];
+        let mut left = &mut slices[..];
+        IoSlice::advance_slices(&mut left, 0);
+        while !left.is_empty() {
+            match self.stream.try_write_vectored(left) {
+                Ok(0) => return Err(io::Error::from(io::ErrorKind::WriteZero).into()),
+                Ok(n) => IoSlice::advance_slices(&mut left, n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.writable().await?,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e.into()),
             }
-            Err(e) => return Err(e.into()),
+        }
+        loop {
+            match self.stream.try_flush() {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.writable().await?,
+                done => return Ok(done?),
+            }
+        }
+    }
+
+    /// Sends up to `max` bytes of a streamed body straight from its file by `sendfile`,
+    /// when the stream is plain TCP, waiting for room when it is full; `None` when it is
+    /// not, or the file is not one `sendfile` reads (a pipe), and the body goes through
+    /// the send ring instead (from where `sendfile` left the file's offset).
+    async fn sendfile_piece(
+        &mut self,
+        source: &mut BodySource<'_>,
+        max: usize,
+    ) -> Result<Option<usize>, Error> {
+        /// Linux sends at most this much per `sendfile`.
+        const MAX_SENDFILE: usize = 0x7fff_f000;
+
+        let (Some(file), MaybeTls::Plain(tcp)) = (source.file, self.stream) else {
+            return Ok(None);
+        };
+        source.taken = true;
+        loop {
+            // `try_io` clears tokio's write readiness when the socket is full, so the
+            // wait below really waits.
+            let sent = tcp.try_io(Interest::WRITABLE, || {
+                rustix::fs::sendfile(tcp, file, None, max.min(MAX_SENDFILE))
+                    .map_err(io::Error::from)
+            });
+            match sent {
+                Ok(n) => return Ok(Some(n)),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.writable().await?,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::InvalidInput => {
+                    source.file = None;
+                    return Ok(None);
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    /// Waits until the stream takes more bytes, receiving what the server sends
+    /// meanwhile (the ring grows to its bound; past it, the exchange fails rather than
+    /// wait forever).
+    async fn writable(&mut self) -> Result<(), Error> {
+        loop {
+            if self.ended {
+                return Ok(self.stream.writable().await?);
+            }
+            ::tokio::select! {
+                biased;
+                room = self.stream.writable() => return Ok(room?),
+                ready = self.stream.readable() => {
+                    ready?;
+                    let at_least = self.rx.data().len() + 1;
+                    let filled = self.rx.try_fill(at_least);
+                    if let Some(0) = filled.map_err(crate::error::while_sending)? {
+                        self.ended = true;
+                    }
+                }
+            }
         }
     }
 }
@@ -685,55 +788,6 @@ async fn send(tcp: &TcpStream, bytes: &[u8]) -> Result<(), Error> {
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
             Err(e) => return Err(e.into()),
         }
-    }
-    Ok(())
-}
-
-/// Sends head and body with `writev`, waiting for writability as needed
-/// (and, over TLS, until the records have left).
-async fn write_all(stream: &Socket, head: &[u8], body: &[u8]) -> io::Result<()> {
-    let mut slices = [IoSlice::new(head), IoSlice::new(body)];
-    let mut left = &mut slices[..];
-    IoSlice::advance_slices(&mut left, 0);
-    while !left.is_empty() {
-        match stream.try_write_vectored(left) {
-            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-            Ok(n) => IoSlice::advance_slices(&mut left, n),
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => stream.writable().await?,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    loop {
-        match stream.try_flush() {
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => stream.writable().await?,
-            done => return done,
-        }
-    }
-}
-
-/// Sends all that an HTTP/2 connection has queued (window updates, pings'
-/// answers, request body the server's windows let out): before every read,
-/// so neither side waits on the other.
-async fn flush(stream: &Socket, proto: &mut Proto) -> io::Result<()> {
-    flush_with(stream, proto, &[]).await
-}
-
-/// [`flush`], then `framed` (a `DATA` frame framed in place), in one gathered write.
-async fn flush_with(stream: &Socket, proto: &mut Proto, framed: &[u8]) -> io::Result<()> {
-    let Some(h2) = proto.h2() else {
-        return Ok(());
-    };
-    // Every run but the last alone; the last and the frame in one write.
-    while h2.transmit().len() < h2.pending() {
-        let run = h2.transmit().len();
-        write_all(stream, h2.transmit(), &[]).await?;
-        h2.advance(run);
-    }
-    let queued = h2.transmit().len();
-    if queued > 0 || !framed.is_empty() {
-        write_all(stream, h2.transmit(), framed).await?;
-        h2.advance(queued);
     }
     Ok(())
 }
@@ -850,10 +904,9 @@ impl Response<'_> {
         let Some(conn) = self.conn.as_mut() else {
             return Ok(());
         };
-        let (rx, stream, proto) = (&mut conn.rx, &conn.stream, &mut conn.proto);
         let filled = within(self.deadline, async {
-            flush(stream, proto).await?;
-            rx.fill(at_least).await.map_err(Error::from)
+            conn.flush().await?;
+            conn.rx.fill(at_least).await.map_err(Error::from)
         })
         .await
         .map_err(|e| self.reader.failed(e))?;

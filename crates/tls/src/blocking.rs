@@ -167,7 +167,10 @@ impl<S: Read + Write> Read for BlockingTlsStream<S> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         loop {
             let plain = self.session.read(buf);
+            // Records that cannot leave yet (a nonblocking socket, full) wait for the next
+            // write or flush: they must not keep the read from what has arrived.
             match send(&mut self.io, self.session.wire()) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                 Err(e) if !crate::wire::peer_gone(&e) => return Err(e),
                 _ => {}
             }
@@ -183,17 +186,21 @@ impl<S: Read + Write> Read for BlockingTlsStream<S> {
     }
 }
 
+/// Over a nonblocking socket a write takes what it encrypted even when the records cannot
+/// all leave yet: they wait in the output ring, and go before the next write's (whose
+/// `WouldBlock` then means nothing was taken) or at [`flush`](Write::flush).
 impl<S: Read + Write> Write for BlockingTlsStream<S> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.session.write(buf)?;
-        send(&mut self.io, self.session.wire())?;
-        Ok(n)
+        self.write_vectored(&[io::IoSlice::new(buf)])
     }
 
     fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
-        let n = self.session.write_vectored(bufs)?;
         send(&mut self.io, self.session.wire())?;
-        Ok(n)
+        let n = self.session.write_vectored(bufs)?;
+        match send(&mut self.io, self.session.wire()) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(n),
+            sent => sent.map(|()| n),
+        }
     }
 
     fn flush(&mut self) -> io::Result<()> {
