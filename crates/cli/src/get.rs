@@ -344,6 +344,13 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
             } else {
                 Http2::Negotiate
             },
+            // An answer that comes while the body is still being sent (an echo) waits in
+            // the ring: room for one as large as most uploads, as curl would take it.
+            // Address space only; pages are touched as bytes come.
+            rx: ringwire_ring::RingConfig {
+                max_capacity: 256 << 20,
+                ..ClientConfig::DEFAULT_RX
+            },
             ..ClientConfig::default()
         },
         args.tls.config()?,
