@@ -9,10 +9,13 @@ use crate::{Backing, Ring, RingConfig, RingError};
 ///
 /// A ring taken from the pool goes back to it when dropped, wherever that happens (a protocol
 /// that took over a connection's rings need not know about the pool); [`give`](Self::give)
-/// adopts any other ring made to the pool's configuration. Rings come back empty with their pages released, so a pooled ring
-/// costs address space and a descriptor but no memory. A ring that grew past the configured
-/// capacity is unmapped instead of kept: one large message must not pin its memory for every
-/// later connection.
+/// adopts any other ring made to the pool's configuration. Rings come back empty. The
+/// [`WARM`](Self::WARM) most recently returned keep their pages, so that the next connections
+/// write into memory already there (releasing a ring's pages and faulting them in again was a
+/// fifth of a short connection's cost); deeper ones give them back, so a pooled ring beyond
+/// those costs address space and a descriptor but no memory. A ring that grew past the
+/// configured capacity is unmapped instead of kept: one large message must not pin its memory
+/// for every later connection.
 #[derive(Debug)]
 pub struct RingPool {
     shelf: Arc<Shelf>,
@@ -22,11 +25,22 @@ pub struct RingPool {
 pub(crate) struct Shelf {
     config: RingConfig,
     keep: usize,
-    /// Idle rings; each has no home of its own while here, so nothing cycles.
-    idle: Mutex<Vec<Ring>>,
+    /// Idle rings, the most recently returned last; each has no home of its own while here,
+    /// so nothing cycles.
+    idle: Mutex<Vec<Idle>>,
+}
+
+/// An idle ring, and whether it may still hold touched pages.
+struct Idle {
+    ring: Ring,
+    paged: bool,
 }
 
 impl RingPool {
+    /// How many of the most recently returned idle rings keep their pages: a few rings' worth
+    /// of memory per pool (at most their capacity each), whatever the number of connections.
+    pub const WARM: usize = 8;
+
     /// A pool that hands out rings built from `config` and keeps at most `keep` idle ones.
     pub fn new(config: RingConfig, keep: usize) -> Self {
         Self {
@@ -43,14 +57,14 @@ impl RingPool {
         // Not under the lock: making a ring takes system calls.
         let idle = self.shelf.lock().pop();
         let ring = match idle {
-            Some(ring) => ring,
+            Some(idle) => idle.ring,
             None => Ring::new(self.shelf.config)?,
         };
         Ok(ring.homed(Arc::clone(&self.shelf)))
     }
 
-    /// Returns a ring now (one from anywhere): it is emptied, its pages released, and kept if
-    /// there is room.
+    /// Returns a ring now (one from anywhere): it is emptied and kept if there is room (its
+    /// pages released once [`WARM`](Self::WARM) others came back after it).
     pub fn give(&self, ring: Ring) {
         self.shelf.put(ring.unhomed());
     }
@@ -65,12 +79,26 @@ impl Shelf {
     /// Keeps `ring` (which has no home) if it is what the pool would make and there is room.
     pub(crate) fn put(&self, mut ring: Ring) {
         ring.clear();
-        if !self.fits(&ring) || ring.release_pages().is_err() {
+        if !self.fits(&ring) {
             return;
         }
+        // From the start, as a fresh ring: the next connection writes where this one did.
+        ring.rewind();
         let mut idle = self.lock();
-        if idle.len() < self.keep {
-            idle.push(ring);
+        if idle.len() >= self.keep {
+            return;
+        }
+        idle.push(Idle { ring, paged: true });
+        // The ring this one pushed out of the warm top gives its pages back (once).
+        if let Some(cold) = idle
+            .len()
+            .checked_sub(RingPool::WARM + 1)
+            .map(|at| &mut idle[at])
+        {
+            if cold.paged {
+                // On an error the pages stay: tried again when it next leaves the top.
+                cold.paged = cold.ring.release_pages().is_err();
+            }
         }
     }
 
@@ -87,7 +115,7 @@ impl Shelf {
         ring.capacity() == cap && ring.max_capacity() == max && backing
     }
 
-    fn lock(&self) -> MutexGuard<'_, Vec<Ring>> {
+    fn lock(&self) -> MutexGuard<'_, Vec<Idle>> {
         // A panic elsewhere while holding the lock leaves the Vec valid; keep using it.
         self.idle
             .lock()

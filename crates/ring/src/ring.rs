@@ -252,6 +252,14 @@ impl Ring {
         self.consume(self.len);
     }
 
+    /// Starts an empty ring over from its first byte, as a new one would (a pooled ring that
+    /// keeps its pages: the next user writes into the pages already touched).
+    pub(crate) fn rewind(&mut self) {
+        if self.is_empty() {
+            self.start = 0;
+        }
+    }
+
     /// Gives an empty ring's touched pages back to the OS (the idle-connection case). Does
     /// nothing and returns `false` while bytes are unread.
     pub fn release_pages(&mut self) -> Result<bool, RingError> {

@@ -22,13 +22,15 @@ pub struct ServerConfig {
     ///
     /// A connection holds its two rings only while it has unread bytes or
     /// unsent output: between requests (and before the first one) they go
-    /// back to a server-wide pool with their pages released, and the
-    /// connection waits for the socket to become readable holding none.
+    /// back to a server-wide pool (which releases their pages, but for the
+    /// few it keeps warm: `RingPool::WARM`), and the connection waits for
+    /// the socket to become readable holding none.
     pub transport: TransportConfig,
-    /// Released rings each pool (receive and send) keeps for reuse, so a
+    /// Idle rings each pool (receive and send) keeps for reuse, so a
     /// connection that wakes takes one instead of creating it. A pooled ring
-    /// costs a descriptor and address space, no memory; rings beyond this are
-    /// closed. Default [`DEFAULT_POOLED_RINGS`](Self::DEFAULT_POOLED_RINGS).
+    /// costs a descriptor and address space, no memory (but for the few
+    /// returned last, which keep their pages for the next connections);
+    /// rings beyond this are closed. Default [`DEFAULT_POOLED_RINGS`](Self::DEFAULT_POOLED_RINGS).
     pub pooled_rings: usize,
     /// The largest request body buffered for a handler; larger ones are
     /// answered with `413` and a close.

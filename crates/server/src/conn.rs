@@ -8,7 +8,7 @@
 //! timer and a few pointers: it waits for the socket to become readable with
 //! no ring, then takes a receive and a send ring from the server's pools
 //! ([`Shared`]), serves every request that arrived (pipelined ones included),
-//! flushes, and gives both rings back (their pages released) once nothing is
+//! flushes, and gives both rings back (to be released by the pools) once nothing is
 //! unread. The request loop, with its parser and chunked-body buffer, lives
 //! in a boxed future that is freed while the connection idles.
 
@@ -381,7 +381,7 @@ async fn plain_to_tls_port(tcp: &TcpStream) {
 }
 
 /// Takes a ring per direction, serves requests until the connection idles
-/// or ends, and gives the rings back (emptied; their pages released).
+/// or ends, and gives the rings back (emptied; the pools release their pages).
 async fn lease<H: Handler>(
     stream: &Socket,
     timer: &mut Timer,
