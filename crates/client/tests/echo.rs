@@ -6,8 +6,8 @@
 //! success came instead (as curl does). Past the ring's bound the exchange fails with an
 //! error that says so, rather than waiting.
 
-use std::io::{BufRead as _, BufReader, Write as _};
-use std::process::{Child, Command, Stdio};
+use std::io::Write as _;
+use std::process::Child;
 use std::time::Duration;
 
 mod common;
@@ -65,19 +65,8 @@ impl Echo {
         let (cert, key) = tls.map_or(("-".into(), "-".into()), |(c, k)| {
             (c.display().to_string(), k.display().to_string())
         });
-        let mut child = Command::new("python3")
-            .args(["-c", ECHO, &cert, &key])
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("python3 is installed");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("stdout"))
-            .read_line(&mut line)
-            .expect("port");
-        Echo {
-            child,
-            port: line.trim().parse().expect("port"),
-        }
+        let (child, port) = common::python_listening(ECHO, &[&cert, &key]);
+        Echo { child, port }
     }
 }
 

@@ -173,18 +173,25 @@ print(srv.server_address[1], flush=True)
 srv.serve_forever()
 "#;
 
+/// Runs `python3 -c script args...`, a server that prints the port it listens on first:
+/// the child (to kill when done) and the port.
+pub fn python_listening(script: &str, args: &[&str]) -> (std::process::Child, u16) {
+    let mut child = Command::new("python3")
+        .args(["-c", script])
+        .args(args)
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3 is installed");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("port");
+    (child, line.trim().parse().expect("a port"))
+}
+
 impl Python {
     pub fn start() -> Python {
-        let mut child = Command::new("python3")
-            .args(["-c", PYTHON_SERVER])
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("python3 is installed");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("stdout"))
-            .read_line(&mut line)
-            .expect("port");
-        let port: u16 = line.trim().parse().expect("a port");
+        let (child, port) = python_listening(PYTHON_SERVER, &[]);
         Python {
             child,
             addr: SocketAddr::from(([127, 0, 0, 1], port)),
