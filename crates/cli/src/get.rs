@@ -434,85 +434,8 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
     };
     let mut retry = Retry::new(args)?;
     loop {
-        // With -i or -I, every head answered, as they come; written before the body.
-        let mut heads = Vec::new();
-        // With -v, every hop of a redirect chain: each request head, then its answers'.
-        let mut protocol = Protocol::Http1;
-        let started = Instant::now();
-        let mut hops: u32 = 0;
-        let mut timing = write_out::Timing::default();
-        // The URL each request goes to: a redirect's location once the next request is sent.
-        let mut effective = url.clone();
-        let mut redirected: Option<Url> = None;
-        // When the last answer came: a redirect's, once the request it led to goes.
-        let mut answered = Duration::ZERO;
-        // An upload's own bar, on a terminal, as curl draws one.
-        let mut sending = Progress::new(streamed.flatten(), args.silent);
-        let trace = |event: Trace<'_>| {
-            let answer = match event {
-                Trace::Sent(done) => {
-                    sending.reach(done);
-                    return;
-                }
-                Trace::Resolved => {
-                    timing.namelookup = started.elapsed();
-                    return;
-                }
-                Trace::Connected(addr) => {
-                    if args.verbose {
-                        eprintln!("* Connected to {} port {}", addr.ip(), addr.port());
-                    }
-                    timing.connect = started.elapsed();
-                    timing.remote = Some(addr);
-                    return;
-                }
-                Trace::Handshaken => {
-                    timing.appconnect = started.elapsed();
-                    return;
-                }
-                Trace::Protocol(spoken) => {
-                    if args.verbose && spoken == Protocol::Http2 {
-                        eprintln!("* using HTTP/2");
-                    }
-                    protocol = spoken;
-                    return;
-                }
-                Trace::Request(head) => {
-                    if args.verbose {
-                        print_head("> ", head, protocol);
-                    }
-                    if let Some(next) = redirected.take() {
-                        effective = next;
-                        timing.redirect = answered;
-                    }
-                    timing.pretransfer = started.elapsed();
-                    timing.starttransfer = Duration::ZERO;
-                    return;
-                }
-                Trace::Interim(head) => Some(head),
-                Trace::Response(response) => {
-                    hops += 1;
-                    answered = started.elapsed();
-                    redirected = response
-                        .header("location")
-                        .and_then(|l| effective.join(std::str::from_utf8(l).ok()?).ok());
-                    response.head()
-                }
-                _ => None,
-            };
-            if timing.starttransfer.is_zero() {
-                timing.starttransfer = started.elapsed();
-            }
-            if let Some(head) = answer {
-                if args.verbose {
-                    print_response_head(&head, protocol);
-                }
-                if args.include || args.head || args.dump_header.is_some() {
-                    // Writing into a `Vec` cannot fail.
-                    let _ = write_response_head(&mut heads, "", "\r\n", &head, protocol);
-                }
-            }
-        };
+        let mut watch = Watch::new(args, &url, streamed.flatten());
+        let trace = |event: Trace<'_>| watch.see(event);
         let sent = match &request {
             Outgoing::Whole(request) => client.send_traced(&mut buffer, request, trace),
             // A file goes by `sendfile` where it can, from its start on each attempt.
@@ -534,7 +457,7 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
                 client.send_streamed_traced(&mut buffer, request, form.reader(boundary), trace)
             }
         };
-        sending.finish();
+        watch.sending.finish();
         let mut response = match sent {
             Ok(response) => response,
             Err(e @ Error::TooManyRedirects { .. }) => {
@@ -576,11 +499,11 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
         };
         if let Some(path) = &args.dump_header {
             let mut dump = Output::new(Some(path), false);
-            dump.write(&heads)?;
+            dump.write(&watch.heads)?;
             dump.flush()?;
         }
-        if !heads.is_empty() && (args.include || args.head) {
-            out.write(&heads)?;
+        if !watch.heads.is_empty() && (args.include || args.head) {
+            out.write(&watch.heads)?;
         }
         // Nothing left to fetch: no body written, the rest (-w) as for any transfer.
         let complete = resumed == Resumed::Complete;
@@ -628,16 +551,120 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
                 protocol: response.protocol(),
                 size_download,
                 content_type: content_type.as_deref(),
-                num_redirects: hops.saturating_sub(1),
-                url_effective: &effective.to_string(),
-                timing,
-                time_total: started.elapsed(),
+                num_redirects: watch.hops.saturating_sub(1),
+                url_effective: &watch.effective.to_string(),
+                timing: watch.timing,
+                time_total: watch.started.elapsed(),
             };
             io::stdout()
                 .write_all(write_out::render(format, &transfer).as_bytes())
                 .map_err(|e| format!("cannot write: {}", line(e)))?;
         }
         return Ok(ExitCode::SUCCESS);
+    }
+}
+
+/// What an attempt's exchange shows as it goes, for the output: every head answered (-i, -I,
+/// -D), -v's lines, the upload's progress bar, and -w's timings, hops and effective URL.
+struct Watch<'a> {
+    args: &'a GetArgs,
+    started: Instant,
+    /// With -i, -I or -D, every head answered, as they come; written before the body.
+    heads: Vec<u8>,
+    protocol: Protocol,
+    hops: u32,
+    timing: write_out::Timing,
+    /// The URL each request goes to: a redirect's location once the next request is sent.
+    effective: Url,
+    redirected: Option<Url>,
+    /// When the last answer came: a redirect's, once the request it led to goes.
+    answered: Duration,
+    /// An upload's own bar, on a terminal, as curl draws one.
+    sending: Progress,
+}
+
+impl<'a> Watch<'a> {
+    fn new(args: &'a GetArgs, url: &Url, upload_len: Option<u64>) -> Watch<'a> {
+        Watch {
+            args,
+            started: Instant::now(),
+            heads: Vec::new(),
+            protocol: Protocol::Http1,
+            hops: 0,
+            timing: write_out::Timing::default(),
+            effective: url.clone(),
+            redirected: None,
+            answered: Duration::ZERO,
+            sending: Progress::new(upload_len, args.silent),
+        }
+    }
+
+    /// Takes in one step of the exchange.
+    fn see(&mut self, event: Trace<'_>) {
+        let (args, started) = (self.args, self.started);
+        let answer = match event {
+            Trace::Sent(done) => {
+                self.sending.reach(done);
+                return;
+            }
+            Trace::Resolved => {
+                self.timing.namelookup = started.elapsed();
+                return;
+            }
+            Trace::Connected(addr) => {
+                if args.verbose {
+                    eprintln!("* Connected to {} port {}", addr.ip(), addr.port());
+                }
+                self.timing.connect = started.elapsed();
+                self.timing.remote = Some(addr);
+                return;
+            }
+            Trace::Handshaken => {
+                self.timing.appconnect = started.elapsed();
+                return;
+            }
+            Trace::Protocol(spoken) => {
+                if args.verbose && spoken == Protocol::Http2 {
+                    eprintln!("* using HTTP/2");
+                }
+                self.protocol = spoken;
+                return;
+            }
+            Trace::Request(head) => {
+                if args.verbose {
+                    print_head("> ", head, self.protocol);
+                }
+                if let Some(next) = self.redirected.take() {
+                    self.effective = next;
+                    self.timing.redirect = self.answered;
+                }
+                self.timing.pretransfer = started.elapsed();
+                self.timing.starttransfer = Duration::ZERO;
+                return;
+            }
+            Trace::Interim(head) => Some(head),
+            Trace::Response(response) => {
+                self.hops += 1;
+                self.answered = started.elapsed();
+                self.redirected = response
+                    .header("location")
+                    .and_then(|l| self.effective.join(std::str::from_utf8(l).ok()?).ok());
+                response.head()
+            }
+            _ => None,
+        };
+        if self.timing.starttransfer.is_zero() {
+            self.timing.starttransfer = started.elapsed();
+        }
+        if let Some(head) = answer {
+            if args.verbose {
+                print_response_head(&head, self.protocol);
+            }
+            if args.include || args.head || args.dump_header.is_some() {
+                // Writing into a `Vec` cannot fail.
+                let _ = write_response_head(&mut self.heads, "", "\r\n", &head, self.protocol);
+            }
+        }
     }
 }
 
