@@ -160,31 +160,12 @@ fn serve_adds_the_header_flags_fields_to_every_answer() {
 /// connection without one is closed unanswered.
 #[test]
 fn serve_behind_a_proxy_logs_the_client_it_names() {
-    use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+    use std::io::{BufRead as _, Read as _, Write as _};
 
-    let mut child = Command::new(BIN)
-        .args([
-            "serve",
-            "--addr",
-            "127.0.0.1:0",
-            "--proxy-protocol",
-            "--log",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run ringwire serve");
-    let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
-    let mut line = String::new();
-    stderr.read_line(&mut line).expect("banner");
-    let addr = line
-        .trim_end()
-        .trim_end_matches('/')
-        .rsplit_once("://")
-        .map(|(_, addr)| addr.to_owned())
-        .unwrap_or_else(|| panic!("unexpected banner: {line:?}"));
+    let (server, mut stderr) =
+        common::serve_logging(&["--addr", "127.0.0.1:0", "--proxy-protocol", "--log"]);
     let exchange = |bytes: &[u8]| {
-        let mut stream = std::net::TcpStream::connect(&addr).expect("connect");
+        let mut stream = std::net::TcpStream::connect(&server.addr).expect("connect");
         stream.write_all(bytes).expect("write");
         let mut answer = String::new();
         let _ = stream.read_to_string(&mut answer);
@@ -195,15 +176,13 @@ fn serve_behind_a_proxy_logs_the_client_it_names() {
           GET /hello HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n",
     );
     assert!(answer.ends_with("Hello from ringwire!\n"), "{answer}");
-    line.clear();
+    let mut line = String::new();
     stderr.read_line(&mut line).expect("an access log line");
     assert!(
         line.starts_with("203.0.113.9:4711 \"GET /hello HTTP/1.1\" 200 "),
         "{line}"
     );
     assert_eq!(exchange(b"GET /hello HTTP/1.1\r\nhost: x\r\n\r\n"), "");
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 #[test]

@@ -49,6 +49,11 @@ impl Running {
 
 /// `ringwire serve` with `args`, once its banner names the address.
 pub(crate) fn serve(args: &[&str]) -> Running {
+    serve_logging(args).0
+}
+
+/// [`serve`], and its standard error after the banner (where `--log` writes).
+pub(crate) fn serve_logging(args: &[&str]) -> (Running, BufReader<std::process::ChildStderr>) {
     let mut child = Command::new(BIN)
         .arg("serve")
         .args(args)
@@ -70,7 +75,7 @@ pub(crate) fn serve(args: &[&str]) -> Running {
         .map(|(_, addr)| addr.to_owned())
         .unwrap_or_else(|| panic!("unexpected banner: {line:?}"));
     assert!(line.starts_with("ringwire: serving "), "{line}");
-    Running { child, addr }
+    (Running { child, addr }, stderr)
 }
 
 /// `python3 -c script`, where the script prints its port on a line first.
