@@ -65,7 +65,7 @@ impl Echo {
         let (cert, key) = tls.map_or(("-".into(), "-".into()), |(c, k)| {
             (c.display().to_string(), k.display().to_string())
         });
-        let (child, port) = common::python_listening(ECHO, &[&cert, &key]);
+        let (child, port) = ringwire_testkit::python_listening(ECHO, &[&cert, &key]);
         Echo { child, port }
     }
 }

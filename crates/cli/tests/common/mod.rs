@@ -80,15 +80,7 @@ pub(crate) fn serve_logging(args: &[&str]) -> (Running, BufReader<std::process::
 
 /// `python3 -c script`, where the script prints its port on a line first.
 pub(crate) fn python(script: &str) -> Running {
-    let mut child = Command::new("python3")
-        .args(["-c", script])
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("python3 is installed");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("port");
-    let addr = format!("127.0.0.1:{}", line.trim());
+    let (child, port) = ringwire_testkit::python_listening(script, &[]);
+    let addr = format!("127.0.0.1:{port}");
     Running { child, addr }
 }

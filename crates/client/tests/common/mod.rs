@@ -4,7 +4,7 @@
 
 #![allow(dead_code, unreachable_pub)]
 
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::io::{Read as _, Write as _};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -173,25 +173,9 @@ print(srv.server_address[1], flush=True)
 srv.serve_forever()
 "#;
 
-/// Runs `python3 -c script args...`, a server that prints the port it listens on first:
-/// the child (to kill when done) and the port.
-pub fn python_listening(script: &str, args: &[&str]) -> (std::process::Child, u16) {
-    let mut child = Command::new("python3")
-        .args(["-c", script])
-        .args(args)
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("python3 is installed");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("port");
-    (child, line.trim().parse().expect("a port"))
-}
-
 impl Python {
     pub fn start() -> Python {
-        let (child, port) = python_listening(PYTHON_SERVER, &[]);
+        let (child, port) = ringwire_testkit::python_listening(PYTHON_SERVER, &[]);
         Python {
             child,
             addr: SocketAddr::from(([127, 0, 0, 1], port)),
