@@ -10,6 +10,8 @@ use std::time::Duration;
 use ringwire_ring::Ring;
 use ringwire_wire::AsyncSource;
 
+pub use crate::net::AsyncNetStream;
+
 use crate::config::grow_for_burst;
 use crate::recv::fill_with;
 use crate::send::{send_once, Gather};
@@ -124,7 +126,7 @@ macro_rules! delegate_stream {
         }
     )*};
 }
-delegate_stream!(&T, Arc<T>);
+delegate_stream!(&T, Arc<T>, Box<T>);
 
 /// Receive ring over a tokio stream.
 #[derive(Debug)]

@@ -1,0 +1,273 @@
+//! A connected socket of either family a server listens on or a client dials: TCP, or a
+//! Unix domain socket (a local server behind nginx, a daemon's API socket). One type, so
+//! that what runs over a connection (transports, TLS, upgrades) names one type whatever
+//! the address; each call is a match on the family and the socket's own call.
+
+use std::io::{self, IoSlice, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::os::fd::{AsFd, BorrowedFd};
+use std::os::unix::net::UnixStream;
+use std::time::Duration;
+
+use crate::ShutdownWrite;
+use NetStream::{Tcp, Unix};
+
+/// A blocking connected socket: TCP or Unix.
+#[derive(Debug)]
+pub enum NetStream {
+    /// TCP.
+    Tcp(TcpStream),
+    /// A Unix domain stream socket.
+    Unix(UnixStream),
+}
+
+/// Calls `$call` on the socket, whichever its family (with the enum's variants in scope).
+macro_rules! each {
+    ($self:expr, $s:ident => $call:expr) => {
+        match $self {
+            Tcp($s) => $call,
+            Unix($s) => $call,
+        }
+    };
+}
+
+impl NetStream {
+    /// The peer's address: a TCP peer's; `None` for a Unix socket, whose peer has none
+    /// worth reporting (usually unnamed).
+    pub fn peer_addr(&self) -> Option<SocketAddr> {
+        match self {
+            Self::Tcp(tcp) => tcp.peer_addr().ok(),
+            Self::Unix(_) => None,
+        }
+    }
+
+    /// The TCP socket, if it is one (for TCP-only options).
+    pub fn as_tcp(&self) -> Option<&TcpStream> {
+        match self {
+            Self::Tcp(tcp) => Some(tcp),
+            Self::Unix(_) => None,
+        }
+    }
+
+    /// See [`TcpStream::set_read_timeout`].
+    pub fn set_read_timeout(&self, limit: Option<Duration>) -> io::Result<()> {
+        each!(self, s => s.set_read_timeout(limit))
+    }
+
+    /// See [`TcpStream::set_write_timeout`].
+    pub fn set_write_timeout(&self, limit: Option<Duration>) -> io::Result<()> {
+        each!(self, s => s.set_write_timeout(limit))
+    }
+
+    /// See [`TcpStream::set_nonblocking`].
+    pub fn set_nonblocking(&self, nonblocking: bool) -> io::Result<()> {
+        each!(self, s => s.set_nonblocking(nonblocking))
+    }
+
+    /// Another handle on the same socket.
+    pub fn try_clone(&self) -> io::Result<NetStream> {
+        Ok(match self {
+            Self::Tcp(tcp) => Self::Tcp(tcp.try_clone()?),
+            Self::Unix(unix) => Self::Unix(unix.try_clone()?),
+        })
+    }
+}
+
+impl From<TcpStream> for NetStream {
+    fn from(tcp: TcpStream) -> Self {
+        Self::Tcp(tcp)
+    }
+}
+
+impl From<UnixStream> for NetStream {
+    fn from(unix: UnixStream) -> Self {
+        Self::Unix(unix)
+    }
+}
+
+impl AsFd for NetStream {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        each!(self, s => s.as_fd())
+    }
+}
+
+impl Read for NetStream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        each!(self, s => s.read(buf))
+    }
+}
+
+impl Read for &NetStream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        each!(*self, s => (&*s).read(buf))
+    }
+}
+
+impl Write for NetStream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        each!(self, s => s.write(buf))
+    }
+    fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        each!(self, s => s.write_vectored(bufs))
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Write for &NetStream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        each!(*self, s => (&*s).write(buf))
+    }
+    fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        each!(*self, s => (&*s).write_vectored(bufs))
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl ShutdownWrite for NetStream {
+    fn shutdown_write(&mut self) -> io::Result<()> {
+        each!(self, s => s.shutdown(Shutdown::Write))
+    }
+}
+
+impl ShutdownWrite for &NetStream {
+    fn shutdown_write(&mut self) -> io::Result<()> {
+        each!(*self, s => s.shutdown(Shutdown::Write))
+    }
+}
+
+#[cfg(feature = "tokio")]
+pub use self::tokio::AsyncNetStream;
+
+#[cfg(feature = "tokio")]
+mod tokio {
+    use std::io::{self, IoSlice};
+    use std::net::SocketAddr;
+    use std::os::fd::{AsFd, BorrowedFd};
+    use std::task::{Context, Poll};
+
+    use ::tokio::io::Interest;
+    use ::tokio::net::{TcpStream, UnixStream};
+
+    use crate::tokio::AsyncStream;
+    use AsyncNetStream::{Tcp, Unix};
+
+    /// A tokio connected socket: TCP or Unix.
+    #[derive(Debug)]
+    pub enum AsyncNetStream {
+        /// TCP.
+        Tcp(TcpStream),
+        /// A Unix domain stream socket. (Boxed, so that the enum needs no tag of its own:
+        /// it is as large as a `TcpStream`, which a server keeps per idle connection.)
+        Unix(Box<UnixStream>),
+    }
+
+    impl AsyncNetStream {
+        /// The peer's address: a TCP peer's; `None` for a Unix socket.
+        pub fn peer_addr(&self) -> Option<SocketAddr> {
+            match self {
+                Self::Tcp(tcp) => tcp.peer_addr().ok(),
+                Self::Unix(_) => None,
+            }
+        }
+
+        /// The TCP socket, if it is one (for TCP-only options).
+        pub fn as_tcp(&self) -> Option<&TcpStream> {
+            match self {
+                Self::Tcp(tcp) => Some(tcp),
+                Self::Unix(_) => None,
+            }
+        }
+
+        /// Ready when the socket is readable.
+        pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+            each!(self, s => s.poll_read_ready(cx))
+        }
+
+        /// Runs `f` (a system call on the socket) if the socket is ready for `interest`,
+        /// clearing the readiness if `f` reports `WouldBlock`.
+        pub fn try_io<R>(
+            &self,
+            interest: Interest,
+            f: impl FnOnce() -> io::Result<R>,
+        ) -> io::Result<R> {
+            each!(self, s => s.try_io(interest, f))
+        }
+
+        /// Copies what has arrived into `buf` (waiting for something) and leaves it
+        /// there for the next read: 0 is end of stream.
+        pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
+            loop {
+                self.readable().await?;
+                let peeked = self.try_io(Interest::READABLE, || {
+                    rustix::net::recv(self, &mut *buf, rustix::net::RecvFlags::PEEK)
+                        .map(|(n, _)| n)
+                        .map_err(io::Error::from)
+                });
+                match peeked {
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                    done => return done,
+                }
+            }
+        }
+    }
+
+    impl From<TcpStream> for AsyncNetStream {
+        fn from(tcp: TcpStream) -> Self {
+            Self::Tcp(tcp)
+        }
+    }
+
+    impl From<UnixStream> for AsyncNetStream {
+        fn from(unix: UnixStream) -> Self {
+            Self::Unix(Box::new(unix))
+        }
+    }
+
+    impl AsFd for AsyncNetStream {
+        fn as_fd(&self) -> BorrowedFd<'_> {
+            each!(self, s => s.as_fd())
+        }
+    }
+
+    impl AsyncStream for AsyncNetStream {
+        async fn readable(&self) -> io::Result<()> {
+            each!(self, s => s.readable().await)
+        }
+        fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+            each!(self, s => AsyncStream::try_read(s, buf))
+        }
+        async fn writable(&self) -> io::Result<()> {
+            each!(self, s => s.writable().await)
+        }
+        fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+            each!(self, s => AsyncStream::try_write(s, buf))
+        }
+        fn try_write_vectored(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+            each!(self, s => AsyncStream::try_write_vectored(s, bufs))
+        }
+        fn try_write_more(&self, buf: &[u8]) -> io::Result<usize> {
+            each!(self, s => AsyncStream::try_write_more(s, buf))
+        }
+        fn shutdown_write(&self) -> io::Result<()> {
+            each!(self, s => AsyncStream::shutdown_write(s))
+        }
+    }
+}
+
+#[cfg(all(test, feature = "tokio"))]
+mod tests {
+    use super::AsyncNetStream;
+
+    /// A server keeps one per idle connection: the family costs no tag.
+    #[test]
+    fn an_async_socket_is_as_large_as_a_tcp_stream() {
+        assert_eq!(
+            std::mem::size_of::<AsyncNetStream>(),
+            std::mem::size_of::<tokio::net::TcpStream>()
+        );
+    }
+}
