@@ -32,6 +32,11 @@ pub(crate) struct ServeArgs {
     /// Address to listen on (port 0 picks a free port).
     #[arg(long, default_value = "127.0.0.1:8080")]
     addr: SocketAddr,
+    /// Listen on a Unix domain socket created at PATH instead of --addr (behind nginx:
+    /// `proxy_pass http://unix:PATH:`; curl: `--unix-socket PATH`). A stale socket left
+    /// there is replaced; the file is removed when the server stops.
+    #[arg(long, value_name = "PATH", conflicts_with = "addr")]
+    unix: Option<PathBuf>,
     /// Worker threads (default: available parallelism).
     #[arg(long)]
     threads: Option<usize>,
@@ -160,11 +165,25 @@ fn serve(args: ServeArgs) -> Result<(), String> {
         ),
         None => None,
     };
-    let addr = config.addr;
-    let mut server =
-        Server::bind(config).map_err(|e| format!("cannot listen on {addr}: {}", describe(&e)))?;
+    let (mut server, place) = match &args.unix {
+        Some(path) => {
+            let place = format!("unix:{}", path.display());
+            let bound = Server::bind_unix(path, config);
+            (
+                bound.map_err(|e| format!("cannot listen on {place}: {}", describe(&e)))?,
+                place,
+            )
+        }
+        None => {
+            let addr = config.addr;
+            let bound = Server::bind(config);
+            let server = bound.map_err(|e| format!("cannot listen on {addr}: {}", describe(&e)))?;
+            let place = server.local_addr().to_string();
+            (server, place)
+        }
+    };
     // The certificate's file, if one was written, lives as long as the server.
-    let (tls, _certificate) = tls(&args, server.local_addr())?;
+    let (tls, _certificate) = tls(&args, &place)?;
     let scheme = if tls.is_some() { "https" } else { "http" };
     // Certificates from files are read again on SIGHUP.
     let reload = match (&tls, args.self_signed) {
@@ -178,10 +197,10 @@ fn serve(args: ServeArgs) -> Result<(), String> {
         Some(files) => files.root().display().to_string(),
         None => "the demo site".to_owned(),
     };
-    let banner = format!(
-        "ringwire: serving {what} on {scheme}://{}/\n",
-        server.local_addr()
-    );
+    let banner = match &args.unix {
+        Some(_) => format!("ringwire: serving {what} on {place} ({scheme}://localhost/ there)\n"),
+        None => format!("ringwire: serving {what} on {scheme}://{place}/\n"),
+    };
     let result = match files {
         Some(files) => run_site(server, files, fields, banner, reload),
         None => run_site(server, demo_site(), fields, banner, reload),
@@ -199,15 +218,13 @@ impl Drop for Temporary {
 }
 
 /// The TLS acceptor the flags ask for, if any, and the self-signed certificate's file.
-fn tls(
-    args: &ServeArgs,
-    addr: SocketAddr,
-) -> Result<(Option<TlsAcceptor>, Option<Temporary>), String> {
+fn tls(args: &ServeArgs, place: &str) -> Result<(Option<TlsAcceptor>, Option<Temporary>), String> {
     let (config, file) = if args.self_signed {
         let (cert, key) = ringwire_tls::self_signed(&["localhost", "127.0.0.1", "::1"])
             .map_err(|e| format!("cannot make a certificate: {e}"))?;
         // Saved so that a client can trust it (`curl --cacert FILE`).
-        let path = std::env::temp_dir().join(format!("ringwire-self-signed-{addr}.pem"));
+        let name = format!("ringwire-self-signed-{place}.pem").replace('/', "_");
+        let path = std::env::temp_dir().join(name);
         let file = save_new(&path, &cert)
             .map_err(|e| format!("cannot write {}: {}", path.display(), describe(&e)))?;
         eprintln!(

@@ -118,6 +118,31 @@ fn serves_the_demo_site_on_a_free_port() {
     assert_eq!(hello, "Hello from ringwire!\n");
 }
 
+/// `--unix PATH`: the demo site on a Unix socket, for curl's `--unix-socket`; the file is
+/// gone once the server stops, and a second server on a live socket is refused.
+#[test]
+fn serves_on_a_unix_socket() {
+    let dir = scratch("unix");
+    let path = dir.join("site.sock");
+    let sock = path.to_str().expect("utf-8");
+    let server = serve(&["--unix", sock]);
+    assert_eq!(server.addr, format!("unix:{sock}"));
+    let hello = curl_with(&["--unix-socket", sock], "http://localhost/hello");
+    assert_eq!(hello, "Hello from ringwire!\n");
+    let second = run(&["serve", "--unix", sock]);
+    assert_eq!(second.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&second.stderr),
+        format!("ringwire: cannot listen on unix:{sock}: address already in use\n")
+    );
+    drop(server);
+    assert!(
+        !path.exists(),
+        "the socket file is removed when the server stops"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `--header` adds its fields to every answer (a file's, a 404, over HTTP/2 too), in place
 /// of the site's own of the same name; a malformed or framing one is refused at start.
 #[test]

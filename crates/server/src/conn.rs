@@ -25,9 +25,9 @@ use futures_core::Stream;
 
 use ringwire_http1::encode::{chunk_header, EncodeError, ResponseWriter, CHUNK_END};
 use ringwire_http1::{BodyDecoder, BodyKind, Decoded, Method, RequestParser, Status, Version};
+use ringwire_io::tokio::AsyncNetStream;
 use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport, AsyncStream as _};
 use ringwire_io::{RingPool, TransportError};
-use tokio::net::TcpStream;
 use tokio::sync::Notify;
 
 use crate::body_reader::{BodyReader, End, Pump};
@@ -187,7 +187,7 @@ pub(crate) fn serve<H: Handler, C: ClientAddr>(
     // arguments twice in the future (once as arguments, once moved into
     // locals), 80 bytes of every idle task.
     async move {
-        if let Err(e) = stream.get_ref().set_nodelay(true) {
+        if let Some(Err(e)) = stream.get_ref().as_tcp().map(|tcp| tcp.set_nodelay(true)) {
             log::debug!("set_nodelay: {e}");
         }
         let end = loop {
@@ -247,7 +247,7 @@ pub(crate) fn serve<H: Handler, C: ClientAddr>(
             Ok(Close::Now | Close::Idle | Close::Upgraded) => {}
             Err(e) => log::debug!(
                 "connection from {:?}: {e}",
-                client.get().or_else(|| stream.get_ref().peer_addr().ok())
+                client.get().or_else(|| stream.get_ref().peer_addr())
             ),
         }
     }
@@ -257,7 +257,7 @@ pub(crate) fn serve<H: Handler, C: ClientAddr>(
 /// within the request head's time limit. (Its own task shape, so that
 /// plain connections' idle tasks do not carry the handshake's state.)
 pub(crate) async fn serve_tls<H: Handler, C: ClientAddr>(
-    tcp: TcpStream,
+    socket: AsyncNetStream,
     acceptor: ringwire_tls::TlsAcceptor,
     timer: Timer,
     shared: Live<H>,
@@ -265,17 +265,17 @@ pub(crate) async fn serve_tls<H: Handler, C: ClientAddr>(
 ) {
     let mut first = [0];
     let peeked = tokio::select! {
-        peeked = tcp.peek(&mut first) => peeked,
+        peeked = socket.peek(&mut first) => peeked,
         () = timer.over() => return,
     };
     match peeked {
         Ok(0) | Err(_) => return,
         // A TLS connection starts with a handshake record.
         Ok(_) if first[0] == TLS_HANDSHAKE => {}
-        Ok(_) => return plain_to_tls_port(&tcp).await,
+        Ok(_) => return plain_to_tls_port(&socket).await,
     }
     let accepted = tokio::select! {
-        accepted = acceptor.accept(tcp) => accepted,
+        accepted = acceptor.accept(socket) => accepted,
         () = timer.over() => return,
     };
     match accepted {
@@ -292,44 +292,44 @@ pub(crate) async fn serve_tls<H: Handler, C: ClientAddr>(
 /// address, not this wait), and its timer's slot takes that task for a forced
 /// shutdown; this one ends.
 pub(crate) async fn serve_proxied<H: Handler>(
-    tcp: TcpStream,
+    socket: AsyncNetStream,
     acceptor: Option<ringwire_tls::TlsAcceptor>,
     timer: Timer,
     shared: Live<H>,
 ) {
     let header = tokio::select! {
-        header = read_proxy_header(&tcp) => header,
+        header = read_proxy_header(&socket) => header,
         () = timer.over() => return,
     };
     let proxied = match header {
         Ok(proxied) => proxied,
         Err(e) => {
-            log::debug!("connection from {:?}: {e}", tcp.peer_addr().ok());
+            log::debug!("connection from {:?}: {e}", socket.peer_addr());
             return;
         }
     };
     let slot = timer.task_slot();
     let task = match (proxied.source(), acceptor) {
         (Some(client), Some(acceptor)) => {
-            tokio::spawn(serve_tls(tcp, acceptor, timer, shared, client))
+            tokio::spawn(serve_tls(socket, acceptor, timer, shared, client))
         }
-        (None, Some(acceptor)) => tokio::spawn(serve_tls(tcp, acceptor, timer, shared, ())),
-        (Some(client), None) => tokio::spawn(serve(Socket::Plain(tcp), timer, shared, client)),
-        (None, None) => tokio::spawn(serve(Socket::Plain(tcp), timer, shared, ())),
+        (None, Some(acceptor)) => tokio::spawn(serve_tls(socket, acceptor, timer, shared, ())),
+        (Some(client), None) => tokio::spawn(serve(Socket::Plain(socket), timer, shared, client)),
+        (None, None) => tokio::spawn(serve(Socket::Plain(socket), timer, shared, ())),
     };
     slot.fill(task.abort_handle());
 }
 
-/// Reads a PROXY protocol header from `tcp`, and not a byte of what follows: what has
+/// Reads a PROXY protocol header from `socket`, and not a byte of what follows: what has
 /// arrived is peeked at, and only what the parser took is read.
-async fn read_proxy_header(tcp: &TcpStream) -> std::io::Result<Proxied> {
+async fn read_proxy_header(socket: &AsyncNetStream) -> std::io::Result<Proxied> {
     use std::io::{Error, ErrorKind};
 
     let mut header = vec![0; proxy_protocol::V2_MAX_LEN];
     // Bytes of the header read so far.
     let mut taken = 0;
     loop {
-        let peeked = tcp.peek(&mut header[taken..]).await?;
+        let peeked = socket.peek(&mut header[taken..]).await?;
         if peeked == 0 {
             return Err(ErrorKind::UnexpectedEof.into());
         }
@@ -337,13 +337,13 @@ async fn read_proxy_header(tcp: &TcpStream) -> std::io::Result<Proxied> {
         let parsed = proxy_protocol::parse(&header[..seen]);
         match parsed.map_err(|e| Error::new(ErrorKind::InvalidData, e))? {
             Status::Complete(proxied, len) => {
-                read_exact(tcp, &mut header[taken..len]).await?;
+                read_exact(socket, &mut header[taken..len]).await?;
                 return Ok(proxied);
             }
             // All of it is the header's (it is longer): taken, so that the next peek
             // waits for more.
             Status::Partial { .. } => {
-                read_exact(tcp, &mut header[taken..seen]).await?;
+                read_exact(socket, &mut header[taken..seen]).await?;
                 taken = seen;
             }
         }
@@ -351,10 +351,10 @@ async fn read_proxy_header(tcp: &TcpStream) -> std::io::Result<Proxied> {
 }
 
 /// Reads exactly `buf.len()` bytes, already seen by a peek.
-async fn read_exact(tcp: &TcpStream, mut buf: &mut [u8]) -> std::io::Result<()> {
+async fn read_exact(socket: &AsyncNetStream, mut buf: &mut [u8]) -> std::io::Result<()> {
     while !buf.is_empty() {
-        tcp.readable().await?;
-        match tcp.try_read(buf) {
+        socket.readable().await?;
+        match socket.try_read(buf) {
             Ok(0) => return Err(std::io::ErrorKind::UnexpectedEof.into()),
             Ok(n) => buf = &mut buf[n..],
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
@@ -369,14 +369,14 @@ const TLS_HANDSHAKE: u8 = 0x16;
 
 /// Answers a client that speaks plain HTTP to the HTTPS port, as nginx does, instead of a
 /// handshake failure it would show as a reset or as garbage.
-async fn plain_to_tls_port(tcp: &TcpStream) {
+async fn plain_to_tls_port(socket: &AsyncNetStream) {
     const ANSWER: &[u8] = b"HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\
         content-type: text/plain\r\ncontent-length: 43\r\n\r\n\
         This port speaks HTTPS: use https:// here.\n";
     // One small write into an empty socket buffer: it goes at once or not at all.
-    if tcp.writable().await.is_ok() && tcp.try_write(ANSWER).is_ok() {
-        let _ = tcp.shutdown_write();
-        linger(tcp).await;
+    if socket.writable().await.is_ok() && socket.try_write(ANSWER).is_ok() {
+        let _ = socket.shutdown_write();
+        linger(socket).await;
     }
 }
 
@@ -949,7 +949,7 @@ async fn fail(
     log::debug!("answering {status} {reason} and closing");
     // In the access log too: no handler (nor its `AccessLog`) saw this request.
     if log::log_enabled!(target: access_log::TARGET, log::Level::Info) {
-        let peer = client.or_else(|| tx.get_ref().get_ref().peer_addr().ok());
+        let peer = client.or_else(|| tx.get_ref().get_ref().peer_addr());
         let peer = peer.map_or_else(|| "-".to_owned(), |p| p.to_string());
         log::info!(target: access_log::TARGET, "{peer} \"-\" {status} 0 -");
     }
@@ -979,7 +979,7 @@ async fn shutdown_write(stream: &Socket) -> std::io::Result<()> {
 
 /// After shutting down our side, reads and drops what the peer still sends
 /// until it closes (bounded in time and bytes).
-async fn linger(stream: &TcpStream) {
+async fn linger(stream: &AsyncNetStream) {
     let drain = async {
         // On the heap: a buffer in the future would make every
         // connection's task, idle ones included, 8 KiB larger.
@@ -1023,13 +1023,13 @@ mod tests {
         let listener = tokio::net::TcpListener::bind(config.addr)
             .await
             .expect("bind");
-        let client = TcpStream::connect(listener.local_addr().expect("addr"))
+        let client = tokio::net::TcpStream::connect(listener.local_addr().expect("addr"))
             .await
             .expect("connect");
         let sweeper = Sweeper::start(config.timeouts).expect("sweeper thread");
         let shared = Arc::new(Shared::new(Nothing, Arc::new(config)));
         let future = serve(
-            Socket::Plain(client),
+            Socket::Plain(client.into()),
             sweeper.register(),
             Live::new(&shared),
             (),
@@ -1039,12 +1039,12 @@ mod tests {
         let max = if cfg!(debug_assertions) { 168 } else { 152 };
         assert!(size <= max, "connection future: {size} bytes");
         // Behind a proxy a connection keeps its client's address: larger, and only there.
-        let other = TcpStream::connect(listener.local_addr().expect("addr"))
+        let other = tokio::net::TcpStream::connect(listener.local_addr().expect("addr"))
             .await
             .expect("connect");
         let peer = other.peer_addr().expect("peer");
         let proxied = serve(
-            Socket::Plain(other),
+            Socket::Plain(other.into()),
             sweeper.register(),
             Live::new(&shared),
             peer,

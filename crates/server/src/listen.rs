@@ -1,7 +1,47 @@
-//! Listening sockets: one, or several sharing a port for thread-per-core.
+//! Listening sockets: TCP (one, or several sharing a port for thread-per-core)
+//! or a Unix domain socket.
 
 use std::io;
 use std::net::{SocketAddr, TcpListener};
+use std::os::unix::fs::MetadataExt;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::task::{Context, Poll};
+
+use ringwire_io::tokio::AsyncNetStream;
+
+/// A bound listening socket, not yet on a runtime.
+#[derive(Debug)]
+pub(crate) enum Listener {
+    Tcp(TcpListener),
+    Unix(UnixListener),
+}
+
+impl Listener {
+    /// The listener on the current runtime.
+    pub(crate) fn into_tokio(self) -> io::Result<Accepting> {
+        Ok(match self {
+            Listener::Tcp(tcp) => Accepting::Tcp(tokio::net::TcpListener::from_std(tcp)?),
+            Listener::Unix(unix) => Accepting::Unix(tokio::net::UnixListener::from_std(unix)?),
+        })
+    }
+}
+
+/// A listener on a runtime.
+#[derive(Debug)]
+pub(crate) enum Accepting {
+    Tcp(tokio::net::TcpListener),
+    Unix(tokio::net::UnixListener),
+}
+
+impl Accepting {
+    pub(crate) fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<AsyncNetStream>> {
+        match self {
+            Accepting::Tcp(tcp) => tcp.poll_accept(cx).map_ok(|(s, _)| s.into()),
+            Accepting::Unix(unix) => unix.poll_accept(cx).map_ok(|(s, _)| s.into()),
+        }
+    }
+}
 
 /// `n` nonblocking listeners on `addr`. With more than one, each has
 /// `SO_REUSEPORT` set, so the kernel spreads incoming connections across
@@ -10,11 +50,11 @@ use std::net::{SocketAddr, TcpListener};
 /// A port another process holds is an error either way, even when that
 /// process set `SO_REUSEPORT` too (another ringwire): the port is first
 /// bound without it, which fails if anyone holds it, and released.
-pub(crate) fn bind(addr: SocketAddr, n: usize) -> io::Result<Vec<TcpListener>> {
+pub(crate) fn bind(addr: SocketAddr, n: usize) -> io::Result<Vec<Listener>> {
     if n <= 1 {
         let alone = TcpListener::bind(addr)?;
         alone.set_nonblocking(true)?;
-        return Ok(vec![alone]);
+        return Ok(vec![Listener::Tcp(alone)]);
     }
     // Port 0 asks for a free port, which nobody else holds; probing it
     // and letting go would let another socket take it in between.
@@ -23,15 +63,99 @@ pub(crate) fn bind(addr: SocketAddr, n: usize) -> io::Result<Vec<TcpListener>> {
     }
     let first = reuseport(addr)?;
     let addr = first.local_addr()?;
-    let mut listeners = vec![first];
+    let mut listeners = vec![Listener::Tcp(first)];
     for _ in 1..n {
-        listeners.push(reuseport(addr)?);
+        listeners.push(Listener::Tcp(reuseport(addr)?));
     }
     Ok(listeners)
 }
 
+/// `n` listeners on a Unix socket created at `path`: handles on one socket, which
+/// every thread's runtime waits on (the first to accept takes the connection), and
+/// the socket's file, removed when dropped.
+///
+/// A stale file at `path` (a socket nobody listens on, left by a process that
+/// ended without removing it) is replaced; a live socket or any other file is an
+/// error, "address in use".
+pub(crate) fn bind_unix(path: &Path, n: usize) -> io::Result<(Vec<Listener>, SocketFile)> {
+    use rustix::net::{AddressFamily, SocketAddrUnix, SocketFlags, SocketType};
+
+    remove_stale(path)?;
+    let socket = rustix::net::socket_with(
+        AddressFamily::UNIX,
+        SocketType::STREAM,
+        SocketFlags::NONBLOCK | SocketFlags::CLOEXEC,
+        None,
+    )?;
+    let addr = SocketAddrUnix::new(path).map_err(|_| {
+        let len = path.as_os_str().len();
+        let why = format!("{len} bytes: a Unix socket's path holds at most 107");
+        io::Error::new(io::ErrorKind::InvalidInput, why)
+    })?;
+    rustix::net::bind(&socket, &addr)?;
+    let file = SocketFile::new(path)?;
+    rustix::net::listen(&socket, BACKLOG)?;
+    let first = UnixListener::from(socket);
+    let mut listeners = Vec::with_capacity(n.max(1));
+    for _ in 1..n {
+        listeners.push(Listener::Unix(first.try_clone()?));
+    }
+    listeners.push(Listener::Unix(first));
+    Ok((listeners, file))
+}
+
+/// Removes the socket file at `path` if nothing listens on it.
+fn remove_stale(path: &Path) -> io::Result<()> {
+    use std::os::unix::fs::FileTypeExt;
+
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return Ok(());
+    };
+    if !meta.file_type().is_socket() {
+        return Err(io::ErrorKind::AddrInUse.into());
+    }
+    match UnixStream::connect(path) {
+        Ok(_) => Err(io::ErrorKind::AddrInUse.into()),
+        Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => std::fs::remove_file(path),
+        Err(e) => Err(e),
+    }
+}
+
+/// A Unix socket's file, removed when dropped, if it is still the one bound (another
+/// server may have replaced it since).
+#[derive(Debug)]
+pub(crate) struct SocketFile {
+    path: PathBuf,
+    dev: u64,
+    ino: u64,
+}
+
+impl SocketFile {
+    fn new(path: &Path) -> io::Result<SocketFile> {
+        let meta = std::fs::symlink_metadata(path)?;
+        Ok(SocketFile {
+            path: path.to_owned(),
+            dev: meta.dev(),
+            ino: meta.ino(),
+        })
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for SocketFile {
+    fn drop(&mut self) {
+        let same = std::fs::symlink_metadata(&self.path)
+            .is_ok_and(|meta| (meta.dev(), meta.ino()) == (self.dev, self.ino));
+        if same {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
 /// The kernel's cap (`net.core.somaxconn`) applies to larger backlogs.
-#[cfg(target_os = "linux")]
 const BACKLOG: i32 = 4096;
 
 #[cfg(target_os = "linux")]

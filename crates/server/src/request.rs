@@ -271,7 +271,7 @@ impl<'a> Request<'a> {
             Peer::Unknown => None,
             Peer::Addr(addr) => Some(addr),
             Peer::Socket(_, Some(client)) => Some(client),
-            Peer::Socket(socket, None) => socket.get_ref().peer_addr().ok(),
+            Peer::Socket(socket, None) => socket.get_ref().peer_addr(),
         }
     }
 

@@ -16,7 +16,7 @@ use crate::{FileBody, Socket};
 
 type Tx<'s> = AsyncSendTransport<&'s Socket>;
 
-/// Sends what `tx` has queued, then `body`: by `sendfile` over plain TCP on
+/// Sends what `tx` has queued, then `body`: by `sendfile` over a plain socket on
 /// Linux, otherwise through the send ring (a TLS session must encrypt it).
 pub(crate) async fn send_file(tx: &mut Tx<'_>, body: &FileBody) -> Result<(), TransportError> {
     #[cfg(target_os = "linux")]
@@ -32,7 +32,7 @@ pub(crate) async fn send_file(tx: &mut Tx<'_>, body: &FileBody) -> Result<(), Tr
 #[cfg(target_os = "linux")]
 async fn copy(
     tx: &Tx<'_>,
-    stream: &tokio::net::TcpStream,
+    stream: &ringwire_io::tokio::AsyncNetStream,
     body: &FileBody,
 ) -> Result<(), TransportError> {
     use tokio::io::Interest;

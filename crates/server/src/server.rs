@@ -2,13 +2,13 @@
 
 use std::future::{poll_fn, Future};
 use std::io;
-use std::net::SocketAddr;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::Path;
 use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
 
-use tokio::net::TcpListener;
-
+use crate::listen::{Listener, SocketFile};
 use crate::timeout::Sweeper;
 use crate::{conn, listen, Handler, ServerConfig, Socket};
 
@@ -62,8 +62,10 @@ impl Default for Threading {
 /// ```
 #[derive(Debug)]
 pub struct Server {
-    listeners: Vec<std::net::TcpListener>,
+    listeners: Vec<Listener>,
     local_addr: SocketAddr,
+    /// A Unix socket's file, removed once every thread is done with it.
+    socket_file: Option<Arc<SocketFile>>,
     config: Arc<ServerConfig>,
     tls: Option<ringwire_tls::TlsAcceptor>,
 }
@@ -81,9 +83,37 @@ impl Server {
             Threading::PerCore(n) => listen::bind(config.addr, n.max(1))?,
             Threading::Shared(_) => listen::bind(config.addr, 1)?,
         };
+        let Listener::Tcp(first) = &listeners[0] else {
+            unreachable!("TCP listeners")
+        };
         Ok(Server {
-            local_addr: listeners[0].local_addr()?,
+            local_addr: first.local_addr()?,
             listeners,
+            socket_file: None,
+            config: Arc::new(config),
+            tls: None,
+        })
+    }
+
+    /// Binds a Unix domain socket at `path` in place of `config.addr` (for a
+    /// server behind a local proxy, nginx's `proxy_pass http://unix:PATH:`, or
+    /// one only local processes may reach: the file's permissions decide who). A
+    /// stale socket file left at `path` by a process that ended is replaced;
+    /// the file is removed when the server ends. Requests on it have no
+    /// [`peer`](crate::Request::peer) (unless a PROXY protocol header names one).
+    /// With [`Threading::PerCore`] every thread accepts from the one socket.
+    ///
+    /// # Errors
+    ///
+    /// A live socket or another file is at `path` (`AddrInUse`), or the socket
+    /// cannot be created there (no such directory, no permission, a path longer
+    /// than the 107 bytes a socket address holds).
+    pub fn bind_unix(path: impl AsRef<Path>, config: ServerConfig) -> io::Result<Server> {
+        let (listeners, file) = listen::bind_unix(path.as_ref(), config.threading.threads())?;
+        Ok(Server {
+            listeners,
+            local_addr: SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)),
+            socket_file: Some(Arc::new(file)),
             config: Arc::new(config),
             tls: None,
         })
@@ -98,9 +128,15 @@ impl Server {
         self
     }
 
-    /// The address bound, with the real port when port 0 was asked for.
+    /// The address bound, with the real port when port 0 was asked for (on a
+    /// Unix socket, none: `0.0.0.0:0`; see [`unix_path`](Self::unix_path)).
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr
+    }
+
+    /// The Unix socket's path, for a server made by [`bind_unix`](Self::bind_unix).
+    pub fn unix_path(&self) -> Option<&Path> {
+        self.socket_file.as_deref().map(SocketFile::path)
     }
 
     /// The settings in force.
@@ -150,6 +186,7 @@ impl Server {
                 let server = Server {
                     local_addr: self.local_addr,
                     listeners: vec![listener],
+                    socket_file: self.socket_file.clone(),
                     config: Arc::clone(&config),
                     tls: self.tls.clone(),
                 };
@@ -202,7 +239,7 @@ impl Server {
         let listeners = self
             .listeners
             .into_iter()
-            .map(TcpListener::from_std)
+            .map(Listener::into_tokio)
             .collect::<io::Result<Vec<_>>>()?;
         // One sweeper for all connections; it stops when dropped on return.
         // It also passes shutdown on to every connection, through the timer
@@ -227,21 +264,21 @@ impl Server {
             tokio::select! {
                 () = &mut shutdown => break,
                 accepted = accept() => match accepted {
-                    Ok((tcp, _)) => {
+                    Ok(socket) => {
                         let (timer, live) = (sweeper.register(), conn::Live::new(&shared));
                         if self.config.proxy_protocol {
                             // Spawns the connection's own task once its header is read.
                             let tls = self.tls.clone();
-                            drop(tokio::spawn(conn::serve_proxied(tcp, tls, timer, live)));
+                            drop(tokio::spawn(conn::serve_proxied(socket, tls, timer, live)));
                             continue;
                         }
                         let slot = timer.task_slot();
                         let task = match &self.tls {
                             Some(acceptor) => {
                                 let acceptor = acceptor.clone();
-                                tokio::spawn(conn::serve_tls(tcp, acceptor, timer, live, ()))
+                                tokio::spawn(conn::serve_tls(socket, acceptor, timer, live, ()))
                             }
-                            None => tokio::spawn(conn::serve(Socket::Plain(tcp), timer, live, ())),
+                            None => tokio::spawn(conn::serve(Socket::Plain(socket), timer, live, ())),
                         };
                         slot.fill(task.abort_handle());
                     }

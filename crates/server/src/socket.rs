@@ -1,4 +1,4 @@
-//! A connection's byte stream: plain TCP, or TLS over TCP.
+//! A connection's byte stream: TCP or a Unix socket, plain or under TLS.
 //!
 //! One type rather than a type parameter, so that handlers, upgrade
 //! callbacks and WebSockets name one type whatever the listener. A TLS
@@ -9,15 +9,15 @@ use std::io;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use tokio::net::TcpStream;
+use ringwire_io::tokio::AsyncNetStream;
 
 use crate::Timeouts;
 
 /// An accepted connection's stream, as the receive and send transports,
 /// [`Upgraded`](crate::Upgraded) and [`ws`](crate::ws) sockets see it.
-pub type Socket = ringwire_tls::MaybeTls<TcpStream>;
+pub type Socket = ringwire_tls::MaybeTls<AsyncNetStream>;
 
-/// Ready when a read may make progress: the TCP socket is readable, or a
+/// Ready when a read may make progress: the socket is readable, or a
 /// TLS session holds bytes it has not tried to decrypt yet (its handshake
 /// may have received the client's first request with its last flight).
 pub(crate) fn poll_read_ready(socket: &Socket, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -27,13 +27,17 @@ pub(crate) fn poll_read_ready(socket: &Socket, cx: &mut Context<'_>) -> Poll<io:
     socket.get_ref().poll_read_ready(cx)
 }
 
-/// Has the kernel probe `tcp` once it is quiet for `idle`
+/// Has the kernel probe a TCP `socket` once it is quiet for `idle`
 /// ([`Timeouts::upgraded_keepalive`]), and end it when the probes, or data
-/// sent, go unacknowledged for as long again as the probes take.
+/// sent, go unacknowledged for as long again as the probes take. (A Unix
+/// socket's peer cannot vanish unnoticed: its end closes with its process.)
 #[cfg(target_os = "linux")]
-pub(crate) fn keepalive(tcp: &TcpStream, idle: Duration) -> io::Result<()> {
+pub(crate) fn keepalive(socket: &AsyncNetStream, idle: Duration) -> io::Result<()> {
     use rustix::net::sockopt;
 
+    let Some(tcp) = socket.as_tcp() else {
+        return Ok(());
+    };
     if idle == Duration::MAX {
         return Ok(());
     }
@@ -53,6 +57,6 @@ pub(crate) fn keepalive(tcp: &TcpStream, idle: Duration) -> io::Result<()> {
 
 /// Elsewhere the kernel's defaults stand.
 #[cfg(not(target_os = "linux"))]
-pub(crate) fn keepalive(_: &TcpStream, _: Duration) -> io::Result<()> {
+pub(crate) fn keepalive(_: &AsyncNetStream, _: Duration) -> io::Result<()> {
     Ok(())
 }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_ringwire");
 
 /// A child process killed (by its pid) when the test ends, and the address
-/// it listens on.
+/// it listens on (`unix:PATH` for a Unix socket).
 pub(crate) struct Running {
     pub(crate) child: Child,
     pub(crate) addr: String,
@@ -68,11 +68,17 @@ pub(crate) fn serve_logging(args: &[&str]) -> (Running, BufReader<std::process::
         line.clear();
         stderr.read_line(&mut line).expect("banner");
     }
-    let addr = line
-        .trim_end()
-        .strip_suffix('/')
-        .and_then(|l| l.rsplit_once("://"))
-        .map(|(_, addr)| addr.to_owned())
+    // `... on http://127.0.0.1:8080/`, or `... on unix:PATH (http://localhost/ there)`.
+    let unix = line
+        .split_once(" on unix:")
+        .and_then(|(_, rest)| rest.split_once(" ("));
+    let tcp = || {
+        let url = line.trim_end().strip_suffix('/')?;
+        url.rsplit_once("://").map(|(_, addr)| addr)
+    };
+    let addr = unix
+        .map(|(path, _)| format!("unix:{path}"))
+        .or_else(|| tcp().map(str::to_owned))
         .unwrap_or_else(|| panic!("unexpected banner: {line:?}"));
     assert!(line.starts_with("ringwire: serving "), "{line}");
     (Running { child, addr }, stderr)
