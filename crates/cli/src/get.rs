@@ -355,9 +355,12 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
         },
         args.tls.config()?,
     );
-    let mut client = args
-        .route
-        .route(client, Client::with_proxies, Client::resolve_to_addrs)?;
+    let mut client = args.route.route(
+        client,
+        Client::with_proxies,
+        Client::resolve_to_addrs,
+        |client, path| client.unix_socket(path),
+    )?;
     let cookies = Cookies::new(args.cookie.as_deref(), args.cookie_jar.as_deref());
     if let Some(jar) = &cookies.jar {
         client = client.with_cookies(Arc::clone(jar));
@@ -617,6 +620,13 @@ impl<'a> Watch<'a> {
                 }
                 self.timing.connect = started.elapsed();
                 self.timing.remote = Some(addr);
+                return;
+            }
+            Trace::ConnectedUnix(path) => {
+                if args.verbose {
+                    eprintln!("* Connected to unix:{}", path.display());
+                }
+                self.timing.connect = started.elapsed();
                 return;
             }
             Trace::Handshaken => {

@@ -437,27 +437,36 @@ pub(crate) struct RouteArgs {
     /// commas, are raced as a name's are (families alternating, 250 ms apart).
     #[arg(long = "resolve", value_name = "HOST:PORT:ADDRESS[,ADDRESS...]")]
     resolve: Vec<String>,
+    /// Connect through the Unix domain socket at PATH instead of the network, as curl's
+    /// --unix-socket: the URL's host still names Host, SNI and the certificate; no proxy.
+    #[arg(long = "unix-socket", value_name = "PATH")]
+    unix_socket: Option<std::path::PathBuf>,
 }
 
 /// A `--resolve` pin: host, port, addresses.
 type Pin<'a> = (&'a str, u16, Vec<IpAddr>);
 
 impl RouteArgs {
-    /// `client` routed as these flags say, through either client's `with_proxies` and
-    /// `resolve`.
+    /// `client` routed as these flags say, through either client's `with_proxies`,
+    /// `resolve` and `unix_socket`.
     pub(crate) fn route<C>(
         &self,
         client: C,
         with_proxies: impl FnOnce(C, Proxies) -> C,
         resolve: impl Fn(C, &str, u16, &[IpAddr]) -> C,
+        unix_socket: impl FnOnce(C, &std::path::Path) -> C,
     ) -> Result<C, String> {
         let client = with_proxies(client, self.proxies()?);
-        Ok(self
+        let client = self
             .pins()?
             .into_iter()
             .fold(client, |client, (host, port, addrs)| {
                 resolve(client, host, port, &addrs)
-            }))
+            });
+        Ok(match &self.unix_socket {
+            Some(path) => unix_socket(client, path),
+            None => client,
+        })
     }
 
     /// The `--resolve` pins.

@@ -93,9 +93,12 @@ async fn session(args: &WsArgs) -> Result<(), String> {
     })?;
     // Connecting (TCP, TLS, the upgrade) within the client's default 10 s.
     let client = Client::with_tls(ClientConfig::default(), args.tls.config()?);
-    let mut client = args
-        .route
-        .route(client, Client::with_proxies, Client::resolve_to_addrs)?;
+    let mut client = args.route.route(
+        client,
+        Client::with_proxies,
+        Client::resolve_to_addrs,
+        |client, path| client.unix_socket(path),
+    )?;
     let cookies = Cookies::new(args.cookie.as_deref(), args.cookie_jar.as_deref());
     if let Some(jar) = &cookies.jar {
         client = client.with_cookies(Arc::clone(jar));

@@ -147,6 +147,77 @@ fn fetches_from_ringwire_serve_with_the_exchange_on_stderr() {
     assert!(stderr.contains("\n< content-length: 21\n"), "{stderr}");
 }
 
+/// `--unix-socket PATH`: `ringwire get` and `ringwire ws` reach `ringwire serve --unix`
+/// whatever the URL's host, as curl does; a missing socket is named.
+#[test]
+fn reaches_a_server_on_a_unix_socket() {
+    let dir = scratch("unix");
+    let path = dir.join("site.sock");
+    let sock = path.to_str().expect("utf-8");
+    let _server = serve(&["--unix", sock]);
+    same_as_curl(&["--unix-socket", sock, "http://localhost/hello"]);
+    same_as_curl(&["--unix-socket", sock, "-i", "http://example.invalid/nope"]);
+    let out = get(&["-v", "--unix-socket", sock, "http://localhost/hello"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.starts_with(&format!(
+            "* Connected to unix:{sock}\n> GET /hello HTTP/1.1\n"
+        )),
+        "{stderr}"
+    );
+    // HTTP/2 by prior knowledge (nothing to negotiate over plain text).
+    let out = get(&[
+        "--http2-prior-knowledge",
+        "--unix-socket",
+        sock,
+        "-w",
+        " %{http_version}",
+        "http://localhost/hello",
+    ]);
+    assert_eq!(
+        text(&out.stdout),
+        "Hello from ringwire!\n 2",
+        "{}",
+        text(&out.stderr)
+    );
+
+    let mut ws = Command::new(BIN)
+        .args(["ws", "--unix-socket", sock, "ws://localhost/ws/echo"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run ringwire ws");
+    ws.stdin
+        .take()
+        .expect("stdin")
+        .write_all(b"over a Unix socket\n")
+        .expect("write");
+    let out = ws.wait_with_output().expect("ws");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "over a Unix socket\n");
+
+    let missing = dir.join("missing.sock");
+    let missing = missing.to_str().expect("utf-8");
+    let out = get(&["--unix-socket", missing, "http://localhost/"]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).starts_with(&format!("ringwire: cannot connect to unix:{missing}: ")),
+        "{}",
+        text(&out.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A directory of its own for one test.
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("ringwire-get-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    dir
+}
+
 /// The cookie lines of a cookie file, sorted, each expiry that is not 0 (a session's) as `T`
 /// (two clients set the same cookie a second apart).
 fn cookie_lines(path: &std::path::Path) -> Vec<String> {

@@ -5,12 +5,14 @@ use std::fs::File;
 use std::io::{self, IoSlice, Read, Write as _};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::os::fd::AsFd as _;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ringwire_io::{RecvTransport, TransportError};
+use ringwire_io::{NetStream, RecvTransport, TransportError};
 use ringwire_ring::Ring;
 
+use crate::connect::unix_failed;
 use crate::cookie;
 use crate::exchange::{
     piece, remaining, source_rewound, Attempts, BodyStep, Failure, Next, Reader, RoundTrip, Source,
@@ -41,6 +43,8 @@ pub struct Client {
     tls: Tls,
     proxies: Proxies,
     pinned: Pinned,
+    /// The Unix socket every connection goes to, if one was given.
+    unix: Option<Arc<Path>>,
     /// Cookies stored from answers and sent with requests, when given one.
     cookies: Option<Arc<CookieJar>>,
 }
@@ -102,8 +106,18 @@ impl Client {
             config,
             proxies: Proxies::default(),
             pinned: Pinned::default(),
+            unix: None,
             cookies: None,
         }
+    }
+
+    /// This client, connecting to the Unix domain socket at `path` for every origin, as
+    /// curl's `--unix-socket`: a URL's host still names the `Host` field, the TLS server
+    /// name and the certificate check; proxies are not used.
+    #[must_use]
+    pub fn unix_socket(mut self, path: impl AsRef<Path>) -> Self {
+        self.unix = Some(Arc::from(path.as_ref()));
+        self
     }
 
     /// This client, connecting to `addr` for `host` on `port`, as curl's `--resolve`: the
@@ -359,14 +373,17 @@ impl Client {
             (limit, None) => limit,
             (limit, Some(d)) => Some(remaining(d)?.min(limit.unwrap_or(Duration::MAX))),
         };
-        let forward = self.proxies.forwarding(origin, self.config.http2);
+        let forward = match self.unix {
+            Some(_) => None,
+            None => self.proxies.forwarding(origin, self.config.http2),
+        };
         let stream = match forward {
-            Some(proxy) => Stream::Tcp(self.tcp(proxy.origin(), timeout, trace)?),
+            Some(proxy) => Stream::Plain(self.tcp(proxy.origin(), timeout, trace)?.into()),
             None => self.dial(origin, timeout, self.config.http2 != Http2::Off, trace)?,
         };
         let http2 = match &stream {
             Stream::Tls(tls) => tls.alpn_protocol().as_deref() == Some(b"h2"),
-            Stream::Tcp(_) => self.config.http2 == Http2::PriorKnowledge,
+            Stream::Plain(_) => self.config.http2 == Http2::PriorKnowledge,
         };
         let ring = Ring::new(self.config.rx)?;
         Ok(Connection {
@@ -385,9 +402,10 @@ impl Client {
         })
     }
 
-    /// A stream to `origin`: TCP (through a tunnel if a proxy is on the way), then TLS for
-    /// `https://` (offering `h2` by ALPN if `h2`, and leaving `timeout` on the socket),
-    /// connecting within `timeout`; `trace` sees the connection and the handshake done.
+    /// A stream to `origin`: TCP (through a tunnel if a proxy is on the way) or the client's
+    /// Unix socket, then TLS for `https://` (offering `h2` by ALPN if `h2`, and leaving
+    /// `timeout` on the socket), connecting within `timeout`; `trace` sees the connection
+    /// and the handshake done.
     pub(crate) fn dial(
         &self,
         origin: &Origin,
@@ -395,18 +413,24 @@ impl Client {
         h2: bool,
         trace: &mut dyn FnMut(Trace<'_>),
     ) -> Result<Stream, Error> {
-        let tcp = match self.proxies.route(origin) {
-            None => self.tcp(origin, timeout, trace)?,
-            Some(proxy) => {
+        let socket = match (&self.unix, self.proxies.route(origin)) {
+            (Some(path), _) => {
+                let stream = crate::connect::unix_blocking(path, timeout);
+                let stream = stream.map_err(|e| unix_failed(path, e))?;
+                trace(Trace::ConnectedUnix(path));
+                NetStream::Unix(stream)
+            }
+            (None, None) => self.tcp(origin, timeout, trace)?.into(),
+            (None, Some(proxy)) => {
                 let mut tcp = self.tcp(proxy.origin(), timeout, trace)?;
                 tunnel(&mut tcp, proxy, origin, self.pinned.get(origin), timeout)?;
-                tcp
+                tcp.into()
             }
         };
         match origin.scheme() {
-            Scheme::Http => Ok(Stream::Tcp(tcp)),
+            Scheme::Http => Ok(Stream::Plain(socket)),
             Scheme::Https => {
-                let tls = self.handshake(origin, tcp, timeout, h2)?;
+                let tls = self.handshake(origin, socket, timeout, h2)?;
                 trace(Trace::Handshaken);
                 Ok(tls)
             }
@@ -444,18 +468,18 @@ impl Client {
         }
     }
 
-    /// TLS over `tcp`, the handshake bounded by the connect timeout.
+    /// TLS over `socket`, the handshake bounded by the connect timeout.
     fn handshake(
         &self,
         origin: &Origin,
-        tcp: TcpStream,
+        socket: NetStream,
         timeout: Option<Duration>,
         h2: bool,
     ) -> Result<Stream, Error> {
         let connector = self.tls.connector(h2)?;
-        tcp.set_read_timeout(timeout)?;
-        tcp.set_write_timeout(timeout)?;
-        match connector.connect_blocking(origin.host(), tcp) {
+        socket.set_read_timeout(timeout)?;
+        socket.set_write_timeout(timeout)?;
+        match connector.connect_blocking(origin.host(), socket) {
             Ok(tls) => Ok(Stream::Tls(Box::new(tls))),
             Err(ringwire_tls::TlsError::Io(e))
                 if matches!(
@@ -831,7 +855,7 @@ impl Out<'_> {
     }
 
     /// Sends up to `max` bytes of a streamed body straight from its file by `sendfile`,
-    /// when the stream is plain TCP; `None` when it is not, or the file is not one
+    /// when the stream is a plain socket; `None` when it is not, or the file is not one
     /// `sendfile` reads (a pipe), and the body goes through the send ring instead (from
     /// where `sendfile` left the file's offset).
     fn sendfile_piece(
@@ -840,15 +864,15 @@ impl Out<'_> {
         max: usize,
     ) -> Option<Result<usize, Error>> {
         let file = source.file?;
-        if !matches!(self.rx.get_ref(), Stream::Tcp(_)) {
+        if !matches!(self.rx.get_ref(), Stream::Plain(_)) {
             return None;
         }
         source.taken = true;
         let sent = self.nonblocking(|out| loop {
-            let Stream::Tcp(tcp) = out.rx.get_ref() else {
+            let Stream::Plain(socket) = out.rx.get_ref() else {
                 return Ok(None);
             };
-            match rustix::fs::sendfile(tcp, file, None, max.min(MAX_SENDFILE)) {
+            match rustix::fs::sendfile(socket, file, None, max.min(MAX_SENDFILE)) {
                 Ok(n) => return Ok(Some(n)),
                 Err(rustix::io::Errno::AGAIN) => out.wait()?,
                 Err(rustix::io::Errno::INTR) => {}

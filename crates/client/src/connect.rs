@@ -2,17 +2,22 @@
 //! the addresses tried with their families alternating, a new attempt started each time
 //! the last one failed or has not connected within [`ATTEMPT_DELAY`], the first to connect
 //! kept. An address that drops the handshake (an IPv6 route that goes nowhere) then costs
-//! a quarter of a second, not the whole connect timeout.
+//! a quarter of a second, not the whole connect timeout. And connecting to a Unix socket,
+//! for a client that reaches every origin through one (curl's `--unix-socket`).
 
 use std::future::Future;
 use std::io;
 use std::net::{SocketAddr, TcpStream};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
 use std::pin::Pin;
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
 use socket2::{Domain, SockAddr, Socket, Type};
+
+use crate::{Error, Phase};
 
 /// How long an attempt goes on alone before the next one starts (RFC 8305 section 5
 /// recommends 250 ms).
@@ -196,6 +201,30 @@ pub(crate) async fn race(addrs: &[SocketAddr]) -> io::Result<(tokio::net::TcpStr
 /// A deadline that never comes in practice, for a timer with nothing left to start.
 fn far_future() -> tokio::time::Instant {
     tokio::time::Instant::now() + Duration::from_secs(86_400 * 365)
+}
+
+/// What a failed connection to the Unix socket at `path` is: a timeout, or
+/// [`Error::Connect`] naming the socket.
+pub(crate) fn unix_failed(path: &Path, e: io::Error) -> Error {
+    match e.kind() {
+        io::ErrorKind::TimedOut => Error::Timeout(Phase::Connect),
+        _ => Error::Connect {
+            authority: format!("unix:{}", path.display()),
+            source: e,
+        },
+    }
+}
+
+/// A connection to the Unix socket at `path` within `limit` (a listener whose queue is
+/// full keeps a connect waiting); past it an error of kind `TimedOut`.
+pub(crate) fn unix_blocking(path: &Path, limit: Option<Duration>) -> io::Result<UnixStream> {
+    let socket = Socket::new(Domain::UNIX, Type::STREAM, None)?;
+    let addr = SockAddr::unix(path)?;
+    match limit {
+        Some(limit) => socket.connect_timeout(&addr, limit)?,
+        None => socket.connect(&addr)?,
+    }
+    Ok(socket.into())
 }
 
 #[cfg(test)]

@@ -4,16 +4,17 @@
 use std::future::Future;
 use std::io::{self, IoSlice};
 use std::os::fd::AsFd as _;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ::tokio::io::{AsyncRead, Interest, ReadBuf};
 use ::tokio::net::TcpStream;
-use ringwire_io::tokio::AsyncRecvTransport;
-use ringwire_io::tokio::AsyncStream;
+use ringwire_io::tokio::{AsyncNetStream, AsyncRecvTransport, AsyncStream};
 use ringwire_ring::Ring;
 use ringwire_tls::MaybeTls;
 
+use crate::connect::unix_failed;
 use crate::cookie;
 use crate::exchange::{
     piece, remaining, source_rewound, Attempts, BodyStep, Failure, Next, Reader, RoundTrip, Source,
@@ -43,6 +44,8 @@ pub struct Client {
     tls: Tls,
     proxies: Proxies,
     pinned: Pinned,
+    /// The Unix socket every connection goes to, if one was given.
+    unix: Option<Arc<Path>>,
     /// Cookies stored from answers and sent with requests, when given one.
     cookies: Option<Arc<CookieJar>>,
 }
@@ -68,8 +71,8 @@ struct Connection {
 /// What [`Client::send_traced`] is shown of an exchange, in order.
 pub type Trace<'t> = crate::Trace<'t, Response<'t>>;
 
-/// A connection's stream: TCP, or TLS over it.
-pub(crate) type Socket = MaybeTls<TcpStream>;
+/// A connection's stream: a socket (TCP or Unix), or TLS over it.
+pub(crate) type Socket = MaybeTls<AsyncNetStream>;
 
 impl Keyed for Connection {
     fn origin(&self) -> &Origin {
@@ -104,8 +107,18 @@ impl Client {
             config,
             proxies: Proxies::default(),
             pinned: Pinned::default(),
+            unix: None,
             cookies: None,
         }
+    }
+
+    /// This client, connecting to the Unix domain socket at `path` for every origin, as
+    /// curl's `--unix-socket`: a URL's host still names the `Host` field, the TLS server
+    /// name and the certificate check; proxies are not used.
+    #[must_use]
+    pub fn unix_socket(mut self, path: impl AsRef<Path>) -> Self {
+        self.unix = Some(Arc::from(path.as_ref()));
+        self
     }
 
     /// This client, connecting to `addr` for `host` on `port`, as curl's `--resolve`: the
@@ -357,9 +370,12 @@ impl Client {
             (limit, None) => limit,
             (limit, Some(d)) => Some(remaining(d)?.min(limit.unwrap_or(Duration::MAX))),
         };
-        let forward = self.proxies.forwarding(origin, self.config.http2);
+        let forward = match self.unix {
+            Some(_) => None,
+            None => self.proxies.forwarding(origin, self.config.http2),
+        };
         let stream = Arc::new(match forward {
-            Some(proxy) => MaybeTls::Plain(self.tcp(proxy.origin(), limit, trace).await?),
+            Some(proxy) => MaybeTls::Plain(self.tcp(proxy.origin(), limit, trace).await?.into()),
             None => {
                 let h2 = self.config.http2 != Http2::Off;
                 self.dial(origin, limit, h2, trace).await?
@@ -379,9 +395,9 @@ impl Client {
         })
     }
 
-    /// A stream to `origin`: TCP (through a tunnel if a proxy is on the way), then TLS for
-    /// `https://` (offering `h2` by ALPN if `h2`), within `limit`; `trace` sees the
-    /// connection and the handshake done.
+    /// A stream to `origin`: TCP (through a tunnel if a proxy is on the way) or the client's
+    /// Unix socket, then TLS for `https://` (offering `h2` by ALPN if `h2`), within
+    /// `limit`; `trace` sees the connection and the handshake done.
     pub(crate) async fn dial(
         &self,
         origin: &Origin,
@@ -389,19 +405,28 @@ impl Client {
         h2: bool,
         trace: &mut (dyn FnMut(Trace<'_>) + Send),
     ) -> Result<Socket, Error> {
-        let tcp = match self.proxies.route(origin) {
-            None => self.tcp(origin, limit, trace).await?,
-            Some(proxy) => {
+        let socket: AsyncNetStream = match (&self.unix, self.proxies.route(origin)) {
+            (Some(path), _) => {
+                let connecting = async {
+                    let unix = ::tokio::net::UnixStream::connect(path).await;
+                    unix.map_err(|e| unix_failed(path, e))
+                };
+                let unix = within_connect(limit, connecting).await?;
+                trace(Trace::ConnectedUnix(path));
+                unix.into()
+            }
+            (None, None) => self.tcp(origin, limit, trace).await?.into(),
+            (None, Some(proxy)) => {
                 let tcp = self.tcp(proxy.origin(), limit, trace).await?;
                 let pinned = self.pinned.get(origin);
                 within_connect(limit, tunnel(&tcp, proxy, origin, pinned)).await?;
-                tcp
+                tcp.into()
             }
         };
         Ok(match origin.scheme() {
-            Scheme::Http => MaybeTls::Plain(tcp),
+            Scheme::Http => MaybeTls::Plain(socket),
             Scheme::Https => {
-                let handshake = self.tls.connector(h2)?.connect(origin.host(), tcp);
+                let handshake = self.tls.connector(h2)?.connect(origin.host(), socket);
                 let tls = within_connect(limit, async { handshake.await.map_err(Error::Tls) });
                 let tls = tls.await?;
                 trace(Trace::Handshaken);
@@ -642,7 +667,7 @@ impl Out<'_> {
     }
 
     /// Sends up to `max` bytes of a streamed body straight from its file by `sendfile`,
-    /// when the stream is plain TCP, waiting for room when it is full; `None` when it is
+    /// when the stream is a plain socket, waiting for room when it is full; `None` when it is
     /// not, or the file is not one `sendfile` reads (a pipe), and the body goes through
     /// the send ring instead (from where `sendfile` left the file's offset).
     async fn sendfile_piece(
@@ -653,15 +678,15 @@ impl Out<'_> {
         /// Linux sends at most this much per `sendfile`.
         const MAX_SENDFILE: usize = 0x7fff_f000;
 
-        let (Some(file), MaybeTls::Plain(tcp)) = (source.file, self.stream) else {
+        let (Some(file), MaybeTls::Plain(socket)) = (source.file, self.stream) else {
             return Ok(None);
         };
         source.taken = true;
         loop {
             // `try_io` clears tokio's write readiness when the socket is full, so the
             // wait below really waits.
-            let sent = tcp.try_io(Interest::WRITABLE, || {
-                rustix::fs::sendfile(tcp, file, None, max.min(MAX_SENDFILE))
+            let sent = socket.try_io(Interest::WRITABLE, || {
+                rustix::fs::sendfile(socket, file, None, max.min(MAX_SENDFILE))
                     .map_err(io::Error::from)
             });
             match sent {

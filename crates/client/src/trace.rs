@@ -14,6 +14,9 @@ pub enum Trace<'t, R> {
     Resolved,
     /// A TCP connection opened, to this address: the origin's, or its proxy's.
     Connected(std::net::SocketAddr),
+    /// A connection opened to this Unix socket (a client's
+    /// [`unix_socket`](crate::blocking::Client::unix_socket)).
+    ConnectedUnix(&'t std::path::Path),
     /// The TLS handshake of an `https://` connection done.
     Handshaken,
     /// The protocol of the connection the next request goes on.

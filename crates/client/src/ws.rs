@@ -20,12 +20,11 @@
 //! ```
 
 use ringwire_ws::handshake::Offer;
-use std::net::TcpStream;
 use std::sync::Arc;
 use std::time::Duration;
 
 use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport, AsyncStream};
-use ringwire_io::{RecvTransport, SendTransport, TransportConfig};
+use ringwire_io::{NetStream, RecvTransport, SendTransport, TransportConfig};
 use ringwire_tls::TlsHalf;
 
 pub use ringwire_ws::handshake::Negotiated;
@@ -165,7 +164,7 @@ pub async fn handshake<S: AsyncStream + Clone>(
 }
 
 impl Client {
-    /// Opens a WebSocket: TCP, TLS with this client's settings for `wss://`, then the
+    /// Opens a WebSocket: TCP (or the client's Unix socket), TLS with this client's settings for `wss://`, then the
     /// upgrade, all within [`ClientConfig::connect_timeout`](crate::ClientConfig).
     ///
     /// # Errors
@@ -218,12 +217,12 @@ fn with_cookie<'f>(
 /// [`blocking::Client::websocket`] opens it. Not `Send` over TLS: both halves share one session.
 pub type BlockingWebSocket = ringwire_ws::blocking::WebSocket<BlockingHalf, BlockingHalf>;
 
-/// One direction of a blocking WebSocket's stream: a TCP socket's handle, or a handle on the
+/// One direction of a blocking WebSocket's stream: a socket's handle, or a handle on the
 /// TLS session over it ([`BlockingTlsStream::split`](ringwire_tls::BlockingTlsStream::split)).
-pub type BlockingHalf = Stream<TlsHalf<TcpStream>>;
+pub type BlockingHalf = Stream<TlsHalf<NetStream>>;
 
 impl blocking::Client {
-    /// Opens a WebSocket: TCP, TLS with this client's settings for `wss://`, then the
+    /// Opens a WebSocket: TCP (or the client's Unix socket), TLS with this client's settings for `wss://`, then the
     /// upgrade, all within [`ClientConfig::connect_timeout`](crate::ClientConfig); the socket
     /// then waits as long as its peer takes.
     ///
@@ -245,7 +244,7 @@ impl blocking::Client {
         socket.set_read_timeout(limit)?;
         socket.set_write_timeout(limit)?;
         let (read, write) = match stream {
-            Stream::Tcp(tcp) => (Stream::Tcp(tcp.try_clone()?), Stream::Tcp(tcp)),
+            Stream::Plain(socket) => (Stream::Plain(socket.try_clone()?), Stream::Plain(socket)),
             Stream::Tls(tls) => {
                 let (read, write) = tls.split();
                 (Stream::Tls(read), Stream::Tls(write))

@@ -2,7 +2,8 @@
 //! over HTTP and over HTTPS (a certificate for localhost from a CA made for
 //! the test): keep-alive counted by nginx's own connection serial, static
 //! files, chunked (gzip) bodies, HEAD and redirects; and bodies streamed from a
-//! source, stored by nginx's WebDAV `PUT` and compared with what was sent.
+//! source, stored by nginx's WebDAV `PUT` and compared with what was sent; all of it
+//! through nginx's Unix socket too (curl's `--unix-socket`).
 
 use std::io::Read;
 use std::net::{TcpListener, TcpStream};
@@ -71,12 +72,15 @@ impl Nginx {
         } else {
             ""
         };
-        let address = if tls {
-            format!(
-                "{port} ssl{http2}; ssl_certificate {d}/cert.pem; ssl_certificate_key {d}/cert.key"
+        let (address, unix) = if tls {
+            let certificate =
+                format!("ssl_certificate {d}/cert.pem; ssl_certificate_key {d}/cert.key");
+            (
+                format!("{port} ssl{http2}; {certificate}"),
+                format!("unix:{d}/nginx.sock ssl{http2}"),
             )
         } else {
-            port.to_string()
+            (port.to_string(), format!("unix:{d}/nginx.sock"))
         };
         let config = format!(
             "daemon off;
@@ -98,7 +102,9 @@ http {{
     types {{ text/plain txt; }}
     server {{
         listen 127.0.0.1:{address};
+        listen {unix};
         root {d}/root;
+        location = /via {{ return 200 \"$server_addr\"; }}
         location = /conn {{ return 200 \"$connection\"; }}
         location = /moved {{ return 301 /conn; }}
         location /up/ {{ dav_methods PUT; create_full_put_path on; client_max_body_size 0; }}
@@ -700,4 +706,104 @@ fn files_go_through_the_ring_over_tls_and_h2() {
         );
     });
     assert_stored(&nginx, "up/again", len);
+}
+
+/// Both clients through nginx's Unix socket (`unix_socket`), whatever the URL's host names
+/// (one that resolves nowhere here; over TLS the certificate's): keep-alive, a large
+/// body, an upload by `sendfile` over the plain socket.
+#[test]
+fn through_a_unix_socket() {
+    for listen in [Listen::Plain, Listen::TlsH2] {
+        let nginx = Nginx::start(&format!("unix-{}", listen as u8), listen);
+        let socket = nginx.dir.join("nginx.sock");
+        let host = match listen {
+            Listen::Plain => "http://nowhere.invalid",
+            Listen::Tls | Listen::TlsH2 => "https://localhost",
+        };
+        let url = |path: &str| Url::parse(&format!("{host}{path}")).unwrap();
+        let protocol = match listen {
+            Listen::TlsH2 => Protocol::Http2,
+            Listen::Plain | Listen::Tls => Protocol::Http1,
+        };
+        let config = ClientConfig {
+            http2: Http2::Negotiate,
+            ..ClientConfig::default()
+        };
+        let client = blocking::Client::with_tls(config, nginx.tls()).unix_socket(&socket);
+        let mut buffer = RequestBuffer::new().unwrap();
+        let mut get = |path: &str| {
+            let url = url(path);
+            let request = buffer.request("GET", &url).unwrap().headers().unwrap();
+            let request = request.finish().unwrap();
+            let mut response = client.send(&mut buffer, &request).unwrap();
+            assert_eq!((response.status(), response.protocol()), (200, protocol));
+            response.bytes().unwrap()
+        };
+        assert!(
+            get("/via").starts_with(b"unix:/"),
+            "nginx's Unix socket answered"
+        );
+        let serials: Vec<_> = (0..3).map(|_| get("/conn")).collect();
+        assert!(serials.iter().all(|s| *s == serials[0]), "{serials:?}");
+        assert!(get("/big.bin")
+            .iter()
+            .enumerate()
+            .all(|(i, &b)| b == (i % 251) as u8));
+
+        let len = 2 << 20;
+        let path = nginx.dir.join("source.bin");
+        std::fs::write(&path, (0..len).map(pattern).collect::<Vec<_>>()).unwrap();
+        let up = url("/up/unix");
+        let request = buffer.request("PUT", &up).unwrap().headers().unwrap();
+        let request = request.body_stream(Some(len as u64)).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        let before = reads_so_far();
+        let response = client.send_file(&mut buffer, &request, &file).unwrap();
+        assert_eq!(response.status(), 201);
+        drop(response);
+        if listen == Listen::Plain {
+            let reads = reads_so_far() - before;
+            assert!(
+                reads < 20,
+                "{reads} reads: the file went through the process"
+            );
+        }
+        assert_stored(&nginx, "up/unix", len);
+
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let client = async_client::Client::with_tls(config, nginx.tls()).unix_socket(&socket);
+            let mut bodies = Vec::new();
+            for path in ["/via", "/conn", "/big.bin", "/conn"] {
+                let url = url(path);
+                let request = buffer.request("GET", &url).unwrap().headers().unwrap();
+                let request = request.finish().unwrap();
+                let mut response = client.send(&mut buffer, &request).await.unwrap();
+                assert_eq!(response.status(), 200);
+                bodies.push(response.bytes().await.unwrap());
+            }
+            assert!(bodies[0].starts_with(b"unix:/"));
+            assert_eq!(bodies[1], bodies[3], "one connection");
+            assert_eq!(bodies[2].len(), FILE_LEN);
+        });
+    }
+}
+
+/// A client whose Unix socket is not there says which socket it could not reach.
+#[test]
+fn a_missing_unix_socket_is_named() {
+    let client = blocking::Client::default().unix_socket("/nonexistent/ringwire.sock");
+    let mut buffer = RequestBuffer::new().unwrap();
+    let url = Url::parse("http://localhost/").unwrap();
+    let request = buffer.request("GET", &url).unwrap().headers().unwrap();
+    let request = request.finish().unwrap();
+    let err = client.send(&mut buffer, &request).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("cannot connect to unix:/nonexistent/ringwire.sock: "),
+        "{err}"
+    );
 }
