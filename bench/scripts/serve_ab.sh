@@ -10,25 +10,37 @@
 #
 # AB_DIR=DIR AB_PATHS="/a /b": serve DIR instead of the demo site and GET each path
 # (no POST), for answers of other sizes. AB_LOAD: the load's connections and streams
-# (default "-c 8 -p 8").
+# (default "-c 8 -p 8"). AB_HTTP1=1: HTTP/1.1 keep-alive instead (-p pipelines).
+# AB_UNIX=1: over a Unix socket (`serve --unix`, `bench --unix-socket`) instead of TCP.
 set -euo pipefail
 before=$1 after=$2 rounds=${3:-3}
 body=$(head -c 1000 /dev/zero | tr '\0' x)
 dir=${AB_DIR:-}
 read -r -a paths <<<"${AB_PATHS:-/hello}"
 read -r -a shape <<<"${AB_LOAD:--c 8 -p 8}"
+proto=(--http2)
+[ "${AB_HTTP1:-0}" = 1 ] && proto=()
 
 run() { # binary method path
     local bin=$1 method=$2 path=$3 err pid port out t0 t1 reqs
     err=$(mktemp)
-    taskset -c 0 "$bin" serve ${dir:+"$dir"} --addr 127.0.0.1:0 --threads 1 2>"$err" >/dev/null &
+    local listen=(--addr 127.0.0.1:0) sock=
+    if [ "${AB_UNIX:-0}" = 1 ]; then
+        sock=$(mktemp -u /tmp/serve_ab.XXXXXX.sock)
+        listen=(--unix "$sock")
+    fi
+    taskset -c 0 "$bin" serve ${dir:+"$dir"} "${listen[@]}" --threads 1 2>"$err" >/dev/null &
     pid=$!
     port=
     for _ in $(seq 50); do
-        port=$(grep -o "127.0.0.1:[0-9]*" "$err" | head -1 | cut -d: -f2) && [ -n "$port" ] && break
+        if [ -n "$sock" ]; then
+            [ -S "$sock" ] && port=80 && break
+        else
+            port=$(grep -o "127.0.0.1:[0-9]*" "$err" | head -1 | cut -d: -f2) && [ -n "$port" ] && break
+        fi
         sleep 0.1
     done
-    local load=(taskset -c 1 "$after" bench --http2 "${shape[@]}")
+    local load=(taskset -c 1 "$after" bench "${proto[@]}" "${shape[@]}" ${sock:+--unix-socket "$sock"})
     [ "$method" = POST ] && load+=(-X POST -d "$body")
     "${load[@]}" -D 1 "http://127.0.0.1:$port$path" >/dev/null 2>&1
     t0=$(awk '{print $14 + $15}' "/proc/$pid/stat")

@@ -766,3 +766,46 @@ fn a_server_that_does_not_choose_http2_fails_the_run() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("ALPN"), "{}", report(&out));
 }
+
+/// `--unix-socket`: HTTP/1.1, HTTP/2 and WebSocket load on `ringwire serve --unix`, the
+/// URL's host only naming `host`.
+#[test]
+fn loads_a_server_on_a_unix_socket() {
+    let dir = std::env::temp_dir().join(format!("ringwire-bench-unix-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let path = dir.join("site.sock");
+    let sock = path.to_str().expect("utf-8");
+    let _server = serve(&["--unix", sock]);
+    for args in [
+        &["-c", "4", "-p", "4", "http://localhost/hello"][..],
+        &["--http2", "-c", "2", "-p", "8", "http://localhost/hello"],
+        &["-c", "2", "-p", "4", "ws://localhost/ws/echo"],
+    ] {
+        let out = bench(&[&["--unix-socket", sock, "-D", "0.5"], args].concat());
+        assert!(out.status.success(), "{args:?}: {}", report(&out));
+        assert!(report(&out).contains(NO_ERRORS), "{}", report(&out));
+        if args[0] == "-c" && args[4].starts_with("ws:") {
+            assert!(number(&out, "messages") > 0, "{}", report(&out));
+        } else {
+            let answered = number(&out, "requests");
+            assert!(answered > 0, "{}", report(&out));
+            assert_eq!(number(&out, "statuses   2xx"), answered, "{}", report(&out));
+        }
+    }
+    let refused = bench(&[
+        "--unix-socket",
+        &format!("{sock}.none"),
+        "-c",
+        "1",
+        "-D",
+        "0.3",
+        "http://localhost/",
+    ]);
+    assert!(
+        report(&refused).contains(&format!("cannot connect to unix:{sock}.none")),
+        "{}",
+        report(&refused)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

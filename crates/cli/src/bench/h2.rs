@@ -4,6 +4,7 @@
 //! written in one go, the answers read in place from the receive ring and
 //! their `DATA` counted, never copied.
 
+use std::path::PathBuf;
 use std::time::Instant;
 
 use bytes::Bytes;
@@ -27,6 +28,8 @@ pub(crate) struct Target {
     pub(crate) origin: Origin,
     /// Present for `https://`, offering `h2` alone.
     pub(crate) tls: Option<TlsConnector>,
+    /// The Unix socket connections go to, if not the origin.
+    pub(crate) unix: Option<PathBuf>,
     request: Request,
     /// Streams in flight per connection.
     pub(crate) depth: usize,
@@ -74,6 +77,7 @@ impl Target {
         Ok(Target {
             origin,
             tls,
+            unix: None,
             request,
             depth,
         })
@@ -83,7 +87,7 @@ impl Target {
 /// A connection to the target's origin: over TLS, only if the server
 /// chose `h2` by ALPN.
 pub(crate) async fn open(target: &Target) -> Result<Socket, OpenError> {
-    let socket = http::open(&target.origin, target.tls.as_ref()).await?;
+    let socket = http::open(&target.origin, target.tls.as_ref(), target.unix.as_deref()).await?;
     if target.tls.is_some() && socket.alpn_protocol().as_deref() != Some(b"h2") {
         return Err(OpenError::Upgrade(
             "the server did not choose h2 by ALPN".to_owned(),

@@ -2,12 +2,13 @@
 //! read in place from its receive ring, head and body, as a client would
 //! (the body is framed and skipped, never copied).
 
+use std::path::{Path, PathBuf};
+
 use ringwire_client::{Origin, Scheme};
 use ringwire_http1::{BodyDecoder, Decoded, Limits, Method, ResponseParser, Status};
 use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport, AsyncStream};
 use ringwire_ring::{Ring, RingConfig, RingError};
 use ringwire_tls::{MaybeTls, TlsConnector};
-use tokio::net::TcpStream;
 
 use super::guard::Board;
 use super::open::OpenError;
@@ -22,6 +23,8 @@ pub(crate) struct Target {
     pub(crate) origin: Origin,
     /// Present for `https://`.
     pub(crate) tls: Option<TlsConnector>,
+    /// The Unix socket connections go to, if not the origin.
+    pub(crate) unix: Option<PathBuf>,
     /// The request, `depth` times over: one write per batch.
     pub(crate) batch: Vec<u8>,
     /// Requests in flight per connection.
@@ -38,20 +41,20 @@ const RX: RingConfig = RingConfig {
     backing: ringwire_ring::Backing::Auto,
 };
 
-/// A connection to `origin`, TLS for `https://`.
-pub(crate) async fn open(origin: &Origin, tls: Option<&TlsConnector>) -> Result<Socket, OpenError> {
-    let tcp = TcpStream::connect((origin.host(), origin.port()))
-        .await
-        .map_err(|e| OpenError::connect(&format!("{}:{}", origin.host(), origin.port()), &e))?;
-    tcp.set_nodelay(true)
-        .map_err(|e| OpenError::Connect(line(e)))?;
+/// A connection to `origin` (or through the Unix socket at `unix`), TLS for `https://`.
+pub(crate) async fn open(
+    origin: &Origin,
+    tls: Option<&TlsConnector>,
+    unix: Option<&Path>,
+) -> Result<Socket, OpenError> {
+    let socket = super::open::socket(origin.host(), origin.port(), unix).await?;
     match (tls, origin.scheme()) {
         (Some(connector), Scheme::Https) => connector
-            .connect(origin.host(), tcp)
+            .connect(origin.host(), socket)
             .await
             .map(|tls| MaybeTls::Tls(Box::new(tls)))
             .map_err(|e| OpenError::Connect(line(e))),
-        _ => Ok(MaybeTls::Plain(tcp)),
+        _ => Ok(MaybeTls::Plain(socket)),
     }
 }
 

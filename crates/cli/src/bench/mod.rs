@@ -16,6 +16,7 @@ mod stats;
 mod ws;
 
 use std::future::Future;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -23,9 +24,9 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use ringwire_client::ws::WsUrl;
 use ringwire_client::{RequestBuffer, Scheme, Url};
+use ringwire_io::tokio::AsyncNetStream;
 use ringwire_io::TransportError;
 use ringwire_tls::{MaybeTls, TlsConnector};
-use tokio::net::TcpStream;
 
 use crate::request::{line, seconds, Extras, RequestArgs, TlsArgs, USER_AGENT};
 
@@ -94,14 +95,18 @@ pub(crate) struct BenchArgs {
     /// most 3 decimals.
     #[arg(long)]
     json: bool,
+    /// Connect through the Unix domain socket at PATH (`ringwire serve --unix`, nginx's
+    /// `listen unix:`) instead of the URL's host, as curl's --unix-socket.
+    #[arg(long = "unix-socket", value_name = "PATH")]
+    pub(crate) unix_socket: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) request: RequestArgs,
     #[command(flatten)]
     tls: TlsArgs,
 }
 
-/// A connection's stream: TCP, or TLS over it.
-type Socket = MaybeTls<TcpStream>;
+/// A connection's stream: a socket (TCP or Unix), or TLS over it.
+type Socket = MaybeTls<AsyncNetStream>;
 
 /// What the connections load.
 #[derive(Debug)]
@@ -129,6 +134,7 @@ impl Target {
             return Ok(Target::Ws(ws::Target {
                 tls,
                 url,
+                unix: args.unix_socket.clone(),
                 payload: vec![b'x'; args.size],
                 depth: args.pipeline,
                 deflate: args.deflate,
@@ -158,13 +164,15 @@ impl Target {
         };
         if args.http2 {
             let origin = url.origin().clone();
-            let target = h2::Target::new(origin, tls, head, body, args.pipeline)?;
+            let mut target = h2::Target::new(origin, tls, head, body, args.pipeline)?;
+            target.unix.clone_from(&args.unix_socket);
             return Ok(Target::H2(target));
         }
         let one = [head, body].concat();
         Ok(Target::Http(http::Target {
             origin: url.origin().clone(),
             tls,
+            unix: args.unix_socket.clone(),
             batch: one.repeat(args.pipeline),
             depth: args.pipeline,
             method: args.request.method().to_owned(),
@@ -181,7 +189,9 @@ impl Target {
 
     async fn open(&self) -> Result<Socket, OpenError> {
         match self {
-            Target::Http(target) => http::open(&target.origin, target.tls.as_ref()).await,
+            Target::Http(target) => {
+                http::open(&target.origin, target.tls.as_ref(), target.unix.as_deref()).await
+            }
             Target::H2(target) => h2::open(target).await,
             Target::Ws(target) => ws::open(target).await,
         }

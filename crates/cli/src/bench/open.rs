@@ -6,8 +6,12 @@
 //! second per connection), not the server. The report lists each cause once,
 //! with how many connections and tries it failed.
 
+use std::path::Path;
 use std::time::Duration;
 use std::{fmt, io};
+
+use ringwire_io::tokio::AsyncNetStream;
+use tokio::net::{TcpStream, UnixStream};
 
 use rustix::io::Errno;
 use rustix::process::{getrlimit, setrlimit, Resource};
@@ -48,8 +52,27 @@ impl fmt::Display for OpenError {
     }
 }
 
+/// A connection to `host`:`port` without Nagle's delay, or to the Unix socket at `unix`
+/// if given (`--unix-socket`).
+pub(crate) async fn socket(
+    host: &str,
+    port: u16,
+    unix: Option<&Path>,
+) -> Result<AsyncNetStream, OpenError> {
+    if let Some(path) = unix {
+        let unix = UnixStream::connect(path).await;
+        let unix = unix.map_err(|e| OpenError::connect(&format!("unix:{}", path.display()), &e))?;
+        return Ok(unix.into());
+    }
+    let tcp = TcpStream::connect((host, port)).await;
+    let tcp = tcp.map_err(|e| OpenError::connect(&format!("{host}:{port}"), &e))?;
+    tcp.set_nodelay(true)
+        .map_err(|e| OpenError::Connect(line(e)))?;
+    Ok(tcp.into())
+}
+
 impl OpenError {
-    /// A TCP connect to `addr` that failed with `e`.
+    /// A connect to `addr` that failed with `e`.
     pub(crate) fn connect(addr: &str, e: &io::Error) -> OpenError {
         let message = format!("cannot connect to {addr}: {}", line(e));
         match Errno::from_io_error(e) {

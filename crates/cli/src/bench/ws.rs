@@ -3,7 +3,7 @@
 
 use ringwire_client::ws::{self as client_ws, DeflateConfig, Message, WsOptions, WsUrl};
 use ringwire_tls::{MaybeTls, TlsConnector};
-use tokio::net::TcpStream;
+use std::path::PathBuf;
 
 use super::guard::Board;
 use super::open::OpenError;
@@ -18,6 +18,8 @@ pub(crate) struct Target {
     pub(crate) url: WsUrl,
     /// Present for `wss://`.
     pub(crate) tls: Option<TlsConnector>,
+    /// The Unix socket connections go to, if not the URL's host.
+    pub(crate) unix: Option<PathBuf>,
     /// Every message's payload.
     pub(crate) payload: Vec<u8>,
     /// Messages in flight per connection.
@@ -29,21 +31,16 @@ pub(crate) struct Target {
 /// A connection to the target's host, TLS for `wss://`.
 pub(crate) async fn open(target: &Target) -> Result<Socket, OpenError> {
     let origin = target.url.http().origin();
-    let addr = format!("{}:{}", origin.host(), origin.port());
-    let tcp = TcpStream::connect(&addr)
-        .await
-        .map_err(|e| OpenError::connect(&addr, &e))?;
-    tcp.set_nodelay(true)
-        .map_err(|e| OpenError::Connect(line(e)))?;
+    let socket = super::open::socket(origin.host(), origin.port(), target.unix.as_deref()).await?;
     match &target.tls {
         Some(connector) => {
             let session = connector
-                .connect(origin.host(), tcp)
+                .connect(origin.host(), socket)
                 .await
                 .map_err(|e| OpenError::Connect(line(e)))?;
             Ok(MaybeTls::Tls(Box::new(session)))
         }
-        None => Ok(MaybeTls::Plain(tcp)),
+        None => Ok(MaybeTls::Plain(socket)),
     }
 }
 
