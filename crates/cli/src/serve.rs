@@ -37,6 +37,10 @@ pub(crate) struct ServeArgs {
     /// there is replaced; the file is removed when the server stops.
     #[arg(long, value_name = "PATH", conflicts_with = "addr")]
     unix: Option<PathBuf>,
+    /// The --unix socket file's permissions, in octal (660: its owner and group may
+    /// connect, say the group nginx runs as); otherwise the process's umask decides.
+    #[arg(long, value_name = "OCTAL", requires = "unix", value_parser = octal_mode)]
+    unix_mode: Option<u32>,
     /// Worker threads (default: available parallelism).
     #[arg(long)]
     threads: Option<usize>,
@@ -169,10 +173,15 @@ fn serve(args: ServeArgs) -> Result<(), String> {
         Some(path) => {
             let place = format!("unix:{}", path.display());
             let bound = Server::bind_unix(path, config);
-            (
-                bound.map_err(|e| format!("cannot listen on {place}: {}", describe(&e)))?,
-                place,
-            )
+            let server =
+                bound.map_err(|e| format!("cannot listen on {place}: {}", describe(&e)))?;
+            if let Some(mode) = args.unix_mode {
+                use std::os::unix::fs::PermissionsExt as _;
+                let permissions = std::fs::Permissions::from_mode(mode);
+                std::fs::set_permissions(path, permissions)
+                    .map_err(|e| format!("cannot set {place}'s mode: {}", describe(&e)))?;
+            }
+            (server, place)
         }
         None => {
             let addr = config.addr;
@@ -401,6 +410,14 @@ async fn shutdown_signal(banner: String, reload: Option<(TlsAcceptor, ServeArgs)
         }
     }
     say("ringwire: shutting down\n");
+}
+
+/// A file mode in octal, as chmod takes it: `660`, `0600`.
+fn octal_mode(text: &str) -> Result<u32, String> {
+    u32::from_str_radix(text, 8)
+        .ok()
+        .filter(|&mode| mode <= 0o7777)
+        .ok_or_else(|| format!("{text:?} is not an octal file mode such as 660"))
 }
 
 /// Writes `line` to stderr if it can. Not `eprintln!`: stderr may be gone (a supervisor that

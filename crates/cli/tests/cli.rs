@@ -125,8 +125,12 @@ fn serves_on_a_unix_socket() {
     let dir = scratch("unix");
     let path = dir.join("site.sock");
     let sock = path.to_str().expect("utf-8");
-    let server = serve(&["--unix", sock]);
+    let server = serve(&["--unix", sock, "--unix-mode", "600"]);
     assert_eq!(server.addr, format!("unix:{sock}"));
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(&path).expect("socket file").permissions(),
+    );
+    assert_eq!(mode & 0o7777, 0o600);
     let hello = curl_with(&["--unix-socket", sock], "http://localhost/hello");
     assert_eq!(hello, "Hello from ringwire!\n");
     let second = run(&["serve", "--unix", sock]);
@@ -140,6 +144,8 @@ fn serves_on_a_unix_socket() {
         !path.exists(),
         "the socket file is removed when the server stops"
     );
+    let bad = run(&["serve", "--unix", sock, "--unix-mode", "rw"]);
+    assert_eq!(bad.status.code(), Some(2), "a usage error");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -97,7 +97,8 @@ impl Server {
 
     /// Binds a Unix domain socket at `path` in place of `config.addr` (for a
     /// server behind a local proxy, nginx's `proxy_pass http://unix:PATH:`, or
-    /// one only local processes may reach: the file's permissions decide who). A
+    /// one only local processes may reach: the file's permissions decide who; they
+    /// follow the umask, and [`std::fs::set_permissions`] on `path` changes them). A
     /// stale socket file left at `path` by a process that ended is replaced;
     /// the file is removed when the server ends. Requests on it have no
     /// [`peer`](crate::Request::peer) (unless a PROXY protocol header names one).
