@@ -804,6 +804,15 @@ enum Opening {
     No,
 }
 
+/// How a write waits for room in the socket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Waits {
+    /// In the blocking call itself.
+    Blocked,
+    /// By `poll`, on a nonblocking socket, receiving meanwhile.
+    Polled,
+}
+
 /// A connection's sending side. While a large write waits for room, what the server
 /// sends is received into the ring: a server that answers as it reads (an echo) stops
 /// reading once its answer fills the socket, and if this side waited for room without
@@ -817,41 +826,40 @@ struct Out<'c> {
 }
 
 impl Out<'_> {
-    /// Sends head and body with `writev`, as many times as the kernel needs.
+    /// Sends head and body with `writev`, as many times as the kernel needs: an opening
+    /// write of up to [`BLOCKING_WRITE_MAX`] by blocking calls, others on the socket made
+    /// nonblocking, waiting for room with [`wait`](Self::wait).
     fn write_all(&mut self, head: &[u8], body: &[u8]) -> Result<(), Error> {
         let mut slices = [IoSlice::new(head), IoSlice::new(body)];
         let mut left = &mut slices[..];
         IoSlice::advance_slices(&mut left, 0);
         if self.opening == Opening::Yes && head.len() + body.len() <= BLOCKING_WRITE_MAX {
-            while !left.is_empty() {
-                match self.rx.get_mut().write_vectored(left) {
-                    Ok(0) => return Err(io::Error::from(io::ErrorKind::WriteZero).into()),
-                    Ok(n) => IoSlice::advance_slices(&mut left, n),
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(e.into()),
-                }
-            }
-            return Ok(());
+            return self.write_slices(left, Waits::Blocked);
         }
-        self.nonblocking(|out| {
-            while !left.is_empty() {
-                match out.rx.get_mut().write_vectored(left) {
-                    Ok(0) => return Err(io::Error::from(io::ErrorKind::WriteZero).into()),
-                    Ok(n) => IoSlice::advance_slices(&mut left, n),
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => out.wait()?,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(e.into()),
-                }
+        self.nonblocking(|out| out.write_slices(left, Waits::Polled))
+    }
+
+    /// Writes all of `left`, then any TLS records still waiting for room. `WouldBlock` is
+    /// a wait for room when `waits` is [`Waits::Polled`]; on a blocking socket it is the
+    /// socket's send timeout running out, an error.
+    fn write_slices(&mut self, mut left: &mut [IoSlice<'_>], waits: Waits) -> Result<(), Error> {
+        let polled = waits == Waits::Polled;
+        while !left.is_empty() {
+            match self.rx.get_mut().write_vectored(left) {
+                Ok(0) => return Err(io::Error::from(io::ErrorKind::WriteZero).into()),
+                Ok(n) => IoSlice::advance_slices(&mut left, n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock && polled => self.wait()?,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e.into()),
             }
-            // A TLS session's records still waiting for room.
-            loop {
-                match out.rx.get_mut().flush() {
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => out.wait()?,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    done => return Ok(done?),
-                }
+        }
+        loop {
+            match self.rx.get_mut().flush() {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock && polled => self.wait()?,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                done => return Ok(done?),
             }
-        })
+        }
     }
 
     /// Sends up to `max` bytes of a streamed body straight from its file by `sendfile`,
