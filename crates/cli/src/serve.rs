@@ -29,7 +29,8 @@ pub(crate) struct ServeArgs {
     /// served either way).
     #[arg(long, requires = "directory")]
     dotfiles: bool,
-    /// Address to listen on (port 0 picks a free port).
+    /// Address to listen on (port 0 picks a free port). A listening socket passed by
+    /// systemd's socket activation (LISTEN_FDS, or systemfd) is served instead, TCP or Unix.
     #[arg(long, default_value = "127.0.0.1:8080")]
     addr: SocketAddr,
     /// Listen on a Unix domain socket created at PATH instead of --addr (behind nginx:
@@ -169,8 +170,17 @@ fn serve(args: ServeArgs) -> Result<(), String> {
         ),
         None => None,
     };
-    let (mut server, place) = match &args.unix {
-        Some(path) => {
+    let (mut server, place) = match (inherited()?, &args.unix) {
+        (Some(Inherited::Tcp(listener)), _) => {
+            let server = Server::from_tcp(listener, config).map_err(|e| inherited_failed(&e))?;
+            let place = server.local_addr().to_string();
+            (server, place)
+        }
+        (Some(Inherited::Unix(listener, place)), _) => {
+            let server = Server::from_unix(listener, config).map_err(|e| inherited_failed(&e))?;
+            (server, place)
+        }
+        (None, Some(path)) => {
             let place = format!("unix:{}", path.display());
             let bound = Server::bind_unix(path, config);
             let server =
@@ -183,7 +193,7 @@ fn serve(args: ServeArgs) -> Result<(), String> {
             }
             (server, place)
         }
-        None => {
+        (None, None) => {
             let addr = config.addr;
             let bound = Server::bind(config);
             let server = bound.map_err(|e| format!("cannot listen on {addr}: {}", describe(&e)))?;
@@ -206,7 +216,7 @@ fn serve(args: ServeArgs) -> Result<(), String> {
         Some(files) => files.root().display().to_string(),
         None => "the demo site".to_owned(),
     };
-    let banner = match &args.unix {
+    let banner = match place.strip_prefix("unix:") {
         Some(_) => format!("ringwire: serving {what} on {place} ({scheme}://localhost/ there)\n"),
         None => format!("ringwire: serving {what} on {scheme}://{place}/\n"),
     };
@@ -410,6 +420,44 @@ async fn shutdown_signal(banner: String, reload: Option<(TlsAcceptor, ServeArgs)
         }
     }
     say("ringwire: shutting down\n");
+}
+
+/// A listening socket passed to the process, in place of `--addr` or `--unix`.
+enum Inherited {
+    Tcp(std::net::TcpListener),
+    /// With its place, `unix:PATH`.
+    Unix(std::os::unix::net::UnixListener, String),
+}
+
+/// The listening socket systemd's socket activation (`LISTEN_FDS`, `LISTEN_PID`) or
+/// systemfd passed as descriptor 3, if any: it outlives the server, so connections that
+/// arrive while the server restarts wait in its queue instead of being refused.
+fn inherited() -> Result<Option<Inherited>, String> {
+    let mut passed = listenfd::ListenFd::from_env();
+    if passed.len() == 0 {
+        return Ok(None);
+    }
+    if let Ok(Some(tcp)) = passed.take_tcp_listener(0) {
+        return Ok(Some(Inherited::Tcp(tcp)));
+    }
+    match passed.take_unix_listener(0) {
+        Ok(Some(unix)) => {
+            let addr = unix.local_addr().map_err(|e| inherited_failed(&e))?;
+            let path = addr
+                .as_pathname()
+                .map_or_else(|| "?".into(), |p| p.display().to_string());
+            Ok(Some(Inherited::Unix(unix, format!("unix:{path}"))))
+        }
+        Ok(None) => Ok(None),
+        Err(e) => Err(inherited_failed(&e)),
+    }
+}
+
+fn inherited_failed(e: &std::io::Error) -> String {
+    format!(
+        "cannot serve the socket passed in LISTEN_FDS: {}",
+        describe(e)
+    )
 }
 
 /// A file mode in octal, as chmod takes it: `660`, `0600`.

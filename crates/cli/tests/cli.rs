@@ -149,6 +149,92 @@ fn serves_on_a_unix_socket() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Binds a listening socket (TCP on a free port, or Unix at the path given), prints its
+/// port, waits for a line on stdin, then runs `ringwire serve` on it as systemd's socket
+/// activation does: descriptor 3, `LISTEN_FDS=1`, `LISTEN_PID` its own.
+const ACTIVATOR: &str = r#"
+import os, socket, sys
+kind, binary = sys.argv[1], sys.argv[2]
+if kind == "tcp":
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+else:
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(sys.argv[3])
+    port = 0
+s.listen(64)
+print(port, flush=True)
+sys.stdin.readline()
+if s.fileno() != 3:
+    os.dup2(s.fileno(), 3)
+os.set_inheritable(3, True)
+os.environ["LISTEN_FDS"] = "1"
+os.environ["LISTEN_PID"] = str(os.getpid())
+os.execv(binary, [binary, "serve", "--addr", "127.0.0.1:1"])
+"#;
+
+/// Socket activation: `ringwire serve` serves the listening socket it is passed (TCP or
+/// Unix, in place of `--addr`), so a connection that arrived before the server started is
+/// answered; a Unix socket's file is left to its owner.
+#[test]
+fn serves_a_socket_systemd_passes() {
+    use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+
+    let dir = scratch("activation");
+    let path = dir.join("passed.sock");
+    for kind in ["tcp", "unix"] {
+        let mut child = Command::new("python3")
+            .args(["-c", ACTIVATOR, kind, BIN, path.to_str().expect("utf-8")])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("python3");
+        let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut port = String::new();
+        stdout.read_line(&mut port).expect("port");
+        let port: u16 = port.trim().parse().expect("a port");
+        let request = b"GET /hello HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n";
+        // Connected and sent before any server runs: it waits in the socket's queue.
+        let mut early: Box<dyn ReadWrite> = match kind {
+            "tcp" => Box::new(std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect")),
+            _ => Box::new(std::os::unix::net::UnixStream::connect(&path).expect("connect")),
+        };
+        early.write_all(request).expect("request");
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin.write_all(b"go\n").expect("start the server");
+        let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
+        let mut banner = String::new();
+        stderr.read_line(&mut banner).expect("banner");
+        let expected = match kind {
+            "tcp" => format!("on http://127.0.0.1:{port}/\n"),
+            _ => format!("on unix:{} (http://localhost/ there)\n", path.display()),
+        };
+        assert!(banner.ends_with(&expected), "{banner:?}");
+        let server = common::Running {
+            child,
+            addr: String::new(),
+        };
+        let mut answer = String::new();
+        early.read_to_string(&mut answer).expect("answer");
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        assert!(answer.ends_with("Hello from ringwire!\n"), "{answer}");
+        // Ours closed first: the server lingers for a peer's last bytes.
+        drop(early);
+        drop(server);
+    }
+    assert!(
+        path.exists(),
+        "the passed socket's file is its owner's to remove"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A socket's two directions, for tests that take either family.
+trait ReadWrite: std::io::Read + std::io::Write {}
+impl<T: std::io::Read + std::io::Write> ReadWrite for T {}
+
 /// `--header` adds its fields to every answer (a file's, a 404, over HTTP/2 too), in place
 /// of the site's own of the same name; a malformed or framing one is refused at start.
 #[test]

@@ -70,9 +70,8 @@ pub(crate) fn bind(addr: SocketAddr, n: usize) -> io::Result<Vec<Listener>> {
     Ok(listeners)
 }
 
-/// `n` listeners on a Unix socket created at `path`: handles on one socket, which
-/// every thread's runtime waits on (the first to accept takes the connection), and
-/// the socket's file, removed when dropped.
+/// `n` listeners on a Unix socket created at `path` ([`shared`] handles on one socket),
+/// and the socket's file, removed when dropped.
 ///
 /// A stale file at `path` (a socket nobody listens on, left by a process that
 /// ended without removing it) is replaced; a live socket or any other file is an
@@ -95,13 +94,25 @@ pub(crate) fn bind_unix(path: &Path, n: usize) -> io::Result<(Vec<Listener>, Soc
     rustix::net::bind(&socket, &addr)?;
     let file = SocketFile::new(path)?;
     rustix::net::listen(&socket, BACKLOG)?;
-    let first = UnixListener::from(socket);
+    Ok((shared(Listener::Unix(socket.into()), n)?, file))
+}
+
+/// `n` handles on `listener`, nonblocking: every thread's runtime waits on its own, and
+/// the first to accept takes the connection.
+pub(crate) fn shared(listener: Listener, n: usize) -> io::Result<Vec<Listener>> {
     let mut listeners = Vec::with_capacity(n.max(1));
     for _ in 1..n {
-        listeners.push(Listener::Unix(first.try_clone()?));
+        listeners.push(match &listener {
+            Listener::Tcp(tcp) => Listener::Tcp(tcp.try_clone()?),
+            Listener::Unix(unix) => Listener::Unix(unix.try_clone()?),
+        });
     }
-    listeners.push(Listener::Unix(first));
-    Ok((listeners, file))
+    match &listener {
+        Listener::Tcp(tcp) => tcp.set_nonblocking(true)?,
+        Listener::Unix(unix) => unix.set_nonblocking(true)?,
+    }
+    listeners.push(listener);
+    Ok(listeners)
 }
 
 /// Removes the socket file at `path` if nothing listens on it.

@@ -120,6 +120,47 @@ impl Server {
         })
     }
 
+    /// Serves on `listener`, bound by someone else: a socket systemd passed
+    /// (socket activation: it outlives the server, so a restart loses no
+    /// connection), one a supervisor keeps across restarts, one bound with
+    /// options of the caller's. With [`Threading::PerCore`] every thread
+    /// accepts from it.
+    ///
+    /// # Errors
+    ///
+    /// The listener cannot be made nonblocking, or its address read.
+    pub fn from_tcp(listener: std::net::TcpListener, config: ServerConfig) -> io::Result<Server> {
+        let local_addr = listener.local_addr()?;
+        let listeners = listen::shared(Listener::Tcp(listener), config.threading.threads())?;
+        Ok(Server {
+            listeners,
+            local_addr,
+            socket_file: None,
+            config: Arc::new(config),
+            tls: None,
+        })
+    }
+
+    /// As [`from_tcp`](Self::from_tcp), on a Unix socket someone else bound; its
+    /// file is theirs, and stays when the server ends.
+    ///
+    /// # Errors
+    ///
+    /// The listener cannot be made nonblocking.
+    pub fn from_unix(
+        listener: std::os::unix::net::UnixListener,
+        config: ServerConfig,
+    ) -> io::Result<Server> {
+        let listeners = listen::shared(Listener::Unix(listener), config.threading.threads())?;
+        Ok(Server {
+            listeners,
+            local_addr: SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)),
+            socket_file: None,
+            config: Arc::new(config),
+            tls: None,
+        })
+    }
+
     /// Serves HTTPS: every connection starts with a TLS handshake by
     /// `acceptor` (whose ALPN list should offer `http/1.1`). Upgrades
     /// (WebSocket) run over the same session.
@@ -135,7 +176,8 @@ impl Server {
         self.local_addr
     }
 
-    /// The Unix socket's path, for a server made by [`bind_unix`](Self::bind_unix).
+    /// The Unix socket's path, for a server made by [`bind_unix`](Self::bind_unix)
+    /// (not [`from_unix`](Self::from_unix): that socket's file is not the server's).
     pub fn unix_path(&self) -> Option<&Path> {
         self.socket_file.as_deref().map(SocketFile::path)
     }
