@@ -75,12 +75,14 @@ pub(crate) struct ServeArgs {
     warm_ms: u64,
     /// Serve HTTPS with this certificate chain (PEM, leaf first). On SIGHUP it is read
     /// again with its key (and --tls-client-ca) for the connections that follow: a renewed
-    /// certificate without a restart.
+    /// certificate without a restart. Repeated (each with its --tls-key, in the same
+    /// order), a client gets the certificate for the name it asks for by SNI, and the
+    /// first when none is for it: several domains on one server.
     #[arg(long, value_name = "FILE", requires = "tls_key")]
-    tls_cert: Option<PathBuf>,
+    tls_cert: Vec<PathBuf>,
     /// The private key (PEM) of --tls-cert.
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
-    tls_key: Option<PathBuf>,
+    tls_key: Vec<PathBuf>,
     /// Serve HTTPS with a certificate for localhost made up at start, for
     /// development (clients must trust the file it names, or skip checks).
     #[arg(long, conflicts_with = "tls_cert")]
@@ -251,7 +253,7 @@ fn tls(args: &ServeArgs, place: &str) -> Result<(Option<TlsAcceptor>, Option<Tem
             path.display()
         );
         (tls_config(args, &cert, &key)?, Some(file))
-    } else if args.tls_cert.is_some() {
+    } else if !args.tls_cert.is_empty() {
         (tls_config_from_files(args)?, None)
     } else if args.tls_client_ca.is_some() {
         return Err(
@@ -267,10 +269,19 @@ fn tls(args: &ServeArgs, place: &str) -> Result<(Option<TlsAcceptor>, Option<Tem
 /// The TLS settings of `--tls-cert`, `--tls-key` and `--tls-client-ca`, their files read
 /// now.
 fn tls_config_from_files(args: &ServeArgs) -> Result<ringwire_tls::ServerConfig, String> {
-    let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) else {
+    if args.tls_cert.len() != args.tls_key.len() {
+        return Err("each --tls-cert goes with a --tls-key, in the same order".into());
+    }
+    let mut pairs = args.tls_cert.iter().zip(&args.tls_key);
+    let Some((cert, key)) = pairs.next() else {
         return Err("--tls-cert and --tls-key go together".into());
     };
-    tls_config(args, &read(cert)?, &read(key)?)
+    let mut config = tls_config(args, &read(cert)?, &read(key)?)?;
+    for (cert, key) in pairs {
+        let identity = ringwire_tls::Identity::from_pem(&read(cert)?, &read(key)?);
+        config = config.add_identity(identity.map_err(unusable)?);
+    }
+    Ok(config)
 }
 
 /// The TLS settings for the certificate chain `cert` and its `key` (PEM): the flags' ALPN,

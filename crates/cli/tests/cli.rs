@@ -832,6 +832,55 @@ fn a_missing_directory_fails_with_one_line() {
     );
 }
 
+/// Repeated `--tls-cert`/`--tls-key` pairs: each name gets its certificate by SNI (curl
+/// checks it against the test CA), the first goes to other names; unpaired flags are refused.
+#[test]
+fn serves_several_names_a_certificate_each() {
+    let dir = scratch("sni");
+    certificates(&dir);
+    let script = r#"
+        set -e
+        openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+            -subj /CN=other.test -keyout other.key -out other.csr
+        printf 'subjectAltName=DNS:other.test\n' >other.cnf
+        openssl x509 -req -in other.csr -CA ca.pem -CAkey ca.key -CAcreateserial \
+            -days 2 -extfile other.cnf -out other.pem
+    "#;
+    let made = Command::new("sh")
+        .args(["-c", script])
+        .current_dir(&dir)
+        .status();
+    assert!(made.expect("openssl").success());
+    let path = |name: &str| dir.join(name).to_str().expect("utf-8").to_owned();
+    let (other, other_key) = (path("other.pem"), path("other.key"));
+    let server = serve_https(&dir, &["--tls-cert", &other, "--tls-key", &other_key]);
+    let port = server.addr.rsplit_once(':').expect("port").1;
+    let ca = path("ca.pem");
+    for host in ["localhost", "other.test"] {
+        let resolve = format!("{host}:{port}:127.0.0.1");
+        let url = format!("https://{host}:{port}/hello");
+        let hello = curl_with(&["--cacert", &ca, "--resolve", &resolve], &url);
+        assert_eq!(hello, "Hello from ringwire!\n", "{host}");
+    }
+    let unpaired = run(&[
+        "serve",
+        "--addr",
+        "127.0.0.1:0",
+        "--tls-cert",
+        &other,
+        "--tls-key",
+        &other_key,
+        "--tls-cert",
+        &other,
+    ]);
+    assert_eq!(unpaired.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&unpaired.stderr),
+        "ringwire: each --tls-cert goes with a --tls-key, in the same order\n"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn serves_https_to_curl_with_a_certificate_it_trusts() {
     let dir = scratch("https");

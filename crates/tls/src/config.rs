@@ -3,13 +3,14 @@
 use std::sync::Arc;
 
 use openssl::ssl::{
-    AlpnError, SslAcceptor, SslConnector, SslContextBuilder, SslMethod, SslMode, SslVerifyMode,
-    SslVersion,
+    AlpnError, NameType, SniError, SslAcceptor, SslAcceptorBuilder, SslConnector,
+    SslContextBuilder, SslMethod, SslMode, SslVerifyMode, SslVersion,
 };
 use openssl::x509::X509;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::WebPkiClientVerifier;
+use rustls::sign::CertifiedKey;
 
 use crate::resume::Sessions;
 use crate::TlsError;
@@ -98,6 +99,11 @@ impl Identity {
             key: key_pem.to_vec(),
         })
     }
+
+    /// The chain's PEM, leaf first.
+    pub(crate) fn chain(&self) -> &[u8] {
+        &self.chain
+    }
 }
 
 impl std::fmt::Debug for Identity {
@@ -122,6 +128,8 @@ pub enum ClientAuth {
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
     identity: Identity,
+    /// Presented by SNI to clients asking for one of their certificates' names.
+    named: Vec<Identity>,
     client_auth: Option<(Vec<u8>, ClientAuth)>,
     alpn: Vec<Vec<u8>>,
     backend: Backend,
@@ -134,6 +142,7 @@ impl ServerConfig {
     pub fn new(identity: Identity) -> Self {
         ServerConfig {
             identity,
+            named: Vec::new(),
             client_auth: None,
             alpn: Vec::new(),
             backend: Backend::default(),
@@ -150,6 +159,17 @@ impl ServerConfig {
     /// encrypted.
     pub fn from_pem(chain_pem: &[u8], key_pem: &[u8]) -> Result<Self, TlsError> {
         Identity::from_pem(chain_pem, key_pem).map(Self::new)
+    }
+
+    /// Also presents `identity`, to a client that asks by SNI for a name its certificate
+    /// is for (its DNS subject alternative names, or its common name; `*.example.com`
+    /// covers one label): a server of several domains with a certificate each. The
+    /// identity [`new`](Self::new) took goes to every other client (and to one that sends
+    /// no name). An exact name wins over a wildcard, then the identity added first.
+    #[must_use]
+    pub fn add_identity(mut self, identity: Identity) -> Self {
+        self.named.push(identity);
+        self
     }
 
     /// Asks clients for a certificate signed by one of the CAs in `ca_pem` (mutual TLS);
@@ -367,6 +387,37 @@ impl ServerContext {
 }
 
 fn openssl_server(config: &ServerConfig) -> Result<SslAcceptor, TlsError> {
+    let mut builder = openssl_server_builder(config, &config.identity)?;
+    if !config.named.is_empty() {
+        // A context per identity, alike but for it; the client's SNI name switches the
+        // session to one before the certificate is chosen.
+        let contexts = config
+            .named
+            .iter()
+            .map(|identity| {
+                let context = openssl_server_builder(config, identity)?
+                    .build()
+                    .into_context();
+                Ok((crate::sni::names(identity)?, context))
+            })
+            .collect::<Result<Vec<_>, TlsError>>()?;
+        builder.set_servername_callback(move |ssl, _| {
+            let host = ssl.servername(NameType::HOST_NAME);
+            if let Some(context) = host.and_then(|host| crate::sni::pick(&contexts, host)) {
+                ssl.set_ssl_context(context)
+                    .map_err(|_| SniError::ALERT_FATAL)?;
+            }
+            Ok(())
+        });
+    }
+    Ok(builder.build())
+}
+
+/// An OpenSSL server context's settings, presenting `identity`.
+fn openssl_server_builder(
+    config: &ServerConfig,
+    identity: &Identity,
+) -> Result<SslAcceptorBuilder, TlsError> {
     let err = |what| move |e: openssl::error::ErrorStack| TlsError::Config(format!("{what}: {e}"));
     let mut builder = SslAcceptor::mozilla_intermediate_v5(SslMethod::tls_server())
         .map_err(err("OpenSSL context"))?;
@@ -374,7 +425,7 @@ fn openssl_server(config: &ServerConfig) -> Result<SslAcceptor, TlsError> {
     // `openssl` crate's `RELEASE_BUFFERS` cost two allocations per request);
     // an idle one frees them (`TlsStream::release_idle_memory`).
     crate::ffi::clear_mode(&mut builder, SslMode::RELEASE_BUFFERS);
-    openssl_identity(&mut builder, &config.identity)?;
+    openssl_identity(&mut builder, identity)?;
     if let Some((ca_pem, mode)) = &config.client_auth {
         for ca in openssl_cas(ca_pem)? {
             // Sent in the certificate request, so a client with several can pick.
@@ -407,7 +458,7 @@ fn openssl_server(config: &ServerConfig) -> Result<SslAcceptor, TlsError> {
             choose(&ours, offered).ok_or(AlpnError::ALERT_FATAL)
         });
     }
-    Ok(builder.build())
+    Ok(builder)
 }
 
 fn rustls_server(config: &ServerConfig) -> Result<Arc<rustls::ServerConfig>, TlsError> {
@@ -432,9 +483,27 @@ fn rustls_server(config: &ServerConfig) -> Result<Arc<rustls::ServerConfig>, Tls
             )
         }
     };
-    let mut server = builder
-        .with_single_cert(chain, key)
-        .map_err(|e| config_error("certificate and key")(e.to_string()))?;
+    let mut server = if config.named.is_empty() {
+        builder
+            .with_single_cert(chain, key)
+            .map_err(|e| config_error("certificate and key")(e.to_string()))?
+    } else {
+        let certified = |chain, key| {
+            CertifiedKey::from_der(chain, key, &provider())
+                .map(Arc::new)
+                .map_err(|e| config_error("certificate and key")(e.to_string()))
+        };
+        let named = config
+            .named
+            .iter()
+            .map(|identity| {
+                let (chain, key) = rustls_identity(identity)?;
+                Ok((crate::sni::names(identity)?, certified(chain, key)?))
+            })
+            .collect::<Result<Vec<_>, TlsError>>()?;
+        let default = certified(chain, key)?;
+        builder.with_cert_resolver(Arc::new(crate::sni::Resolver { default, named }))
+    };
     server.alpn_protocols = config.alpn.clone();
     Ok(Arc::new(server))
 }

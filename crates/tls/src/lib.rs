@@ -23,7 +23,8 @@
 //! Clients verify certificates and host names by default against the
 //! system's roots (plus any added); mutual TLS (a server asking for client
 //! certificates, [`ServerConfig::client_auth`]; a client presenting one,
-//! [`ClientConfig::identity`]); ALPN, SNI, TLS 1.2 and 1.3 on both
+//! [`ClientConfig::identity`]); a server of several names with a certificate each, chosen
+//! by the client's SNI ([`ServerConfig::add_identity`]); ALPN, SNI, TLS 1.2 and 1.3 on both
 //! sides; `close_notify` on shutdown, and a peer that closes without it is
 //! an error ([`TlsError::Truncated`]), not an end of stream.
 
@@ -35,6 +36,7 @@ mod insecure;
 mod maybe;
 mod resume;
 mod session;
+mod sni;
 mod stream;
 mod wire;
 
