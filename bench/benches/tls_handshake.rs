@@ -2,7 +2,8 @@
 //! one current-thread runtime (so a figure is both ends' work): a full
 //! handshake (a connector that has no session yet) against a resumed one (a
 //! connector that kept the session its last connection received), for each
-//! client library. Each connection reads the server's first byte, which also
+//! client library; and the same against a server that picks its certificate by SNI
+//! among nine. Each connection reads the server's first byte, which also
 //! takes in the session tickets that TLS 1.3 sends after the handshake, then
 //! ends without `close_notify`, as a pooled connection usually does.
 //!
@@ -18,7 +19,9 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport};
 use ringwire_io::TransportConfig;
-use ringwire_tls::{self_signed, Backend, ClientConfig, ServerConfig, TlsAcceptor, TlsConnector};
+use ringwire_tls::{
+    self_signed, Backend, ClientConfig, Identity, ServerConfig, TlsAcceptor, TlsConnector,
+};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::runtime::Runtime;
 
@@ -74,26 +77,38 @@ fn bench_handshake(c: &mut Criterion) {
         .expect("runtime");
     let (cert, key) = self_signed(&["localhost"]).expect("certificate");
     let server = ServerConfig::from_pem(&cert, &key).expect("server config");
-    let addr = serve(&runtime, TlsAcceptor::new(&server).expect("acceptor"));
+    let plain = serve(&runtime, TlsAcceptor::new(&server).expect("acceptor"));
+    // The same certificate, one of nine the server picks from by SNI (`localhost` is not
+    // the default one): what choosing costs.
+    let (other, other_key) = self_signed(&["default.test"]).expect("certificate");
+    let mut several = ServerConfig::from_pem(&other, &other_key).expect("server config");
+    for i in 0..7 {
+        let (cert, key) = self_signed(&[&format!("site{i}.test")]).expect("certificate");
+        several = several.add_identity(Identity::from_pem(&cert, &key).expect("identity"));
+    }
+    let several = several.add_identity(Identity::from_pem(&cert, &key).expect("identity"));
+    let by_sni = serve(&runtime, TlsAcceptor::new(&several).expect("acceptor"));
     let mut group = c.benchmark_group("tls/handshake");
-    for backend in [Backend::OpenSsl, Backend::Rustls] {
-        let config = ClientConfig::default()
-            .without_system_roots()
-            .add_root_pem(&cert)
-            .backend(backend);
-        let fresh = || TlsConnector::new(&config).expect("connector");
-        group.bench_function(format!("{backend:?}/full"), |b| {
-            b.iter_batched(
-                fresh,
-                |connector| assert!(!runtime.block_on(connect(&connector, addr))),
-                BatchSize::SmallInput,
-            );
-        });
-        let connector = fresh();
-        runtime.block_on(connect(&connector, addr));
-        group.bench_function(format!("{backend:?}/resumed"), |b| {
-            b.iter(|| assert!(runtime.block_on(connect(&connector, addr))));
-        });
+    for (server, addr) in [("", plain), (", picked by SNI", by_sni)] {
+        for backend in [Backend::OpenSsl, Backend::Rustls] {
+            let config = ClientConfig::default()
+                .without_system_roots()
+                .add_root_pem(&cert)
+                .backend(backend);
+            let fresh = || TlsConnector::new(&config).expect("connector");
+            group.bench_function(format!("{backend:?}/full{server}"), |b| {
+                b.iter_batched(
+                    fresh,
+                    |connector| assert!(!runtime.block_on(connect(&connector, addr))),
+                    BatchSize::SmallInput,
+                );
+            });
+            let connector = fresh();
+            runtime.block_on(connect(&connector, addr));
+            group.bench_function(format!("{backend:?}/resumed{server}"), |b| {
+                b.iter(|| assert!(runtime.block_on(connect(&connector, addr))));
+            });
+        }
     }
     group.finish();
 }
