@@ -50,11 +50,11 @@ impl Accepting {
 /// A port another process holds is an error either way, even when that
 /// process set `SO_REUSEPORT` too (another ringwire): the port is first
 /// bound without it, which fails if anyone holds it, and released.
-pub(crate) fn bind(addr: SocketAddr, n: usize) -> io::Result<Vec<Listener>> {
+pub(crate) fn bind(addr: SocketAddr, n: usize) -> io::Result<Vec<TcpListener>> {
     if n <= 1 {
         let alone = TcpListener::bind(addr)?;
         alone.set_nonblocking(true)?;
-        return Ok(vec![Listener::Tcp(alone)]);
+        return Ok(vec![alone]);
     }
     // Port 0 asks for a free port, which nobody else holds; probing it
     // and letting go would let another socket take it in between.
@@ -63,9 +63,9 @@ pub(crate) fn bind(addr: SocketAddr, n: usize) -> io::Result<Vec<Listener>> {
     }
     let first = reuseport(addr)?;
     let addr = first.local_addr()?;
-    let mut listeners = vec![Listener::Tcp(first)];
+    let mut listeners = vec![first];
     for _ in 1..n {
-        listeners.push(Listener::Tcp(reuseport(addr)?));
+        listeners.push(reuseport(addr)?);
     }
     Ok(listeners)
 }

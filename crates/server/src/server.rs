@@ -32,6 +32,14 @@ impl Threading {
             Threading::Shared(n) | Threading::PerCore(n) => n.max(1),
         }
     }
+
+    /// Listening sockets (or handles on one) wanted: one per runtime.
+    fn listeners(self) -> usize {
+        match self {
+            Threading::Shared(_) => 1,
+            Threading::PerCore(n) => n.max(1),
+        }
+    }
 }
 
 impl Default for Threading {
@@ -79,16 +87,10 @@ impl Server {
     ///
     /// The address cannot be bound (in use, not local, no permission).
     pub fn bind(config: ServerConfig) -> io::Result<Server> {
-        let listeners = match config.threading {
-            Threading::PerCore(n) => listen::bind(config.addr, n.max(1))?,
-            Threading::Shared(_) => listen::bind(config.addr, 1)?,
-        };
-        let Listener::Tcp(first) = &listeners[0] else {
-            unreachable!("TCP listeners")
-        };
+        let listeners = listen::bind(config.addr, config.threading.listeners())?;
         Ok(Server {
-            local_addr: first.local_addr()?,
-            listeners,
+            local_addr: listeners[0].local_addr()?,
+            listeners: listeners.into_iter().map(Listener::Tcp).collect(),
             socket_file: None,
             config: Arc::new(config),
             tls: None,
@@ -110,7 +112,7 @@ impl Server {
     /// cannot be created there (no such directory, no permission, a path longer
     /// than the 107 bytes a socket address holds).
     pub fn bind_unix(path: impl AsRef<Path>, config: ServerConfig) -> io::Result<Server> {
-        let (listeners, file) = listen::bind_unix(path.as_ref(), config.threading.threads())?;
+        let (listeners, file) = listen::bind_unix(path.as_ref(), config.threading.listeners())?;
         Ok(Server {
             listeners,
             local_addr: SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)),
@@ -131,7 +133,7 @@ impl Server {
     /// The listener cannot be made nonblocking, or its address read.
     pub fn from_tcp(listener: std::net::TcpListener, config: ServerConfig) -> io::Result<Server> {
         let local_addr = listener.local_addr()?;
-        let listeners = listen::shared(Listener::Tcp(listener), config.threading.threads())?;
+        let listeners = listen::shared(Listener::Tcp(listener), config.threading.listeners())?;
         Ok(Server {
             listeners,
             local_addr,
@@ -151,7 +153,7 @@ impl Server {
         listener: std::os::unix::net::UnixListener,
         config: ServerConfig,
     ) -> io::Result<Server> {
-        let listeners = listen::shared(Listener::Unix(listener), config.threading.threads())?;
+        let listeners = listen::shared(Listener::Unix(listener), config.threading.listeners())?;
         Ok(Server {
             listeners,
             local_addr: SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)),
