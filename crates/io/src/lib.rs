@@ -50,7 +50,7 @@ pub use chunks::Chunks;
 pub use config::{TransportConfig, BURST_CAPACITY};
 pub use duplex::Duplex;
 pub use error::TransportError;
-pub use net::NetStream;
+pub use net::{NetStream, PeerCredentials};
 pub use recv::RecvTransport;
 pub use ringwire_ring::{Ring, RingConfig, RingPool};
 pub use send::SendTransport;

@@ -139,6 +139,35 @@ impl ShutdownWrite for &NetStream {
     }
 }
 
+/// Who is at the other end of a Unix socket, as the kernel recorded it when the peer
+/// connected (`SO_PEERCRED`): a local server can let in by user without a password.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PeerCredentials {
+    /// The peer's process.
+    pub pid: i32,
+    /// Its effective user.
+    pub uid: u32,
+    /// Its effective group.
+    pub gid: u32,
+}
+
+/// The credentials of the peer of the Unix socket `socket` (Linux).
+#[cfg(target_os = "linux")]
+fn peer_credentials(socket: impl AsFd) -> Option<PeerCredentials> {
+    let cred = rustix::net::sockopt::socket_peercred(socket).ok()?;
+    Some(PeerCredentials {
+        pid: cred.pid.as_raw_nonzero().get(),
+        uid: cred.uid.as_raw(),
+        gid: cred.gid.as_raw(),
+    })
+}
+
+/// Elsewhere, none are known.
+#[cfg(not(target_os = "linux"))]
+fn peer_credentials(_: impl AsFd) -> Option<PeerCredentials> {
+    None
+}
+
 #[cfg(feature = "tokio")]
 pub use self::tokio::AsyncNetStream;
 
@@ -152,6 +181,7 @@ mod tokio {
     use ::tokio::io::Interest;
     use ::tokio::net::{TcpStream, UnixStream};
 
+    use super::PeerCredentials;
     use crate::tokio::AsyncStream;
     use AsyncNetStream::{Tcp, Unix};
 
@@ -179,6 +209,15 @@ mod tokio {
             match self {
                 Self::Tcp(tcp) => Some(tcp),
                 Self::Unix(_) => None,
+            }
+        }
+
+        /// A Unix socket's peer: its process, user and group (a system call each time);
+        /// `None` over TCP.
+        pub fn peer_credentials(&self) -> Option<PeerCredentials> {
+            match self {
+                Self::Tcp(_) => None,
+                Self::Unix(unix) => super::peer_credentials(&**unix),
             }
         }
 

@@ -275,6 +275,17 @@ impl<'a> Request<'a> {
         }
     }
 
+    /// Who is at the other end of a Unix socket ([`Server::bind_unix`](crate::Server)):
+    /// its process, user and group as the kernel recorded them when it connected
+    /// (`SO_PEERCRED`, Linux; a system call each time), for a local server that lets
+    /// users in by who they are. `None` over TCP. Behind a proxy these are the proxy's.
+    pub fn peer_credentials(&self) -> Option<ringwire_io::PeerCredentials> {
+        match self.peer {
+            Peer::Socket(socket, _) => socket.get_ref().peer_credentials(),
+            Peer::Unknown | Peer::Addr(_) => None,
+        }
+    }
+
     /// The certificate (DER) the client presented, on a server that asks for one
     /// ([`ringwire_tls::ServerConfig::client_auth`]); `None` without TLS or without one.
     /// Its signature was checked against the CAs given there.

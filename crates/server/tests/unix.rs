@@ -23,6 +23,12 @@ impl Handler for Peer {
         let peer = request
             .peer()
             .map_or_else(|| "-".to_owned(), |p| p.to_string());
+        if request.target().as_bytes() == b"/whoami" {
+            let who = request
+                .peer_credentials()
+                .expect("a Unix peer's credentials");
+            return Response::text(format!("{} {} {}", who.pid, who.uid, who.gid));
+        }
         Response::text(format!("{peer} {:?}", request.protocol()))
     }
 }
@@ -78,6 +84,23 @@ fn curl_over_http1_h2c_and_https() {
         "http://localhost/",
     ]);
     assert_eq!(h2c, "- Http2");
+    // The kernel's record of who connected: this test's user and group, curl's process.
+    let out = std::process::Command::new("curl")
+        .args(["-s", "--unix-socket", sock, "http://localhost/whoami"])
+        .output()
+        .expect("curl");
+    let who = String::from_utf8_lossy(&out.stdout).into_owned();
+    let ids = format!(
+        " {} {}",
+        rustix::process::getuid().as_raw(),
+        rustix::process::getgid().as_raw()
+    );
+    assert!(who.ends_with(&ids), "{who} against{ids}");
+    let pid: i32 = who.split(' ').next().expect("pid").parse().expect("a pid");
+    assert!(
+        pid > 0 && pid != i32::try_from(std::process::id()).expect("pid"),
+        "{who}"
+    );
     // Keep-alive: several requests on one connection (curl says when it reuses one).
     let out = std::process::Command::new("curl")
         .args(["-sv", "--unix-socket", sock])
