@@ -1,6 +1,6 @@
 //! A server on a Unix domain socket: curl's `--unix-socket` over HTTP/1.1, h2c and
-//! HTTPS, a file sent by `sendfile`, a WebSocket, a PROXY protocol header, both threading
-//! models, and the socket file's life (a stale one replaced, a live one or another file
+//! HTTPS, nginx proxying to it, the peer's credentials, a file sent by `sendfile`, a
+//! WebSocket, a PROXY protocol header, both threading models, and the socket file's life (a stale one replaced, a live one or another file
 //! refused, removed when the server ends).
 
 mod common;
@@ -307,4 +307,83 @@ fn exchange(path: &Path, pieces: &[&[u8]]) -> String {
     let mut out = Vec::new();
     let _ = stream.read_to_end(&mut out);
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// nginx in front, as the socket is meant to be used (`upstream { server unix:PATH; }`
+/// with keep-alive connections to it): requests, and bodies both ways, go through.
+#[test]
+fn behind_nginx() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = socket_path(&dir);
+    let (stop, _thread) = start(&path, ServerConfig::default(), common::Echo, None);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let d = dir.path().display();
+    let config = format!(
+        "daemon off;
+master_process off;
+pid {d}/nginx.pid;
+error_log {d}/error.log;
+events {{ worker_connections 64; }}
+http {{
+    access_log off;
+    client_body_temp_path {d}/body;
+    proxy_temp_path {d}/proxy;
+    fastcgi_temp_path {d}/fastcgi;
+    uwsgi_temp_path {d}/uwsgi;
+    scgi_temp_path {d}/scgi;
+    upstream app {{ server unix:{sock}; keepalive 4; }}
+    server {{
+        listen 127.0.0.1:{port};
+        client_max_body_size 0;
+        location / {{
+            proxy_pass http://app;
+            proxy_http_version 1.1;
+            proxy_set_header Connection \"\";
+        }}
+    }}
+}}
+",
+        sock = path.display()
+    );
+    let conf = dir.path().join("nginx.conf");
+    std::fs::write(&conf, config).expect("write");
+    let nginx = Nginx(
+        std::process::Command::new("/usr/sbin/nginx")
+            .arg("-c")
+            .arg(&conf)
+            .arg("-p")
+            .arg(dir.path())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("nginx is installed at /usr/sbin/nginx"),
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(std::time::Instant::now() < deadline, "nginx did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let url = format!("http://127.0.0.1:{port}/a?b=c");
+    for _ in 0..3 {
+        assert_eq!(common::curl_text(&[&url]), "GET /a?b=c body=0\n");
+    }
+    let body: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+    let echoed = common::curl(&["--data-binary", "@-", &url], &body);
+    let mut expected = b"POST /a?b=c body=300000\n".to_vec();
+    expected.extend_from_slice(&body);
+    assert!(echoed == expected, "{} bytes came back", echoed.len());
+    drop(nginx);
+    drop(stop);
+}
+
+/// nginx, killed (by its pid) when the test ends.
+struct Nginx(std::process::Child);
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
