@@ -454,9 +454,19 @@ fn inherited() -> Result<Option<Inherited>, String> {
     match passed.take_unix_listener(0) {
         Ok(Some(unix)) => {
             let addr = unix.local_addr().map_err(|e| inherited_failed(&e))?;
-            let path = addr
-                .as_pathname()
-                .map_or_else(|| "?".into(), |p| p.display().to_string());
+            // A path, or (Linux) a name in the abstract namespace, written `@name`.
+            #[cfg(target_os = "linux")]
+            let abstract_name = {
+                use std::os::linux::net::SocketAddrExt as _;
+                addr.as_abstract_name()
+                    .map(|name| format!("@{}", String::from_utf8_lossy(name)))
+            };
+            #[cfg(not(target_os = "linux"))]
+            let abstract_name = None;
+            let path = match addr.as_pathname() {
+                Some(path) => path.display().to_string(),
+                None => abstract_name.unwrap_or_else(|| "(unnamed)".into()),
+            };
             Ok(Some(Inherited::Unix(unix, format!("unix:{path}"))))
         }
         Ok(None) => Ok(None),

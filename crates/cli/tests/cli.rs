@@ -149,7 +149,8 @@ fn serves_on_a_unix_socket() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Binds a listening socket (TCP on a free port, or Unix at the path given), prints its
+/// Binds a listening socket (TCP on a free port, Unix at the path given, or Unix in the
+/// abstract namespace under that name), prints its
 /// port, waits for a line on stdin, then runs `ringwire serve` on it as systemd's socket
 /// activation does: descriptor 3, `LISTEN_FDS=1`, `LISTEN_PID` its own.
 const ACTIVATOR: &str = r#"
@@ -159,6 +160,10 @@ if kind == "tcp":
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
+elif kind == "abstract":
+    s = socket.socket(socket.AF_UNIX)
+    s.bind("\0" + sys.argv[3])
+    port = 0
 else:
     s = socket.socket(socket.AF_UNIX)
     s.bind(sys.argv[3])
@@ -174,8 +179,8 @@ os.environ["LISTEN_PID"] = str(os.getpid())
 os.execv(binary, [binary, "serve", "--addr", "127.0.0.1:1"])
 "#;
 
-/// Socket activation: `ringwire serve` serves the listening socket it is passed (TCP or
-/// Unix, in place of `--addr`), so a connection that arrived before the server started is
+/// Socket activation: `ringwire serve` serves the listening socket it is passed (TCP, or
+/// Unix by path or abstract name, in place of `--addr`), so a connection that arrived before the server started is
 /// answered; a Unix socket's file is left to its owner.
 #[test]
 fn serves_a_socket_systemd_passes() {
@@ -183,9 +188,15 @@ fn serves_a_socket_systemd_passes() {
 
     let dir = scratch("activation");
     let path = dir.join("passed.sock");
-    for kind in ["tcp", "unix"] {
+    let name = format!("ringwire-test-{}", std::process::id());
+    for kind in ["tcp", "unix", "abstract"] {
+        let place = if kind == "abstract" {
+            name.clone()
+        } else {
+            path.display().to_string()
+        };
         let mut child = Command::new("python3")
-            .args(["-c", ACTIVATOR, kind, BIN, path.to_str().expect("utf-8")])
+            .args(["-c", ACTIVATOR, kind, BIN, &place])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -199,7 +210,12 @@ fn serves_a_socket_systemd_passes() {
         // Connected and sent before any server runs: it waits in the socket's queue.
         let mut early: Box<dyn ReadWrite> = match kind {
             "tcp" => Box::new(std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect")),
-            _ => Box::new(std::os::unix::net::UnixStream::connect(&path).expect("connect")),
+            "unix" => Box::new(std::os::unix::net::UnixStream::connect(&path).expect("connect")),
+            _ => {
+                use std::os::linux::net::SocketAddrExt as _;
+                let addr = std::os::unix::net::SocketAddr::from_abstract_name(&name).expect("name");
+                Box::new(std::os::unix::net::UnixStream::connect_addr(&addr).expect("connect"))
+            }
         };
         early.write_all(request).expect("request");
         let mut stdin = child.stdin.take().expect("stdin");
@@ -209,7 +225,8 @@ fn serves_a_socket_systemd_passes() {
         stderr.read_line(&mut banner).expect("banner");
         let expected = match kind {
             "tcp" => format!("on http://127.0.0.1:{port}/\n"),
-            _ => format!("on unix:{} (http://localhost/ there)\n", path.display()),
+            "unix" => format!("on unix:{place} (http://localhost/ there)\n"),
+            _ => format!("on unix:@{name} (http://localhost/ there)\n"),
         };
         assert!(banner.ends_with(&expected), "{banner:?}");
         let server = common::Running {
