@@ -415,10 +415,10 @@ impl Client {
     ) -> Result<Stream, Error> {
         let socket = match (&self.unix, self.proxies.route(origin)) {
             (Some(path), _) => {
-                let stream = crate::connect::unix_blocking(path, timeout);
+                let stream = NetStream::connect_unix(path, timeout);
                 let stream = stream.map_err(|e| unix_failed(path, e))?;
                 trace(Trace::ConnectedUnix(path));
-                NetStream::Unix(stream)
+                stream
             }
             (None, None) => self.tcp(origin, timeout, trace)?.into(),
             (None, Some(proxy)) => {

@@ -8,7 +8,6 @@
 use std::future::Future;
 use std::io;
 use std::net::{SocketAddr, TcpStream};
-use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::pin::Pin;
 use std::task::Poll;
@@ -213,18 +212,6 @@ pub(crate) fn unix_failed(path: &Path, e: io::Error) -> Error {
             source: e,
         },
     }
-}
-
-/// A connection to the Unix socket at `path` within `limit` (a listener whose queue is
-/// full keeps a connect waiting); past it an error of kind `TimedOut`.
-pub(crate) fn unix_blocking(path: &Path, limit: Option<Duration>) -> io::Result<UnixStream> {
-    let socket = Socket::new(Domain::UNIX, Type::STREAM, None)?;
-    let addr = SockAddr::unix(path)?;
-    match limit {
-        Some(limit) => socket.connect_timeout(&addr, limit)?,
-        None => socket.connect(&addr)?,
-    }
-    Ok(socket.into())
 }
 
 #[cfg(test)]

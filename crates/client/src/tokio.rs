@@ -408,12 +408,12 @@ impl Client {
         let socket: AsyncNetStream = match (&self.unix, self.proxies.route(origin)) {
             (Some(path), _) => {
                 let connecting = async {
-                    let unix = ::tokio::net::UnixStream::connect(path).await;
+                    let unix = AsyncNetStream::connect_unix(path).await;
                     unix.map_err(|e| unix_failed(path, e))
                 };
                 let unix = within_connect(limit, connecting).await?;
                 trace(Trace::ConnectedUnix(path));
-                unix.into()
+                unix
             }
             (None, None) => self.tcp(origin, limit, trace).await?.into(),
             (None, Some(proxy)) => {

@@ -7,7 +7,10 @@ use std::io::{self, IoSlice, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::net::UnixStream;
+use std::path::Path;
 use std::time::Duration;
+
+use socket2::{Domain, SockAddr, Socket, Type};
 
 use crate::ShutdownWrite;
 use NetStream::{Tcp, Unix};
@@ -32,6 +35,29 @@ macro_rules! each {
 }
 
 impl NetStream {
+    /// A connection to the Unix socket at `path`. A listener whose queue is full keeps the
+    /// connect waiting for room, as a blocking `connect(2)` does, for at most `limit`;
+    /// past it an error of kind `TimedOut`.
+    pub fn connect_unix(path: &Path, limit: Option<Duration>) -> io::Result<NetStream> {
+        let socket = Socket::new(Domain::UNIX, Type::STREAM, None)?;
+        let addr = SockAddr::unix(path)?;
+        // A Unix connect waits for room as long as the send timeout allows (a nonblocking
+        // one, or one polled for completion, fails with `EAGAIN` at once instead).
+        socket.set_write_timeout(limit.map(|l| l.max(Duration::from_millis(1))))?;
+        loop {
+            match socket.connect(&addr) {
+                Ok(()) => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    return Err(io::ErrorKind::TimedOut.into())
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        socket.set_write_timeout(None)?;
+        Ok(Self::Unix(socket.into()))
+    }
+
     /// The peer's address: a TCP peer's; `None` for a Unix socket, whose peer has none
     /// worth reporting (usually unnamed).
     pub fn peer_addr(&self) -> Option<SocketAddr> {
@@ -46,6 +72,15 @@ impl NetStream {
         match self {
             Self::Tcp(tcp) => Some(tcp),
             Self::Unix(_) => None,
+        }
+    }
+
+    /// A Unix socket's peer: its process, user and group (a system call each time);
+    /// `None` over TCP.
+    pub fn peer_credentials(&self) -> Option<PeerCredentials> {
+        match self {
+            Self::Tcp(_) => None,
+            Self::Unix(unix) => peer_credentials(unix),
         }
     }
 
@@ -176,7 +211,9 @@ mod tokio {
     use std::io::{self, IoSlice};
     use std::net::SocketAddr;
     use std::os::fd::{AsFd, BorrowedFd};
+    use std::path::Path;
     use std::task::{Context, Poll};
+    use std::time::Duration;
 
     use ::tokio::io::Interest;
     use ::tokio::net::{TcpStream, UnixStream};
@@ -196,6 +233,24 @@ mod tokio {
     }
 
     impl AsyncNetStream {
+        /// A connection to the Unix socket at `path`. A listener whose queue is full keeps
+        /// the connect waiting for room (tried again, at most 50 ms apart), as a blocking
+        /// `connect(2)` does: bound it with a timeout.
+        pub async fn connect_unix(path: &Path) -> io::Result<AsyncNetStream> {
+            let mut pause = Duration::from_millis(1);
+            loop {
+                // A nonblocking connect fails with `EAGAIN` when the queue is full, and
+                // nothing can be polled for room in it.
+                match UnixStream::connect(path).await {
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        ::tokio::time::sleep(pause).await;
+                        pause = (pause * 2).min(Duration::from_millis(50));
+                    }
+                    connected => return connected.map(Self::from),
+                }
+            }
+        }
+
         /// The peer's address: a TCP peer's; `None` for a Unix socket.
         pub fn peer_addr(&self) -> Option<SocketAddr> {
             match self {
@@ -297,13 +352,48 @@ mod tokio {
     }
 }
 
-#[cfg(all(test, feature = "tokio"))]
+#[cfg(test)]
 mod tests {
-    use super::AsyncNetStream;
+    use std::os::unix::net::UnixListener;
+
+    use super::NetStream;
+
+    /// A connect waits for room in a full queue until its limit, then times out; and once
+    /// connected, the socket's peer is this process.
+    #[test]
+    fn a_unix_connect_waits_within_its_limit_and_knows_its_peer() {
+        let dir = std::env::temp_dir().join(format!("ringwire-io-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("net.sock");
+        let _ = std::fs::remove_file(&path);
+        let listener = UnixListener::bind(&path).unwrap();
+        let limit = Some(std::time::Duration::from_millis(50));
+        let first = NetStream::connect_unix(&path, limit).unwrap();
+        #[cfg(target_os = "linux")]
+        assert_eq!(
+            first.peer_credentials().map(|c| c.pid),
+            Some(i32::try_from(std::process::id()).unwrap())
+        );
+        // Nobody accepts: the queue (128 by default) fills, and a connect then waits.
+        let mut queued = vec![first];
+        let timed_out = loop {
+            match NetStream::connect_unix(&path, limit) {
+                Ok(stream) => queued.push(stream),
+                Err(e) => break e,
+            }
+            assert!(queued.len() < 10_000, "the queue never filled");
+        };
+        assert_eq!(timed_out.kind(), std::io::ErrorKind::TimedOut);
+        drop(listener);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     /// A server keeps one per idle connection: the family costs no tag.
+    #[cfg(feature = "tokio")]
     #[test]
     fn an_async_socket_is_as_large_as_a_tcp_stream() {
+        use super::AsyncNetStream;
+
         assert_eq!(
             std::mem::size_of::<AsyncNetStream>(),
             std::mem::size_of::<tokio::net::TcpStream>()

@@ -11,7 +11,7 @@ use std::time::Duration;
 use std::{fmt, io};
 
 use ringwire_io::tokio::AsyncNetStream;
-use tokio::net::{TcpStream, UnixStream};
+use tokio::net::TcpStream;
 
 use rustix::io::Errno;
 use rustix::process::{getrlimit, setrlimit, Resource};
@@ -60,9 +60,9 @@ pub(crate) async fn socket(
     unix: Option<&Path>,
 ) -> Result<AsyncNetStream, OpenError> {
     if let Some(path) = unix {
-        let unix = UnixStream::connect(path).await;
-        let unix = unix.map_err(|e| OpenError::connect(&format!("unix:{}", path.display()), &e))?;
-        return Ok(unix.into());
+        // Waits for room in a full queue (the caller's timeout bounds it).
+        let unix = AsyncNetStream::connect_unix(path).await;
+        return unix.map_err(|e| OpenError::connect(&format!("unix:{}", path.display()), &e));
     }
     let tcp = TcpStream::connect((host, port)).await;
     let tcp = tcp.map_err(|e| OpenError::connect(&format!("{host}:{port}"), &e))?;
