@@ -15,6 +15,7 @@ use ringwire_client::blocking::{Client, Trace};
 use ringwire_client::{
     ClientConfig, Error, Form, Http2, Protocol, Request, RequestBuffer, StreamedRequest, Url,
 };
+use ringwire_io::unix_socket_name;
 
 use crate::cookies::Cookies;
 use crate::request::{
@@ -624,7 +625,7 @@ impl<'a> Watch<'a> {
             }
             Trace::ConnectedUnix(path) => {
                 if args.verbose {
-                    eprintln!("* Connected to unix:{}", path.display());
+                    eprintln!("* Connected to unix:{}", unix_socket_name(path));
                 }
                 self.timing.connect = started.elapsed();
                 return;

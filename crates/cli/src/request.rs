@@ -437,10 +437,35 @@ pub(crate) struct RouteArgs {
     /// commas, are raced as a name's are (families alternating, 250 ms apart).
     #[arg(long = "resolve", value_name = "HOST:PORT:ADDRESS[,ADDRESS...]")]
     resolve: Vec<String>,
+    #[command(flatten)]
+    unix: UnixArgs,
+}
+
+/// Where a client connects instead of the network: a Unix domain socket.
+#[derive(Args, Debug, Clone, Default)]
+pub(crate) struct UnixArgs {
     /// Connect through the Unix domain socket at PATH instead of the network, as curl's
     /// --unix-socket: the URL's host still names Host, SNI and the certificate; no proxy.
     #[arg(long = "unix-socket", value_name = "PATH")]
     unix_socket: Option<std::path::PathBuf>,
+    /// As --unix-socket, to the socket NAME in Linux's abstract namespace (`ss -x` shows
+    /// it as @NAME; `ringwire serve --unix @NAME`), as curl's --abstract-unix-socket.
+    #[arg(
+        long = "abstract-unix-socket",
+        value_name = "NAME",
+        conflicts_with = "unix_socket"
+    )]
+    abstract_unix_socket: Option<String>,
+}
+
+impl UnixArgs {
+    /// The socket's path (an abstract name's starts with a NUL byte), if one was given.
+    pub(crate) fn path(&self) -> Option<std::path::PathBuf> {
+        match (&self.unix_socket, &self.abstract_unix_socket) {
+            (_, Some(name)) => Some(ringwire_io::abstract_unix_path(name.as_bytes())),
+            (path, None) => path.clone(),
+        }
+    }
 }
 
 /// A `--resolve` pin: host, port, addresses.
@@ -463,8 +488,8 @@ impl RouteArgs {
             .fold(client, |client, (host, port, addrs)| {
                 resolve(client, host, port, &addrs)
             });
-        Ok(match &self.unix_socket {
-            Some(path) => unix_socket(client, path),
+        Ok(match self.unix.path() {
+            Some(path) => unix_socket(client, &path),
             None => client,
         })
     }

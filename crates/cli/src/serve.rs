@@ -35,7 +35,8 @@ pub(crate) struct ServeArgs {
     addr: SocketAddr,
     /// Listen on a Unix domain socket created at PATH instead of --addr (behind nginx:
     /// `proxy_pass http://unix:PATH:`; curl: `--unix-socket PATH`). A stale socket left
-    /// there is replaced; the file is removed when the server stops.
+    /// there is replaced; the file is removed when the server stops. @NAME listens on NAME
+    /// in Linux's abstract namespace: no file (curl: `--abstract-unix-socket NAME`).
     #[arg(long, value_name = "PATH", conflicts_with = "addr")]
     unix: Option<PathBuf>,
     /// The --unix socket file's permissions, in octal (660: its owner and group may
@@ -172,7 +173,8 @@ fn serve(args: ServeArgs) -> Result<(), String> {
         ),
         None => None,
     };
-    let (mut server, place) = match (inherited()?, &args.unix) {
+    let unix = args.unix.as_deref().map(|path| (path, abstract_name(path)));
+    let (mut server, place) = match (inherited()?, unix) {
         (Some(Inherited::Tcp(listener)), _) => {
             let server = Server::from_tcp(listener, config).map_err(|e| inherited_failed(&e))?;
             let place = server.local_addr().to_string();
@@ -182,7 +184,19 @@ fn serve(args: ServeArgs) -> Result<(), String> {
             let server = Server::from_unix(listener, config).map_err(|e| inherited_failed(&e))?;
             (server, place)
         }
-        (None, Some(path)) => {
+        (None, Some((path, Some(name)))) => {
+            let place = format!("unix:{}", path.display());
+            if args.unix_mode.is_some() {
+                return Err(format!(
+                    "{place}: an abstract socket has no file to set a mode on"
+                ));
+            }
+            let bound = Server::bind_unix_abstract(name, config);
+            let server =
+                bound.map_err(|e| format!("cannot listen on {place}: {}", describe(&e)))?;
+            (server, place)
+        }
+        (None, Some((path, None))) => {
             let place = format!("unix:{}", path.display());
             let bound = Server::bind_unix(path, config);
             let server =
@@ -443,6 +457,13 @@ enum Inherited {
 /// The listening socket systemd's socket activation (`LISTEN_FDS`, `LISTEN_PID`) or
 /// systemfd passed as descriptor 3, if any: it outlives the server, so connections that
 /// arrive while the server restarts wait in its queue instead of being refused.
+/// The name after `@` in `--unix @NAME`: a socket in the abstract namespace.
+fn abstract_name(path: &Path) -> Option<&[u8]> {
+    use std::os::unix::ffi::OsStrExt as _;
+
+    path.as_os_str().as_bytes().strip_prefix(b"@")
+}
+
 fn inherited() -> Result<Option<Inherited>, String> {
     let mut passed = listenfd::ListenFd::from_env();
     if passed.len() == 0 {

@@ -210,6 +210,91 @@ fn reaches_a_server_on_a_unix_socket() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `--abstract-unix-socket NAME`: `ringwire get` (as curl), `ringwire ws` and `ringwire
+/// bench` reach `ringwire serve --unix @NAME`, a socket in Linux's abstract namespace (no
+/// file), shown as `unix:@NAME`; a second server is refused the name, a mode refused, and a
+/// name nobody serves is named in the error.
+#[test]
+fn reaches_a_server_on_an_abstract_socket() {
+    let name = format!("ringwire-get-{}", std::process::id());
+    let at = format!("@{name}");
+    let server = serve(&["--unix", &at]);
+    assert_eq!(server.addr, format!("unix:{at}"));
+    same_as_curl(&["--abstract-unix-socket", &name, "http://localhost/hello"]);
+    let out = get(&[
+        "-v",
+        "--abstract-unix-socket",
+        &name,
+        "http://localhost/hello",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.starts_with(&format!(
+            "* Connected to unix:{at}\n> GET /hello HTTP/1.1\n"
+        )),
+        "{stderr}"
+    );
+    let out = Command::new(BIN)
+        .args([
+            "ws",
+            "--abstract-unix-socket",
+            &name,
+            "ws://localhost/ws/echo",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut ws| {
+            ws.stdin.take().expect("stdin").write_all(b"abstract\n")?;
+            ws.wait_with_output()
+        })
+        .expect("ringwire ws");
+    assert_eq!(text(&out.stdout), "abstract\n", "{}", text(&out.stderr));
+    let out = Command::new(BIN)
+        .args([
+            "bench",
+            "--abstract-unix-socket",
+            &name,
+            "-c",
+            "2",
+            "-D",
+            "0.3",
+        ])
+        .arg("http://localhost/hello")
+        .output()
+        .expect("ringwire bench");
+    let report = text(&out.stdout);
+    assert!(out.status.success(), "{report}{}", text(&out.stderr));
+    assert!(report.contains("statuses   2xx"), "{report}");
+
+    let second = Command::new(BIN)
+        .args(["serve", "--unix", &at])
+        .output()
+        .expect("serve");
+    assert_eq!(
+        text(&second.stderr),
+        format!("ringwire: cannot listen on unix:{at}: address already in use\n")
+    );
+    let moded = Command::new(BIN)
+        .args(["serve", "--unix", &at, "--unix-mode", "600"])
+        .output()
+        .expect("serve");
+    assert_eq!(
+        text(&moded.stderr),
+        format!("ringwire: unix:{at}: an abstract socket has no file to set a mode on\n")
+    );
+    drop(server);
+
+    let out = get(&["--abstract-unix-socket", &name, "http://localhost/"]);
+    assert!(
+        text(&out.stderr).starts_with(&format!("ringwire: cannot connect to unix:{at}: ")),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
 /// A directory of its own for one test.
 fn scratch(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("ringwire-get-{name}-{}", std::process::id()));

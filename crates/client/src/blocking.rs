@@ -113,7 +113,9 @@ impl Client {
 
     /// This client, connecting to the Unix domain socket at `path` for every origin, as
     /// curl's `--unix-socket`: a URL's host still names the `Host` field, the TLS server
-    /// name and the certificate check; proxies are not used.
+    /// name and the certificate check; proxies are not used. A socket in Linux's abstract
+    /// namespace (curl's `--abstract-unix-socket`) is named by
+    /// [`abstract_unix_path`](crate::abstract_unix_path).
     #[must_use]
     pub fn unix_socket(mut self, path: impl AsRef<Path>) -> Self {
         self.unix = Some(Arc::from(path.as_ref()));

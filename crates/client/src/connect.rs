@@ -208,7 +208,7 @@ pub(crate) fn unix_failed(path: &Path, e: io::Error) -> Error {
     match e.kind() {
         io::ErrorKind::TimedOut => Error::Timeout(Phase::Connect),
         _ => Error::Connect {
-            authority: format!("unix:{}", path.display()),
+            authority: format!("unix:{}", ringwire_io::unix_socket_name(path)),
             source: e,
         },
     }

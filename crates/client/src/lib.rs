@@ -98,6 +98,8 @@ pub use proxy::{Proxies, Proxy, ProxyEnvError};
 pub use request::{
     BodyWriter, HeaderBuilder, QueryBuilder, Request, RequestBuffer, StreamedRequest,
 };
+#[cfg(target_os = "linux")]
+pub use ringwire_io::abstract_unix_path;
 pub use trace::Trace;
 pub use trailers::Trailers;
 pub use url::{Origin, Scheme, Url, UrlError};

@@ -50,7 +50,9 @@ pub use chunks::Chunks;
 pub use config::{TransportConfig, BURST_CAPACITY};
 pub use duplex::Duplex;
 pub use error::TransportError;
-pub use net::{NetStream, PeerCredentials};
+#[cfg(target_os = "linux")]
+pub use net::abstract_unix_path;
+pub use net::{unix_socket_name, NetStream, PeerCredentials};
 pub use recv::RecvTransport;
 pub use ringwire_ring::{Ring, RingConfig, RingPool};
 pub use send::SendTransport;

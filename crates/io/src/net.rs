@@ -7,7 +7,7 @@ use std::io::{self, IoSlice, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::net::UnixStream;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use socket2::{Domain, SockAddr, Socket, Type};
@@ -195,6 +195,30 @@ fn peer_credentials(socket: impl AsFd) -> Option<PeerCredentials> {
         uid: cred.uid.as_raw(),
         gid: cred.gid.as_raw(),
     })
+}
+
+/// The path that names `name` in Linux's abstract Unix socket namespace, for
+/// [`NetStream::connect_unix`], `AsyncNetStream::connect_unix` and tokio's own connects:
+/// `name` after a NUL byte, as the socket address has it.
+#[cfg(target_os = "linux")]
+pub fn abstract_unix_path(name: &[u8]) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+
+    let mut path = Vec::with_capacity(name.len() + 1);
+    path.push(0);
+    path.extend_from_slice(name);
+    PathBuf::from(std::ffi::OsStr::from_bytes(&path))
+}
+
+/// A Unix socket's path as people write it: an abstract name (its path starts with a
+/// NUL byte, [`abstract_unix_path`]) as `@name`, as `ss -x` shows it.
+pub fn unix_socket_name(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+
+    match path.as_os_str().as_bytes() {
+        [0, name @ ..] => format!("@{}", String::from_utf8_lossy(name)),
+        _ => path.display().to_string(),
+    }
 }
 
 /// Elsewhere, none are known.

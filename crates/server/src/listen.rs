@@ -3,12 +3,14 @@
 
 use std::io;
 use std::net::{SocketAddr, TcpListener};
+use std::os::fd::OwnedFd;
 use std::os::unix::fs::MetadataExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::task::{Context, Poll};
 
 use ringwire_io::tokio::AsyncNetStream;
+use rustix::net::SocketAddrUnix;
 
 /// A bound listening socket, not yet on a runtime.
 #[derive(Debug)]
@@ -77,24 +79,43 @@ pub(crate) fn bind(addr: SocketAddr, n: usize) -> io::Result<Vec<TcpListener>> {
 /// ended without removing it) is replaced; a live socket or any other file is an
 /// error, "address in use".
 pub(crate) fn bind_unix(path: &Path, n: usize) -> io::Result<(Vec<Listener>, SocketFile)> {
-    use rustix::net::{AddressFamily, SocketAddrUnix, SocketFlags, SocketType};
-
     remove_stale(path)?;
+    let addr = SocketAddrUnix::new(path).map_err(|_| too_long(path.as_os_str().len(), "path"))?;
+    let socket = bound_unix(&addr)?;
+    let file = SocketFile::new(path)?;
+    rustix::net::listen(&socket, BACKLOG)?;
+    Ok((shared(Listener::Unix(socket.into()), n)?, file))
+}
+
+/// `n` listeners on a Unix socket named `name` in Linux's abstract namespace (no file:
+/// the name goes when the socket closes; anyone in the network namespace may connect).
+/// A name in use is "address in use".
+#[cfg(target_os = "linux")]
+pub(crate) fn bind_abstract(name: &[u8], n: usize) -> io::Result<Vec<Listener>> {
+    let addr = SocketAddrUnix::new_abstract_name(name).map_err(|_| too_long(name.len(), "name"))?;
+    let socket = bound_unix(&addr)?;
+    rustix::net::listen(&socket, BACKLOG)?;
+    shared(Listener::Unix(socket.into()), n)
+}
+
+/// A nonblocking Unix stream socket bound to `addr`.
+fn bound_unix(addr: &SocketAddrUnix) -> io::Result<OwnedFd> {
+    use rustix::net::{AddressFamily, SocketFlags, SocketType};
+
     let socket = rustix::net::socket_with(
         AddressFamily::UNIX,
         SocketType::STREAM,
         SocketFlags::NONBLOCK | SocketFlags::CLOEXEC,
         None,
     )?;
-    let addr = SocketAddrUnix::new(path).map_err(|_| {
-        let len = path.as_os_str().len();
-        let why = format!("{len} bytes: a Unix socket's path holds at most 107");
-        io::Error::new(io::ErrorKind::InvalidInput, why)
-    })?;
-    rustix::net::bind(&socket, &addr)?;
-    let file = SocketFile::new(path)?;
-    rustix::net::listen(&socket, BACKLOG)?;
-    Ok((shared(Listener::Unix(socket.into()), n)?, file))
+    rustix::net::bind(&socket, addr)?;
+    Ok(socket)
+}
+
+/// A Unix socket address's `what` of `len` bytes, past the 107 it holds.
+fn too_long(len: usize, what: &str) -> io::Error {
+    let why = format!("{len} bytes: a Unix socket's {what} holds at most 107");
+    io::Error::new(io::ErrorKind::InvalidInput, why)
 }
 
 /// `n` handles on `listener`, nonblocking: every thread's runtime waits on its own, and

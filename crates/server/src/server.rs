@@ -113,13 +113,21 @@ impl Server {
     /// than the 107 bytes a socket address holds).
     pub fn bind_unix(path: impl AsRef<Path>, config: ServerConfig) -> io::Result<Server> {
         let (listeners, file) = listen::bind_unix(path.as_ref(), config.threading.listeners())?;
-        Ok(Server {
-            listeners,
-            local_addr: SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)),
-            socket_file: Some(Arc::new(file)),
-            config: Arc::new(config),
-            tls: None,
-        })
+        Ok(Server::on_unix(listeners, Some(file), config))
+    }
+
+    /// A server on a Unix socket named `name` in Linux's abstract namespace (`@name`
+    /// in `ss -x`; nginx: `server unix:@name;`; curl: `--abstract-unix-socket name`):
+    /// no file to create, clean up or give permissions to, so anyone in the network
+    /// namespace may connect. Gone when the server ends.
+    ///
+    /// # Errors
+    ///
+    /// The name is taken (`AddrInUse`) or longer than 107 bytes.
+    #[cfg(target_os = "linux")]
+    pub fn bind_unix_abstract(name: impl AsRef<[u8]>, config: ServerConfig) -> io::Result<Server> {
+        let listeners = listen::bind_abstract(name.as_ref(), config.threading.listeners())?;
+        Ok(Server::on_unix(listeners, None, config))
     }
 
     /// Serves on `listener`, bound by someone else: a socket systemd passed
@@ -154,13 +162,19 @@ impl Server {
         config: ServerConfig,
     ) -> io::Result<Server> {
         let listeners = listen::shared(Listener::Unix(listener), config.threading.listeners())?;
-        Ok(Server {
+        Ok(Server::on_unix(listeners, None, config))
+    }
+
+    /// A server on Unix socket `listeners`, which have no address of the `SocketAddr`
+    /// kind, and own `file` if given.
+    fn on_unix(listeners: Vec<Listener>, file: Option<SocketFile>, config: ServerConfig) -> Server {
+        Server {
             listeners,
             local_addr: SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)),
-            socket_file: None,
+            socket_file: file.map(Arc::new),
             config: Arc::new(config),
             tls: None,
-        })
+        }
     }
 
     /// Serves HTTPS: every connection starts with a TLS handshake by

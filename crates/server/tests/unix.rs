@@ -49,6 +49,17 @@ fn start<H: Handler>(
     if let Some(acceptor) = tls {
         server = server.with_tls(acceptor);
     }
+    run(server, handler)
+}
+
+/// Runs `server` on a thread of its own, until `stop` is sent or dropped.
+fn run<H: Handler>(
+    server: Server,
+    handler: H,
+) -> (
+    tokio::sync::oneshot::Sender<()>,
+    std::thread::JoinHandle<std::io::Result<()>>,
+) {
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let thread = std::thread::spawn(move || {
         server.run(handler, async move {
@@ -295,9 +306,47 @@ fn a_stale_socket_is_replaced_and_a_live_one_refused() {
     assert!(err.to_string().contains("107"), "{err}");
 }
 
+/// A socket in Linux's abstract namespace: no file; its name is taken while the server
+/// runs (another bind is refused) and free again once it ends; both threading models
+/// accept from it.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_abstract_socket_needs_no_file() {
+    use std::os::linux::net::SocketAddrExt as _;
+    use std::os::unix::net::SocketAddr;
+
+    let name = format!("ringwire-server-test-{}", std::process::id());
+    let addr = SocketAddr::from_abstract_name(&name).expect("name");
+    for threading in [Threading::Shared(2), Threading::PerCore(2)] {
+        let server = Server::bind_unix_abstract(&name, config(threading)).expect("bind");
+        assert_eq!(server.unix_path(), None);
+        let err = Server::bind_unix_abstract(&name, ServerConfig::default()).expect_err("taken");
+        assert_eq!(err.kind(), std::io::ErrorKind::AddrInUse);
+        let (stop, thread) = run(server, Peer);
+        for _ in 0..6 {
+            let stream = UnixStream::connect_addr(&addr).expect("connect");
+            let answer = talk(
+                stream,
+                &[b"GET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n"],
+            );
+            assert!(answer.ends_with("\r\n\r\n- Http11"), "{answer}");
+        }
+        drop(stop);
+        thread.join().expect("server thread").expect("served");
+    }
+    let long = "x".repeat(108);
+    let err = Server::bind_unix_abstract(long, ServerConfig::default()).expect_err("too long");
+    assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+    assert!(err.to_string().contains("107"), "{err}");
+}
+
 /// Writes `pieces` and reads until the server closes.
 fn exchange(path: &Path, pieces: &[&[u8]]) -> String {
-    let mut stream = UnixStream::connect(path).expect("connect");
+    talk(UnixStream::connect(path).expect("connect"), pieces)
+}
+
+/// Writes `pieces` on `stream` and reads until the server closes.
+fn talk(mut stream: UnixStream, pieces: &[&[u8]]) -> String {
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
         .expect("timeout");

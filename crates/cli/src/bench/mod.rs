@@ -16,7 +16,6 @@ mod stats;
 mod ws;
 
 use std::future::Future;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -28,7 +27,7 @@ use ringwire_io::tokio::AsyncNetStream;
 use ringwire_io::TransportError;
 use ringwire_tls::{MaybeTls, TlsConnector};
 
-use crate::request::{line, seconds, Extras, RequestArgs, TlsArgs, USER_AGENT};
+use crate::request::{line, seconds, Extras, RequestArgs, TlsArgs, UnixArgs, USER_AGENT};
 
 use guard::{Board, Interrupt};
 use open::{OpenError, Tries};
@@ -95,10 +94,10 @@ pub(crate) struct BenchArgs {
     /// most 3 decimals.
     #[arg(long)]
     json: bool,
-    /// Connect through the Unix domain socket at PATH (`ringwire serve --unix`, nginx's
-    /// `listen unix:`) instead of the URL's host, as curl's --unix-socket.
-    #[arg(long = "unix-socket", value_name = "PATH")]
-    pub(crate) unix_socket: Option<PathBuf>,
+    /// A Unix domain socket (`ringwire serve --unix`, nginx's `listen unix:`) to connect
+    /// to instead of the URL's host.
+    #[command(flatten)]
+    pub(crate) unix: UnixArgs,
     #[command(flatten)]
     pub(crate) request: RequestArgs,
     #[command(flatten)]
@@ -134,7 +133,7 @@ impl Target {
             return Ok(Target::Ws(ws::Target {
                 tls,
                 url,
-                unix: args.unix_socket.clone(),
+                unix: args.unix.path(),
                 payload: vec![b'x'; args.size],
                 depth: args.pipeline,
                 deflate: args.deflate,
@@ -165,14 +164,14 @@ impl Target {
         if args.http2 {
             let origin = url.origin().clone();
             let mut target = h2::Target::new(origin, tls, head, body, args.pipeline)?;
-            target.unix.clone_from(&args.unix_socket);
+            target.unix = args.unix.path();
             return Ok(Target::H2(target));
         }
         let one = [head, body].concat();
         Ok(Target::Http(http::Target {
             origin: url.origin().clone(),
             tls,
-            unix: args.unix_socket.clone(),
+            unix: args.unix.path(),
             batch: one.repeat(args.pipeline),
             depth: args.pipeline,
             method: args.request.method().to_owned(),

@@ -11,6 +11,7 @@ use std::time::Duration;
 use std::{fmt, io};
 
 use ringwire_io::tokio::AsyncNetStream;
+use ringwire_io::unix_socket_name;
 use tokio::net::TcpStream;
 
 use rustix::io::Errno;
@@ -62,7 +63,8 @@ pub(crate) async fn socket(
     if let Some(path) = unix {
         // Waits for room in a full queue (the caller's timeout bounds it).
         let unix = AsyncNetStream::connect_unix(path).await;
-        return unix.map_err(|e| OpenError::connect(&format!("unix:{}", path.display()), &e));
+        let place = format!("unix:{}", unix_socket_name(path));
+        return unix.map_err(|e| OpenError::connect(&place, &e));
     }
     let tcp = TcpStream::connect((host, port)).await;
     let tcp = tcp.map_err(|e| OpenError::connect(&format!("{host}:{port}"), &e))?;
