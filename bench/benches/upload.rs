@@ -59,10 +59,10 @@
 //! `UPLOAD_SOURCE` is `memory` or `file`.
 
 use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
@@ -526,7 +526,7 @@ fn clients(addr: SocketAddr) -> Vec<Box<dyn Uploader>> {
 /// nginx in the foreground, one process, storing `PUT`s under a private
 /// directory; killed by pid, and its directory removed, when dropped.
 struct Nginx {
-    child: Child,
+    process: ringwire_testkit::Nginx,
     dir: PathBuf,
     addr: SocketAddr,
 }
@@ -549,20 +549,8 @@ impl Nginx {
         let d = dir.display();
         // The body temp files and the root on one file system: a stored
         // body is renamed into place, not copied.
-        let config = format!(
-            "daemon off;
-master_process off;
-pid {d}/nginx.pid;
-error_log {d}/error.log;
-events {{ worker_connections 64; }}
-http {{
-    access_log off;
-    client_body_temp_path {d}/body;
-    proxy_temp_path {d}/proxy;
-    fastcgi_temp_path {d}/fastcgi;
-    uwsgi_temp_path {d}/uwsgi;
-    scgi_temp_path {d}/scgi;
-    keepalive_timeout 600s;
+        let http = format!(
+            "    keepalive_timeout 600s;
     keepalive_requests 100000;
     server {{
         listen 127.0.0.1:{port};
@@ -572,36 +560,11 @@ http {{
             client_max_body_size 0;
             client_body_buffer_size 1m;
         }}
-    }}
-}}
-"
+    }}"
         );
-        let conf = dir.join("nginx.conf");
-        std::fs::write(&conf, config).unwrap();
-        let mut command = match cpu {
-            Some(cpu) => {
-                // taskset execs nginx: the child's pid is nginx's.
-                let mut command = Command::new("taskset");
-                command.args(["-c", cpu, "/usr/sbin/nginx"]);
-                command
-            }
-            None => Command::new("/usr/sbin/nginx"),
-        };
-        let child = command
-            .arg("-c")
-            .arg(&conf)
-            .arg("-p")
-            .arg(&dir)
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("nginx is installed at /usr/sbin/nginx");
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "nginx did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let process = ringwire_testkit::Nginx::start(&dir, &http, port, cpu);
         Nginx {
-            child,
+            process,
             dir,
             addr: SocketAddr::from(([127, 0, 0, 1], port)),
         }
@@ -609,7 +572,7 @@ http {{
 
     /// nginx's CPU time so far (one process, one thread).
     fn cpu(&self) -> Duration {
-        let stat = std::fs::read_to_string(format!("/proc/{}/schedstat", self.child.id()))
+        let stat = std::fs::read_to_string(format!("/proc/{}/schedstat", self.process.pid()))
             .expect("nginx's schedstat");
         let nanos = stat.split_whitespace().next().unwrap().parse().unwrap();
         Duration::from_nanos(nanos)
@@ -628,8 +591,7 @@ http {{
 
 impl Drop for Nginx {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.process.stop();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
@@ -813,11 +775,11 @@ fn main() {
         Some((client, sink)) => println!(
             "\n{mib} MiB per upload, {rounds} rounds after 1 warm-up, client on CPU {client}, \
              nginx (pid {}) on CPU {sink}\n",
-            nginx.child.id()
+            nginx.process.pid()
         ),
         None => println!(
             "\n{mib} MiB per upload, {rounds} rounds after 1 warm-up, unpinned, nginx pid {}\n",
-            nginx.child.id()
+            nginx.process.pid()
         ),
     }
     let mut samples: Vec<Vec<Sample>> = rows.iter().map(|_| Vec::new()).collect();

@@ -6,10 +6,8 @@
 //! through nginx's Unix socket too (curl's `--unix-socket`).
 
 use std::io::Read;
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 mod common;
 
@@ -19,13 +17,12 @@ use ringwire_client::{
     Url,
 };
 
-const NGINX: &str = "/usr/sbin/nginx";
 const FILE_LEN: usize = 3 << 20;
 
 /// nginx in the foreground, in one process, with everything under a
 /// temporary directory; killed (by pid) when dropped.
 struct Nginx {
-    child: Child,
+    process: ringwire_testkit::Nginx,
     dir: PathBuf,
     port: u16,
     /// The CA that signed nginx's certificate, when it speaks TLS.
@@ -82,20 +79,8 @@ impl Nginx {
         } else {
             (port.to_string(), format!("unix:{d}/nginx.sock"))
         };
-        let config = format!(
-            "daemon off;
-master_process off;
-pid {d}/nginx.pid;
-error_log {d}/error.log;
-events {{ worker_connections 64; }}
-http {{
-    access_log off;
-    client_body_temp_path {d}/body;
-    proxy_temp_path {d}/proxy;
-    fastcgi_temp_path {d}/fastcgi;
-    uwsgi_temp_path {d}/uwsgi;
-    scgi_temp_path {d}/scgi;
-    default_type application/octet-stream;
+        let http = format!(
+            "    default_type application/octet-stream;
     gzip on;
     gzip_min_length 0;
     gzip_types text/plain;
@@ -111,27 +96,11 @@ http {{
         location /small/ {{ dav_methods PUT; client_max_body_size 1k; }}
         location = /again {{ client_max_body_size 0; return 307 /up/again; }}
         location = /elsewhere {{ return 303 /conn; }}
-    }}
-}}
-"
+    }}"
         );
-        let conf = dir.join("nginx.conf");
-        std::fs::write(&conf, config).unwrap();
-        let child = Command::new(NGINX)
-            .arg("-c")
-            .arg(&conf)
-            .arg("-p")
-            .arg(&dir)
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("nginx is installed at /usr/sbin/nginx");
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "nginx did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let process = ringwire_testkit::Nginx::start(&dir, &http, port, None);
         Nginx {
-            child,
+            process,
             dir,
             port,
             ca,
@@ -160,8 +129,7 @@ http {{
 
 impl Drop for Nginx {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.process.stop();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }

@@ -369,21 +369,8 @@ fn behind_nginx() {
         .and_then(|l| l.local_addr())
         .expect("a free port")
         .port();
-    let d = dir.path().display();
-    let config = format!(
-        "daemon off;
-master_process off;
-pid {d}/nginx.pid;
-error_log {d}/error.log;
-events {{ worker_connections 64; }}
-http {{
-    access_log off;
-    client_body_temp_path {d}/body;
-    proxy_temp_path {d}/proxy;
-    fastcgi_temp_path {d}/fastcgi;
-    uwsgi_temp_path {d}/uwsgi;
-    scgi_temp_path {d}/scgi;
-    upstream app {{ server unix:{sock}; keepalive 4; }}
+    let http = format!(
+        "    upstream app {{ server unix:{sock}; keepalive 4; }}
     server {{
         listen 127.0.0.1:{port};
         client_max_body_size 0;
@@ -392,28 +379,10 @@ http {{
             proxy_http_version 1.1;
             proxy_set_header Connection \"\";
         }}
-    }}
-}}
-",
+    }}",
         sock = path.display()
     );
-    let conf = dir.path().join("nginx.conf");
-    std::fs::write(&conf, config).expect("write");
-    let nginx = Nginx(
-        std::process::Command::new("/usr/sbin/nginx")
-            .arg("-c")
-            .arg(&conf)
-            .arg("-p")
-            .arg(dir.path())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("nginx is installed at /usr/sbin/nginx"),
-    );
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(std::time::Instant::now() < deadline, "nginx did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let nginx = ringwire_testkit::Nginx::start(dir.path(), &http, port, None);
     let url = format!("http://127.0.0.1:{port}/a?b=c");
     for _ in 0..3 {
         assert_eq!(common::curl_text(&[&url]), "GET /a?b=c body=0\n");
@@ -425,14 +394,4 @@ http {{
     assert!(echoed == expected, "{} bytes came back", echoed.len());
     drop(nginx);
     drop(stop);
-}
-
-/// nginx, killed (by its pid) when the test ends.
-struct Nginx(std::process::Child);
-
-impl Drop for Nginx {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
