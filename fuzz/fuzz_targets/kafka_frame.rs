@@ -25,6 +25,9 @@ use ringwire_kafka::api::delete_topics::{DeleteTopicsRequest, DeleteTopicsRespon
 use ringwire_kafka::api::end_txn::{EndTxnRequest, EndTxnResponse};
 use ringwire_kafka::api::fetch::{FetchRequest, FetchResponse};
 use ringwire_kafka::api::find_coordinator::{FindCoordinatorRequest, FindCoordinatorResponse};
+use ringwire_kafka::api::consumer_group_heartbeat::{
+    ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse,
+};
 use ringwire_kafka::api::heartbeat::{HeartbeatRequest, HeartbeatResponse};
 use ringwire_kafka::api::init_producer_id::{InitProducerIdRequest, InitProducerIdResponse};
 use ringwire_kafka::api::join_group::{JoinGroupRequest, JoinGroupResponse};
@@ -151,6 +154,11 @@ fn queue(c: &mut Correlator, key: ApiKey, version: i16) {
             },
             version,
         ),
+        ApiKey::ConsumerGroupHeartbeat => send(
+            c,
+            &ConsumerGroupHeartbeatRequest::beat("g", "m", 1),
+            version,
+        ),
         ApiKey::Heartbeat => send(
             c,
             &HeartbeatRequest {
@@ -247,6 +255,9 @@ fn decode(frame: &ResponseFrame<'_>) {
             }
         }
         ApiKey::Heartbeat => drop(frame.decode::<HeartbeatResponse>()),
+        ApiKey::ConsumerGroupHeartbeat => {
+            drop(frame.decode::<ConsumerGroupHeartbeatResponse<'_>>());
+        }
         ApiKey::LeaveGroup => drop(frame.decode::<LeaveGroupResponse<'_>>()),
         ApiKey::AddPartitionsToTxn => drop(frame.decode::<AddPartitionsToTxnResponse<'_>>()),
         ApiKey::AddOffsetsToTxn => drop(frame.decode::<AddOffsetsToTxnResponse>()),

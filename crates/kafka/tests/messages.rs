@@ -10,6 +10,10 @@ use ringwire_kafka::api::add_partitions_to_txn::{
     AddPartitionsToTxnRequest, AddPartitionsToTxnResponse, AddPartitionsToTxnTopic,
 };
 use ringwire_kafka::api::api_versions::{ApiVersionsRequest, ApiVersionsResponse};
+use ringwire_kafka::api::consumer_group_heartbeat::{
+    AssignedPartitions, ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse,
+    TopicPartitions,
+};
 use ringwire_kafka::api::consumer_protocol::{
     decode_assignment, decode_subscription, encode_assignment, encode_subscription,
 };
@@ -1388,6 +1392,96 @@ fn heartbeat_and_leave_group_against_kafka_protocol() {
             Vec::new()
         };
         assert_eq!(members, want);
+    }
+}
+
+/// kafka-protocol knows v0, which is v1 less the topic regex; the answer is the same at both.
+#[test]
+fn consumer_group_heartbeat_against_kafka_protocol() {
+    let topics = ["orders", "refunds"];
+    let id = [9; 16];
+    let owned = [TopicPartitions {
+        topic_id: id,
+        partitions: &[0, 2],
+    }];
+    let request = ConsumerGroupHeartbeatRequest {
+        instance_id: Some("pod-1"),
+        rebalance_timeout_ms: 30_000,
+        subscribed_topic_names: Some(&topics),
+        server_assignor: Some("uniform"),
+        owned: Some(&owned),
+        ..ConsumerGroupHeartbeatRequest::beat("billing", "m-1", 4)
+    };
+    let (_, req) = round_trip_request::<_, kp::ConsumerGroupHeartbeatRequest>(&request, 0);
+    assert_eq!(
+        (
+            req.group_id.0.as_str(),
+            req.member_id.as_str(),
+            req.member_epoch
+        ),
+        ("billing", "m-1", 4)
+    );
+    assert_eq!(req.instance_id.as_deref(), Some("pod-1"));
+    assert_eq!((req.rack_id, req.rebalance_timeout_ms), (None, 30_000));
+    let names: Vec<&str> = req
+        .subscribed_topic_names
+        .iter()
+        .flatten()
+        .map(|t| t.0.as_str())
+        .collect();
+    assert_eq!(names, topics);
+    assert_eq!(req.server_assignor.as_deref(), Some("uniform"));
+    let [owned] = &req.topic_partitions.expect("owned")[..] else {
+        panic!("one owned topic")
+    };
+    assert_eq!(
+        (owned.topic_id.as_bytes(), &owned.partitions[..]),
+        (&id, &[0, 2][..])
+    );
+    let beat = ConsumerGroupHeartbeatRequest::beat("billing", "m-1", 4);
+    let (_, req) = round_trip_request::<_, kp::ConsumerGroupHeartbeatRequest>(&beat, 0);
+    assert_eq!(
+        (
+            req.subscribed_topic_names,
+            req.topic_partitions,
+            req.rebalance_timeout_ms
+        ),
+        (None, None, -1)
+    );
+
+    for assigned in [false, true] {
+        let mut resp = kp::ConsumerGroupHeartbeatResponse::default();
+        resp.error_code = 0;
+        resp.member_id = Some(s("m-1"));
+        resp.member_epoch = 5;
+        resp.heartbeat_interval_ms = 5_000;
+        if assigned {
+            let mut topic = kp::consumer_group_heartbeat_response::TopicPartitions::default();
+            topic.topic_id = uuid::Uuid::from_bytes(id);
+            topic.partitions = vec![1, 3];
+            let mut assignment = kp::consumer_group_heartbeat_response::Assignment::default();
+            assignment.topic_partitions.push(topic);
+            resp.assignment = Some(assignment);
+        }
+        for version in 0..=1 {
+            let body = encode_response(&resp, 0);
+            let ours: ConsumerGroupHeartbeatResponse<'_> = decode_response(&body, version);
+            assert_eq!(
+                (
+                    ours.member_id,
+                    ours.member_epoch,
+                    ours.heartbeat_interval_ms
+                ),
+                (Some("m-1"), 5, 5_000)
+            );
+            let want = assigned.then(|| {
+                vec![AssignedPartitions {
+                    topic_id: id,
+                    partitions: vec![1, 3],
+                }]
+            });
+            assert_eq!(ours.assignment, want);
+        }
     }
 }
 

@@ -49,11 +49,13 @@ pub enum ApiKey {
     TxnOffsetCommit = 28,
     /// SaslAuthenticate (36).
     SaslAuthenticate = 36,
+    /// ConsumerGroupHeartbeat (68).
+    ConsumerGroupHeartbeat = 68,
 }
 
 impl ApiKey {
     /// Every API this crate implements.
-    pub const ALL: [ApiKey; 21] = [
+    pub const ALL: [ApiKey; 22] = [
         ApiKey::Produce,
         ApiKey::Fetch,
         ApiKey::ListOffsets,
@@ -75,6 +77,7 @@ impl ApiKey {
         ApiKey::EndTxn,
         ApiKey::TxnOffsetCommit,
         ApiKey::SaslAuthenticate,
+        ApiKey::ConsumerGroupHeartbeat,
     ];
 
     /// The wire value.
@@ -92,7 +95,7 @@ impl ApiKey {
     /// Versions this crate can encode and decode. Kafka 4.x dropped Produce below v3, Fetch
     /// below v4, ListOffsets v0, OffsetCommit and JoinGroup below v2, OffsetFetch and
     /// FindCoordinator v0, CreateTopics below v2 and DeleteTopics v0; the tops stop before the
-    /// first version that names topics by id (Fetch 13, Produce 13, OffsetCommit 9,
+    /// first version that names topics by id (Fetch 13, Produce 13, OffsetCommit 10,
     /// DeleteTopics 6), asks for several groups at once (OffsetFetch 8)
     /// or adds fields this crate does not send (ListOffsets 10, InitProducerId 5,
     /// FindCoordinator 5), or belongs to the transactions of KIP-890's second part
@@ -108,7 +111,8 @@ impl ApiKey {
             ApiKey::Fetch => 4..=12,
             ApiKey::ListOffsets => 1..=9,
             ApiKey::Metadata => 4..=12,
-            ApiKey::OffsetCommit => 2..=8,
+            // 9 is 8 again, for members of KIP-848's groups (which must use it).
+            ApiKey::OffsetCommit => 2..=9,
             ApiKey::OffsetFetch => 1..=7,
             ApiKey::FindCoordinator => 1..=4,
             ApiKey::JoinGroup => 2..=9,
@@ -125,6 +129,8 @@ impl ApiKey {
             ApiKey::EndTxn => 0..=3,
             ApiKey::TxnOffsetCommit => 0..=3,
             ApiKey::SaslAuthenticate => 0..=2,
+            // 0 (Kafka 3.7+) takes the id a member chooses too; 1 requires one.
+            ApiKey::ConsumerGroupHeartbeat => 0..=1,
         }
     }
 
@@ -154,6 +160,7 @@ impl ApiKey {
             | ApiKey::EndTxn
             | ApiKey::TxnOffsetCommit => 3,
             ApiKey::SaslAuthenticate => 2,
+            ApiKey::ConsumerGroupHeartbeat => 0,
         }
     }
 

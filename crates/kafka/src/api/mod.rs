@@ -3,6 +3,7 @@
 pub mod add_offsets_to_txn;
 pub mod add_partitions_to_txn;
 pub mod api_versions;
+pub mod consumer_group_heartbeat;
 pub mod consumer_protocol;
 pub mod create_topics;
 pub mod delete_topics;
