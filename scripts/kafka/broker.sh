@@ -160,6 +160,12 @@ transaction.state.log.num.partitions=1
 group.initial.rebalance.delay.ms=0
 # Sessions as short as a second: the group tests wait for sessions to run out.
 group.min.session.timeout.ms=1000
+# The consumer protocol's groups (KIP-848): beats every half second and sessions of six, so
+# that its tests see partitions move without waiting out the defaults (5 s and 45 s).
+group.consumer.min.heartbeat.interval.ms=500
+group.consumer.heartbeat.interval.ms=500
+group.consumer.min.session.timeout.ms=3000
+group.consumer.session.timeout.ms=6000
 auto.create.topics.enable=false
 # The default 128 MiB dedupe buffer does not fit a small heap: the broker dies at start.
 log.cleaner.dedupe.buffer.size=4194304

@@ -13,8 +13,8 @@ use ringwire_kafka::api::create_topics::NewTopic;
 use ringwire_kafka::api::produce::Acks;
 use ringwire_kafka::record::{Compression, Record};
 use ringwire_kafka_client::{
-    ClientConfig, ClientError, Connection, Consumer, ConsumerConfig, Isolation, Producer,
-    ProducerConfig, ProducerRecord, Reset, Sasl, Start, TokenSource,
+    ClientConfig, ClientError, Connection, Consumer, ConsumerConfig, GroupProtocol, Isolation,
+    Producer, ProducerConfig, ProducerRecord, Reset, Sasl, Start, TokenSource,
 };
 use tokio::io::AsyncReadExt as _;
 
@@ -93,6 +93,9 @@ enum KafkaCommand {
         /// `read_uncommitted`, the default: every record) and, for a group member,
         /// `group.instance.id` (a static member, which keeps its partitions across a restart
         /// within its session and so does not leave the group on exit),
+        /// `group.protocol` (`consumer`: KIP-848's, on Kafka 4.0+, where the coordinator
+        /// assigns and moves only the partitions that must move; `classic`, the default),
+        /// `group.remote.assignor` (the consumer protocol's `uniform` or `range`),
         /// `session.timeout.ms`, `heartbeat.interval.ms`, `max.poll.interval.ms`.
         #[arg(short = 'X', long = "property", value_name = "NAME=VALUE", value_parser = topic_config)]
         properties: Vec<(String, String)>,
@@ -559,6 +562,18 @@ fn member_config(
             "session.timeout.ms" => config.session_timeout = millis()?,
             "heartbeat.interval.ms" => config.heartbeat_interval = millis()?,
             "max.poll.interval.ms" => config.max_poll_interval = millis()?,
+            "group.protocol" => {
+                config.group_protocol = match value.as_str() {
+                    "classic" => GroupProtocol::Classic,
+                    "consumer" => GroupProtocol::Consumer,
+                    _ => {
+                        return Err(format!(
+                            "group.protocol: classic or consumer, got {value:?}"
+                        ))
+                    }
+                }
+            }
+            "group.remote.assignor" => config.group_remote_assignor = Some(value.clone()),
             "isolation.level" => {
                 config.isolation = match value.as_str() {
                     "read_committed" => Isolation::ReadCommitted,
@@ -573,7 +588,8 @@ fn member_config(
             _ => {
                 return Err(format!(
                     "unknown property {name} (known: isolation.level, group.instance.id, \
-                     session.timeout.ms, heartbeat.interval.ms, max.poll.interval.ms)"
+                     group.protocol, group.remote.assignor, session.timeout.ms, \
+                     heartbeat.interval.ms, max.poll.interval.ms)"
                 ))
             }
         }

@@ -282,6 +282,7 @@ fn creates_produces_and_consumes_against_a_real_broker() {
     ends_quietly_when_its_reader_leaves(b, &format!("{topic}-pipe"));
     tombstones_on_a_compacted_topic(b, &format!("{topic}-compacted"));
     a_group_goes_on_where_it_stopped(b, &format!("{topic}-group"));
+    a_consumer_protocol_group_goes_on(b, &format!("{topic}-modern"));
     a_member_whose_reader_stalls_leaves(b, &format!("{topic}-stall"));
     topics_are_listed_and_deleted(b, &format!("{topic}-admin"));
     over_tls(&broker, &format!("{topic}-tls"));
@@ -606,6 +607,42 @@ fn a_member_whose_reader_stalls_leaves(b: &str, topic: &str) {
     assert!(bad.contains("unknown property session.timeout"), "{bad}");
     let bad = kafka_fails(b, &["consume", topic, "-X", "session.timeout.ms=1"]);
     assert!(bad.contains("give the group with -G"), "{bad}");
+}
+
+/// `consume -G -X group.protocol=consumer`: members on KIP-848's protocol, each run going on
+/// where the last one's printed records end; an unknown protocol is refused.
+fn a_consumer_protocol_group_goes_on(b: &str, topic: &str) {
+    kafka(b, &["topics", "create", topic, "--partitions", "2"], b"");
+    for (partition, prefix) in [("0", "a"), ("1", "b")] {
+        let lines: String = (0..6).map(|i| format!("{prefix}{i}\n")).collect();
+        kafka(
+            b,
+            &["produce", topic, "--partition", partition],
+            lines.as_bytes(),
+        );
+    }
+    let group = format!("{topic}-readers");
+    let consume = |extra: &[&str]| {
+        let mut args = vec!["consume", topic, "-G", &group, "--from-beginning"];
+        args.extend_from_slice(&["-X", "group.protocol=consumer"]);
+        args.extend_from_slice(extra);
+        sorted_lines(&kafka(b, &args, b"").stdout)
+    };
+    let first = consume(&["--count", "5"]);
+    assert_eq!(first.len(), 5, "{first:?}");
+    let rest = consume(&["-e"]);
+    let mut all: Vec<String> = first.into_iter().chain(rest).collect();
+    all.sort();
+    let want: Vec<String> = ["a", "b"]
+        .iter()
+        .flat_map(|p| (0..6).map(move |i| format!("{p}{i}")))
+        .collect();
+    assert_eq!(all, want);
+    let bad = kafka_fails(
+        b,
+        &["consume", topic, "-G", &group, "-X", "group.protocol=eager"],
+    );
+    assert!(bad.contains("group.protocol: classic or consumer"), "{bad}");
 }
 
 /// `consume -G`: each run starts where the last one's printed records end (not where its

@@ -14,6 +14,8 @@ struct Map {
     brokers: HashMap<i32, String>,
     /// Each topic's partition leaders by partition index (-1 while a partition has none).
     topics: HashMap<String, Vec<i32>>,
+    /// Topic names by id (brokers name them from Metadata v10, Kafka 2.8).
+    names: HashMap<[u8; 16], String>,
 }
 
 #[derive(Debug)]
@@ -54,6 +56,19 @@ impl Cluster {
             .get(topic)?
             .get(usize::try_from(partition).ok()?)?;
         (leader >= 0).then_some(leader)
+    }
+
+    /// The topic with id `id`, as the last refresh that named it said.
+    pub(crate) fn topic_name(&self, id: &[u8; 16]) -> Option<String> {
+        self.map().names.get(id).cloned()
+    }
+
+    /// The id of `topic`, as the last refresh that named it said.
+    pub(crate) fn topic_id(&self, topic: &str) -> Option<[u8; 16]> {
+        let map = self.map();
+        map.names
+            .iter()
+            .find_map(|(id, name)| (name == topic).then_some(*id))
     }
 
     /// How many partitions `topic` had at the last refresh that named it, if it existed then.
@@ -126,6 +141,9 @@ impl Cluster {
                             }
                         }
                         map.topics.insert(name.to_owned(), leaders);
+                        if topic.topic_id != [0; 16] {
+                            map.names.insert(topic.topic_id, name.to_owned());
+                        }
                     }
                     codes
                 })

@@ -3,7 +3,9 @@
 //! Partitions come from the caller ([`Consumer::assign`]) or from a consumer group
 //! ([`Consumer::subscribe`]: the group's members share the topics' partitions, and share them
 //! again as members come and go; Kafka's classic protocol with the range assignor, so
-//! ringwire, Java and librdkafka consumers can be members of one group). Offsets are the
+//! ringwire, Java and librdkafka consumers can be members of one group, or with
+//! [`GroupProtocol::Consumer`] KIP-848's, where the coordinator assigns and a member joining
+//! or leaving stops only the partitions that move). Offsets are the
 //! caller's to keep, or the group's ([`ConsumerConfig::group`]): the consumer starts where
 //! the group committed ([`Start::Committed`]) and commits to the group's coordinator
 //! ([`Consumer::commit`]), which other Kafka clients of that group read.
@@ -37,7 +39,8 @@ use crate::cluster::Cluster;
 use crate::connection::queue;
 use crate::coordinator::Coordinator;
 use crate::group::{range_assign, Assignment, RANGE};
-use crate::heartbeat::{Heartbeat, Member, News};
+use crate::heartbeat::{self, Heartbeat, News};
+use crate::modern_group::{self, Identity};
 use crate::{ClientConfig, ClientError, Connection, Isolation};
 
 /// The wait before asking a partition's leader again after the cluster said it is moving.
@@ -101,6 +104,29 @@ pub struct ConsumerConfig {
     /// the end): Kafka's `auto.offset.reset`, `Latest` by default as there. `None`: the
     /// poll fails with `OFFSET_OUT_OF_RANGE`.
     pub offset_reset: Option<Reset>,
+    /// The protocol [`subscribe`](Consumer::subscribe) joins the group with.
+    pub group_protocol: GroupProtocol,
+    /// On [`GroupProtocol::Consumer`], the coordinator's assignor (`uniform` or `range`,
+    /// Kafka's `group.remote.assignor`); `None`: the broker's default (`uniform`).
+    pub group_remote_assignor: Option<String>,
+}
+
+/// How a consumer group's members share its partitions (Kafka's `group.protocol`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum GroupProtocol {
+    /// JoinGroup and SyncGroup, the range assignor run by the group's leader: every Kafka;
+    /// members of Java's and librdkafka's `classic` protocol share the group. A member
+    /// joining or leaving has every member give up its partitions and join again.
+    #[default]
+    Classic,
+    /// KIP-848 (Kafka 4.0+): the coordinator assigns and moves a partition only once its
+    /// owner gave it up, so a member joining or leaving stops only the partitions that move;
+    /// members beat with ConsumerGroupHeartbeat at the interval the broker sets
+    /// (`group.consumer.heartbeat.interval.ms`), and the broker's
+    /// `group.consumer.session.timeout.ms` stands in for
+    /// [`session_timeout`](ConsumerConfig::session_timeout). Java's
+    /// `group.protocol=consumer` members share the group.
+    Consumer,
 }
 
 impl Default for ConsumerConfig {
@@ -121,6 +147,8 @@ impl Default for ConsumerConfig {
             metadata_max_age: Duration::from_secs(300),
             commit_on_rebalance: false,
             offset_reset: Some(Reset::Latest),
+            group_protocol: GroupProtocol::Classic,
+            group_remote_assignor: None,
         }
     }
 }
@@ -298,9 +326,51 @@ struct Membership {
     watched: HashMap<String, usize>,
     /// When the leader asks for those counts again.
     next_metadata_check: Instant,
+    /// On [`GroupProtocol::Consumer`]: who the member is, and its task while it is in the
+    /// group (`generation` holds its epoch, which the task keeps up to date).
+    modern: Option<(Identity, Option<modern_group::Member>)>,
 }
 
 impl Membership {
+    /// The consumer polls: the member is not stuck.
+    fn polled(&self) {
+        match &self.modern {
+            Some((_, Some(member))) => member.polled(),
+            Some((_, None)) => {}
+            None => {
+                if let Some(heartbeat) = &self.heartbeat {
+                    heartbeat.polled();
+                }
+            }
+        }
+    }
+
+    /// Waits until the member's task has news for the consumer; without a task, forever.
+    async fn news(&self) {
+        match (&self.modern, &self.heartbeat) {
+            (Some((_, Some(member))), _) => member.arrived().await,
+            (None, Some(heartbeat)) => heartbeat.arrived().await,
+            _ => std::future::pending().await,
+        }
+    }
+
+    /// The member's id: the coordinator's (classic), or its own (consumer protocol).
+    fn id(&self) -> &str {
+        match &self.modern {
+            Some((who, _)) => &who.id,
+            None => &self.member_id,
+        }
+    }
+
+    /// The member's generation (its epoch on the consumer protocol), once it joined.
+    fn generation(&self) -> Option<i32> {
+        match &self.modern {
+            Some((_, Some(member))) => Some(member.epoch()),
+            Some((_, None)) => None,
+            None => self.generation,
+        }
+    }
+
     /// The group forgot the member (or it left): it joins again as a new one.
     fn forget(&mut self) {
         self.member_id.clear();
@@ -525,7 +595,7 @@ impl Consumer {
         let member = self
             .membership
             .as_ref()
-            .and_then(|m| Some((m.generation?, m.member_id.clone())));
+            .and_then(|m| Some((m.generation()?, m.id().to_owned())));
         let instance = self.config.group_instance_id.as_deref();
         let committed = self
             .with_coordinator(|mut conn, group| async {
@@ -553,8 +623,8 @@ impl Consumer {
         let member = self.membership.as_ref();
         Some(GroupMetadata {
             group_id,
-            generation_id: member.and_then(|m| m.generation).unwrap_or(-1),
-            member_id: member.map(|m| m.member_id.clone()).unwrap_or_default(),
+            generation_id: member.and_then(Membership::generation).unwrap_or(-1),
+            member_id: member.map(|m| m.id().to_owned()).unwrap_or_default(),
             group_instance_id: self.config.group_instance_id.clone(),
         })
     }
@@ -569,17 +639,43 @@ impl Consumer {
     /// takes up its new share, dropping Fetch answers not yet handed out. Partitions
     /// [`assign`](Self::assign)ed before are dropped; called again, it changes the member's
     /// subscription.
+    ///
+    /// On [`GroupProtocol::Consumer`] the coordinator assigns: this returns once it answered
+    /// the join, with the partitions no other member holds; those others give up come at
+    /// later polls, and a change in the group moves only the partitions that must move
+    /// (given up at a poll, committed first with [`ConsumerConfig::commit_on_rebalance`]),
+    /// the rest flowing on.
     pub async fn subscribe(&mut self, topics: &[&str], reset: Reset) -> Result<(), ClientError> {
         if self.config.group.is_none() {
             return Err(ClientError::NoGroup);
         }
-        let topics = topics.iter().map(|t| (*t).to_owned()).collect();
+        let topics: Vec<String> = topics.iter().map(|t| (*t).to_owned()).collect();
+        let modern = match self.config.group_protocol {
+            GroupProtocol::Classic => None,
+            GroupProtocol::Consumer => {
+                let id = match self.membership.as_ref().and_then(|m| m.modern.as_ref()) {
+                    Some((who, _)) => who.id.clone(),
+                    None => Identity::random_id()?,
+                };
+                let who = Identity {
+                    id,
+                    instance: self.config.group_instance_id.clone(),
+                    topics: topics.clone(),
+                    assignor: self.config.group_remote_assignor.clone(),
+                    rebalance_timeout: self.config.rebalance_timeout,
+                    max_poll_interval: self.config.max_poll_interval,
+                };
+                Some((who, None))
+            }
+        };
         match &mut self.membership {
             // Already a member: the same member, subscribed anew (a new member id would
             // leave the old one in the group, holding up the join until its session ends).
             Some(m) => {
                 m.topics = topics;
                 m.reset = reset;
+                // The same member id joins again with the new subscription.
+                m.modern = modern;
             }
             None => {
                 self.membership = Some(Membership {
@@ -591,6 +687,7 @@ impl Consumer {
                     heartbeat: None,
                     watched: HashMap::new(),
                     next_metadata_check: Instant::now(),
+                    modern,
                 });
             }
         }
@@ -615,6 +712,14 @@ impl Consumer {
         let Some(membership) = self.membership.take() else {
             return Ok(());
         };
+        if let Some((who, member)) = membership.modern {
+            self.drop_assignment().await?;
+            let coordinator = self.coordinator.as_ref().ok_or(ClientError::NoGroup)?;
+            return match member {
+                Some(member) => member.leave(coordinator, &who).await,
+                None => Ok(()),
+            };
+        }
         // Beating no more, before the member is gone.
         let Membership {
             member_id,
@@ -656,7 +761,7 @@ impl Consumer {
     #[must_use]
     pub fn member(&self) -> Option<(&str, i32)> {
         let m = self.membership.as_ref()?;
-        Some((m.member_id.as_str(), m.generation?))
+        Some((m.id(), m.generation()?))
     }
 
     /// The partitions this consumer reads, by topic and partition.
@@ -677,6 +782,9 @@ impl Consumer {
         let Some(m) = &mut self.membership else {
             return Ok(());
         };
+        if m.modern.is_some() {
+            return self.keep_modern_membership().await;
+        }
         match m.heartbeat.as_ref().and_then(Heartbeat::news) {
             Some(News::Rebalance(e)) => drop(self.note_group_error::<()>(Err(e))),
             Some(News::Left) => m.forget(),
@@ -726,6 +834,9 @@ impl Consumer {
     /// Joins the group (again) and takes up this member's share of the partitions; the
     /// leader assigns everyone's.
     async fn join(&mut self) -> Result<(), ClientError> {
+        if self.membership.as_ref().is_some_and(|m| m.modern.is_some()) {
+            return self.join_modern().await;
+        }
         // No heartbeats while joining: the join itself says the member is alive. Until it
         // succeeds, the next poll joins again.
         if let Some(m) = &mut self.membership {
@@ -846,7 +957,7 @@ impl Consumer {
                 let coordinator = self.coordinator.clone().ok_or(ClientError::NoGroup)?;
                 m.heartbeat = Some(Heartbeat::start(
                     coordinator,
-                    Member {
+                    heartbeat::Member {
                         id: member_id,
                         instance: self.config.group_instance_id.clone(),
                         generation,
@@ -857,6 +968,139 @@ impl Consumer {
             }
             return Ok(());
         }
+    }
+
+    /// Joins the group on the consumer protocol (again, as the same member, owning nothing)
+    /// and takes up what the join brought; partitions other members must give up first
+    /// come at later polls.
+    async fn join_modern(&mut self) -> Result<(), ClientError> {
+        let coordinator = self.coordinator.clone().ok_or(ClientError::NoGroup)?;
+        let m = self.membership.as_mut().expect("joining a subscription");
+        let who = match &mut m.modern {
+            Some((who, member)) => {
+                // The old task stops: joining again gives up whatever it owned.
+                *member = None;
+                who.clone()
+            }
+            None => unreachable!("a member of the consumer protocol"),
+        };
+        if self.config.commit_on_rebalance && !self.assigned.is_empty() {
+            // Best effort, as before a classic join.
+            let _ = self.commit().await;
+        }
+        self.drop_assignment().await?;
+        let member =
+            modern_group::Member::join(coordinator, Arc::clone(&self.cluster), who).await?;
+        let target = member.take_target();
+        if let Some(m) = &mut self.membership {
+            if let Some((_, slot)) = &mut m.modern {
+                *slot = Some(member);
+            }
+        }
+        match target {
+            Some(target) => self.take_up(target).await,
+            None => Ok(()),
+        }
+    }
+
+    /// Follows the consumer protocol's task: takes up a new target, drops what a fenced
+    /// member lost, joins again after leaving for not being polled.
+    async fn keep_modern_membership(&mut self) -> Result<(), ClientError> {
+        let Some(Membership {
+            modern: Some((_, member)),
+            ..
+        }) = &mut self.membership
+        else {
+            return Ok(());
+        };
+        let Some(running) = member else {
+            return self.join_modern().await;
+        };
+        match running.news() {
+            // Owned by others now: nothing to commit. The task is joining again.
+            Some(modern_group::News::Lost) => self.drop_assignment().await?,
+            Some(modern_group::News::Left) => return self.join_modern().await,
+            Some(modern_group::News::Failed(e)) => {
+                *member = None;
+                self.drop_assignment().await?;
+                return Err(e);
+            }
+            None => {}
+        }
+        let target = match &self.membership {
+            Some(Membership {
+                modern: Some((_, Some(member))),
+                ..
+            }) => member.take_target(),
+            _ => None,
+        };
+        match target {
+            Some(target) => self.take_up(target).await,
+            None => Ok(()),
+        }
+    }
+
+    /// Owns `target` from now on: partitions not in it are committed (with
+    /// [`ConsumerConfig::commit_on_rebalance`]) and dropped, new ones start where the group
+    /// committed; then the coordinator hears at once what the member owns, which lets it
+    /// give the dropped partitions to others.
+    async fn take_up(&mut self, target: Assignment) -> Result<(), ClientError> {
+        let kept = |a: &Assigned| {
+            target
+                .iter()
+                .any(|(topic, partitions)| *topic == *a.topic && partitions.contains(&a.partition))
+        };
+        let revoked: Vec<(Arc<str>, i32, i64)> = self
+            .assigned
+            .iter()
+            .filter(|a| !kept(a))
+            .map(|a| (Arc::clone(&a.topic), a.partition, a.position))
+            .collect();
+        if !revoked.is_empty() {
+            if self.config.commit_on_rebalance {
+                let offsets: Vec<(&str, i32, i64)> =
+                    revoked.iter().map(|(t, p, o)| (&**t, *p, *o)).collect();
+                // Best effort: a member fenced meanwhile can no longer commit.
+                let _ = self.commit_offsets(&offsets).await;
+            }
+            // Fetch answers in flight may hold records of the partitions dropped: they go,
+            // and the kept partitions fetch again from their positions.
+            for fetcher in self.fetchers.values_mut() {
+                settle(fetcher).await?;
+            }
+            self.assigned.retain(kept);
+            for a in &mut self.assigned {
+                a.fetching = a.position;
+                a.sought = false;
+            }
+        }
+        let reset = self.membership.as_ref().map_or(Reset::Latest, |m| m.reset);
+        for (topic, partitions) in &target {
+            for &partition in partitions {
+                if self.partition(topic, partition).is_none() {
+                    self.assign_partition(topic, partition, Start::Committed(reset))
+                        .await?;
+                }
+            }
+        }
+        let mut owned: Vec<([u8; 16], Vec<i32>)> = Vec::new();
+        for a in &self.assigned {
+            let Some(id) = self.cluster.topic_id(&a.topic) else {
+                continue;
+            };
+            match owned.iter_mut().find(|(t, _)| *t == id) {
+                Some((_, partitions)) => partitions.push(a.partition),
+                None => owned.push((id, vec![a.partition])),
+            }
+        }
+        if let Some(Membership {
+            modern: Some((_, Some(member))),
+            ..
+        }) = &self.membership
+        {
+            member.owns(owned);
+        }
+        Ok(())
     }
 
     /// The leader's work: every member's share of the partitions of the topics they
@@ -948,8 +1192,8 @@ impl Consumer {
         &mut self,
         mut on_record: impl FnMut(&str, i32, Record<'_>),
     ) -> Result<usize, ClientError> {
-        if let Some(heartbeat) = beating(self.membership.as_ref()) {
-            heartbeat.polled();
+        if let Some(membership) = &self.membership {
+            membership.polled();
         }
         let mut handed = false;
         let mut retried = false;
@@ -1263,15 +1507,10 @@ async fn send_fetch(
     Ok(())
 }
 
-/// The heartbeat task of `membership`, while the member is in its group.
-fn beating(membership: Option<&Membership>) -> Option<&Heartbeat> {
-    membership.and_then(|m| m.heartbeat.as_ref())
-}
-
-/// Waits until the heartbeat task of `membership` has news; without one, forever.
+/// Waits until the task of `membership` has news; without one, forever.
 async fn group_news(membership: Option<&Membership>) {
-    match beating(membership) {
-        Some(heartbeat) => heartbeat.arrived().await,
+    match membership {
+        Some(m) => m.news().await,
         None => std::future::pending().await,
     }
 }

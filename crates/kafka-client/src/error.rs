@@ -132,6 +132,8 @@ pub enum ClientError {
     TransactionState(&'static str),
     /// A transaction cannot commit: one of its records was not delivered. Abort it.
     Undelivered(crate::ProduceError),
+    /// The system's random source failed (a consumer group member's id is random).
+    NoRandom(String),
 }
 
 impl ClientError {
@@ -184,6 +186,8 @@ impl ClientError {
             ErrorCode::REBALANCE_IN_PROGRESS,
             ErrorCode::ILLEGAL_GENERATION,
             ErrorCode::UNKNOWN_MEMBER_ID,
+            ErrorCode::FENCED_MEMBER_EPOCH,
+            ErrorCode::STALE_MEMBER_EPOCH,
         ]
         .contains(code))
     }
@@ -309,6 +313,7 @@ impl fmt::Display for ClientError {
                 first_bytes.escape_ascii()
             ),
             Self::Broken(why) => write!(f, "connection broke: {why}"),
+            Self::NoRandom(why) => write!(f, "no random bytes for a member id: {why}"),
             Self::NothingAssigned => f.write_str("no partition assigned"),
             Self::NotAssigned { topic, partition } => {
                 write!(f, "partition {partition} of {topic} is not assigned")

@@ -140,6 +140,6 @@ async fn beat(coordinator: Arc<Coordinator>, member: Member, shared: Arc<Shared>
 }
 
 /// `mutex` locked; what it guards stays whole even if a holder panicked (plain values).
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

@@ -21,6 +21,7 @@ mod coordinator;
 mod error;
 mod group;
 mod heartbeat;
+mod modern_group;
 mod partitioner;
 pub mod producer;
 mod sasl;
@@ -31,7 +32,7 @@ mod scram;
 pub mod fuzzing;
 
 pub use connection::{ClientConfig, Connection, Isolation, DEFAULT_RX_RING, DEFAULT_RX_RING_MAX};
-pub use consumer::{Consumer, ConsumerConfig, GroupMetadata, Reset, Start};
+pub use consumer::{Consumer, ConsumerConfig, GroupMetadata, GroupProtocol, Reset, Start};
 pub use error::ClientError;
 pub use producer::{
     Deliveries, Delivery, ProduceError, Producer, ProducerConfig, ProducerRecord, ProducerStats,

@@ -65,6 +65,11 @@ const KNOWN: &[(i16, &str, bool)] = &[
     (88, "UNSTABLE_OFFSET_COMMIT", true),
     (90, "PRODUCER_FENCED", false),
     (100, "UNKNOWN_TOPIC_ID", true),
+    (81, "GROUP_MAX_SIZE_REACHED", false),
+    (110, "FENCED_MEMBER_EPOCH", false),
+    (111, "UNRELEASED_INSTANCE_ID", false),
+    (112, "UNSUPPORTED_ASSIGNOR", false),
+    (113, "STALE_MEMBER_EPOCH", false),
 ];
 
 impl ErrorCode {
@@ -107,6 +112,13 @@ impl ErrorCode {
     pub const DUPLICATE_SEQUENCE_NUMBER: ErrorCode = ErrorCode(46);
     /// The transaction coordinator is still ending the id's last transaction: ask again.
     pub const CONCURRENT_TRANSACTIONS: ErrorCode = ErrorCode(51);
+    /// A topic id the broker does not know (or a client could not name).
+    pub const UNKNOWN_TOPIC_ID: ErrorCode = ErrorCode(100);
+    /// A member of a KIP-848 group beat with an epoch the coordinator moved on from (or
+    /// let go): it lost its partitions and joins again.
+    pub const FENCED_MEMBER_EPOCH: ErrorCode = ErrorCode(110);
+    /// A KIP-848 member committed with an epoch older than its current one.
+    pub const STALE_MEMBER_EPOCH: ErrorCode = ErrorCode(113);
 
     /// `Ok` for 0, the code as an error otherwise.
     pub fn check(self) -> Result<(), ErrorCode> {

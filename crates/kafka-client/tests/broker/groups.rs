@@ -134,14 +134,14 @@ pub(crate) fn committed_offsets_shared_with_kcat(bootstrap: &str) {
     });
 }
 
-async fn connect_async(bootstrap: &str) -> ringwire_kafka_client::Connection {
+pub(crate) async fn connect_async(bootstrap: &str) -> ringwire_kafka_client::Connection {
     ringwire_kafka_client::Connection::connect(bootstrap, &ClientConfig::default())
         .await
         .unwrap()
 }
 
 /// Records `p{partition}-{i}` for each `i` of `round`, to each of partitions 0 to 3.
-async fn produce(
+pub(crate) async fn produce(
     conn: &mut ringwire_kafka_client::Connection,
     topic: &str,
     round: std::ops::Range<usize>,

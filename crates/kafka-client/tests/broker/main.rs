@@ -12,6 +12,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 mod groups;
 mod idempotent;
+mod modern_groups;
 mod paused;
 mod pipelined;
 mod tls;
@@ -1127,6 +1128,18 @@ const TESTS: &[Test] = &[
     (
         "a_static_member_comes_back_without_a_rebalance",
         groups::a_static_member_comes_back_without_a_rebalance,
+    ),
+    (
+        "consumer_protocol_members_move_partitions_one_at_a_time",
+        modern_groups::members_move_partitions_one_at_a_time,
+    ),
+    (
+        "a_consumer_protocol_member_not_polled_leaves_and_comes_back",
+        modern_groups::a_member_not_polled_leaves_and_comes_back,
+    ),
+    (
+        "a_java_consumer_protocol_member_shares_the_group",
+        modern_groups::a_java_member_shares_the_group,
     ),
     ("create_topics_and_metadata", create_topics_and_metadata),
     (

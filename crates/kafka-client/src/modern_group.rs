@@ -1,0 +1,366 @@
+//! Consumer group membership, the consumer protocol of KIP-848 (Kafka 4.0+; Java's
+//! `group.protocol=consumer`). The coordinator assigns, and gives a partition to a member
+//! only once its owner let go of it: a member joining or leaving stops the partitions that
+//! move, not the whole group. A member joins and beats with ConsumerGroupHeartbeat, from a
+//! task of its own after the join; an answer may bring the partitions the member may use now
+//! (its target), which the consumer takes up at its next poll, the task then telling the
+//! coordinator at once what the member owns.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
+
+use ringwire_kafka::api::consumer_group_heartbeat::{
+    ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse, TopicPartitions, JOIN_EPOCH,
+    LEAVE_EPOCH,
+};
+use ringwire_kafka::{ApiKey, ErrorCode};
+
+use crate::cluster::Cluster;
+use crate::coordinator::Coordinator;
+use crate::group::Assignment;
+use crate::heartbeat::lock;
+use crate::{ClientError, Connection};
+
+/// What a beat's answer said.
+#[derive(Debug)]
+struct Beat {
+    epoch: i32,
+    interval: Duration,
+    /// The partitions the member may use now, by topic id; `None` when unchanged.
+    target: Option<Vec<([u8; 16], Vec<i32>)>>,
+}
+
+impl Connection {
+    /// One ConsumerGroupHeartbeat.
+    async fn consumer_group_heartbeat(
+        &mut self,
+        request: &ConsumerGroupHeartbeatRequest<'_>,
+    ) -> Result<Beat, ClientError> {
+        self.call(request, |frame| {
+            let r = frame.decode::<ConsumerGroupHeartbeatResponse<'_>>()?;
+            ClientError::check_said(
+                ApiKey::ConsumerGroupHeartbeat,
+                r.error_code,
+                r.error_message,
+            )?;
+            Ok(Beat {
+                epoch: r.member_epoch,
+                interval: Duration::from_millis(
+                    u64::try_from(r.heartbeat_interval_ms).unwrap_or(0),
+                ),
+                target: r.assignment.map(|topics| {
+                    topics
+                        .into_iter()
+                        .map(|t| (t.topic_id, t.partitions))
+                        .collect()
+                }),
+            })
+        })
+        .await
+    }
+}
+
+/// Who the member is and what it subscribes to; kept across joins.
+#[derive(Debug, Clone)]
+pub(crate) struct Identity {
+    /// Chosen by the member, once per consumer (KIP-1082).
+    pub(crate) id: String,
+    /// Static membership id.
+    pub(crate) instance: Option<String>,
+    pub(crate) topics: Vec<String>,
+    /// The coordinator's assignor, or its default.
+    pub(crate) assignor: Option<String>,
+    pub(crate) rebalance_timeout: Duration,
+    pub(crate) max_poll_interval: Duration,
+}
+
+impl Identity {
+    /// A fresh member id: 16 random bytes, base64url as Kafka's `Uuid` prints them.
+    pub(crate) fn random_id() -> Result<String, ClientError> {
+        use base64::Engine as _;
+
+        let mut bytes = [0u8; 16];
+        getrandom::fill(&mut bytes).map_err(|e| ClientError::NoRandom(e.to_string()))?;
+        Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
+    }
+}
+
+/// What the task found out, for the consumer's next poll.
+#[derive(Debug)]
+pub(crate) enum News {
+    /// The coordinator let go of the member (fenced, or forgot it): its partitions are
+    /// others' now. The task is joining again.
+    Lost,
+    /// The member left the group: the consumer was not polled for the max poll interval.
+    Left,
+    /// The coordinator refused the member for good (no such protocol, not authorized, the
+    /// group full): the task stopped.
+    Failed(ClientError),
+}
+
+/// The member's beating task; dropped, it stops (without leaving: a member that goes
+/// quietly is dropped when its session ends).
+#[derive(Debug)]
+pub(crate) struct Member {
+    task: JoinHandle<()>,
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    state: Mutex<State>,
+    /// Wakes a poll waiting for news or a target.
+    arrived: Notify,
+    /// Wakes the task to beat now (the member owns something new).
+    nudge: Notify,
+}
+
+#[derive(Debug)]
+struct State {
+    epoch: i32,
+    polled: Instant,
+    /// Partitions to own now, not yet taken up by the consumer.
+    target: Option<Assignment>,
+    /// What the consumer owns since it took up the last target, not yet told.
+    owned: Option<Vec<([u8; 16], Vec<i32>)>>,
+    news: Option<News>,
+}
+
+impl Member {
+    /// Joins `coordinator`'s group as `who` (epoch 0; the partitions it owns, if it is
+    /// joining again, are none) and starts beating. The target the join brought, if any,
+    /// waits in [`take_target`](Self::take_target).
+    pub(crate) async fn join(
+        coordinator: Arc<Coordinator>,
+        cluster: Arc<Cluster>,
+        who: Identity,
+    ) -> Result<Member, ClientError> {
+        let beat = beat(&coordinator, &who, JOIN_EPOCH, Some(Vec::new())).await?;
+        let target = match &beat.target {
+            Some(target) => Some(named(&cluster, &who.topics, target).await?),
+            None => None,
+        };
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State {
+                epoch: beat.epoch,
+                polled: Instant::now(),
+                target,
+                owned: None,
+                news: None,
+            }),
+            arrived: Notify::new(),
+            nudge: Notify::new(),
+        });
+        let task = tokio::spawn(beating(
+            coordinator,
+            cluster,
+            who,
+            beat.interval,
+            Arc::clone(&shared),
+        ));
+        Ok(Member { task, shared })
+    }
+
+    /// The member's epoch, which its commits carry.
+    pub(crate) fn epoch(&self) -> i32 {
+        self.state().epoch
+    }
+
+    /// The consumer polls.
+    pub(crate) fn polled(&self) {
+        self.state().polled = Instant::now();
+    }
+
+    /// What the task found out since the last call, if anything.
+    pub(crate) fn news(&self) -> Option<News> {
+        self.state().news.take()
+    }
+
+    /// The partitions the member may use now, if they changed since the last call.
+    pub(crate) fn take_target(&self) -> Option<Assignment> {
+        self.state().target.take()
+    }
+
+    /// The consumer took up its target and owns `owned` now: the task tells the coordinator
+    /// at once.
+    pub(crate) fn owns(&self, owned: Vec<([u8; 16], Vec<i32>)>) {
+        self.state().owned = Some(owned);
+        self.shared.nudge.notify_one();
+    }
+
+    /// Waits until the task has news or a target (at once if it has).
+    pub(crate) async fn arrived(&self) {
+        loop {
+            // Made before the check: news told in between still wakes it.
+            let told = self.shared.arrived.notified();
+            {
+                let state = self.state();
+                if state.news.is_some() || state.target.is_some() {
+                    return;
+                }
+            }
+            told.await;
+        }
+    }
+
+    /// Stops beating and leaves the group (epoch -1), so that its partitions go to the
+    /// others at once.
+    pub(crate) async fn leave(
+        self,
+        coordinator: &Coordinator,
+        who: &Identity,
+    ) -> Result<(), ClientError> {
+        self.task.abort();
+        match beat(coordinator, who, LEAVE_EPOCH, None).await {
+            // Forgotten already (its session ended, or it was fenced): out, as asked.
+            Err(e) if e.is_rebalance() => Ok(()),
+            left => left.map(drop),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        lock(&self.shared.state)
+    }
+}
+
+impl Drop for Member {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Beats for `who` at `epoch`, telling `owned` if given; a join (epoch 0) tells everything
+/// the coordinator keeps of a member.
+async fn beat(
+    coordinator: &Coordinator,
+    who: &Identity,
+    epoch: i32,
+    owned: Option<Vec<([u8; 16], Vec<i32>)>>,
+) -> Result<Beat, ClientError> {
+    let topics: Vec<&str> = who.topics.iter().map(String::as_str).collect();
+    let owned: Option<Vec<TopicPartitions<'_>>> = owned.as_ref().map(|owned| {
+        owned
+            .iter()
+            .map(|(topic_id, partitions)| TopicPartitions {
+                topic_id: *topic_id,
+                partitions,
+            })
+            .collect()
+    });
+    let rebalance_timeout = i32::try_from(who.rebalance_timeout.as_millis()).unwrap_or(i32::MAX);
+    coordinator
+        .call(|mut conn, group| async {
+            let mut request = ConsumerGroupHeartbeatRequest {
+                owned: owned.as_deref(),
+                ..ConsumerGroupHeartbeatRequest::beat(group, &who.id, epoch)
+            };
+            if epoch == JOIN_EPOCH {
+                request.instance_id = who.instance.as_deref();
+                request.rebalance_timeout_ms = rebalance_timeout;
+                request.subscribed_topic_names = Some(&topics);
+                request.server_assignor = who.assignor.as_deref();
+            }
+            let answer = conn.consumer_group_heartbeat(&request).await;
+            (conn, answer)
+        })
+        .await
+}
+
+/// `target` by topic name, asking the cluster for the ids of `topics` when one is unknown
+/// (a topic created after the last refresh).
+async fn named(
+    cluster: &Cluster,
+    topics: &[String],
+    target: &[([u8; 16], Vec<i32>)],
+) -> Result<Assignment, ClientError> {
+    if target
+        .iter()
+        .any(|(id, _)| cluster.topic_name(id).is_none())
+    {
+        let names: Vec<&str> = topics.iter().map(String::as_str).collect();
+        cluster.refresh(&names).await?;
+    }
+    target
+        .iter()
+        .map(|(id, partitions)| {
+            let name = cluster.topic_name(id).ok_or(ClientError::Kafka {
+                api: ApiKey::ConsumerGroupHeartbeat,
+                code: ErrorCode::UNKNOWN_TOPIC_ID,
+                message: Some("an assigned topic the cluster does not name".into()),
+            })?;
+            Ok((name, partitions.clone()))
+        })
+        .collect()
+}
+
+/// The task: a beat every interval the coordinator asked for, or at once when the member
+/// owns something new; a member not polled for the max poll interval leaves.
+async fn beating(
+    coordinator: Arc<Coordinator>,
+    cluster: Arc<Cluster>,
+    who: Identity,
+    mut interval: Duration,
+    shared: Arc<Shared>,
+) {
+    let tell = |state: &mut State, news| {
+        state.news = Some(news);
+        shared.arrived.notify_one();
+    };
+    loop {
+        tokio::select! {
+            () = tokio::time::sleep(interval) => {}
+            () = shared.nudge.notified() => {}
+        }
+        let (epoch, owned, stuck) = {
+            let mut state = lock(&shared.state);
+            let owned = match state.epoch {
+                // Joining again: it owns nothing.
+                JOIN_EPOCH => Some(Vec::new()),
+                _ => state.owned.take(),
+            };
+            let stuck = state.polled.elapsed() > who.max_poll_interval;
+            (state.epoch, owned, stuck)
+        };
+        if stuck {
+            // Best effort: a member that fails to leave is dropped when its session ends.
+            let _ = beat(&coordinator, &who, LEAVE_EPOCH, None).await;
+            return tell(&mut lock(&shared.state), News::Left);
+        }
+        let answer = beat(&coordinator, &who, epoch, owned).await;
+        let named = match &answer {
+            Ok(Beat {
+                target: Some(target),
+                ..
+            }) => Some(named(&cluster, &who.topics, target).await),
+            _ => None,
+        };
+        let mut state = lock(&shared.state);
+        match (answer, named) {
+            (Ok(_), Some(Err(e))) => tell(&mut state, News::Failed(e)),
+            (Ok(beat), named) => {
+                state.epoch = beat.epoch;
+                if !beat.interval.is_zero() {
+                    interval = beat.interval;
+                }
+                if let Some(Ok(target)) = named {
+                    state.target = Some(target);
+                    shared.arrived.notify_one();
+                }
+            }
+            // Its partitions are gone; the next beat joins again.
+            (Err(e), _) if e.is_rebalance() => {
+                state.epoch = JOIN_EPOCH;
+                state.target = None;
+                state.owned = None;
+                tell(&mut state, News::Lost);
+                shared.nudge.notify_one();
+            }
+            // Tried again at the next beat.
+            (Err(e), _) if e.is_transient() => {}
+            (Err(e), _) => return tell(&mut state, News::Failed(e)),
+        }
+    }
+}

@@ -1,0 +1,217 @@
+//! Consumer groups on KIP-848's consumer protocol (`GroupProtocol::Consumer`): the
+//! coordinator assigns, and a member joining or leaving moves partitions one at a time, the
+//! others' kept partitions flowing on; handed over with their commits, every record is read
+//! once.
+
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use ringwire_kafka_client::{Consumer, ConsumerConfig, GroupProtocol, Reset};
+
+use super::groups::{connect_async, produce};
+use super::{connect, create, runtime, script, unique};
+
+/// A member of `group` on the consumer protocol that commits what it gives up.
+fn member(group: &str) -> ConsumerConfig {
+    ConsumerConfig {
+        group: Some(group.to_owned()),
+        group_protocol: GroupProtocol::Consumer,
+        max_wait: Duration::from_millis(200),
+        commit_on_rebalance: true,
+        ..ConsumerConfig::default()
+    }
+}
+
+/// Polls `consumer` until `done` says so (checked before each poll), adding what it hands
+/// out to `got` as `partition:value`.
+async fn poll_until(
+    consumer: &mut Consumer,
+    got: &RefCell<Vec<String>>,
+    done: impl Fn(&Consumer) -> bool,
+) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if done(consumer) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "stuck with {:?}",
+            consumer.assignment()
+        );
+        consumer
+            .poll(|_, partition, r| {
+                let value = String::from_utf8_lossy(r.value.unwrap_or_default());
+                got.borrow_mut().push(format!("{partition}:{value}"));
+            })
+            .await
+            .unwrap();
+    }
+}
+
+fn partitions(consumer: &Consumer) -> BTreeSet<i32> {
+    consumer.assignment().iter().map(|(_, p)| *p).collect()
+}
+
+/// Polls both until each has one partition at the same time.
+async fn one_each_at_once(a: &mut Consumer, b: &mut Consumer, got: &RefCell<Vec<String>>) {
+    let (a_one, b_one) = (Cell::new(false), Cell::new(false));
+    tokio::join!(
+        poll_until(a, got, |c| {
+            a_one.set(partitions(c).len() == 1);
+            a_one.get() && b_one.get()
+        }),
+        poll_until(b, got, |c| {
+            b_one.set(partitions(c).len() == 1);
+            a_one.get() && b_one.get()
+        })
+    );
+}
+
+pub(crate) fn members_move_partitions_one_at_a_time(bootstrap: &str) {
+    let mut conn = connect(bootstrap);
+    let topic = unique("modern-members");
+    let group = unique("modern");
+    create(&mut conn, &topic, 4, &[]);
+    let rt = runtime();
+    rt.block_on(async {
+        let mut producer = connect_async(bootstrap).await;
+        produce(&mut producer, &topic, 0..5).await;
+        let got = RefCell::new(Vec::new());
+        let at_end = |c: &Consumer, end: i64| {
+            let mine = partitions(c);
+            !mine.is_empty() && mine.iter().all(|&p| c.position(&topic, p) == Some(end))
+        };
+
+        let mut a = Consumer::connect(bootstrap, member(&group)).await.unwrap();
+        a.subscribe(&[&topic], Reset::Earliest).await.unwrap();
+        // The member chose its id (16 random bytes, as Kafka's clients print them); the
+        // coordinator gave it an epoch.
+        let (id, epoch) = a.member().expect("a member");
+        assert!(id.len() == 22 && epoch > 0, "{id} {epoch}");
+        poll_until(&mut a, &got, |c| partitions(c).len() == 4 && at_end(c, 5)).await;
+        assert_eq!(got.borrow().len(), 20);
+
+        // A second member joins: the coordinator moves two partitions to it once the first
+        // gave them up (committing them), and the first keeps reading the other two.
+        produce(&mut producer, &topic, 5..8).await;
+        let mut b = Consumer::connect(bootstrap, member(&group)).await.unwrap();
+        b.subscribe(&[&topic], Reset::Earliest).await.unwrap();
+        let shared = Cell::new(false);
+        let split = |c: &Consumer| partitions(c).len() == 2;
+        tokio::join!(
+            async {
+                poll_until(&mut a, &got, |c| shared.get() && split(c) && at_end(c, 8)).await;
+            },
+            async {
+                poll_until(&mut b, &got, |c| split(c) && at_end(c, 8)).await;
+                shared.set(true);
+            }
+        );
+        let (kept, moved) = (partitions(&a), partitions(&b));
+        assert_eq!(
+            kept.union(&moved).copied().collect::<Vec<_>>(),
+            [0, 1, 2, 3]
+        );
+
+        // The second leaves: its partitions go back to the first, from its commits.
+        produce(&mut producer, &topic, 8..10).await;
+        poll_until(&mut b, &got, |c| at_end(c, 10)).await;
+        b.commit().await.unwrap();
+        b.leave().await.unwrap();
+        assert!(b.assignment().is_empty());
+        poll_until(&mut a, &got, |c| partitions(c).len() == 4 && at_end(c, 10)).await;
+        a.leave().await.unwrap();
+
+        // Every record once: the partitions moved with their commits.
+        let mut all = got.into_inner();
+        all.sort();
+        let mut want: Vec<String> = (0..4)
+            .flat_map(|p| (0..10).map(move |i| format!("{p}:p{p}-{i}")))
+            .collect();
+        want.sort();
+        assert_eq!(all, want);
+    });
+}
+
+/// A consumer-protocol member that stops polling for its max poll interval leaves, its
+/// partitions going to the other member; its next poll joins again and takes some back.
+pub(crate) fn a_member_not_polled_leaves_and_comes_back(bootstrap: &str) {
+    let mut conn = connect(bootstrap);
+    let topic = unique("modern-stuck");
+    let group = unique("modern-stuck");
+    create(&mut conn, &topic, 2, &[]);
+    let rt = runtime();
+    rt.block_on(async {
+        let got = RefCell::new(Vec::new());
+        let stuck_config = ConsumerConfig {
+            max_poll_interval: Duration::from_millis(1500),
+            ..member(&group)
+        };
+        let mut stuck = Consumer::connect(bootstrap, stuck_config).await.unwrap();
+        stuck.subscribe(&[&topic], Reset::Earliest).await.unwrap();
+        let mut other = Consumer::connect(bootstrap, member(&group)).await.unwrap();
+        other.subscribe(&[&topic], Reset::Earliest).await.unwrap();
+        one_each_at_once(&mut stuck, &mut other, &got).await;
+        // `stuck` is not polled: `other` gets both partitions once it left.
+        poll_until(&mut other, &got, |c| partitions(c).len() == 2).await;
+        // Polled again, it joins again and the coordinator shares the partitions anew.
+        one_each_at_once(&mut stuck, &mut other, &got).await;
+        stuck.leave().await.unwrap();
+        other.leave().await.unwrap();
+    });
+}
+
+/// Kafka's own Java consumer (`group.protocol=consumer`) joins beside a ringwire member:
+/// the coordinator moves two partitions to it, committed; one new record goes to each
+/// partition, Java reads its two (and leaves, committing), ringwire the other two, then
+/// takes every partition back from Java's commits.
+pub(crate) fn a_java_member_shares_the_group(bootstrap: &str) {
+    let mut conn = connect(bootstrap);
+    let topic = unique("modern-java");
+    let group = unique("modern-java");
+    create(&mut conn, &topic, 4, &[]);
+    let rt = runtime();
+    rt.block_on(async {
+        let mut producer = connect_async(bootstrap).await;
+        produce(&mut producer, &topic, 0..5).await;
+        let got = RefCell::new(Vec::new());
+        let at = |c: &Consumer, n: usize, end: i64| {
+            let mine = partitions(c);
+            mine.len() == n && mine.iter().all(|&p| c.position(&topic, p) == Some(end))
+        };
+        let mut a = Consumer::connect(bootstrap, member(&group)).await.unwrap();
+        a.subscribe(&[&topic], Reset::Earliest).await.unwrap();
+        poll_until(&mut a, &got, |c| at(c, 4, 5)).await;
+        got.borrow_mut().clear();
+
+        let java = std::process::Command::new("bash")
+            .arg(script())
+            .arg("java")
+            .arg(script().with_file_name("GroupMember.java"))
+            .args([bootstrap, &topic, &group, "2"])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("run GroupMember.java");
+        let java = tokio::task::spawn_blocking(move || java.wait_with_output());
+        poll_until(&mut a, &got, |c| at(c, 2, 5)).await;
+        produce(&mut producer, &topic, 5..6).await;
+        poll_until(&mut a, &got, |c| at(c, 2, 6)).await;
+        let out = java.await.unwrap().unwrap();
+        assert!(out.status.success(), "GroupMember.java failed");
+        poll_until(&mut a, &got, |c| at(c, 4, 6)).await;
+        a.leave().await.unwrap();
+
+        let theirs: Vec<String> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        let mine = got.into_inner();
+        assert_eq!((theirs.len(), mine.len()), (2, 2), "{theirs:?} {mine:?}");
+        let mut all: Vec<String> = theirs.into_iter().chain(mine).collect();
+        all.sort();
+        assert_eq!(all, ["0:p0-5", "1:p1-5", "2:p2-5", "3:p3-5"]);
+    });
+}
