@@ -35,6 +35,17 @@ const EVERY: Duration = Duration::from_millis(5);
 /// Steady reading before and after each change.
 const STEADY: Duration = Duration::from_secs(1);
 
+/// A broker this run started, stopped when dropped (a failed run too).
+struct Started(Option<PathBuf>);
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        if let Some(script) = &self.0 {
+            let _ = Command::new("bash").arg(script).arg("stop").output();
+        }
+    }
+}
+
 fn main() {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts/kafka/broker.sh");
     let (bootstrap, started) = match std::env::var("RINGWIRE_KAFKA_BOOTSTRAP") {
@@ -57,6 +68,7 @@ fn main() {
             )
         }
     };
+    let _broker = Started(started.then(|| script.clone()));
     let rounds: usize = std::env::var("REBALANCE_ROUNDS")
         .ok()
         .and_then(|r| r.parse().ok())
@@ -104,9 +116,6 @@ fn main() {
             median(|r| r.leave_pause),
             median(|r| r.back_after)
         );
-    }
-    if started {
-        let _ = Command::new("bash").arg(&script).arg("stop").output();
     }
 }
 
