@@ -24,6 +24,11 @@ use crate::group::Assignment;
 use crate::heartbeat::lock;
 use crate::{ClientError, Connection};
 
+/// Why a broker refuses the protocol: it is too old, or (Kafka 3.7 to 3.9) it was not turned on.
+const UNSUPPORTED: &str = "the broker does not run the consumer group protocol (Kafka 4.0 and \
+                           later do; 3.7 to 3.9 with group.coordinator.rebalance.protocols \
+                           including consumer): use GroupProtocol::Classic";
+
 /// What a beat's answer said.
 #[derive(Debug)]
 struct Beat {
@@ -138,7 +143,16 @@ impl Member {
         cluster: Arc<Cluster>,
         who: Identity,
     ) -> Result<Member, ClientError> {
-        let beat = beat(&coordinator, &who, JOIN_EPOCH, Some(Vec::new())).await?;
+        let beat = match beat(&coordinator, &who, JOIN_EPOCH, Some(Vec::new())).await {
+            Err(ClientError::Kafka { api, code, .. }) if code == ErrorCode::UNSUPPORTED_VERSION => {
+                return Err(ClientError::Kafka {
+                    api,
+                    code,
+                    message: Some(UNSUPPORTED.into()),
+                })
+            }
+            beat => beat?,
+        };
         let target = match &beat.target {
             Some(target) => Some(named(&cluster, &who.topics, target).await?),
             None => None,
