@@ -675,7 +675,9 @@ impl Consumer {
                 m.topics = topics;
                 m.reset = reset;
                 // The same member id joins again with the new subscription.
-                m.modern = modern;
+                if let Some((_, Some(old))) = std::mem::replace(&mut m.modern, modern) {
+                    old.stop();
+                }
             }
             None => {
                 self.membership = Some(Membership {
@@ -712,11 +714,10 @@ impl Consumer {
         let Some(membership) = self.membership.take() else {
             return Ok(());
         };
-        if let Some((who, member)) = membership.modern {
+        if let Some((_, member)) = membership.modern {
             self.drop_assignment().await?;
-            let coordinator = self.coordinator.as_ref().ok_or(ClientError::NoGroup)?;
             return match member {
-                Some(member) => member.leave(coordinator, &who).await,
+                Some(member) => member.leave().await,
                 None => Ok(()),
             };
         }
@@ -979,7 +980,9 @@ impl Consumer {
         let who = match &mut m.modern {
             Some((who, member)) => {
                 // The old task stops: joining again gives up whatever it owned.
-                *member = None;
+                if let Some(old) = member.take() {
+                    old.stop();
+                }
                 who.clone()
             }
             None => unreachable!("a member of the consumer protocol"),
@@ -1021,7 +1024,9 @@ impl Consumer {
             Some(modern_group::News::Lost) => self.drop_assignment().await?,
             Some(modern_group::News::Left) => return self.join_modern().await,
             Some(modern_group::News::Failed(e)) => {
-                *member = None;
+                if let Some(stopped) = member.take() {
+                    stopped.stop();
+                }
                 self.drop_assignment().await?;
                 return Err(e);
             }

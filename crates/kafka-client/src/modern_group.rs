@@ -14,7 +14,7 @@ use tokio::task::JoinHandle;
 
 use ringwire_kafka::api::consumer_group_heartbeat::{
     ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse, TopicPartitions, JOIN_EPOCH,
-    LEAVE_EPOCH,
+    LEAVE_EPOCH, STATIC_LEAVE_EPOCH,
 };
 use ringwire_kafka::{ApiKey, ErrorCode};
 
@@ -106,12 +106,17 @@ pub(crate) enum News {
     Failed(ClientError),
 }
 
-/// The member's beating task; dropped, it stops (without leaving: a member that goes
-/// quietly is dropped when its session ends).
+/// The member's beating task; dropped, it stops. A dynamic member goes quietly (the group
+/// drops it when its session ends); a static one says it is coming back (epoch -2), so that
+/// the coordinator keeps its partitions for its instance id until its session ends, and a
+/// consumer with that id takes them up at once.
 #[derive(Debug)]
 pub(crate) struct Member {
     task: JoinHandle<()>,
     shared: Arc<Shared>,
+    /// For a static member's goodbye.
+    coordinator: Arc<Coordinator>,
+    who: Identity,
 }
 
 #[derive(Debug)]
@@ -169,13 +174,18 @@ impl Member {
             nudge: Notify::new(),
         });
         let task = tokio::spawn(beating(
-            coordinator,
+            Arc::clone(&coordinator),
             cluster,
-            who,
+            who.clone(),
             beat.interval,
             Arc::clone(&shared),
         ));
-        Ok(Member { task, shared })
+        Ok(Member {
+            task,
+            shared,
+            coordinator,
+            who,
+        })
     }
 
     /// The member's epoch, which its commits carry.
@@ -220,15 +230,24 @@ impl Member {
         }
     }
 
+    /// Stops beating without a word, for a member about to join again (a static member's
+    /// goodbye would take the new membership out).
+    pub(crate) fn stop(mut self) {
+        self.who.instance = None;
+    }
+
     /// Stops beating and leaves the group (epoch -1), so that its partitions go to the
     /// others at once.
-    pub(crate) async fn leave(
-        self,
-        coordinator: &Coordinator,
-        who: &Identity,
-    ) -> Result<(), ClientError> {
+    pub(crate) async fn leave(mut self) -> Result<(), ClientError> {
         self.task.abort();
-        match beat(coordinator, who, LEAVE_EPOCH, None).await {
+        // Gone for good: no goodbye from `drop`.
+        let who = Identity {
+            instance: None,
+            ..self.who.clone()
+        };
+        let left = beat(&self.coordinator, &who, LEAVE_EPOCH, None).await;
+        self.who = who;
+        match left {
             // Forgotten already (its session ended, or it was fenced): out, as asked.
             Err(e) if e.is_rebalance() => Ok(()),
             left => left.map(drop),
@@ -243,11 +262,21 @@ impl Member {
 impl Drop for Member {
     fn drop(&mut self) {
         self.task.abort();
+        if self.who.instance.is_none() || self.epoch() == JOIN_EPOCH {
+            return;
+        }
+        // Best effort, on the runtime if there still is one.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let (coordinator, who) = (Arc::clone(&self.coordinator), self.who.clone());
+            runtime.spawn(async move {
+                let _ = beat(&coordinator, &who, STATIC_LEAVE_EPOCH, None).await;
+            });
+        }
     }
 }
 
 /// Beats for `who` at `epoch`, telling `owned` if given; a join (epoch 0) tells everything
-/// the coordinator keeps of a member.
+/// the coordinator keeps of a member, a static member's goodbye (-2) its instance id.
 async fn beat(
     coordinator: &Coordinator,
     who: &Identity,
@@ -271,8 +300,11 @@ async fn beat(
                 owned: owned.as_deref(),
                 ..ConsumerGroupHeartbeatRequest::beat(group, &who.id, epoch)
             };
-            if epoch == JOIN_EPOCH {
+            if epoch == JOIN_EPOCH || epoch == STATIC_LEAVE_EPOCH {
+                // Who is coming back, or is back.
                 request.instance_id = who.instance.as_deref();
+            }
+            if epoch == JOIN_EPOCH {
                 request.rebalance_timeout_ms = rebalance_timeout;
                 request.subscribed_topic_names = Some(&topics);
                 request.server_assignor = who.assignor.as_deref();
@@ -343,7 +375,7 @@ async fn beating(
             let _ = beat(&coordinator, &who, LEAVE_EPOCH, None).await;
             return tell(&mut lock(&shared.state), News::Left);
         }
-        let answer = beat(&coordinator, &who, epoch, owned).await;
+        let answer = beat(&coordinator, &who, epoch, owned.clone()).await;
         let named = match &answer {
             Ok(Beat {
                 target: Some(target),
@@ -372,8 +404,12 @@ async fn beating(
                 tell(&mut state, News::Lost);
                 shared.nudge.notify_one();
             }
-            // Tried again at the next beat.
-            (Err(e), _) if e.is_transient() => {}
+            // Tried again at the next beat, with what the member owns if that was not told.
+            (Err(e), _) if e.is_transient() => {
+                if epoch != JOIN_EPOCH && state.owned.is_none() {
+                    state.owned = owned;
+                }
+            }
             (Err(e), _) => return tell(&mut state, News::Failed(e)),
         }
     }

@@ -1141,6 +1141,10 @@ const TESTS: &[Test] = &[
         "a_java_consumer_protocol_member_shares_the_group",
         modern_groups::a_java_member_shares_the_group,
     ),
+    (
+        "a_static_consumer_protocol_member_comes_back_to_its_partition",
+        modern_groups::a_static_member_comes_back_to_its_partition,
+    ),
     ("create_topics_and_metadata", create_topics_and_metadata),
     (
         "produce_and_fetch_every_codec_and_ack",

@@ -248,3 +248,58 @@ pub(crate) fn a_java_member_shares_the_group(bootstrap: &str) {
         assert_eq!(all, ["0:p0-5", "1:p1-5", "2:p2-5", "3:p3-5"]);
     });
 }
+
+/// A static member (`group_instance_id`) dropped without leaving says it is coming back: a
+/// consumer with its instance id takes its partition up at once (without that goodbye the
+/// coordinator refuses the id until the old member's session ends), and the other member's
+/// share never moves.
+pub(crate) fn a_static_member_comes_back_to_its_partition(bootstrap: &str) {
+    let mut conn = connect(bootstrap);
+    let topic = unique("modern-static");
+    let group = unique("modern-static");
+    create(&mut conn, &topic, 2, &[]);
+    let rt = runtime();
+    rt.block_on(async {
+        if !protocol_offered(bootstrap, &topic).await {
+            return;
+        }
+        let got = RefCell::new(Vec::new());
+        let pod = ConsumerConfig {
+            group_instance_id: Some(unique("pod")),
+            ..member(&group)
+        };
+        let mut first = Consumer::connect(bootstrap, pod.clone()).await.unwrap();
+        first.subscribe(&[&topic], Reset::Earliest).await.unwrap();
+        let mut other = Consumer::connect(bootstrap, member(&group)).await.unwrap();
+        other.subscribe(&[&topic], Reset::Earliest).await.unwrap();
+        one_each_at_once(&mut first, &mut other, &got).await;
+        let (its, theirs) = (partitions(&first), partitions(&other));
+        drop(first);
+        // The goodbye goes out from a task; the other member polls on meanwhile.
+        let until = Instant::now() + Duration::from_millis(700);
+        poll_until(&mut other, &got, |_| Instant::now() >= until).await;
+
+        let started = Instant::now();
+        let mut again = Consumer::connect(bootstrap, pod).await.unwrap();
+        again.subscribe(&[&topic], Reset::Earliest).await.unwrap();
+        let (back, stays) = (Cell::new(false), Cell::new(true));
+        tokio::join!(
+            poll_until(&mut again, &got, |c| {
+                back.set(partitions(c) == its);
+                back.get()
+            }),
+            poll_until(&mut other, &got, |c| {
+                stays.set(stays.get() && partitions(c) == theirs);
+                back.get()
+            })
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "{:?}: waited for the old session to end",
+            started.elapsed()
+        );
+        assert!(stays.get(), "the other member's share moved");
+        again.leave().await.unwrap();
+        other.leave().await.unwrap();
+    });
+}
