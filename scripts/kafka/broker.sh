@@ -166,6 +166,9 @@ group.consumer.min.heartbeat.interval.ms=500
 group.consumer.heartbeat.interval.ms=500
 group.consumer.min.session.timeout.ms=3000
 group.consumer.session.timeout.ms=6000
+# Topics created after a member subscribed by pattern are found within 10 s (the least
+# allowed), not 10 minutes.
+group.consumer.regex.refresh.interval.ms=10000
 auto.create.topics.enable=false
 # The default 128 MiB dedupe buffer does not fit a small heap: the broker dies at start.
 log.cleaner.dedupe.buffer.size=4194304

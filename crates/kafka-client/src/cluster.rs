@@ -101,6 +101,16 @@ impl Cluster {
         &self,
         topics: &[&str],
     ) -> Result<Vec<(String, ErrorCode)>, ClientError> {
+        self.ask(Some(topics)).await
+    }
+
+    /// Asks for the brokers and every topic's leaders (and ids).
+    pub(crate) async fn refresh_all(&self) -> Result<(), ClientError> {
+        self.ask(None).await.map(drop)
+    }
+
+    /// Asks for the brokers and the leaders of `topics` (`None`: of every topic).
+    async fn ask(&self, topics: Option<&[&str]>) -> Result<Vec<(String, ErrorCode)>, ClientError> {
         let mut control = self.control.lock().await;
         let mut last_error = None;
         for attempt in 0..2 {
@@ -112,7 +122,7 @@ impl Cluster {
             }
             let conn = control.as_mut().expect("connected above");
             let answer = conn
-                .metadata(Some(topics), |metadata| {
+                .metadata(topics, |metadata| {
                     let mut map = self.map();
                     map.brokers = metadata
                         .brokers

@@ -646,10 +646,39 @@ impl Consumer {
     /// (given up at a poll, committed first with [`ConsumerConfig::commit_on_rebalance`]),
     /// the rest flowing on.
     pub async fn subscribe(&mut self, topics: &[&str], reset: Reset) -> Result<(), ClientError> {
+        let topics = topics.iter().map(|t| (*t).to_owned()).collect();
+        self.subscribe_to(topics, None, reset).await
+    }
+
+    /// As [`subscribe`](Self::subscribe), to every topic whose name matches `pattern` (a
+    /// regular expression in RE2/J syntax, as Java's `subscribe(SubscriptionPattern)`),
+    /// topics created later included: the coordinator resolves it (every
+    /// `group.consumer.regex.refresh.interval.ms`), so this needs
+    /// [`GroupProtocol::Consumer`]. A pattern the coordinator cannot compile is
+    /// `INVALID_REGULAR_EXPRESSION`.
+    pub async fn subscribe_pattern(
+        &mut self,
+        pattern: &str,
+        reset: Reset,
+    ) -> Result<(), ClientError> {
+        if self.config.group_protocol != GroupProtocol::Consumer {
+            return Err(ClientError::Config(
+                "a subscription by pattern needs GroupProtocol::Consumer",
+            ));
+        }
+        self.subscribe_to(Vec::new(), Some(pattern.to_owned()), reset)
+            .await
+    }
+
+    async fn subscribe_to(
+        &mut self,
+        topics: Vec<String>,
+        pattern: Option<String>,
+        reset: Reset,
+    ) -> Result<(), ClientError> {
         if self.config.group.is_none() {
             return Err(ClientError::NoGroup);
         }
-        let topics: Vec<String> = topics.iter().map(|t| (*t).to_owned()).collect();
         let modern = match self.config.group_protocol {
             GroupProtocol::Classic => None,
             GroupProtocol::Consumer => {
@@ -661,6 +690,7 @@ impl Consumer {
                     id,
                     instance: self.config.group_instance_id.clone(),
                     topics: topics.clone(),
+                    pattern,
                     assignor: self.config.group_remote_assignor.clone(),
                     rebalance_timeout: self.config.rebalance_timeout,
                     max_poll_interval: self.config.max_poll_interval,

@@ -76,6 +76,9 @@ pub(crate) struct Identity {
     /// Static membership id.
     pub(crate) instance: Option<String>,
     pub(crate) topics: Vec<String>,
+    /// A regular expression naming the topics instead (RE2/J syntax, resolved by the
+    /// coordinator, which adds topics created later that match).
+    pub(crate) pattern: Option<String>,
     /// The coordinator's assignor, or its default.
     pub(crate) assignor: Option<String>,
     pub(crate) rebalance_timeout: Duration,
@@ -159,7 +162,7 @@ impl Member {
             beat => beat?,
         };
         let target = match &beat.target {
-            Some(target) => Some(named(&cluster, &who.topics, target).await?),
+            Some(target) => Some(named(&cluster, &who, target).await?),
             None => None,
         };
         let shared = Arc::new(Shared {
@@ -306,7 +309,10 @@ async fn beat(
             }
             if epoch == JOIN_EPOCH {
                 request.rebalance_timeout_ms = rebalance_timeout;
-                request.subscribed_topic_names = Some(&topics);
+                match &who.pattern {
+                    Some(pattern) => request.subscribed_topic_regex = Some(pattern),
+                    None => request.subscribed_topic_names = Some(&topics),
+                }
                 request.server_assignor = who.assignor.as_deref();
             }
             let answer = conn.consumer_group_heartbeat(&request).await;
@@ -315,19 +321,24 @@ async fn beat(
         .await
 }
 
-/// `target` by topic name, asking the cluster for the ids of `topics` when one is unknown
-/// (a topic created after the last refresh).
+/// `target` by topic name, asking the cluster for the ids of the topics `who` subscribed to
+/// (of every topic, for a pattern) when one is unknown (a topic created after the last
+/// refresh).
 async fn named(
     cluster: &Cluster,
-    topics: &[String],
+    who: &Identity,
     target: &[([u8; 16], Vec<i32>)],
 ) -> Result<Assignment, ClientError> {
     if target
         .iter()
         .any(|(id, _)| cluster.topic_name(id).is_none())
     {
-        let names: Vec<&str> = topics.iter().map(String::as_str).collect();
-        cluster.refresh(&names).await?;
+        if who.pattern.is_some() {
+            cluster.refresh_all().await?;
+        } else {
+            let names: Vec<&str> = who.topics.iter().map(String::as_str).collect();
+            cluster.refresh(&names).await?;
+        }
     }
     target
         .iter()
@@ -380,7 +391,7 @@ async fn beating(
             Ok(Beat {
                 target: Some(target),
                 ..
-            }) => Some(named(&cluster, &who.topics, target).await),
+            }) => Some(named(&cluster, &who, target).await),
             _ => None,
         };
         let mut state = lock(&shared.state);

@@ -70,6 +70,7 @@ const KNOWN: &[(i16, &str, bool)] = &[
     (111, "UNRELEASED_INSTANCE_ID", false),
     (112, "UNSUPPORTED_ASSIGNOR", false),
     (113, "STALE_MEMBER_EPOCH", false),
+    (128, "INVALID_REGULAR_EXPRESSION", false),
 ];
 
 impl ErrorCode {

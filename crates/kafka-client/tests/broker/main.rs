@@ -1145,6 +1145,10 @@ const TESTS: &[Test] = &[
         "a_static_consumer_protocol_member_comes_back_to_its_partition",
         modern_groups::a_static_member_comes_back_to_its_partition,
     ),
+    (
+        "a_consumer_protocol_pattern_takes_in_topics_created_later",
+        modern_groups::a_pattern_takes_in_topics_created_later,
+    ),
     ("create_topics_and_metadata", create_topics_and_metadata),
     (
         "produce_and_fetch_every_codec_and_ack",

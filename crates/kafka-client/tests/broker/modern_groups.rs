@@ -7,6 +7,8 @@ use std::cell::{Cell, RefCell};
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
+use ringwire_kafka::api::create_topics::NewTopic;
+use ringwire_kafka::api::produce::Acks;
 use ringwire_kafka_client::{Consumer, ConsumerConfig, GroupProtocol, Reset};
 
 use super::groups::{connect_async, produce};
@@ -301,5 +303,74 @@ pub(crate) fn a_static_member_comes_back_to_its_partition(bootstrap: &str) {
         assert!(stays.get(), "the other member's share moved");
         again.leave().await.unwrap();
         other.leave().await.unwrap();
+    });
+}
+
+/// A subscription by pattern (`subscribe_pattern`): the coordinator resolves it, so the
+/// member reads every matching topic and not the others, takes up a matching topic created
+/// later, and a pattern it cannot compile is refused.
+pub(crate) fn a_pattern_takes_in_topics_created_later(bootstrap: &str) {
+    let mut conn = connect(bootstrap);
+    let prefix = unique("pattern");
+    let (one, two, other) = (
+        format!("{prefix}-one"),
+        format!("{prefix}-two"),
+        format!("other-{prefix}"),
+    );
+    create(&mut conn, &one, 1, &[]);
+    create(&mut conn, &two, 2, &[]);
+    create(&mut conn, &other, 1, &[]);
+    let rt = runtime();
+    rt.block_on(async {
+        if !protocol_offered(bootstrap, &one).await {
+            return;
+        }
+        let got = RefCell::new(Vec::new());
+        let mut consumer = Consumer::connect(bootstrap, member(&unique("pattern")))
+            .await
+            .unwrap();
+        consumer
+            .subscribe_pattern(&format!("{prefix}-.*"), Reset::Earliest)
+            .await
+            .unwrap();
+        let topics = |c: &Consumer| {
+            let mut names: Vec<String> = c.assignment().into_iter().map(|(t, _)| t).collect();
+            names.dedup();
+            names
+        };
+        poll_until(&mut consumer, &got, |c| c.assignment().len() == 3).await;
+        assert_eq!(topics(&consumer), [one.clone(), two.clone()]);
+
+        let three = format!("{prefix}-three");
+        let mut producer = connect_async(bootstrap).await;
+        producer
+            .create_topic(NewTopic {
+                name: &three,
+                num_partitions: 1,
+                replication_factor: 1,
+                configs: &[],
+            })
+            .await
+            .unwrap();
+        poll_until(&mut consumer, &got, |c| c.assignment().len() == 4).await;
+        producer
+            .produce(&three, 0, &super::one_record(b"late"), Acks::Leader)
+            .await
+            .unwrap();
+        poll_until(&mut consumer, &got, |c| c.position(&three, 0) == Some(1)).await;
+        assert_eq!(got.borrow().last().map(String::as_str), Some("0:late"));
+        consumer.leave().await.unwrap();
+
+        let mut refused = Consumer::connect(bootstrap, member(&unique("pattern")))
+            .await
+            .unwrap();
+        let err = refused
+            .subscribe_pattern("(unclosed", Reset::Earliest)
+            .await
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("INVALID_REGULAR_EXPRESSION"),
+            "{err}"
+        );
     });
 }
