@@ -78,6 +78,8 @@ enum KafkaCommand {
     /// Print records, one per line: the value (a null one as nothing, or NULL with -Z),
     /// after the key with -K.
     Consume {
+        /// The topic; with -G and `-X group.protocol=consumer`, `^REGEX` reads every topic
+        /// the pattern matches, later ones included (as kcat's `^` topics).
         topic: String,
         /// Start at the oldest record instead of the newest (with --group, where the group
         /// committed nothing).
@@ -612,18 +614,28 @@ async fn consume(
 ) -> Result<(), String> {
     let group = config.group.clone();
     let comes_back = config.group_instance_id.is_some();
+    // A topic starting with `^` is a pattern, as kcat reads one; the coordinator resolves it.
+    let pattern = topic.starts_with('^');
+    if pattern && (group.is_none() || config.group_protocol != GroupProtocol::Consumer) {
+        return Err(format!(
+            "topic {topic}: a pattern is read by a group member on the consumer protocol \
+             (-G GROUP -X group.protocol=consumer)"
+        ));
+    }
     let mut consumer = Consumer::connect(bootstrap, config)
         .await
         .map_err(|e| not_connected(bootstrap, &e))?;
     let joined = match (&group, reset) {
+        (Some(_), reset) if pattern => consumer.subscribe_pattern(topic, reset).await,
         (Some(_), reset) => consumer.subscribe(&[topic], reset).await,
         (None, reset) => consumer.assign(topic, reset.into()).await.map(drop),
     };
     joined.map_err(|e| format!("topic {topic}: {}", line(e)))?;
     let mut left = until.count.unwrap_or(usize::MAX);
     let mut ends = HashMap::new();
-    // Per partition, the offset after the last record printed and not yet committed.
-    let mut printed = HashMap::new();
+    // Per topic and partition, the offset after the last record printed and not yet
+    // committed.
+    let mut printed: Offsets = HashMap::new();
     let mut out = std::io::stdout().lock();
     // A member stopped by Ctrl-C or SIGTERM commits and leaves, so the group shares its
     // partitions at once rather than when its session runs out.
@@ -636,7 +648,7 @@ async fn consume(
             }
             let mut failed = None;
             let polled = consumer
-                .poll(|_, partition, record| {
+                .poll(|topic, partition, record| {
                     if left == 0 || failed.is_some() {
                         return;
                     }
@@ -644,7 +656,7 @@ async fn consume(
                         failed = Some(e);
                         return;
                     }
-                    printed.insert(partition, record.offset + 1);
+                    note(&mut printed, topic, partition, record.offset + 1);
                     left -= 1;
                 })
                 .await;
@@ -667,9 +679,9 @@ async fn consume(
                 Err(e) => break Err(format!("cannot write: {}", line(e))),
             }
             if group.is_some() {
-                commit(&mut consumer, topic, &mut printed).await?;
+                commit(&mut consumer, &mut printed).await?;
             }
-            if until.at_end && at_end(&consumer, topic, &mut ends) {
+            if until.at_end && at_end(&consumer, &mut ends) {
                 break Ok(());
             }
         }
@@ -679,7 +691,7 @@ async fn consume(
         () = stop => Ok(()),
     };
     if group.is_some() {
-        commit(&mut consumer, topic, &mut printed).await?;
+        commit(&mut consumer, &mut printed).await?;
         // A static member is coming back, its partitions kept for it until its session ends.
         if !comes_back {
             consumer
@@ -699,17 +711,19 @@ const RETRY_MAX: Duration = Duration::from_secs(4);
 /// partitions the group moved to another member are that member's to commit: dropped.
 /// A commit the group refuses because it is rebalancing is left for the next call (after
 /// the next poll joined again), as is one that could not reach the coordinator.
-async fn commit(
-    consumer: &mut Consumer,
-    topic: &str,
-    printed: &mut HashMap<i32, i64>,
-) -> Result<(), String> {
+async fn commit(consumer: &mut Consumer, printed: &mut Offsets) -> Result<(), String> {
     let mine = consumer.assignment();
-    printed.retain(|p, _| mine.iter().any(|(_, m)| m == p));
+    for (topic, partitions) in printed.iter_mut() {
+        partitions.retain(|p, _| mine.iter().any(|(t, m)| t == topic && m == p));
+    }
+    printed.retain(|_, partitions| !partitions.is_empty());
     if printed.is_empty() {
         return Ok(());
     }
-    let offsets: Vec<(&str, i32, i64)> = printed.iter().map(|(&p, &o)| (topic, p, o)).collect();
+    let offsets: Vec<(&str, i32, i64)> = printed
+        .iter()
+        .flat_map(|(topic, partitions)| partitions.iter().map(|(&p, &o)| (topic.as_str(), p, o)))
+        .collect();
     match consumer.commit_offsets(&offsets).await {
         Ok(()) => {
             printed.clear();
@@ -745,16 +759,30 @@ impl Format<'_> {
     }
 }
 
+/// Offsets by topic and partition.
+type Offsets = HashMap<String, HashMap<i32, i64>>;
+
+/// Notes `offset` for `topic`'s `partition` (the topic's name copied once).
+fn note(offsets: &mut Offsets, topic: &str, partition: i32, offset: i64) {
+    match offsets.get_mut(topic) {
+        Some(partitions) => partitions.insert(partition, offset),
+        None => offsets
+            .entry(topic.to_owned())
+            .or_default()
+            .insert(partition, offset),
+    };
+}
+
 /// Whether every partition the consumer reads has reached its entry in `ends`: its end as
 /// the first Fetch answer for it found it, noted here as answers come (later records do not
 /// count).
-fn at_end(consumer: &Consumer, topic: &str, ends: &mut HashMap<i32, i64>) -> bool {
-    consumer.assignment().iter().all(|(_, partition)| {
-        let end = match ends.get(partition) {
+fn at_end(consumer: &Consumer, ends: &mut Offsets) -> bool {
+    consumer.assignment().iter().all(|(topic, partition)| {
+        let end = match ends.get(topic).and_then(|p| p.get(partition)) {
             Some(&end) => Some(end),
-            None => consumer.end_offset(topic, *partition).inspect(|&end| {
-                ends.insert(*partition, end);
-            }),
+            None => consumer
+                .end_offset(topic, *partition)
+                .inspect(|&end| note(ends, topic, *partition, end)),
         };
         matches!((end, consumer.position(topic, *partition)), (Some(end), Some(at)) if at >= end)
     })

@@ -610,7 +610,8 @@ fn a_member_whose_reader_stalls_leaves(b: &str, topic: &str) {
 }
 
 /// `consume -G -X group.protocol=consumer`: members on KIP-848's protocol, each run going on
-/// where the last one's printed records end; an unknown protocol is refused.
+/// where the last one's printed records end; a `^` topic is a pattern; an unknown protocol,
+/// or a pattern on the classic one, is refused.
 fn a_consumer_protocol_group_goes_on(b: &str, topic: &str) {
     kafka(b, &["topics", "create", topic, "--partitions", "2"], b"");
     for (partition, prefix) in [("0", "a"), ("1", "b")] {
@@ -643,6 +644,28 @@ fn a_consumer_protocol_group_goes_on(b: &str, topic: &str) {
         &["consume", topic, "-G", &group, "-X", "group.protocol=eager"],
     );
     assert!(bad.contains("group.protocol: classic or consumer"), "{bad}");
+
+    // `^` makes the topic a pattern, which the coordinator resolves: both of these topics.
+    let (first, second) = (format!("{topic}-p1"), format!("{topic}-p2"));
+    for (name, value) in [(&first, "one\n"), (&second, "two\n")] {
+        kafka(b, &["topics", "create", name], b"");
+        kafka(b, &["produce", name], value.as_bytes());
+    }
+    let pattern = format!("^{topic}-p[0-9]");
+    let args = [
+        "consume",
+        &pattern,
+        "-G",
+        &group,
+        "--from-beginning",
+        "--count",
+        "2",
+        "-X",
+        "group.protocol=consumer",
+    ];
+    assert_eq!(sorted_lines(&kafka(b, &args, b"").stdout), ["one", "two"]);
+    let bad = kafka_fails(b, &["consume", &pattern, "-G", &group]);
+    assert!(bad.contains("a pattern is read by a group member"), "{bad}");
 }
 
 /// `consume -G`: each run starts where the last one's printed records end (not where its
