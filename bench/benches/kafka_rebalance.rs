@@ -28,6 +28,7 @@ use ringwire_kafka::api::create_topics::NewTopic;
 use ringwire_kafka::api::produce::Acks;
 use ringwire_kafka::record::{BatchEncoder, BatchOptions, NewRecord};
 use ringwire_kafka_client::{Connection, Consumer, ConsumerConfig, GroupProtocol, Reset};
+use ringwire_testkit::unique;
 
 const PARTITIONS: i32 = 8;
 /// One record to each partition this often.
@@ -157,14 +158,6 @@ fn member(group: &str, protocol: GroupProtocol) -> ConsumerConfig {
         commit_on_rebalance: true,
         ..ConsumerConfig::default()
     }
-}
-
-fn unique(prefix: &str) -> String {
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    format!("{prefix}-{nanos}")
 }
 
 /// How long the slow member handles each poll's records.

@@ -52,6 +52,16 @@ pub fn python_listening(script: &str, args: &[&str]) -> (Child, u16) {
     (child, line.trim().parse().expect("a port"))
 }
 
+/// `prefix` and the time in nanoseconds: a name (a Kafka topic, a group) no earlier run used,
+/// for peers that outlive a test run.
+#[must_use]
+pub fn unique(prefix: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("{prefix}-{nanos}")
+}
+
 /// nginx (Debian's `/usr/sbin/nginx`) in the foreground, in one process, with its files under
 /// a directory of the test's; killed when dropped.
 #[derive(Debug)]

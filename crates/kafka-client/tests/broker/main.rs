@@ -29,6 +29,7 @@ use ringwire_kafka_client::{
     ClientConfig, ClientError, Consumer, ConsumerConfig, Producer, ProducerConfig, ProducerRecord,
     Start,
 };
+use ringwire_testkit::unique;
 
 pub(crate) fn script() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/kafka/broker.sh")
@@ -57,15 +58,6 @@ pub(crate) fn broker_cmd(command: &mut Command, action: &str) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).unwrap().trim().to_owned()
-}
-
-/// A topic name no earlier run used: the broker may outlive a test run.
-fn unique(prefix: &str) -> String {
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    format!("{prefix}-{nanos}")
 }
 
 fn connect(bootstrap: &str) -> Connection {

@@ -5,6 +5,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeSet;
+use std::future::Future;
 use std::time::{Duration, Instant};
 
 use ringwire_kafka::api::create_topics::NewTopic;
@@ -76,6 +77,25 @@ async fn protocol_offered(bootstrap: &str, topic: &str) -> bool {
     }
 }
 
+/// Runs `test` with a new topic of `partitions` partitions (named after `name`) and a new
+/// group's name, on a runtime, if the broker runs the consumer protocol (else
+/// [`protocol_offered`] checks that it says so).
+fn on_new_topic<F: Future<Output = ()>>(
+    bootstrap: &str,
+    name: &str,
+    partitions: i32,
+    test: impl FnOnce(String, String) -> F,
+) {
+    let mut conn = connect(bootstrap);
+    let topic = unique(name);
+    create(&mut conn, &topic, partitions, &[]);
+    runtime().block_on(async {
+        if protocol_offered(bootstrap, &topic).await {
+            test(topic, unique(name)).await;
+        }
+    });
+}
+
 fn partitions(consumer: &Consumer) -> BTreeSet<i32> {
     consumer.assignment().iter().map(|(_, p)| *p).collect()
 }
@@ -96,15 +116,7 @@ async fn one_each_at_once(a: &mut Consumer, b: &mut Consumer, got: &RefCell<Vec<
 }
 
 pub(crate) fn members_move_partitions_one_at_a_time(bootstrap: &str) {
-    let mut conn = connect(bootstrap);
-    let topic = unique("modern-members");
-    let group = unique("modern");
-    create(&mut conn, &topic, 4, &[]);
-    let rt = runtime();
-    rt.block_on(async {
-        if !protocol_offered(bootstrap, &topic).await {
-            return;
-        }
+    on_new_topic(bootstrap, "modern-members", 4, |topic, group| async move {
         let mut producer = connect_async(bootstrap).await;
         produce(&mut producer, &topic, 0..5).await;
         let got = RefCell::new(Vec::new());
@@ -167,15 +179,7 @@ pub(crate) fn members_move_partitions_one_at_a_time(bootstrap: &str) {
 /// A consumer-protocol member that stops polling for its max poll interval leaves, its
 /// partitions going to the other member; its next poll joins again and takes some back.
 pub(crate) fn a_member_not_polled_leaves_and_comes_back(bootstrap: &str) {
-    let mut conn = connect(bootstrap);
-    let topic = unique("modern-stuck");
-    let group = unique("modern-stuck");
-    create(&mut conn, &topic, 2, &[]);
-    let rt = runtime();
-    rt.block_on(async {
-        if !protocol_offered(bootstrap, &topic).await {
-            return;
-        }
+    on_new_topic(bootstrap, "modern-stuck", 2, |topic, group| async move {
         let got = RefCell::new(Vec::new());
         let stuck_config = ConsumerConfig {
             max_poll_interval: Duration::from_millis(1500),
@@ -200,15 +204,7 @@ pub(crate) fn a_member_not_polled_leaves_and_comes_back(bootstrap: &str) {
 /// partition, Java reads its two (and leaves, committing), ringwire the other two, then
 /// takes every partition back from Java's commits.
 pub(crate) fn a_java_member_shares_the_group(bootstrap: &str) {
-    let mut conn = connect(bootstrap);
-    let topic = unique("modern-java");
-    let group = unique("modern-java");
-    create(&mut conn, &topic, 4, &[]);
-    let rt = runtime();
-    rt.block_on(async {
-        if !protocol_offered(bootstrap, &topic).await {
-            return;
-        }
+    on_new_topic(bootstrap, "modern-java", 4, |topic, group| async move {
         let mut producer = connect_async(bootstrap).await;
         produce(&mut producer, &topic, 0..5).await;
         let got = RefCell::new(Vec::new());
@@ -256,15 +252,7 @@ pub(crate) fn a_java_member_shares_the_group(bootstrap: &str) {
 /// coordinator refuses the id until the old member's session ends), and the other member's
 /// share never moves.
 pub(crate) fn a_static_member_comes_back_to_its_partition(bootstrap: &str) {
-    let mut conn = connect(bootstrap);
-    let topic = unique("modern-static");
-    let group = unique("modern-static");
-    create(&mut conn, &topic, 2, &[]);
-    let rt = runtime();
-    rt.block_on(async {
-        if !protocol_offered(bootstrap, &topic).await {
-            return;
-        }
+    on_new_topic(bootstrap, "modern-static", 2, |topic, group| async move {
         let got = RefCell::new(Vec::new());
         let pod = ConsumerConfig {
             group_instance_id: Some(unique("pod")),
