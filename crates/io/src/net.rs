@@ -24,6 +24,38 @@ pub enum NetStream {
     Unix(UnixStream),
 }
 
+/// The accessors both socket enums have ([`NetStream`] and the tokio one), over their
+/// `Tcp` and `Unix` variants.
+macro_rules! family_accessors {
+    ($tcp:ty) => {
+        /// The peer's address: a TCP peer's; `None` for a Unix socket, whose peer has none
+        /// worth reporting (usually unnamed).
+        pub fn peer_addr(&self) -> Option<SocketAddr> {
+            match self {
+                Self::Tcp(tcp) => tcp.peer_addr().ok(),
+                Self::Unix(_) => None,
+            }
+        }
+
+        /// The TCP socket, if it is one (for TCP-only options).
+        pub fn as_tcp(&self) -> Option<&$tcp> {
+            match self {
+                Self::Tcp(tcp) => Some(tcp),
+                Self::Unix(_) => None,
+            }
+        }
+
+        /// A Unix socket's peer: its process, user and group (a system call each time);
+        /// `None` over TCP.
+        pub fn peer_credentials(&self) -> Option<PeerCredentials> {
+            match self {
+                Self::Tcp(_) => None,
+                Self::Unix(unix) => peer_credentials(unix),
+            }
+        }
+    };
+}
+
 /// Calls `$call` on the socket, whichever its family (with the enum's variants in scope).
 macro_rules! each {
     ($self:expr, $s:ident => $call:expr) => {
@@ -58,31 +90,7 @@ impl NetStream {
         Ok(Self::Unix(socket.into()))
     }
 
-    /// The peer's address: a TCP peer's; `None` for a Unix socket, whose peer has none
-    /// worth reporting (usually unnamed).
-    pub fn peer_addr(&self) -> Option<SocketAddr> {
-        match self {
-            Self::Tcp(tcp) => tcp.peer_addr().ok(),
-            Self::Unix(_) => None,
-        }
-    }
-
-    /// The TCP socket, if it is one (for TCP-only options).
-    pub fn as_tcp(&self) -> Option<&TcpStream> {
-        match self {
-            Self::Tcp(tcp) => Some(tcp),
-            Self::Unix(_) => None,
-        }
-    }
-
-    /// A Unix socket's peer: its process, user and group (a system call each time);
-    /// `None` over TCP.
-    pub fn peer_credentials(&self) -> Option<PeerCredentials> {
-        match self {
-            Self::Tcp(_) => None,
-            Self::Unix(unix) => peer_credentials(unix),
-        }
-    }
+    family_accessors!(TcpStream);
 
     /// See [`TcpStream::set_read_timeout`].
     pub fn set_read_timeout(&self, limit: Option<Duration>) -> io::Result<()> {
@@ -242,7 +250,7 @@ mod tokio {
     use ::tokio::io::Interest;
     use ::tokio::net::{TcpStream, UnixStream};
 
-    use super::PeerCredentials;
+    use super::{peer_credentials, PeerCredentials};
     use crate::tokio::AsyncStream;
     use AsyncNetStream::{Tcp, Unix};
 
@@ -275,30 +283,7 @@ mod tokio {
             }
         }
 
-        /// The peer's address: a TCP peer's; `None` for a Unix socket.
-        pub fn peer_addr(&self) -> Option<SocketAddr> {
-            match self {
-                Self::Tcp(tcp) => tcp.peer_addr().ok(),
-                Self::Unix(_) => None,
-            }
-        }
-
-        /// The TCP socket, if it is one (for TCP-only options).
-        pub fn as_tcp(&self) -> Option<&TcpStream> {
-            match self {
-                Self::Tcp(tcp) => Some(tcp),
-                Self::Unix(_) => None,
-            }
-        }
-
-        /// A Unix socket's peer: its process, user and group (a system call each time);
-        /// `None` over TCP.
-        pub fn peer_credentials(&self) -> Option<PeerCredentials> {
-            match self {
-                Self::Tcp(_) => None,
-                Self::Unix(unix) => super::peer_credentials(&**unix),
-            }
-        }
+        family_accessors!(TcpStream);
 
         /// Ready when the socket is readable.
         pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
