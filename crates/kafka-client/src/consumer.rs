@@ -1062,13 +1062,9 @@ impl Consumer {
             }
             None => {}
         }
-        let target = match &self.membership {
-            Some(Membership {
-                modern: Some((_, Some(member))),
-                ..
-            }) => member.take_target(),
-            _ => None,
-        };
+        let target = self
+            .running_member()
+            .and_then(modern_group::Member::take_target);
         match target {
             Some(target) => self.take_up(target).await,
             None => Ok(()),
@@ -1080,6 +1076,17 @@ impl Consumer {
     /// committed; then the coordinator hears at once what the member owns, which lets it
     /// give the dropped partitions to others.
     async fn take_up(&mut self, target: Assignment) -> Result<(), ClientError> {
+        let taken = self.take_up_once(&target).await;
+        if taken.is_err() {
+            // The next poll takes it up again (what was done stays done).
+            if let Some(member) = self.running_member() {
+                member.retarget(target);
+            }
+        }
+        taken
+    }
+
+    async fn take_up_once(&mut self, target: &Assignment) -> Result<(), ClientError> {
         let kept = |a: &Assigned| {
             target
                 .iter()
@@ -1110,7 +1117,7 @@ impl Consumer {
             }
         }
         let reset = self.membership.as_ref().map_or(Reset::Latest, |m| m.reset);
-        for (topic, partitions) in &target {
+        for (topic, partitions) in target {
             for &partition in partitions {
                 if self.partition(topic, partition).is_none() {
                     self.assign_partition(topic, partition, Start::Committed(reset))
@@ -1128,14 +1135,21 @@ impl Consumer {
                 None => owned.push((id, vec![a.partition])),
             }
         }
-        if let Some(Membership {
-            modern: Some((_, Some(member))),
-            ..
-        }) = &self.membership
-        {
+        if let Some(member) = self.running_member() {
             member.owns(owned);
         }
         Ok(())
+    }
+
+    /// The consumer protocol's running member, if this consumer is one.
+    fn running_member(&self) -> Option<&modern_group::Member> {
+        match &self.membership {
+            Some(Membership {
+                modern: Some((_, Some(member))),
+                ..
+            }) => Some(member),
+            _ => None,
+        }
     }
 
     /// The leader's work: every member's share of the partitions of the topics they

@@ -211,6 +211,12 @@ impl Member {
         self.state().target.take()
     }
 
+    /// A target the consumer could not take up whole, for its next poll (unless a newer one
+    /// came meanwhile).
+    pub(crate) fn retarget(&self, target: Assignment) {
+        self.state().target.get_or_insert(target);
+    }
+
     /// The consumer took up its target and owns `owned` now: the task tells the coordinator
     /// at once.
     pub(crate) fn owns(&self, owned: Vec<([u8; 16], Vec<i32>)>) {
