@@ -19,15 +19,15 @@ use ringwire_kafka::api::add_partitions_to_txn::{
     AddPartitionsToTxnRequest, AddPartitionsToTxnResponse,
 };
 use ringwire_kafka::api::api_versions::{ApiVersionsRequest, ApiVersionsResponse};
+use ringwire_kafka::api::consumer_group_heartbeat::{
+    ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse,
+};
 use ringwire_kafka::api::consumer_protocol;
 use ringwire_kafka::api::create_topics::{CreateTopicsRequest, CreateTopicsResponse};
 use ringwire_kafka::api::delete_topics::{DeleteTopicsRequest, DeleteTopicsResponse};
 use ringwire_kafka::api::end_txn::{EndTxnRequest, EndTxnResponse};
 use ringwire_kafka::api::fetch::{FetchRequest, FetchResponse};
 use ringwire_kafka::api::find_coordinator::{FindCoordinatorRequest, FindCoordinatorResponse};
-use ringwire_kafka::api::consumer_group_heartbeat::{
-    ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse,
-};
 use ringwire_kafka::api::heartbeat::{HeartbeatRequest, HeartbeatResponse};
 use ringwire_kafka::api::init_producer_id::{InitProducerIdRequest, InitProducerIdResponse};
 use ringwire_kafka::api::join_group::{JoinGroupRequest, JoinGroupResponse};
