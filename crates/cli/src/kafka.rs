@@ -775,9 +775,11 @@ fn note(offsets: &mut Offsets, topic: &str, partition: i32, offset: i64) {
 
 /// Whether every partition the consumer reads has reached its entry in `ends`: its end as
 /// the first Fetch answer for it found it, noted here as answers come (later records do not
-/// count).
+/// count). A group member with no partitions yet (a pattern not yet resolved, more members
+/// than partitions) is not at the end of anything.
 fn at_end(consumer: &Consumer, ends: &mut Offsets) -> bool {
-    consumer.assignment().iter().all(|(topic, partition)| {
+    let assigned = consumer.assignment();
+    !assigned.is_empty() && assigned.iter().all(|(topic, partition)| {
         let end = match ends.get(topic).and_then(|p| p.get(partition)) {
             Some(&end) => Some(end),
             None => consumer

@@ -664,6 +664,20 @@ fn a_consumer_protocol_group_goes_on(b: &str, topic: &str) {
         "group.protocol=consumer",
     ];
     assert_eq!(sorted_lines(&kafka(b, &args, b"").stdout), ["one", "two"]);
+    // To the end of both, for a group of its own (the coordinator resolves the pattern after
+    // the join: no partition at first is not the end).
+    let fresh = format!("{group}-fresh");
+    let args = [
+        "consume",
+        &pattern,
+        "-G",
+        &fresh,
+        "--from-beginning",
+        "-e",
+        "-X",
+        "group.protocol=consumer",
+    ];
+    assert_eq!(sorted_lines(&kafka(b, &args, b"").stdout), ["one", "two"]);
     let bad = kafka_fails(b, &["consume", &pattern, "-G", &group]);
     assert!(bad.contains("a pattern is read by a group member"), "{bad}");
 }
