@@ -8,13 +8,13 @@
 //! so repeated requests for a path skip `canonicalize`, `open` and `stat`
 //! and allocate nothing. Files up to 16 KiB are cached with their bytes and
 //! sent from memory in the same `send` as their head: for a small page that
-//! saves the `sendfile` call, which costs more than the copy. Responses carry `ETag` (from length
-//! and modification time) and `Last-Modified`, and honour `If-Match`,
-//! `If-Unmodified-Since`, `If-None-Match`, `If-Modified-Since`, a single
-//! `Range` and `If-Range`. A file's precompressed forms beside it
-//! (`app.js.br`, `app.js.zst`, `app.js.gz`) are sent, by `sendfile` as any file, to
-//! clients that accept them ([`StaticFiles::precompressed`]). Not here yet:
-//! multipart answers to several ranges (those get the whole file, `200`).
+//! saves the `sendfile` call, which costs more than the copy. Responses carry `ETag` (from
+//! length and modification time) and `Last-Modified`, and honour `If-Match`,
+//! `If-Unmodified-Since`, `If-None-Match`, `If-Modified-Since`, `Range` and `If-Range`
+//! (several ranges answered as `multipart/byteranges` parts, up to 16 ranges and 64 KiB;
+//! past that, and for overlapping ranges, the whole file). A file's precompressed forms
+//! beside it (`app.js.br`, `app.js.zst`, `app.js.gz`) are sent, by `sendfile` as any file,
+//! to clients that accept them ([`StaticFiles::precompressed`]).
 
 mod cache;
 mod http_date;
@@ -28,6 +28,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
 use ringwire_http1::Method;
 
 use self::cache::{Entry, FileCache};
@@ -337,6 +338,11 @@ fn answer(entry: &Entry, request: &Request<'_>) -> Response {
                 format!("bytes {first}-{last}/{}", entry.len),
             )
             .body(file_body(entry, first, last - first + 1)),
+        ByteRange::Parts(ranges) => multipart(entry, &ranges).unwrap_or_else(|| {
+            Response::new(200)
+                .fields(entry.fields.clone())
+                .body(file_body(entry, 0, entry.len))
+        }),
         ByteRange::Unsatisfiable => Response::new(416)
             .header("accept-ranges", "bytes")
             .header("content-range", format!("bytes */{}", entry.len)),
@@ -458,17 +464,31 @@ fn if_range_holds(value: &[u8], entry: &Entry) -> bool {
 /// What a `Range` field asks of a file.
 #[derive(Debug, PartialEq, Eq)]
 enum ByteRange {
-    /// No range this server serves (another unit, several ranges, bad
-    /// syntax, an empty file): the whole file, `200`.
+    /// No range this server serves (another unit, bad syntax, an empty
+    /// file, more ranges than [`MAX_RANGES`] or [`MAX_MULTIPART`] bytes,
+    /// overlapping ranges): the whole file, `200`.
     Whole,
     /// Bytes `first..=last`, within the file: `206`.
     Part { first: u64, last: u64 },
-    /// A well-formed range that starts past the end: `416`.
+    /// Several ranges, each `(first, last)` within the file, in the order
+    /// asked: `206` with a `multipart/byteranges` body.
+    Parts(Vec<(u64, u64)>),
+    /// Well-formed ranges that all start past the end: `416`.
     Unsatisfiable,
 }
 
-/// Reads a single `bytes=a-b`, `bytes=a-` or `bytes=-n` against a file of
-/// `len` bytes (RFC 9110 section 14.1.2).
+/// At most this many ranges are answered; a request for more (a file asked
+/// for in many small pieces, RFC 9110 section 14.2) gets it whole.
+const MAX_RANGES: usize = 16;
+
+/// At most this many bytes of a file go in a `multipart/byteranges` body,
+/// which is put together in memory (read while the file cache is held);
+/// more gets the whole file, by `sendfile`.
+const MAX_MULTIPART: u64 = 64 << 10;
+
+/// Reads `bytes=` and a list of `a-b`, `a-` or `-n` against a file of
+/// `len` bytes (RFC 9110 section 14.1.2): the ranges within the file,
+/// those past its end left out.
 fn parse_range(value: &[u8], len: u64) -> ByteRange {
     // An empty file's one satisfiable range, a suffix (14.1.2), cannot be
     // written in a Content-Range; 14.2 lets a server ignore any range of
@@ -484,13 +504,41 @@ fn parse_range(value: &[u8], len: u64) -> ByteRange {
     else {
         return ByteRange::Whole;
     };
-    // Several ranges would need a multipart answer: the whole file instead.
-    if spec.contains(&b',') {
-        return ByteRange::Whole;
+    let mut ranges = Vec::new();
+    let mut unsatisfiable = false;
+    // Empty list elements are allowed (RFC 9110 section 5.6.1).
+    let specs = spec.split(|&b| b == b',').map(<[u8]>::trim_ascii);
+    for (n, spec) in specs.filter(|spec| !spec.is_empty()).enumerate() {
+        if n == MAX_RANGES {
+            return ByteRange::Whole;
+        }
+        match one_range(spec, len) {
+            // Bad syntax anywhere: the field is ignored.
+            None => return ByteRange::Whole,
+            Some(None) => unsatisfiable = true,
+            Some(Some(range)) => ranges.push(range),
+        }
     }
-    let Some(dash) = spec.iter().position(|&b| b == b'-') else {
-        return ByteRange::Whole;
-    };
+    match ranges[..] {
+        [] if unsatisfiable => ByteRange::Unsatisfiable,
+        [] => ByteRange::Whole,
+        [(first, last)] => ByteRange::Part { first, last },
+        _ if ranges
+            .iter()
+            .fold(0u64, |n, (f, l)| n.saturating_add(l - f + 1))
+            > MAX_MULTIPART
+            || overlapping(&ranges) =>
+        {
+            ByteRange::Whole
+        }
+        _ => ByteRange::Parts(ranges),
+    }
+}
+
+/// One `a-b`, `a-` or `-n`: `None` if malformed, `Some(None)` if it starts
+/// past the end, else the bytes it asks for within the file.
+fn one_range(spec: &[u8], len: u64) -> Option<Option<(u64, u64)>> {
+    let dash = spec.iter().position(|&b| b == b'-')?;
     let (first, last) = (&spec[..dash], &spec[dash + 1..]);
     let number = |digits: &[u8]| -> Option<u64> {
         if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
@@ -506,32 +554,90 @@ fn parse_range(value: &[u8], len: u64) -> ByteRange {
     };
     if first.is_empty() {
         // The last `n` bytes.
-        return match number(last) {
-            None => ByteRange::Whole,
-            Some(0) => ByteRange::Unsatisfiable,
-            Some(n) => ByteRange::Part {
-                first: len.saturating_sub(n),
-                last: len - 1,
-            },
+        return match number(last)? {
+            0 => Some(None),
+            n => Some(Some((len.saturating_sub(n), len - 1))),
         };
     }
-    let Some(first) = number(first) else {
-        return ByteRange::Whole;
-    };
+    let first = number(first)?;
     let last = if last.is_empty() {
         u64::MAX
     } else {
-        match number(last) {
-            Some(last) if last >= first => last,
-            _ => return ByteRange::Whole,
-        }
+        Some(number(last)?).filter(|&last| last >= first)?
     };
     if first >= len {
-        return ByteRange::Unsatisfiable;
+        return Some(None);
     }
-    ByteRange::Part {
-        first,
-        last: last.min(len - 1),
+    Some(Some((first, last.min(len - 1))))
+}
+
+/// Whether any two of `ranges` share a byte (such a request is answered
+/// whole: RFC 9110 section 14.2).
+fn overlapping(ranges: &[(u64, u64)]) -> bool {
+    let mut sorted = ranges.to_vec();
+    sorted.sort_unstable();
+    sorted.windows(2).any(|w| w[1].0 <= w[0].1)
+}
+
+/// A `206` whose body holds `ranges` of `entry` as `multipart/byteranges`
+/// parts, each with the file's `content-type` and its `content-range`
+/// (RFC 9110 section 14.6); `None` if the file cannot be read.
+fn multipart(entry: &Entry, ranges: &[(u64, u64)]) -> Option<Response> {
+    let mut pieces = Vec::with_capacity(ranges.len());
+    for &(first, last) in ranges {
+        // Within MAX_MULTIPART: the lengths fit in `usize`.
+        let (at, len) = (first as usize, (last - first + 1) as usize);
+        pieces.push(match &entry.contents {
+            Some(bytes) => bytes.slice(at..at + len),
+            None => {
+                let mut piece = vec![0; len];
+                std::os::unix::fs::FileExt::read_exact_at(&*entry.file, &mut piece, first).ok()?;
+                Bytes::from(piece)
+            }
+        });
+    }
+    let boundary = boundary(&pieces);
+    let content_type = entry
+        .fields
+        .iter()
+        .find(|(name, _)| *name == "content-type")
+        .map_or(&b"application/octet-stream"[..], |(_, value)| value);
+    let mut body = Vec::new();
+    for (&(first, last), piece) in ranges.iter().zip(&pieces) {
+        body.extend_from_slice(format!("\r\n--{boundary}\r\ncontent-type: ").as_bytes());
+        body.extend_from_slice(content_type);
+        let range = format!(
+            "\r\ncontent-range: bytes {first}-{last}/{}\r\n\r\n",
+            entry.len
+        );
+        body.extend_from_slice(range.as_bytes());
+        body.extend_from_slice(piece);
+    }
+    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+    let kind = format!("multipart/byteranges; boundary={boundary}");
+    let response = Response::new(206).header("content-type", kind);
+    let response = entry
+        .fields
+        .iter()
+        .filter(|(name, _)| *name != "content-type")
+        .fold(response, |response, (name, value)| {
+            response.header(name.to_owned(), Bytes::copy_from_slice(value))
+        });
+    Some(response.body(Bytes::from(body)))
+}
+
+/// A multipart boundary that none of `pieces` holds.
+fn boundary(pieces: &[Bytes]) -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    loop {
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let boundary = format!("ringwire-byteranges-{n:016x}");
+        if !pieces
+            .iter()
+            .any(|piece| memchr::memmem::find(piece, boundary.as_bytes()).is_some())
+        {
+            return boundary;
+        }
     }
 }
 
@@ -730,7 +836,7 @@ mod tests {
 
     #[test]
     fn byte_ranges() {
-        use ByteRange::{Part, Unsatisfiable, Whole};
+        use ByteRange::{Part, Parts, Unsatisfiable, Whole};
         let r = |v: &str| parse_range(v.as_bytes(), 1000);
         assert_eq!(r("bytes=0-99"), Part { first: 0, last: 99 });
         assert_eq!(
@@ -767,8 +873,25 @@ mod tests {
         for empty in ["bytes=-3", "bytes=0-", "bytes=-0"] {
             assert_eq!(parse_range(empty.as_bytes(), 0), Whole, "{empty}");
         }
+        // Several: those within the file, in the order asked.
+        assert_eq!(
+            r("bytes=0-1, ,900-949,5000-,-10"),
+            Parts(vec![(0, 1), (900, 949), (990, 999)])
+        );
+        assert_eq!(r("bytes=20-29,0-9"), Parts(vec![(20, 29), (0, 9)]));
+        assert_eq!(r("bytes=0-9,2000-"), Part { first: 0, last: 9 });
+        assert_eq!(r("bytes=2000-,3000-3001"), Unsatisfiable);
+        let many: Vec<String> = (0..=MAX_RANGES)
+            .map(|i| format!("{}-{}", i * 10, i * 10))
+            .collect();
+        assert_eq!(r(&format!("bytes={}", many.join(","))), Whole, "too many");
+        let at = MAX_MULTIPART;
+        let big = parse_range(format!("bytes=0-{at},{}-", at + 10).as_bytes(), at * 4);
+        assert_eq!(big, Whole, "too many bytes");
         for whole in [
-            "bytes=0-1,3-4",
+            "bytes=0-10,5-6",
+            "bytes=0-1,x-4",
+            "bytes=",
             "bytes=5-4",
             "bytes=a-b",
             "bytes=-",

@@ -234,10 +234,6 @@ fn single_ranges() {
         assert_eq!(field(&head, "content-length"), Some("0"), "{head}");
         assert!(body.is_empty());
     }
-    // Several ranges: the whole file, not a multipart answer.
-    let (head, body) = fetch(addr, "/a.txt", &["-r", "0-1,2-3"]);
-    assert_eq!(status(&head), 200, "{head}");
-    assert_eq!(body, b"one\n");
     // A malformed or foreign range is ignored.
     let (head, _) = fetch(addr, "/a.txt", &["-H", "Range: lines=1-2"]);
     assert_eq!(status(&head), 200, "{head}");
@@ -256,6 +252,105 @@ fn single_ranges() {
     let (head, body) = fetch(addr, "/a.txt", &["-r", "1-2", "-H", "If-Range: \"old\""]);
     assert_eq!(status(&head), 200, "{head}");
     assert_eq!(body, b"one\n");
+}
+
+/// Reads a `multipart/byteranges` body with Python's own MIME parser: each part's
+/// `content-type`, `content-range` and bytes.
+fn parts(content_type: &str, body: &[u8]) -> Vec<(String, String, Vec<u8>)> {
+    const READ: &str = r#"
+import email, sys
+content_type, body = sys.stdin.buffer.read().split(b"\n", 1)
+message = email.message_from_bytes(b"Content-Type: " + content_type + b"\r\n\r\n" + body)
+assert message.is_multipart(), "not multipart"
+for part in message.get_payload():
+    print(part["content-type"], part["content-range"], part.get_payload(decode=True).hex(), sep="|")
+"#;
+    let mut child = std::process::Command::new("python3")
+        .args(["-c", READ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3");
+    let mut input = child.stdin.take().expect("stdin");
+    std::io::Write::write_all(&mut input, &[content_type.as_bytes(), b"\n", body].concat())
+        .expect("write");
+    drop(input);
+    let out = child.wait_with_output().expect("python3");
+    assert!(out.status.success(), "the parts do not parse");
+    String::from_utf8(out.stdout)
+        .expect("utf-8")
+        .lines()
+        .map(|line| {
+            let mut fields = line.split('|');
+            let mut next = || fields.next().expect("three fields").to_owned();
+            let (kind, range, hex) = (next(), next(), next());
+            let bytes = (0..hex.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).expect("hex"))
+                .collect();
+            (kind, range, bytes)
+        })
+        .collect()
+}
+
+/// Several ranges: a `multipart/byteranges` body, its parts in the order asked, from a file
+/// read for them and from one the cache holds, over HTTP/1.1 and HTTP/2; overlapping ranges,
+/// or more than the server answers in parts, get the whole file.
+#[test]
+fn several_ranges_in_parts() {
+    let (_dir, addr, big) = site(Duration::from_secs(1));
+    let len = big.len();
+    for protocol in ["--http1.1", "--http2-prior-knowledge"] {
+        let (head, body) = fetch(addr, "/big.bin", &[protocol, "-r", "5000-5099,100-199,-10"]);
+        // `HTTP/1.1 206` or `HTTP/2 206`.
+        assert_eq!(head.split(' ').nth(1), Some("206"), "{head}");
+        let kind = field(&head, "content-type").expect("content-type");
+        assert!(
+            kind.starts_with("multipart/byteranges; boundary="),
+            "{head}"
+        );
+        if let Some(n) = field(&head, "content-length") {
+            assert_eq!(n, body.len().to_string(), "{head}");
+        }
+        assert!(field(&head, "etag").is_some(), "{head}");
+        let got = parts(kind, &body);
+        let want: Vec<(String, String, Vec<u8>)> = [(5000, 5099), (100, 199), (len - 10, len - 1)]
+            .into_iter()
+            .map(|(first, last)| {
+                (
+                    "application/octet-stream".to_owned(),
+                    format!("bytes {first}-{last}/{len}"),
+                    big[first..=last].to_vec(),
+                )
+            })
+            .collect();
+        assert!(got == want, "{protocol}: {} parts", got.len());
+    }
+    let (head, body) = fetch(addr, "/a.txt", &["-r", "0-0,2-,9-"]);
+    assert_eq!(status(&head), 206, "{head}");
+    let got = parts(field(&head, "content-type").expect("type"), &body);
+    let text = "text/plain; charset=utf-8";
+    assert_eq!(
+        got,
+        [
+            (text.to_owned(), "bytes 0-0/4".to_owned(), b"o".to_vec()),
+            (text.to_owned(), "bytes 2-3/4".to_owned(), b"e\n".to_vec()),
+        ]
+    );
+    for whole in [
+        "0-1,1-2",
+        &(0..20)
+            .map(|i| format!("{i}-{i}"))
+            .collect::<Vec<_>>()
+            .join(","),
+    ] {
+        let (head, body) = fetch(addr, "/a.txt", &["-r", whole]);
+        assert_eq!(
+            (status(&head), &body[..]),
+            (200, &b"one\n"[..]),
+            "{whole}: {head}"
+        );
+    }
 }
 
 #[test]
