@@ -1141,6 +1141,10 @@ const TESTS: &[Test] = &[
         "a_consumer_protocol_pattern_takes_in_topics_created_later",
         modern_groups::a_pattern_takes_in_topics_created_later,
     ),
+    (
+        "fenced_consumer_protocol_members_join_again",
+        modern_groups::fenced_members_join_again,
+    ),
     ("create_topics_and_metadata", create_topics_and_metadata),
     (
         "produce_and_fetch_every_codec_and_ack",

@@ -362,3 +362,70 @@ pub(crate) fn a_pattern_takes_in_topics_created_later(bootstrap: &str) {
         );
     });
 }
+
+/// Members that go silent past the session timeout (their runtime blocked, heartbeats and
+/// all) are fenced by the coordinator: each hears so at its next beat, drops the partitions
+/// it lost without committing, joins again as the same member, and the two share the
+/// partitions again, reading what came meanwhile.
+pub(crate) fn fenced_members_join_again(bootstrap: &str) {
+    on_new_topic(bootstrap, "modern-fenced", 2, |topic, group| async move {
+        let got = RefCell::new(Vec::new());
+        let mut a = Consumer::connect(bootstrap, member(&group)).await.unwrap();
+        a.subscribe(&[&topic], Reset::Earliest).await.unwrap();
+        let mut b = Consumer::connect(bootstrap, member(&group)).await.unwrap();
+        b.subscribe(&[&topic], Reset::Earliest).await.unwrap();
+        one_each_at_once(&mut a, &mut b, &got).await;
+        let epochs = (a.member().unwrap().1, b.member().unwrap().1);
+        let ids = (
+            a.member().unwrap().0.to_owned(),
+            b.member().unwrap().0.to_owned(),
+        );
+
+        // Past the test broker's 6 s sessions, with nothing running.
+        std::thread::sleep(Duration::from_secs(8));
+        let mut producer = connect_async(bootstrap).await;
+        for partition in 0..2 {
+            producer
+                .produce(
+                    &topic,
+                    partition,
+                    &super::one_record(b"after"),
+                    Acks::Leader,
+                )
+                .await
+                .unwrap();
+        }
+        got.borrow_mut().clear();
+        let read_both = |c: &Consumer| {
+            partitions(c).len() == 1
+                && partitions(c)
+                    .iter()
+                    .all(|&p| c.position(&topic, p) == Some(1))
+        };
+        let (a_done, b_done) = (Cell::new(false), Cell::new(false));
+        tokio::join!(
+            poll_until(&mut a, &got, |c| {
+                a_done.set(read_both(c));
+                a_done.get() && b_done.get()
+            }),
+            poll_until(&mut b, &got, |c| {
+                b_done.set(read_both(c));
+                a_done.get() && b_done.get()
+            })
+        );
+        // The same members, in new epochs.
+        assert_eq!(
+            (a.member().unwrap().0, b.member().unwrap().0),
+            (ids.0.as_str(), ids.1.as_str())
+        );
+        assert!(
+            a.member().unwrap().1 != epochs.0 || b.member().unwrap().1 != epochs.1,
+            "no new epoch: {epochs:?}"
+        );
+        let mut all = got.into_inner();
+        all.sort();
+        assert_eq!(all, ["0:after", "1:after"]);
+        a.leave().await.unwrap();
+        b.leave().await.unwrap();
+    });
+}
