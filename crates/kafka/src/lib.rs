@@ -6,7 +6,8 @@
 //! - [`api`]: ApiVersions (with [`api::api_versions::Negotiated`]), Metadata, CreateTopics,
 //!   Produce, Fetch, ListOffsets, InitProducerId, and the consumer group APIs
 //!   (FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch,
-//!   and the consumer protocol's subscriptions and assignments): requests encode into a
+//!   and the consumer protocol's subscriptions and assignments; ConsumerGroupHeartbeat, KIP-848's
+//!   protocol, in which the coordinator assigns): requests encode into a
 //!   caller-owned span, responses are views borrowing the frame (strings, and Fetch's
 //!   records, are slices of it).
 //! - [`record`]: record batch v2 — a walker that hands out records as slices of the frame,
