@@ -1145,6 +1145,10 @@ const TESTS: &[Test] = &[
         "fenced_consumer_protocol_members_join_again",
         modern_groups::fenced_members_join_again,
     ),
+    (
+        "a_classic_group_takes_in_a_consumer_protocol_member",
+        modern_groups::a_classic_group_takes_in_a_consumer_protocol_member,
+    ),
     ("create_topics_and_metadata", create_topics_and_metadata),
     (
         "produce_and_fetch_every_codec_and_ack",

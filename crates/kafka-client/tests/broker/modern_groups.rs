@@ -429,3 +429,26 @@ pub(crate) fn fenced_members_join_again(bootstrap: &str) {
         b.leave().await.unwrap();
     });
 }
+
+/// A rolling upgrade: a classic member's group takes in a consumer-protocol member (Kafka
+/// turns the group into a consumer group and speaks the classic protocol to the old member),
+/// the two share the partitions, and once the classic member leaves the new one has them all.
+pub(crate) fn a_classic_group_takes_in_a_consumer_protocol_member(bootstrap: &str) {
+    on_new_topic(bootstrap, "modern-upgrade", 2, |topic, group| async move {
+        let got = RefCell::new(Vec::new());
+        let classic = ConsumerConfig {
+            group_protocol: GroupProtocol::Classic,
+            heartbeat_interval: Duration::from_millis(200),
+            ..member(&group)
+        };
+        let mut old = Consumer::connect(bootstrap, classic).await.unwrap();
+        old.subscribe(&[&topic], Reset::Earliest).await.unwrap();
+        assert_eq!(partitions(&old).len(), 2);
+        let mut new = Consumer::connect(bootstrap, member(&group)).await.unwrap();
+        new.subscribe(&[&topic], Reset::Earliest).await.unwrap();
+        one_each_at_once(&mut old, &mut new, &got).await;
+        old.leave().await.unwrap();
+        poll_until(&mut new, &got, |c| partitions(c).len() == 2).await;
+        new.leave().await.unwrap();
+    });
+}
