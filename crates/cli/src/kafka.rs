@@ -565,27 +565,25 @@ fn member_config(
             "heartbeat.interval.ms" => config.heartbeat_interval = millis()?,
             "max.poll.interval.ms" => config.max_poll_interval = millis()?,
             "group.protocol" => {
-                config.group_protocol = match value.as_str() {
-                    "classic" => GroupProtocol::Classic,
-                    "consumer" => GroupProtocol::Consumer,
-                    _ => {
-                        return Err(format!(
-                            "group.protocol: classic or consumer, got {value:?}"
-                        ))
-                    }
-                }
+                config.group_protocol = choice(
+                    name,
+                    value,
+                    &[
+                        ("classic", GroupProtocol::Classic),
+                        ("consumer", GroupProtocol::Consumer),
+                    ],
+                )?;
             }
             "group.remote.assignor" => config.group_remote_assignor = Some(value.clone()),
             "isolation.level" => {
-                config.isolation = match value.as_str() {
-                    "read_committed" => Isolation::ReadCommitted,
-                    "read_uncommitted" => Isolation::ReadUncommitted,
-                    _ => {
-                        return Err(format!(
-                            "isolation.level: read_committed or read_uncommitted, got {value:?}"
-                        ))
-                    }
-                }
+                config.isolation = choice(
+                    name,
+                    value,
+                    &[
+                        ("read_committed", Isolation::ReadCommitted),
+                        ("read_uncommitted", Isolation::ReadUncommitted),
+                    ],
+                )?;
             }
             _ => {
                 return Err(format!(
@@ -788,6 +786,17 @@ fn at_end(consumer: &Consumer, ends: &mut Offsets) -> bool {
         };
         matches!((end, consumer.position(topic, *partition)), (Some(end), Some(at)) if at >= end)
     })
+}
+
+/// The setting `value` of property `name` names among `choices`; else an error listing them.
+fn choice<T: Copy>(name: &str, value: &str, choices: &[(&str, T)]) -> Result<T, String> {
+    choices
+        .iter()
+        .find_map(|&(word, setting)| (word == value).then_some(setting))
+        .ok_or_else(|| {
+            let words: Vec<&str> = choices.iter().map(|(word, _)| *word).collect();
+            format!("{name}: {}, got {value:?}", words.join(" or "))
+        })
 }
 
 /// `NAME=VALUE`, split at the first `=`.
