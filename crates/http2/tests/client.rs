@@ -923,7 +923,7 @@ fn a_request_pseudo_header_in_a_response_is_malformed() {
 #[test]
 fn an_unknown_or_late_pseudo_header_is_malformed() {
     fake(|f| {
-        let fields = [(":status", "200"), (":protocol", "x")];
+        let fields = [(":status", "200"), (":foo", "x")];
         f.malformed(&fields, true, "an unknown pseudo-header field");
     });
     fake(|f| {

@@ -12,7 +12,7 @@ use bytes::Bytes;
 use common::*;
 use ringwire_http2::frame::{self, flags, kind, setting, Frame, FrameHeader, HEADER_LEN, PREFACE};
 use ringwire_http2::hpack::{Decoder, Encoder, Field};
-use ringwire_http2::{Config, Connection, Error, ErrorCode, Violation, BY_REFERENCE};
+use ringwire_http2::{Config, Connection, Error, ErrorCode, Event, Violation, BY_REFERENCE};
 
 /// A request a client would send.
 const GET: &[(&str, &str)] = &[
@@ -469,6 +469,7 @@ fn a_get_is_a_request_event_with_its_fields() {
                 scheme: Some("https".into()),
                 authority: Some("example.com".into()),
                 path: "/".into(),
+                protocol: None,
                 fields: strs(&[("accept", "*/*"), ("user-agent", "test/1")]),
                 end_stream: true,
             }]
@@ -1228,7 +1229,111 @@ fn a_missing_path_is_malformed() {
 
 #[test]
 fn an_unknown_pseudo_header_is_malformed() {
-    assert_malformed(&[GET, &[(":protocol", "websocket")][..]].concat());
+    assert_malformed(&[GET, &[(":foo", "bar")][..]].concat());
+}
+
+// --- Extended CONNECT (RFC 8441) ----------------------------------------------------------
+
+const WEBSOCKET: &[(&str, &str)] = &[
+    (":method", "CONNECT"),
+    (":protocol", "websocket"),
+    (":scheme", "https"),
+    (":authority", "example.com"),
+    (":path", "/chat"),
+    ("sec-websocket-version", "13"),
+];
+
+fn extended() -> Config {
+    Config {
+        enable_connect_protocol: true,
+        ..Config::default()
+    }
+}
+
+#[test]
+fn a_server_that_takes_extended_connect_says_so() {
+    run_raw(extended(), |c| {
+        let mut bytes = PREFACE.to_vec();
+        bytes.extend(settings(&[]));
+        assert_eq!(c.send(&bytes), []);
+        let Out::Settings(params) = &c.frames()[0] else {
+            panic!("SETTINGS first");
+        };
+        assert!(
+            params.contains(&(setting::ENABLE_CONNECT_PROTOCOL, 1)),
+            "{params:?}"
+        );
+    });
+}
+
+#[test]
+fn an_extended_connect_is_a_request_with_its_protocol() {
+    run_with(extended(), &[], |c| {
+        let bytes = c.headers(1, WEBSOCKET, false);
+        assert_eq!(c.send(&bytes), [Ev::request(1, WEBSOCKET, false)]);
+        // Its stream carries bytes both ways, as DATA.
+        assert_eq!(
+            c.send(&data(1, b"\x82\x00", false)),
+            [Ev::data(1, b"\x82\x00", false)]
+        );
+    });
+}
+
+#[test]
+fn an_extended_connect_as_http1_is_the_upgrade_it_stands_for() {
+    run_with(extended(), &[], |c| {
+        let bytes = c.headers(1, WEBSOCKET, false);
+        let mut wire = bytes.as_slice();
+        let mut http1 = Vec::new();
+        while !wire.is_empty() {
+            let (n, event) = c.conn.recv(wire).expect("no connection error");
+            if let Some(Event::Request { head, .. }) = event {
+                head.write_http1(&mut http1);
+            }
+            wire = &wire[n..];
+        }
+        assert_eq!(
+            std::str::from_utf8(&http1).unwrap(),
+            "GET /chat HTTP/1.1\r\nhost: example.com\r\nconnection: upgrade\r\n\
+             upgrade: websocket\r\nsec-websocket-version: 13\r\n\r\n"
+        );
+    });
+}
+
+#[test]
+fn an_extended_connect_is_malformed_unless_advertised_and_complete() {
+    // Not advertised (the default).
+    assert_malformed(WEBSOCKET);
+    for fields in [
+        // :protocol on another method.
+        [&GET[..], &[(":protocol", "websocket")][..]].concat(),
+        // Without :path, or :scheme, or :authority.
+        WEBSOCKET
+            .iter()
+            .filter(|(n, _)| *n != ":path")
+            .copied()
+            .collect(),
+        WEBSOCKET
+            .iter()
+            .filter(|(n, _)| *n != ":scheme")
+            .copied()
+            .collect(),
+        WEBSOCKET
+            .iter()
+            .filter(|(n, _)| *n != ":authority")
+            .copied()
+            .collect(),
+    ] {
+        run_with(extended(), &[], |c| {
+            let bytes = c.headers(1, &fields, true);
+            assert_eq!(c.send(&bytes), [], "{fields:?}");
+            assert_eq!(
+                c.frames(),
+                [rst(1, ErrorCode::PROTOCOL_ERROR)],
+                "{fields:?}"
+            );
+        });
+    }
 }
 
 #[test]

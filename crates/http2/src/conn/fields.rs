@@ -21,14 +21,15 @@ pub(crate) struct FieldList {
     regular: usize,
     /// The first rule the block broke.
     malformed: Option<&'static str>,
-    pseudo: [Option<usize>; 5],
+    pseudo: [Option<usize>; 6],
     content_length: Option<u64>,
 }
 
 /// Which part of a message a header block is: each allows its own pseudo-header fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Part {
-    /// A request head: `:method`, `:scheme`, `:authority`, `:path` (section 8.3.1).
+    /// A request head: `:method`, `:scheme`, `:authority`, `:path` (section 8.3.1), and
+    /// an extended `CONNECT`'s `:protocol` (RFC 8441).
     Request,
     /// A response head, interim or final: `:status` only (section 8.3.2).
     Response,
@@ -36,14 +37,22 @@ pub(crate) enum Part {
     Trailers,
 }
 
-/// The pseudo-header fields, in [`FieldList::pseudo`]'s order: the request's, then the
-/// response's.
-const PSEUDO: [&[u8]; 5] = [b":method", b":scheme", b":authority", b":path", b":status"];
+/// The pseudo-header fields, in [`FieldList::pseudo`]'s order: the request's, the
+/// response's, then RFC 8441's.
+const PSEUDO: [&[u8]; 6] = [
+    b":method",
+    b":scheme",
+    b":authority",
+    b":path",
+    b":status",
+    b":protocol",
+];
 const METHOD: usize = 0;
 const SCHEME: usize = 1;
 const AUTHORITY: usize = 2;
 const PATH: usize = 3;
 const STATUS: usize = 4;
+const PROTOCOL: usize = 5;
 
 impl FieldList {
     /// Empties the list for the next block.
@@ -52,7 +61,7 @@ impl FieldList {
         self.spans.clear();
         self.regular = 0;
         self.malformed = None;
-        self.pseudo = [None; 5];
+        self.pseudo = [None; 6];
         self.content_length = None;
     }
 
@@ -90,7 +99,7 @@ impl FieldList {
             match (part, slot) {
                 // A request's `:status` is no pseudo-header field a request knows.
                 (Part::Request, STATUS) => return Err("an unknown pseudo-header field"),
-                (Part::Response, METHOD..=PATH) => {
+                (Part::Response, METHOD..=PATH | PROTOCOL) => {
                     return Err("a request pseudo-header field in a response")
                 }
                 _ => {}
@@ -120,8 +129,10 @@ impl FieldList {
         }
     }
 
-    /// The first rule a request head broke, checked once the block is whole (section 8.3.1).
-    pub(crate) fn request_error(&self) -> Option<&'static str> {
+    /// The first rule a request head broke, checked once the block is whole (section 8.3.1;
+    /// an extended `CONNECT`, RFC 8441 section 4, only if `extended_connect`: this side
+    /// advertised it).
+    pub(crate) fn request_error(&self, extended_connect: bool) -> Option<&'static str> {
         if let Some(rule) = self.malformed {
             return Some(rule);
         }
@@ -129,7 +140,18 @@ impl FieldList {
         if method.is_none() {
             return Some("no :method");
         }
-        if method == Some(b"CONNECT") {
+        if self.pseudo[PROTOCOL].is_some() {
+            if !extended_connect {
+                return Some(":protocol without SETTINGS_ENABLE_CONNECT_PROTOCOL");
+            }
+            if method != Some(b"CONNECT") {
+                return Some(":protocol in a request other than CONNECT");
+            }
+            if self.pseudo[AUTHORITY].is_none() {
+                return Some("no :authority in an extended CONNECT request");
+            }
+            // Unlike a plain CONNECT, it names a resource: :scheme and :path as any request.
+        } else if method == Some(b"CONNECT") {
             // Section 8.5: only :authority, which is required.
             if self.pseudo[SCHEME].is_some() || self.pseudo[PATH].is_some() {
                 return Some(":scheme or :path in a CONNECT request");
@@ -212,6 +234,7 @@ impl FieldList {
             scheme: pseudo(SCHEME),
             authority: pseudo(AUTHORITY),
             path: pseudo(PATH).unwrap_or_default(),
+            protocol: pseudo(PROTOCOL),
             fields: self.fields(),
         }
     }
@@ -273,27 +296,37 @@ pub struct RequestHead<'a> {
     pub scheme: Option<&'a [u8]>,
     /// `:authority`, HTTP/2's `Host`.
     pub authority: Option<&'a [u8]>,
-    /// `:path` (empty for `CONNECT`).
+    /// `:path` (empty for a plain `CONNECT`).
     pub path: &'a [u8],
+    /// `:protocol`: the protocol an extended `CONNECT` (RFC 8441) opens the stream to, as
+    /// `websocket`.
+    pub protocol: Option<&'a [u8]>,
     /// The regular fields.
     pub fields: Fields<'a>,
 }
 
 impl RequestHead<'_> {
     /// This head as HTTP/1.1 text (`:authority` as `host`, cookies joined into one field),
-    /// replacing what `out` held: for a server that hands requests to an HTTP/1.1 stack.
+    /// replacing what `out` held: for a server that hands requests to an HTTP/1.1 stack. An
+    /// extended `CONNECT` becomes the HTTP/1.1 upgrade it stands for (RFC 8441 section 5):
+    /// `GET` of its path with `connection: upgrade` and `upgrade: ` its `:protocol`.
     pub fn write_http1(&self, out: &mut Vec<u8>) {
         out.clear();
-        out.extend_from_slice(self.method);
+        let (method, target) = match (self.method, self.protocol) {
+            (_, Some(_)) => (&b"GET"[..], self.path),
+            (b"CONNECT", None) => (self.method, self.authority.unwrap_or_default()),
+            _ => (self.method, self.path),
+        };
+        out.extend_from_slice(method);
         out.push(b' ');
-        out.extend_from_slice(if self.method == b"CONNECT" {
-            self.authority.unwrap_or_default()
-        } else {
-            self.path
-        });
+        out.extend_from_slice(target);
         out.extend_from_slice(b" HTTP/1.1\r\n");
         if let Some(authority) = self.authority.filter(|_| self.fields.get("host").is_none()) {
             field(out, b"host", authority);
+        }
+        if let Some(protocol) = self.protocol {
+            field(out, b"connection", b"upgrade");
+            field(out, b"upgrade", protocol);
         }
         // Section 8.2.3: cookies may come as separate fields; HTTP/1.1 has one.
         let mut cookies = self.fields.iter().filter(|(name, _)| *name == b"cookie");

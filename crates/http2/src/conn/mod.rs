@@ -91,6 +91,10 @@ pub struct Config {
     /// no further frame: a peer that sends without reading cannot make the buffer grow
     /// without bound (a `PING` flood, say). Default 1 MiB.
     pub max_send_buffer: usize,
+    /// `SETTINGS_ENABLE_CONNECT_PROTOCOL`, on a server: requests may be extended `CONNECT`s
+    /// (RFC 8441), which open a stream to another protocol (`:protocol`), as WebSocket
+    /// over HTTP/2. Default off: a `:protocol` is then malformed.
+    pub enable_connect_protocol: bool,
 }
 
 impl Default for Config {
@@ -102,6 +106,7 @@ impl Default for Config {
             max_frame_size: DEFAULT_FRAME_SIZE,
             max_header_list_size: 64 * 1024,
             max_send_buffer: 1024 * 1024,
+            enable_connect_protocol: false,
         }
     }
 }
@@ -324,6 +329,8 @@ pub struct Connection {
     peer_max_streams: u32,
     /// `SETTINGS_MAX_HEADER_LIST_SIZE` from the peer; unlimited until it says.
     peer_max_header_list: u32,
+    /// The server welcomes extended `CONNECT`s (RFC 8441).
+    peer_extended_connect: bool,
     /// What we may still send on the connection, and what the peer may.
     send_window: i64,
     recv_window: i64,
@@ -375,15 +382,16 @@ impl Connection {
                 (setting::ENABLE_PUSH, 0)
             }
         };
-        frame::encode_settings(
-            &mut out,
-            &[
-                role_setting,
-                (setting::INITIAL_WINDOW_SIZE, stream_window),
-                (setting::MAX_FRAME_SIZE, max_frame_size),
-                (setting::MAX_HEADER_LIST_SIZE, config.max_header_list_size),
-            ],
-        );
+        let settings = [
+            role_setting,
+            (setting::INITIAL_WINDOW_SIZE, stream_window),
+            (setting::MAX_FRAME_SIZE, max_frame_size),
+            (setting::MAX_HEADER_LIST_SIZE, config.max_header_list_size),
+            (setting::ENABLE_CONNECT_PROTOCOL, 1),
+        ];
+        let extended = role == Role::Server && config.enable_connect_protocol;
+        let settings = &settings[..settings.len() - usize::from(!extended)];
+        frame::encode_settings(&mut out, settings);
         if connection_window > DEFAULT_WINDOW {
             frame::encode_window_update(
                 &mut out,
@@ -410,6 +418,7 @@ impl Connection {
             peer_max_frame: DEFAULT_FRAME_SIZE,
             peer_max_streams: u32::MAX,
             peer_max_header_list: u32::MAX,
+            peer_extended_connect: false,
             send_window: i64::from(DEFAULT_WINDOW),
             recv_window: i64::from(connection_window),
             unacked: 0,
@@ -552,6 +561,13 @@ impl Connection {
             }
             _ => 0,
         }
+    }
+
+    /// Whether the peer (a server) said it takes extended `CONNECT`s (RFC 8441): a client
+    /// may then open WebSockets on this connection.
+    #[must_use]
+    pub fn peer_extended_connect(&self) -> bool {
+        self.peer_extended_connect
     }
 
     /// The number of open streams.
@@ -1016,6 +1032,13 @@ impl Connection {
             setting::MAX_CONCURRENT_STREAMS => self.peer_max_streams = value,
             // Advisory (section 6.5.2): a request over it fails here rather than at the peer.
             setting::MAX_HEADER_LIST_SIZE => self.peer_max_header_list = value,
+            // RFC 8441 section 3: 0 or 1, and never back to 0 once 1.
+            setting::ENABLE_CONNECT_PROTOCOL
+                if value > 1 || (value == 0 && self.peer_extended_connect) =>
+            {
+                return Err(self.fail(ErrorCode::PROTOCOL_ERROR, invalid));
+            }
+            setting::ENABLE_CONNECT_PROTOCOL => self.peer_extended_connect = value == 1,
             // Unknown settings are ignored.
             _ => {}
         }

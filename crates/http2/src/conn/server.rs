@@ -29,7 +29,10 @@ impl Connection {
             let violation = Violation::TooManyStreams;
             return Ok(self.reset_quietly(id, ErrorCode::REFUSED_STREAM, violation));
         }
-        let length = match self.fields.request_error() {
+        let length = match self
+            .fields
+            .request_error(self.config.enable_connect_protocol)
+        {
             Some(rule) => Err(rule),
             None => declared_length(self.fields.content_length(), end_stream),
         };

@@ -16,6 +16,7 @@ pub enum Ev {
         scheme: Option<String>,
         authority: Option<String>,
         path: String,
+        protocol: Option<String>,
         fields: Pairs,
         end_stream: bool,
     },
@@ -78,6 +79,7 @@ impl Ev {
                 scheme: head.scheme.map(text),
                 authority: head.authority.map(text),
                 path: text(head.path),
+                protocol: head.protocol.map(text),
                 fields: pairs(head.fields.iter()),
                 end_stream,
             },
@@ -150,6 +152,7 @@ impl Ev {
             scheme: pseudo(":scheme"),
             authority: pseudo(":authority"),
             path: pseudo(":path").unwrap_or_default(),
+            protocol: pseudo(":protocol"),
             fields: strs(&regular),
             end_stream,
         }
