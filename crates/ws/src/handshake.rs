@@ -95,7 +95,8 @@ fn tokens<'a>(fields: impl Iterator<Item = &'a [u8]>) -> impl Iterator<Item = &'
 /// A valid upgrade request, and what the server chose.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Accepted<'p> {
-    accept: String,
+    /// `Sec-WebSocket-Accept`; none over HTTP/2, which has no key.
+    accept: Option<String>,
     protocol: Option<&'p str>,
     deflate: Option<DeflateParams>,
 }
@@ -112,16 +113,8 @@ pub fn accept<'p>(
     protocols: &[&'p str],
     deflate: Option<&DeflateConfig>,
 ) -> Result<Accepted<'p>, HandshakeError> {
-    if request.method() != Method::Get || request.version() != Version::Http11 {
-        return Err(HandshakeError::NotGet);
-    }
-    if !request.upgrade().is_some_and(|u| has_token(u, "websocket")) {
-        return Err(HandshakeError::NotUpgrade);
-    }
+    check_upgrade(request)?;
     let headers = request.headers();
-    if headers.get("sec-websocket-version").map(<[u8]>::trim_ascii) != Some(VERSION) {
-        return Err(HandshakeError::UnsupportedVersion);
-    }
     let mut keys = headers.get_all("sec-websocket-key");
     let key = match (keys.next(), keys.next()) {
         (Some(key), None) => key.trim_ascii(),
@@ -131,6 +124,54 @@ pub fn accept<'p>(
         Ok(raw) if raw.len() == 16 => {}
         _ => return Err(HandshakeError::InvalidKey),
     }
+    Ok(negotiate(
+        request,
+        protocols,
+        deflate,
+        Some(accept_key(key)),
+    ))
+}
+
+/// Server side, over HTTP/2: checks an extended `CONNECT` for `websocket` (RFC 8441), given
+/// in the HTTP/1.1 form it stands for (`GET` with `Upgrade: websocket`), and negotiates as
+/// [`accept`] does. There is no key to answer: the stream, opened by a `CONNECT` only a
+/// client that knows RFC 8441 sends, is proof enough (RFC 8441 section 5).
+///
+/// # Errors
+///
+/// As [`accept`], but never [`HandshakeError::InvalidKey`].
+pub fn accept_extended_connect<'p>(
+    request: &Request<'_>,
+    protocols: &[&'p str],
+    deflate: Option<&DeflateConfig>,
+) -> Result<Accepted<'p>, HandshakeError> {
+    check_upgrade(request)?;
+    Ok(negotiate(request, protocols, deflate, None))
+}
+
+/// `GET`, `Upgrade: websocket` and version 13 (section 4.2.1).
+fn check_upgrade(request: &Request<'_>) -> Result<(), HandshakeError> {
+    if request.method() != Method::Get || request.version() != Version::Http11 {
+        return Err(HandshakeError::NotGet);
+    }
+    if !request.upgrade().is_some_and(|u| has_token(u, "websocket")) {
+        return Err(HandshakeError::NotUpgrade);
+    }
+    let version = request.headers().get("sec-websocket-version");
+    if version.map(<[u8]>::trim_ascii) != Some(VERSION) {
+        return Err(HandshakeError::UnsupportedVersion);
+    }
+    Ok(())
+}
+
+/// The server's choice of subprotocol and permessage-deflate parameters.
+fn negotiate<'p>(
+    request: &Request<'_>,
+    protocols: &[&'p str],
+    deflate: Option<&DeflateConfig>,
+    accept: Option<String>,
+) -> Accepted<'p> {
+    let headers = request.headers();
     let offered: Vec<&[u8]> = tokens(headers.get_all("sec-websocket-protocol")).collect();
     let protocol = protocols
         .iter()
@@ -138,11 +179,11 @@ pub fn accept<'p>(
         .copied();
     let deflate =
         deflate.and_then(|config| config.accept(headers.get_all("sec-websocket-extensions")));
-    Ok(Accepted {
-        accept: accept_key(key),
+    Accepted {
+        accept,
         protocol,
         deflate,
-    })
+    }
 }
 
 impl Accepted<'_> {
@@ -166,8 +207,10 @@ impl Accepted<'_> {
     pub fn write_response(&self, out: &mut [u8]) -> Result<usize, EncodeError> {
         let mut head = ResponseWriter::new(out, Version::Http11, 101, None)?;
         head.header("upgrade", "websocket")?
-            .header("connection", "Upgrade")?
-            .header("sec-websocket-accept", &self.accept)?;
+            .header("connection", "Upgrade")?;
+        if let Some(accept) = &self.accept {
+            head.header("sec-websocket-accept", accept)?;
+        }
         if let Some(protocol) = self.protocol {
             head.header("sec-websocket-protocol", protocol)?;
         }

@@ -1,7 +1,9 @@
 //! The opening handshake, both roles, through ringwire-http1's parsers.
 
 use ringwire_http1::{Method, RequestParser, ResponseParser, Status};
-use ringwire_ws::handshake::{accept, accept_key, ClientHandshake, HandshakeError};
+use ringwire_ws::handshake::{
+    accept, accept_extended_connect, accept_key, ClientHandshake, HandshakeError,
+};
 use ringwire_ws::{DeflateConfig, NegotiationError};
 
 fn request_with(extra: &str) -> Vec<u8> {
@@ -54,6 +56,37 @@ fn server_writes_the_101_with_protocol_and_extensions() {
     );
     let plain = server_accepts(&request_with(""), &[], None).unwrap();
     assert!(!plain.contains("sec-websocket-protocol") && !plain.contains("extensions"));
+}
+
+#[test]
+fn over_http2_the_request_has_no_key_and_the_answer_none() {
+    // An extended CONNECT's HTTP/1.1 form, as ringwire-http2 writes it.
+    let raw = b"GET /chat HTTP/1.1\r\nhost: server.example.com\r\nconnection: upgrade\r\n\
+                upgrade: websocket\r\nsec-websocket-version: 13\r\n\
+                sec-websocket-protocol: chat\r\nsec-websocket-extensions: permessage-deflate\r\n\r\n";
+    let mut parser = RequestParser::default();
+    let Status::Complete(req, _) = parser.parse(raw).unwrap() else {
+        panic!("partial request");
+    };
+    // A key is what an HTTP/1.1 upgrade must have.
+    assert_eq!(accept(&req, &[], None), Err(HandshakeError::InvalidKey));
+    let accepted =
+        accept_extended_connect(&req, &["chat"], Some(&DeflateConfig::default())).unwrap();
+    assert_eq!(accepted.protocol(), Some("chat"));
+    assert!(accepted.deflate().is_some());
+    let mut out = [0; 512];
+    let n = accepted.write_response(&mut out).unwrap();
+    assert!(!String::from_utf8_lossy(&out[..n]).contains("accept"));
+    // The version is still checked.
+    let old = String::from_utf8_lossy(raw).replace("version: 13", "version: 8");
+    let mut parser = RequestParser::default();
+    let Status::Complete(req, _) = parser.parse(old.as_bytes()).unwrap() else {
+        panic!("partial request");
+    };
+    assert_eq!(
+        accept_extended_connect(&req, &[], None),
+        Err(HandshakeError::UnsupportedVersion)
+    );
 }
 
 #[test]
