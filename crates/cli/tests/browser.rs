@@ -4,7 +4,8 @@
 //! `/hello?selftest=...`; the test reads the verdict from the access log.
 //! Over `http://` and `ws://`, and over `https://` and `wss://` with a
 //! certificate from a CA made for the test and trusted in the browser's own
-//! certificate store.
+//! certificate store: there the page comes over HTTP/2, and the WebSocket over
+//! the same connection (RFC 8441).
 
 use std::io::{BufRead as _, BufReader};
 use std::process::{Command, Stdio};
@@ -40,6 +41,10 @@ fn a_browser_echoes_messages_up_to_4_mib_with_compression() {
     let verdict = echo_in_browser(&[], None);
     assert!(verdict.contains("selftest=pass"), "{verdict}");
     assert!(verdict.contains("permessage-deflate"), "{verdict}");
+    assert!(
+        verdict.contains("\"GET /ws/echo HTTP/1.1\" 101"),
+        "{verdict}"
+    );
 }
 
 /// Over `wss://` with a certificate signed by a CA made for the test and trusted by the
@@ -98,6 +103,9 @@ fn a_browser_echoes_over_wss_trusting_a_generated_ca() {
     let _ = std::fs::remove_dir_all(&dir);
     assert!(verdict.contains("selftest=pass"), "{verdict}");
     assert!(verdict.contains("permessage-deflate"), "{verdict}");
+    // The page came over HTTP/2 (ALPN), and the WebSocket on the same connection, an
+    // extended CONNECT (RFC 8441), as Chromium opens it once the server allows it.
+    assert!(verdict.contains("\"GET /ws/echo HTTP/2\" 200"), "{verdict}");
 }
 
 /// Runs NSS's `certutil` (Debian's `libnss3-tools`, installed when missing).

@@ -1306,7 +1306,7 @@ fn an_extended_connect_is_malformed_unless_advertised_and_complete() {
     assert_malformed(WEBSOCKET);
     for fields in [
         // :protocol on another method.
-        [&GET[..], &[(":protocol", "websocket")][..]].concat(),
+        [GET, &[(":protocol", "websocket")][..]].concat(),
         // Without :path, or :scheme, or :authority.
         WEBSOCKET
             .iter()

@@ -423,6 +423,47 @@ impl Inflow {
         take: impl FnOnce(&[u8]) -> (usize, T),
     ) -> Poll<io::Result<Option<T>>> {
         let mut state = self.state();
+        match self.take_now(&mut state, take) {
+            Some(taken) => Poll::Ready(taken),
+            None => {
+                state.reader = Some(cx.waker().clone());
+                Poll::Pending
+            }
+        }
+    }
+
+    /// Ready once bytes wait or the body has ended.
+    pub(crate) fn poll_ready(&self, cx: &mut Context<'_>) -> Poll<()> {
+        let mut state = self.state();
+        if state.at < state.data.len() || state.end.is_some() {
+            return Poll::Ready(());
+        }
+        state.reader = Some(cx.waker().clone());
+        Poll::Pending
+    }
+
+    /// Copies what waits into `buf` (`Ok(0)` at the body's end); `WouldBlock` while
+    /// nothing does, without taking the place of the waker [`poll_ready`](Self::poll_ready) left.
+    pub(crate) fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        let mut state = self.state();
+        let taken = self.take_now(&mut state, |waiting| {
+            let n = waiting.len().min(buf.len());
+            buf[..n].copy_from_slice(&waiting[..n]);
+            (n, n)
+        });
+        match taken {
+            Some(taken) => taken.map(Option::unwrap_or_default),
+            None => Err(io::ErrorKind::WouldBlock.into()),
+        }
+    }
+
+    /// What [`poll_take`](Self::poll_take) gives when it does not wait: `None` while
+    /// nothing waits and the body goes on.
+    fn take_now<T>(
+        &self,
+        state: &mut InflowState,
+        take: impl FnOnce(&[u8]) -> (usize, T),
+    ) -> Option<io::Result<Option<T>>> {
         if state.at < state.data.len() {
             let (n, taken) = take(&state.data[state.at..]);
             state.at += n;
@@ -438,10 +479,10 @@ impl Inflow {
             }
             state.unreleased += n;
             self.read.notify_one();
-            return Poll::Ready(Ok(Some(taken)));
+            return Some(Ok(Some(taken)));
         }
         match state.end {
-            Some(Ok(())) => Poll::Ready(Ok(None)),
+            Some(Ok(())) => Some(Ok(None)),
             Some(Err(kind)) => {
                 let what = match kind {
                     io::ErrorKind::TimedOut => "request body too slow",
@@ -451,12 +492,9 @@ impl Inflow {
                     }
                     _ => "the request body was cut off",
                 };
-                Poll::Ready(Err(io::Error::new(kind, what)))
+                Some(Err(io::Error::new(kind, what)))
             }
-            None => {
-                state.reader = Some(cx.waker().clone());
-                Poll::Pending
-            }
+            None => None,
         }
     }
 }
@@ -497,6 +535,10 @@ impl RequestBody {
     /// The client reset the stream ([`io::ErrorKind::UnexpectedEof`]).
     pub async fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         poll_fn(|cx| self.inflow.poll_read(cx, buf)).await
+    }
+
+    pub(crate) fn inflow(&self) -> &Inflow {
+        &self.inflow
     }
 }
 

@@ -49,7 +49,9 @@ pub struct ServerConfig {
     /// HTTP/2, with these settings, for TLS connections that negotiate `h2` (offer it in
     /// the acceptor's ALPN list) and cleartext ones that start with the HTTP/2 preface
     /// (prior knowledge). `None`: HTTP/1.1 only. Default: on, with
-    /// `ringwire_http2::Config`'s defaults.
+    /// `ringwire_http2::Config`'s defaults and extended `CONNECT` allowed, so browsers
+    /// open WebSockets on the HTTP/2 connection they have (RFC 8441) rather than a
+    /// connection of their own.
     pub http2: Option<ringwire_http2::Config>,
     /// Every connection starts with a PROXY protocol header (version 1 or 2, as HAProxy,
     /// AWS NLB or Envoy send it, before TLS on an HTTPS port), whose client address
@@ -90,7 +92,10 @@ impl ServerConfig {
             proxy_protocol: false,
             timeouts: Timeouts::default(),
             threading: Threading::default(),
-            http2: Some(ringwire_http2::Config::default()),
+            http2: Some(ringwire_http2::Config {
+                enable_connect_protocol: true,
+                ..ringwire_http2::Config::default()
+            }),
         }
     }
 }

@@ -38,7 +38,9 @@ use crate::proxy_protocol::{self, Proxied};
 use crate::response::Fields;
 use crate::timeout::{Phase, Timer};
 use crate::upgrade::OnUpgrade;
-use crate::{Body, BodyStream, Handler, Request, Response, ServerConfig, Socket, Upgraded};
+use crate::{
+    Body, BodyStream, Handler, Request, Response, ServerConfig, Socket, Upgraded, UpgradedStream,
+};
 
 /// Bodies up to this size are copied into the send ring behind their head;
 /// larger ones go out in one gathered write straight from the response.
@@ -77,7 +79,7 @@ pub(crate) struct Shared<H> {
     pub(crate) config: Arc<ServerConfig>,
     /// Receive rings (an idle HTTP/2 connection gives its back, and takes one again).
     pub(crate) rx: RingPool,
-    tx: RingPool,
+    pub(crate) tx: RingPool,
     live: AtomicUsize,
     /// Notified when `live` drops to zero.
     all_closed: Notify,
@@ -405,6 +407,10 @@ async fn lease<H: Handler>(
             log::debug!("keepalive on an upgraded connection: {e}");
         }
         let shutdown = timer.shutdown();
+        let (rx, tx) = (rx.into_parts().0, tx.into_parts().0);
+        let mut tx = AsyncSendTransport::with_ring(tx, UpgradedStream::Connection(stream));
+        tx.set_stall_limit((stall != Duration::MAX).then_some(stall));
+        let rx = AsyncRecvTransport::with_ring(rx, UpgradedStream::Connection(stream));
         on_upgrade(Upgraded { rx, tx, shutdown }).await;
         // Ended as a refused request is: our side shut down, then the peer's last bytes
         // drained, or the kernel would answer them with a reset that destroys what the

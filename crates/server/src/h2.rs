@@ -40,11 +40,13 @@ use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport};
 use ringwire_io::{Ring, RingPool, TransportError};
 use tokio::sync::Notify;
 
-use crate::body_reader::Inflow;
+use crate::body_reader::{Inflow, RequestBody};
 use crate::conn::{Close, Shared};
 use crate::informational;
 use crate::pace::Pacer;
+use crate::timeout::Shutdown;
 use crate::timeout::{Phase, Timer};
+use crate::tunnel;
 use crate::{Body, BodyStream, FileBody, Handler, Request, Response, ServerConfig, Socket};
 
 type Rx<'s> = AsyncRecvTransport<&'s Socket>;
@@ -81,6 +83,8 @@ struct Incoming {
     too_large: bool,
     /// A `HEAD` request: the answer's fields, not its body.
     head_only: bool,
+    /// An extended `CONNECT` (RFC 8441): answered with an upgrade, its stream is a tunnel.
+    extended_connect: bool,
     /// `head` parsed, or the status that answers it.
     verdict: Result<(), u16>,
     /// The body on its way, for a handler that streams it (it runs before the body ends).
@@ -98,6 +102,7 @@ impl Incoming {
             body: Vec::new(),
             too_large: false,
             head_only: false,
+            extended_connect: false,
             verdict: Ok(()),
             inflow: None,
         }
@@ -304,6 +309,11 @@ pub(crate) async fn serve<H: Handler>(
     let read = Arc::new(Notify::new());
     // Wakes the loop when a body's window or a frame's time is over; made the first time.
     let mut pace_timer = pin!(None::<tokio::time::Sleep>);
+    let tunnels = Tunnels {
+        rx: &shared.rx,
+        tx: &shared.tx,
+        shutdown: timer.shutdown(),
+    };
     loop {
         // No more handlers at once than streams may be open: a client that resets each
         // stream as soon as it opened it (CVE-2023-44487) is read no further meanwhile.
@@ -327,12 +337,10 @@ pub(crate) async fn serve<H: Handler>(
                     &informational,
                 )));
                 match poll_fn(|cx| Poll::Ready(poll_slot(&mut slot, cx))).await {
-                    Poll::Ready((id, head_only, response, request)) => {
+                    Poll::Ready(answered) => {
                         slots.push(slot);
                         informational.send_all(&mut conn);
-                        streams.answered(id, &mut conn);
-                        streams.recycle(request);
-                        respond(&mut conn, id, head_only, response, &mut bodies);
+                        conclude(&mut conn, &mut streams, &mut bodies, answered, &tunnels);
                     }
                     Poll::Pending => {
                         let (abort, registration) = AbortHandle::new_pair();
@@ -391,12 +399,10 @@ pub(crate) async fn serve<H: Handler>(
                 let mut next = Some(answered);
                 while let Some(answered) = next {
                     // (An aborted handler's stream was reset: nothing to send.)
-                    if let Ok(((id, head_only, response, request), slot)) = answered {
+                    if let Ok((answered, slot)) = answered {
                         slots.push(slot);
                         informational.send_all(&mut conn);
-                        streams.answered(id, &mut conn);
-                        streams.recycle(request);
-                        respond(&mut conn, id, head_only, response, &mut bodies);
+                        conclude(&mut conn, &mut streams, &mut bodies, answered, &tunnels);
                     }
                     next = running.next().now_or_never().flatten();
                 }
@@ -519,11 +525,15 @@ fn receive<H: Handler>(
             }) => {
                 let mut request = spare.pop().unwrap_or_else(|| Incoming::new(*limits));
                 request.head_only = head.method == b"HEAD";
+                request.extended_connect = head.protocol.is_some();
                 head.write_http1(&mut request.head);
                 request.parse();
+                // A tunnel's body is the protocol's bytes: read as they come, whatever the
+                // handler says of bodies.
                 let streamed = !end_stream
                     && request.verdict.is_ok()
-                    && handler.streams_body(&request.parser.head().view(&request.head));
+                    && (request.extended_connect
+                        || handler.streams_body(&request.parser.head().view(&request.head)));
                 if streamed {
                     let inflow = Arc::new(Inflow::new(Arc::clone(read)));
                     inflows.insert(stream, Arc::clone(&inflow));
@@ -622,16 +632,19 @@ async fn answer<H: Handler>(
     (stream, client): (&Socket, Option<SocketAddr>),
     handler: &H,
     informational: &informational::Queue,
-) -> (StreamId, bool, Response, Incoming) {
+) -> Answered {
     let response = match request.verdict {
         _ if request.too_large => Response::new(413),
         Ok(()) => {
             let head = request.parser.head().view(&request.head);
             let sink = informational.of(id);
-            let plain = Request::new(head, &request.body)
+            let mut plain = Request::new(head, &request.body)
                 .on(stream, client)
                 .over_http2()
                 .with_informational(&sink);
+            if request.extended_connect {
+                plain = plain.as_extended_connect();
+            }
             match &request.inflow {
                 Some(inflow) => handler.call(&plain.with_inflow(inflow)).await,
                 None => handler.call(&plain).await,
@@ -640,6 +653,60 @@ async fn answer<H: Handler>(
         Err(status) => Response::new(status),
     };
     (id, request.head_only, response, request)
+}
+
+/// What a handler's answer is: its stream, whether it answers a `HEAD`, the answer, and the
+/// request back.
+type Answered = (StreamId, bool, Response, Incoming);
+
+/// What a tunnel (an extended `CONNECT` answered with an upgrade) is made with.
+struct Tunnels<'a> {
+    rx: &'a RingPool,
+    tx: &'a RingPool,
+    shutdown: Shutdown,
+}
+
+/// Sends a handler's answer (its head, and its body or where the body comes from), and
+/// keeps its request's buffers for the next. An upgrade answering an extended `CONNECT`
+/// becomes a `200` whose stream carries the new protocol ([`tunnel`](crate::tunnel)).
+fn conclude(
+    conn: &mut Connection,
+    streams: &mut Streams,
+    bodies: &mut HashMap<StreamId, Source>,
+    (id, head_only, mut response, request): Answered,
+    tunnels: &Tunnels<'_>,
+) {
+    let upgrade = response.take_upgrade();
+    // Held before the stream is settled, which lets go of a body no one reads.
+    let inbound = request
+        .inflow
+        .as_ref()
+        .filter(|_| request.extended_connect && upgrade.is_some())
+        .map(|inflow| RequestBody::new(Arc::clone(inflow)));
+    streams.answered(id, conn);
+    streams.recycle(request);
+    if let Some(on_upgrade) = upgrade {
+        response = match (inbound, tunnels.rx.take(), tunnels.tx.take()) {
+            (Some(inbound), Ok(rx), Ok(tx)) => {
+                let shutdown = tunnels.shutdown.clone();
+                let body = tunnel::open(inbound, (rx, tx), shutdown, on_upgrade);
+                let mut ok = response.status_code(200).body(body);
+                ok.remove_header("upgrade");
+                ok.remove_header("connection");
+                ok
+            }
+            (None, ..) => {
+                // HTTP/2 has no `Upgrade` (RFC 9113 section 8.6) but extended `CONNECT`.
+                log::warn!("an upgrade answer to an HTTP/2 request other than extended CONNECT: answering 500");
+                Response::new(500)
+            }
+            (_, Err(e), _) | (_, _, Err(e)) => {
+                log::warn!("no rings for an HTTP/2 tunnel: {e}");
+                Response::new(503)
+            }
+        };
+    }
+    respond(conn, id, head_only, response, bodies);
 }
 
 /// A handler's future in a box that outlives it: emptied (the future dropped in place)
@@ -688,11 +755,6 @@ fn respond(
     mut response: Response,
     bodies: &mut HashMap<StreamId, Source>,
 ) {
-    if response.take_upgrade().is_some() {
-        // HTTP/2 has no `Upgrade` (RFC 9113 section 8.6).
-        log::warn!("an upgrade answer to an HTTP/2 request: answering 500");
-        response = Response::new(500);
-    }
     let status = response.status();
     let body = response.take_body();
     let bodiless = matches!(status, 100..=199 | 204 | 304);

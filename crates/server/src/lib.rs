@@ -72,6 +72,7 @@ mod socket;
 mod timeout;
 #[cfg(feature = "tower")]
 mod tower;
+mod tunnel;
 mod upgrade;
 #[cfg(feature = "ws")]
 pub mod ws;
@@ -88,4 +89,5 @@ pub use socket::Socket;
 pub use timeout::{Shutdown, Timeouts};
 #[cfg(feature = "tower")]
 pub use tower::{TowerBody, TowerHandler};
-pub use upgrade::{UpgradeFuture, Upgraded};
+pub use tunnel::Tunnel;
+pub use upgrade::{UpgradeFuture, Upgraded, UpgradedStream};

@@ -34,6 +34,8 @@ pub struct Request<'a> {
     /// Where informational heads go; none for an HTTP/1.0 client.
     informational: Option<&'a dyn Sink>,
     http2: bool,
+    /// An HTTP/2 extended `CONNECT` (RFC 8441), its head given as the HTTP/1.1 upgrade.
+    extended_connect: bool,
 }
 
 /// The protocol a request came over.
@@ -88,6 +90,7 @@ impl<'a> Request<'a> {
             inflow: None,
             informational: None,
             http2: false,
+            extended_connect: false,
         }
     }
 
@@ -95,6 +98,19 @@ impl<'a> Request<'a> {
     pub(crate) fn over_http2(mut self) -> Self {
         self.http2 = true;
         self
+    }
+
+    /// The same request, an HTTP/2 extended `CONNECT`: its stream is the upgraded
+    /// protocol's once answered with an upgrade.
+    pub(crate) fn as_extended_connect(mut self) -> Self {
+        self.extended_connect = true;
+        self
+    }
+
+    /// Whether the request is an HTTP/2 extended `CONNECT` (RFC 8441), shown as the
+    /// HTTP/1.1 upgrade it stands for.
+    pub(crate) fn is_extended_connect(&self) -> bool {
+        self.extended_connect
     }
 
     /// The protocol the request came over.

@@ -53,14 +53,13 @@
 //! shuts down, the socket sends `1001 Going Away` from within `recv`, which
 //! returns `None` once the client answers.
 
-use crate::Socket;
 use ringwire_ws::handshake::{self, HandshakeError};
 use ringwire_ws::{Connection, Role};
 
 pub use ringwire_ws::socket::SocketError as WsError;
 pub use ringwire_ws::{CloseCode, CloseFrame, DeflateConfig, Limits, Message};
 
-use crate::{Request, Response, UpgradeFuture, Upgraded};
+use crate::{Request, Response, UpgradeFuture, Upgraded, UpgradedStream};
 
 /// How [`accept`] sets WebSockets up.
 #[derive(Debug, Clone)]
@@ -98,16 +97,25 @@ impl Default for WsConfig {
 /// Answers a WebSocket upgrade request: `101`, after which `on_open` runs
 /// with the [`WebSocket`] until its future ends; or, for a request that is
 /// not a valid upgrade, the status the handshake names (`400`, `426` with
-/// the version this server speaks, ...).
+/// the version this server speaks, ...). Over HTTP/2 the request is an
+/// extended `CONNECT` (RFC 8441; browsers send one on a connection whose
+/// server allows it, as this one does), answered `200`, and the WebSocket
+/// runs on its stream.
 pub fn accept<F>(request: &Request<'_>, config: &WsConfig, on_open: F) -> Response
 where
     F: for<'s> FnOnce(WebSocket<'s>) -> UpgradeFuture<'s> + Send + 'static,
 {
-    let accepted =
-        match handshake::accept(request.head(), &config.protocols, config.deflate.as_ref()) {
-            Ok(accepted) => accepted,
-            Err(e) => return refused(&e),
-        };
+    let over_http2 = request.is_extended_connect();
+    let (protocols, deflate) = (&config.protocols, config.deflate.as_ref());
+    let accepted = if over_http2 {
+        handshake::accept_extended_connect(request.head(), protocols, deflate)
+    } else {
+        handshake::accept(request.head(), protocols, deflate)
+    };
+    let accepted = match accepted {
+        Ok(accepted) => accepted,
+        Err(e) => return refused(&e),
+    };
     let deflate = accepted
         .deflate()
         .map(|params| (params, config.deflate.map_or(1, |d| d.level)));
@@ -130,8 +138,13 @@ where
             "server shutting down",
         );
         on_open(socket)
-    })
-    .header("sec-websocket-accept", accept_value(request));
+    });
+    // Over HTTP/2 success is a `200`, and there is no key to answer.
+    response = if over_http2 {
+        response.status_code(200)
+    } else {
+        response.header("sec-websocket-accept", accept_value(request))
+    };
     if let Some(protocol) = protocol {
         response = response.header("sec-websocket-protocol", protocol);
     }
@@ -184,8 +197,8 @@ fn refused(e: &HandshakeError) -> Response {
     }
 }
 
-/// A WebSocket on an upgraded server connection.
-pub type WebSocket<'s> = ringwire_ws::socket::WebSocket<&'s Socket>;
+/// A WebSocket on an upgraded server connection (or HTTP/2 stream).
+pub type WebSocket<'s> = ringwire_ws::socket::WebSocket<UpgradedStream<'s>>;
 
 /// Sends on a [`WebSocket`] while a message read from it is borrowed.
-pub type Reply<'w, 's> = ringwire_ws::socket::Reply<'w, &'s Socket>;
+pub type Reply<'w, 's> = ringwire_ws::socket::Reply<'w, UpgradedStream<'s>>;

@@ -98,7 +98,8 @@ impl Handler for KeepaliveProbe {
         Response::upgrade("probe", |up: Upgraded<'_>| {
             Box::pin(async move {
                 let Upgraded { mut tx, .. } = up;
-                let tcp = tx.get_ref().get_ref();
+                let socket = tx.get_ref().connection().expect("an HTTP/1.1 connection");
+                let tcp = socket.get_ref();
                 let settings = format!(
                     "{:?} {:?} {:?} {:?} {:?}",
                     rustix::net::sockopt::socket_keepalive(tcp),
