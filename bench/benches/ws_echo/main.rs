@@ -12,6 +12,10 @@
 //!    twice here, as their per-message `send` loop (a flush each) and as a
 //!    `forward` from their stream into their sink (a flush when no message
 //!    is ready), the idiom that batches.
+//! 4. **Over HTTP/2** (RFC 8441): the load generator's sockets as the
+//!    streams of one HTTP/2 connection (the `h2` crate as client), against
+//!    ringwire's server and hyper's with tokio-tungstenite, and against
+//!    ringwire's server with a connection per socket.
 //!
 //! Both report messages per second and the server's CPU time per message,
 //! from the scheduler's accounting of the server's own threads (steady where
@@ -23,7 +27,8 @@
 //! rounds is reported with the spread.
 //!
 //! ```sh
-//! cargo bench -p ringwire-bench --bench ws_echo
+//! cargo bench -p ringwire-bench --bench ws_echo            # every part
+//! cargo bench -p ringwire-bench --bench ws_echo -- http2   # one: own, shared, pipelined, http2
 //! ```
 
 mod clients;
@@ -33,7 +38,7 @@ mod servers;
 use std::time::{Duration, Instant};
 
 use clients::{Client, FastWebSockets, Nexus, Ringwire, RingwireBlocking, Sockudo, Tungstenite};
-use load::{Frames, Load};
+use load::{Frames, H2Load, Load};
 use servers::Running;
 
 /// Message sizes with each library's own client, and round trips per round.
@@ -60,6 +65,9 @@ const SERVERS: [&str; 8] = [
 ];
 
 fn main() {
+    // Every part, or the one the first argument that is no option names.
+    let only = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    let runs = |part: &str| only.as_deref().is_none_or(|o| o == part);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -68,15 +76,60 @@ fn main() {
         .iter()
         .map(|name| servers::start(name).expect("a server of that name"))
         .collect();
-    own_clients(&runtime, &servers);
-    for connections in CONNECTIONS {
-        println!("\nThe common load generator, {connections} connection(s):\n");
-        shared_client(&runtime, &servers[..6], connections, 1);
+    if runs("own") {
+        own_clients(&runtime, &servers);
     }
-    let depth = PIPELINED.0;
-    for connections in CONNECTIONS {
-        println!("\nThe common load generator, {connections} connection(s), {depth} messages in flight on each:\n");
-        shared_client(&runtime, &servers, connections, depth);
+    if runs("shared") {
+        for connections in CONNECTIONS {
+            println!("\nThe common load generator, {connections} connection(s):\n");
+            shared_client(&runtime, &servers[..6], connections, 1);
+        }
+    }
+    if runs("pipelined") {
+        let depth = PIPELINED.0;
+        for connections in CONNECTIONS {
+            println!("\nThe common load generator, {connections} connection(s), {depth} messages in flight on each:\n");
+            shared_client(&runtime, &servers, connections, depth);
+        }
+    }
+    if runs("http2") {
+        over_http2(&runtime, servers[0]);
+    }
+}
+
+/// Part 4: the load generator's sockets on the streams of one HTTP/2 connection, against
+/// ringwire's server and hyper's; and against ringwire's server with a connection each.
+fn over_http2(runtime: &tokio::runtime::Runtime, ringwire: Running) {
+    let hyper = servers::start("hyper + tokio-tungstenite, HTTP/2").expect("hyper's server");
+    let names = [
+        "ringwire, HTTP/1.1 (a connection each)",
+        "ringwire, HTTP/2 (a stream each)",
+        "hyper + tokio-tungstenite, HTTP/2",
+    ];
+    let servers = [ringwire, ringwire, hyper];
+    for sockets in CONNECTIONS {
+        println!("\nOver HTTP/2, {sockets} WebSocket(s) on one connection (HTTP/1.1: a connection each):\n");
+        header();
+        let mut h1 = Load::connect(runtime, ringwire.addr, sockets);
+        let mut h2 = [
+            H2Load::connect(runtime, ringwire.addr, sockets),
+            H2Load::connect(runtime, hyper.addr, sockets),
+        ];
+        for (size, n) in SHARED_CLIENT {
+            let payload: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
+            let frames = Frames::new(&payload, 1);
+            h1.echo(runtime, &frames, n / 10);
+            for load in &mut h2 {
+                load.echo(runtime, &frames, n / 10);
+            }
+            let results = rounds(servers.len(), n, |i| {
+                measure(servers[i], || match i {
+                    0 => h1.echo(runtime, &frames, n),
+                    _ => h2[i - 1].echo(runtime, &frames, n),
+                })
+            });
+            report(&label(size), names.into_iter(), &results);
+        }
     }
 }
 

@@ -22,7 +22,7 @@ use tokio::net::{TcpListener, TcpStream};
 type Start = fn(&'static str) -> SocketAddr;
 
 /// The servers compared, by name.
-pub(crate) const SERVERS: [(&str, Start); 8] = [
+pub(crate) const SERVERS: [(&str, Start); 9] = [
     ("ringwire", ringwire),
     ("ringwire-ws, bare", ringwire_bare),
     ("tokio-tungstenite", tungstenite),
@@ -31,6 +31,7 @@ pub(crate) const SERVERS: [(&str, Start); 8] = [
     ("nexus-web", nexus),
     ("tokio-tungstenite, forward", tungstenite_forward),
     ("sockudo-ws, forward", sockudo_forward),
+    ("hyper + tokio-tungstenite, HTTP/2", hyper_tungstenite),
 ];
 
 /// A running server: where it listens, and the name its threads carry.
@@ -72,7 +73,7 @@ pub(crate) fn start(name: &str) -> Option<Running> {
     let (i, (_, start)) = SERVERS.iter().enumerate().find(|(_, (n, _))| *n == name)?;
     // Thread names are cut to 15 bytes by the kernel; these stay short and distinct.
     let thread = [
-        "srv-0", "srv-1", "srv-2", "srv-3", "srv-4", "srv-5", "srv-6", "srv-7",
+        "srv-0", "srv-1", "srv-2", "srv-3", "srv-4", "srv-5", "srv-6", "srv-7", "srv-8",
     ][i];
     Some(Running {
         addr: start(thread),
@@ -180,6 +181,50 @@ fn tungstenite(thread: &'static str) -> SocketAddr {
                     break;
                 }
             }
+        })
+    });
+    addr
+}
+
+/// hyper's HTTP/2 server with extended `CONNECT` on (RFC 8441), each stream's upgrade
+/// (`hyper::upgrade::on`) run as a tokio-tungstenite socket on a task of its own, as hyper's
+/// users write WebSockets over HTTP/2; HTTP/2 only (no HTTP/1.1 upgrade).
+fn hyper_tungstenite(thread: &'static str) -> SocketAddr {
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    use tokio_tungstenite::tungstenite::protocol::Role;
+
+    let (listener, addr) = listener();
+    on_own_runtime(thread, move || {
+        accept_each(listener, |stream| async move {
+            let service = hyper::service::service_fn(
+                |mut request: hyper::Request<hyper::body::Incoming>| async move {
+                    let upgrade = hyper::upgrade::on(&mut request);
+                    tokio::spawn(async move {
+                        let Ok(upgraded) = upgrade.await else {
+                            return;
+                        };
+                        let io = TokioIo::new(upgraded);
+                        let mut ws = tokio_tungstenite::WebSocketStream::from_raw_socket(
+                            io,
+                            Role::Server,
+                            None,
+                        )
+                        .await;
+                        while let Some(Ok(message)) = ws.next().await {
+                            if (message.is_binary() || message.is_text())
+                                && ws.send(message).await.is_err()
+                            {
+                                break;
+                            }
+                        }
+                    });
+                    let empty = http_body_util::Empty::<bytes::Bytes>::new();
+                    Ok::<_, std::convert::Infallible>(hyper::Response::new(empty))
+                },
+            );
+            let mut http2 = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
+            http2.enable_connect_protocol();
+            let _ = http2.serve_connection(TokioIo::new(stream), service).await;
         })
     });
     addr
