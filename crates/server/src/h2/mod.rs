@@ -24,13 +24,11 @@
 use std::collections::{HashMap, VecDeque};
 use std::future::{poll_fn, Future};
 use std::net::SocketAddr;
-use std::os::unix::fs::FileExt as _;
 use std::pin::{pin, Pin};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use bytes::{Bytes, BytesMut};
-use futures_core::Stream as _;
 use futures_util::future::{AbortHandle, Abortable, FutureExt as _};
 use futures_util::stream::{FuturesUnordered, StreamExt as _};
 use ringwire_http1::{Limits, RequestParser, Status};
@@ -40,6 +38,10 @@ use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport};
 use ringwire_io::{Ring, RingPool, TransportError};
 use tokio::sync::Notify;
 
+mod bodies;
+
+use bodies::{Bodies, Source, BODY_QUEUE};
+
 use crate::body_reader::{Inflow, RequestBody};
 use crate::conn::{Close, Shared};
 use crate::informational;
@@ -47,22 +49,10 @@ use crate::pace::Pacer;
 use crate::timeout::Shutdown;
 use crate::timeout::{Phase, Timer};
 use crate::tunnel;
-use crate::{Body, BodyStream, FileBody, Handler, Request, Response, ServerConfig, Socket};
+use crate::{Body, Handler, Request, Response, ServerConfig, Socket};
 
 type Rx<'s> = AsyncRecvTransport<&'s Socket>;
 type Tx<'s> = AsyncSendTransport<&'s Socket>;
-
-/// How much of one response body waits in the connection at most before more is read
-/// from its file or stream.
-const BODY_QUEUE: usize = 256 << 10;
-
-/// How much of all the bodies of a connection waits for window at most before more is read:
-/// a client that opens many streams and grants no window holds this much, not
-/// [`BODY_QUEUE`] per stream.
-const CONNECTION_QUEUE: usize = 1 << 20;
-
-/// How much of a file is read at a time.
-const FILE_PIECE: u64 = 64 << 10;
 
 /// Whether `data` (the first bytes of a connection) is, or may become, the HTTP/2 preface.
 pub(crate) fn is_preface(data: &[u8]) -> bool {
@@ -223,12 +213,7 @@ impl Streams {
     /// and the stream reset (`NO_ERROR`: the answer is whole, the client may stop sending);
     /// a handler reading one as it comes gets a timeout error, and the rest is thrown away
     /// (at the minimum rate too); a refused one being thrown away is reset.
-    fn too_slow(
-        &mut self,
-        id: StreamId,
-        conn: &mut Connection,
-        bodies: &mut HashMap<StreamId, Source>,
-    ) {
+    fn too_slow(&mut self, id: StreamId, conn: &mut Connection, bodies: &mut Bodies) {
         if let Some(request) = self.incoming.remove(&id) {
             self.recycle(request);
             respond(conn, id, false, Response::new(408), bodies);
@@ -300,7 +285,7 @@ pub(crate) async fn serve<H: Handler>(
     let mut running = FuturesUnordered::new();
     // Boxes for handlers' futures, kept from request to request.
     let mut slots = Vec::new();
-    let mut bodies: HashMap<StreamId, Source> = HashMap::new();
+    let mut bodies = Bodies::new();
     // What file bodies are read into, a piece at a time (see `read_piece`).
     let mut arena = BytesMut::new();
     // The rings' pages were given back since the connection went quiet.
@@ -393,6 +378,14 @@ pub(crate) async fn serve<H: Handler>(
             Phase::Warm
         });
         let want = rx.data().len() + 1;
+        // A body woken while the loop is elsewhere wakes it (a waker taken here, as the one
+        // a `now_or_never` poll would leave is no one's).
+        let task = bodies.task();
+        poll_fn(|cx| {
+            task.register(cx.waker());
+            Poll::Ready(())
+        })
+        .await;
         tokio::select! {
             Some(answered) = running.next(), if !running.is_empty() => {
                 // Every answer ready by now goes out in the same write.
@@ -407,14 +400,14 @@ pub(crate) async fn serve<H: Handler>(
                     next = running.next().now_or_never().flatten();
                 }
             }
-            piece = produce(&mut bodies, &mut arena, &conn), if !bodies.is_empty() => {
+            piece = bodies.produce(&mut arena, &conn), if !bodies.is_empty() => {
                 // Every piece ready by now goes out in the same write, up to a bound: a
                 // file behind an open window is always ready.
                 let mut next = Some(piece);
                 while let Some((id, piece)) = next {
-                    take_piece(&mut conn, &mut bodies, id, piece);
+                    bodies.take_piece(&mut conn, id, piece);
                     next = (conn.pending() < BODY_QUEUE)
-                        .then(|| produce(&mut bodies, &mut arena, &conn).now_or_never())
+                        .then(|| bodies.produce(&mut arena, &conn).now_or_never())
                         .flatten();
                 }
             }
@@ -462,7 +455,7 @@ pub(crate) async fn serve<H: Handler>(
                     conn.shrink();
                     streams.shrink();
                     slots = Vec::new();
-                    bodies.shrink_to_fit();
+                    bodies.shrink();
                     arena = BytesMut::new();
                     released = true;
                 } else {
@@ -672,7 +665,7 @@ struct Tunnels<'a> {
 fn conclude(
     conn: &mut Connection,
     streams: &mut Streams,
-    bodies: &mut HashMap<StreamId, Source>,
+    bodies: &mut Bodies,
     (id, head_only, mut response, request): Answered,
     tunnels: &Tunnels<'_>,
 ) {
@@ -753,7 +746,7 @@ fn respond(
     id: StreamId,
     head_only: bool,
     mut response: Response,
-    bodies: &mut HashMap<StreamId, Source>,
+    bodies: &mut Bodies,
 ) {
     let status = response.status();
     let body = response.take_body();
@@ -792,123 +785,6 @@ fn respond(
     };
     // In memory: queued whole (refused only when the client reset the stream meanwhile).
     let _ = conn.send_data(id, whole, true);
-}
-
-/// The next piece of any body whose stream has room in the connection's queue, while the
-/// connection's bodies wait for window in all less than [`CONNECTION_QUEUE`].
-async fn produce(
-    bodies: &mut HashMap<StreamId, Source>,
-    arena: &mut BytesMut,
-    conn: &Connection,
-) -> (StreamId, Option<std::io::Result<Bytes>>) {
-    let queued: usize = bodies.keys().map(|&id| conn.queued(id)).sum();
-    if queued >= CONNECTION_QUEUE {
-        // The client's windows drain it; the next read wakes the loop.
-        return std::future::pending().await;
-    }
-    poll_fn(|cx| {
-        for (&id, source) in bodies.iter_mut() {
-            if conn.queued(id) < BODY_QUEUE {
-                if let Poll::Ready(piece) = source.poll_next(cx, arena) {
-                    return Poll::Ready((id, piece));
-                }
-            }
-        }
-        // Bodies whose streams wait for window are polled again after the next read.
-        Poll::Pending
-    })
-    .await
-}
-
-/// Queues a piece of `id`'s body (or its end, or its failure) on the connection.
-fn take_piece(
-    conn: &mut Connection,
-    bodies: &mut HashMap<StreamId, Source>,
-    id: StreamId,
-    piece: Option<std::io::Result<Bytes>>,
-) {
-    let (data, end) = match piece {
-        Some(Ok(data)) => (data, bodies.get(&id).is_some_and(Source::is_done)),
-        Some(Err(e)) => {
-            log::debug!("a body failed midway: {e}");
-            conn.reset_stream(id, ErrorCode::INTERNAL_ERROR);
-            bodies.remove(&id);
-            return;
-        }
-        None => {
-            let trailers = match bodies.remove(&id) {
-                Some(Source::Stream(mut stream)) => stream.trailers(),
-                _ => None,
-            };
-            // Refused only when the client reset the stream: nothing more to send.
-            let _ = match trailers {
-                Some(fields) => {
-                    conn.send_trailers(id, fields.iter().map(|(n, v)| (n.as_bytes(), v)))
-                }
-                None => conn.send_data(id, Bytes::new(), true).map(drop),
-            };
-            return;
-        }
-    };
-    // Refused only when the client reset the stream: nothing more to send.
-    if conn.send_data(id, data, end).is_err() || end {
-        bodies.remove(&id);
-    }
-}
-
-/// A body produced as it is sent, a piece at a time.
-enum Source {
-    /// A file range, read a piece at a time; the offset into it.
-    File(FileBody, u64),
-    /// The handler's stream.
-    Stream(Pin<Box<BodyStream>>),
-}
-
-impl Source {
-    /// The next piece; a file's is read into `arena`.
-    fn poll_next(
-        &mut self,
-        cx: &mut Context<'_>,
-        arena: &mut BytesMut,
-    ) -> Poll<Option<std::io::Result<Bytes>>> {
-        Poll::Ready(match self {
-            Source::File(file, done) => {
-                let left = file.len() - *done;
-                if left == 0 {
-                    return Poll::Ready(None);
-                }
-                let len = left.min(FILE_PIECE) as usize;
-                let read = read_piece(file, file.offset() + *done, len, arena);
-                *done += len as u64;
-                Some(read)
-            }
-            Source::Stream(stream) => return stream.as_mut().poll_next(cx),
-        })
-    }
-
-    /// Whether the piece just taken was the last (known only for sized bodies).
-    fn is_done(&self) -> bool {
-        match self {
-            Source::File(file, done) => *done == file.len(),
-            Source::Stream(_) => false,
-        }
-    }
-}
-
-/// `len` bytes of `file` from `offset`, read into the front of `arena` and cut off it. The
-/// pieces go out by reference (no copy into the connection's send buffer), so each lives
-/// until sent: a fresh allocation per piece made the heap give pages back and fault them
-/// in again (a tenth of the server's time on 64 KiB files); the arena takes its memory back
-/// once the pieces cut from it are gone.
-fn read_piece(
-    file: &FileBody,
-    offset: u64,
-    len: usize,
-    arena: &mut BytesMut,
-) -> std::io::Result<Bytes> {
-    arena.resize(len, 0);
-    file.file().read_exact_at(&mut arena[..], offset)?;
-    Ok(arena.split().freeze())
 }
 
 /// What waits at the front of the receive ring once every frame that could be handled was.
