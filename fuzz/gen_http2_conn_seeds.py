@@ -79,6 +79,22 @@ SEEDS = {
         frame(RST_STREAM, 0, 1, struct.pack(">I", 8)),
         frame(GOAWAY, 0, 0, struct.pack(">II", 1, 0) + b"bye"),
     ),
+    # RFC 8441: a WebSocket on a stream (setup bit 7 allows it), its frames as DATA.
+    "extended-connect": (
+        0x80 | 0x30,
+        settings(),
+        headers(
+            1,
+            b"\x02\x07CONNECT"  # :method CONNECT, name index 2
+            + lit(b":protocol", b"websocket")
+            + b"\x87\x04\x05/chat"  # :scheme https, :path /chat
+            + authority(b"example.com")
+            + lit(b"sec-websocket-version", b"13"),
+            END_HEADERS,
+        ),
+        data(1, b"\x81\x85\x37\xfa\x21\x3d\x7f\x9f\x4d\x51\x58"),
+        data(1, b"", END_STREAM),
+    ),
     "concurrency-and-send-buffer": (
         0x36,
         settings(),

@@ -19,6 +19,10 @@
 //! | 3          | windows of 65,535 bytes instead of 256 KiB / 1 MiB                        |
 //! | 4..6       | largest piece: `1 << (2 * n)` bytes (1 to 4,096)                          |
 //! | 6          | the driver sometimes leaves the send buffer undrained                     |
+//! | 7          | extended `CONNECT` (RFC 8441) allowed                                     |
+//!
+//! Every request head is also written as HTTP/1.1 (as the server hands it on), and what an
+//! extended `CONNECT` becomes must be a `GET` with its `:protocol` as `upgrade`.
 
 #![no_main]
 
@@ -53,6 +57,7 @@ fuzz_target!(|input: &[u8]| {
         max_concurrent_streams: if setup & 4 != 0 { 2 } else { 128 },
         stream_window: if setup & 8 != 0 { 65_535 } else { 256 * 1024 },
         connection_window: if setup & 8 != 0 { 65_535 } else { 1 << 20 },
+        enable_connect_protocol: setup & 128 != 0,
         ..Config::default()
     };
     let max_piece = 1usize << (2 * ((setup >> 4) & 3) as usize);
@@ -74,8 +79,24 @@ fuzz_target!(|input: &[u8]| {
         // Without it, the connection must fail at once: still fed as if it came.
         preface: true,
     };
+    let mut http1 = Vec::new();
     let decide = |event: Option<Event<'_>>, _: &mut Rng| match event {
-        Some(Event::Request { stream, .. }) => Action::Respond(stream),
+        Some(Event::Request { stream, head, .. }) => {
+            head.write_http1(&mut http1);
+            if let Some(protocol) = head.protocol {
+                assert!(
+                    config.enable_connect_protocol,
+                    "a :protocol the server did not allow"
+                );
+                assert!(
+                    http1.starts_with(b"GET "),
+                    "an extended CONNECT as {http1:?}"
+                );
+                let upgrade = [&b"\r\nupgrade: "[..], protocol, b"\r\n"].concat();
+                assert!(http1.windows(upgrade.len()).any(|w| w == upgrade));
+            }
+            Action::Respond(stream)
+        }
         Some(Event::Data { stream, data, .. }) => Action::Release(stream, data.len()),
         _ => Action::None,
     };
