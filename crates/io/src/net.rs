@@ -240,7 +240,7 @@ pub use self::tokio::AsyncNetStream;
 
 #[cfg(feature = "tokio")]
 mod tokio {
-    use std::io::{self, IoSlice};
+    use std::io;
     use std::net::SocketAddr;
     use std::os::fd::{AsFd, BorrowedFd};
     use std::path::Path;
@@ -336,29 +336,7 @@ mod tokio {
         }
     }
 
-    impl AsyncStream for AsyncNetStream {
-        async fn readable(&self) -> io::Result<()> {
-            each!(self, s => s.readable().await)
-        }
-        fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
-            each!(self, s => AsyncStream::try_read(s, buf))
-        }
-        async fn writable(&self) -> io::Result<()> {
-            each!(self, s => s.writable().await)
-        }
-        fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
-            each!(self, s => AsyncStream::try_write(s, buf))
-        }
-        fn try_write_vectored(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
-            each!(self, s => AsyncStream::try_write_vectored(s, bufs))
-        }
-        fn try_write_more(&self, buf: &[u8]) -> io::Result<usize> {
-            each!(self, s => AsyncStream::try_write_more(s, buf))
-        }
-        fn shutdown_write(&self) -> io::Result<()> {
-            each!(self, s => AsyncStream::shutdown_write(s))
-        }
-    }
+    crate::forward_async_stream!(impl[] AsyncNetStream { AsyncNetStream::Tcp, AsyncNetStream::Unix });
 }
 
 #[cfg(test)]

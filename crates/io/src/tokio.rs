@@ -128,6 +128,61 @@ macro_rules! delegate_stream {
 }
 delegate_stream!(&T, Arc<T>, Box<T>);
 
+/// Implements [`AsyncStream`] for an enum each of whose variants holds one stream, every call
+/// forwarded to the variant's (by the trait's path: tokio's sockets have inherent methods of
+/// the same names, which would win):
+/// `forward_async_stream!(impl[S: AsyncStream + Send + Sync] MaybeTls<S> { MaybeTls::Plain, MaybeTls::Tls });`
+#[macro_export]
+macro_rules! forward_async_stream {
+    (impl[$($generics:tt)*] $ty:ty { $($variant:path),+ $(,)? }) => {
+        impl<$($generics)*> $crate::tokio::AsyncStream for $ty {
+            async fn readable(&self) -> ::std::io::Result<()> {
+                match self {
+                    $($variant(s) => $crate::tokio::AsyncStream::readable(s).await,)+
+                }
+            }
+            fn try_read(&self, buf: &mut [u8]) -> ::std::io::Result<usize> {
+                match self {
+                    $($variant(s) => $crate::tokio::AsyncStream::try_read(s, buf),)+
+                }
+            }
+            async fn writable(&self) -> ::std::io::Result<()> {
+                match self {
+                    $($variant(s) => $crate::tokio::AsyncStream::writable(s).await,)+
+                }
+            }
+            fn try_write(&self, buf: &[u8]) -> ::std::io::Result<usize> {
+                match self {
+                    $($variant(s) => $crate::tokio::AsyncStream::try_write(s, buf),)+
+                }
+            }
+            fn try_write_vectored(
+                &self,
+                bufs: &[::std::io::IoSlice<'_>],
+            ) -> ::std::io::Result<usize> {
+                match self {
+                    $($variant(s) => $crate::tokio::AsyncStream::try_write_vectored(s, bufs),)+
+                }
+            }
+            fn try_write_more(&self, buf: &[u8]) -> ::std::io::Result<usize> {
+                match self {
+                    $($variant(s) => $crate::tokio::AsyncStream::try_write_more(s, buf),)+
+                }
+            }
+            fn try_flush(&self) -> ::std::io::Result<()> {
+                match self {
+                    $($variant(s) => $crate::tokio::AsyncStream::try_flush(s),)+
+                }
+            }
+            fn shutdown_write(&self) -> ::std::io::Result<()> {
+                match self {
+                    $($variant(s) => $crate::tokio::AsyncStream::shutdown_write(s),)+
+                }
+            }
+        }
+    };
+}
+
 /// Receive ring over a tokio stream.
 #[derive(Debug)]
 pub struct AsyncRecvTransport<S> {

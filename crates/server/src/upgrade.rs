@@ -4,12 +4,11 @@
 
 use std::fmt;
 use std::future::Future;
-use std::io::{self, IoSlice};
 use std::pin::Pin;
 
 use crate::tunnel::Tunnel;
 use crate::{Shutdown, Socket};
-use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport, AsyncStream};
+use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport};
 
 /// The connection after a `101 Switching Protocols`, handed to the
 /// [`Response::upgrade`](crate::Response::upgrade) callback.
@@ -67,39 +66,7 @@ impl<'s> UpgradedStream<'s> {
     }
 }
 
-/// Calls `$call` with `$s` bound to the stream underneath.
-macro_rules! each {
-    ($stream:expr, $s:ident => $call:expr) => {
-        match $stream {
-            UpgradedStream::Connection($s) => $call,
-            UpgradedStream::Http2($s) => $call,
-        }
-    };
-}
-
-impl AsyncStream for UpgradedStream<'_> {
-    async fn readable(&self) -> io::Result<()> {
-        each!(self, s => AsyncStream::readable(s).await)
-    }
-    fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
-        each!(self, s => AsyncStream::try_read(s, buf))
-    }
-    async fn writable(&self) -> io::Result<()> {
-        each!(self, s => AsyncStream::writable(s).await)
-    }
-    fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
-        each!(self, s => AsyncStream::try_write(s, buf))
-    }
-    fn try_write_vectored(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
-        each!(self, s => AsyncStream::try_write_vectored(s, bufs))
-    }
-    fn try_write_more(&self, buf: &[u8]) -> io::Result<usize> {
-        each!(self, s => AsyncStream::try_write_more(s, buf))
-    }
-    fn try_flush(&self) -> io::Result<()> {
-        each!(self, s => AsyncStream::try_flush(s))
-    }
-    fn shutdown_write(&self) -> io::Result<()> {
-        each!(self, s => AsyncStream::shutdown_write(s))
-    }
-}
+ringwire_io::forward_async_stream!(impl['s] UpgradedStream<'s> {
+    UpgradedStream::Connection,
+    UpgradedStream::Http2,
+});

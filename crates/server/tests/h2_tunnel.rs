@@ -53,8 +53,9 @@ fn runtime() -> tokio::runtime::Runtime {
         .expect("runtime")
 }
 
-/// An HTTP/2 connection (prior knowledge) whose server's settings have arrived.
-async fn connect(addr: SocketAddr) -> SendRequest<Bytes> {
+/// An HTTP/2 connection (prior knowledge) whose server's settings have arrived, and whether
+/// they allow extended `CONNECT`.
+async fn handshake(addr: SocketAddr) -> (SendRequest<Bytes>, bool) {
     let tcp = tokio::net::TcpStream::connect(addr).await.expect("connect");
     let (client, conn) = h2::client::handshake(tcp).await.expect("handshake");
     tokio::spawn(async move {
@@ -63,7 +64,14 @@ async fn connect(addr: SocketAddr) -> SendRequest<Bytes> {
     // A first exchange: the server's SETTINGS came before its answer.
     let (status, _) = exchange(&client, get(addr, "/plain")).await;
     assert_eq!(status, 200);
-    assert!(client.is_extended_connect_protocol_enabled());
+    let extended = client.is_extended_connect_protocol_enabled();
+    (client, extended)
+}
+
+/// A connection whose server allows extended `CONNECT`.
+async fn connect(addr: SocketAddr) -> SendRequest<Bytes> {
+    let (client, extended) = handshake(addr).await;
+    assert!(extended);
     client
 }
 
@@ -306,13 +314,7 @@ fn a_server_configured_without_it_refuses_extended_connect() {
     };
     let addr = start(config, router());
     runtime().block_on(async {
-        let tcp = tokio::net::TcpStream::connect(addr).await.expect("connect");
-        let (client, conn) = h2::client::handshake(tcp).await.expect("handshake");
-        tokio::spawn(async move {
-            let _ = conn.await;
-        });
-        let (status, _) = exchange(&client, get(addr, "/plain")).await;
-        assert_eq!(status, 200);
-        assert!(!client.is_extended_connect_protocol_enabled());
+        let (_, extended) = handshake(addr).await;
+        assert!(!extended);
     });
 }

@@ -2,8 +2,6 @@
 //! client's `http://` and `https://`, a server with a TLS listener): one
 //! type for the code above it.
 
-use std::io::{self, IoSlice};
-
 use ringwire_io::tokio::AsyncStream;
 
 use crate::TlsStream;
@@ -71,43 +69,4 @@ impl<S> MaybeTls<S> {
     }
 }
 
-/// Forwards a call to the variant's stream (by the trait's path: tokio's
-/// sockets have inherent methods of the same names that would win).
-macro_rules! each {
-    ($self:ident, $s:ident => $call:expr) => {
-        match $self {
-            MaybeTls::Plain($s) => $call,
-            MaybeTls::Tls(tls) => {
-                let $s = &**tls;
-                $call
-            }
-        }
-    };
-}
-
-impl<S: AsyncStream + Send + Sync> AsyncStream for MaybeTls<S> {
-    async fn readable(&self) -> io::Result<()> {
-        each!(self, s => AsyncStream::readable(s).await)
-    }
-    fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
-        each!(self, s => AsyncStream::try_read(s, buf))
-    }
-    async fn writable(&self) -> io::Result<()> {
-        each!(self, s => AsyncStream::writable(s).await)
-    }
-    fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
-        each!(self, s => AsyncStream::try_write(s, buf))
-    }
-    fn try_write_vectored(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
-        each!(self, s => AsyncStream::try_write_vectored(s, bufs))
-    }
-    fn try_write_more(&self, buf: &[u8]) -> io::Result<usize> {
-        each!(self, s => AsyncStream::try_write_more(s, buf))
-    }
-    fn try_flush(&self) -> io::Result<()> {
-        each!(self, s => AsyncStream::try_flush(s))
-    }
-    fn shutdown_write(&self) -> io::Result<()> {
-        each!(self, s => AsyncStream::shutdown_write(s))
-    }
-}
+ringwire_io::forward_async_stream!(impl[S: AsyncStream + Send + Sync] MaybeTls<S> { MaybeTls::Plain, MaybeTls::Tls });
