@@ -300,6 +300,9 @@ fn requests_that_open_no_tunnel_get_their_answers() {
             .insert("sec-websocket-version", "8".parse().expect("value"));
         let (status, _) = exchange(&client, old).await;
         assert_eq!(status, 426);
+        // A success that is no upgrade: it would pass for an open tunnel.
+        let (status, _) = exchange(&client, extended_connect(addr, "/plain", "websocket")).await;
+        assert_eq!(status, 501);
         // An upgrade answer to a request that is no extended CONNECT: HTTP/2 has no `101`.
         let (status, _) = exchange(&client, get(addr, "/echo")).await;
         assert_eq!(status, 500);

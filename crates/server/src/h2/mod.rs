@@ -661,7 +661,8 @@ struct Tunnels<'a> {
 
 /// Sends a handler's answer (its head, and its body or where the body comes from), and
 /// keeps its request's buffers for the next. An upgrade answering an extended `CONNECT`
-/// becomes a `200` whose stream carries the new protocol ([`tunnel`](crate::tunnel)).
+/// becomes a `200` whose stream carries the new protocol ([`tunnel`](crate::tunnel)); any
+/// other success answering one, a `501`.
 fn conclude(
     conn: &mut Connection,
     streams: &mut Streams,
@@ -670,11 +671,12 @@ fn conclude(
     tunnels: &Tunnels<'_>,
 ) {
     let upgrade = response.take_upgrade();
+    let extended_connect = request.extended_connect;
     // Held before the stream is settled, which lets go of a body no one reads.
     let inbound = request
         .inflow
         .as_ref()
-        .filter(|_| request.extended_connect && upgrade.is_some())
+        .filter(|_| extended_connect && upgrade.is_some())
         .map(|inflow| RequestBody::new(Arc::clone(inflow)));
     streams.answered(id, conn);
     streams.recycle(request);
@@ -698,6 +700,14 @@ fn conclude(
                 Response::new(503)
             }
         };
+    } else if extended_connect && (200..300).contains(&response.status()) {
+        // A success that opens no tunnel would be taken for one (RFC 8441 section 5): the
+        // resource does not speak the protocol asked for.
+        log::debug!(
+            "an extended CONNECT answered {} without an upgrade: answering 501",
+            response.status()
+        );
+        response = Response::new(501);
     }
     respond(conn, id, head_only, response, bodies);
 }
