@@ -28,7 +28,7 @@ use crate::{Body, Shutdown, Upgraded, UpgradedStream};
 
 /// How much the protocol may write before the connection takes it: as much as one
 /// stream's body waits in the connection's queue.
-const OUT_MAX: usize = 256 << 10;
+const OUT_MAX: usize = crate::h2::BODY_QUEUE;
 
 /// The protocol's side of the stream (both transports hold one).
 #[derive(Debug, Clone)]

@@ -22,7 +22,7 @@ use crate::{BodyStream, FileBody};
 
 /// How much of one response body waits in the connection at most before more is read
 /// from its file or stream.
-pub(super) const BODY_QUEUE: usize = 256 << 10;
+pub(crate) const BODY_QUEUE: usize = 256 << 10;
 
 /// How much of all the bodies of a connection waits for window at most before more is read:
 /// a client that opens many streams and grants no window holds this much, not

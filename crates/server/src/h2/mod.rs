@@ -40,14 +40,14 @@ use tokio::sync::Notify;
 
 mod bodies;
 
-use bodies::{Bodies, Source, BODY_QUEUE};
+pub(crate) use bodies::BODY_QUEUE;
+use bodies::{Bodies, Source};
 
 use crate::body_reader::{Inflow, RequestBody};
 use crate::conn::{Close, Shared};
 use crate::informational;
 use crate::pace::Pacer;
-use crate::timeout::Shutdown;
-use crate::timeout::{Phase, Timer};
+use crate::timeout::{Phase, Shutdown, Timer};
 use crate::tunnel;
 use crate::{Body, Handler, Request, Response, ServerConfig, Socket};
 
@@ -681,23 +681,27 @@ fn conclude(
     streams.answered(id, conn);
     streams.recycle(request);
     if let Some(on_upgrade) = upgrade {
-        response = match (inbound, tunnels.rx.take(), tunnels.tx.take()) {
-            (Some(inbound), Ok(rx), Ok(tx)) => {
+        let rings = || {
+            let rx = tunnels.rx.take();
+            rx.and_then(|rx| tunnels.tx.take().map(|tx| (rx, tx)))
+        };
+        response = match inbound.map(|inbound| (inbound, rings())) {
+            Some((inbound, Ok(rings))) => {
                 let shutdown = tunnels.shutdown.clone();
-                let body = tunnel::open(inbound, (rx, tx), shutdown, on_upgrade);
+                let body = tunnel::open(inbound, rings, shutdown, on_upgrade);
                 let mut ok = response.status_code(200).body(body);
                 ok.remove_header("upgrade");
                 ok.remove_header("connection");
                 ok
             }
-            (None, ..) => {
+            Some((_, Err(e))) => {
+                log::warn!("no rings for an HTTP/2 tunnel: {e}");
+                Response::new(503)
+            }
+            None => {
                 // HTTP/2 has no `Upgrade` (RFC 9113 section 8.6) but extended `CONNECT`.
                 log::warn!("an upgrade answer to an HTTP/2 request other than extended CONNECT: answering 500");
                 Response::new(500)
-            }
-            (_, Err(e), _) | (_, _, Err(e)) => {
-                log::warn!("no rings for an HTTP/2 tunnel: {e}");
-                Response::new(503)
             }
         };
     } else if extended_connect && (200..300).contains(&response.status()) {
