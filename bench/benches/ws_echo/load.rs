@@ -108,13 +108,21 @@ impl Load {
 /// with the `h2` crate as the client: the same frames as [`Load`]'s, one stream per socket.
 pub(crate) struct H2Load {
     sockets: Vec<(SendStream<Bytes>, RecvStream)>,
+    /// Sockets opened and left quiet beside those that echo.
+    _idle: Vec<(SendStream<Bytes>, RecvStream)>,
     /// Keeps the connection open.
     _client: SendRequest<Bytes>,
 }
 
 impl H2Load {
-    /// Opens `streams` WebSockets on one HTTP/2 connection (prior knowledge) to `addr`.
-    pub(crate) fn connect(runtime: &Runtime, addr: SocketAddr, streams: usize) -> Self {
+    /// Opens `streams` WebSockets on one HTTP/2 connection (prior knowledge) to `addr`, and
+    /// `idle` more that stay quiet.
+    pub(crate) fn connect(
+        runtime: &Runtime,
+        addr: SocketAddr,
+        streams: usize,
+        idle: usize,
+    ) -> Self {
         runtime.block_on(async {
             let tcp = TcpStream::connect(addr).await.expect("connect");
             tcp.set_nodelay(true).expect("nodelay");
@@ -134,8 +142,8 @@ impl H2Load {
                 tokio::task::yield_now().await;
                 client = client.ready().await.expect("ready");
             }
-            let mut sockets = Vec::with_capacity(streams);
-            for _ in 0..streams {
+            let mut sockets = Vec::with_capacity(streams + idle);
+            for _ in 0..streams + idle {
                 let mut request = http::Request::builder()
                     .method(http::Method::CONNECT)
                     .uri(format!("http://{addr}/"))
@@ -151,8 +159,10 @@ impl H2Load {
                 assert_eq!(response.status(), 200, "the WebSocket opened");
                 sockets.push((send, response.into_body()));
             }
+            let idle = sockets.split_off(streams);
             H2Load {
                 sockets,
+                _idle: idle,
                 _client: client,
             }
         })

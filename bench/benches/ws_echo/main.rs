@@ -15,7 +15,9 @@
 //! 4. **Over HTTP/2** (RFC 8441): the load generator's sockets as the
 //!    streams of one HTTP/2 connection (the `h2` crate as client), against
 //!    ringwire's server and hyper's with tokio-tungstenite, and against
-//!    ringwire's server with a connection per socket.
+//!    ringwire's server with a connection per socket; then one socket
+//!    echoing beside 127 quiet ones (a connection's default stream limit),
+//!    what a page holding many sockets costs the one that talks.
 //!
 //! Both report messages per second and the server's CPU time per message,
 //! from the scheduler's accounting of the server's own threads (steady where
@@ -47,6 +49,8 @@ const OWN_CLIENT: [(usize, usize); 3] = [(40, 20_000), (1 << 10, 20_000), (64 <<
 const SHARED_CLIENT: [(usize, usize); 2] = [(40, 64_000), (1 << 10, 64_000)];
 /// Connection counts with the common load generator.
 const CONNECTIONS: [usize; 2] = [1, 64];
+/// Part 4's sockets that echo, and sockets beside them that stay quiet.
+const OVER_HTTP2: [(usize, usize); 3] = [(1, 0), (64, 0), (1, 127)];
 /// Messages each connection sends at once in part 3, and messages per round.
 const PIPELINED: (usize, usize) = (16, 320_000);
 /// Rounds per size.
@@ -107,13 +111,19 @@ fn over_http2(runtime: &tokio::runtime::Runtime, ringwire: Running) {
         "hyper + tokio-tungstenite, HTTP/2",
     ];
     let servers = [ringwire, ringwire, hyper];
-    for sockets in CONNECTIONS {
-        println!("\nOver HTTP/2, {sockets} WebSocket(s) on one connection (HTTP/1.1: a connection each):\n");
+    for (sockets, idle) in OVER_HTTP2 {
+        let beside = if idle > 0 {
+            format!(" beside {idle} quiet ones")
+        } else {
+            String::new()
+        };
+        println!("\nOver HTTP/2, {sockets} WebSocket(s){beside} on one connection (HTTP/1.1: a connection each):\n");
         header();
         let mut h1 = Load::connect(runtime, ringwire.addr, sockets);
+        let _quiet = Load::connect(runtime, ringwire.addr, idle);
         let mut h2 = [
-            H2Load::connect(runtime, ringwire.addr, sockets),
-            H2Load::connect(runtime, hyper.addr, sockets),
+            H2Load::connect(runtime, ringwire.addr, sockets, idle),
+            H2Load::connect(runtime, hyper.addr, sockets, idle),
         ];
         for (size, n) in SHARED_CLIENT {
             let payload: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();

@@ -21,6 +21,7 @@ use bytes::Bytes;
 
 use crate::Socket;
 use ringwire_http1::{BodyDecoder, Decoded};
+use ringwire_http2::frame::StreamId;
 use ringwire_io::tokio::AsyncRecvTransport;
 use ringwire_io::TransportError;
 use tokio::io::{AsyncRead, ReadBuf};
@@ -315,14 +316,51 @@ impl Source for Mutex<Pump<'_, '_>> {
 
 /// An HTTP/2 request body on its way to a handler that streams it: the connection appends
 /// each `DATA` frame's bytes, the reader takes them. The stream's flow-control window is
-/// given back only as the reader takes (the connection asks [`Inflow::take_read`] when
-/// `read` signals), so a slow reader holds the client back and at most a stream window
-/// waits here.
+/// given back only as the reader takes (the body lists itself in the connection's
+/// [`Settling`], which then asks [`Inflow::take_read`]), so a slow reader holds the client
+/// back and at most a stream window waits here.
 #[derive(Debug)]
 pub(crate) struct Inflow {
     state: Mutex<InflowState>,
-    /// The connection's signal that some body was read: window to give back.
-    read: Arc<Notify>,
+    /// The stream whose body this is.
+    id: StreamId,
+    /// Where the body lists itself once read from (or let go).
+    settling: Arc<Settling>,
+}
+
+/// The bodies read from or let go since the connection last looked, each listed once until
+/// it looks (the body's [`Inflow::take_read`]): the connection gives back window and drops
+/// bodies no one reads without walking every body it streams (a connection carrying many
+/// WebSockets would, at every message).
+#[derive(Debug, Default)]
+pub(crate) struct Settling {
+    listed: Mutex<Vec<StreamId>>,
+    signal: Notify,
+}
+
+impl Settling {
+    fn list(&self, id: StreamId) {
+        self.listed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(id);
+        self.signal.notify_one();
+    }
+
+    /// Ready once a body was listed since the last [`take`](Self::take) (at once if one was
+    /// while no one waited).
+    pub(crate) fn listed(&self) -> Notified<'_> {
+        self.signal.notified()
+    }
+
+    /// The bodies listed, moved into `ids` (what it held is dropped).
+    pub(crate) fn take(&self, ids: &mut Vec<StreamId>) {
+        ids.clear();
+        std::mem::swap(
+            ids,
+            &mut self.listed.lock().unwrap_or_else(PoisonError::into_inner),
+        );
+    }
 }
 
 /// How much an [`Inflow`]'s reader takes before the bytes it took are dropped from the
@@ -341,18 +379,28 @@ struct InflowState {
     reader: Option<Waker>,
     /// [`RequestBody`] handles alive: the body outlives its handler's call while any is.
     handles: usize,
+    /// In the connection's [`Settling`] list, not yet looked at.
+    listed: bool,
 }
 
 impl Inflow {
-    pub(crate) fn new(read: Arc<Notify>) -> Self {
+    pub(crate) fn new(id: StreamId, settling: Arc<Settling>) -> Self {
         Inflow {
             state: Mutex::new(InflowState::default()),
-            read,
+            id,
+            settling,
         }
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, InflowState> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Lists the body for the connection to look at, unless it is listed already.
+    fn list(&self, state: &mut InflowState) {
+        if !std::mem::replace(&mut state.listed, true) {
+            self.settling.list(self.id);
+        }
     }
 
     /// More of the body, and whether it ends with it.
@@ -398,9 +446,12 @@ impl Inflow {
         self.state().handles > 0
     }
 
-    /// Bytes read since the last call: window for the connection to give back.
+    /// Bytes read since the last call: window for the connection to give back. The body
+    /// lists itself again when next read from.
     pub(crate) fn take_read(&self) -> usize {
-        std::mem::take(&mut self.state().unreleased)
+        let mut state = self.state();
+        state.listed = false;
+        std::mem::take(&mut state.unreleased)
     }
 
     /// Drops what the reader left: with what was read since the last
@@ -478,7 +529,7 @@ impl Inflow {
                 state.at = 0;
             }
             state.unreleased += n;
-            self.read.notify_one();
+            self.list(state);
             return Some(Ok(Some(taken)));
         }
         match state.end {
@@ -570,9 +621,10 @@ const PIECE: usize = 64 << 10;
 
 impl Drop for RequestBody {
     fn drop(&mut self) {
-        self.inflow.state().handles -= 1;
+        let mut state = self.inflow.state();
+        state.handles -= 1;
         // The connection looks again: a body no one reads any more is thrown away.
-        self.inflow.read.notify_one();
+        self.inflow.list(&mut state);
     }
 }
 
@@ -582,7 +634,7 @@ mod tests {
 
     #[test]
     fn a_reader_always_behind_keeps_the_buffer_to_what_it_has_not_read() {
-        let inflow = Inflow::new(Arc::new(Notify::new()));
+        let inflow = Inflow::new(StreamId::new(1), Arc::default());
         let mut cx = Context::from_waker(Waker::noop());
         let mut buf = [0; 4096];
         let (mut pushed, mut read) = (Vec::new(), Vec::new());

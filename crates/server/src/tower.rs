@@ -27,10 +27,10 @@ use futures_core::{ready, Stream};
 use futures_util::future::{select, Either};
 use http_body::{Body as HttpBody, Frame, SizeHint};
 use ringwire_http1::encode::FieldBlock;
-use tokio::sync::Notify;
+use ringwire_http2::frame::StreamId;
 use tower_service::Service;
 
-use crate::body_reader::Inflow;
+use crate::body_reader::{Inflow, Settling};
 use crate::{Body, BodyFrame, BodyReader, Handler, Protocol, Request, RequestBody, Response};
 
 /// A [`Handler`] that forwards every request to a `tower::Service`:
@@ -211,19 +211,22 @@ const PIECE: usize = 16 << 10;
 struct Pump<'a> {
     reader: BodyReader<'a>,
     inflow: Arc<Inflow>,
-    /// Signalled as the service reads (or lets the body go).
-    read: Arc<Notify>,
+    /// Where the body lists itself as the service reads (or lets it go).
+    settling: Arc<Settling>,
+    /// What `settling` listed (the one body), kept for the next time.
+    listed: Vec<StreamId>,
     /// Read from the connection and not yet by the service.
     waiting: usize,
 }
 
 impl<'a> Pump<'a> {
     fn new(reader: BodyReader<'a>) -> Self {
-        let read = Arc::new(Notify::new());
+        let settling = Arc::<Settling>::default();
         Pump {
             reader,
-            inflow: Arc::new(Inflow::new(Arc::clone(&read))),
-            read,
+            inflow: Arc::new(Inflow::new(StreamId::ZERO, Arc::clone(&settling))),
+            settling,
+            listed: Vec::new(),
             waiting: 0,
         }
     }
@@ -254,6 +257,7 @@ impl<'a> Pump<'a> {
     async fn pump(&mut self, ahead: usize, wait: bool) {
         let mut piece = Vec::new();
         loop {
+            self.settling.take(&mut self.listed);
             self.waiting -= self.inflow.take_read();
             if !self.inflow.held() {
                 return;
@@ -262,7 +266,7 @@ impl<'a> Pump<'a> {
                 if !wait {
                     return;
                 }
-                self.read.notified().await;
+                self.settling.listed().await;
                 continue;
             }
             if piece.is_empty() {

@@ -94,6 +94,25 @@ fn app() -> Router {
         )
         .route(Method::Post, "/ignore", streaming(handler_fn(ignore)))
         .route(Method::Post, "/peek", streaming(handler_fn(peek)))
+        .route(
+            Method::Post,
+            "/peek-later",
+            streaming(handler_fn(peek_later)),
+        )
+}
+
+/// Answers at once; a task reads the first bytes of the HTTP/2 body after the answer, then
+/// lets the rest go.
+async fn peek_later(request: &Request<'_>) -> Response {
+    let Some(mut body) = request.body_stream() else {
+        return Response::text("HTTP/2 only\n");
+    };
+    tokio::spawn(async move {
+        let mut first = [0; 4];
+        let _ = body.read(&mut first).await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    });
+    Response::text("later\n")
 }
 
 #[test]
@@ -189,7 +208,7 @@ def request(path, body):
         sock.sendall(conn.data_to_send())
     return answer.decode()
 
-print(request("/peek", b"x" * 4_000_000), end="")
+print(request(sys.argv[2], b"x" * 4_000_000), end="")
 print(request("/sum", b"abc"), end="")
 "#;
 
@@ -197,8 +216,18 @@ print(request("/sum", b"abc"), end="")
 fn an_unread_http2_body_is_thrown_away_and_the_connection_goes_on() {
     ringwire_testkit::ensure_python_module("h2", "h2");
     let addr = start(ServerConfig::default(), app());
-    let out = python(UNREAD_UPLOAD, &[&addr.to_string()]);
+    let out = python(UNREAD_UPLOAD, &[&addr.to_string(), "/peek"]);
     assert_eq!(out, format!("xxxx\n{}", expected(b"abc")));
+}
+
+/// The same when the body outlives the handler's call: once its last reader lets it go, the
+/// rest is thrown away as it comes (the client's windows given back).
+#[test]
+fn an_http2_body_let_go_after_the_answer_is_thrown_away_and_the_connection_goes_on() {
+    ringwire_testkit::ensure_python_module("h2", "h2");
+    let addr = start(ServerConfig::default(), app());
+    let out = python(UNREAD_UPLOAD, &[&addr.to_string(), "/peek-later"]);
+    assert_eq!(out, format!("later\n{}", expected(b"abc")));
 }
 
 /// How the reads of `hold`'s task ended: 1 at the body's end, 2 cut off.

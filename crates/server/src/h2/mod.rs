@@ -36,14 +36,13 @@ use ringwire_http2::frame::{kind, FrameHeader, StreamId, HEADER_LEN, PREFACE};
 use ringwire_http2::{Connection, ErrorCode, Event};
 use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport};
 use ringwire_io::{Ring, RingPool, TransportError};
-use tokio::sync::Notify;
 
 mod bodies;
 
 pub(crate) use bodies::BODY_QUEUE;
 use bodies::{Bodies, Source};
 
-use crate::body_reader::{Inflow, RequestBody};
+use crate::body_reader::{Inflow, RequestBody, Settling};
 use crate::conn::{Close, Shared};
 use crate::informational;
 use crate::pace::Pacer;
@@ -137,6 +136,10 @@ struct Streams {
     running: HashMap<StreamId, AbortHandle>,
     /// The bodies of requests whose handlers stream them, while those handlers run.
     inflows: HashMap<StreamId, Arc<Inflow>>,
+    /// Where those bodies list themselves as they are read (window to give back).
+    settling: Arc<Settling>,
+    /// The last bodies taken from `settling`, kept for the next.
+    listed: Vec<StreamId>,
     /// How many handlers may run at once: the streams that may be open.
     max_running: usize,
     /// Answered requests' buffers and parsers, for the next ones.
@@ -154,6 +157,7 @@ impl Streams {
         self.refused.shrink_to_fit();
         self.running.shrink_to_fit();
         self.inflows.shrink_to_fit();
+        self.listed = Vec::new();
         self.spare = Vec::new();
         self.pacer.shrink();
     }
@@ -180,18 +184,20 @@ impl Streams {
 
     /// Gives back the window of what the handlers read of the bodies they stream, and lets
     /// go of the bodies whose handlers answered and whose last [`RequestBody`](crate::RequestBody)
-    /// is gone.
+    /// is gone: those listed since the last call.
     fn settle(&mut self, conn: &mut Connection) {
-        let mut gone = Vec::new();
-        for (&id, inflow) in &self.inflows {
+        let mut listed = std::mem::take(&mut self.listed);
+        self.settling.take(&mut listed);
+        for &id in &listed {
+            let Some(inflow) = self.inflows.get(&id) else {
+                continue;
+            };
             conn.release(id, inflow.take_read());
             if !inflow.held() && !self.running.contains_key(&id) {
-                gone.push(id);
+                self.let_go(id, conn);
             }
         }
-        for id in gone {
-            self.let_go(id, conn);
-        }
+        self.listed = listed;
     }
 
     fn let_go(&mut self, id: StreamId, conn: &mut Connection) {
@@ -274,6 +280,8 @@ pub(crate) async fn serve<H: Handler>(
         peer_left: false,
         running: HashMap::new(),
         inflows: HashMap::new(),
+        settling: Arc::default(),
+        listed: Vec::new(),
         max_running: h2.max_concurrent_streams as usize,
         spare: Vec::new(),
         limits: config.limits,
@@ -291,7 +299,7 @@ pub(crate) async fn serve<H: Handler>(
     // The rings' pages were given back since the connection went quiet.
     let mut released = false;
     // Signalled as handlers read the bodies they stream: window to give back.
-    let read = Arc::new(Notify::new());
+    let settling = Arc::clone(&streams.settling);
     // Wakes the loop when a body's window or a frame's time is over; made the first time.
     let mut pace_timer = pin!(None::<tokio::time::Sleep>);
     let tunnels = Tunnels {
@@ -304,8 +312,7 @@ pub(crate) async fn serve<H: Handler>(
         // stream as soon as it opened it (CVE-2023-44487) is read no further meanwhile.
         let busy = running.len().saturating_sub(streams.streaming()) >= streams.max_running;
         if !busy {
-            let target = (handler, &read);
-            if let Err(error) = receive(&mut conn, rx, config, &mut streams, target) {
+            if let Err(error) = receive(&mut conn, rx, config, &mut streams, handler) {
                 log::debug!("HTTP/2 connection error: {error}");
                 return close(tx, &mut conn).await;
             }
@@ -411,7 +418,7 @@ pub(crate) async fn serve<H: Handler>(
                         .flatten();
                 }
             }
-            () = read.notified(), if !streams.inflows.is_empty() => streams.settle(&mut conn),
+            () = settling.listed(), if !streams.inflows.is_empty() => streams.settle(&mut conn),
             // Only a handler still running can queue a head (one that answered at its first
             // poll had its heads sent before its answer).
             () = informational.queued(), if !running.is_empty() => informational.send_all(&mut conn),
@@ -484,14 +491,13 @@ async fn fill(
 }
 
 /// Handles every whole frame buffered, noting requests as they become whole (or, for a
-/// handler that streams bodies, as their heads come). `read` is the signal the bodies'
-/// readers give.
+/// handler that streams bodies, as their heads come).
 fn receive<H: Handler>(
     conn: &mut Connection,
     rx: &mut Rx<'_>,
     config: &ServerConfig,
     streams: &mut Streams,
-    (handler, read): (&H, &Arc<Notify>),
+    handler: &H,
 ) -> Result<(), ringwire_http2::Error> {
     let Streams {
         incoming,
@@ -500,6 +506,8 @@ fn receive<H: Handler>(
         peer_left,
         running,
         inflows,
+        settling,
+        listed: _,
         max_running,
         spare,
         limits,
@@ -528,7 +536,7 @@ fn receive<H: Handler>(
                     && (request.extended_connect
                         || handler.streams_body(&request.parser.head().view(&request.head)));
                 if streamed {
-                    let inflow = Arc::new(Inflow::new(Arc::clone(read)));
+                    let inflow = Arc::new(Inflow::new(stream, Arc::clone(settling)));
                     inflows.insert(stream, Arc::clone(&inflow));
                     request.inflow = Some(inflow);
                 }
