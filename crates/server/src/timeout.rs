@@ -107,7 +107,8 @@ pub struct Timeouts {
     /// How long a client may take no bytes of a response while the socket
     /// is full before the connection is dropped. Default 30 s.
     pub send_stall: Duration,
-    /// An upgraded connection (a WebSocket) runs without a limit of its
+    /// An upgraded connection (a WebSocket), or an HTTP/2 one once it carries
+    /// a tunnel (RFC 8441), runs without a limit of its
     /// own, its protocol deciding when it ends; but a peer that vanished
     /// without a word (a dropped network, a laptop put to sleep) would hold
     /// it, its task and descriptor forever. After this long without traffic

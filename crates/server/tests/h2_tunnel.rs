@@ -57,6 +57,14 @@ fn runtime() -> tokio::runtime::Runtime {
 /// they allow extended `CONNECT`.
 async fn handshake(addr: SocketAddr) -> (SendRequest<Bytes>, bool) {
     let tcp = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    handshake_over(tcp, addr).await
+}
+
+/// [`handshake`] over `tcp`, connected to `addr`.
+async fn handshake_over(
+    tcp: tokio::net::TcpStream,
+    addr: SocketAddr,
+) -> (SendRequest<Bytes>, bool) {
     let (client, conn) = h2::client::handshake(tcp).await.expect("handshake");
     tokio::spawn(async move {
         let _ = conn.await;
@@ -319,5 +327,75 @@ fn a_server_configured_without_it_refuses_extended_connect() {
     runtime().block_on(async {
         let (_, extended) = handshake(addr).await;
         assert!(!extended);
+    });
+}
+
+/// What `/proc/net/tcp` calls a keepalive timer ("tr" 2: the socket's own timer pending).
+#[cfg(target_os = "linux")]
+const KEEPALIVE_TIMER: u8 = 2;
+
+/// The timer the kernel runs on the server's end of the connection from `client` to
+/// `server` (IPv4), and in how many seconds it fires, from `/proc/net/tcp`.
+#[cfg(target_os = "linux")]
+fn server_end_timer(server: SocketAddr, client: SocketAddr) -> Option<(u8, f64)> {
+    let hex = |addr: SocketAddr| match addr {
+        SocketAddr::V4(a) => format!(
+            "{:08X}:{:04X}",
+            u32::from_le_bytes(a.ip().octets()),
+            a.port()
+        ),
+        SocketAddr::V6(_) => unreachable!("the test server listens on IPv4"),
+    };
+    let (local, remote) = (hex(server), hex(client));
+    let table = std::fs::read_to_string("/proc/net/tcp").expect("/proc/net/tcp");
+    table.lines().skip(1).find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if fields.get(1) != Some(&local.as_str()) || fields.get(2) != Some(&remote.as_str()) {
+            return None;
+        }
+        // "tr:tm->when": the timer's kind, and its expiry in clock ticks (USER_HZ, 100).
+        let (kind, when) = fields.get(5)?.split_once(':')?;
+        let kind = u8::from_str_radix(kind, 16).ok()?;
+        let when = u64::from_str_radix(when, 16).ok()?;
+        Some((kind, when as f64 / 100.0))
+    })
+}
+
+/// A connection whose streams are tunnels runs untimed, as an upgraded HTTP/1.1 one does:
+/// once it carries one, the kernel's keepalive (as `upgraded_keepalive` sets it) ends it
+/// if the peer vanished.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_connection_with_a_tunnel_is_kept_alive_by_the_kernel() {
+    let mut config = ServerConfig::default();
+    config.timeouts.upgraded_keepalive = Duration::from_secs(45);
+    let addr = start(config, router());
+    runtime().block_on(async {
+        let tcp = tokio::net::TcpStream::connect(addr).await.expect("connect");
+        let client_end = tcp.local_addr().expect("the client's address");
+        let (client, _) = handshake_over(tcp, addr).await;
+        let before = server_end_timer(addr, client_end).expect("the server's end");
+        assert_ne!(before.0, KEEPALIVE_TIMER, "probed before any tunnel");
+        let (response, mut send) = open(&client, extended_connect(addr, "/echo", "echo")).await;
+        assert_eq!(response.status(), 200);
+        let mut recv = response.into_body();
+        send.send_data(Bytes::from_static(b"ping"), false)
+            .expect("send");
+        let piece = recv.data().await.expect("an echo").expect("data");
+        assert_eq!(&piece[..], b"ping");
+        // Until the echo is acknowledged, its retransmission timer shows instead (1).
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        let (kind, due) = loop {
+            let timer = server_end_timer(addr, client_end).expect("the server's end");
+            if timer.0 == KEEPALIVE_TIMER || tokio::time::Instant::now() > deadline {
+                break timer;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        };
+        assert_eq!(kind, KEEPALIVE_TIMER, "no keepalive once a tunnel runs");
+        assert!(
+            (40.0..=45.0).contains(&due),
+            "probes in {due} s, not after 45 s of quiet"
+        );
     });
 }

@@ -21,12 +21,14 @@
 //! minimum rate is answered `408` (or, read by its handler as it comes, fails with a
 //! timeout), and a header block trickled past the head limit ends the connection.
 
+use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
 use std::future::{poll_fn, Future};
 use std::net::SocketAddr;
 use std::pin::{pin, Pin};
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use futures_util::future::{AbortHandle, Abortable, FutureExt as _};
@@ -306,6 +308,9 @@ pub(crate) async fn serve<H: Handler>(
         rx: &shared.rx,
         tx: &shared.tx,
         shutdown: timer.shutdown(),
+        socket: stream,
+        keepalive: config.timeouts.upgraded_keepalive,
+        probed: Cell::new(false),
     };
     loop {
         // No more handlers at once than streams may be open: a client that resets each
@@ -665,6 +670,12 @@ struct Tunnels<'a> {
     rx: &'a RingPool,
     tx: &'a RingPool,
     shutdown: Shutdown,
+    /// The connection, and the keepalive it gets with its first tunnel: a connection
+    /// whose streams are all tunnels is untimed, as an HTTP/1.1 upgrade is, so the
+    /// kernel's probes end one whose peer vanished.
+    socket: &'a Socket,
+    keepalive: Duration,
+    probed: Cell<bool>,
 }
 
 /// Sends a handler's answer (its head, and its body or where the body comes from), and
@@ -695,6 +706,13 @@ fn conclude(
         };
         response = match inbound.map(|inbound| (inbound, rings())) {
             Some((inbound, Ok(rings))) => {
+                if !tunnels.probed.replace(true) {
+                    if let Err(e) =
+                        crate::socket::keepalive(tunnels.socket.get_ref(), tunnels.keepalive)
+                    {
+                        log::debug!("keepalive on an HTTP/2 connection with a tunnel: {e}");
+                    }
+                }
                 let shutdown = tunnels.shutdown.clone();
                 let body = tunnel::open(inbound, rings, shutdown, on_upgrade);
                 let mut ok = response.status_code(200).body(body);
