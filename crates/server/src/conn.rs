@@ -39,7 +39,8 @@ use crate::response::Fields;
 use crate::timeout::{Phase, Timer};
 use crate::upgrade::OnUpgrade;
 use crate::{
-    Body, BodyStream, Handler, Request, Response, ServerConfig, Socket, Upgraded, UpgradedStream,
+    Body, BodyStream, Handler, Protocol, Request, Response, ServerConfig, Socket, Upgraded,
+    UpgradedStream,
 };
 
 /// Bodies up to this size are copied into the send ring behind their head;
@@ -646,10 +647,16 @@ async fn requests<H: Handler>(
             };
             (response, total)
         };
+        let protocol = if http10 {
+            Protocol::Http10
+        } else {
+            Protocol::Http11
+        };
+        let refused = response.wire_status(protocol, false) != response.status();
         if let Some(on_upgrade) = response.take_upgrade() {
-            if response.status() != 101 || http10 {
-                log::warn!("an upgrade answer to an HTTP/1.0 request: answering 500");
-                return fail(tx, client, 500, "Internal Server Error").await;
+            if refused {
+                log::warn!("an upgrade answer to an HTTP/1.0 request, or not a 101: answering 500");
+                return answer_and_close(tx, 500, "Internal Server Error").await;
             }
             timer.enter(Phase::Writing);
             let framing = Framing {
@@ -952,13 +959,22 @@ async fn fail(
     status: u16,
     reason: &str,
 ) -> Result<Close, TransportError> {
-    log::debug!("answering {status} {reason} and closing");
     // In the access log too: no handler (nor its `AccessLog`) saw this request.
     if log::log_enabled!(target: access_log::TARGET, log::Level::Info) {
         let peer = client.or_else(|| tx.get_ref().get_ref().peer_addr());
         let peer = peer.map_or_else(|| "-".to_owned(), |p| p.to_string());
         log::info!(target: access_log::TARGET, "{peer} \"-\" {status} 0 -");
     }
+    answer_and_close(tx, status, reason).await
+}
+
+/// Answers `status` with no body and closes (what follows the request is not read).
+async fn answer_and_close(
+    tx: &mut Tx<'_>,
+    status: u16,
+    reason: &str,
+) -> Result<Close, TransportError> {
+    log::debug!("answering {status} {reason} and closing");
     let buf = tx.reserve(160).await?;
     let encode = |buf: &mut [u8]| {
         let mut head = ResponseWriter::new(buf, Version::Http11, status, Some(reason))?;

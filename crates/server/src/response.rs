@@ -16,6 +16,7 @@ use smallvec::SmallVec;
 use tokio::sync::mpsc;
 
 use crate::upgrade::{OnUpgrade, UpgradeFuture, Upgraded};
+use crate::Protocol;
 
 /// A response body.
 #[derive(Default)]
@@ -380,6 +381,26 @@ impl Response {
         self.upgrade.take().map(|b| *b)
     }
 
+    /// The status the connection answers with, by the protocol's rules on upgrades, for a
+    /// request over `protocol` (an extended `CONNECT` if `extended_connect`): an upgrade is
+    /// `101` over HTTP/1.1 and `200` on an extended `CONNECT` (RFC 8441), and `500` where
+    /// the request cannot take one (HTTP/1.0, HTTP/2's other requests, or not a `101`);
+    /// a success that opens no tunnel for an extended `CONNECT` would be taken for one,
+    /// so it is `501` (the resource does not speak the protocol asked for).
+    pub(crate) fn wire_status(&self, protocol: Protocol, extended_connect: bool) -> u16 {
+        let upgrade = self.upgrade.is_some();
+        match protocol {
+            Protocol::Http2 if extended_connect => match self.status {
+                _ if upgrade => 200,
+                200..=299 => 501,
+                status => status,
+            },
+            Protocol::Http11 if upgrade && self.status != 101 => 500,
+            Protocol::Http10 | Protocol::Http2 if upgrade => 500,
+            _ => self.status,
+        }
+    }
+
     /// Removes every header field `name` (ASCII case-insensitive).
     pub fn remove_header(&mut self, name: &str) {
         // A block holding `name` is taken apart first (rare: middleware
@@ -512,6 +533,30 @@ impl BodySender {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn upgrades_and_extended_connects_answer_as_their_protocols_say() {
+        let upgrade = || Response::upgrade("x", |_: Upgraded<'_>| Box::pin(async {}));
+        let not_101 = || upgrade().status_code(200);
+        let cases = [
+            (upgrade(), Protocol::Http11, false, 101),
+            (not_101(), Protocol::Http11, false, 500),
+            (upgrade(), Protocol::Http10, false, 500),
+            (upgrade(), Protocol::Http2, false, 500),
+            (upgrade(), Protocol::Http2, true, 200),
+            (Response::new(204), Protocol::Http2, true, 501),
+            (Response::new(404), Protocol::Http2, true, 404),
+            (Response::new(204), Protocol::Http2, false, 204),
+            (Response::new(200), Protocol::Http11, false, 200),
+        ];
+        for (i, (response, protocol, extended_connect, status)) in cases.into_iter().enumerate() {
+            assert_eq!(
+                response.wire_status(protocol, extended_connect),
+                status,
+                "case {i}"
+            );
+        }
+    }
 
     #[test]
     fn field_blocks_read_and_remove_like_single_fields() {

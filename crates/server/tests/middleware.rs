@@ -8,7 +8,7 @@ use std::sync::{Mutex, OnceLock};
 use common::{curl, curl_text, start};
 use ringwire_server::files::EmbeddedSite;
 use ringwire_server::middleware::{AccessLog, Compress};
-use ringwire_server::ServerConfig;
+use ringwire_server::{Request, Response, Router, ServerConfig, Upgraded};
 
 static PAGE: &str = include_str!("../../cli/site/index.html");
 
@@ -98,10 +98,11 @@ impl log::Log for Lines {
 #[test]
 fn the_access_log_has_a_line_per_request() {
     static LINES: OnceLock<&'static Lines> = OnceLock::new();
-    let lines = *LINES.get_or_init(|| Box::leak(Box::new(Lines(Mutex::new(Vec::new())))));
-    log::set_logger(lines).expect("first logger");
+    let logger = *LINES.get_or_init(|| Box::leak(Box::new(Lines(Mutex::new(Vec::new())))));
+    log::set_logger(logger).expect("first logger");
     log::set_max_level(log::LevelFilter::Info);
-    let addr = start(ServerConfig::default(), AccessLog::new(site()));
+    let app = Router::new().get("/upgrade", upgrade).fallback(site());
+    let addr = start(ServerConfig::default(), AccessLog::new(app));
     curl_text(&[&format!("http://{addr}/tiny?a=1")]);
     curl_text(&["-o", "/dev/null", &format!("http://{addr}/missing")]);
     curl_text(&["-I", &format!("http://{addr}/tiny")]);
@@ -110,7 +111,7 @@ fn the_access_log_has_a_line_per_request() {
     bad.write_all(b"GET / HTTP/9.9\r\nHost: a\r\n\r\n")
         .expect("request");
     let _ = bad.read_to_end(&mut Vec::new());
-    let lines = lines.0.lock().expect("lines").clone();
+    let lines = logger.0.lock().expect("lines").clone();
     assert_eq!(lines.len(), 4, "{lines:?}");
     assert!(
         lines[2].contains(" \"HEAD /tiny HTTP/1.1\" 200 0 "),
@@ -126,4 +127,35 @@ fn the_access_log_has_a_line_per_request() {
         lines[1].contains(" \"GET /missing HTTP/1.1\" 404 "),
         "{lines:?}"
     );
+    // An upgrade is logged with the status the connection sent: 101 over HTTP/1.1, 500 to
+    // a request that cannot take one (HTTP/1.0; HTTP/2 but for an extended CONNECT).
+    let upgrading =
+        b"GET /upgrade HTTP/1.1\r\nHost: a\r\nConnection: upgrade\r\nUpgrade: x\r\n\r\n";
+    let mut s = std::net::TcpStream::connect(addr).expect("connect");
+    s.write_all(upgrading).expect("request");
+    let _ = s.read_to_end(&mut Vec::new());
+    let mut s = std::net::TcpStream::connect(addr).expect("connect");
+    s.write_all(b"GET /upgrade HTTP/1.0\r\n\r\n")
+        .expect("request");
+    let _ = s.read_to_end(&mut Vec::new());
+    curl_text(&["--http2-prior-knowledge", &format!("http://{addr}/upgrade")]);
+    let lines = logger.0.lock().expect("lines").clone();
+    assert_eq!(lines.len(), 7, "{lines:?}");
+    assert!(
+        lines[4].contains(" \"GET /upgrade HTTP/1.1\" 101 "),
+        "{lines:?}"
+    );
+    assert!(
+        lines[5].contains(" \"GET /upgrade HTTP/1.0\" 500 "),
+        "{lines:?}"
+    );
+    assert!(
+        lines[6].contains(" \"GET /upgrade HTTP/2\" 500 "),
+        "{lines:?}"
+    );
+}
+
+/// Upgrades to a protocol that ends at once.
+async fn upgrade(_: &Request<'_>) -> Response {
+    Response::upgrade("x", |_: Upgraded<'_>| Box::pin(async {}))
 }

@@ -50,7 +50,7 @@ use crate::informational;
 use crate::pace::Pacer;
 use crate::timeout::{Phase, Shutdown, Timer};
 use crate::tunnel;
-use crate::{Body, Handler, Request, Response, ServerConfig, Socket};
+use crate::{Body, Handler, Protocol, Request, Response, ServerConfig, Socket};
 
 type Rx<'s> = AsyncRecvTransport<&'s Socket>;
 type Tx<'s> = AsyncSendTransport<&'s Socket>;
@@ -689,13 +689,13 @@ fn conclude(
     (id, head_only, mut response, request): Answered,
     tunnels: &Tunnels<'_>,
 ) {
+    let status = response.wire_status(Protocol::Http2, request.extended_connect);
     let upgrade = response.take_upgrade();
-    let extended_connect = request.extended_connect;
     // Held before the stream is settled, which lets go of a body no one reads.
     let inbound = request
         .inflow
         .as_ref()
-        .filter(|_| extended_connect && upgrade.is_some())
+        .filter(|_| upgrade.is_some() && status == 200)
         .map(|inflow| RequestBody::new(Arc::clone(inflow)));
     streams.answered(id, conn);
     streams.recycle(request);
@@ -730,14 +730,12 @@ fn conclude(
                 Response::new(500)
             }
         };
-    } else if extended_connect && (200..300).contains(&response.status()) {
-        // A success that opens no tunnel would be taken for one (RFC 8441 section 5): the
-        // resource does not speak the protocol asked for.
+    } else if status != response.status() {
         log::debug!(
-            "an extended CONNECT answered {} without an upgrade: answering 501",
+            "an extended CONNECT answered {} without an upgrade: answering {status}",
             response.status()
         );
-        response = Response::new(501);
+        response = Response::new(status);
     }
     respond(conn, id, head_only, response, bodies);
 }

@@ -58,7 +58,8 @@ impl<H: Handler> Handler for AccessLog<H> {
             request.method(),
             String::from_utf8_lossy(request.target().as_bytes()),
             request.protocol(),
-            response.status(),
+            // The connection's, where the protocol's rules on upgrades change it.
+            response.wire_status(request.protocol(), request.is_extended_connect()),
             elapsed.as_secs_f64() * 1e3,
         );
         response
