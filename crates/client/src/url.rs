@@ -171,8 +171,12 @@ impl Url {
     ///
     /// See [`UrlError`].
     pub fn join(&self, location: &str) -> Result<Url, UrlError> {
-        if location.contains("://") {
+        if has_scheme(location) {
             return Url::parse(location);
+        }
+        if location.is_empty() || location.starts_with('#') {
+            // The same document (a fragment is never sent).
+            return Ok(self.clone());
         }
         let scheme = self.origin.scheme.as_str();
         if let Some(rest) = location.strip_prefix("//") {
@@ -226,6 +230,17 @@ impl fmt::Display for Url {
             self.target
         )
     }
+}
+
+/// Whether `reference` begins with a scheme (RFC 3986 section 3.1: a letter, then letters,
+/// digits, `+`, `-` or `.`, then `:`), rather than being a path that holds a `://` further
+/// on (`/login?next=https://…`).
+fn has_scheme(reference: &str) -> bool {
+    reference.split_once(':').is_some_and(|(scheme, _)| {
+        let mut chars = scheme.chars();
+        chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+            && chars.all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+    })
 }
 
 /// Splits `host[:port]`, minding IPv6 brackets.
@@ -319,5 +334,16 @@ mod tests {
         assert_eq!(joined("?z"), "http://h:81/a/b?z");
         assert_eq!(joined("//other/p"), "http://other/p");
         assert_eq!(joined("https://s/"), "https://s/");
+        assert_eq!(joined("HTTPS://s/"), "https://s/");
+        // A `://` past the path's start is no scheme.
+        assert_eq!(
+            joined("/login?next=https://h/x"),
+            "http://h:81/login?next=https://h/x"
+        );
+        assert_eq!(joined("c?to=http://x"), "http://h:81/a/c?to=http://x");
+        // The same document.
+        assert_eq!(joined(""), "http://h:81/a/b?q");
+        assert_eq!(joined("#part"), "http://h:81/a/b?q");
+        assert_eq!(base.join("mailto:x"), Err(UrlError::MissingScheme));
     }
 }
