@@ -307,6 +307,13 @@ fn redirects_are_opt_in_and_bounded() {
             "POST /echo body=4\ndata\nauthorization: Bearer t"
         );
     }
+    // A `://` in the `Location`'s query is no scheme: the path is on the same origin.
+    assert_eq!(
+        send(&on, "GET", "/redirect/302/echo?next=http://elsewhere/", b"")
+            .unwrap()
+            .1,
+        "GET /echo?next=http://elsewhere/ body=0\n\nauthorization: Bearer t"
+    );
     assert!(matches!(
         send(&on, "GET", "/loop", b""),
         Err(Error::TooManyRedirects { max: 3 })
