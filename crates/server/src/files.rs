@@ -17,6 +17,8 @@
 //! to clients that accept them ([`StaticFiles::precompressed`]).
 
 mod cache;
+#[cfg(fuzzing)]
+pub mod fuzzing;
 mod http_date;
 
 use std::collections::HashMap;
