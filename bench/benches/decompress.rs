@@ -3,6 +3,8 @@
 //!
 //! - `decompress/encode/{gzip,br,zstd}`: the whole body compressed once, what `Compress` pays
 //!   for a body it has not cached; the compressed sizes are printed before timing.
+//! - `decompress/encode_small/{gzip,br,zstd}`: the same for an API-sized answer, its first
+//!   16 records (2 KiB), what `Compress` pays for each dynamic answer it compresses.
 //! - `decompress/decode/{gzip,br,zstd}/{ringwire,whole}`: the compressed body decoded.
 //!   `ringwire`: the client's `Decoder`, fed 16 KiB pieces as the receive ring hands them out
 //!   and handing out each 32 KiB of output to `black_box`, as `Response::chunk` does. `whole`:
@@ -20,10 +22,10 @@ use ringwire_client::{Decoder, Encoding};
 /// What the ring hands the decoder per read.
 const PIECE: usize = 16 << 10;
 
-/// A JSON array of records, about 1 MiB.
-fn body() -> Vec<u8> {
+/// A JSON array of `records` records, about 1 MiB for 7,000.
+fn body(records: usize) -> Vec<u8> {
     let mut out = b"[".to_vec();
-    for i in 0..7_000 {
+    for i in 0..records {
         let comma = if i == 0 { "" } else { "," };
         write!(
             out,
@@ -97,23 +99,28 @@ fn whole(encoding: Encoding, packed: &[u8]) -> Vec<u8> {
 }
 
 fn codings(c: &mut Criterion) {
-    let data = body();
+    let data = body(7_000);
     let codings = [Encoding::Gzip, Encoding::Brotli, Encoding::Zstd];
-    let mut encode_group = c.benchmark_group("decompress/encode");
-    encode_group.throughput(Throughput::Bytes(data.len() as u64));
-    for encoding in codings {
-        let packed = encode(encoding, &data);
-        println!(
-            "{encoding}: {} bytes to {} ({:.1}%)",
-            data.len(),
-            packed.len(),
-            100.0 * packed.len() as f64 / data.len() as f64
-        );
-        encode_group.bench_function(encoding.token(), |b| {
-            b.iter(|| encode(encoding, black_box(&data)))
-        });
+    for (group, data) in [
+        ("decompress/encode", &data),
+        ("decompress/encode_small", &body(16)),
+    ] {
+        let mut encode_group = c.benchmark_group(group);
+        encode_group.throughput(Throughput::Bytes(data.len() as u64));
+        for encoding in codings {
+            let packed = encode(encoding, data);
+            println!(
+                "{encoding}: {} bytes to {} ({:.1}%)",
+                data.len(),
+                packed.len(),
+                100.0 * packed.len() as f64 / data.len() as f64
+            );
+            encode_group.bench_function(encoding.token(), |b| {
+                b.iter(|| encode(encoding, black_box(data)))
+            });
+        }
+        encode_group.finish();
     }
-    encode_group.finish();
 
     let mut decode_group = c.benchmark_group("decompress/decode");
     decode_group.throughput(Throughput::Bytes(data.len() as u64));
