@@ -5,6 +5,10 @@
 //!   for a body it has not cached; the compressed sizes are printed before timing.
 //! - `decompress/encode_small/{gzip,br,zstd}`: the same for an API-sized answer, its first
 //!   16 records (2 KiB), what `Compress` pays for each dynamic answer it compresses.
+//! - `decompress/answer/{fresh,repeated}`: the `Compress` middleware answering a browser's
+//!   `accept-encoding: gzip, deflate, br, zstd` with such a JSON body: a new one each time
+//!   (a request counter in it), which it compresses for that answer alone, or the same one
+//!   every time, whose compressed form it keeps. The coding each gets is printed first.
 //! - `decompress/decode/{gzip,br,zstd}/{ringwire,whole}`: the compressed body decoded.
 //!   `ringwire`: the client's `Decoder`, fed 16 KiB pieces as the receive ring hands them out
 //!   and handing out each 32 KiB of output to `black_box`, as `Response::chunk` does. `whole`:
@@ -15,6 +19,7 @@ mod common;
 
 use std::hint::black_box;
 use std::io::{Read as _, Write as _};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use ringwire_client::{Decoder, Encoding};
@@ -122,6 +127,8 @@ fn codings(c: &mut Criterion) {
         encode_group.finish();
     }
 
+    answers(c, &body(16));
+
     let mut decode_group = c.benchmark_group("decompress/decode");
     decode_group.throughput(Throughput::Bytes(data.len() as u64));
     for encoding in codings {
@@ -141,6 +148,68 @@ fn codings(c: &mut Criterion) {
         });
     }
     decode_group.finish();
+}
+
+/// Answers a JSON array: `template`, or with `fresh`, a new one each time (a record with
+/// the count of answers put first).
+struct Json {
+    template: Vec<u8>,
+    fresh: bool,
+    answered: AtomicU64,
+}
+
+impl ringwire_server::Handler for Json {
+    async fn call(&self, _: &ringwire_server::Request<'_>) -> ringwire_server::Response {
+        let mut body = Vec::with_capacity(self.template.len() + 32);
+        if self.fresh {
+            let n = self.answered.fetch_add(1, Ordering::Relaxed);
+            write!(body, "[{{\"n\":{n}}},").unwrap();
+            body.extend_from_slice(&self.template[1..]);
+        } else {
+            body.extend_from_slice(&self.template);
+        }
+        ringwire_server::Response::new(200)
+            .header("content-type", "application/json")
+            .body(body)
+    }
+}
+
+/// The `Compress` middleware's answers to a browser, with `data` as the body.
+fn answers(c: &mut Criterion, data: &[u8]) {
+    use ringwire_http1::{Limits, RequestParser, Status};
+    use ringwire_server::middleware::Compress;
+    use ringwire_server::{Handler as _, Request};
+
+    const HEAD: &[u8] =
+        b"GET /api HTTP/1.1\r\nhost: a\r\naccept-encoding: gzip, deflate, br, zstd\r\n\r\n";
+    let mut parser = RequestParser::new(Limits::default());
+    let Ok(Status::Complete(head, _)) = parser.parse(HEAD) else {
+        unreachable!("a valid head");
+    };
+    let request = Request::new(head, b"");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let mut group = c.benchmark_group("decompress/answer");
+    group.throughput(Throughput::Bytes(data.len() as u64));
+    for (name, fresh) in [("fresh", true), ("repeated", false)] {
+        let compress = Compress::new(Json {
+            template: data.to_vec(),
+            fresh,
+            answered: AtomicU64::new(0),
+        });
+        let answer = || runtime.block_on(compress.call(&request));
+        for _ in 0..3 {
+            let response = answer();
+            let coding = response
+                .header_value("content-encoding")
+                .unwrap_or_default();
+            let size = response.body_ref().as_slice().len();
+            println!("{name}: {} ({size} bytes)", String::from_utf8_lossy(coding));
+        }
+        group.bench_function(name, |b| b.iter(|| black_box(answer())));
+    }
+    group.finish();
 }
 
 criterion_group! {

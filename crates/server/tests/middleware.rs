@@ -31,6 +31,8 @@ fn bodies_are_compressed_as_the_client_prefers() {
         ("gzip, br", "br"),
         ("gzip, zstd", "zstd"),
         ("br;q=0.5, zstd", "zstd"),
+        // A browser's field: a static body is compressed once, so the smallest form.
+        ("gzip, deflate, br, zstd", "br"),
     ] {
         let out = curl_text(&[
             "-s",
@@ -72,6 +74,49 @@ fn bodies_are_compressed_as_the_client_prefers() {
             &format!("http://{addr}{path}"),
         ]);
         assert!(!out.contains("content-encoding"), "{path}: {out}");
+    }
+}
+
+/// The coding of an answer to `accept-encoding: gzip, deflate, br, zstd`, as a browser asks.
+fn browser_coding(url: &str) -> String {
+    let out = curl_text(&[
+        "-s",
+        "-o",
+        "/dev/null",
+        "-H",
+        "accept-encoding: gzip, deflate, br, zstd",
+        "-w",
+        "%{header_json}",
+        url,
+    ]);
+    let field = "\"content-encoding\":[\"";
+    let start = out.find(field).map(|at| at + field.len());
+    let coding = start.and_then(|start| Some(&out[start..start + out[start..].find('"')?]));
+    coding.unwrap_or("none").to_owned()
+}
+
+#[test]
+fn an_answer_made_once_is_compressed_with_least_work_and_a_repeated_one_smallest() {
+    async fn fresh(request: &Request<'_>) -> Response {
+        let n = request.param("n").unwrap_or("0");
+        Response::new(200)
+            .header("content-type", "application/json")
+            .body(format!(
+                "{{\"n\":{n},\"rows\":[{}0]}}",
+                "1234567890,".repeat(200)
+            ))
+    }
+    let app = Router::new().get("/fresh/:n", fresh);
+    let addr = start(ServerConfig::default(), Compress::new(app));
+    // Each body new: zstd, at a fraction of brotli's cost.
+    for n in 0..3 {
+        assert_eq!(browser_coding(&format!("http://{addr}/fresh/{n}")), "zstd");
+    }
+    // The same body again: from its second answer on, the form kept is the smallest.
+    let again = format!("http://{addr}/fresh/7");
+    assert_eq!(browser_coding(&again), "zstd");
+    for _ in 0..3 {
+        assert_eq!(browser_coding(&again), "br");
     }
 }
 

@@ -21,7 +21,7 @@ use ringwire_http1::encode::{DateCache, FieldBlock};
 
 use super::content_type;
 use crate::clock;
-use crate::middleware::compress::preferred_encoding;
+use crate::middleware::compress::{preferred_encoding, KEPT_ORDER};
 use crate::middleware::Encoding;
 
 /// One open regular file and what its responses say about it.
@@ -81,7 +81,7 @@ impl Entry {
             return self;
         }
         let offered = |coding| self.encoded.iter().any(|(c, _)| *c == coding);
-        let chosen = accept().and_then(|accept| preferred_encoding(accept, offered));
+        let chosen = accept().and_then(|accept| preferred_encoding(accept, offered, &KEPT_ORDER));
         chosen
             .and_then(|coding| self.encoded.iter().find(|(c, _)| *c == coding))
             .map_or(self, |(_, entry)| entry)

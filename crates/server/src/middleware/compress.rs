@@ -10,6 +10,9 @@ use bytes::Bytes;
 
 use crate::{Body, Handler, Request, Response};
 
+#[cfg(fuzzing)]
+pub mod fuzzing;
+
 /// A content coding [`Compress`] can apply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -24,9 +27,16 @@ pub enum Encoding {
     Zstd,
 }
 
-/// The codings in the order chosen between on a tie of `accept-encoding`
-/// preferences: smallest output first.
-const TIE_ORDER: [Encoding; 3] = [Encoding::Brotli, Encoding::Zstd, Encoding::Gzip];
+/// The codings in the order a tie of `accept-encoding` preferences is broken
+/// in, for a body compressed once and kept (a static body, a repeated one, a
+/// precompressed file): smallest output first.
+pub(crate) const KEPT_ORDER: [Encoding; 3] = [Encoding::Brotli, Encoding::Zstd, Encoding::Gzip];
+
+/// The same for a body compressed for one answer: least work first. At these
+/// settings zstd takes about a fifth of gzip's time for a large body (and a
+/// little more for a small one) for smaller output, and brotli twice gzip's
+/// or more at any size (docs/benchmarks.md, "Content codings").
+const FRESH_ORDER: [Encoding; 3] = [Encoding::Zstd, Encoding::Gzip, Encoding::Brotli];
 
 impl Encoding {
     /// The token for `content-encoding`.
@@ -76,8 +86,10 @@ impl Encoding {
 
 /// Compresses the in-memory bodies of `200` responses whose type compresses
 /// well (text, JSON, JavaScript, XML, SVG, WebAssembly), with brotli, zstd
-/// or gzip as the request's `accept-encoding` prefers (on a tie brotli, then
-/// zstd).
+/// or gzip as the request's `accept-encoding` prefers. On a tie (a browser
+/// names all three): brotli, the smallest, for a body whose form is kept (see
+/// below: a static body, or one answered before), else zstd, the cheapest to
+/// make, then gzip.
 ///
 /// Left alone: bodies under [`min_size`](Self::min_size), responses that
 /// already have a `content-encoding`, file bodies (sent by `sendfile`;
@@ -96,7 +108,7 @@ pub struct Compress<H> {
     inner: H,
     min_size: usize,
     cache: Mutex<Cache>,
-    /// Hashes bodies for [`Key::Content`], seeded per middleware.
+    /// Hashes bodies for [`Source::Content`], seeded per middleware.
     content_hash: foldhash::fast::RandomState,
 }
 
@@ -110,16 +122,20 @@ struct Cache {
     seen: Box<[Key; SEEN_SLOTS]>,
 }
 
-/// What a compressed form is kept under.
+/// What a compressed form is kept under: its body and coding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum Key {
+struct Key(Source, Encoding);
+
+/// A body whose compressed forms may be kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Source {
     /// A static body's address and length: the same bytes for ever.
-    Static(usize, usize, Encoding),
+    Static(usize, usize),
     /// Another body's hash and length: the same bytes if they compare equal.
-    Content(u64, usize, Encoding),
+    Content(u64, usize),
 }
 
-/// A cached compressed form, and for a [`Key::Content`] the body it was made from.
+/// A cached compressed form, and for a [`Source::Content`] the body it was made from.
 #[derive(Debug)]
 struct Packed {
     from: Option<Bytes>,
@@ -149,7 +165,7 @@ impl<H: Handler> Compress<H> {
             cache: Mutex::new(Cache {
                 forms: HashMap::default(),
                 bytes: 0,
-                seen: Box::new([Key::Static(0, 0, Encoding::Gzip); SEEN_SLOTS]),
+                seen: Box::new([Key(Source::Static(0, 0), Encoding::Gzip); SEEN_SLOTS]),
             }),
             content_hash: foldhash::fast::RandomState::default(),
         }
@@ -162,21 +178,28 @@ impl<H: Handler> Compress<H> {
         self
     }
 
-    fn compressed(&self, body: &Body, encoding: Encoding) -> Bytes {
+    /// `body` as a body whose compressed forms may be kept, if it is one.
+    fn source(&self, body: &Body) -> Option<Source> {
+        match body {
+            Body::Static(data) => Some(Source::Static(data.as_ptr() as usize, data.len())),
+            Body::Bytes(bytes) if bytes.len() <= CACHED_BODY_MAX => Some(Source::Content(
+                self.content_hash.hash_one(&bytes[..]),
+                bytes.len(),
+            )),
+            _ => None,
+        }
+    }
+
+    /// `body` (which is `source`) in `encoding`, from the cache or made now.
+    fn compressed(&self, body: &Body, source: Option<Source>, encoding: Encoding) -> Bytes {
         let data = body.as_slice();
-        let (key, from) = match body {
-            Body::Static(data) => (
-                Key::Static(data.as_ptr() as usize, data.len(), encoding),
-                None,
-            ),
-            Body::Bytes(bytes) if bytes.len() <= CACHED_BODY_MAX => {
-                let hash = self.content_hash.hash_one(&bytes[..]);
-                (
-                    Key::Content(hash, bytes.len(), encoding),
-                    Some(bytes.clone()),
-                )
-            }
-            _ => return encoding.encode(data).into(),
+        let Some(source) = source else {
+            return encoding.encode(data).into();
+        };
+        let key = Key(source, encoding);
+        let from = match body {
+            Body::Bytes(bytes) => Some(bytes.clone()),
+            _ => None,
         };
         let cached = |p: &Packed| p.from.as_ref().is_none_or(|f| f[..] == *data);
         if let Some(hit) = self.cache().forms.get(&key).filter(|p| cached(p)) {
@@ -198,13 +221,24 @@ impl<H: Handler> Compress<H> {
 }
 
 impl Cache {
+    /// Whether forms of `source` are kept, or will be from its next
+    /// compression on: a static body's, or another's seen before in any
+    /// coding.
+    fn keeps(&self, source: Source) -> bool {
+        let Source::Content(hash, _) = source else {
+            return true;
+        };
+        KEPT_ORDER.into_iter().any(|encoding| {
+            let key = Key(source, encoding);
+            self.forms.contains_key(&key) || self.seen[seen_slot(hash, encoding)] == key
+        })
+    }
+
     /// Keeps `form` under `key`: a static body's at once, another's once its
     /// key was seen before; others go to make room.
     fn keep(&mut self, key: Key, form: Packed) {
-        if let Key::Content(hash, _, encoding) = key {
-            // The hash is of the body's bytes, seeded: its low bits spread.
-            // Each coding of one body has a slot of its own.
-            let slot = &mut self.seen[(hash as usize).wrapping_add(encoding as usize) % SEEN_SLOTS];
+        if let Key(Source::Content(hash, _), encoding) = key {
+            let slot = &mut self.seen[seen_slot(hash, encoding)];
             if *slot != key {
                 *slot = key;
                 return;
@@ -228,6 +262,13 @@ impl Cache {
         self.bytes += size;
         self.forms.insert(key, form);
     }
+}
+
+/// Where a body of content `hash` in `encoding` is remembered as seen. The
+/// hash is of the body's bytes, seeded: its low bits spread. Each coding of
+/// one body has a slot of its own.
+fn seen_slot(hash: u64, encoding: Encoding) -> usize {
+    (hash as usize).wrapping_add(encoding as usize) % SEEN_SLOTS
 }
 
 impl Packed {
@@ -276,14 +317,19 @@ impl<H: Handler> Handler for Compress<H> {
             }
             None => response = response.header("vary", "accept-encoding"),
         }
+        let source = self.source(response.body_ref());
+        let order = match source {
+            Some(source) if self.cache().keeps(source) => &KEPT_ORDER,
+            _ => &FRESH_ORDER,
+        };
         let Some(encoding) = request
             .header("accept-encoding")
-            .and_then(|accept| preferred_encoding(accept, |_| true))
+            .and_then(|accept| preferred_encoding(accept, |_| true, order))
         else {
             return response;
         };
         let body = response.take_body();
-        let packed = self.compressed(&body, encoding);
+        let packed = self.compressed(&body, source, encoding);
         if packed.len() >= body.as_slice().len() {
             return response.body(body);
         }
@@ -320,13 +366,14 @@ fn compressible_type(value: &[u8]) -> bool {
 }
 
 /// The coding `accept-encoding` prefers among those `offered`: the highest
-/// `q` (an explicit entry over `*`), on a tie the first of [`TIE_ORDER`],
-/// none when every one offered is refused (`q=0`) or not mentioned.
+/// `q` (an explicit entry over `*`), on a tie the first in `order`, none
+/// when every one offered is refused (`q=0`) or not mentioned.
 pub(crate) fn preferred_encoding(
     accept: &[u8],
     offered: impl Fn(Encoding) -> bool,
+    order: &[Encoding; 3],
 ) -> Option<Encoding> {
-    let mut named = [None; TIE_ORDER.len()];
+    let mut named = [None; 3];
     let mut any = None;
     for item in accept.split(|&b| b == b',') {
         let mut parts = item.split(|&b| b == b';');
@@ -343,12 +390,12 @@ pub(crate) fn preferred_encoding(
         let Some(q) = q else { continue };
         if name == b"*" {
             any = Some(q);
-        } else if let Some(i) = TIE_ORDER.iter().position(|coding| coding.named(name)) {
+        } else if let Some(i) = order.iter().position(|coding| coding.named(name)) {
             named[i] = Some(q);
         }
     }
     let mut best = None;
-    for (coding, q) in TIE_ORDER.into_iter().zip(named) {
+    for (coding, q) in order.iter().copied().zip(named) {
         let q = q.or(any).filter(|_| offered(coding)).unwrap_or(0);
         // Strictly higher: a tie keeps the earlier coding.
         if q > best.map_or(0, |(best_q, _)| best_q) {
@@ -407,7 +454,19 @@ mod tests {
             ("br;q=0.5x, gzip;q=0.1", Some(Encoding::Gzip)),
         ];
         for (accept, expected) in cases {
-            let preferred = preferred_encoding(accept.as_bytes(), |_| true);
+            let preferred = preferred_encoding(accept.as_bytes(), |_| true, &KEPT_ORDER);
+            assert_eq!(preferred, *expected, "{accept}");
+        }
+        // A body compressed for one answer: the least work on a tie.
+        let cases: &[(&str, Option<Encoding>)] = &[
+            ("gzip, deflate, br, zstd", Some(Encoding::Zstd)),
+            ("gzip, deflate, br", Some(Encoding::Gzip)),
+            ("br", Some(Encoding::Brotli)),
+            ("*", Some(Encoding::Zstd)),
+            ("zstd;q=0.9, br", Some(Encoding::Brotli)),
+        ];
+        for (accept, expected) in cases {
+            let preferred = preferred_encoding(accept.as_bytes(), |_| true, &FRESH_ORDER);
             assert_eq!(preferred, *expected, "{accept}");
         }
         // Among what is offered: a gzip-only file to a client preferring brotli.
@@ -419,7 +478,7 @@ mod tests {
             ("br, gzip;q=0", None),
         ];
         for (accept, expected) in cases {
-            let preferred = preferred_encoding(accept.as_bytes(), gzip_only);
+            let preferred = preferred_encoding(accept.as_bytes(), gzip_only, &KEPT_ORDER);
             assert_eq!(preferred, *expected, "{accept}");
         }
     }
@@ -457,23 +516,24 @@ mod tests {
         let text = "body { color: black; }\n".repeat(100);
         let body = |text: &str| Body::Bytes(Bytes::from(text.to_owned()));
         let kept = |c: &Compress<Nothing>| c.cache().forms.len();
-        let first = compress.compressed(&body(&text), Encoding::Brotli);
+        let pack = |body: &Body, coding| compress.compressed(body, compress.source(body), coding);
+        let first = pack(&body(&text), Encoding::Brotli);
         // Seen once: compressed, not kept.
-        let second = compress.compressed(&body(&text), Encoding::Brotli);
+        let second = pack(&body(&text), Encoding::Brotli);
         assert_ne!(first.as_ptr(), second.as_ptr());
         assert_eq!(kept(&compress), 1);
         // The same bytes in another buffer: the form made the second time.
-        let third = compress.compressed(&body(&text), Encoding::Brotli);
+        let third = pack(&body(&text), Encoding::Brotli);
         assert_eq!(second.as_ptr(), third.as_ptr());
         // Another coding of the same body is admitted apart, in its own slot.
-        let gzip = compress.compressed(&body(&text), Encoding::Gzip);
+        let gzip = pack(&body(&text), Encoding::Gzip);
         assert_ne!(gzip, first);
-        assert_eq!(compress.compressed(&body(&text), Encoding::Gzip), gzip);
+        assert_eq!(pack(&body(&text), Encoding::Gzip), gzip);
         assert_eq!(kept(&compress), 2);
         // Other bytes of the same length: their own form.
         let white = text.replace("black", "white");
         for _ in 0..2 {
-            let other = compress.compressed(&body(&white), Encoding::Brotli);
+            let other = pack(&body(&white), Encoding::Brotli);
             let mut out = Vec::new();
             brotli::BrotliDecompress(&mut &other[..], &mut out).expect("unbrotli");
             assert_eq!(out, white.as_bytes());
@@ -481,7 +541,7 @@ mod tests {
         assert_eq!(kept(&compress), 3);
         // Bodies that never repeat are compressed and not kept.
         for i in 0..2 * SEEN_SLOTS {
-            let _ = compress.compressed(&body(&format!("{i} {text}")), Encoding::Gzip);
+            let _ = pack(&body(&format!("{i} {text}")), Encoding::Gzip);
         }
         assert_eq!(kept(&compress), 3);
         // Static bodies are kept at once; past the bound one goes per one kept.
@@ -489,7 +549,7 @@ mod tests {
             .map(|i| &*format!("{i} {text}").leak())
             .collect();
         for s in &statics {
-            let _ = compress.compressed(&Body::Static(s.as_bytes()), Encoding::Gzip);
+            let _ = pack(&Body::Static(s.as_bytes()), Encoding::Gzip);
         }
         assert_eq!(kept(&compress), CACHE_ENTRIES);
         let cache = compress.cache();
@@ -502,11 +562,11 @@ mod tests {
         let mut cache = Cache {
             forms: HashMap::default(),
             bytes: 0,
-            seen: Box::new([Key::Static(0, 0, Encoding::Gzip); SEEN_SLOTS]),
+            seen: Box::new([Key(Source::Static(0, 0), Encoding::Gzip); SEEN_SLOTS]),
         };
         let big = Bytes::from(vec![7u8; CACHED_BODY_MAX]);
         for i in 0..2 * CACHE_BYTES / CACHED_BODY_MAX {
-            let key = Key::Content(i as u64, big.len(), Encoding::Zstd);
+            let key = Key(Source::Content(i as u64, big.len()), Encoding::Zstd);
             let form = || Packed {
                 from: Some(big.clone()),
                 packed: Bytes::from_static(b"packed"),

@@ -12,5 +12,9 @@
 pub(crate) mod access_log;
 pub(crate) mod compress;
 
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub use compress::fuzzing;
+
 pub use access_log::AccessLog;
 pub use compress::{Compress, Encoding};
