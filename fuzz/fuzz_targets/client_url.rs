@@ -2,7 +2,9 @@
 //! redirect's `Location`, a proxy setting). Arbitrary text must parse or be refused, never
 //! panic; a parsed URL written out must parse back to itself; a `Location` resolved against
 //! a URL must be a URL that does the same, on the same scheme when it names none, and one
-//! that is a path or a query must resolve; `ws://` and proxy URLs the same.
+//! that is a path or a query must resolve; `ws://` and proxy URLs the same. The text is
+//! also a no-proxy list, asked about the base and the resolved URL (see
+//! `ringwire_client::fuzzing::no_proxy` for what must hold).
 //!
 //! Input: a byte picking the base URL, then the text (lossily UTF-8), which is parsed as a
 //! URL and resolved as a `Location` against the base.
@@ -10,6 +12,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use ringwire_client::fuzzing::no_proxy;
 use ringwire_client::ws::WsUrl;
 use ringwire_client::{Proxy, Url};
 
@@ -51,8 +54,10 @@ fuzz_target!(|data: &[u8]| {
     // A path or a query on the base's authority cannot be refused, whatever it holds (a
     // `://` in a query, say).
     assert!(!on_base || base.join(&text).is_ok(), "{text}");
+    no_proxy(&text, &base);
     if let Ok(joined) = base.join(&text) {
         round_trips(&joined);
+        no_proxy(&text, &joined);
         if !text.contains(':') {
             assert_eq!(joined.scheme(), base.scheme(), "{text}");
         }

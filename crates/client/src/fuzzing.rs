@@ -1,8 +1,11 @@
 //! What the fuzz targets drive that is the crate's own (built only under `cfg(fuzzing)`,
-//! which `cargo fuzz` sets): the HTTP/2 exchange on arbitrary server bytes.
+//! which `cargo fuzz` sets): the HTTP/2 exchange on arbitrary server bytes, and which
+//! hosts a no-proxy list exempts.
+
+use std::net::IpAddr;
 
 use crate::h2::{BodyStep, HeadStep, H2};
-use crate::{ClientConfig, Url};
+use crate::{ClientConfig, Proxies, Proxy, Url};
 
 /// A request body past the default 65,535-byte windows, so part of it waits for them.
 static BODY: [u8; 70_000] = [b'x'; 70_000];
@@ -104,5 +107,35 @@ pub fn h2_exchange(setup: u8, server: &[u8]) {
                 return;
             }
         }
+    }
+}
+
+/// `list` as a no-proxy list ([`Proxies::no_proxy`]) asked whether `url` goes through the
+/// proxy. Nothing may panic; an empty list must not exempt `url`, and a list of `*`, of its
+/// host, or (for a name) of `.` and a domain it is under, must (a list exempts what any of
+/// its entries does, so one entry stands for the same appended to any list).
+pub fn no_proxy(list: &str, url: &Url) {
+    let proxy = Proxy::parse("http://proxy:3128").expect("a proxy URL");
+    let routed = |list: &str| {
+        Proxies::all(proxy.clone())
+            .no_proxy(list)
+            .route(url.origin())
+            .is_some()
+    };
+    let _ = routed(list);
+    assert!(routed(""));
+    assert!(!routed("*"));
+    let host = url.origin().host();
+    // A list cannot name a host with a separator in it, nor one with an empty label
+    // (`.`, `a..b`): an entry's leading and trailing dots are not part of the name.
+    let name = host.strip_suffix('.').unwrap_or(host);
+    if host.contains(|c: char| c == ',' || c.is_whitespace()) || name.split('.').any(str::is_empty)
+    {
+        return;
+    }
+    assert!(!routed(host), "{host}");
+    let parent = host.split_once('.').map(|(_, parent)| parent);
+    if let Some(parent) = parent.filter(|p| !p.is_empty() && host.parse::<IpAddr>().is_err()) {
+        assert!(!routed(&format!(".{parent}")), "{host}");
     }
 }

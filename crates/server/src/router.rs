@@ -24,6 +24,9 @@ use crate::{handler_fn, Handler, HandlerFn, Request, Response};
 /// The most parameters one pattern may have.
 pub const MAX_PARAMS: usize = 8;
 
+#[cfg(fuzzing)]
+pub mod fuzzing;
+
 /// Routes requests to handlers by method and path.
 ///
 /// ```
@@ -260,7 +263,7 @@ fn param_name(name: &str) -> Result<String, &'static str> {
     }
 }
 
-/// Whether `path` matches `pattern`, filling `params` (cleared when not).
+/// Whether `path` matches `pattern`, filling `params` (left partly filled when not).
 fn matches<'r>(pattern: &'r [Segment], path: &'r [u8], params: &mut Params<'r>) -> bool {
     params.clear();
     let mut segments = ringwire_http1::Target::new(path).segments();
