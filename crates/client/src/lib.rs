@@ -78,6 +78,7 @@ mod proxy;
 mod redirect;
 mod request;
 mod resolve;
+mod shared_api;
 mod stream;
 mod tls;
 pub mod tokio;
