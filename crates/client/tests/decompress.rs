@@ -247,7 +247,11 @@ fn ringwire_compress_bodies_come_out_decoded() {
         // new to it with zstd (the least work), one it has seen with brotli (the smallest,
         // made once and kept).
         let (decoding, body) = client.get(&url, true, None).unwrap();
-        let first = if i == 0 { Encoding::Zstd } else { Encoding::Brotli };
+        let first = if i == 0 {
+            Encoding::Zstd
+        } else {
+            Encoding::Brotli
+        };
         assert_eq!(decoding, Some(first));
         assert!(body == text, "{first}: {} bytes", body.len());
         let (decoding, body) = client.get(&url, true, None).unwrap();
