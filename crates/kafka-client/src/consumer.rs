@@ -46,6 +46,9 @@ use crate::{ClientConfig, ClientError, Connection, Isolation};
 /// The wait before asking a partition's leader again after the cluster said it is moving.
 const LEADER_BACKOFF: Duration = Duration::from_millis(100);
 
+/// Commits made again after `STALE_MEMBER_EPOCH` while the member's epoch moves on.
+const STALE_RETRIES: usize = 2;
+
 /// Consumer settings.
 #[derive(Debug, Clone)]
 pub struct ConsumerConfig {
@@ -568,6 +571,12 @@ impl Consumer {
     /// Commits, for [`ConsumerConfig::group`], each `(topic, partition, offset)`: the offset is
     /// the next one to consume (one past the last record handled), as Kafka clients commit.
     /// For a caller that handled fewer records than [`poll`](Self::poll) handed out.
+    ///
+    /// On [`GroupProtocol::Consumer`], a commit the coordinator refuses for carrying an epoch
+    /// the member has just left behind (`STALE_MEMBER_EPOCH`: the heartbeat answer that
+    /// moved it on was on its way) is made again with the new epoch, as Java's consumer
+    /// does. With the epoch unchanged, the error is returned and the member stays as it is
+    /// (its task keeps the membership): commit again after the next poll.
     pub async fn commit_offsets(
         &mut self,
         offsets: &[(&str, i32, i64)],
@@ -592,27 +601,33 @@ impl Consumer {
             });
             at += run.len();
         }
-        let member = self
-            .membership
-            .as_ref()
-            .and_then(|m| Some((m.generation()?, m.id().to_owned())));
         let instance = self.config.group_instance_id.as_deref();
-        let committed = self
-            .with_coordinator(|mut conn, group| async {
-                let request = match &member {
-                    Some((generation, member_id)) => OffsetCommitRequest {
-                        generation_id: *generation,
-                        member_id,
-                        group_instance_id: instance,
-                        ..OffsetCommitRequest::standalone(group, &topics)
-                    },
-                    None => OffsetCommitRequest::standalone(group, &topics),
-                };
-                let committed = conn.commit_offsets(&request).await;
-                (conn, committed)
-            })
-            .await;
-        self.note_group_error(committed)
+        let mut retries = 0;
+        loop {
+            let member = self.member().map(|(id, epoch)| (id.to_owned(), epoch));
+            let committed = self
+                .with_coordinator(|mut conn, group| async {
+                    let request = match &member {
+                        Some((member_id, generation)) => OffsetCommitRequest {
+                            generation_id: *generation,
+                            member_id,
+                            group_instance_id: instance,
+                            ..OffsetCommitRequest::standalone(group, &topics)
+                        },
+                        None => OffsetCommitRequest::standalone(group, &topics),
+                    };
+                    let committed = conn.commit_offsets(&request).await;
+                    (conn, committed)
+                })
+                .await;
+            let sent = member.map(|(_, epoch)| epoch);
+            let now = self.member().map(|(_, epoch)| epoch);
+            if retries < STALE_RETRIES && commit_again(&committed, sent, now) {
+                retries += 1;
+                continue;
+            }
+            return self.note_group_error(committed);
+        }
     }
 
     /// This consumer's group, generation and member id, for a transactional producer that
@@ -852,7 +867,10 @@ impl Consumer {
     /// Notes from `result` whether the member must join again (the next poll does).
     fn note_group_error<T>(&mut self, result: Result<T, ClientError>) -> Result<T, ClientError> {
         if let (Err(e), Some(m)) = (&result, &mut self.membership) {
-            if e.is_rebalance() {
+            // A commit behind the member's own epoch: its task keeps the membership, and
+            // joining again would give up every partition for nothing.
+            let behind = m.modern.is_some() && e.is_stale_epoch();
+            if e.is_rebalance() && !behind {
                 m.rejoin = true;
                 if e.is_unknown_member() {
                     m.forget();
@@ -1523,6 +1541,12 @@ impl Consumer {
     }
 }
 
+/// Whether a commit `committed` with epoch `sent` is made again: refused for an epoch the
+/// member has left behind, which is `now` another.
+fn commit_again(committed: &Result<(), ClientError>, sent: Option<i32>, now: Option<i32>) -> bool {
+    committed.as_ref().is_err_and(ClientError::is_stale_epoch) && now.is_some() && now != sent
+}
+
 fn find<'a>(assigned: &'a mut [Assigned], topic: &str, partition: i32) -> Option<&'a mut Assigned> {
     assigned
         .iter_mut()
@@ -1633,5 +1657,41 @@ fn fetch_request<'a>(config: &ConsumerConfig, topics: &'a [FetchTopic<'a>]) -> F
         max_bytes: config.max_bytes,
         isolation_level: config.isolation.level(),
         topics,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ringwire_kafka::{ApiKey, ErrorCode};
+
+    use super::*;
+
+    #[test]
+    fn a_commit_behind_the_members_epoch_is_made_again_once_it_moved() {
+        let refused = |code| {
+            Err(ClientError::Kafka {
+                api: ApiKey::OffsetCommit,
+                code,
+                message: None,
+            })
+        };
+        let stale = refused(ErrorCode::STALE_MEMBER_EPOCH);
+        assert!(commit_again(&stale, Some(4), Some(5)));
+        // The heartbeat's answer has not come: the same epoch would be refused again.
+        assert!(!commit_again(&stale, Some(4), Some(4)));
+        // No longer a member: nothing to make it with.
+        assert!(!commit_again(&stale, Some(4), None));
+        // Other refusals are the caller's, as is success.
+        assert!(!commit_again(
+            &refused(ErrorCode::FENCED_MEMBER_EPOCH),
+            Some(4),
+            Some(5)
+        ));
+        assert!(!commit_again(
+            &refused(ErrorCode::UNKNOWN_MEMBER_ID),
+            Some(4),
+            Some(5)
+        ));
+        assert!(!commit_again(&Ok(()), Some(4), Some(5)));
     }
 }

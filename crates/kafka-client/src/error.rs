@@ -179,7 +179,9 @@ impl ClientError {
 
     /// Whether the consumer group rebalanced under the member (or forgot it): it must join
     /// again, which its next [`poll`](crate::Consumer::poll) does, and what it handed out
-    /// since its last commit may go to another member.
+    /// since its last commit may go to another member. A commit behind the member's own
+    /// epoch (`STALE_MEMBER_EPOCH`) counts too, but there the member stays as it is: a
+    /// commit made again after a poll carries the epoch it has moved on to.
     #[must_use]
     pub fn is_rebalance(&self) -> bool {
         matches!(self, Self::Kafka { code, .. } if [
@@ -190,6 +192,13 @@ impl ClientError {
             ErrorCode::STALE_MEMBER_EPOCH,
         ]
         .contains(code))
+    }
+
+    /// Whether the coordinator refused a commit for carrying an epoch older than the
+    /// member's (consumer protocol): the heartbeat answer that moved the member on was
+    /// still on its way.
+    pub(crate) fn is_stale_epoch(&self) -> bool {
+        matches!(self, Self::Kafka { code, .. } if *code == ErrorCode::STALE_MEMBER_EPOCH)
     }
 
     /// Whether the group's coordinator does not know the member (its session ended, or it
