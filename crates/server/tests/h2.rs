@@ -2,9 +2,11 @@
 
 mod common;
 
+use std::pin::Pin;
 use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::LazyLock;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, LazyLock};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -135,6 +137,53 @@ fn a_streamed_body_arrives_in_order() {
     let out = String::from_utf8(h2c(&[&format!("http://{addr}/stream")], b"")).expect("utf-8");
     let expected: String = (0..200).map(|i| format!("chunk {i}\n")).collect();
     assert_eq!(out, expected);
+}
+
+/// A body whose stream wakes the connection once with nothing to give (as a stream may),
+/// then has its one piece 100 ms later.
+async fn woken_for_nothing(_: &Request<'_>) -> Response {
+    struct Later {
+        polls: usize,
+        ready: Arc<AtomicBool>,
+    }
+    impl futures_core::Stream for Later {
+        type Item = std::io::Result<Bytes>;
+        fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+            self.polls += 1;
+            if self.ready.swap(false, Ordering::AcqRel) {
+                return Poll::Ready(Some(Ok(Bytes::from_static(b"at last\n"))));
+            }
+            if self.polls > 2 {
+                // The piece was given: the end.
+                return Poll::Ready(None);
+            }
+            if self.polls == 1 {
+                let (waker, ready) = (cx.waker().clone(), Arc::clone(&self.ready));
+                tokio::spawn(async move {
+                    waker.wake_by_ref();
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    ready.store(true, Ordering::Release);
+                    waker.wake();
+                });
+            }
+            Poll::Pending
+        }
+    }
+    let later = Later {
+        polls: 0,
+        ready: Arc::default(),
+    };
+    Response::new(200).body(Body::stream(later))
+}
+
+#[test]
+fn a_body_woken_for_nothing_is_polled_again_when_woken_for_something() {
+    let addr = start(
+        ServerConfig::default(),
+        Router::new().get("/later", woken_for_nothing),
+    );
+    let out = h2c(&["--max-time", "5", &format!("http://{addr}/later")], b"");
+    assert_eq!(out, b"at last\n");
 }
 
 #[test]

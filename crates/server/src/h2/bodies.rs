@@ -115,12 +115,6 @@ impl Bodies {
         self.producers.is_empty()
     }
 
-    /// Where the connection's task leaves its waker before each wait, to be woken when a
-    /// body is.
-    pub(super) fn task(&self) -> &AtomicWaker {
-        &self.ready.task
-    }
-
     /// `id`'s body comes from `source`; it is polled at the next [`produce`](Self::produce).
     pub(super) fn insert(&mut self, id: StreamId, source: Source) {
         let wakeup = match self.spare.pop() {
@@ -187,7 +181,12 @@ impl Bodies {
             }
             full
         });
-        std::future::poll_fn(|_| {
+        std::future::poll_fn(|cx| {
+            // At every poll, before the queue is looked at: a wake-up takes the waker, so
+            // one left at an earlier poll may be gone (a body woken with nothing to give
+            // took it), and a body woken after the look must find one. (A `now_or_never`
+            // poll leaves one that wakes no one; the loop polls again before it waits.)
+            self.ready.task.register(cx.waker());
             while let Some(id) = self.ready.pop() {
                 let Some(producer) = self.producers.get_mut(&id) else {
                     continue;

@@ -390,14 +390,6 @@ pub(crate) async fn serve<H: Handler>(
             Phase::Warm
         });
         let want = rx.data().len() + 1;
-        // A body woken while the loop is elsewhere wakes it (a waker taken here, as the one
-        // a `now_or_never` poll would leave is no one's).
-        let task = bodies.task();
-        poll_fn(|cx| {
-            task.register(cx.waker());
-            Poll::Ready(())
-        })
-        .await;
         tokio::select! {
             Some(answered) = running.next(), if !running.is_empty() => {
                 // Every answer ready by now goes out in the same write.
