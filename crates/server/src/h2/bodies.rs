@@ -159,19 +159,37 @@ impl Bodies {
 
     /// The next piece of a body that was woken and whose stream has room in the
     /// connection's queue, while the connection's bodies wait for window in all less than
-    /// [`CONNECTION_QUEUE`].
+    /// [`CONNECTION_QUEUE`]; the task is woken when a body is.
     pub(super) async fn produce(
         &mut self,
         arena: &mut BytesMut,
         conn: &Connection,
     ) -> (StreamId, Option<std::io::Result<Bytes>>) {
+        std::future::poll_fn(|cx| {
+            // At every poll, before the queue is looked at: a wake-up takes the waker, so
+            // one left at an earlier poll may be gone (a body woken with nothing to give
+            // took it), and a body woken after the look must find one.
+            self.ready.task.register(cx.waker());
+            self.produce_now(arena, conn)
+                .map_or(Poll::Pending, Poll::Ready)
+        })
+        .await
+    }
+
+    /// As [`produce`](Self::produce), what is ready now: `None` when no woken body has a
+    /// piece, or the connection's bodies hold [`CONNECTION_QUEUE`] already (the client's
+    /// windows drain it; the next read wakes the loop).
+    pub(super) fn produce_now(
+        &mut self,
+        arena: &mut BytesMut,
+        conn: &Connection,
+    ) -> Option<(StreamId, Option<std::io::Result<Bytes>>)> {
         let producers = &self.producers;
         self.waiting
             .retain(|id| producers.contains_key(id) && conn.queued(*id) > 0);
         let queued: usize = self.waiting.iter().map(|&id| conn.queued(id)).sum();
         if queued >= CONNECTION_QUEUE {
-            // The client's windows drain it; the next read wakes the loop.
-            return std::future::pending().await;
+            return None;
         }
         let ready = &self.ready;
         self.parked.retain(|&id| {
@@ -181,34 +199,26 @@ impl Bodies {
             }
             full
         });
-        std::future::poll_fn(|cx| {
-            // At every poll, before the queue is looked at: a wake-up takes the waker, so
-            // one left at an earlier poll may be gone (a body woken with nothing to give
-            // took it), and a body woken after the look must find one. (A `now_or_never`
-            // poll leaves one that wakes no one; the loop polls again before it waits.)
-            self.ready.task.register(cx.waker());
-            while let Some(id) = self.ready.pop() {
-                let Some(producer) = self.producers.get_mut(&id) else {
-                    continue;
-                };
-                if conn.queued(id) >= BODY_QUEUE {
-                    // Polled again after a read, once the window drains it.
-                    self.parked.push(id);
-                    continue;
-                }
-                producer.wakeup.scheduled.store(false, Ordering::Release);
-                let waker = waker_ref(&producer.wakeup);
-                let mut cx = Context::from_waker(&waker);
-                if let Poll::Ready(piece) = producer.source.poll_next(&mut cx, arena) {
-                    // It may have more at once: polled again at the next call, which the
-                    // connection makes at once (no wake-up needed).
-                    producer.wakeup.schedule();
-                    return Poll::Ready((id, piece));
-                }
+        while let Some(id) = self.ready.pop() {
+            let Some(producer) = self.producers.get_mut(&id) else {
+                continue;
+            };
+            if conn.queued(id) >= BODY_QUEUE {
+                // Polled again after a read, once the window drains it.
+                self.parked.push(id);
+                continue;
             }
-            Poll::Pending
-        })
-        .await
+            producer.wakeup.scheduled.store(false, Ordering::Release);
+            let waker = waker_ref(&producer.wakeup);
+            let mut cx = Context::from_waker(&waker);
+            if let Poll::Ready(piece) = producer.source.poll_next(&mut cx, arena) {
+                // It may have more at once: polled again at the next call, which the
+                // connection makes at once (no wake-up needed).
+                producer.wakeup.schedule();
+                return Some((id, piece));
+            }
+        }
+        None
     }
 
     /// Queues a piece of `id`'s body (or its end, or its failure) on the connection.

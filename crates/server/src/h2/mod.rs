@@ -411,7 +411,7 @@ pub(crate) async fn serve<H: Handler>(
                 while let Some((id, piece)) = next {
                     bodies.take_piece(&mut conn, id, piece);
                     next = (conn.pending() < BODY_QUEUE)
-                        .then(|| bodies.produce(&mut arena, &conn).now_or_never())
+                        .then(|| bodies.produce_now(&mut arena, &conn))
                         .flatten();
                 }
             }
