@@ -317,15 +317,16 @@ impl<H: Handler> Handler for Compress<H> {
             }
             None => response = response.header("vary", "accept-encoding"),
         }
+        // A client that accepts no coding costs no hash of the body.
+        let Some(accept) = request.header("accept-encoding") else {
+            return response;
+        };
         let source = self.source(response.body_ref());
         let order = match source {
             Some(source) if self.cache().keeps(source) => &KEPT_ORDER,
             _ => &FRESH_ORDER,
         };
-        let Some(encoding) = request
-            .header("accept-encoding")
-            .and_then(|accept| preferred_encoding(accept, |_| true, order))
-        else {
+        let Some(encoding) = preferred_encoding(accept, |_| true, order) else {
             return response;
         };
         let body = response.take_body();
