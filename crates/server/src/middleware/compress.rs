@@ -190,28 +190,61 @@ impl<H: Handler> Compress<H> {
         }
     }
 
-    /// `body` (which is `source`) in `encoding`, from the cache or made now.
-    fn compressed(&self, body: &Body, source: Option<Source>, encoding: Encoding) -> Bytes {
-        let data = body.as_slice();
+    /// The coding to answer `accept` with and `body` (which is `source`) in it: the form
+    /// kept, or made now.
+    fn packed(
+        &self,
+        accept: &[u8],
+        body: &Body,
+        source: Option<Source>,
+    ) -> Option<(Encoding, Bytes)> {
+        let (encoding, kept) = self.choose(accept, body, source)?;
+        let packed = kept.unwrap_or_else(|| self.compress(body, source, encoding));
+        Some((encoding, packed))
+    }
+
+    /// The coding to answer `accept` with, and `body`'s form in it if one is kept (`body`
+    /// is `source`): one look at the cache, which also decides how ties are broken.
+    fn choose(
+        &self,
+        accept: &[u8],
+        body: &Body,
+        source: Option<Source>,
+    ) -> Option<(Encoding, Option<Bytes>)> {
         let Some(source) = source else {
-            return encoding.encode(data).into();
+            return preferred_encoding(accept, |_| true, &FRESH_ORDER).map(|e| (e, None));
         };
-        let key = Key(source, encoding);
-        let from = match body {
-            Body::Bytes(bytes) => Some(bytes.clone()),
-            _ => None,
+        let cache = self.cache();
+        let order = if cache.keeps(source) {
+            &KEPT_ORDER
+        } else {
+            &FRESH_ORDER
         };
-        let cached = |p: &Packed| p.from.as_ref().is_none_or(|f| f[..] == *data);
-        if let Some(hit) = self.cache().forms.get(&key).filter(|p| cached(p)) {
-            return hit.packed.clone();
-        }
+        let encoding = preferred_encoding(accept, |_| true, order)?;
+        let data = body.as_slice();
+        let hit = cache
+            .forms
+            .get(&Key(source, encoding))
+            .filter(|p| p.from.as_ref().is_none_or(|f| f[..] == *data))
+            .map(|p| p.packed.clone());
+        Some((encoding, hit))
+    }
+
+    /// `body` (which is `source`) compressed in `encoding` now, and kept if it may be.
+    fn compress(&self, body: &Body, source: Option<Source>, encoding: Encoding) -> Bytes {
         // Compressed outside the lock: other answers go on meanwhile.
-        let packed = Bytes::from(encoding.encode(data));
-        let kept = Packed {
-            from,
-            packed: packed.clone(),
-        };
-        self.cache().keep(key, kept);
+        let packed = Bytes::from(encoding.encode(body.as_slice()));
+        if let Some(source) = source {
+            let from = match body {
+                Body::Bytes(bytes) => Some(bytes.clone()),
+                _ => None,
+            };
+            let kept = Packed {
+                from,
+                packed: packed.clone(),
+            };
+            self.cache().keep(Key(source, encoding), kept);
+        }
         packed
     }
 
@@ -322,15 +355,10 @@ impl<H: Handler> Handler for Compress<H> {
             return response;
         };
         let source = self.source(response.body_ref());
-        let order = match source {
-            Some(source) if self.cache().keeps(source) => &KEPT_ORDER,
-            _ => &FRESH_ORDER,
-        };
-        let Some(encoding) = preferred_encoding(accept, |_| true, order) else {
-            return response;
-        };
         let body = response.take_body();
-        let packed = self.compressed(&body, source, encoding);
+        let Some((encoding, packed)) = self.packed(accept, &body, source) else {
+            return response.body(body);
+        };
         if packed.len() >= body.as_slice().len() {
             return response.body(body);
         }
@@ -517,7 +545,14 @@ mod tests {
         let text = "body { color: black; }\n".repeat(100);
         let body = |text: &str| Body::Bytes(Bytes::from(text.to_owned()));
         let kept = |c: &Compress<Nothing>| c.cache().forms.len();
-        let pack = |body: &Body, coding| compress.compressed(body, compress.source(body), coding);
+        let pack = |body: &Body, coding: Encoding| {
+            let source = compress.source(body);
+            let (chosen, packed) = compress
+                .packed(coding.token().as_bytes(), body, source)
+                .unwrap();
+            assert_eq!(chosen, coding);
+            packed
+        };
         let first = pack(&body(&text), Encoding::Brotli);
         // Seen once: compressed, not kept.
         let second = pack(&body(&text), Encoding::Brotli);
