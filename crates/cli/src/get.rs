@@ -120,7 +120,8 @@ pub(crate) struct GetArgs {
     #[arg(short = 'u', long = "user", value_name = "USER:PASSWORD")]
     user: Option<String>,
     /// Basic authorization from `~/.netrc`: the login and password of the URL's host (or
-    /// its `default` entry), as curl -n; -u wins. A missing file gives none.
+    /// its `default` entry), as curl -n; -u wins. A missing file gives none. With -L, a
+    /// redirect to another host gets that host's entry.
     #[arg(short = 'n', long = "netrc")]
     netrc: bool,
     /// As -n, from FILE.
@@ -366,6 +367,17 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
     if let Some(jar) = &cookies.jar {
         client = client.with_cookies(Arc::clone(jar));
     }
+    let netrc = match &args.user {
+        Some(_) => None,
+        None => netrc_text(args)?,
+    };
+    if let Some(text) = netrc.clone().filter(|_| args.follow) {
+        // As curl: a redirect to another host gets that host's entry.
+        client = client.authorize_redirects(move |url| {
+            let found = crate::netrc::credentials(&text, url.origin().host()).ok()??;
+            basic(&user_password(found)).ok()
+        });
+    }
 
     let mut buffer = RequestBuffer::new().map_err(line)?;
     // What curl sends unless told otherwise.
@@ -395,9 +407,12 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
     if large {
         defaults.push(("expect", "100-continue"));
     }
-    let user = match &args.user {
-        Some(user) => Some(user.clone()),
-        None => netrc_user(args, url.origin().host())?,
+    let user = match (&args.user, &netrc) {
+        (Some(user), _) => Some(user.clone()),
+        (None, Some(text)) => {
+            crate::netrc::credentials(text, url.origin().host())?.map(user_password)
+        }
+        (None, None) => None,
     };
     let authorization = user.as_deref().map(basic).transpose()?;
     if let Some(credentials) = &authorization {
@@ -888,8 +903,8 @@ fn remote_name(url: &Url) -> Result<String, String> {
     }
 }
 
-/// `USER:PASSWORD` for `host` from the netrc file -n or --netrc-file name, if any.
-fn netrc_user(args: &GetArgs, host: &str) -> Result<Option<String>, String> {
+/// The netrc file -n or --netrc-file names, if any and there.
+fn netrc_text(args: &GetArgs) -> Result<Option<String>, String> {
     let path = match (&args.netrc_file, args.netrc || args.netrc_optional) {
         (Some(path), _) => path.clone(),
         (None, true) => match std::env::var_os("HOME") {
@@ -898,13 +913,16 @@ fn netrc_user(args: &GetArgs, host: &str) -> Result<Option<String>, String> {
         },
         (None, false) => return Ok(None),
     };
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot read {}: {}", path.display(), line(e))),
-    };
-    let found = crate::netrc::credentials(&text, host)?;
-    Ok(found.map(|(login, password)| format!("{login}:{password}")))
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("cannot read {}: {}", path.display(), line(e))),
+    }
+}
+
+/// A netrc entry as `USER:PASSWORD`.
+fn user_password((login, password): crate::netrc::Credentials) -> String {
+    format!("{login}:{password}")
 }
 
 /// `-u USER:PASSWORD` as an `authorization` value (RFC 7617).

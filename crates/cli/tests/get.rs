@@ -17,8 +17,9 @@ fn ringwire_serve(args: &[&str]) -> Running {
 /// Python's `http.server` answering `/echo` (method, then `x-test`, then
 /// the body), `/headers` (`host`, `accept` and `content-type`),
 /// `/header/NAME` (the value of field NAME), `/big` (2 MiB), `/big.gz`
-/// (the same, gzip-encoded), `/redirect` (302 to `/echo`), `/login` (302 to `/header/Cookie`,
-/// setting two cookies), 404 otherwise.
+/// (the same, gzip-encoded), `/redirect` (302 to `/echo`), `/to/HOST/PATH` (302 to `/PATH` on
+/// HOST, at this server's port), `/login` (302 to `/header/Cookie`, setting two cookies), 404
+/// otherwise.
 const PYTHON_SERVER: &str = r#"
 import gzip, http.server
 class H(http.server.BaseHTTPRequestHandler):
@@ -66,6 +67,12 @@ class H(http.server.BaseHTTPRequestHandler):
         elif self.path == "/redirect":
             self.send_response(302)
             self.send_header("Location", "/echo")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        elif self.path.startswith("/to/"):
+            host, _, rest = self.path[len("/to/"):].partition("/")
+            self.send_response(302)
+            self.send_header("Location", "http://%s:%d/%s" % (host, self.server.server_address[1], rest))
             self.send_header("Content-Length", "0")
             self.end_headers()
         elif self.path == "/login":
@@ -1872,6 +1879,7 @@ fn netrc_credentials_as_curl_reads_them() {
         &netrc,
         "macdef init\nmachine 127.0.0.1 login trap\n\n\
          machine 127.0.0.1 login \"al ice\" password \"p\\\"w d\"\n\
+         machine localhost login bob password b0b\n\
          default login anyone password guest\n",
     )
     .unwrap();
@@ -1879,11 +1887,20 @@ fn netrc_credentials_as_curl_reads_them() {
     let by_address = format!("http://127.0.0.1:{port}/header/Authorization");
     let by_name = format!("http://localhost:{port}/header/Authorization");
     let missing = dir.join("missing");
-    let cases: [&[&str]; 4] = [
+    // A redirect to another host gets that host's entry (curl's test 257); -u's
+    // credentials stay with the first.
+    let to_name = format!("http://127.0.0.1:{port}/to/localhost/header/Authorization");
+    let to_address = format!("http://localhost:{port}/to/127.0.0.1/header/Authorization");
+    let cases: [&[&str]; 9] = [
         &["--netrc-file", file, &by_address],
         &["--netrc-file", file, &by_name],
         &["-u", "x:y", "--netrc-file", file, &by_address],
         &["--netrc-file", missing.to_str().unwrap(), &by_address],
+        &["-L", "--netrc-file", file, &to_name],
+        &["-L", "--netrc-file", file, &to_address],
+        &["-L", "-u", "x:y", &to_name],
+        &["-L", "-u", "x:y", "--netrc-file", file, &to_name],
+        &["--netrc-file", file, &to_name],
     ];
     for case in cases {
         same_as_curl(case);

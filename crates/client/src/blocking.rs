@@ -20,7 +20,7 @@ use crate::exchange::{
 };
 use crate::h2::Proto;
 use crate::pool::{is_quiet, Keyed, Pool};
-use crate::redirect::{next_hop, Answer, Hop};
+use crate::redirect::{next_hop, Answer, Authorizer, Follow, Hop};
 use crate::resolve::Pinned;
 use crate::stream::Stream;
 use crate::tls::Tls;
@@ -47,6 +47,8 @@ pub struct Client {
     unix: Option<Arc<Path>>,
     /// Cookies stored from answers and sent with requests, when given one.
     cookies: Option<Arc<CookieJar>>,
+    /// The `authorization` of a redirect to another origin.
+    authorize: Authorizer,
 }
 
 impl Default for Client {
@@ -233,14 +235,17 @@ impl Client {
                 status: response.status(),
                 location: response.header("location"),
             };
-            let max = self.config.max_redirects;
+            let follow = Follow {
+                max: self.config.max_redirects,
+                authorize: self.authorize.0.as_deref(),
+            };
             let resendable = source.as_ref().is_none_or(Source::resendable);
             let next = next_hop(
                 &current,
                 head,
                 body.len(),
                 answer,
-                max,
+                follow,
                 &mut hops,
                 resendable,
             )?;

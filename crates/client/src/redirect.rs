@@ -25,6 +25,38 @@ pub(crate) struct Hop {
     keep_expectation: bool,
 }
 
+/// Gives the `authorization` field for a request a redirect sends to another origin
+/// ([`blocking::Client::authorize_redirects`](crate::blocking::Client::authorize_redirects)).
+pub(crate) type Authorize = dyn Fn(&Url) -> Option<String> + Send + Sync;
+
+/// A client's [`Authorize`], if it was given one.
+#[derive(Clone, Default)]
+pub(crate) struct Authorizer(pub(crate) Option<std::sync::Arc<Authorize>>);
+
+impl std::fmt::Debug for Authorizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "Some(..)" } else { "None" })
+    }
+}
+
+/// Which redirects a client follows, and what it tells their new origins.
+#[derive(Clone, Copy)]
+pub(crate) struct Follow<'c> {
+    /// Redirects followed per request (`None`: none).
+    pub(crate) max: Option<u32>,
+    /// The `authorization` field of a hop to another origin.
+    pub(crate) authorize: Option<&'c Authorize>,
+}
+
+/// What a rewritten head gains.
+#[derive(Clone, Copy, Default)]
+struct Added<'a> {
+    /// Cookies, after the values of the head's own `cookie` field.
+    cookies: Option<&'a str>,
+    /// An `authorization` field (the head's own never goes to another origin).
+    authorization: Option<&'a str>,
+}
+
 /// What a final answer said that decides the next request.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Answer<'r> {
@@ -36,8 +68,8 @@ pub(crate) struct Answer<'r> {
 /// `head` and body `body_len` bytes), if one does: after a `417` to a body
 /// that waited for `100 Continue`, the same request with the body at once
 /// (RFC 9110 section 10.1.1: a client SHOULD repeat it without the
-/// expectation); else, with redirects followed up to `max_redirects`
-/// (`hops` so far, counted here), the redirect's. None that would send a
+/// expectation); else, with redirects followed as `follow` says (up to its
+/// `max`, `hops` so far, counted here), the redirect's. None that would send a
 /// body streamed from a source again unless the source can give it again
 /// (`resendable`: a file): otherwise that answer is the caller's.
 pub(crate) fn next_hop(
@@ -45,7 +77,7 @@ pub(crate) fn next_hop(
     head: &[u8],
     body_len: usize,
     answer: Answer<'_>,
-    max_redirects: Option<u32>,
+    follow: Follow<'_>,
     hops: &mut u32,
     resendable: bool,
 ) -> Result<Option<Hop>, Error> {
@@ -55,13 +87,22 @@ pub(crate) fn next_hop(
             return Ok(None);
         }
         let url = sent.url().clone();
-        let again = Hop::rewrite(sent, head, sent.method(), url, Some(body_len), false, None)?;
+        let body = Some(body_len);
+        let again = Hop::rewrite(
+            sent,
+            head,
+            sent.method(),
+            url,
+            body,
+            false,
+            Added::default(),
+        )?;
         return Ok(Some(again));
     }
-    let Some(max) = max_redirects else {
+    let Some(max) = follow.max else {
         return Ok(None);
     };
-    let Some(hop) = Hop::after(sent, head, body_len, answer.status, answer.location)? else {
+    let Some(hop) = Hop::after(sent, head, body_len, answer, follow.authorize)? else {
         return Ok(None);
     };
     if hop.keep_body && stuck {
@@ -75,22 +116,23 @@ pub(crate) fn next_hop(
 }
 
 impl Hop {
-    /// The redirect `status` with `location` leads to, after `sent` (whose
-    /// encoded head is `head` and body `body_len` bytes); `None` when the
-    /// response is not a redirect to follow.
+    /// The redirect `answer` leads to, after `sent` (whose encoded head is
+    /// `head` and body `body_len` bytes), authorized by `authorize` when it
+    /// goes to another origin; `None` when the response is not a redirect to
+    /// follow.
     fn after(
         sent: &Request<'_>,
         head: &[u8],
         body_len: usize,
-        status: u16,
-        location: Option<&[u8]>,
+        answer: Answer<'_>,
+        authorize: Option<&Authorize>,
     ) -> Result<Option<Hop>, Error> {
-        let keep_method = match status {
+        let keep_method = match answer.status {
             301..=303 => sent.method() == "HEAD",
             307 | 308 => true,
             _ => return Ok(None),
         };
-        let Some(location) = location else {
+        let Some(location) = answer.location else {
             return Ok(None);
         };
         let location = String::from_utf8_lossy(location);
@@ -98,8 +140,15 @@ impl Hop {
         let method = if keep_method { sent.method() } else { "GET" };
         let has_body = body_len > 0 || sent.streamed().is_some();
         let body = (keep_method && has_body).then_some(body_len);
+        let authorization = authorize
+            .filter(|_| url.origin() != sent.url().origin())
+            .and_then(|authorize| authorize(&url));
+        let added = Added {
+            cookies: None,
+            authorization: authorization.as_deref(),
+        };
         // `100-continue` only goes with content (RFC 9110 section 10.1.1).
-        Self::rewrite(sent, head, method, url, body, body.is_some(), None).map(Some)
+        Self::rewrite(sent, head, method, url, body, body.is_some(), added).map(Some)
     }
 
     /// `sent` (whose encoded head is `head`) as it is, framing and body included, carrying
@@ -115,7 +164,10 @@ impl Hop {
             url,
             None,
             expectation,
-            Some(cookies),
+            Added {
+                cookies: Some(cookies),
+                authorization: None,
+            },
         );
         rewritten.map(|hop| Hop {
             keep_body: true,
@@ -124,9 +176,10 @@ impl Hop {
     }
 
     /// `sent` (whose encoded head is `head`) as `method` to `url`, with the
-    /// same body of `body` bytes or none, its expectation kept or not; or, with `cookies`,
-    /// its framing as it was and `cookies` added to its `cookie` field. A body streamed
-    /// from a source keeps its framing too (its length, or chunked).
+    /// same body of `body` bytes or none, its expectation kept or not, and the
+    /// fields `added`; with cookies added, its framing as it was and the cookies
+    /// added to its `cookie` field. A body streamed from a source keeps its
+    /// framing too (its length, or chunked).
     fn rewrite(
         sent: &Request<'_>,
         head: &[u8],
@@ -134,8 +187,9 @@ impl Hop {
         url: Url,
         body: Option<usize>,
         keep_expectation: bool,
-        cookies: Option<&str>,
+        added: Added<'_>,
     ) -> Result<Hop, Error> {
+        let cookies = added.cookies;
         let same_origin = url.origin() == sent.url().origin();
         let keep_framing = cookies.is_some() || (body.is_some() && sent.streamed().is_some());
         let mut parser = RequestParser::default();
@@ -144,7 +198,8 @@ impl Hop {
             // since can fail to parse.
             return Err(Error::StaleRequest);
         };
-        let extra = cookies.map_or(0, |c| c.len() + 16);
+        let extra =
+            cookies.map_or(0, |c| c.len() + 16) + added.authorization.map_or(0, |a| a.len() + 24);
         let mut out = vec![0; head.len() + url.target().len() + url.authority().len() + 64 + extra];
         // The cookies sent: what the head had, then the jar's.
         let cookie: Option<String> = cookies.map(|jar| {
@@ -175,6 +230,9 @@ impl Hop {
                     }
                     if let Some(cookie) = &cookie {
                         writer.header("cookie", cookie.as_bytes())?;
+                    }
+                    if let Some(authorization) = added.authorization {
+                        writer.header("authorization", authorization)?;
                     }
                     if let Some(len) = body.filter(|_| !keep_framing) {
                         writer.content_length(len as u64)?;

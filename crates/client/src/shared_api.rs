@@ -26,6 +26,7 @@ macro_rules! client_builders {
                 pinned: $crate::resolve::Pinned::default(),
                 unix: None,
                 cookies: None,
+                authorize: $crate::redirect::Authorizer::default(),
             }
         }
 
@@ -67,6 +68,20 @@ macro_rules! client_builders {
         #[must_use]
         pub fn with_cookies(mut self, jar: std::sync::Arc<$crate::CookieJar>) -> Self {
             self.cookies = Some(jar);
+            self
+        }
+
+        /// This client, asking `authorize` for the `authorization` field of each request a
+        /// redirect sends to another origin (scheme, host or port) than the request before
+        /// it. The field a request had never goes to another origin; this gives the new
+        /// one its own, as curl's `--netrc` does with each host's credentials when it
+        /// follows a `Location` (`None`: the request goes without).
+        #[must_use]
+        pub fn authorize_redirects(
+            mut self,
+            authorize: impl Fn(&$crate::Url) -> Option<String> + Send + Sync + 'static,
+        ) -> Self {
+            self.authorize = $crate::redirect::Authorizer(Some(std::sync::Arc::new(authorize)));
             self
         }
 

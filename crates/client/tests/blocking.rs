@@ -4,6 +4,7 @@
 mod common;
 
 use std::io::Write as _;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::{ok, Echo, Python, Raw, Reply};
@@ -346,6 +347,39 @@ fn redirects_are_opt_in_and_bounded() {
         .unwrap();
     let text = on.send(&mut buffer, &request).unwrap().text().unwrap();
     assert_eq!(text, "GET /echo body=0\n\nx-test: kept");
+
+    // Unless the client is told what the new origin gets: its own, asked for by its URL.
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let authorized = Client::new(config(|c| c.max_redirects = Some(3))).authorize_redirects({
+        let asked = Arc::clone(&asked);
+        move |url| {
+            asked.lock().unwrap().push(url.to_string());
+            Some(format!("Basic for-{}", url.origin().port()))
+        }
+    });
+    let text = authorized
+        .send(&mut buffer, &request)
+        .unwrap()
+        .text()
+        .unwrap();
+    assert_eq!(
+        text,
+        format!(
+            "GET /echo body=0\n\nx-test: kept\nauthorization: Basic for-{}",
+            addr.port()
+        )
+    );
+    assert_eq!(*asked.lock().unwrap(), [format!("http://{addr}/echo")]);
+    // A redirect within the origin keeps the request's own field and asks nothing.
+    let text = send(&authorized, "POST", "/redirect/307/echo", b"data")
+        .unwrap()
+        .1;
+    assert_eq!(text, "POST /echo body=4\ndata\nauthorization: Bearer t");
+    assert_eq!(asked.lock().unwrap().len(), 1);
+    // A field that could smuggle a line is refused, not sent.
+    let smuggler = Client::new(config(|c| c.max_redirects = Some(3)))
+        .authorize_redirects(|_| Some("x\r\nx-evil: 1".to_owned()));
+    assert!(smuggler.send(&mut buffer, &request).is_err());
 }
 
 #[test]
