@@ -21,7 +21,14 @@ pub(crate) struct Coordinator {
     key_type: i8,
     cluster: Arc<Cluster>,
     /// The connection, once found; held for the length of each call.
-    conn: tokio::sync::Mutex<Option<Connection>>,
+    conn: tokio::sync::Mutex<Option<Found>>,
+}
+
+/// A connection to the broker last found to coordinate the group.
+#[derive(Debug)]
+struct Found {
+    address: String,
+    conn: Connection,
 }
 
 impl Coordinator {
@@ -40,6 +47,11 @@ impl Coordinator {
     /// connection back with its answer: owned, not borrowed, so that the futures of its
     /// callers stay `Send` (a closure over borrowed arguments makes them higher-ranked,
     /// which the compiler cannot prove `Send` for yet).
+    ///
+    /// As Java's client: a coordinator still loading the group is asked again on the same
+    /// connection, one that says it is not (or no longer) the coordinator is looked up
+    /// again, and its connection kept when the answer names the same broker. Only a broken
+    /// connection is replaced.
     pub(crate) async fn call<'s, T, F, Fut>(&'s self, mut call: F) -> Result<T, ClientError>
     where
         F: FnMut(Connection, &'s str) -> Fut,
@@ -47,26 +59,25 @@ impl Coordinator {
     {
         let deadline = Instant::now() + self.cluster.config.request_timeout;
         let mut held = self.conn.lock().await;
+        let mut look_up = held.is_none();
         loop {
-            let conn = match held.take() {
-                Some(conn) => conn,
-                None => match self.connect().await {
-                    Ok(conn) => conn,
-                    Err(e) => {
-                        retry(e, deadline).await?;
-                        continue;
-                    }
-                },
-            };
+            if look_up {
+                if let Err(e) = self.find(&mut held).await {
+                    retry(e, deadline).await?;
+                    continue;
+                }
+            }
+            let Found { address, conn } = held.take().expect("found above");
             let (conn, answer) = call(conn, &self.group).await;
             match answer {
                 Ok(out) => {
-                    *held = Some(conn);
+                    *held = Some(Found { address, conn });
                     return Ok(out);
                 }
                 Err(e) => {
-                    if !e.is_coordinator_gone() {
-                        *held = Some(conn);
+                    look_up = e.is_connection() || e.is_not_coordinator();
+                    if !e.is_connection() {
+                        *held = Some(Found { address, conn });
                     }
                     retry(e, deadline).await?;
                 }
@@ -74,9 +85,16 @@ impl Coordinator {
         }
     }
 
-    async fn connect(&self) -> Result<Connection, ClientError> {
+    /// Looks the coordinator up, and connects to it unless `held` goes there already.
+    async fn find(&self, held: &mut Option<Found>) -> Result<(), ClientError> {
         let address = self.cluster.coordinator(&self.group, self.key_type).await?;
-        Connection::connect(&address, &self.cluster.config).await
+        if held.as_ref().is_some_and(|found| found.address == address) {
+            return Ok(());
+        }
+        *held = None;
+        let conn = Connection::connect(&address, &self.cluster.config).await?;
+        *held = Some(Found { address, conn });
+        Ok(())
     }
 }
 

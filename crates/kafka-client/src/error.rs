@@ -177,6 +177,13 @@ impl ClientError {
             .contains(code))
     }
 
+    /// Whether a broker answered that it is not the group's coordinator (or not yet, or no
+    /// longer): the group's coordinator is to be looked up again.
+    pub(crate) fn is_not_coordinator(&self) -> bool {
+        matches!(self, Self::Kafka { code, .. }
+            if *code == ErrorCode::NOT_COORDINATOR || *code == ErrorCode::COORDINATOR_NOT_AVAILABLE)
+    }
+
     /// Whether the consumer group rebalanced under the member (or forgot it): it must join
     /// again, which its next [`poll`](crate::Consumer::poll) does, and what it handed out
     /// since its last commit may go to another member. A commit behind the member's own
