@@ -3,7 +3,7 @@
 //! read into the caller's buffer as `recv` would).
 //!
 //! Groups `ws/read/{40b,1k,64k,64k_masked,1k_text_8_fragments}`, each with `ringwire`,
-//! `ringwire_socket`, `nexus-web`, `tungstenite` and `fastwebsockets`. One iteration reads a whole stream of about 1 MiB of
+//! `ringwire_socket`, `ringwire_tokio_socket`, `nexus-web`, `tungstenite` and `fastwebsockets`. One iteration reads a whole stream of about 1 MiB of
 //! identical messages and touches every payload through `black_box`; throughput is in messages,
 //! so criterion's `elem/s` inverts to the time per message. Unmasked streams are server frames
 //! read by a client; the masked stream is client frames read by a server (unmasking included).
@@ -13,6 +13,8 @@
 //! - `ringwire_socket`: ringwire-ws's blocking `WebSocket` (its `recv`) over the same transport
 //!   and reads, the fixture cycling so the socket is kept: what the socket's loop around the
 //!   reader (replies queued for pings and closes, the close handshake's state) costs.
+//! - `ringwire_tokio_socket`: the same with ringwire-ws's tokio `WebSocket` (its `recv().await`)
+//!   on a current-thread runtime, over the fixture as an always-ready stream.
 //! - `nexus-web`: its sans-IO `FrameReader` with its default (1 MiB) buffer, driven as its
 //!   `Client::recv` drives it: `poll` + `next` while a message is ready, else `read_from` the
 //!   stream (which compacts when the buffer's spare room runs out). Unfragmented messages borrow
@@ -33,6 +35,7 @@ use std::hint::black_box;
 use std::io::{self, Read, Write};
 use std::num::NonZeroUsize;
 use std::pin::Pin;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
@@ -161,6 +164,61 @@ impl RingwireSocket {
             }
         }
         count
+    }
+}
+
+/// ringwire's tokio socket, as [`RingwireSocket`], on a current-thread runtime: what the
+/// async `recv` around the same reader costs.
+struct RingwireTokioSocket(ringwire_ws::socket::WebSocket<Arc<AsyncCycle>>);
+
+impl RingwireTokioSocket {
+    fn new(stream: &[u8], role: Role) -> Self {
+        let config = rings();
+        let io = Arc::new(AsyncCycle(Mutex::new(Cycle(Chunks::every(stream, READ)))));
+        let rx =
+            ringwire_io::tokio::AsyncRecvTransport::new(config, Arc::clone(&io)).expect("ring");
+        let tx = ringwire_io::tokio::AsyncSendTransport::new(config, io).expect("ring");
+        let conn = ringwire_ws::Connection::new(role, Limits::default(), None).expect("conn");
+        Self(ringwire_ws::socket::WebSocket::from_parts(rx, tx, conn))
+    }
+
+    /// Receives `count` messages.
+    fn run(&mut self, rt: &tokio::runtime::Runtime, count: usize) -> usize {
+        rt.block_on(async {
+            for _ in 0..count {
+                match self.0.recv().await {
+                    Some(Ok((message, _))) => {
+                        black_box(&message);
+                    }
+                    other => panic!("ringwire tokio socket: {other:?}"),
+                }
+            }
+        });
+        count
+    }
+}
+
+/// [`Cycle`] as a tokio stream: always ready, writes discarded.
+struct AsyncCycle(Mutex<Cycle>);
+
+impl ringwire_io::tokio::AsyncStream for AsyncCycle {
+    fn readable(&self) -> impl std::future::Future<Output = io::Result<()>> + Send {
+        std::future::ready(Ok(()))
+    }
+    fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.lock().expect("fixture").read(buf)
+    }
+    fn writable(&self) -> impl std::future::Future<Output = io::Result<()>> + Send {
+        std::future::ready(Ok(()))
+    }
+    fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+        Ok(buf.len())
+    }
+    fn try_write_vectored(&self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        Ok(bufs.iter().map(|b| b.len()).sum())
+    }
+    fn shutdown_write(&self) -> io::Result<()> {
+        Ok(())
     }
 }
 
@@ -362,6 +420,11 @@ fn bench_read(c: &mut Criterion) {
 
         let mut socket = RingwireSocket::new(&stream, case.reader_role());
         group.bench_function("ringwire_socket", |b| b.iter(|| socket.run(count)));
+
+        let mut tokio_socket = RingwireTokioSocket::new(&stream, case.reader_role());
+        group.bench_function("ringwire_tokio_socket", |b| {
+            b.iter(|| tokio_socket.run(&rt, count))
+        });
 
         let mut nexus = nexus_web::ws::FrameReader::builder()
             .role(match case.reader_role() {

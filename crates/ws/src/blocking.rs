@@ -245,13 +245,13 @@ impl<R: Read, W: Write + ShutdownWrite> WebSocket<R, W> {
         Ok(())
     }
 
-    /// One [`drive::step_fast`]: what `recv` returns, or how many bytes it needs
+    /// One [`drive::step`]: what `recv` returns, or how many bytes it needs
     /// first (`None`: none more, read on).
     #[inline]
     fn read_step(&mut self) -> ControlFlow<Received<'_, W>, Result<Option<usize>, SocketError>> {
         self.rx.consume(std::mem::take(&mut self.consumed));
         let data = self.rx.ring_mut().readable_mut();
-        match drive::step_fast(&mut self.conn, data, &mut self.consumed) {
+        match drive::step(&mut self.conn, data, &mut self.consumed) {
             // The answer to the keepalive's own ping is not the caller's.
             Step::Message(message, _) if is_keepalive_pong(&message, self.keepalive.as_ref()) => {
                 ControlFlow::Continue(Ok(None))

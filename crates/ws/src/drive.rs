@@ -10,8 +10,8 @@ use ringwire_io::{Ring, TransportError};
 
 use crate::handshake::{ClientHandshake, HandshakeError, Negotiated, Offer};
 use crate::{
-    CloseCode, Connection, EncodeError, FrameHeader, Limits, Message, OpCode, Receiver, Role,
-    Sender, State, Status, MAX_CONTROL_PAYLOAD, MAX_HEADER_LEN,
+    CloseCode, Connection, EncodeError, FrameHeader, Limits, Message, OpCode, Role, Sender, State,
+    Status, MAX_CONTROL_PAYLOAD, MAX_HEADER_LEN,
 };
 
 /// Why a WebSocket stopped.
@@ -212,48 +212,20 @@ pub(crate) enum Step<'a> {
 
 /// Reads the next frame from `data`; `consumed` becomes the bytes it spans,
 /// which the driver drops from its ring before the next step (the message
-/// borrows them until then). The tokio socket's.
-#[cfg(feature = "tokio")]
+/// borrows them until then). Inlined, with the commonest frame taken first
+/// ([`Receiver::handle_read_fast`](crate::Receiver::handle_read_fast)): both sockets' loops.
+#[cfg(any(feature = "blocking", feature = "tokio"))]
+#[inline]
 pub(crate) fn step<'a>(
     conn: &'a mut Connection,
     data: &'a mut [u8],
     consumed: &mut usize,
 ) -> Step<'a> {
-    step_with(conn, data, consumed, Receiver::handle_read)
-}
-
-/// [`step`], inlined, with the commonest frame taken inline first
-/// ([`Receiver::handle_read_fast`]): the blocking socket's.
-#[cfg(feature = "blocking")]
-#[inline]
-pub(crate) fn step_fast<'a>(
-    conn: &'a mut Connection,
-    data: &'a mut [u8],
-    consumed: &mut usize,
-) -> Step<'a> {
-    step_with(conn, data, consumed, Receiver::handle_read_fast)
-}
-
-/// One step, reading with `read`.
-#[inline(always)]
-fn step_with<'a, F>(
-    conn: &'a mut Connection,
-    data: &'a mut [u8],
-    consumed: &mut usize,
-    read: F,
-) -> Step<'a>
-where
-    F: FnOnce(
-        &'a mut Receiver,
-        &'a mut [u8],
-        &mut Sender,
-    ) -> Result<Status<Option<Message<'a>>>, crate::Error>,
-{
     let (receiver, sender) = conn.split();
     if sender.may_close_tcp() {
         return Step::Closed;
     }
-    match read(receiver, data, sender) {
+    match receiver.handle_read_fast(data, sender) {
         Ok(Status::Complete(message, n)) => {
             *consumed = n;
             match message {

@@ -263,7 +263,7 @@ impl Reader {
     /// a whole, unfragmented, uncompressed text or binary frame with a 7- or 16-bit length,
     /// unmasked in place. Whether it is text (not yet validated) and where its payload lies
     /// (it ends the frame); nothing is borrowed, so the caller can fall back to `read`.
-    #[cfg(feature = "blocking")]
+    #[cfg(any(feature = "blocking", feature = "tokio"))]
     #[inline(always)]
     pub(crate) fn whole_single_frame(&mut self, buf: &mut [u8]) -> Option<(bool, Range<usize>)> {
         if self.failed.get().is_some() {
@@ -296,7 +296,7 @@ impl Reader {
 
     /// Records a text payload that is not UTF-8, found by the caller of
     /// [`whole_single_frame`](Self::whole_single_frame): the reader fails from then on.
-    #[cfg(feature = "blocking")]
+    #[cfg(any(feature = "blocking", feature = "tokio"))]
     pub(crate) fn fail_utf8(&self) -> Error {
         self.fail(Error::InvalidUtf8)
     }
