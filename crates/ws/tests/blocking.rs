@@ -209,3 +209,40 @@ fn the_limits_not_the_ring_bound_decide_what_fits() {
     drop(stream);
     assert_eq!(peer.join().unwrap(), Some(1009));
 }
+
+#[test]
+fn a_whole_text_frame_that_is_not_utf8_fails_with_1007() {
+    use std::io::Write as _;
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr").to_string();
+    let peer = thread::spawn(move || {
+        let (stream, _) = listener.accept().expect("accept");
+        let mut ws = tungstenite::accept(stream).expect("handshake");
+        ws.send(TMessage::text("fine")).expect("send");
+        // A whole, unfragmented text frame (the sockets' inline path) of bad UTF-8.
+        ws.get_mut().write_all(b"\x81\x02\xc3\x28").expect("write");
+        loop {
+            match ws.read() {
+                Ok(TMessage::Close(frame)) => return frame.map(|f| u16::from(f.code)),
+                Ok(_) => {}
+                Err(e) => panic!("no close frame: {e}"),
+            }
+        }
+    });
+    let stream = TcpStream::connect(&addr).expect("connect");
+    let Duplex { rx, tx } =
+        Duplex::tcp(TransportConfig::new(64 << 10, 64 << 10), &stream).expect("rings");
+    let (mut socket, _) =
+        WebSocket::connect(rx, tx, &addr, "/", &Offer::default(), Limits::default())
+            .expect("handshake");
+    match socket.recv() {
+        Some(Ok((Message::Text("fine"), _))) => {}
+        other => panic!("the valid message: {other:?}"),
+    }
+    let err = socket.recv().expect("an error").unwrap_err();
+    assert!(err.to_string().contains("UTF-8"), "{err}");
+    assert_eq!(socket.recv().map(|r| r.is_ok()), None);
+    drop(socket);
+    drop(stream);
+    assert_eq!(peer.join().unwrap(), Some(1007));
+}
