@@ -21,7 +21,6 @@ mod cache;
 pub mod fuzzing;
 mod http_date;
 
-use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::fmt::Write as _;
 use std::io;
@@ -31,6 +30,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use foldhash::HashMap;
 use ringwire_http1::Method;
 
 use self::cache::{Entry, FileCache};

@@ -14,9 +14,9 @@
 //! earliest [`due`](Pacer::due) time, and only while a body or frame spans reads; a request
 //! whose body comes with its head costs an insert and a remove.
 
-use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+use foldhash::{HashMap, HashMapExt};
 use ringwire_http2::frame::StreamId;
 
 use crate::Timeouts;

@@ -27,10 +27,11 @@ mod fields;
 mod server;
 mod stream;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::fmt;
 
 use bytes::{Buf as _, Bytes};
+use foldhash::{HashMap, HashMapExt};
 
 pub use fields::{Fields, RequestHead};
 

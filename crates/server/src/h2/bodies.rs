@@ -5,7 +5,6 @@
 //! made a connection with many long streams (WebSockets, server-sent events) pay for all
 //! of them at every message.
 
-use std::collections::HashMap;
 use std::os::unix::fs::FileExt as _;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -13,6 +12,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 
 use bytes::{Bytes, BytesMut};
+use foldhash::{HashMap, HashMapExt};
 use futures_core::Stream as _;
 use futures_util::task::{waker_ref, ArcWake, AtomicWaker};
 use ringwire_http2::frame::StreamId;

@@ -22,7 +22,7 @@
 //! timeout), and a header block trickled past the head limit ends the connection.
 
 use std::cell::Cell;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::future::{poll_fn, Future};
 use std::net::SocketAddr;
 use std::pin::{pin, Pin};
@@ -31,6 +31,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
+use foldhash::{HashMap, HashMapExt};
 use futures_util::future::{AbortHandle, Abortable, FutureExt as _};
 use futures_util::stream::{FuturesUnordered, StreamExt as _};
 use ringwire_http1::{Limits, RequestParser, Status};
