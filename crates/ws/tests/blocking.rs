@@ -165,19 +165,17 @@ fn a_refused_upgrade_is_a_handshake_error() {
     );
 }
 
-/// Limits that allow more than the transport's receive ring may hold: the limits rule. A
-/// frame within them grows the ring past its configured bound; one past them is refused
-/// with a 1009 close the peer sees.
-#[test]
-fn the_limits_not_the_ring_bound_decide_what_fits() {
+/// A tungstenite server for one connection that runs `send` after the handshake, then
+/// reads until the client's close: its address, and the close code it got.
+fn closing_peer(
+    send: impl FnOnce(&mut tungstenite::WebSocket<TcpStream>) + Send + 'static,
+) -> (String, thread::JoinHandle<Option<u16>>) {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let addr = listener.local_addr().expect("addr").to_string();
     let peer = thread::spawn(move || {
         let (stream, _) = listener.accept().expect("accept");
         let mut ws = tungstenite::accept(stream).expect("handshake");
-        ws.send(TMessage::binary(vec![7u8; 1 << 20])).expect("send");
-        ws.send(TMessage::binary(vec![8u8; (2 << 20) + 1]))
-            .expect("send");
+        send(&mut ws);
         loop {
             match ws.read() {
                 Ok(TMessage::Close(frame)) => return frame.map(|f| u16::from(f.code)),
@@ -185,6 +183,19 @@ fn the_limits_not_the_ring_bound_decide_what_fits() {
                 Err(e) => panic!("no close frame: {e}"),
             }
         }
+    });
+    (addr, peer)
+}
+
+/// Limits that allow more than the transport's receive ring may hold: the limits rule. A
+/// frame within them grows the ring past its configured bound; one past them is refused
+/// with a 1009 close the peer sees.
+#[test]
+fn the_limits_not_the_ring_bound_decide_what_fits() {
+    let (addr, peer) = closing_peer(|ws| {
+        ws.send(TMessage::binary(vec![7u8; 1 << 20])).expect("send");
+        ws.send(TMessage::binary(vec![8u8; (2 << 20) + 1]))
+            .expect("send");
     });
     let stream = TcpStream::connect(&addr).expect("connect");
     let Duplex { rx, tx } =
@@ -213,21 +224,10 @@ fn the_limits_not_the_ring_bound_decide_what_fits() {
 #[test]
 fn a_whole_text_frame_that_is_not_utf8_fails_with_1007() {
     use std::io::Write as _;
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let addr = listener.local_addr().expect("addr").to_string();
-    let peer = thread::spawn(move || {
-        let (stream, _) = listener.accept().expect("accept");
-        let mut ws = tungstenite::accept(stream).expect("handshake");
+    let (addr, peer) = closing_peer(|ws| {
         ws.send(TMessage::text("fine")).expect("send");
         // A whole, unfragmented text frame (the sockets' inline path) of bad UTF-8.
         ws.get_mut().write_all(b"\x81\x02\xc3\x28").expect("write");
-        loop {
-            match ws.read() {
-                Ok(TMessage::Close(frame)) => return frame.map(|f| u16::from(f.code)),
-                Ok(_) => {}
-                Err(e) => panic!("no close frame: {e}"),
-            }
-        }
     });
     let stream = TcpStream::connect(&addr).expect("connect");
     let Duplex { rx, tx } =
