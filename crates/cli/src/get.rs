@@ -136,6 +136,10 @@ pub(crate) struct GetArgs {
     /// Follow redirects (301/302/303 as GET, 307/308 as sent).
     #[arg(short = 'L', long = "location")]
     follow: bool,
+    /// As -L, and the authorization -u or -H gives goes to every host a redirect leads to,
+    /// not only the first (as curl's; a host the server names sees your credentials).
+    #[arg(long = "location-trusted")]
+    location_trusted: bool,
     /// Most redirects followed with -L.
     #[arg(long = "max-redirs", value_name = "N", default_value_t = 10)]
     max_redirects: u32,
@@ -330,9 +334,10 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
         (None, Some((boundary, form))) => Some(Some(form.len(boundary))),
         (None, None) => None,
     };
+    let follows = args.follow || args.location_trusted;
     let client = Client::with_tls(
         ClientConfig {
-            max_redirects: args.follow.then_some(args.max_redirects),
+            max_redirects: follows.then_some(args.max_redirects),
             connect_timeout: Some(seconds(args.connect_timeout, "--connect-timeout")?),
             request_timeout: args
                 .max_time
@@ -371,12 +376,21 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
         Some(_) => None,
         None => netrc_text(args)?,
     };
-    if let Some(text) = netrc.clone().filter(|_| args.follow) {
+    // The authorization the user gave, which --location-trusted sends to every host.
+    let trusted = match args.request.header("authorization")? {
+        Some(value) => Some(value.to_owned()),
+        None => args.user.as_deref().map(basic).transpose()?,
+    };
+    match (trusted.filter(|_| args.location_trusted), netrc.clone()) {
+        (Some(value), _) => client = client.authorize_redirects(move |_| Some(value.clone())),
         // As curl: a redirect to another host gets that host's entry.
-        client = client.authorize_redirects(move |url| {
-            let found = crate::netrc::credentials(&text, url.origin().host()).ok()??;
-            basic(&user_password(found)).ok()
-        });
+        (None, Some(text)) if follows => {
+            client = client.authorize_redirects(move |url| {
+                let found = crate::netrc::credentials(&text, url.origin().host()).ok()??;
+                basic(&user_password(found)).ok()
+            });
+        }
+        (None, _) => {}
     }
 
     let mut buffer = RequestBuffer::new().map_err(line)?;

@@ -116,6 +116,18 @@ impl RequestArgs {
         }
     }
 
+    /// The value a `-H` gives field `name`, if one does (not one that leaves it out).
+    pub(crate) fn header(&self, name: &str) -> Result<Option<&str>, String> {
+        for flag in &self.headers {
+            if let (field, Some(value)) = header_flag(flag)? {
+                if field.eq_ignore_ascii_case(name) {
+                    return Ok(Some(value));
+                }
+            }
+        }
+        Ok(None)
+    }
+
     /// Whether `-d` or `--data-urlencode` gave a body (even an empty one).
     pub(crate) fn has_data(&self) -> bool {
         !(self.data.is_empty() && self.data_urlencode.is_empty())

@@ -1891,7 +1891,10 @@ fn netrc_credentials_as_curl_reads_them() {
     // credentials stay with the first.
     let to_name = format!("http://127.0.0.1:{port}/to/localhost/header/Authorization");
     let to_address = format!("http://localhost:{port}/to/127.0.0.1/header/Authorization");
-    let cases: [&[&str]; 9] = [
+    // --location-trusted sends the credentials given (-u, -H) to every host; netrc's stay
+    // per host.
+    let trusted = "--location-trusted";
+    let cases: [&[&str]; 13] = [
         &["--netrc-file", file, &by_address],
         &["--netrc-file", file, &by_name],
         &["-u", "x:y", "--netrc-file", file, &by_address],
@@ -1901,6 +1904,10 @@ fn netrc_credentials_as_curl_reads_them() {
         &["-L", "-u", "x:y", &to_name],
         &["-L", "-u", "x:y", "--netrc-file", file, &to_name],
         &["--netrc-file", file, &to_name],
+        &[trusted, "-u", "x:y", &to_name],
+        &[trusted, "--netrc-file", file, &to_name],
+        &[trusted, "-u", "x:y", "--netrc-file", file, &to_name],
+        &[trusted, "-H", "authorization: Bearer t", &to_name],
     ];
     for case in cases {
         same_as_curl(case);
