@@ -30,7 +30,9 @@
 //! - A [`blocking::Client`] over std sockets and a [`tokio::Client`] over
 //!   the tokio driver share the sans-IO parts: a keep-alive pool per origin
 //!   (bounded, stale connections detected before reuse), connect and
-//!   request timeouts, opt-in redirects, limits on heads and bodies.
+//!   request timeouts, opt-in redirects (a request's `authorization` stays
+//!   with its origin unless [`blocking::Client::authorize_redirects`] gives
+//!   the next one its own), limits on heads and bodies.
 //!
 //! `http://` and `https://`: TLS through `ringwire-tls` (OpenSSL by
 //! default, which decrypts straight into the receive ring), certificates
