@@ -376,12 +376,21 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
         Some(_) => None,
         None => netrc_text(args)?,
     };
-    // The authorization the user gave, which --location-trusted sends to every host.
+    // The first request's credentials: -u's, else the netrc entry of the URL's host.
+    let user = match (&args.user, &netrc) {
+        (Some(user), _) => Some(user.clone()),
+        (None, Some(text)) => {
+            crate::netrc::credentials(text, url.origin().host())?.map(user_password)
+        }
+        (None, None) => None,
+    };
+    let authorization = user.as_deref().map(basic).transpose()?;
+    // What --location-trusted sends to every host: the authorization -H or -u gives.
     let trusted = match args.request.header("authorization")? {
         Some(value) => Some(value.to_owned()),
-        None => args.user.as_deref().map(basic).transpose()?,
+        None => authorization.clone().filter(|_| args.user.is_some()),
     };
-    match (trusted.filter(|_| args.location_trusted), netrc.clone()) {
+    match (trusted.filter(|_| args.location_trusted), netrc) {
         (Some(value), _) => client = client.authorize_redirects(move |_| Some(value.clone())),
         // As curl: a redirect to another host gets that host's entry.
         (None, Some(text)) if follows => {
@@ -421,14 +430,6 @@ fn get(args: &GetArgs) -> Result<ExitCode, String> {
     if large {
         defaults.push(("expect", "100-continue"));
     }
-    let user = match (&args.user, &netrc) {
-        (Some(user), _) => Some(user.clone()),
-        (None, Some(text)) => {
-            crate::netrc::credentials(text, url.origin().host())?.map(user_password)
-        }
-        (None, None) => None,
-    };
-    let authorization = user.as_deref().map(basic).transpose()?;
     if let Some(credentials) = &authorization {
         defaults.push(("authorization", credentials));
     }
