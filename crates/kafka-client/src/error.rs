@@ -169,12 +169,9 @@ impl ClientError {
     /// its connection broke: find it again and retry.
     pub(crate) fn is_coordinator_gone(&self) -> bool {
         self.is_connection()
-            || matches!(self, Self::Kafka { code, .. } if [
-                ErrorCode::NOT_COORDINATOR,
-                ErrorCode::COORDINATOR_NOT_AVAILABLE,
-                ErrorCode::COORDINATOR_LOAD_IN_PROGRESS,
-            ]
-            .contains(code))
+            || self.is_not_coordinator()
+            || matches!(self, Self::Kafka { code, .. }
+                if *code == ErrorCode::COORDINATOR_LOAD_IN_PROGRESS)
     }
 
     /// Whether a broker answered that it is not the group's coordinator (or not yet, or no
