@@ -4,7 +4,9 @@
 //! span; a send transport lets encoders reserve ring space, write, commit, and sends the ring
 //! (or gathers caller slices with `writev`). They run over anything `Read`/`Write` — sockets, TLS
 //! streams, [`recv_fn`]/[`send_fn`] callbacks, the in-memory [`pipe`] pair and the [`Chunks`]
-//! fixture — or, with the `tokio` feature, over tokio sockets by readiness and `try_read`.
+//! fixture — or, with the `tokio` feature, over tokio sockets by readiness and `try_read`. With
+//! the `uring` feature (Linux), [`uring::Driver`] runs many sockets' receives and sends through
+//! one io_uring instead, lending ring spans to the kernel.
 //!
 //! Protocol crates never see this crate: they parse `&[u8]` and encode into `&mut [u8]`.
 //!
@@ -45,6 +47,8 @@ mod send;
 mod stream;
 #[cfg(feature = "tokio")]
 pub mod tokio;
+#[cfg(all(feature = "uring", target_os = "linux"))]
+pub mod uring;
 
 pub use chunks::Chunks;
 pub use config::{TransportConfig, BURST_CAPACITY};
