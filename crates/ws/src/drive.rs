@@ -118,6 +118,7 @@ impl Keepalive {
 }
 
 /// Whether `message` answers the keepalive's own ping (not the caller's to see).
+#[inline]
 pub(crate) fn is_keepalive_pong(message: &Message<'_>, keepalive: Option<&Keepalive>) -> bool {
     keepalive.is_some() && *message == Message::Pong(KEEPALIVE_PING)
 }

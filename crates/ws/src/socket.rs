@@ -175,8 +175,11 @@ impl<S: AsyncStream> WebSocket<S> {
         loop {
             // A pong or close queued while the last message was read goes
             // out before the next frame is read: every ping gets its pong.
-            if let Err(e) = this.flush_replies().await {
-                return Some(Err(e));
+            // (Checked here, not only inside: no future to poll when none is.)
+            if this.conn.sender().wants_transmit() {
+                if let Err(e) = this.flush_replies().await {
+                    return Some(Err(e));
+                }
             }
             // A message borrows the ring; the loop that fills the ring must
             // not, which plain borrows cannot express yet.
@@ -187,8 +190,10 @@ impl<S: AsyncStream> WebSocket<S> {
                     ControlFlow::Continue(more) => next = more,
                 }
             });
-            if let Err(e) = this.flush_replies().await {
-                return Some(Err(e));
+            if this.conn.sender().wants_transmit() {
+                if let Err(e) = this.flush_replies().await {
+                    return Some(Err(e));
+                }
             }
             let at_least = match next {
                 Ok(at_least) => at_least,
@@ -437,7 +442,9 @@ impl<S: AsyncStream> Reply<'_, S> {
     ///
     /// The connection failed, or the socket is closing.
     pub async fn queue(&mut self, message: &Message<'_>) -> Result<(), SocketError> {
-        self.flush_replies().await?;
+        if self.sender.wants_transmit() {
+            self.flush_replies().await?;
+        }
         match drive::outgoing(self.sender, message)? {
             Outgoing::Ring(need) => {
                 let buf = self.tx.reserve(need).await?;
