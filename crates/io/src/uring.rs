@@ -160,6 +160,8 @@ pub struct Driver {
     /// Slots whose connection is closed, for the next one.
     free: Vec<u32>,
     listener: Option<TcpListener>,
+    /// Rings lent to the kernel now: with none and no listener, there is nothing to wait for.
+    lent: usize,
     /// Events made by calls rather than completions (a close with nothing in flight).
     ready: VecDeque<Event>,
     /// Not `Send`: the io_uring takes submissions from the thread that made it only.
@@ -190,6 +192,7 @@ impl Driver {
             slots: Vec::new(),
             free: Vec::new(),
             listener: None,
+            lent: 0,
             ready: VecDeque::new(),
             _one_thread: PhantomData,
         })
@@ -323,6 +326,7 @@ impl Driver {
                 .as_raw_fd(),
         );
         slot.rx_lent = true;
+        self.lent += 1;
         let recv = opcode::Recv::new(fd, buf, len)
             .ioprio(RECVSEND_POLL_FIRST)
             .build()
@@ -381,13 +385,19 @@ impl Driver {
         Ok(())
     }
 
-    /// Submits what was asked and waits for at least one completion, or `timeout`.
+    /// Submits what was asked and waits for at least one completion, or `timeout`. With
+    /// nothing in flight and no listener, nothing can complete: it returns at once rather
+    /// than hang (after the timeout's sleep, if one is given).
     ///
     /// # Errors
     ///
     /// `io_uring_enter` failed (other than by a signal or the timeout).
     pub fn wait(&mut self, timeout: Option<Duration>) -> io::Result<()> {
-        if !self.ready.is_empty() || !self.uring.completion().is_empty() {
+        let idle = self.lent == 0 && self.listener.is_none();
+        if !self.ready.is_empty()
+            || !self.uring.completion().is_empty()
+            || idle && timeout.is_none()
+        {
             return self.uring.submit().map(drop);
         }
         let done = match timeout {
@@ -441,6 +451,7 @@ impl Driver {
         };
         let event = if op == RECV {
             slot.rx_lent = false;
+            self.lent -= 1;
             match usize::try_from(result) {
                 Ok(n) => {
                     slot.rx.commit(n);
@@ -454,6 +465,7 @@ impl Driver {
             }
         } else {
             slot.tx_lent = false;
+            self.lent -= 1;
             match usize::try_from(result) {
                 Ok(n) => {
                     slot.tx.consume(n);
@@ -501,6 +513,7 @@ impl Driver {
                 .as_raw_fd(),
         );
         slot.tx_lent = true;
+        self.lent += 1;
         let send = opcode::Send::new(fd, buf, len)
             .flags(libc::MSG_NOSIGNAL)
             .build()

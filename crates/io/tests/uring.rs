@@ -248,6 +248,25 @@ fn the_peer_finishing_is_a_zero_length_receive_and_a_reset_a_failure() {
 }
 
 #[test]
+fn waiting_with_nothing_in_flight_returns_at_once() {
+    let mut driver = Driver::new(8, small()).unwrap();
+    let (conn, mut peer) = pair(&mut driver);
+    driver.wait(None).unwrap();
+    assert!(driver.next_event().is_none());
+    // Once something is lent, waiting waits for it.
+    driver.recv(conn, 1).unwrap();
+    let writer = thread::spawn(move || {
+        thread::sleep(Duration::from_millis(50));
+        peer.write_all(b"late").unwrap();
+        peer
+    });
+    driver.wait(None).unwrap();
+    assert!(matches!(driver.next_event(), Some(Event::Received(c, 4)) if c == conn));
+    let _peer = writer.join().unwrap();
+    driver.wait(None).unwrap();
+}
+
+#[test]
 fn dropping_the_driver_with_receives_in_flight_waits_for_the_kernel() {
     let mut peers = Vec::new();
     let mut driver = Driver::new(8, small()).unwrap();
