@@ -95,6 +95,16 @@ impl Slot {
     fn in_flight(&self) -> bool {
         self.rx_lent || self.tx_lent
     }
+
+    /// The socket, as a submission names it.
+    fn raw_fd(&self) -> types::Fd {
+        types::Fd(
+            self.fd
+                .as_ref()
+                .expect("an open slot has its socket")
+                .as_raw_fd(),
+        )
+    }
 }
 
 /// What a completion is for, in the low bits of its user data; the slot is in the rest.
@@ -319,12 +329,7 @@ impl Driver {
         ring.ensure_capacity(at_least.max(ring.len() + 1))?;
         let span = ring.writable();
         let (buf, len) = (span.as_mut_ptr(), clamp(span.len()));
-        let fd = types::Fd(
-            slot.fd
-                .as_ref()
-                .expect("an open slot has its socket")
-                .as_raw_fd(),
-        );
+        let fd = slot.raw_fd();
         slot.rx_lent = true;
         self.lent += 1;
         let recv = opcode::Recv::new(fd, buf, len)
@@ -506,12 +511,7 @@ impl Driver {
         let slot = &mut self.slots[index as usize];
         let span = slot.tx.readable();
         let (buf, len) = (span.as_ptr(), clamp(span.len()));
-        let fd = types::Fd(
-            slot.fd
-                .as_ref()
-                .expect("an open slot has its socket")
-                .as_raw_fd(),
-        );
+        let fd = slot.raw_fd();
         slot.tx_lent = true;
         self.lent += 1;
         let send = opcode::Send::new(fd, buf, len)
