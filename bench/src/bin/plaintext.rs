@@ -93,12 +93,12 @@ fn respond(date: &DateCache, tx: &mut Ring, status: u16, body: &[u8]) {
 mod uring {
     use super::*;
     use ringwire_io::uring::{Conn, Driver, Event};
-    use std::collections::HashMap;
 
     pub(super) fn serve(listener: TcpListener) -> Result<(), Box<dyn std::error::Error>> {
         let mut driver = Driver::new(1024, config())?;
         driver.listen(listener)?;
-        let mut parsers: HashMap<Conn, (RequestParser, bool)> = HashMap::new();
+        // Each connection's parser, and whether it closes once its last answer is out.
+        let mut parsers: Vec<(RequestParser, bool)> = Vec::new();
         let mut date = DateCache::new();
         loop {
             driver.wait(None)?;
@@ -108,7 +108,11 @@ mod uring {
                     Event::Accepted(conn) => {
                         let socket = driver.socket(conn).expect("open");
                         set_nodelay(socket);
-                        parsers.insert(conn, (RequestParser::new(Limits::default()), false));
+                        let fresh = || (RequestParser::new(Limits::default()), false);
+                        if parsers.len() <= conn.index() {
+                            parsers.resize_with(conn.index() + 1, fresh);
+                        }
+                        parsers[conn.index()] = fresh();
                         conn
                     }
                     Event::Received(conn, 0) | Event::Failed(conn, ..) => {
@@ -117,12 +121,9 @@ mod uring {
                     }
                     Event::Received(conn, _) | Event::Sent(conn) => conn,
                     Event::AcceptFailed(e) => return Err(e.into()),
-                    Event::Closed { conn, .. } => {
-                        parsers.remove(&conn);
-                        continue;
-                    }
+                    Event::Closed { .. } => continue,
                 };
-                let (parser, closing) = parsers.get_mut(&conn).expect("a parser per connection");
+                let (parser, closing) = &mut parsers[conn.index()];
                 turn(&mut driver, conn, parser, closing, &date)?;
             }
         }

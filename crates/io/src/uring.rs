@@ -33,6 +33,16 @@ pub struct Conn {
     generation: u32,
 }
 
+impl Conn {
+    /// A small number for the connection, below the most connections the driver has had open
+    /// at once, reused once the connection is [`Event::Closed`]: an index into the caller's own
+    /// per-connection state (a `Vec`), where a map would hash each event.
+    #[must_use]
+    pub fn index(self) -> usize {
+        self.slot as usize
+    }
+}
+
 /// Which of a connection's transfers failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {

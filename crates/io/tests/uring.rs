@@ -211,6 +211,11 @@ fn closing_with_a_receive_in_flight_waits_for_it_then_closes_the_socket() {
     // The slot is reused; the old handle stays stale.
     let (again, _peer) = pair(&mut driver);
     assert_ne!(again, conn);
+    assert_eq!(
+        again.index(),
+        conn.index(),
+        "the slot, and so the index, is reused"
+    );
     assert!(driver.rings(conn).is_none());
     assert!(driver.rings(again).is_some());
 }
