@@ -340,18 +340,19 @@ impl Driver {
         let span = ring.writable();
         let (buf, len) = (span.as_mut_ptr(), clamp(span.len()));
         let fd = slot.raw_fd();
-        slot.rx_lent = true;
-        self.lent += 1;
         let recv = opcode::Recv::new(fd, buf, len)
             .ioprio(RECVSEND_POLL_FIRST)
             .build()
             .user_data(user_data(conn.slot, RECV));
         // SAFETY: the span is the ring's free span, which nothing reads or writes while
-        // `rx_lent` holds (`rings` hides the ring, `recv` refuses, `close` keeps the ring until
+        // `rx_lent` holds (set right below, before the caller runs again; `rings` hides the ring, `recv` refuses, `close` keeps the ring until
         // the completion); the ring does not move or grow under it for the same reason, and its
         // memory is not freed before the completion (the slot keeps it). The socket stays open
         // until then too.
         unsafe { self.push(&recv)? };
+        // Lent once queued (a failed push queued nothing: nothing to wait for).
+        self.slots[conn.slot as usize].rx_lent = true;
+        self.lent += 1;
         Ok(())
     }
 
@@ -522,15 +523,17 @@ impl Driver {
         let span = slot.tx.readable();
         let (buf, len) = (span.as_ptr(), clamp(span.len()));
         let fd = slot.raw_fd();
-        slot.tx_lent = true;
-        self.lent += 1;
         let send = opcode::Send::new(fd, buf, len)
             .flags(libc::MSG_NOSIGNAL)
             .build()
             .user_data(user_data(index, SEND));
         // SAFETY: the span is the ring's unread span, which nothing writes, consumes, moves or
-        // frees while `tx_lent` holds (as for receives in `recv`); the socket stays open.
-        unsafe { self.push(&send) }
+        // frees while `tx_lent` holds (set right below, before the caller runs again; as for
+        // receives in `recv`); the socket stays open.
+        unsafe { self.push(&send)? };
+        self.slots[index as usize].tx_lent = true;
+        self.lent += 1;
+        Ok(())
     }
 
     /// Frees a closing slot once nothing is in flight: the socket closes, the rings go back.
