@@ -64,7 +64,8 @@ pub enum Event {
     Sent(Conn),
     /// A transfer failed; the connection's other transfer is untouched. Close it, usually.
     Failed(Conn, Op, io::Error),
-    /// Accepting failed (out of descriptors, say); the driver goes on accepting.
+    /// Accepting failed; the driver goes on accepting, after a pause of 100 ms when the cause
+    /// is the listener's or the process's (out of descriptors, say) rather than one peer's.
     AcceptFailed(TransportError),
     /// A connection is closed, its socket too; its rings come back (for a pool, say).
     Closed {
@@ -123,10 +124,16 @@ const RECV: u64 = 1;
 const SEND: u64 = 2;
 /// Cancellations complete too.
 const CANCEL: u64 = 3;
+/// On the listener's slot: the pause after an accept failed for want of descriptors or memory.
+const PAUSE: u64 = 1;
 /// `IORING_RECVSEND_POLL_FIRST`: wait for readiness before trying the receive.
 const RECVSEND_POLL_FIRST: u16 = 1;
 /// The listener's completions carry this as their slot.
 const LISTENER: u64 = u32::MAX as u64;
+/// How long accepting rests after it failed for want of descriptors or memory: retrying at
+/// once would fail again at once, a busy loop for as long as the shortage lasts. (A `static`:
+/// the kernel reads it when the queue is submitted, which may be after the driver moved.)
+static ACCEPT_PAUSE: types::Timespec = types::Timespec::new().nsec(100_000_000);
 
 fn user_data(slot: impl Into<u64>, op: u64) -> u64 {
     (slot.into() << 2) | op
@@ -260,6 +267,15 @@ impl Driver {
         // SAFETY: accepting writes no caller memory (no peer address is asked for), and the
         // listener is the driver's for as long as the io_uring is (it is dropped after it).
         unsafe { self.push(&accept) }
+    }
+
+    /// Accepts again after [`ACCEPT_PAUSE`].
+    fn pause_accepting(&mut self) -> io::Result<()> {
+        let pause = opcode::Timeout::new(&raw const ACCEPT_PAUSE)
+            .build()
+            .user_data(user_data(LISTENER, PAUSE));
+        // SAFETY: the timeout reads only its `static` timespec.
+        unsafe { self.push(&pause) }
     }
 
     /// Adds a connected socket (one the caller connected or accepted), with fresh rings.
@@ -448,9 +464,18 @@ impl Driver {
         let (slot_index, op) = (cqe.user_data() >> 2, cqe.user_data() & 3);
         let result = cqe.result();
         if slot_index == LISTENER {
+            if op == PAUSE {
+                return self.accept().err().map(|e| Event::AcceptFailed(e.into()));
+            }
             if !cqueue::more(cqe.flags()) {
-                // The kernel ended the multishot accept (an error, or overflow): ask again.
-                if let Err(e) = self.accept() {
+                // The kernel ended the multishot accept (an error, or overflow): ask again, after
+                // a pause if the error will not pass by itself.
+                let again = if result < 0 && !is_per_connection(-result) {
+                    self.pause_accepting()
+                } else {
+                    self.accept()
+                };
+                if let Err(e) = again {
                     return Some(Event::AcceptFailed(e.into()));
                 }
             }
@@ -601,6 +626,15 @@ impl Drop for Driver {
             std::mem::forget(std::mem::take(&mut self.slots));
         }
     }
+}
+
+/// Whether an accept's error is the one connection's (it went away before it was accepted)
+/// rather than the listener's or the process's.
+fn is_per_connection(errno: i32) -> bool {
+    matches!(
+        errno,
+        libc::ECONNABORTED | libc::ECONNRESET | libc::EPROTO | libc::EINTR | libc::EAGAIN
+    )
 }
 
 /// One transfer's length: the kernel takes a `u32`.
