@@ -63,7 +63,9 @@ pub(crate) fn is_preface(data: &[u8]) -> bool {
 }
 
 /// A request still arriving, then in its handler's hands; its buffers and parser are kept
-/// for the connection's next request once it is answered.
+/// for the connection's next request once it is answered. Boxed wherever it goes (map,
+/// handler future, answer, spares): 320 bytes copied at each of those moves were a tenth of
+/// the connection's time.
 #[derive(Debug)]
 struct Incoming {
     /// The request's head as an HTTP/1.1 head.
@@ -128,7 +130,7 @@ impl Incoming {
 #[derive(Debug)]
 struct Streams {
     /// Requests still arriving.
-    incoming: HashMap<StreamId, Incoming>,
+    incoming: HashMap<StreamId, Box<Incoming>>,
     /// Requests whole and waiting for the handler, in the order they completed.
     whole: VecDeque<StreamId>,
     /// Streams answered 413 whose bodies still come: bytes thrown away so far.
@@ -146,7 +148,7 @@ struct Streams {
     /// How many handlers may run at once: the streams that may be open.
     max_running: usize,
     /// Answered requests' buffers and parsers, for the next ones.
-    spare: Vec<Incoming>,
+    spare: Vec<Box<Incoming>>,
     limits: Limits,
     /// The clocks of the bodies arriving (and refused bodies thrown away as they come).
     pacer: Pacer,
@@ -237,7 +239,7 @@ impl Streams {
     }
 
     /// A request answered: its buffers serve the next one.
-    fn recycle(&mut self, mut request: Incoming) {
+    fn recycle(&mut self, mut request: Box<Incoming>) {
         request.clear();
         self.spare.push(request);
     }
@@ -522,7 +524,9 @@ fn receive<H: Handler>(
                 head,
                 end_stream,
             }) => {
-                let mut request = spare.pop().unwrap_or_else(|| Incoming::new(*limits));
+                let mut request = spare
+                    .pop()
+                    .unwrap_or_else(|| Box::new(Incoming::new(*limits)));
                 request.head_only = head.method == b"HEAD";
                 request.extended_connect = head.protocol.is_some();
                 head.write_http1(&mut request.head);
@@ -627,7 +631,7 @@ fn receive<H: Handler>(
 /// while it runs.
 async fn answer<H: Handler>(
     id: StreamId,
-    request: Incoming,
+    request: Box<Incoming>,
     (stream, client): (&Socket, Option<SocketAddr>),
     handler: &H,
     informational: &informational::Queue,
@@ -656,7 +660,7 @@ async fn answer<H: Handler>(
 
 /// What a handler's answer is: its stream, whether it answers a `HEAD`, the answer, and the
 /// request back.
-type Answered = (StreamId, bool, Response, Incoming);
+type Answered = (StreamId, bool, Response, Box<Incoming>);
 
 /// What a tunnel (an extended `CONNECT` answered with an upgrade) is made with.
 struct Tunnels<'a> {
