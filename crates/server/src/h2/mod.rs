@@ -148,6 +148,10 @@ struct Streams {
     /// How many handlers may run at once: the streams that may be open.
     max_running: usize,
     /// Answered requests' buffers and parsers, for the next ones.
+    #[allow(
+        clippy::vec_box,
+        reason = "a spare's box moves on into `incoming` and the handler: boxed once, here"
+    )]
     spare: Vec<Box<Incoming>>,
     limits: Limits,
     /// The clocks of the bodies arriving (and refused bodies thrown away as they come).
