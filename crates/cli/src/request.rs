@@ -435,9 +435,9 @@ impl Field {
 pub(crate) struct RouteArgs {
     /// Go through the proxy at URL, `[SCHEME://][USER:PASSWORD@]HOST[:PORT]` (port 1080 if
     /// none): `http` (the default; http:// requests forwarded to it, the rest through a
-    /// CONNECT tunnel), `socks5h` or `socks5` (everything through its tunnel; names resolved
-    /// by the proxy, or here). Without it, the environment's http_proxy, https_proxy and
-    /// all_proxy, as curl reads them.
+    /// CONNECT tunnel), `socks5h` or `socks5`, `socks4a` or `socks4` (everything through its
+    /// tunnel; names resolved by the proxy, or here). Without it, the environment's
+    /// http_proxy, https_proxy and all_proxy, as curl reads them.
     #[arg(short = 'x', long = "proxy", value_name = "URL")]
     proxy: Option<String>,
     /// Hosts (and their subdomains), addresses and CIDR networks reached directly,

@@ -1187,8 +1187,10 @@ fn proxy_settings_as_curl_reads_them() {
     };
     assert!(through_nowhere(run(&["-x", nowhere, &http], &[])));
     assert!(through_nowhere(run(&["-k", "-x", nowhere, &https], &[])));
-    let socks = format!("socks5h://{nowhere}");
-    assert!(through_nowhere(run(&["-x", &socks, &http], &[])));
+    for socks in ["socks5h", "socks4a", "socks4"] {
+        let socks = format!("{socks}://{nowhere}");
+        assert!(through_nowhere(run(&["-x", &socks, &http], &[])));
+    }
     let direct = run(&["-x", nowhere, "--noproxy", "127.0.0.1", &http], &[]);
     assert_eq!(text(&direct.stdout), "Hello from ringwire!\n");
     let proxy = format!("http://{nowhere}");

@@ -573,12 +573,12 @@ fn tunnel(
         (true, Some(addr)) => Some(addr.ip()),
         (true, None) => {
             let lookup = (origin.host(), origin.port()).to_socket_addrs();
-            Some(first_address(origin, lookup)?)
+            Some(first_address(proxy, origin, lookup)?)
         }
     };
     tcp.set_read_timeout(timeout)?;
     tcp.set_write_timeout(timeout)?;
-    let (mut tunnel, first) = Tunnel::start(proxy, origin, resolved);
+    let (mut tunnel, first) = Tunnel::start(proxy, origin, resolved)?;
     tcp.write_all(&first).map_err(timed_out)?;
     let mut answer = Vec::new();
     let mut chunk = [0; 1024];

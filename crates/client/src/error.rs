@@ -71,7 +71,7 @@ pub enum Error {
     Io(io::Error),
     /// A ring could not grow as far as asked (a limit).
     Ring(RingError),
-    /// A SOCKS5 proxy refused the tunnel, for `reason`.
+    /// A SOCKS proxy refused the tunnel (or could not be asked for it), for `reason`.
     Socks {
         /// The proxy's `host:port`.
         proxy: String,
@@ -215,7 +215,7 @@ impl fmt::Display for Error {
             Error::Ring(e) => e.fmt(f),
             Error::Form(e) => e.fmt(f),
             Error::Socks { proxy, reason } => {
-                write!(f, "the SOCKS5 proxy {proxy} refused: {reason}")
+                write!(f, "the SOCKS proxy {proxy} refused: {reason}")
             }
             Error::Response(e) => write!(f, "invalid response: {e}"),
             Error::Closed => {

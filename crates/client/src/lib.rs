@@ -44,7 +44,7 @@
 //! [`tokio::Client::with_proxies`]; [`Proxies::from_env`] reads curl's variables): `http://`
 //! requests forwarded in absolute-form, `https://`, WebSockets and HTTP/2 with prior knowledge
 //! through a `CONNECT` tunnel, Basic credentials from the proxy's URL; or everything through a
-//! SOCKS5 proxy's tunnel (`socks5h://`, `socks5://`).
+//! SOCKS proxy's tunnel (`socks5h://`, `socks5://`, `socks4a://`, `socks4://`).
 //!
 //! HTTP/2 when [`ClientConfig::http2`] says so:
 //! offered to `https://` servers by ALPN, or spoken from the start over

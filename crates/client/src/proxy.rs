@@ -1,6 +1,7 @@
 //! Forward proxies, used as curl uses them. Through an HTTP proxy, `https://` (and
 //! WebSockets, and HTTP/2 with prior knowledge) goes through a `CONNECT` tunnel and `http://`
-//! by absolute-form requests; through a SOCKS5 proxy everything goes through its tunnel.
+//! by absolute-form requests; through a SOCKS proxy (5, or 4 and 4a) everything goes through
+//! its tunnel.
 //! Which proxy an origin takes comes from [`Proxies`], set by hand or read from the
 //! environment ([`Proxies::from_env`]). Sans-IO here and in `tunnel.rs`; each client's `dial`
 //! moves the bytes.
@@ -30,13 +31,18 @@ pub(crate) enum ProxyProtocol {
     /// SOCKS5 (RFC 1928), the destination's name resolved by the proxy (`socks5h://`) or
     /// by the client (`socks5://`).
     Socks5 { remote_dns: bool },
+    /// SOCKS4, IPv4 only, the destination's name resolved by the client (`socks4://`), or
+    /// SOCKS4a, resolved by the proxy (`socks4a://`).
+    Socks4 { remote_dns: bool },
 }
 
 impl Proxy {
     /// Parses `[SCHEME://][user:password@]host[:port]`, as curl's `-x` takes it: the scheme
-    /// `http` (the default), `socks5h` (SOCKS5, names resolved by the proxy) or `socks5`
-    /// (resolved by the client); port 1080 when none is given; the credentials
-    /// percent-decoded (Basic authorization for HTTP, RFC 1929's for SOCKS5).
+    /// `http` (the default), `socks5h` (SOCKS5, names resolved by the proxy), `socks5`
+    /// (resolved by the client), `socks4a` (SOCKS4a, resolved by the proxy) or `socks4`
+    /// (SOCKS4, resolved by the client, IPv4 only); port 1080 when none is given; the
+    /// credentials percent-decoded (Basic authorization for HTTP, RFC 1929's for SOCKS5, the
+    /// user name as SOCKS4's user id).
     ///
     /// # Errors
     ///
@@ -49,6 +55,8 @@ impl Proxy {
                 "http" => (ProxyProtocol::Http, rest),
                 "socks5h" => (ProxyProtocol::Socks5 { remote_dns: true }, rest),
                 "socks5" => (ProxyProtocol::Socks5 { remote_dns: false }, rest),
+                "socks4a" => (ProxyProtocol::Socks4 { remote_dns: true }, rest),
+                "socks4" => (ProxyProtocol::Socks4 { remote_dns: false }, rest),
                 _ => return Err(UrlError::UnsupportedScheme(scheme.to_owned())),
             },
         };
@@ -84,9 +92,18 @@ impl Proxy {
         })
     }
 
-    /// Whether the client resolves the destination's name (`socks5://`).
+    /// Whether the client resolves the destination's name (`socks5://`, `socks4://`).
     pub(crate) fn resolves_locally(&self) -> bool {
-        self.protocol == ProxyProtocol::Socks5 { remote_dns: false }
+        matches!(
+            self.protocol,
+            ProxyProtocol::Socks5 { remote_dns: false }
+                | ProxyProtocol::Socks4 { remote_dns: false }
+        )
+    }
+
+    /// Whether the proxy reaches IPv4 addresses only (SOCKS4).
+    pub(crate) fn ipv4_only(&self) -> bool {
+        matches!(self.protocol, ProxyProtocol::Socks4 { .. })
     }
 
     /// `Proxy-Authorization`'s value.
@@ -377,6 +394,13 @@ mod tests {
         assert!(!p.resolves_locally());
         assert_eq!(p.credentials, Some(("a".into(), "b".into())));
         assert!(Proxy::parse("SOCKS5://h").unwrap().resolves_locally());
+        let p = Proxy::parse("socks4://me@127.0.0.1:9050").unwrap();
+        assert_eq!(p.protocol, ProxyProtocol::Socks4 { remote_dns: false });
+        assert!(p.resolves_locally() && p.ipv4_only());
+        assert_eq!(p.credentials, Some(("me".into(), String::new())));
+        let p = Proxy::parse("socks4a://proxy").unwrap();
+        assert_eq!(p.protocol, ProxyProtocol::Socks4 { remote_dns: true });
+        assert!(!p.resolves_locally() && p.ipv4_only());
         assert_eq!(Proxy::parse("proxy/path"), Err(UrlError::InvalidHost));
         assert_eq!(Proxy::parse("proxy:99999"), Err(UrlError::InvalidPort));
     }

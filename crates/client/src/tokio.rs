@@ -715,10 +715,10 @@ async fn tunnel(
         (true, Some(addr)) => Some(addr.ip()),
         (true, None) => {
             let lookup = ::tokio::net::lookup_host((origin.host(), origin.port())).await;
-            Some(first_address(origin, lookup)?)
+            Some(first_address(proxy, origin, lookup)?)
         }
     };
-    let (mut tunnel, first) = Tunnel::start(proxy, origin, resolved);
+    let (mut tunnel, first) = Tunnel::start(proxy, origin, resolved)?;
     send(tcp, &first).await?;
     let mut answer = Vec::new();
     let mut chunk = [0; 1024];

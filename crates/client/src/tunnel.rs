@@ -1,6 +1,7 @@
-//! Opening a tunnel through a proxy, sans-IO: an HTTP proxy's `CONNECT`, or SOCKS5's
-//! exchange (RFC 1928, with RFC 1929's user and password). The driver sends what a step asks,
-//! reads, and hands everything received since to the next step.
+//! Opening a tunnel through a proxy, sans-IO: an HTTP proxy's `CONNECT`, SOCKS5's exchange
+//! (RFC 1928, with RFC 1929's user and password), or SOCKS4's request (SOCKS4a's, with the
+//! name for the proxy to resolve). The driver sends what a step asks, reads, and hands
+//! everything received since to the next step.
 
 use std::net::IpAddr;
 
@@ -15,7 +16,7 @@ use crate::Error;
 pub(crate) struct Tunnel<'p> {
     proxy: &'p Proxy,
     origin: &'p Origin,
-    /// The destination's address, when the client resolved it (`socks5://`).
+    /// The destination's address, when the client resolved it (`socks5://`, `socks4://`).
     resolved: Option<IpAddr>,
     stage: Stage,
 }
@@ -30,6 +31,8 @@ enum Stage {
     SocksAuth,
     /// Its answer to the connect request.
     SocksReply,
+    /// The SOCKS4 proxy's answer to the connect request.
+    Socks4Reply,
 }
 
 /// What to do after a step.
@@ -46,11 +49,16 @@ pub(crate) enum Step {
 impl<'p> Tunnel<'p> {
     /// A tunnel through `proxy` to `origin` (at `resolved`, if the client resolved it), and
     /// the first bytes to send.
+    ///
+    /// # Errors
+    ///
+    /// A SOCKS4 proxy cannot be asked for this destination (an IPv6 address, a user name
+    /// with a NUL byte).
     pub(crate) fn start(
         proxy: &'p Proxy,
         origin: &'p Origin,
         resolved: Option<IpAddr>,
-    ) -> (Self, Vec<u8>) {
+    ) -> Result<(Self, Vec<u8>), Error> {
         let (stage, first) = match proxy.protocol {
             ProxyProtocol::Http => (Stage::HttpAnswer, connect_request(proxy, origin)),
             ProxyProtocol::Socks5 { .. } => {
@@ -64,6 +72,9 @@ impl<'p> Tunnel<'p> {
                 greeting.extend_from_slice(methods);
                 (Stage::SocksMethod, greeting)
             }
+            ProxyProtocol::Socks4 { .. } => {
+                (Stage::Socks4Reply, socks4_request(proxy, origin, resolved)?)
+            }
         };
         let tunnel = Tunnel {
             proxy,
@@ -71,7 +82,7 @@ impl<'p> Tunnel<'p> {
             resolved,
             stage,
         };
-        (tunnel, first)
+        Ok((tunnel, first))
     }
 
     /// What `answer`, every byte received since the last bytes were sent, means.
@@ -141,6 +152,19 @@ impl<'p> Tunnel<'p> {
                     _ => return Err(early()),
                 })
             }
+            Stage::Socks4Reply => {
+                // VN CD, then a port and an address that carry nothing for a connect.
+                let Some(reply) = self.whole::<8>(answer)? else {
+                    return Ok(Step::More);
+                };
+                self.check_version(reply[0], 0)?;
+                match reply[1] {
+                    90 => Ok(Step::Open),
+                    92 => Err(self.refused("it could not reach the client's identd")),
+                    93 => Err(self.refused("the client's identd reported another user id")),
+                    _ => Err(self.refused("the request was rejected or failed")),
+                }
+            }
         }
     }
 
@@ -180,19 +204,64 @@ impl<'p> Tunnel<'p> {
     }
 
     fn check_version(&self, got: u8, want: u8) -> Result<(), Error> {
-        if got == want {
-            Ok(())
-        } else {
-            Err(malformed("not a SOCKS5 answer"))
+        match self.proxy.protocol {
+            _ if got == want => Ok(()),
+            ProxyProtocol::Socks4 { .. } => Err(malformed("not a SOCKS4 answer")),
+            _ => Err(malformed("not a SOCKS5 answer")),
         }
     }
 
     fn refused(&self, reason: &'static str) -> Error {
-        Error::Socks {
-            proxy: self.proxy.origin().host_port(),
-            reason,
-        }
+        refused(self.proxy, reason)
     }
+}
+
+fn refused(proxy: &Proxy, reason: &'static str) -> Error {
+    Error::Socks {
+        proxy: proxy.origin().host_port(),
+        reason,
+    }
+}
+
+/// SOCKS4's connect request: the destination's IPv4 address (an address in the URL, or
+/// the one the client resolved), or for SOCKS4a a name the proxy resolves (the address
+/// 0.0.0.1 says one follows); the user id is the proxy URL's user name, if any.
+fn socks4_request(
+    proxy: &Proxy,
+    origin: &Origin,
+    resolved: Option<IpAddr>,
+) -> Result<Vec<u8>, Error> {
+    let host = origin.host();
+    let mut request = vec![4, 1];
+    request.extend_from_slice(&origin.port().to_be_bytes());
+    let name = match resolved.or_else(|| host.parse().ok()) {
+        Some(IpAddr::V4(v4)) => {
+            request.extend_from_slice(&v4.octets());
+            None
+        }
+        Some(IpAddr::V6(_)) => return Err(refused(proxy, "SOCKS4 reaches IPv4 addresses only")),
+        None => {
+            request.extend_from_slice(&[0, 0, 0, 1]);
+            Some(host)
+        }
+    };
+    let user = proxy
+        .credentials
+        .as_ref()
+        .map_or("", |(user, _)| user.as_str());
+    if user.contains('\0') {
+        return Err(refused(
+            proxy,
+            "SOCKS4 cannot carry a user name with a NUL byte",
+        ));
+    }
+    request.extend_from_slice(user.as_bytes());
+    request.push(0);
+    if let Some(name) = name {
+        request.extend_from_slice(name.as_bytes());
+        request.push(0);
+    }
+    Ok(request)
 }
 
 /// The `CONNECT` request that asks `proxy` for a tunnel to `origin`.
@@ -227,8 +296,10 @@ fn connect_answer(proxy: &Proxy, buf: &[u8]) -> Result<Step, Error> {
     Ok(Step::Open)
 }
 
-/// The first address `lookup` found for `origin` (for `socks5://`, whose client resolves).
+/// The first address `lookup` found for `origin` (for `socks5://` and `socks4://`, whose
+/// client resolves), the first IPv4 one if `proxy` reaches no other.
 pub(crate) fn first_address(
+    proxy: &Proxy,
     origin: &Origin,
     lookup: std::io::Result<impl Iterator<Item = std::net::SocketAddr>>,
 ) -> Result<IpAddr, Error> {
@@ -236,7 +307,9 @@ pub(crate) fn first_address(
         authority: origin.host_port(),
         source,
     };
-    let found = lookup.map_err(failed)?.next();
+    let found = lookup
+        .map_err(failed)?
+        .find(|addr| addr.is_ipv4() || !proxy.ipv4_only());
     found
         .map(|addr| addr.ip())
         .ok_or_else(|| failed(std::io::ErrorKind::NotFound.into()))
@@ -289,7 +362,7 @@ mod tests {
     ) -> Result<Vec<Vec<u8>>, Error> {
         let proxy = Proxy::parse(proxy).unwrap();
         let to = origin(to);
-        let (mut tunnel, first) = Tunnel::start(&proxy, &to, resolved);
+        let (mut tunnel, first) = Tunnel::start(&proxy, &to, resolved)?;
         let mut sent = vec![first];
         for (i, answer) in answers.iter().enumerate() {
             // Every prefix asks for more.
@@ -408,7 +481,7 @@ mod tests {
         // A byte past the reply.
         let proxy = Proxy::parse("socks5h://proxy").unwrap();
         let to = origin("http://site/");
-        let (mut tunnel, _) = Tunnel::start(&proxy, &to, None);
+        let (mut tunnel, _) = Tunnel::start(&proxy, &to, None).unwrap();
         assert!(matches!(tunnel.step(&[5, 0]), Ok(Step::Send(_))));
         let e = tunnel.step(&[5, 0, 0, 1, 0, 0, 0, 0, 0, 0, 9]).unwrap_err();
         assert!(
@@ -421,7 +494,92 @@ mod tests {
         assert_eq!(said(e), "it wants a user and password");
         assert_eq!(
             refused(&[&[5, 0], &[5, 4, 0, 1, 0, 0, 0, 0, 0, 0]]).to_string(),
-            "the SOCKS5 proxy proxy:1080 refused: host unreachable"
+            "the SOCKS proxy proxy:1080 refused: host unreachable"
         );
+    }
+
+    /// The reply a SOCKS4 proxy grants with (its port and address carry nothing).
+    const GRANTED: &[u8] = &[0, 90, 0, 0, 0, 0, 0, 0];
+
+    #[test]
+    fn socks4_by_address_with_a_user_id() {
+        let v4: IpAddr = "192.0.2.7".parse().unwrap();
+        let sent = exchange(
+            "socks4://me:ignored@proxy",
+            "http://name:8080/",
+            Some(v4),
+            &[GRANTED],
+        );
+        assert_eq!(sent.unwrap(), [b"\x04\x01\x1f\x90\xc0\x00\x02\x07me\x00"]);
+        // A literal address in the URL goes as it is; no user, an empty user id.
+        let sent = exchange("socks4://proxy", "https://10.1.2.3/", None, &[GRANTED]);
+        assert_eq!(sent.unwrap(), [b"\x04\x01\x01\xbb\x0a\x01\x02\x03\x00"]);
+    }
+
+    #[test]
+    fn socks4a_by_name() {
+        let sent = exchange("socks4a://u@proxy", "http://api.example/", None, &[GRANTED]);
+        assert_eq!(
+            sent.unwrap(),
+            [b"\x04\x01\x00\x50\x00\x00\x00\x01u\x00api.example\x00".to_vec()]
+        );
+        // An address needs no name.
+        let sent = exchange("socks4a://proxy", "http://10.0.0.9/", None, &[GRANTED]);
+        assert_eq!(sent.unwrap(), [b"\x04\x01\x00\x50\x0a\x00\x00\x09\x00"]);
+    }
+
+    #[test]
+    fn socks4_refusals_say_why() {
+        let said = |e: Error| match e {
+            Error::Socks { reason, .. } => reason,
+            e => panic!("{e}"),
+        };
+        let answer = |code: u8| {
+            let reply = [0, code, 0, 0, 0, 0, 0, 0];
+            exchange("socks4a://proxy", "http://site/", None, &[&reply]).unwrap_err()
+        };
+        assert_eq!(said(answer(91)), "the request was rejected or failed");
+        assert_eq!(said(answer(92)), "it could not reach the client's identd");
+        assert_eq!(
+            said(answer(93)),
+            "the client's identd reported another user id"
+        );
+        let v6 = Some("::1".parse().unwrap());
+        let e = exchange("socks4://proxy", "http://site/", v6, &[]).unwrap_err();
+        assert_eq!(said(e), "SOCKS4 reaches IPv4 addresses only");
+        let e = exchange("socks4a://proxy", "http://[::1]/", None, &[]).unwrap_err();
+        assert_eq!(said(e), "SOCKS4 reaches IPv4 addresses only");
+        let e = exchange("socks4a://a%00b@proxy", "http://site/", None, &[]).unwrap_err();
+        assert_eq!(said(e), "SOCKS4 cannot carry a user name with a NUL byte");
+        // A SOCKS5 answer, and a byte past the reply.
+        let e = exchange(
+            "socks4a://proxy",
+            "http://site/",
+            None,
+            &[&[5, 0, 0, 1, 0, 0, 0, 0]],
+        );
+        assert!(e.unwrap_err().to_string().contains("not a SOCKS4 answer"));
+        let proxy = Proxy::parse("socks4a://proxy").unwrap();
+        let to = origin("http://site/");
+        let (mut tunnel, _) = Tunnel::start(&proxy, &to, None).unwrap();
+        let e = tunnel.step(&[0, 90, 0, 0, 0, 0, 0, 0, 1]).unwrap_err();
+        assert!(
+            e.to_string().contains("before the tunnel's first request"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn socks4_resolves_to_ipv4() {
+        let proxy = Proxy::parse("socks4://proxy").unwrap();
+        let to = origin("http://site/");
+        let both = ["[::1]:80".parse().unwrap(), "127.0.0.1:80".parse().unwrap()];
+        let found = first_address(&proxy, &to, Ok(both.into_iter())).unwrap();
+        assert_eq!(found, IpAddr::from([127, 0, 0, 1]));
+        let socks5 = Proxy::parse("socks5://proxy").unwrap();
+        let found = first_address(&socks5, &to, Ok(both.into_iter())).unwrap();
+        assert!(found.is_ipv6());
+        let v6_only = ["[::1]:80".parse().unwrap()];
+        assert!(first_address(&proxy, &to, Ok(v6_only.into_iter())).is_err());
     }
 }

@@ -120,12 +120,14 @@ fn the_no_proxy_list_goes_direct() {
     );
 }
 
-/// Through a SOCKS5 proxy (pproxy), names resolved by the proxy (`socks5h://`) or by the
-/// client (`socks5://`), credentials or none: `http://` and `https://` (HTTP/2 offered) with
-/// both clients; once the proxy is gone, its address is what the error names.
+/// Through a SOCKS proxy (pproxy): SOCKS5 with names resolved by the proxy (`socks5h://`)
+/// or by the client (`socks5://`), credentials or none, and SOCKS4 (`socks4://`, the client
+/// resolving `localhost` to its IPv4 address, with a user id or none): `http://` and
+/// `https://` (HTTP/2 offered) with both clients; once the proxy is gone, its address is
+/// what the error names. (pproxy's SOCKS4 does not take SOCKS4a's names: `socks4a://` is
+/// checked byte by byte in `tunnel.rs`.)
 #[test]
-fn both_clients_go_through_a_socks5_proxy() {
-    let socks = common::socks5();
+fn both_clients_go_through_a_socks_proxy() {
     let (plain, tls, cert) = servers();
     let trusting = || trusting(&cert);
     let urls = [
@@ -136,30 +138,44 @@ fn both_clients_go_through_a_socks5_proxy() {
         http2: Http2::Negotiate,
         ..ClientConfig::default()
     };
-    let at = format!("127.0.0.1:{}", socks.port);
-    let schemes = ["socks5h://", "socks5://", "socks5h://user:secret@"];
-    for scheme in schemes {
-        let proxies = Proxies::all(Proxy::parse(&format!("{scheme}{at}")).unwrap());
-        let client = blocking::Client::with_tls(config, trusting()).with_proxies(proxies.clone());
-        let tokio_client = async_client::Client::with_tls(config, trusting()).with_proxies(proxies);
-        for url in &urls {
-            let expected = format!("GET {} body=0\n", &url[url.rfind('/').unwrap()..]);
-            let answer = get(&client, url).unwrap();
-            assert_eq!(
-                answer,
-                (200, expected.clone().into_bytes()),
-                "{scheme} {url}"
-            );
-            let answer = runtime().block_on(async_get(&tokio_client, url)).unwrap();
-            assert_eq!(answer, (200, expected.into_bytes()), "{scheme} {url}");
+    let versions = [
+        (
+            "socks5",
+            ["socks5h://", "socks5://", "socks5h://user:secret@"],
+        ),
+        (
+            "socks4",
+            ["socks4://", "socks4://someone@", "socks4://someone:unused@"],
+        ),
+    ];
+    for (protocol, schemes) in versions {
+        let socks = common::socks(protocol);
+        let at = format!("127.0.0.1:{}", socks.port);
+        for scheme in schemes {
+            let proxies = Proxies::all(Proxy::parse(&format!("{scheme}{at}")).unwrap());
+            let client =
+                blocking::Client::with_tls(config, trusting()).with_proxies(proxies.clone());
+            let tokio_client =
+                async_client::Client::with_tls(config, trusting()).with_proxies(proxies);
+            for url in &urls {
+                let expected = format!("GET {} body=0\n", &url[url.rfind('/').unwrap()..]);
+                let answer = get(&client, url).unwrap();
+                assert_eq!(
+                    answer,
+                    (200, expected.clone().into_bytes()),
+                    "{scheme} {url}"
+                );
+                let answer = runtime().block_on(async_get(&tokio_client, url)).unwrap();
+                assert_eq!(answer, (200, expected.into_bytes()), "{scheme} {url}");
+            }
         }
+        drop(socks);
+        let proxies = Proxies::all(Proxy::parse(&format!("{protocol}://{at}")).unwrap());
+        let client = blocking::Client::with_tls(config, trusting()).with_proxies(proxies);
+        let err = get(&client, &urls[0]).unwrap_err();
+        assert!(
+            matches!(&err, Error::Connect { authority, .. } if *authority == at),
+            "{err}"
+        );
     }
-    drop(socks);
-    let proxies = Proxies::all(Proxy::parse(&format!("socks5h://{at}")).unwrap());
-    let client = blocking::Client::with_tls(config, trusting()).with_proxies(proxies);
-    let err = get(&client, &urls[0]).unwrap_err();
-    assert!(
-        matches!(&err, Error::Connect { authority, .. } if *authority == at),
-        "{err}"
-    );
 }

@@ -581,9 +581,10 @@ impl ProxyPy {
     }
 }
 
-/// pproxy as a SOCKS5 server.
-pub fn socks5() -> PyListener {
-    let args = |port: u16| vec!["-l".to_owned(), format!("socks5://127.0.0.1:{port}")];
+/// pproxy as a SOCKS server speaking `protocol` (`socks5`, or `socks4`: SOCKS4 without
+/// SOCKS4a's names).
+pub fn socks(protocol: &'static str) -> PyListener {
+    let args = move |port: u16| vec!["-l".to_owned(), format!("{protocol}://127.0.0.1:{port}")];
     PyListener::start("pproxy", "pproxy", &args)
 }
 
