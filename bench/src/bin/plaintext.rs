@@ -121,7 +121,8 @@ mod uring {
                     }
                     Event::Received(conn, _) | Event::Sent(conn) => conn,
                     Event::AcceptFailed(e) => return Err(e.into()),
-                    Event::Closed { .. } => continue,
+                    // It connects to nothing.
+                    Event::Connected(_) | Event::Closed { .. } => continue,
                 };
                 let (parser, closing) = &mut parsers[conn.index()];
                 turn(&mut driver, conn, parser, closing, &date)?;

@@ -1,4 +1,5 @@
 //! An io_uring driver (Linux, feature `uring`): many sockets, one system call per batch.
+//! Sockets come from its listener, from [`Driver::connect`], or from the caller.
 //!
 //! Each connection owns a receive and a send ring. [`Driver::recv`] lends the receive ring's
 //! free span to the kernel and [`Driver::send`] its send ring's unread span; a lent ring is out of
@@ -14,13 +15,14 @@
 
 use std::collections::VecDeque;
 use std::marker::PhantomData;
-use std::net::TcpListener;
+use std::net::{SocketAddr, TcpListener};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::time::Duration;
 use std::{fmt, io};
 
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 use ringwire_ring::Ring;
+use socket2::{Domain, SockAddr, Socket, Type};
 
 use crate::config::grow_for_burst;
 use crate::{TransportConfig, TransportError};
@@ -43,13 +45,15 @@ impl Conn {
     }
 }
 
-/// Which of a connection's transfers failed.
+/// Which of a connection's operations failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
     /// A receive into its ring.
     Recv,
     /// A send from its ring.
     Send,
+    /// Its connect ([`Driver::connect`]).
+    Connect,
 }
 
 /// What the kernel finished, as [`Driver::next_event`] hands it out.
@@ -57,12 +61,15 @@ pub enum Op {
 pub enum Event {
     /// A connection came in on the listener; it has rings and nothing in flight.
     Accepted(Conn),
+    /// A connection [`Driver::connect`] began is made; it has nothing in flight.
+    Connected(Conn),
     /// This many bytes landed in the receive ring, after what it held; 0 means the peer sent
     /// its last byte.
     Received(Conn, usize),
     /// Everything the send ring held went out (a short send is resubmitted by the driver).
     Sent(Conn),
-    /// A transfer failed; the connection's other transfer is untouched. Close it, usually.
+    /// A transfer failed, the connection's other transfer untouched, or its connect failed.
+    /// Close it, usually.
     Failed(Conn, Op, io::Error),
     /// Accepting failed; the driver goes on accepting, after a pause of 100 ms when the cause
     /// is the listener's or the process's (out of descriptors, say) rather than one peer's.
@@ -100,11 +107,14 @@ struct Slot {
     tx_lent: bool,
     /// Closed by the caller: finishing its transfers, then freed.
     closing: bool,
+    /// The address a connect in flight reads, kept (boxed: it must not move) until its
+    /// completion.
+    connecting: Option<Box<SockAddr>>,
 }
 
 impl Slot {
     fn in_flight(&self) -> bool {
-        self.rx_lent || self.tx_lent
+        self.rx_lent || self.tx_lent || self.connecting.is_some()
     }
 
     /// The socket, as a submission names it.
@@ -120,6 +130,8 @@ impl Slot {
 
 /// What a completion is for, in the low bits of its user data; the slot is in the rest.
 const ACCEPT: u64 = 0;
+/// On a connection's slot, where no accept is: its connect.
+const CONNECT: u64 = 0;
 const RECV: u64 = 1;
 const SEND: u64 = 2;
 /// Cancellations complete too.
@@ -174,7 +186,7 @@ fn user_data(slot: impl Into<u64>, op: u64) -> u64 {
 ///             }
 ///             Event::Failed(conn, ..) => driver.close(conn)?,
 ///             Event::AcceptFailed(e) => eprintln!("accept: {e}"),
-///             Event::Sent(_) | Event::Closed { .. } => {}
+///             Event::Connected(_) | Event::Sent(_) | Event::Closed { .. } => {}
 ///         }
 ///     }
 /// }
@@ -187,7 +199,8 @@ pub struct Driver {
     /// Slots whose connection is closed, for the next one.
     free: Vec<u32>,
     listener: Option<TcpListener>,
-    /// Rings lent to the kernel now: with none and no listener, there is nothing to wait for.
+    /// Rings lent to the kernel and connects under way: with none and no listener, there is
+    /// nothing to wait for.
     lent: usize,
     /// Events made by calls rather than completions (a close with nothing in flight).
     ready: VecDeque<Event>,
@@ -278,6 +291,39 @@ impl Driver {
         unsafe { self.push(&pause) }
     }
 
+    /// Connects a new TCP socket to `addr`, with fresh rings: [`Event::Connected`] once it is
+    /// made, or [`Event::Failed`] with [`Op::Connect`] (then close it). Until then the
+    /// connection takes no transfer; [`close`](Self::close) cancels the connect.
+    ///
+    /// # Errors
+    ///
+    /// The socket or the rings could not be made.
+    pub fn connect(&mut self, addr: SocketAddr) -> Result<Conn, TransportError> {
+        let socket = Socket::new(Domain::for_address(addr), Type::STREAM.cloexec(), None)?;
+        let conn = self.register(socket)?;
+        let target = Box::new(SockAddr::from(addr));
+        let connect = opcode::Connect::new(
+            self.slots[conn.slot as usize].raw_fd(),
+            target.as_ptr().cast(),
+            target.len(),
+        )
+        .build()
+        .user_data(user_data(conn.slot, CONNECT));
+        // SAFETY: the address is boxed and kept in the slot until the completion (dropping it
+        // is what the completion does), and the socket stays open until then.
+        if let Err(e) = unsafe { self.push(&connect) } {
+            // Nothing was queued: the slot goes back at once.
+            self.cancel(conn.slot)?;
+            self.free_if_done(conn.slot);
+            // Its `Closed` is no one's: the caller never had the connection.
+            self.ready.pop_back();
+            return Err(e.into());
+        }
+        self.slots[conn.slot as usize].connecting = Some(target);
+        self.lent += 1;
+        Ok(conn)
+    }
+
     /// Adds a connected socket (one the caller connected or accepted), with fresh rings.
     ///
     /// # Errors
@@ -311,6 +357,7 @@ impl Driver {
                     rx_lent: false,
                     tx_lent: false,
                     closing: false,
+                    connecting: None,
                 });
                 u32::try_from(self.slots.len() - 1).expect("fewer than 2^32 connections")
             }
@@ -351,6 +398,9 @@ impl Driver {
         if slot.rx_lent {
             return Err(busy("a receive is already in flight").into());
         }
+        if slot.connecting.is_some() {
+            return Err(busy("the connection is still being made").into());
+        }
         let ring = &mut slot.rx;
         ring.ensure_capacity(at_least.max(ring.len() + 1))?;
         let span = ring.writable();
@@ -383,6 +433,9 @@ impl Driver {
         if slot.tx_lent {
             return Err(busy("a send is already in flight").into());
         }
+        if slot.connecting.is_some() {
+            return Err(busy("the connection is still being made").into());
+        }
         if slot.tx.is_empty() {
             return Ok(());
         }
@@ -402,11 +455,15 @@ impl Driver {
         Ok(())
     }
 
-    /// Marks slot `index` closing and asks the kernel to cancel its transfers.
+    /// Marks slot `index` closing and asks the kernel to cancel its transfers and connect.
     fn cancel(&mut self, index: u32) -> io::Result<()> {
         let slot = &mut self.slots[index as usize];
         slot.closing = true;
-        let lent = [(slot.rx_lent, RECV), (slot.tx_lent, SEND)];
+        let lent = [
+            (slot.rx_lent, RECV),
+            (slot.tx_lent, SEND),
+            (slot.connecting.is_some(), CONNECT),
+        ];
         for (_, op) in lent.into_iter().filter(|(lent, _)| *lent) {
             let cancel = opcode::AsyncCancel::new(user_data(index, op))
                 .build()
@@ -490,7 +547,14 @@ impl Driver {
             slot: index,
             generation: slot.generation,
         };
-        let event = if op == RECV {
+        let event = if op == CONNECT {
+            slot.connecting = None;
+            self.lent -= 1;
+            match result {
+                0 => Event::Connected(conn),
+                _ => Event::Failed(conn, Op::Connect, io::Error::from_raw_os_error(-result)),
+            }
+        } else if op == RECV {
             slot.rx_lent = false;
             self.lent -= 1;
             match usize::try_from(result) {

@@ -48,6 +48,7 @@ fn echo_server(driver: &mut Driver, clients: usize) {
             Event::Received(conn, _) | Event::Sent(conn) => echo(driver, conn),
             Event::Failed(conn, op, e) => panic!("{conn:?} {op:?}: {e}"),
             Event::AcceptFailed(e) => panic!("accept: {e}"),
+            Event::Connected(conn) => panic!("{conn:?}: connected to nothing"),
             Event::Closed { .. } => closed += 1,
         }
         closed == clients
@@ -298,4 +299,116 @@ fn dropping_the_driver_with_receives_in_flight_waits_for_the_kernel() {
         // Closed by the drop: end of stream, or a reset if our bytes were unread.
         assert!(matches!(peer.read(&mut [0; 8]), Ok(0) | Err(_)));
     }
+}
+
+/// A connect the driver makes: no transfer until it is made, then both ways.
+#[test]
+fn connects_then_talks() {
+    let mut driver = Driver::new(8, small()).unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let conn = driver.connect(listener.local_addr().unwrap()).unwrap();
+    // Queued, not yet submitted: certainly not made.
+    assert!(driver.recv(conn, 1).is_err());
+    assert!(driver.send(conn).is_err());
+    until(&mut driver, |_, event| match event {
+        Event::Connected(c) => c == conn,
+        other => panic!("{other:?}"),
+    });
+    let (mut peer, _) = listener.accept().unwrap();
+    let tx = driver.rings(conn).unwrap().tx.unwrap();
+    tx.reserve(5).unwrap()[..5].copy_from_slice(b"hello");
+    tx.commit(5);
+    driver.send(conn).unwrap();
+    driver.recv(conn, 1).unwrap();
+    until(&mut driver, |_, event| match event {
+        Event::Sent(c) => c == conn,
+        other => panic!("{other:?}"),
+    });
+    let mut got = [0; 5];
+    peer.read_exact(&mut got).unwrap();
+    assert_eq!(&got, b"hello");
+    peer.write_all(b"world").unwrap();
+    let mut received = 0;
+    until(&mut driver, |_, event| match event {
+        Event::Received(c, n) => {
+            assert_eq!(c, conn);
+            received += n;
+            true
+        }
+        other => panic!("{other:?}"),
+    });
+    assert_eq!(received, 5);
+    assert_eq!(driver.rings(conn).unwrap().rx.unwrap().readable(), b"world");
+}
+
+/// A refused connect is an error of its connection, which closes as any other.
+#[test]
+fn a_refused_connect_fails_its_connection() {
+    let mut driver = Driver::new(8, small()).unwrap();
+    let gone = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let conn = driver.connect(gone).unwrap();
+    until(&mut driver, |driver, event| match event {
+        Event::Failed(c, Op::Connect, e) => {
+            assert_eq!((c, e.kind()), (conn, std::io::ErrorKind::ConnectionRefused));
+            driver.close(conn).unwrap();
+            false
+        }
+        Event::Closed { conn: c, rx, tx } => {
+            assert_eq!(c, conn);
+            assert!(rx.capacity() > 0 && tx.capacity() > 0);
+            true
+        }
+        other => panic!("{other:?}"),
+    });
+    assert!(driver.rings(conn).is_none());
+}
+
+/// Closing a connection whose connect is still under way (its SYN unanswered: the listener's
+/// queue is full) cancels the connect and hands the rings back.
+#[test]
+fn closing_cancels_a_connect_under_way() {
+    let listener =
+        socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    listener
+        .bind(
+            &"127.0.0.1:0"
+                .parse::<std::net::SocketAddr>()
+                .unwrap()
+                .into(),
+        )
+        .unwrap();
+    listener.listen(0).unwrap();
+    let addr = listener.local_addr().unwrap().as_socket().unwrap();
+    // Fill the accept queue; the kernel drops SYNs past it.
+    let fillers: Vec<socket2::Socket> = (0..4)
+        .map(|_| {
+            let s =
+                socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+            s.set_nonblocking(true).unwrap();
+            let _ = s.connect(&addr.into());
+            s
+        })
+        .collect();
+    thread::sleep(Duration::from_millis(50));
+    let mut driver = Driver::new(8, small()).unwrap();
+    let conn = driver.connect(addr).unwrap();
+    driver.wait(Some(Duration::from_millis(200))).unwrap();
+    assert!(
+        driver.next_event().is_none(),
+        "the connect ended on its own"
+    );
+    driver.close(conn).unwrap();
+    let mut closed = false;
+    until(&mut driver, |_, event| match event {
+        Event::Closed { conn: c, .. } => {
+            closed = c == conn;
+            true
+        }
+        other => panic!("{other:?}"),
+    });
+    assert!(closed);
+    drop(fillers);
 }
