@@ -199,9 +199,9 @@ pub struct Driver {
     /// Slots whose connection is closed, for the next one.
     free: Vec<u32>,
     listener: Option<TcpListener>,
-    /// Rings lent to the kernel and connects under way: with none and no listener, there is
+    /// Operations in flight (rings lent, connects under way): with none and no listener, there is
     /// nothing to wait for.
-    lent: usize,
+    in_flight: usize,
     /// Events made by calls rather than completions (a close with nothing in flight).
     ready: VecDeque<Event>,
     /// Not `Send`: the io_uring takes submissions from the thread that made it only.
@@ -232,7 +232,7 @@ impl Driver {
             slots: Vec::new(),
             free: Vec::new(),
             listener: None,
-            lent: 0,
+            in_flight: 0,
             ready: VecDeque::new(),
             _one_thread: PhantomData,
         })
@@ -320,7 +320,7 @@ impl Driver {
             return Err(e.into());
         }
         self.slots[conn.slot as usize].connecting = Some(target);
-        self.lent += 1;
+        self.in_flight += 1;
         Ok(conn)
     }
 
@@ -418,7 +418,7 @@ impl Driver {
         unsafe { self.push(&recv)? };
         // Lent once queued (a failed push queued nothing: nothing to wait for).
         self.slots[conn.slot as usize].rx_lent = true;
-        self.lent += 1;
+        self.in_flight += 1;
         Ok(())
     }
 
@@ -482,7 +482,7 @@ impl Driver {
     ///
     /// `io_uring_enter` failed (other than by a signal or the timeout).
     pub fn wait(&mut self, timeout: Option<Duration>) -> io::Result<()> {
-        let idle = self.lent == 0 && self.listener.is_none();
+        let idle = self.in_flight == 0 && self.listener.is_none();
         if !self.ready.is_empty()
             || !self.uring.completion().is_empty()
             || idle && timeout.is_none()
@@ -549,14 +549,14 @@ impl Driver {
         };
         let event = if op == CONNECT {
             slot.connecting = None;
-            self.lent -= 1;
+            self.in_flight -= 1;
             match result {
                 0 => Event::Connected(conn),
                 _ => Event::Failed(conn, Op::Connect, io::Error::from_raw_os_error(-result)),
             }
         } else if op == RECV {
             slot.rx_lent = false;
-            self.lent -= 1;
+            self.in_flight -= 1;
             match usize::try_from(result) {
                 Ok(n) => {
                     slot.rx.commit(n);
@@ -570,7 +570,7 @@ impl Driver {
             }
         } else {
             slot.tx_lent = false;
-            self.lent -= 1;
+            self.in_flight -= 1;
             match usize::try_from(result) {
                 Ok(n) => {
                     slot.tx.consume(n);
@@ -621,7 +621,7 @@ impl Driver {
         // receives in `recv`); the socket stays open.
         unsafe { self.push(&send)? };
         self.slots[index as usize].tx_lent = true;
-        self.lent += 1;
+        self.in_flight += 1;
         Ok(())
     }
 
