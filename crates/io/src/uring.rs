@@ -411,10 +411,10 @@ impl Driver {
             .build()
             .user_data(user_data(conn.slot, RECV));
         // SAFETY: the span is the ring's free span, which nothing reads or writes while
-        // `rx_lent` holds (set right below, before the caller runs again; `rings` hides the ring, `recv` refuses, `close` keeps the ring until
-        // the completion); the ring does not move or grow under it for the same reason, and its
-        // memory is not freed before the completion (the slot keeps it). The socket stays open
-        // until then too.
+        // `rx_lent` holds (set right below, before the caller runs again; `rings` hides the
+        // ring, `recv` refuses, `close` keeps the ring until the completion); the ring does not
+        // move or grow under it for the same reason, and its memory is not freed before the
+        // completion (the slot keeps it). The socket stays open until then too.
         unsafe { self.push(&recv)? };
         // Lent once queued (a failed push queued nothing: nothing to wait for).
         self.slots[conn.slot as usize].rx_lent = true;
