@@ -438,8 +438,22 @@ pub(crate) struct RouteArgs {
     /// CONNECT tunnel), `socks5h` or `socks5`, `socks4a` or `socks4` (everything through its
     /// tunnel; names resolved by the proxy, or here). Without it, the environment's
     /// http_proxy, https_proxy and all_proxy, as curl reads them.
-    #[arg(short = 'x', long = "proxy", value_name = "URL")]
+    #[arg(short = 'x', long = "proxy", value_name = "URL", group = "via")]
     proxy: Option<String>,
+    /// Go through the SOCKS5 proxy at `[USER:PASSWORD@]HOST[:PORT]`, names resolved here, as
+    /// curl's --socks5 (`-x socks5://...`).
+    #[arg(long = "socks5", value_name = "HOST[:PORT]", group = "via")]
+    socks5: Option<String>,
+    /// As --socks5, names resolved by the proxy (`-x socks5h://...`).
+    #[arg(long = "socks5-hostname", value_name = "HOST[:PORT]", group = "via")]
+    socks5_hostname: Option<String>,
+    /// Go through the SOCKS4 proxy at `[USER@]HOST[:PORT]`, names resolved here to IPv4
+    /// addresses, as curl's --socks4 (`-x socks4://...`).
+    #[arg(long = "socks4", value_name = "HOST[:PORT]", group = "via")]
+    socks4: Option<String>,
+    /// As --socks4, names resolved by the proxy: SOCKS4a (`-x socks4a://...`).
+    #[arg(long = "socks4a", value_name = "HOST[:PORT]", group = "via")]
+    socks4a: Option<String>,
     /// Hosts (and their subdomains), addresses and CIDR networks reached directly,
     /// separated by commas; `*` for all. Replaces the environment's no_proxy.
     #[arg(long = "noproxy", value_name = "LIST")]
@@ -529,10 +543,22 @@ impl RouteArgs {
 
     /// The proxies these flags, or else the environment, ask for.
     fn proxies(&self) -> Result<Proxies, String> {
-        let proxies = match &self.proxy {
-            Some(url) => {
-                Proxies::all(Proxy::parse(url).map_err(|e| format!("--proxy {url:?}: {e}"))?)
-            }
+        let given = [
+            ("--proxy", "", &self.proxy),
+            ("--socks5", "socks5://", &self.socks5),
+            ("--socks5-hostname", "socks5h://", &self.socks5_hostname),
+            ("--socks4", "socks4://", &self.socks4),
+            ("--socks4a", "socks4a://", &self.socks4a),
+        ];
+        // At most one: clap's group `via`.
+        let given = given
+            .into_iter()
+            .find_map(|(flag, scheme, value)| Some((flag, scheme, value.as_deref()?)));
+        let proxies = match given {
+            Some((flag, scheme, value)) => Proxies::all(
+                Proxy::parse(&format!("{scheme}{value}"))
+                    .map_err(|e| format!("{flag} {value:?}: {e}"))?,
+            ),
             None => Proxies::from_env().map_err(|e| e.to_string())?,
         };
         Ok(match &self.noproxy {

@@ -1191,6 +1191,14 @@ fn proxy_settings_as_curl_reads_them() {
         let socks = format!("{socks}://{nowhere}");
         assert!(through_nowhere(run(&["-x", &socks, &http], &[])));
     }
+    for flag in ["--socks5", "--socks5-hostname", "--socks4", "--socks4a"] {
+        assert!(through_nowhere(run(&[flag, nowhere, &http], &[])), "{flag}");
+    }
+    let both = run(&["-x", nowhere, "--socks5", nowhere, &http], &[]);
+    assert!(
+        text(&both.stderr).contains("cannot be used with"),
+        "{both:?}"
+    );
     let direct = run(&["-x", nowhere, "--noproxy", "127.0.0.1", &http], &[]);
     assert_eq!(text(&direct.stdout), "Hello from ringwire!\n");
     let proxy = format!("http://{nowhere}");
