@@ -77,14 +77,7 @@ impl Heartbeat {
 
     /// Waits until the task has news (at once if it has).
     pub(crate) async fn arrived(&self) {
-        loop {
-            // Made before the check: news told in between still wakes it.
-            let told = self.shared.arrived.notified();
-            if lock(&self.shared.news).is_some() {
-                return;
-            }
-            told.await;
-        }
+        until(&self.shared.arrived, || lock(&self.shared.news).is_some()).await;
     }
 }
 
@@ -136,6 +129,19 @@ async fn beat(coordinator: Arc<Coordinator>, member: Member, shared: Arc<Shared>
             Err(e) if e.is_fenced() => return tell(News::Failed(e)),
             Err(e) => tell(News::Failed(e)),
         }
+    }
+}
+
+/// Waits until `ready` holds, woken by `told` (at once if it holds now): a poll waiting for
+/// what a group's task finds out.
+pub(crate) async fn until(told: &Notify, ready: impl Fn() -> bool) {
+    loop {
+        // Made before the check: what is told in between still wakes it.
+        let notified = told.notified();
+        if ready() {
+            return;
+        }
+        notified.await;
     }
 }
 

@@ -21,7 +21,7 @@ use ringwire_kafka::{ApiKey, ErrorCode};
 use crate::cluster::Cluster;
 use crate::coordinator::Coordinator;
 use crate::group::Assignment;
-use crate::heartbeat::lock;
+use crate::heartbeat::{lock, until};
 use crate::{ClientError, Connection};
 
 /// Why a broker refuses the protocol: it is too old, or (Kafka 3.7 to 3.9) it was not turned on.
@@ -226,17 +226,11 @@ impl Member {
 
     /// Waits until the task has news or a target (at once if it has).
     pub(crate) async fn arrived(&self) {
-        loop {
-            // Made before the check: news told in between still wakes it.
-            let told = self.shared.arrived.notified();
-            {
-                let state = self.state();
-                if state.news.is_some() || state.target.is_some() {
-                    return;
-                }
-            }
-            told.await;
-        }
+        until(&self.shared.arrived, || {
+            let state = self.state();
+            state.news.is_some() || state.target.is_some()
+        })
+        .await;
     }
 
     /// Stops beating without a word, for a member about to join again (a static member's
