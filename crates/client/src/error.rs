@@ -104,6 +104,9 @@ pub enum Error {
     /// `GOAWAY` that left the request unprocessed) means the server never
     /// acted on it, so it was sent again on a fresh connection if it could.
     Http2Reset(ringwire_http2::ErrorCode),
+    /// The server chose HTTP/1.1 by ALPN where only HTTP/2 would do (a connection shared
+    /// by many exchanges: [`Client::http2_connection`](crate::tokio::Client::http2_connection)).
+    NotHttp2,
     /// A request head HTTP/2 cannot carry as it was written (a `host`
     /// HTTP/2's `:authority` cannot hold).
     Http2Request(ringwire_http1::Error),
@@ -257,6 +260,9 @@ impl fmt::Display for Error {
                  while the request body was still being sent"
             ),
             Error::UnexpectedUpgrade => f.write_str("unexpected 101 Switching Protocols"),
+            Error::NotHttp2 => {
+                f.write_str("the server does not speak HTTP/2 (ALPN chose http/1.1)")
+            }
             Error::TooManyRedirects { max } => write!(f, "maximum ({max}) redirects followed"),
             Error::InvalidLocation(e) => write!(f, "redirect to an invalid location: {e}"),
             #[cfg(feature = "ws")]

@@ -166,22 +166,11 @@ impl H2 {
     /// A client connection on `config`'s limits; its preface is in
     /// [`transmit`](Self::transmit).
     pub(crate) fn new(config: &ClientConfig) -> H2 {
-        let limits = config.limits;
-        let h2 = ringwire_http2::Config {
-            max_header_list_size: u32::try_from(limits.max_head_len).unwrap_or(u32::MAX),
-            ..ringwire_http2::Config::default()
-        };
         H2 {
-            conn: Connection::client(h2),
-            // Bounded by the request buffer's room already.
-            request: RequestParser::new(Limits {
-                max_head_len: usize::MAX,
-                max_headers: usize::MAX,
-                max_target_len: usize::MAX,
-                ..Limits::default()
-            }),
+            conn: client_connection(config),
+            request: head_parser(),
             head: Vec::new(),
-            response: ResponseParser::new(limits),
+            response: ResponseParser::new(config.limits),
             stream: None,
             ending: false,
             unreleased: 0,
@@ -200,30 +189,8 @@ impl H2 {
         head: &[u8],
         body: Option<&[u8]>,
     ) -> Result<(), Error> {
-        let request = match self.request.parse(head) {
-            Ok(Status::Complete(request, _)) => request,
-            // The builder wrote the head whole: only a bound can refuse it.
-            Ok(Status::Partial { .. }) => return Err(Error::StaleRequest),
-            Err(e) => return Err(Error::Http2Request(e)),
-        };
-        let authority = request.header("host").unwrap_or_default();
-        let fields = request
-            .headers()
-            .iter()
-            .filter(|h| !h.name.eq_ignore_ascii_case("host"))
-            .map(|h| (h.name.as_bytes(), h.value));
         let end_stream = body.is_some_and(<[u8]>::is_empty);
-        let stream = self
-            .conn
-            .send_request(
-                request.method().as_str().as_bytes(),
-                url.origin().scheme().as_str().as_bytes(),
-                authority,
-                request.target().as_bytes(),
-                fields,
-                end_stream,
-            )
-            .map_err(refused)?;
+        let stream = open(&mut self.conn, &mut self.request, url, head, end_stream)?;
         self.stream = Some(stream);
         self.ending = false;
         self.unreleased = 0;
@@ -462,10 +429,61 @@ impl H2 {
     }
 }
 
+/// A client connection on `config`'s limits, its preface queued.
+pub(crate) fn client_connection(config: &ClientConfig) -> Connection {
+    Connection::client(ringwire_http2::Config {
+        max_header_list_size: u32::try_from(config.limits.max_head_len).unwrap_or(u32::MAX),
+        ..ringwire_http2::Config::default()
+    })
+}
+
+/// The parser [`open`] reads request heads with: bounded by the request buffer's room
+/// already.
+pub(crate) fn head_parser() -> RequestParser {
+    RequestParser::new(Limits {
+        max_head_len: usize::MAX,
+        max_headers: usize::MAX,
+        max_target_len: usize::MAX,
+        ..Limits::default()
+    })
+}
+
+/// Opens a stream on `conn` with the request `head` (HTTP/1.1 text, as the builder wrote
+/// it, read by `parser`) for `url`; `end_stream` when no body follows.
+pub(crate) fn open(
+    conn: &mut Connection,
+    parser: &mut RequestParser,
+    url: &Url,
+    head: &[u8],
+    end_stream: bool,
+) -> Result<StreamId, Error> {
+    let request = match parser.parse(head) {
+        Ok(Status::Complete(request, _)) => request,
+        // The builder wrote the head whole: only a bound can refuse it.
+        Ok(Status::Partial { .. }) => return Err(Error::StaleRequest),
+        Err(e) => return Err(Error::Http2Request(e)),
+    };
+    let authority = request.header("host").unwrap_or_default();
+    let fields = request
+        .headers()
+        .iter()
+        .filter(|h| !h.name.eq_ignore_ascii_case("host"))
+        .map(|h| (h.name.as_bytes(), h.value));
+    conn.send_request(
+        request.method().as_str().as_bytes(),
+        url.origin().scheme().as_str().as_bytes(),
+        authority,
+        request.target().as_bytes(),
+        fields,
+        end_stream,
+    )
+    .map_err(refused)
+}
+
 /// Why a request could not go out on the connection: nothing of it was
 /// sent, so a fresh connection may take it (unless it is too large for the
 /// server).
-fn refused(error: SendError) -> Error {
+pub(crate) fn refused(error: SendError) -> Error {
     match error {
         SendError::HeaderListTooLarge { limit } => Error::RequestHeadTooLarge {
             limit: limit as usize,

@@ -75,6 +75,7 @@ mod form;
 #[doc(hidden)]
 pub mod fuzzing;
 mod h2;
+mod mux;
 mod pool;
 mod proxy;
 mod redirect;

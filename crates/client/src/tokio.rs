@@ -32,6 +32,10 @@ use crate::{
     StreamedRequest, Url,
 };
 
+mod shared_h2;
+
+pub use shared_h2::{Http2Connection, Http2Response};
+
 /// A streamed body's source, as the async client reads it.
 type BodySource<'s> = Source<'s, dyn AsyncRead + Unpin + Send + 's>;
 

@@ -494,3 +494,171 @@ fn streamed_bodies_framed_in_place_or_copied_arrive_whole() {
         }
     }
 }
+
+/// A request on a shared connection, and its whole answer.
+async fn shared(
+    conn: &ringwire_client::tokio::Http2Connection,
+    method: &str,
+    url: &Url,
+    body: &[u8],
+) -> Result<Vec<u8>, Error> {
+    let mut buffer = RequestBuffer::new()?;
+    buffer.reserve(body.len())?;
+    let request = buffer.request(method, url)?.headers()?.body(body)?;
+    let mut response = conn.send(&mut buffer, &request).await?;
+    assert_eq!(response.status(), 200);
+    response.bytes().await
+}
+
+/// Many tasks' exchanges at once on one connection to `base`: slow answers overlap,
+/// uploads past every window go both ways at once, and every request came over the same
+/// connection.
+async fn shared_exchanges(client: &AsyncClient, base: &str) {
+    let url = |path: &str| Url::parse(&format!("{base}{path}")).unwrap();
+    let conn = client.http2_connection(&url("/")).await.unwrap();
+    let start = std::time::Instant::now();
+    let slow: Vec<_> = (0..16)
+        .map(|_| {
+            let (conn, url) = (conn.clone(), url("/slow/300"));
+            tokio::spawn(async move { shared(&conn, "GET", &url, b"").await })
+        })
+        .collect();
+    for task in slow {
+        assert!(task
+            .await
+            .unwrap()
+            .unwrap()
+            .starts_with(b"GET /slow/300 body=0"));
+    }
+    // One after another they take 4.8 s.
+    let took = start.elapsed();
+    assert!(took < Duration::from_millis(2400), "{took:?}");
+
+    let upload = Arc::new(pattern(1 << 20));
+    let uploads: Vec<_> = (0..4)
+        .map(|i| {
+            let (conn, url, upload) = (conn.clone(), url(&format!("/up/{i}")), upload.clone());
+            tokio::spawn(async move {
+                let echo = shared(&conn, "POST", &url, &upload).await.unwrap();
+                assert!(echo.starts_with(format!("POST /up/{i} body=1048576\n").as_bytes()));
+                assert!(echo.ends_with(&upload), "the echo differs");
+            })
+        })
+        .collect();
+    let peers: Vec<_> = (0..4)
+        .map(|_| {
+            let (conn, url) = (conn.clone(), url("/peer"));
+            tokio::spawn(async move { shared(&conn, "GET", &url, b"").await.unwrap() })
+        })
+        .collect();
+    for task in uploads {
+        task.await.unwrap();
+    }
+    let mut ports = Vec::new();
+    for task in peers {
+        ports.push(task.await.unwrap());
+    }
+    assert!(ports.iter().all(|p| *p == ports[0]), "{ports:?}");
+    assert!(conn.is_open());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_shared_connection_carries_many_exchanges_at_once() {
+    let (addr, cert) = common::ringwire_h2(Echo);
+    let client = async_client(Http2::Off, Some(&cert));
+    shared_exchanges(&client, &format!("https://localhost:{}", addr.port())).await;
+    let addr = common::ringwire(Echo);
+    shared_exchanges(&client, &format!("http://{addr}")).await;
+
+    // A server that speaks HTTP/1.1 only is told apart.
+    let (addr, cert) = common::ringwire_tls(Echo);
+    let client = async_client(Http2::Off, Some(&cert));
+    let url = Url::parse(&format!("https://localhost:{}/", addr.port())).unwrap();
+    let declined = client.http2_connection(&url).await;
+    assert!(matches!(declined, Err(Error::NotHttp2)), "{declined:?}");
+}
+
+/// The server's limit on concurrent streams holds requests back until streams close.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_past_the_servers_stream_limit_wait_their_turn() {
+    let config = ringwire_server::ServerConfig {
+        addr: "127.0.0.1:0".parse().unwrap(),
+        http2: Some(ringwire_http2::Config {
+            max_concurrent_streams: 2,
+            ..ringwire_http2::Config::default()
+        }),
+        ..ringwire_server::ServerConfig::default()
+    };
+    let server = ringwire_server::Server::bind(config).unwrap();
+    let url = Url::parse(&format!("http://{}/slow/200", server.local_addr())).unwrap();
+    thread::spawn(move || {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        runtime.block_on(server.serve(Echo)).unwrap();
+    });
+    let conn = async_client(Http2::Off, None)
+        .http2_connection(&url)
+        .await
+        .unwrap();
+    // The server's SETTINGS first.
+    shared(&conn, "GET", &url, b"").await.unwrap();
+    let start = std::time::Instant::now();
+    let tasks: Vec<_> = (0..8)
+        .map(|_| {
+            let (conn, url) = (conn.clone(), url.clone());
+            tokio::spawn(async move { shared(&conn, "GET", &url, b"").await })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap().unwrap();
+    }
+    // Two at a time: four rounds of 200 ms.
+    let took = start.elapsed();
+    assert!(took >= Duration::from_millis(750), "{took:?}");
+}
+
+/// A response given up midway resets its stream alone; one the server resets fails alone;
+/// and the connection closes once nothing holds it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streams_end_alone_and_the_connection_with_its_last_holder() {
+    let addr = common::ringwire(Echo);
+    let client = async_client(Http2::Off, None);
+    let url = Url::parse(&format!("http://{addr}/up")).unwrap();
+    let conn = client.http2_connection(&url).await.unwrap();
+    let upload = pattern(3 << 20);
+    let mut buffer = RequestBuffer::new().unwrap();
+    buffer.reserve(upload.len()).unwrap();
+    let request = buffer.request("POST", &url).unwrap().headers().unwrap();
+    let request = request.body(&upload).unwrap();
+    let mut response = conn.send(&mut buffer, &request).await.unwrap();
+    assert!(response.chunk().await.unwrap().is_some());
+    drop(response);
+    for _ in 0..3 {
+        let echo = shared(&conn, "POST", &url, b"after").await.unwrap();
+        assert_eq!(echo, b"POST /up body=5\nafter");
+    }
+
+    let (closed_tx, closed) = std::sync::mpsc::channel();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    thread::spawn(move || {
+        let (sock, _) = listener.accept().unwrap();
+        serve(sock, Act::Reset(ErrorCode::CANCEL));
+        closed_tx.send(()).unwrap();
+    });
+    let url = Url::parse(&format!("http://{addr}/")).unwrap();
+    let conn = client.http2_connection(&url).await.unwrap();
+    let other = conn.clone();
+    for conn in [&conn, &other] {
+        let failed = shared(conn, "GET", &url, b"").await;
+        assert!(
+            matches!(failed, Err(Error::Http2Reset(code)) if code == ErrorCode::CANCEL),
+            "{failed:?}"
+        );
+        assert!(conn.is_open());
+    }
+    drop(conn);
+    assert!(closed.try_recv().is_err(), "a clone still holds it");
+    drop(other);
+    let waited = tokio::task::spawn_blocking(move || closed.recv_timeout(Duration::from_secs(5)));
+    assert!(waited.await.unwrap().is_ok(), "the connection stayed open");
+}

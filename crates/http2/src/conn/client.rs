@@ -46,7 +46,7 @@ impl Connection {
         if self.going_away.is_some() || self.peer_going_away {
             return Err(SendError::GoingAway);
         }
-        if self.streams.len() >= self.peer_max_streams as usize {
+        if !self.has_stream_room() {
             return Err(SendError::TooManyStreams);
         }
         let next = if self.last_stream == 0 {

@@ -577,6 +577,14 @@ impl Connection {
         self.streams.len()
     }
 
+    /// Whether the peer's `SETTINGS_MAX_CONCURRENT_STREAMS` leaves room for one more
+    /// stream now: a client whose requests share the connection waits for a stream to
+    /// close when it does not ([`SendError::TooManyStreams`]).
+    #[must_use]
+    pub fn has_stream_room(&self) -> bool {
+        self.streams.len() < self.peer_max_streams as usize
+    }
+
     /// Whether a header block is half received: `HEADERS` came without `END_HEADERS` and
     /// its `CONTINUATION` frames are awaited (no other frame may come meanwhile).
     #[must_use]

@@ -1,0 +1,413 @@
+//! Many exchanges at once on one HTTP/2 connection, sans-IO: the connection's frames
+//! sorted into each stream's slot as they arrive, for the task that waits on it.
+//!
+//! Unlike a connection that carries one exchange at a time ([`crate::h2`]), whose body is
+//! read in place in the receive ring, a stream here cannot borrow the ring: the frames of
+//! the other streams follow its own, and the ring moves on under them. Each `DATA` frame's
+//! bytes are copied out once, into the stream's queue, and handed out from there; the
+//! server may send as much again only once they are taken, so a reader that lags slows
+//! its own stream rather than filling memory.
+
+use std::collections::{HashMap, VecDeque};
+use std::task::{Context, Poll, Waker};
+
+use bytes::Bytes;
+use ringwire_http1::{Method, RequestParser, ResponseParser, Status};
+use ringwire_http2::frame::StreamId;
+use ringwire_http2::{Connection, ErrorCode, Event};
+
+use crate::h2::{client_connection, head_parser, open, refused};
+use crate::{ClientConfig, Error, Trailers, Url};
+
+/// A response's final head, as HTTP/1.1 text (no reason phrase) with its parse.
+#[derive(Debug)]
+pub(crate) struct Head {
+    pub(crate) text: Vec<u8>,
+    pub(crate) parsed: ResponseParser,
+}
+
+impl Head {
+    /// The head's view.
+    pub(crate) fn view(&self) -> ringwire_http1::Response<'_> {
+        self.parsed.head().view(&self.text)
+    }
+}
+
+/// What has arrived for one stream and not yet been taken.
+#[derive(Debug, Default)]
+struct Slot {
+    head: Option<Head>,
+    data: VecDeque<Bytes>,
+    /// The body has ended (`END_STREAM`, or trailers).
+    ended: bool,
+    trailers: Option<Trailers>,
+    reset: Option<ErrorCode>,
+    /// The task waiting on this stream.
+    waker: Option<Waker>,
+}
+
+impl Slot {
+    fn wake(&mut self) {
+        if let Some(waker) = self.waker.take() {
+            waker.wake();
+        }
+    }
+}
+
+/// Why the whole connection stopped, kept to tell every stream.
+#[derive(Debug, Clone, Copy)]
+enum Failure {
+    Http2(ringwire_http2::Error),
+    Io(std::io::ErrorKind),
+    Closed,
+}
+
+impl Failure {
+    fn error(self) -> Error {
+        match self {
+            Failure::Http2(e) => Error::Http2(e),
+            Failure::Io(kind) => Error::Io(kind.into()),
+            Failure::Closed => Error::Closed,
+        }
+    }
+}
+
+/// What one frame meant, owned, so the connection can be used again before acting on it.
+enum Seen {
+    Nothing,
+    Head(StreamId, Vec<u8>, bool),
+    Data(StreamId, Bytes, bool),
+    Trailers(StreamId, Trailers),
+    Reset(StreamId, ErrorCode),
+    GoAway(StreamId),
+}
+
+/// An HTTP/2 client connection shared by many exchanges.
+#[derive(Debug)]
+pub(crate) struct Mux {
+    conn: Connection,
+    /// Reads the request heads the builder wrote.
+    request: RequestParser,
+    limits: ringwire_http1::Limits,
+    streams: HashMap<StreamId, Slot>,
+    /// Requests waiting for a stream to close (the server's limit on concurrent streams).
+    waiting: Vec<Waker>,
+    failed: Option<Failure>,
+    /// The server sent `GOAWAY`: no new stream.
+    going_away: bool,
+    /// Handles to the connection still held: with none and no stream open, it closes.
+    handles: usize,
+}
+
+impl Mux {
+    /// A connection on `config`'s limits, its preface waiting in [`transmit`](Self::transmit).
+    pub(crate) fn new(config: &ClientConfig) -> Mux {
+        Mux {
+            conn: client_connection(config),
+            request: head_parser(),
+            limits: config.limits,
+            streams: HashMap::new(),
+            waiting: Vec::new(),
+            failed: None,
+            going_away: false,
+            handles: 1,
+        }
+    }
+
+    /// Opens a stream with the request `head` and `body` (HTTP/1.1 text and the body, as
+    /// the builder wrote them) for `url`; pending while the server's limit on concurrent
+    /// streams is reached.
+    pub(crate) fn poll_open(
+        &mut self,
+        cx: &mut Context<'_>,
+        url: &Url,
+        head: &[u8],
+        body: &[u8],
+    ) -> Poll<Result<StreamId, Error>> {
+        if let Some(failure) = self.failed {
+            return Poll::Ready(Err(failure.error()));
+        }
+        if self.going_away {
+            return Poll::Ready(Err(Error::Http2Reset(ErrorCode::REFUSED_STREAM)));
+        }
+        if !self.conn.has_stream_room() {
+            self.waiting.push(cx.waker().clone());
+            return Poll::Pending;
+        }
+        let stream = open(
+            &mut self.conn,
+            &mut self.request,
+            url,
+            head,
+            body.is_empty(),
+        )?;
+        if !body.is_empty() {
+            let sent = self
+                .conn
+                .send_data_now(stream, body, true)
+                .map_err(refused)?;
+            if sent < body.len() {
+                let rest = Bytes::copy_from_slice(&body[sent..]);
+                self.conn.send_data(stream, rest, true).map_err(refused)?;
+            }
+        }
+        self.streams.insert(stream, Slot::default());
+        Poll::Ready(Ok(stream))
+    }
+
+    /// The final head of `stream`'s response, once it came (interim heads are passed over).
+    pub(crate) fn poll_head(
+        &mut self,
+        cx: &mut Context<'_>,
+        stream: StreamId,
+    ) -> Poll<Result<Head, Error>> {
+        let failed = self.failed;
+        let Some(slot) = self.streams.get_mut(&stream) else {
+            return Poll::Ready(Err(Error::Closed));
+        };
+        if let Some(head) = slot.head.take() {
+            return Poll::Ready(Ok(head));
+        }
+        if let Some(code) = slot.reset {
+            return Poll::Ready(Err(Error::Http2Reset(code)));
+        }
+        if let Some(failure) = failed {
+            return Poll::Ready(Err(failure.error()));
+        }
+        slot.waker = Some(cx.waker().clone());
+        Poll::Pending
+    }
+
+    /// The next piece of `stream`'s body (`None` at its end, its trailers then in
+    /// `trailers`); the server may send as much again.
+    pub(crate) fn poll_chunk(
+        &mut self,
+        cx: &mut Context<'_>,
+        stream: StreamId,
+        trailers: &mut Trailers,
+    ) -> Poll<Result<Option<Bytes>, Error>> {
+        let failed = self.failed;
+        let Some(slot) = self.streams.get_mut(&stream) else {
+            return Poll::Ready(Ok(None));
+        };
+        if let Some(piece) = slot.data.pop_front() {
+            self.conn.release(stream, piece.len());
+            return Poll::Ready(Ok(Some(piece)));
+        }
+        if slot.ended {
+            if let Some(fields) = slot.trailers.take() {
+                *trailers = fields;
+            }
+            self.streams.remove(&stream);
+            return Poll::Ready(Ok(None));
+        }
+        if let Some(code) = slot.reset {
+            return Poll::Ready(Err(Error::Http2Reset(code)));
+        }
+        if let Some(failure) = failed {
+            return Poll::Ready(Err(failure.error()));
+        }
+        slot.waker = Some(cx.waker().clone());
+        Poll::Pending
+    }
+
+    /// The exchange on `stream` is given up before its end: the server is told to stop.
+    pub(crate) fn cancel(&mut self, stream: StreamId) {
+        if let Some(slot) = self.streams.remove(&stream) {
+            if !slot.ended && slot.reset.is_none() {
+                self.conn.reset_stream(stream, ErrorCode::CANCEL);
+            }
+        }
+        self.wake_waiting();
+    }
+
+    /// Handles the frames at the front of `data`: how many bytes they took. An `Err`
+    /// fails the connection (its `GOAWAY` waits in [`transmit`](Self::transmit)).
+    pub(crate) fn receive(&mut self, data: &[u8]) -> Result<usize, Error> {
+        let mut used = 0;
+        loop {
+            let (n, seen) = match self.frame(&data[used..]) {
+                Ok(step) => step,
+                Err(e) => {
+                    self.fail(Failure::Http2(e));
+                    return Err(Error::Http2(e));
+                }
+            };
+            used += n;
+            if n == 0 {
+                return Ok(used);
+            }
+            self.apply(seen);
+        }
+    }
+
+    fn frame(&mut self, data: &[u8]) -> Result<(usize, Seen), ringwire_http2::Error> {
+        let (n, event) = self.conn.recv(data)?;
+        let seen = match event {
+            None => Seen::Nothing,
+            Some(Event::Response {
+                stream,
+                status,
+                fields,
+                end_stream,
+            }) => {
+                let mut text = Vec::new();
+                fields.write_http1_response(status, &mut text);
+                Seen::Head(stream, text, end_stream)
+            }
+            Some(Event::Data {
+                stream,
+                data,
+                end_stream,
+            }) => Seen::Data(stream, Bytes::copy_from_slice(data), end_stream),
+            Some(Event::Trailers { stream, fields }) => {
+                let mut trailers = Trailers::new();
+                for (name, value) in fields.iter() {
+                    trailers.push(name, value);
+                }
+                Seen::Trailers(stream, trailers)
+            }
+            Some(Event::Reset { stream, code, .. }) => Seen::Reset(stream, code),
+            Some(Event::GoAway { last_stream, .. }) => Seen::GoAway(last_stream),
+            // Interim heads, and what the connection answers itself.
+            Some(_) => Seen::Nothing,
+        };
+        Ok((n, seen))
+    }
+
+    fn apply(&mut self, seen: Seen) {
+        match seen {
+            Seen::Nothing => {}
+            Seen::Head(stream, text, end) => {
+                let mut parsed = ResponseParser::new(self.limits);
+                let head = match parsed.parse(&text, Method::Get) {
+                    Ok(Status::Complete(..)) => Ok(Head { text, parsed }),
+                    // Fields HTTP/2 allows and HTTP/1.1 does not: the server's fault.
+                    _ => Err(()),
+                };
+                let known = match head {
+                    Ok(head) => self.deliver(stream, |slot| {
+                        slot.head = Some(head);
+                        slot.ended = end;
+                    }),
+                    Err(()) => {
+                        self.conn.reset_stream(stream, ErrorCode::PROTOCOL_ERROR);
+                        self.deliver(stream, |slot| {
+                            slot.reset = Some(ErrorCode::PROTOCOL_ERROR);
+                        })
+                    }
+                };
+                if known && end {
+                    self.wake_waiting();
+                }
+            }
+            Seen::Data(stream, piece, end) => {
+                let len = piece.len();
+                let known = self.deliver(stream, |slot| {
+                    if !piece.is_empty() {
+                        slot.data.push_back(piece);
+                    }
+                    slot.ended |= end;
+                });
+                if !known {
+                    // A stream given up: its bytes count for nothing.
+                    self.conn.release(stream, len);
+                }
+                if end {
+                    self.wake_waiting();
+                }
+            }
+            Seen::Trailers(stream, trailers) => {
+                self.deliver(stream, |slot| {
+                    slot.trailers = Some(trailers);
+                    slot.ended = true;
+                });
+                self.wake_waiting();
+            }
+            Seen::Reset(stream, code) => {
+                self.deliver(stream, |slot| slot.reset = Some(code));
+                self.wake_waiting();
+            }
+            Seen::GoAway(last) => {
+                self.going_away = true;
+                // Streams the server never processed may be sent again elsewhere.
+                for (stream, slot) in &mut self.streams {
+                    if stream.get() > last.get() {
+                        slot.reset = Some(ErrorCode::REFUSED_STREAM);
+                        slot.wake();
+                    }
+                }
+                self.wake_waiting();
+            }
+        }
+    }
+
+    /// Updates `stream`'s slot with `update` and wakes its task; `false` for a stream
+    /// no longer awaited.
+    fn deliver(&mut self, stream: StreamId, update: impl FnOnce(&mut Slot)) -> bool {
+        let Some(slot) = self.streams.get_mut(&stream) else {
+            return false;
+        };
+        update(slot);
+        slot.wake();
+        true
+    }
+
+    /// The connection failed, or its socket did: every stream and waiting request learns.
+    pub(crate) fn fail_io(&mut self, error: &Error) {
+        self.fail(match error {
+            Error::Io(e) => Failure::Io(e.kind()),
+            Error::Http2(e) => Failure::Http2(*e),
+            _ => Failure::Closed,
+        });
+    }
+
+    fn fail(&mut self, failure: Failure) {
+        self.failed.get_or_insert(failure);
+        for slot in self.streams.values_mut() {
+            slot.wake();
+        }
+        self.wake_waiting();
+    }
+
+    fn wake_waiting(&mut self) {
+        for waker in self.waiting.drain(..) {
+            waker.wake();
+        }
+    }
+
+    /// Whether the connection takes new requests.
+    pub(crate) fn is_open(&self) -> bool {
+        self.failed.is_none() && !self.going_away
+    }
+
+    /// Another handle to the connection.
+    pub(crate) fn hold(&mut self) {
+        self.handles += 1;
+    }
+
+    /// A handle to the connection was dropped.
+    pub(crate) fn let_go(&mut self) {
+        self.handles -= 1;
+    }
+
+    /// Nothing holds the connection any more and no exchange is under way: it may close,
+    /// with a `GOAWAY` first.
+    pub(crate) fn finished(&mut self) -> bool {
+        let done = self.handles == 0 && self.streams.is_empty();
+        if done {
+            self.conn.go_away();
+        }
+        done
+    }
+
+    /// The next run of bytes waiting to be sent.
+    pub(crate) fn transmit(&self) -> &[u8] {
+        self.conn.transmit()
+    }
+
+    /// The first `n` bytes waiting to be sent went out.
+    pub(crate) fn advance(&mut self, n: usize) {
+        self.conn.advance(n);
+    }
+}

@@ -1,0 +1,324 @@
+//! One HTTP/2 connection that many tasks send on at once: a task of its own reads the
+//! connection's frames into the ring and sorts them by stream ([`Mux`]); each request's
+//! task waits only for its own stream.
+
+use std::future::poll_fn;
+use std::io::{self, IoSlice};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use ::tokio::sync::Notify;
+use bytes::Bytes;
+use ringwire_http2::frame::StreamId;
+use ringwire_io::tokio::{AsyncRecvTransport, AsyncStream as _};
+use ringwire_ring::Ring;
+use ringwire_tls::MaybeTls;
+
+use super::{within, Client, Out, Socket};
+use crate::mux::{Head, Mux};
+use crate::{Error, Request, RequestBuffer, Trailers, Url};
+
+/// An HTTP/2 connection that many tasks send requests on at once, each waiting only for
+/// its own response ([`Client::http2_connection`]). Clones share the connection, which
+/// closes (with a `GOAWAY`) once every clone and every response is dropped.
+///
+/// Its responses' bodies are copied out of the receive ring, frame by frame, since the
+/// other streams' frames follow in the same ring (see [`Http2Response::chunk`]); the
+/// client's own requests ([`Client::send`]) read theirs in place, one exchange at a time
+/// per connection. Requests here go as they are: no redirects, cookies or decoding, and
+/// a request refused by a `GOAWAY` fails with `REFUSED_STREAM` for the caller to send
+/// again on a new connection.
+#[derive(Debug)]
+pub struct Http2Connection {
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    mux: Mutex<Mux>,
+    /// Wakes the connection's task: there is something to send, or it may close.
+    wake: Notify,
+    request_timeout: Option<Duration>,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Mux> {
+        // A panic while the lock was held left nothing half done that matters here.
+        self.mux.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Client {
+    /// Opens an HTTP/2 connection to `url`'s origin that many tasks can send requests on
+    /// at once ([`Http2Connection::send`]): `https://` asks for `h2` by ALPN, `http://`
+    /// speaks it from the start (prior knowledge). Proxies, the Unix socket, TLS settings
+    /// and the connect timeout are this client's. Must be called within a tokio runtime:
+    /// the connection is driven by a task of its own.
+    ///
+    /// # Errors
+    ///
+    /// As connecting does in [`send`](Self::send); [`Error::NotHttp2`] when the server
+    /// chose HTTP/1.1.
+    pub async fn http2_connection(&self, url: &Url) -> Result<Http2Connection, Error> {
+        let origin = url.origin();
+        let stream = self
+            .dial(origin, self.config.connect_timeout, true, &mut |_| {})
+            .await?;
+        if matches!(stream, MaybeTls::Tls(_)) && stream.alpn_protocol().as_deref() != Some(b"h2") {
+            return Err(Error::NotHttp2);
+        }
+        let stream = Arc::new(stream);
+        let rx = AsyncRecvTransport::with_ring(Ring::new(self.config.rx)?, Arc::clone(&stream));
+        let shared = Arc::new(Shared {
+            mux: Mutex::new(Mux::new(&self.config)),
+            wake: Notify::new(),
+            request_timeout: self.config.request_timeout,
+        });
+        ::tokio::spawn(drive(Arc::clone(&shared), stream, rx));
+        Ok(Http2Connection { shared })
+    }
+}
+
+impl Http2Connection {
+    /// Sends `request` (written into `buffer`, which is free again once this returns) on
+    /// a stream of its own and waits for its response's head, within the client's request
+    /// timeout. While the server's limit on concurrent streams is reached, the request
+    /// waits for a stream to close.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::StaleRequest`] as [`Client::send`]; [`Error::Http2Reset`] when the server
+    /// reset the stream (`REFUSED_STREAM`: it never acted on the request); the
+    /// connection's failure ([`Error::Http2`], [`Error::Io`], [`Error::Closed`]);
+    /// [`Error::Timeout`].
+    pub async fn send(
+        &self,
+        buffer: &mut RequestBuffer,
+        request: &Request<'_>,
+    ) -> Result<Http2Response, Error> {
+        let deadline = self.shared.request_timeout.map(|t| Instant::now() + t);
+        let (head, body) = buffer.bytes(request)?;
+        let opening = poll_fn(|cx| self.shared.lock().poll_open(cx, request.url(), head, body));
+        let stream = within(deadline, opening).await?;
+        self.shared.wake.notify_one();
+        // Made before the wait, so that giving up on it resets the stream.
+        let mut response = Http2Response {
+            shared: Arc::clone(&self.shared),
+            stream,
+            head: None,
+            trailers: Trailers::new(),
+            deadline,
+            finished: false,
+        };
+        let head = poll_fn(|cx| self.shared.lock().poll_head(cx, stream));
+        response.head = Some(within(deadline, head).await?);
+        Ok(response)
+    }
+
+    /// Whether the connection takes new requests: it has not failed, and the server has
+    /// not said it is going away.
+    #[must_use]
+    pub fn is_open(&self) -> bool {
+        self.shared.lock().is_open()
+    }
+}
+
+impl Clone for Http2Connection {
+    fn clone(&self) -> Self {
+        self.shared.lock().hold();
+        Http2Connection {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+impl Drop for Http2Connection {
+    fn drop(&mut self) {
+        self.shared.lock().let_go();
+        self.shared.wake.notify_one();
+    }
+}
+
+/// A response on an [`Http2Connection`], its head arrived; the body comes as it is read.
+/// Dropped before the body's end, it resets its stream (`CANCEL`).
+#[derive(Debug)]
+pub struct Http2Response {
+    shared: Arc<Shared>,
+    stream: StreamId,
+    /// `None` only while [`Http2Connection::send`] waits for it.
+    head: Option<Head>,
+    trailers: Trailers,
+    deadline: Option<Instant>,
+    /// The body was read to its end.
+    finished: bool,
+}
+
+impl Http2Response {
+    /// The status code.
+    #[must_use]
+    pub fn status(&self) -> u16 {
+        self.head().status()
+    }
+
+    /// The head, rewritten as an HTTP/1.1 head with no reason phrase.
+    #[must_use]
+    pub fn head(&self) -> ringwire_http1::Response<'_> {
+        self.head
+            .as_ref()
+            .expect("the head arrives before the response is handed out")
+            .view()
+    }
+
+    /// The first field named `name`.
+    #[must_use]
+    pub fn header(&self, name: &str) -> Option<&[u8]> {
+        self.head.as_ref().and_then(|head| head.view().header(name))
+    }
+
+    /// The trailer fields the body ended with: empty until [`chunk`](Self::chunk) has
+    /// returned `None`, and for a body without any.
+    #[must_use]
+    pub fn trailers(&self) -> &Trailers {
+        &self.trailers
+    }
+
+    /// The next piece of body, as one `DATA` frame brought it (copied out of the receive
+    /// ring when it arrived); `None` at the end of the body.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Http2Reset`] when the server reset the stream; the connection's failure;
+    /// [`Error::Timeout`].
+    pub async fn chunk(&mut self) -> Result<Option<Bytes>, Error> {
+        if self.finished {
+            return Ok(None);
+        }
+        let (shared, stream, trailers) = (&self.shared, self.stream, &mut self.trailers);
+        let next = poll_fn(|cx| {
+            let mut mux = shared.lock();
+            let next = mux.poll_chunk(cx, stream, trailers);
+            // A `WINDOW_UPDATE` for what was taken, or the stream's end.
+            if next.is_ready() && !mux.transmit().is_empty() {
+                shared.wake.notify_one();
+            }
+            next
+        });
+        let next = within(self.deadline, next).await?;
+        self.finished = next.is_none();
+        Ok(next)
+    }
+
+    /// The whole body, collected.
+    ///
+    /// # Errors
+    ///
+    /// As [`chunk`](Self::chunk).
+    pub async fn bytes(&mut self) -> Result<Vec<u8>, Error> {
+        let mut out = Vec::new();
+        while let Some(piece) = self.chunk().await? {
+            out.extend_from_slice(&piece);
+        }
+        Ok(out)
+    }
+
+    /// The whole body as text (invalid UTF-8 replaced).
+    ///
+    /// # Errors
+    ///
+    /// As [`chunk`](Self::chunk).
+    pub async fn text(&mut self) -> Result<String, Error> {
+        Ok(String::from_utf8_lossy(&self.bytes().await?).into_owned())
+    }
+
+    /// The whole body as JSON, deserialised into `T`.
+    ///
+    /// # Errors
+    ///
+    /// As [`chunk`](Self::chunk); [`Error::Json`] for a body that is not the JSON `T` reads.
+    #[cfg(feature = "json")]
+    pub async fn json<T: serde::de::DeserializeOwned>(&mut self) -> Result<T, Error> {
+        serde_json::from_slice(&self.bytes().await?).map_err(Error::Json)
+    }
+}
+
+impl Drop for Http2Response {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.shared.lock().cancel(self.stream);
+            self.shared.wake.notify_one();
+        }
+    }
+}
+
+/// The connection's task: sends what waits, receives and sorts frames, until nothing
+/// holds the connection any more or it fails.
+async fn drive(shared: Arc<Shared>, stream: Arc<Socket>, mut rx: AsyncRecvTransport<Arc<Socket>>) {
+    let mut out = Out {
+        stream: &stream,
+        rx: &mut rx,
+        ended: false,
+    };
+    if let Err(e) = run(&shared, &mut out).await {
+        shared.lock().fail_io(&e);
+        // The `GOAWAY` of a connection error, if there is one; the socket closes anyway.
+        let _ = send(&shared, &mut out).await;
+    }
+}
+
+async fn run(shared: &Shared, out: &mut Out<'_>) -> Result<(), Error> {
+    loop {
+        send(shared, out).await?;
+        if shared.lock().finished() {
+            return send(shared, out).await;
+        }
+        let at_least = out.rx.data().len() + 1;
+        let filled = ::tokio::select! {
+            filled = out.rx.fill(at_least) => Some(filled),
+            () = shared.wake.notified() => None,
+        };
+        match filled {
+            Some(Ok(0)) => return Err(Error::Closed),
+            Some(Err(e)) => return Err(e.into()),
+            Some(Ok(_)) | None => {}
+        }
+        // What came now, or while a send waited for room.
+        if !out.rx.data().is_empty() {
+            let used = shared.lock().receive(out.rx.data())?;
+            out.rx.consume(used);
+        }
+    }
+}
+
+/// Sends all that waits, the lock held only between waits for room.
+async fn send(shared: &Shared, out: &mut Out<'_>) -> Result<(), Error> {
+    loop {
+        let blocked = {
+            let mut mux = shared.lock();
+            loop {
+                let run = mux.transmit();
+                if run.is_empty() {
+                    break false;
+                }
+                match out.stream.try_write_vectored(&[IoSlice::new(run)]) {
+                    Ok(0) => return Err(io::Error::from(io::ErrorKind::WriteZero).into()),
+                    Ok(n) => mux.advance(n),
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break true,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        };
+        let blocked = blocked
+            || match out.stream.try_flush() {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => true,
+                done => {
+                    done?;
+                    false
+                }
+            };
+        if !blocked {
+            return Ok(());
+        }
+        out.writable().await?;
+    }
+}
