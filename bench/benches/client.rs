@@ -481,6 +481,181 @@ fn latency(clients: &mut [Box<dyn Round>]) {
     }
 }
 
+/// Tasks sending at once in [`shared_connection`].
+const TASKS: usize = 16;
+
+/// A client's many requests at once: `TASKS` tasks on a current-thread runtime, each
+/// sending `per_task` REST calls one after another; every call's time.
+type Spread = Box<dyn FnMut(&tokio::runtime::Runtime, u64) -> Vec<Duration>>;
+
+/// Runs `TASKS` copies of `task(per_task)` at once on `runtime`; the times they report.
+fn spread<F, T>(runtime: &tokio::runtime::Runtime, per_task: u64, task: T) -> Vec<Duration>
+where
+    F: std::future::Future<Output = Vec<Duration>> + Send + 'static,
+    T: Fn(u64) -> F,
+{
+    runtime.block_on(async {
+        let tasks: Vec<_> = (0..TASKS).map(|_| tokio::spawn(task(per_task))).collect();
+        let mut times = Vec::new();
+        for handle in tasks {
+            times.extend(handle.await.unwrap());
+        }
+        times
+    })
+}
+
+/// The HTTP/2 clients that multiplex, and ringwire's client, whose HTTP/2 connections
+/// carry one exchange at a time (it opens one per exchange under way).
+fn spreads(addr: SocketAddr, runtime: &tokio::runtime::Runtime) -> Vec<(&'static str, Spread)> {
+    let url = Url::parse(&format!("http://{addr}/orders")).unwrap();
+    let h2 = ClientConfig {
+        http2: Http2::PriorKnowledge,
+        ..ClientConfig::default()
+    };
+    let client = std::sync::Arc::new(ring_async::Client::new(h2));
+    let shared = runtime.block_on(client.http2_connection(&url)).unwrap();
+    let ring_url = url.clone();
+    let ringwire_shared: Spread = Box::new(move |runtime, per_task| {
+        spread(runtime, per_task, |per_task| {
+            let (conn, url) = (shared.clone(), ring_url.clone());
+            async move {
+                let mut buffer = RequestBuffer::new().unwrap();
+                let mut times = Vec::with_capacity(per_task as usize);
+                for _ in 0..per_task {
+                    let start = Instant::now();
+                    let mut request = buffer.request("POST", &url).unwrap().headers().unwrap();
+                    for (name, value) in HEADERS {
+                        request = request.header(name, value).unwrap();
+                    }
+                    let request = request.body(BODY).unwrap();
+                    let mut response = conn.send(&mut buffer, &request).await.unwrap();
+                    assert_eq!(response.status(), 200);
+                    while let Some(chunk) = response.chunk().await.unwrap() {
+                        black_box(chunk);
+                    }
+                    times.push(start.elapsed());
+                }
+                times
+            }
+        })
+    });
+    let ringwire_pooled: Spread = Box::new(move |runtime, per_task| {
+        spread(runtime, per_task, |per_task| {
+            let (client, url) = (client.clone(), url.clone());
+            async move {
+                let mut buffer = RequestBuffer::new().unwrap();
+                let mut times = Vec::with_capacity(per_task as usize);
+                for _ in 0..per_task {
+                    let start = Instant::now();
+                    let mut request = buffer.request("POST", &url).unwrap().headers().unwrap();
+                    for (name, value) in HEADERS {
+                        request = request.header(name, value).unwrap();
+                    }
+                    let request = request.body(BODY).unwrap();
+                    let mut response = client.send(&mut buffer, &request).await.unwrap();
+                    assert_eq!(response.status(), 200);
+                    while let Some(chunk) = response.chunk().await.unwrap() {
+                        black_box(chunk);
+                    }
+                    times.push(start.elapsed());
+                }
+                times
+            }
+        })
+    });
+    let sender = runtime.block_on(hyper_h2_connect(addr));
+    let uri: hyper::Uri = format!("http://{addr}/orders").parse().unwrap();
+    let hyper: Spread = Box::new(move |runtime, per_task| {
+        spread(runtime, per_task, |per_task| {
+            let (mut sender, uri) = (sender.clone(), uri.clone());
+            async move {
+                let mut times = Vec::with_capacity(per_task as usize);
+                for _ in 0..per_task {
+                    let start = Instant::now();
+                    sender.ready().await.unwrap();
+                    let response = sender.send_request(hyper_request(&uri, None)).await;
+                    read_hyper_answer(response.unwrap()).await;
+                    times.push(start.elapsed());
+                }
+                times
+            }
+        })
+    });
+    let reqwest_client = reqwest::Client::builder()
+        .tcp_nodelay(true)
+        .http2_prior_knowledge()
+        .build()
+        .unwrap();
+    let reqwest_url = format!("http://{addr}/orders");
+    let reqwest: Spread = Box::new(move |runtime, per_task| {
+        spread(runtime, per_task, |per_task| {
+            let (client, url) = (reqwest_client.clone(), reqwest_url.clone());
+            async move {
+                let mut times = Vec::with_capacity(per_task as usize);
+                for _ in 0..per_task {
+                    let start = Instant::now();
+                    let mut request = client.post(&url);
+                    for (name, value) in HEADERS {
+                        request = request.header(name, value);
+                    }
+                    let response = request.body(BODY).send().await.unwrap();
+                    assert_eq!(response.status(), 200);
+                    black_box(response.bytes().await.unwrap());
+                    times.push(start.elapsed());
+                }
+                times
+            }
+        })
+    });
+    vec![
+        ("ringwire shared h2", ringwire_shared),
+        ("ringwire tokio h2 (pool)", ringwire_pooled),
+        ("hyper (conn::http2) h2", hyper),
+        ("reqwest h2", reqwest),
+    ]
+}
+
+/// `TASKS` tasks sending at once over HTTP/2, each client on one runtime thread (the
+/// calling one): requests per second, each request's p50 and p99, and the client's CPU
+/// time per request. Three rounds per client, alternating; the median round's figures.
+fn shared_connection(addr: SocketAddr) {
+    const PER_TASK: u64 = 1_000;
+    const ROUNDS: usize = 3;
+    let runtime = runtime();
+    let mut clients = spreads(addr, &runtime);
+    let mut results: Vec<Vec<(f64, f64, f64, f64)>> = vec![Vec::new(); clients.len()];
+    for (_, run) in &mut clients {
+        run(&runtime, PER_TASK / 10);
+    }
+    for _ in 0..ROUNDS {
+        for ((_, run), rounds) in clients.iter_mut().zip(&mut results) {
+            let (start, cpu) = (Instant::now(), thread_cpu());
+            let mut times = run(&runtime, PER_TASK);
+            let total = start.elapsed();
+            let n = times.len() as f64;
+            let cpu = thread_cpu().zip(cpu).map_or(f64::NAN, |(end, start)| {
+                (end - start).as_secs_f64() * 1e6 / n
+            });
+            times.sort_unstable();
+            let at = |q: f64| times[((times.len() - 1) as f64 * q) as usize].as_secs_f64() * 1e6;
+            rounds.push((n / total.as_secs_f64(), at(0.5), at(0.99), cpu));
+        }
+    }
+    println!(
+        "\n{TASKS} tasks at once, {} requests a round, median of {ROUNDS} rounds",
+        PER_TASK * TASKS as u64
+    );
+    println!(
+        "{:<26} {:>10} {:>9} {:>9} {:>14}",
+        "client", "req/s", "p50 µs", "p99 µs", "client CPU µs"
+    );
+    for ((name, _), rounds) in clients.iter().zip(&mut results) {
+        rounds.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let (rate, p50, p99, cpu) = rounds[ROUNDS / 2];
+        println!("{name:<26} {rate:>10.0} {p50:>9.1} {p99:>9.1} {cpu:>14.2}");
+    }
+}
+
 fn main() {
     let addr = server();
     let mut clients = clients(addr);
@@ -491,4 +666,5 @@ fn main() {
     round_trips(&mut criterion, &mut clients);
     criterion.final_summary();
     latency(&mut clients);
+    shared_connection(addr);
 }

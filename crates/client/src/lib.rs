@@ -55,6 +55,14 @@
 //! the server refused unprocessed (`REFUSED_STREAM`, or left out by a
 //! `GOAWAY`) is sent again on a fresh connection, even a `POST`.
 //!
+//! For many exchanges at once on one HTTP/2 connection,
+//! [`tokio::Client::http2_connection`] opens one that tasks share
+//! ([`tokio::Http2Connection`]): a task of its own reads the frames and sorts
+//! them by stream (module `mux`), each request waits only for its own
+//! answer, and each body is copied out of the ring frame by frame (the other
+//! streams' frames follow in the same ring), given back to flow control as it
+//! is read.
+//!
 //! With a [`CookieJar`] ([`blocking::Client::with_cookies`], [`tokio::Client::with_cookies`])
 //! a client keeps the cookies answers set and sends them back where they belong.
 //!
