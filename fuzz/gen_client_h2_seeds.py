@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Writes fuzz/seeds/client_h2/: a setup byte, then what a server sends on stream 1."""
+"""Writes fuzz/seeds/client_h2/ and client_h2_shared/: a setup byte, then what a server sends
+(on stream 1; on streams 1, 3, 5 and 7 for the shared connection)."""
 import os
 import struct
 
@@ -30,8 +31,27 @@ seeds = {
     + frame(WINDOW_UPDATE, 0, 0, window) + frame(WINDOW_UPDATE, 0, 1, window)
     + frame(HEADERS, END_HEADERS, 1, ok + length5) + frame(DATA, END_STREAM, 1, b"hello"),
 }
-out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "seeds", "client_h2")
-os.makedirs(out, exist_ok=True)
-for name, seed in seeds.items():
-    with open(os.path.join(out, name), "wb") as f:
-        f.write(seed)
+RST_STREAM, CANCEL = 3, 8
+shared = {
+    # Four exchanges answered out of order, their frames interleaved, windows opened for the
+    # POSTs, one body reset midway; whole.
+    "interleaved": bytes([3 | 7 << 2]) + settings
+    + frame(WINDOW_UPDATE, 0, 0, window) + frame(WINDOW_UPDATE, 0, 3, window)
+    + frame(WINDOW_UPDATE, 0, 7, window)
+    + frame(HEADERS, END_HEADERS, 5, ok + length5) + frame(HEADERS, END_HEADERS, 1, ok + length5)
+    + frame(DATA, 0, 5, b"he") + frame(HEADERS, END_HEADERS, 3, ok + length5)
+    + frame(DATA, 0, 1, b"hello") + frame(DATA, END_STREAM, 5, b"llo")
+    + frame(RST_STREAM, 0, 3, struct.pack(">I", CANCEL))
+    + frame(HEADERS, END_HEADERS | END_STREAM, 7, ok) + frame(DATA, END_STREAM, 1, b""),
+    # Two GETs in 4-byte pieces, the first given up after its head.
+    "given-up": bytes([1 | 1 << 2 | 0x80]) + settings
+    + frame(HEADERS, END_HEADERS, 1, ok + length5) + frame(HEADERS, END_HEADERS, 3, ok + length5)
+    + frame(DATA, END_STREAM, 1, b"hello") + frame(DATA, END_STREAM, 3, b"hello"),
+}
+here = os.path.dirname(os.path.abspath(__file__))
+for target, written in (("client_h2", seeds), ("client_h2_shared", shared)):
+    out = os.path.join(here, "seeds", target)
+    os.makedirs(out, exist_ok=True)
+    for name, seed in written.items():
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(seed)

@@ -1,11 +1,13 @@
 //! What the fuzz targets drive that is the crate's own (built only under `cfg(fuzzing)`,
-//! which `cargo fuzz` sets): the HTTP/2 exchange on arbitrary server bytes, and which
-//! hosts a no-proxy list exempts.
+//! which `cargo fuzz` sets): the HTTP/2 exchange on arbitrary server bytes, alone on its
+//! connection or beside others on a shared one, and which hosts a no-proxy list exempts.
 
 use std::net::IpAddr;
+use std::task::{Context, Poll, Waker};
 
 use crate::h2::{BodyStep, HeadStep, H2};
-use crate::{ClientConfig, Proxies, Proxy, Url};
+use crate::mux::Mux;
+use crate::{ClientConfig, Proxies, Proxy, Trailers, Url};
 
 /// A request body past the default 65,535-byte windows, so part of it waits for them.
 static BODY: [u8; 70_000] = [b'x'; 70_000];
@@ -105,6 +107,79 @@ pub fn h2_exchange(setup: u8, server: &[u8]) {
             Ok(BodyStep::Done(used)) => {
                 buf.drain(..used);
                 return;
+            }
+        }
+    }
+}
+
+/// Several exchanges on one shared HTTP/2 connection ([`Mux`]), with `server` as everything
+/// the server sends, arriving in pieces. `setup`'s low two bits say how many requests (one
+/// to four; every other one a POST of 70,000 bytes), the next three the largest piece
+/// (`1 << 2n` bytes), the top bit whether the first exchange is given up after its head.
+///
+/// It must end without a panic, each step within the bytes it was given.
+pub fn h2_shared(setup: u8, server: &[u8]) {
+    let mut mux = Mux::new(&ClientConfig::default());
+    let Ok(url) = Url::parse("http://example.com/x") else {
+        return;
+    };
+    let mut cx = Context::from_waker(Waker::noop());
+    let mut streams = Vec::new();
+    for i in 0..=(setup & 3) {
+        let (head, body): (&[u8], &[u8]) = if i % 2 == 0 {
+            (b"GET /x HTTP/1.1\r\nhost: example.com\r\n\r\n", b"")
+        } else {
+            (
+                b"POST /x HTTP/1.1\r\nhost: example.com\r\ncontent-length: 70000\r\n\r\n",
+                &BODY,
+            )
+        };
+        match mux.poll_open(&mut cx, &url, head, body) {
+            Poll::Ready(Ok(stream)) => streams.push((stream, false, false)),
+            Poll::Ready(Err(_)) | Poll::Pending => return,
+        }
+    }
+    let piece = 1 << (2 * ((setup >> 2) & 7));
+    let give_up = setup & 0x80 != 0;
+    let mut buf = Vec::new();
+    let mut trailers = Trailers::new();
+    for next in server.chunks(piece) {
+        buf.extend_from_slice(next);
+        while !mux.transmit().is_empty() {
+            mux.advance(mux.transmit().len());
+        }
+        let Ok(used) = mux.receive(&buf) else {
+            return;
+        };
+        assert!(used <= buf.len(), "used bytes it was not given");
+        buf.drain(..used);
+        for (n, (stream, headed, ended)) in streams.iter_mut().enumerate() {
+            if *ended {
+                continue;
+            }
+            if !*headed {
+                match mux.poll_head(&mut cx, *stream) {
+                    Poll::Ready(Ok(head)) => {
+                        let _ = head.view().status();
+                        *headed = true;
+                        if give_up && n == 0 {
+                            mux.cancel(*stream);
+                            *ended = true;
+                        }
+                    }
+                    Poll::Ready(Err(_)) => *ended = true,
+                    Poll::Pending => {}
+                }
+                continue;
+            }
+            while let Poll::Ready(next) = mux.poll_chunk(&mut cx, *stream, &mut trailers) {
+                match next {
+                    Ok(Some(_)) => {}
+                    Ok(None) | Err(_) => {
+                        *ended = true;
+                        break;
+                    }
+                }
             }
         }
     }

@@ -279,7 +279,40 @@ fn async_client(nginx: &Nginx, http2: Http2) {
             }
         }
         assert_eq!(serials[0], serials[1]);
+        if nginx.h2 {
+            shared_h2(nginx, &client).await;
+        }
     });
+}
+
+/// Large files and small answers at once on one shared HTTP/2 connection to nginx: every
+/// body whole and alike, every answer from the same connection.
+async fn shared_h2(nginx: &Nginx, client: &async_client::Client) {
+    let conn = client.http2_connection(&nginx.url("/")).await.unwrap();
+    let tasks: Vec<_> = ["/big.bin", "/conn"]
+        .iter()
+        .cycle()
+        .take(8)
+        .map(|path| {
+            let (conn, url) = (conn.clone(), nginx.url(path));
+            tokio::spawn(async move {
+                let mut buffer = RequestBuffer::new().unwrap();
+                let request = buffer.request("GET", &url).unwrap().headers().unwrap();
+                let request = request.finish().unwrap();
+                let mut response = conn.send(&mut buffer, &request).await.unwrap();
+                assert_eq!(response.status(), 200);
+                response.bytes().await.unwrap()
+            })
+        })
+        .collect();
+    let mut bodies = Vec::new();
+    for task in tasks {
+        bodies.push(task.await.unwrap());
+    }
+    let (files, serials): (Vec<_>, Vec<_>) = bodies.iter().partition(|b| b.len() == FILE_LEN);
+    assert_eq!((files.len(), serials.len()), (4, 4));
+    assert!(files.iter().all(|f| f == &files[0]), "the files differ");
+    assert!(serials.iter().all(|s| s == &serials[0]), "{serials:?}");
 }
 
 /// A source of `len` bytes of a pattern, given in pieces of varying sizes (1 byte up to
