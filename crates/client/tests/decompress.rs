@@ -394,3 +394,53 @@ fn a_redirect_keeps_decoding() {
         assert!(body == text(), "{} bytes", body.len());
     }
 }
+
+/// On a shared HTTP/2 connection, a body is decoded as it is read too, for the
+/// requests that ask, and bounded the same way.
+#[test]
+fn a_shared_http2_connection_decodes_too() {
+    let addr = common::ringwire(Compress::new(Text));
+    let url = Url::parse(&format!("http://{addr}/text")).unwrap();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let get = |conn: &async_client::Http2Connection, accept: Option<&'static str>| {
+            let (conn, url) = (conn.clone(), url.clone());
+            async move {
+                let mut buffer = RequestBuffer::new().unwrap();
+                let head = buffer.request("GET", &url).unwrap().headers().unwrap();
+                let head = match accept {
+                    Some(accept) => head.header("accept-encoding", accept).unwrap(),
+                    None => head,
+                };
+                let request = head.decompress().finish().unwrap();
+                let mut response = conn.send(&mut buffer, &request).await?;
+                let decoding = response.decoding();
+                Ok::<_, Error>((decoding, response.bytes().await?))
+            }
+        };
+        let client = async_client::Client::new(config());
+        let conn = client.http2_connection(&url).await.unwrap();
+        for (accept, coding) in [
+            (Some("gzip"), Encoding::Gzip),
+            (Some("zstd"), Encoding::Zstd),
+            (None, Encoding::Brotli),
+        ] {
+            let (decoding, body) = get(&conn, accept).await.unwrap();
+            assert_eq!(decoding, Some(coding));
+            assert!(body == text(), "{coding}: {} bytes", body.len());
+        }
+        let bounded = async_client::Client::new(ClientConfig {
+            max_decoded_body_len: 100_000,
+            ..config()
+        });
+        let conn = bounded.http2_connection(&url).await.unwrap();
+        let error = get(&conn, Some("gzip")).await.unwrap_err();
+        assert!(
+            matches!(error, Error::DecodedBodyTooLarge { limit: 100_000 }),
+            "{error:?}"
+        );
+        // The stream given up, the connection goes on.
+        let (_, body) = get(&conn, Some("identity")).await.unwrap();
+        assert!(body == text());
+    });
+}

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use ::tokio::sync::Notify;
-use bytes::Bytes;
+use bytes::{Buf as _, Bytes};
 use ringwire_http2::frame::StreamId;
 use ringwire_io::tokio::{AsyncRecvTransport, AsyncStream as _};
 use ringwire_ring::Ring;
@@ -16,7 +16,7 @@ use ringwire_tls::MaybeTls;
 
 use super::{within, Client, Out, Socket};
 use crate::mux::{Head, Mux};
-use crate::{Error, Request, RequestBuffer, Trailers, Url};
+use crate::{Decoder, Encoding, Error, Request, RequestBuffer, Trailers, Url};
 
 /// An HTTP/2 connection that many tasks send requests on at once, each waiting only for
 /// its own response ([`Client::http2_connection`]). Clones share the connection, which
@@ -25,9 +25,10 @@ use crate::{Error, Request, RequestBuffer, Trailers, Url};
 /// Its responses' bodies are copied out of the receive ring, frame by frame, since the
 /// other streams' frames follow in the same ring (see [`Http2Response::chunk`]); the
 /// client's own requests ([`Client::send`]) read theirs in place, one exchange at a time
-/// per connection. Requests here go as they are: no redirects, cookies or decoding, and
-/// a request refused by a `GOAWAY` fails with `REFUSED_STREAM` for the caller to send
-/// again on a new connection.
+/// per connection. Requests here go as they are, but for decoding the bodies of those
+/// that ask ([`HeaderBuilder::decompress`](crate::HeaderBuilder::decompress)): no
+/// redirects or cookies, and a request refused by a `GOAWAY` fails with `REFUSED_STREAM`
+/// for the caller to send again on a new connection.
 #[derive(Debug)]
 pub struct Http2Connection {
     shared: Arc<Shared>,
@@ -39,6 +40,7 @@ struct Shared {
     /// Wakes the connection's task: there is something to send, or it may close.
     wake: Notify,
     request_timeout: Option<Duration>,
+    max_decoded_body_len: u64,
 }
 
 impl Shared {
@@ -73,6 +75,7 @@ impl Client {
             mux: Mutex::new(Mux::new(&self.config)),
             wake: Notify::new(),
             request_timeout: self.config.request_timeout,
+            max_decoded_body_len: self.config.max_decoded_body_len,
         });
         ::tokio::spawn(drive(Arc::clone(&shared), stream, rx));
         Ok(Http2Connection { shared })
@@ -109,9 +112,17 @@ impl Http2Connection {
             trailers: Trailers::new(),
             deadline,
             finished: false,
+            piece: Bytes::new(),
+            decoder: None,
+            feeding: false,
         };
         let head = poll_fn(|cx| self.shared.lock().poll_head(cx, stream));
-        response.head = Some(within(deadline, head).await?);
+        let head = within(deadline, head).await?;
+        if request.decompresses() {
+            let limit = self.shared.max_decoded_body_len;
+            response.decoder = Decoder::for_response(&head.view(), limit);
+        }
+        response.head = Some(head);
         Ok(response)
     }
 
@@ -151,6 +162,19 @@ pub struct Http2Response {
     deadline: Option<Instant>,
     /// The body was read to its end.
     finished: bool,
+    /// The last piece of body taken.
+    piece: Bytes,
+    /// Undoes the body's coding, when the request asked.
+    decoder: Option<Decoder>,
+    /// The decoder has more of `piece` (or of its own output) to give.
+    feeding: bool,
+}
+
+/// What [`Http2Response::chunk`] hands out.
+enum Next {
+    Piece,
+    Decoded,
+    End,
 }
 
 impl Http2Response {
@@ -182,14 +206,60 @@ impl Http2Response {
         &self.trailers
     }
 
-    /// The next piece of body, as one `DATA` frame brought it (copied out of the receive
-    /// ring when it arrived); `None` at the end of the body.
+    /// The content coding the body is decoded from: `Some` when the request asked
+    /// ([`HeaderBuilder::decompress`](crate::HeaderBuilder::decompress)) and the response's
+    /// `content-encoding` is one the client undoes.
+    #[must_use]
+    pub fn decoding(&self) -> Option<Encoding> {
+        self.decoder.as_ref().map(Decoder::encoding)
+    }
+
+    /// The next piece of body, valid until the next call: as one `DATA` frame brought it
+    /// (copied out of the receive ring when it arrived), or decoded (at most 64 KiB a
+    /// piece) when [`decoding`](Self::decoding); `None` at the end of the body.
     ///
     /// # Errors
     ///
     /// [`Error::Http2Reset`] when the server reset the stream; the connection's failure;
-    /// [`Error::Timeout`].
-    pub async fn chunk(&mut self) -> Result<Option<Bytes>, Error> {
+    /// [`Error::Timeout`]; for a body being decoded, [`Error::Decompress`] and
+    /// [`Error::DecodedBodyTooLarge`].
+    pub async fn chunk(&mut self) -> Result<Option<&[u8]>, Error> {
+        let next = loop {
+            if let (Some(decoder), true) = (self.decoder.as_mut(), self.feeding) {
+                match decoder.feed(&self.piece)? {
+                    None => self.feeding = false,
+                    Some(used) => self.piece.advance(used),
+                }
+                if !decoder.output().is_empty() {
+                    break Next::Decoded;
+                }
+                continue;
+            }
+            match self.take().await? {
+                Some(piece) => {
+                    self.piece = piece;
+                    self.feeding = self.decoder.is_some();
+                    if !self.feeding {
+                        break Next::Piece;
+                    }
+                }
+                None => {
+                    if let Some(decoder) = &self.decoder {
+                        decoder.finish()?;
+                    }
+                    break Next::End;
+                }
+            }
+        };
+        Ok(match next {
+            Next::Piece => Some(&self.piece),
+            Next::Decoded => self.decoder.as_ref().map(Decoder::output),
+            Next::End => None,
+        })
+    }
+
+    /// The next piece of body as it arrived.
+    async fn take(&mut self) -> Result<Option<Bytes>, Error> {
         if self.finished {
             return Ok(None);
         }
@@ -216,7 +286,7 @@ impl Http2Response {
     pub async fn bytes(&mut self) -> Result<Vec<u8>, Error> {
         let mut out = Vec::new();
         while let Some(piece) = self.chunk().await? {
-            out.extend_from_slice(&piece);
+            out.extend_from_slice(piece);
         }
         Ok(out)
     }
