@@ -61,7 +61,8 @@
 //! them by stream (module `mux`), each request waits only for its own
 //! answer, and each body is copied out of the ring frame by frame (the other
 //! streams' frames follow in the same ring), given back to flow control as it
-//! is read.
+//! is read. Request bodies go whole or streamed from a source as the
+//! server's windows take them; response bodies are decoded when asked.
 //!
 //! With a [`CookieJar`] ([`blocking::Client::with_cookies`], [`tokio::Client::with_cookies`])
 //! a client keeps the cookies answers set and sends them back where they belong.

@@ -90,7 +90,8 @@ pub(crate) struct Mux {
     request: RequestParser,
     limits: ringwire_http1::Limits,
     streams: HashMap<StreamId, Slot>,
-    /// Requests waiting for a stream to close (the server's limit on concurrent streams).
+    /// Requests waiting for a stream to close (the server's limit on concurrent streams),
+    /// and streamed bodies waiting for the server's windows.
     waiting: Vec<Waker>,
     failed: Option<Failure>,
     /// The server sent `GOAWAY`: no new stream.
@@ -115,14 +116,15 @@ impl Mux {
     }
 
     /// Opens a stream with the request `head` and `body` (HTTP/1.1 text and the body, as
-    /// the builder wrote them) for `url`; pending while the server's limit on concurrent
-    /// streams is reached.
+    /// the builder wrote them; `None` for a body streamed after it with
+    /// [`send_piece`](Self::send_piece)) for `url`; pending while the server's limit on
+    /// concurrent streams is reached.
     pub(crate) fn poll_open(
         &mut self,
         cx: &mut Context<'_>,
         url: &Url,
         head: &[u8],
-        body: &[u8],
+        body: Option<&[u8]>,
     ) -> Poll<Result<StreamId, Error>> {
         if let Some(failure) = self.failed {
             return Poll::Ready(Err(failure.error()));
@@ -134,14 +136,9 @@ impl Mux {
             self.waiting.push(cx.waker().clone());
             return Poll::Pending;
         }
-        let stream = open(
-            &mut self.conn,
-            &mut self.request,
-            url,
-            head,
-            body.is_empty(),
-        )?;
-        if !body.is_empty() {
+        let end = body.is_some_and(<[u8]>::is_empty);
+        let stream = open(&mut self.conn, &mut self.request, url, head, end)?;
+        if let Some(body) = body.filter(|b| !b.is_empty()) {
             let sent = self
                 .conn
                 .send_data_now(stream, body, true)
@@ -153,6 +150,45 @@ impl Mux {
         }
         self.streams.insert(stream, Slot::default());
         Poll::Ready(Ok(stream))
+    }
+
+    /// How much of a streamed body the server's windows take on `stream` now; pending
+    /// until they take some. `None` once the stream takes no more: the server answered
+    /// and ended its side, or reset the stream (the head or the reset then tells).
+    pub(crate) fn poll_send_room(
+        &mut self,
+        cx: &mut Context<'_>,
+        stream: StreamId,
+    ) -> Poll<Result<Option<usize>, Error>> {
+        if let Some(failure) = self.failed {
+            return Poll::Ready(Err(failure.error()));
+        }
+        let Some(slot) = self.streams.get(&stream) else {
+            return Poll::Ready(Err(Error::Closed));
+        };
+        if slot.ended || slot.reset.is_some() {
+            return Poll::Ready(Ok(None));
+        }
+        match self.conn.send_capacity(stream) {
+            0 => {
+                self.waiting.push(cx.waker().clone());
+                Poll::Pending
+            }
+            room => Poll::Ready(Ok(Some(room))),
+        }
+    }
+
+    /// Sends `piece` of `stream`'s streamed body (within [`poll_send_room`](Self::poll_send_room)),
+    /// ending the stream with it if `end`; `false` when the stream takes no more.
+    pub(crate) fn send_piece(&mut self, stream: StreamId, piece: &[u8], end: bool) -> bool {
+        match self.conn.send_data_now(stream, piece, end) {
+            Ok(sent) if sent < piece.len() => {
+                let rest = Bytes::copy_from_slice(&piece[sent..]);
+                self.conn.send_data(stream, rest, end).is_ok()
+            }
+            Ok(_) => true,
+            Err(_) => false,
+        }
     }
 
     /// The final head of `stream`'s response, once it came (interim heads are passed over).
@@ -235,6 +271,10 @@ impl Mux {
             };
             used += n;
             if n == 0 {
+                // Windows may have opened, and streams closed: waiting senders try again.
+                if used > 0 {
+                    self.wake_waiting();
+                }
                 return Ok(used);
             }
             self.apply(seen);
@@ -285,7 +325,7 @@ impl Mux {
                     // Fields HTTP/2 allows and HTTP/1.1 does not: the server's fault.
                     _ => Err(()),
                 };
-                let known = match head {
+                match head {
                     Ok(head) => self.deliver(stream, |slot| {
                         slot.head = Some(head);
                         slot.ended = end;
@@ -297,9 +337,6 @@ impl Mux {
                         })
                     }
                 };
-                if known && end {
-                    self.wake_waiting();
-                }
             }
             Seen::Data(stream, piece, end) => {
                 let len = piece.len();
@@ -313,20 +350,15 @@ impl Mux {
                     // A stream given up: its bytes count for nothing.
                     self.conn.release(stream, len);
                 }
-                if end {
-                    self.wake_waiting();
-                }
             }
             Seen::Trailers(stream, trailers) => {
                 self.deliver(stream, |slot| {
                     slot.trailers = Some(trailers);
                     slot.ended = true;
                 });
-                self.wake_waiting();
             }
             Seen::Reset(stream, code) => {
                 self.deliver(stream, |slot| slot.reset = Some(code));
-                self.wake_waiting();
             }
             Seen::GoAway(last) => {
                 self.going_away = true;
@@ -337,7 +369,6 @@ impl Mux {
                         slot.wake();
                     }
                 }
-                self.wake_waiting();
             }
         }
     }

@@ -662,3 +662,80 @@ async fn streams_end_alone_and_the_connection_with_its_last_holder() {
     let waited = tokio::task::spawn_blocking(move || closed.recv_timeout(Duration::from_secs(5)));
     assert!(waited.await.unwrap().is_ok(), "the connection stayed open");
 }
+
+/// Streamed bodies on a shared connection: several at once, past every window, with a
+/// length and without, each read by the server whole; a source that ends short of its
+/// length fails its own request alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streamed_bodies_share_a_connection_too() {
+    let server = ringwire_server::Server::bind(ringwire_server::ServerConfig {
+        addr: "127.0.0.1:0".parse().unwrap(),
+        ..ringwire_server::ServerConfig::default()
+    })
+    .unwrap();
+    let url = Url::parse(&format!("http://{}/sum", server.local_addr())).unwrap();
+    thread::spawn(move || {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        runtime.block_on(server.serve(Sum)).unwrap();
+    });
+    let body = Arc::new(pattern(3 << 20));
+    let expected = {
+        let sum = body
+            .iter()
+            .fold(0u64, |s, &b| s.wrapping_mul(31) + u64::from(b));
+        format!("{} {sum}", body.len())
+    };
+    let client = async_client(Http2::Off, None);
+    let conn = client.http2_connection(&url).await.unwrap();
+    let uploads: Vec<_> = [Some(body.len() as u64), None, Some(body.len() as u64), None]
+        .into_iter()
+        .map(|len| {
+            let (conn, url, body) = (conn.clone(), url.clone(), body.clone());
+            tokio::spawn(async move {
+                let mut buffer = RequestBuffer::new().unwrap();
+                let head = buffer.request("PUT", &url).unwrap().headers().unwrap();
+                let request = head.body_stream(len).unwrap();
+                let mut response = conn
+                    .send_streamed(&mut buffer, &request, &body[..])
+                    .await
+                    .unwrap();
+                assert_eq!(response.status(), 200);
+                response.text().await.unwrap()
+            })
+        })
+        .collect();
+    for upload in uploads {
+        assert_eq!(upload.await.unwrap(), expected);
+    }
+
+    let mut buffer = RequestBuffer::new().unwrap();
+    let head = buffer.request("PUT", &url).unwrap().headers().unwrap();
+    let request = head.body_stream(Some(10)).unwrap();
+    let short = conn
+        .send_streamed(&mut buffer, &request, &b"four"[..])
+        .await;
+    assert!(
+        matches!(
+            short,
+            Err(Error::BodySourceEnded {
+                sent: 4,
+                expected: 10
+            })
+        ),
+        "{short:?}"
+    );
+    let head = buffer.request("PUT", &url).unwrap().headers().unwrap();
+    let request = head.body_stream(None).unwrap();
+    let mut response = conn
+        .send_streamed(&mut buffer, &request, &b"after"[..])
+        .await
+        .unwrap();
+    assert_eq!(
+        response.text().await.unwrap(),
+        format!("5 {}", {
+            b"after"
+                .iter()
+                .fold(0u64, |s, &b| s.wrapping_mul(31) + u64::from(b))
+        })
+    );
+}

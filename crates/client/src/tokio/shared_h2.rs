@@ -7,6 +7,7 @@ use std::io::{self, IoSlice};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
+use ::tokio::io::AsyncRead;
 use ::tokio::sync::Notify;
 use bytes::{Buf as _, Bytes};
 use ringwire_http2::frame::StreamId;
@@ -14,9 +15,9 @@ use ringwire_io::tokio::{AsyncRecvTransport, AsyncStream as _};
 use ringwire_ring::Ring;
 use ringwire_tls::MaybeTls;
 
-use super::{within, Client, Out, Socket};
+use super::{read_source, within, Client, Out, Socket};
 use crate::mux::{Head, Mux};
-use crate::{Decoder, Encoding, Error, Request, RequestBuffer, Trailers, Url};
+use crate::{Decoder, Encoding, Error, Request, RequestBuffer, StreamedRequest, Trailers, Url};
 
 /// An HTTP/2 connection that many tasks send requests on at once, each waiting only for
 /// its own response ([`Client::http2_connection`]). Clones share the connection, which
@@ -101,11 +102,76 @@ impl Http2Connection {
     ) -> Result<Http2Response, Error> {
         let deadline = self.shared.request_timeout.map(|t| Instant::now() + t);
         let (head, body) = buffer.bytes(request)?;
+        let response = self.open(request, head, Some(body), deadline).await?;
+        self.answer(response, request).await
+    }
+
+    /// Sends `request`, its body read from `source` as it goes (see
+    /// [`HeaderBuilder::body_stream`](crate::HeaderBuilder::body_stream)) in pieces the
+    /// server's windows take, through `buffer`'s free span; then waits for the response's
+    /// head, as [`send`](Self::send). An answer that comes before the body is all sent (a
+    /// refusal that ends the server's side, or a reset) stops the upload.
+    ///
+    /// # Errors
+    ///
+    /// As [`send`](Self::send); [`Error::BodySource`] when reading `source` fails, and
+    /// [`Error::BodySourceEnded`] when it ends before the length the head announced (the
+    /// stream is reset either way).
+    pub async fn send_streamed(
+        &self,
+        buffer: &mut RequestBuffer,
+        request: &StreamedRequest<'_>,
+        mut source: impl AsyncRead + Unpin + Send,
+    ) -> Result<Http2Response, Error> {
+        let deadline = self.shared.request_timeout.map(|t| Instant::now() + t);
+        let request = request.request();
+        let len = request.streamed().flatten();
+        let (head, _) = buffer.bytes(request)?;
+        let response = self.open(request, head, None, deadline).await?;
+        let stream = response.stream;
+        let mut sent = 0u64;
+        loop {
+            let room = poll_fn(|cx| self.shared.lock().poll_send_room(cx, stream));
+            let Some(room) = within(deadline, room).await? else {
+                break;
+            };
+            let scratch = buffer.scratch();
+            let left = len.map_or(u64::MAX, |len| len - sent);
+            let want = room
+                .min(scratch.len())
+                .min(usize::try_from(left).unwrap_or(usize::MAX));
+            let n = match want {
+                0 => 0,
+                want => within(deadline, read_source(&mut source, &mut scratch[..want])).await?,
+            };
+            sent += n as u64;
+            if let Some(expected) = len.filter(|&len| n == 0 && sent < len) {
+                return Err(Error::BodySourceEnded { sent, expected });
+            }
+            let end = n == 0 || len == Some(sent);
+            let more = self.shared.lock().send_piece(stream, &scratch[..n], end);
+            self.shared.wake.notify_one();
+            if end || !more {
+                break;
+            }
+        }
+        self.answer(response, request).await
+    }
+
+    /// Opens a stream for `request` (its `head`, and its `body` unless streamed), within
+    /// `deadline`; the response that waits on it.
+    async fn open(
+        &self,
+        request: &Request<'_>,
+        head: &[u8],
+        body: Option<&[u8]>,
+        deadline: Option<Instant>,
+    ) -> Result<Http2Response, Error> {
         let opening = poll_fn(|cx| self.shared.lock().poll_open(cx, request.url(), head, body));
         let stream = within(deadline, opening).await?;
         self.shared.wake.notify_one();
-        // Made before the wait, so that giving up on it resets the stream.
-        let mut response = Http2Response {
+        // Dropped before its end (given up, or failed), it resets the stream.
+        Ok(Http2Response {
             shared: Arc::clone(&self.shared),
             stream,
             head: None,
@@ -115,9 +181,18 @@ impl Http2Connection {
             piece: Bytes::new(),
             decoder: None,
             feeding: false,
-        };
+        })
+    }
+
+    /// `response` once its head came, decoding its body if `request` asked.
+    async fn answer(
+        &self,
+        mut response: Http2Response,
+        request: &Request<'_>,
+    ) -> Result<Http2Response, Error> {
+        let stream = response.stream;
         let head = poll_fn(|cx| self.shared.lock().poll_head(cx, stream));
-        let head = within(deadline, head).await?;
+        let head = within(response.deadline, head).await?;
         if request.decompresses() {
             let limit = self.shared.max_decoded_body_len;
             response.decoder = Decoder::for_response(&head.view(), limit);
