@@ -159,6 +159,54 @@ impl Round for RingAsync {
     }
 }
 
+/// ringwire's shared HTTP/2 connection, one request at a time: its connection's task
+/// sorts the frames, the request's task waits for its stream.
+struct RingShared {
+    runtime: tokio::runtime::Runtime,
+    conn: ring_async::Http2Connection,
+    buffer: RequestBuffer,
+    url: Url,
+}
+
+impl RingShared {
+    fn new(url: Url, config: ClientConfig) -> Self {
+        let runtime = runtime();
+        let client = ring_async::Client::new(config);
+        let conn = runtime.block_on(client.http2_connection(&url)).unwrap();
+        RingShared {
+            runtime,
+            conn,
+            buffer: RequestBuffer::new().unwrap(),
+            url,
+        }
+    }
+}
+
+impl Round for RingShared {
+    fn name(&self) -> &'static str {
+        "ringwire shared h2"
+    }
+    fn run(&mut self, n: u64, each: &mut dyn FnMut(Duration)) {
+        let (conn, buffer, url) = (&self.conn, &mut self.buffer, &self.url);
+        self.runtime.block_on(async {
+            for _ in 0..n {
+                let start = Instant::now();
+                let mut request = buffer.request("POST", url).unwrap().headers().unwrap();
+                for (name, value) in HEADERS {
+                    request = request.header(name, value).unwrap();
+                }
+                let request = request.body(BODY).unwrap();
+                let mut response = conn.send(buffer, &request).await.unwrap();
+                assert_eq!(response.status(), 200);
+                while let Some(chunk) = response.chunk().await.unwrap() {
+                    black_box(chunk);
+                }
+                each(start.elapsed());
+            }
+        });
+    }
+}
+
 struct Reqwest {
     name: &'static str,
     runtime: tokio::runtime::Runtime,
@@ -385,8 +433,9 @@ fn clients(addr: SocketAddr) -> Vec<Box<dyn Round>> {
             runtime: runtime(),
             client: ring_async::Client::new(h2),
             buffer: RequestBuffer::new().unwrap(),
-            url,
+            url: url.clone(),
         }),
+        Box::new(RingShared::new(url, h2)),
         Box::new(HyperH2 {
             runtime: runtime(),
             addr,
