@@ -42,6 +42,15 @@ const HEADERS: [(&str, &str); 4] = [
     ("x-request-id", "7f9c2ba4-e88f-4f1a-9e2d-3b1c5d6e7f80"),
 ];
 
+/// The REST call, written into `buffer` by ringwire's builder.
+fn rest_call<'a>(buffer: &mut RequestBuffer, url: &'a Url) -> ringwire_client::Request<'a> {
+    let mut request = buffer.request("POST", url).unwrap().headers().unwrap();
+    for (name, value) in HEADERS {
+        request = request.header(name, value).unwrap();
+    }
+    request.body(BODY).unwrap()
+}
+
 struct Orders;
 
 impl Handler for Orders {
@@ -106,16 +115,7 @@ impl Round for RingBlocking {
     fn run(&mut self, n: u64, each: &mut dyn FnMut(Duration)) {
         for _ in 0..n {
             let start = Instant::now();
-            let mut request = self
-                .buffer
-                .request("POST", &self.url)
-                .unwrap()
-                .headers()
-                .unwrap();
-            for (name, value) in HEADERS {
-                request = request.header(name, value).unwrap();
-            }
-            let request = request.body(BODY).unwrap();
+            let request = rest_call(&mut self.buffer, &self.url);
             let mut response = self.client.send(&mut self.buffer, &request).unwrap();
             assert_eq!(response.status(), 200);
             while let Some(chunk) = response.chunk().unwrap() {
@@ -126,81 +126,55 @@ impl Round for RingBlocking {
     }
 }
 
-struct RingAsync {
+/// ringwire's tokio client (`S`: the client, or a shared HTTP/2 connection), one request
+/// at a time.
+struct RingAsync<S> {
     name: &'static str,
     runtime: tokio::runtime::Runtime,
-    client: ring_async::Client,
+    sender: S,
     buffer: RequestBuffer,
     url: Url,
 }
 
-impl Round for RingAsync {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn run(&mut self, n: u64, each: &mut dyn FnMut(Duration)) {
-        let (client, buffer, url) = (&self.client, &mut self.buffer, &self.url);
-        self.runtime.block_on(async {
-            for _ in 0..n {
-                let start = Instant::now();
-                let mut request = buffer.request("POST", url).unwrap().headers().unwrap();
-                for (name, value) in HEADERS {
-                    request = request.header(name, value).unwrap();
-                }
-                let request = request.body(BODY).unwrap();
-                let mut response = client.send(buffer, &request).await.unwrap();
-                assert_eq!(response.status(), 200);
-                while let Some(chunk) = response.chunk().await.unwrap() {
-                    black_box(chunk);
-                }
-                each(start.elapsed());
-            }
-        });
-    }
-}
-
-/// ringwire's shared HTTP/2 connection, one request at a time: its connection's task
-/// sorts the frames, the request's task waits for its stream.
-struct RingShared {
-    runtime: tokio::runtime::Runtime,
-    conn: ring_async::Http2Connection,
-    buffer: RequestBuffer,
-    url: Url,
-}
-
-impl RingShared {
-    fn new(url: Url, config: ClientConfig) -> Self {
-        let runtime = runtime();
-        let client = ring_async::Client::new(config);
-        let conn = runtime.block_on(client.http2_connection(&url)).unwrap();
-        RingShared {
-            runtime,
-            conn,
+impl RingAsync<std::sync::Arc<ring_async::Client>> {
+    fn new(name: &'static str, url: Url, config: ClientConfig) -> Self {
+        RingAsync {
+            name,
+            runtime: runtime(),
+            sender: std::sync::Arc::new(ring_async::Client::new(config)),
             buffer: RequestBuffer::new().unwrap(),
             url,
         }
     }
 }
 
-impl Round for RingShared {
+impl RingAsync<ring_async::Http2Connection> {
+    /// ringwire's shared HTTP/2 connection: its connection's task sorts the frames, the
+    /// request's task waits for its stream.
+    fn shared(url: Url, config: ClientConfig) -> Self {
+        let runtime = runtime();
+        let client = ring_async::Client::new(config);
+        let sender = runtime.block_on(client.http2_connection(&url)).unwrap();
+        RingAsync {
+            name: "ringwire shared h2",
+            runtime,
+            sender,
+            buffer: RequestBuffer::new().unwrap(),
+            url,
+        }
+    }
+}
+
+impl<S: RingSend> Round for RingAsync<S> {
     fn name(&self) -> &'static str {
-        "ringwire shared h2"
+        self.name
     }
     fn run(&mut self, n: u64, each: &mut dyn FnMut(Duration)) {
-        let (conn, buffer, url) = (&self.conn, &mut self.buffer, &self.url);
+        let (sender, buffer, url) = (&self.sender, &mut self.buffer, &self.url);
         self.runtime.block_on(async {
             for _ in 0..n {
                 let start = Instant::now();
-                let mut request = buffer.request("POST", url).unwrap().headers().unwrap();
-                for (name, value) in HEADERS {
-                    request = request.header(name, value).unwrap();
-                }
-                let request = request.body(BODY).unwrap();
-                let mut response = conn.send(buffer, &request).await.unwrap();
-                assert_eq!(response.status(), 200);
-                while let Some(chunk) = response.chunk().await.unwrap() {
-                    black_box(chunk);
-                }
+                sender.call(buffer, url).await;
                 each(start.elapsed());
             }
         });
@@ -398,13 +372,11 @@ fn clients(addr: SocketAddr) -> Vec<Box<dyn Round>> {
             buffer: RequestBuffer::new().unwrap(),
             url: url.clone(),
         }),
-        Box::new(RingAsync {
-            name: "ringwire tokio",
-            runtime: runtime(),
-            client: ring_async::Client::default(),
-            buffer: RequestBuffer::new().unwrap(),
-            url: url.clone(),
-        }),
+        Box::new(RingAsync::new(
+            "ringwire tokio",
+            url.clone(),
+            ClientConfig::default(),
+        )),
         Box::new(HyperConn::new(addr)),
         Box::new(Reqwest {
             name: "reqwest",
@@ -428,14 +400,8 @@ fn clients(addr: SocketAddr) -> Vec<Box<dyn Round>> {
             buffer: RequestBuffer::new().unwrap(),
             url: url.clone(),
         }),
-        Box::new(RingAsync {
-            name: "ringwire tokio h2",
-            runtime: runtime(),
-            client: ring_async::Client::new(h2),
-            buffer: RequestBuffer::new().unwrap(),
-            url: url.clone(),
-        }),
-        Box::new(RingShared::new(url, h2)),
+        Box::new(RingAsync::new("ringwire tokio h2", url.clone(), h2)),
+        Box::new(RingAsync::shared(url, h2)),
         Box::new(HyperH2 {
             runtime: runtime(),
             addr,
@@ -553,6 +519,60 @@ where
     })
 }
 
+/// ringwire's two ways for many tasks to send the REST call and read its answer.
+trait RingSend: Clone + Send + Sync + 'static {
+    fn call<'a>(
+        &'a self,
+        buffer: &'a mut RequestBuffer,
+        url: &'a Url,
+    ) -> impl std::future::Future<Output = ()> + Send + 'a;
+}
+
+/// `RingSend` for a type whose `send` answers with a response read by `chunk` (the
+/// client's and the shared connection's are different types, alike in use).
+macro_rules! ring_send {
+    ($sender:ty) => {
+        impl RingSend for $sender {
+            fn call<'a>(
+                &'a self,
+                buffer: &'a mut RequestBuffer,
+                url: &'a Url,
+            ) -> impl std::future::Future<Output = ()> + Send + 'a {
+                async move {
+                    let request = rest_call(buffer, url);
+                    let mut response = self.send(buffer, &request).await.unwrap();
+                    assert_eq!(response.status(), 200);
+                    while let Some(chunk) = response.chunk().await.unwrap() {
+                        black_box(chunk);
+                    }
+                }
+            }
+        }
+    };
+}
+
+ring_send!(ring_async::Http2Connection);
+ring_send!(std::sync::Arc<ring_async::Client>);
+
+/// `TASKS` tasks sending the REST call through `sender` at once.
+fn ring_spread(sender: impl RingSend, url: Url) -> Spread {
+    Box::new(move |runtime, per_task| {
+        spread(runtime, per_task, |per_task| {
+            let (sender, url) = (sender.clone(), url.clone());
+            async move {
+                let mut buffer = RequestBuffer::new().unwrap();
+                let mut times = Vec::with_capacity(per_task as usize);
+                for _ in 0..per_task {
+                    let start = Instant::now();
+                    sender.call(&mut buffer, &url).await;
+                    times.push(start.elapsed());
+                }
+                times
+            }
+        })
+    })
+}
+
 /// The HTTP/2 clients that multiplex, and ringwire's client, whose HTTP/2 connections
 /// carry one exchange at a time (it opens one per exchange under way).
 fn spreads(addr: SocketAddr, runtime: &tokio::runtime::Runtime) -> Vec<(&'static str, Spread)> {
@@ -563,55 +583,8 @@ fn spreads(addr: SocketAddr, runtime: &tokio::runtime::Runtime) -> Vec<(&'static
     };
     let client = std::sync::Arc::new(ring_async::Client::new(h2));
     let shared = runtime.block_on(client.http2_connection(&url)).unwrap();
-    let ring_url = url.clone();
-    let ringwire_shared: Spread = Box::new(move |runtime, per_task| {
-        spread(runtime, per_task, |per_task| {
-            let (conn, url) = (shared.clone(), ring_url.clone());
-            async move {
-                let mut buffer = RequestBuffer::new().unwrap();
-                let mut times = Vec::with_capacity(per_task as usize);
-                for _ in 0..per_task {
-                    let start = Instant::now();
-                    let mut request = buffer.request("POST", &url).unwrap().headers().unwrap();
-                    for (name, value) in HEADERS {
-                        request = request.header(name, value).unwrap();
-                    }
-                    let request = request.body(BODY).unwrap();
-                    let mut response = conn.send(&mut buffer, &request).await.unwrap();
-                    assert_eq!(response.status(), 200);
-                    while let Some(chunk) = response.chunk().await.unwrap() {
-                        black_box(chunk);
-                    }
-                    times.push(start.elapsed());
-                }
-                times
-            }
-        })
-    });
-    let ringwire_pooled: Spread = Box::new(move |runtime, per_task| {
-        spread(runtime, per_task, |per_task| {
-            let (client, url) = (client.clone(), url.clone());
-            async move {
-                let mut buffer = RequestBuffer::new().unwrap();
-                let mut times = Vec::with_capacity(per_task as usize);
-                for _ in 0..per_task {
-                    let start = Instant::now();
-                    let mut request = buffer.request("POST", &url).unwrap().headers().unwrap();
-                    for (name, value) in HEADERS {
-                        request = request.header(name, value).unwrap();
-                    }
-                    let request = request.body(BODY).unwrap();
-                    let mut response = client.send(&mut buffer, &request).await.unwrap();
-                    assert_eq!(response.status(), 200);
-                    while let Some(chunk) = response.chunk().await.unwrap() {
-                        black_box(chunk);
-                    }
-                    times.push(start.elapsed());
-                }
-                times
-            }
-        })
-    });
+    let ringwire_shared = ring_spread(shared, url.clone());
+    let ringwire_pooled = ring_spread(client, url);
     let sender = runtime.block_on(hyper_h2_connect(addr));
     let uri: hyper::Uri = format!("http://{addr}/orders").parse().unwrap();
     let hyper: Spread = Box::new(move |runtime, per_task| {

@@ -218,15 +218,7 @@ impl H2 {
         let Some(stream) = self.stream else {
             return Ok(());
         };
-        let sent = self
-            .conn
-            .send_data_now(stream, piece, end)
-            .map_err(refused)?;
-        if sent < piece.len() {
-            let rest = Bytes::copy_from_slice(&piece[sent..]);
-            self.conn.send_data(stream, rest, end).map_err(refused)?;
-        }
-        Ok(())
+        send_all(&mut self.conn, stream, piece, end).map_err(refused)
     }
 
     /// Counts the `len` bytes of a streamed body's piece as one `DATA` frame sent from
@@ -478,6 +470,21 @@ pub(crate) fn open(
         end_stream,
     )
     .map_err(refused)
+}
+
+/// Sends `piece` of `stream`'s body, ending the stream with it if `end`: what the peer's
+/// windows take now goes into the send buffer, the rest is copied into the stream's queue.
+pub(crate) fn send_all(
+    conn: &mut Connection,
+    stream: StreamId,
+    piece: &[u8],
+    end: bool,
+) -> Result<(), SendError> {
+    let sent = conn.send_data_now(stream, piece, end)?;
+    if sent < piece.len() {
+        conn.send_data(stream, Bytes::copy_from_slice(&piece[sent..]), end)?;
+    }
+    Ok(())
 }
 
 /// Why a request could not go out on the connection: nothing of it was

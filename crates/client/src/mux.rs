@@ -16,7 +16,7 @@ use ringwire_http1::{Method, RequestParser, ResponseParser, Status};
 use ringwire_http2::frame::StreamId;
 use ringwire_http2::{Connection, ErrorCode, Event};
 
-use crate::h2::{client_connection, head_parser, open, refused};
+use crate::h2::{client_connection, head_parser, open, refused, send_all};
 use crate::{ClientConfig, Error, Trailers, Url};
 
 /// A response's final head, as HTTP/1.1 text (no reason phrase) with its parse.
@@ -47,6 +47,19 @@ struct Slot {
 }
 
 impl Slot {
+    /// Nothing to hand out yet: the stream's reset or the connection's failure, else a
+    /// wait until the connection's task brings more.
+    fn wait<T>(&mut self, cx: &Context<'_>, failed: Option<Failure>) -> Poll<Result<T, Error>> {
+        if let Some(code) = self.reset {
+            return Poll::Ready(Err(Error::Http2Reset(code)));
+        }
+        if let Some(failure) = failed {
+            return Poll::Ready(Err(failure.error()));
+        }
+        self.waker = Some(cx.waker().clone());
+        Poll::Pending
+    }
+
     fn wake(&mut self) {
         if let Some(waker) = self.waker.take() {
             waker.wake();
@@ -139,14 +152,7 @@ impl Mux {
         let end = body.is_some_and(<[u8]>::is_empty);
         let stream = open(&mut self.conn, &mut self.request, url, head, end)?;
         if let Some(body) = body.filter(|b| !b.is_empty()) {
-            let sent = self
-                .conn
-                .send_data_now(stream, body, true)
-                .map_err(refused)?;
-            if sent < body.len() {
-                let rest = Bytes::copy_from_slice(&body[sent..]);
-                self.conn.send_data(stream, rest, true).map_err(refused)?;
-            }
+            send_all(&mut self.conn, stream, body, true).map_err(refused)?;
         }
         self.streams.insert(stream, Slot::default());
         Poll::Ready(Ok(stream))
@@ -181,14 +187,7 @@ impl Mux {
     /// Sends `piece` of `stream`'s streamed body (within [`poll_send_room`](Self::poll_send_room)),
     /// ending the stream with it if `end`; `false` when the stream takes no more.
     pub(crate) fn send_piece(&mut self, stream: StreamId, piece: &[u8], end: bool) -> bool {
-        match self.conn.send_data_now(stream, piece, end) {
-            Ok(sent) if sent < piece.len() => {
-                let rest = Bytes::copy_from_slice(&piece[sent..]);
-                self.conn.send_data(stream, rest, end).is_ok()
-            }
-            Ok(_) => true,
-            Err(_) => false,
-        }
+        send_all(&mut self.conn, stream, piece, end).is_ok()
     }
 
     /// The final head of `stream`'s response, once it came (interim heads are passed over).
@@ -204,14 +203,7 @@ impl Mux {
         if let Some(head) = slot.head.take() {
             return Poll::Ready(Ok(head));
         }
-        if let Some(code) = slot.reset {
-            return Poll::Ready(Err(Error::Http2Reset(code)));
-        }
-        if let Some(failure) = failed {
-            return Poll::Ready(Err(failure.error()));
-        }
-        slot.waker = Some(cx.waker().clone());
-        Poll::Pending
+        slot.wait(cx, failed)
     }
 
     /// The next piece of `stream`'s body (`None` at its end, its trailers then in
@@ -237,14 +229,7 @@ impl Mux {
             self.streams.remove(&stream);
             return Poll::Ready(Ok(None));
         }
-        if let Some(code) = slot.reset {
-            return Poll::Ready(Err(Error::Http2Reset(code)));
-        }
-        if let Some(failure) = failed {
-            return Poll::Ready(Err(failure.error()));
-        }
-        slot.waker = Some(cx.waker().clone());
-        Poll::Pending
+        slot.wait(cx, failed)
     }
 
     /// The exchange on `stream` is given up before its end: the server is told to stop.
