@@ -44,6 +44,12 @@ pub struct ClientConfig {
     pub max_decoded_body_len: u64,
     /// Whether to speak HTTP/2 ([`Http2::Off`] by default).
     pub http2: Http2,
+    /// How long a shared HTTP/2 connection
+    /// ([`Client::http2_connection`](crate::tokio::Client::http2_connection)) may go
+    /// without hearing from the server before it sends a `PING`; if nothing comes back
+    /// within as long again, the connection is taken for dead and its exchanges fail,
+    /// instead of waiting for a server that vanished (`None`, the default: never).
+    pub http2_keepalive: Option<Duration>,
     /// Each connection's receive ring. Bodies stream through it, so it
     /// must only hold the largest head (or trailer section), and a JSON
     /// answer read whole in place (`Response::json`; a larger one is
@@ -86,6 +92,7 @@ impl Default for ClientConfig {
             limits: Limits::default(),
             max_decoded_body_len: Self::DEFAULT_MAX_DECODED_BODY_LEN,
             http2: Http2::Off,
+            http2_keepalive: None,
             rx: Self::DEFAULT_RX,
         }
     }

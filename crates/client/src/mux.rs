@@ -17,7 +17,7 @@ use ringwire_http2::frame::StreamId;
 use ringwire_http2::{Connection, ErrorCode, Event};
 
 use crate::h2::{client_connection, head_parser, open, refused, send_all};
-use crate::{ClientConfig, Error, Trailers, Url};
+use crate::{ClientConfig, Error, Phase, Trailers, Url};
 
 /// A response's final head, as HTTP/1.1 text (no reason phrase) with its parse.
 #[derive(Debug)]
@@ -72,6 +72,8 @@ impl Slot {
 enum Failure {
     Http2(ringwire_http2::Error),
     Io(std::io::ErrorKind),
+    /// The server went silent, a `PING` unanswered.
+    Timeout(Phase),
     Closed,
 }
 
@@ -80,6 +82,7 @@ impl Failure {
         match self {
             Failure::Http2(e) => Error::Http2(e),
             Failure::Io(kind) => Error::Io(kind.into()),
+            Failure::Timeout(phase) => Error::Timeout(phase),
             Failure::Closed => Error::Closed,
         }
     }
@@ -374,6 +377,7 @@ impl Mux {
         self.fail(match error {
             Error::Io(e) => Failure::Io(e.kind()),
             Error::Http2(e) => Failure::Http2(*e),
+            Error::Timeout(phase) => Failure::Timeout(*phase),
             _ => Failure::Closed,
         });
     }
@@ -415,6 +419,11 @@ impl Mux {
             self.conn.go_away();
         }
         done
+    }
+
+    /// Asks the server whether it is still there (a `PING`).
+    pub(crate) fn ping(&mut self) {
+        self.conn.ping(*b"ringwire");
     }
 
     /// The next run of bytes waiting to be sent.

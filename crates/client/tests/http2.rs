@@ -739,3 +739,45 @@ async fn streamed_bodies_share_a_connection_too() {
         })
     );
 }
+
+/// With a keepalive, a shared connection to a server that went silent fails its exchanges
+/// once a `PING` goes unanswered, and one to a live server stays open through its idle time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_keepalive_tells_a_silent_server_from_a_live_one() {
+    let keepalive = ClientConfig {
+        http2_keepalive: Some(Duration::from_millis(100)),
+        ..ClientConfig::default()
+    };
+    let client = AsyncClient::new(keepalive);
+    // Reads all, answers nothing (not even SETTINGS), never closes.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    thread::spawn(move || {
+        let (mut sock, _) = listener.accept().unwrap();
+        let mut chunk = [0; 4096];
+        while sock.read(&mut chunk).is_ok_and(|n| n > 0) {}
+    });
+    let url = Url::parse(&format!("http://{addr}/")).unwrap();
+    let conn = client.http2_connection(&url).await.unwrap();
+    let start = std::time::Instant::now();
+    let silent = tokio::time::timeout(Duration::from_secs(10), shared(&conn, "GET", &url, b""));
+    let failed = silent.await.expect("the keepalive gave up");
+    assert!(
+        matches!(failed, Err(Error::Timeout(ringwire_client::Phase::Request))),
+        "{failed:?}"
+    );
+    assert!(
+        start.elapsed() >= Duration::from_millis(150),
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(!conn.is_open());
+
+    let addr = common::ringwire(Echo);
+    let url = Url::parse(&format!("http://{addr}/peer")).unwrap();
+    let conn = client.http2_connection(&url).await.unwrap();
+    let first = shared(&conn, "GET", &url, b"").await.unwrap();
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert!(conn.is_open());
+    assert_eq!(shared(&conn, "GET", &url, b"").await.unwrap(), first);
+}

@@ -12,12 +12,15 @@ use ::tokio::sync::Notify;
 use bytes::{Buf as _, Bytes};
 use ringwire_http2::frame::StreamId;
 use ringwire_io::tokio::{AsyncRecvTransport, AsyncStream as _};
+use ringwire_io::TransportError;
 use ringwire_ring::Ring;
 use ringwire_tls::MaybeTls;
 
 use super::{read_source, within, Client, Out, Socket};
 use crate::mux::{Head, Mux};
-use crate::{Decoder, Encoding, Error, Request, RequestBuffer, StreamedRequest, Trailers, Url};
+use crate::{
+    Decoder, Encoding, Error, Phase, Request, RequestBuffer, StreamedRequest, Trailers, Url,
+};
 
 /// An HTTP/2 connection that many tasks send requests on at once, each waiting only for
 /// its own response ([`Client::http2_connection`]). Clones share the connection, which
@@ -78,7 +81,8 @@ impl Client {
             request_timeout: self.config.request_timeout,
             max_decoded_body_len: self.config.max_decoded_body_len,
         });
-        ::tokio::spawn(drive(Arc::clone(&shared), stream, rx));
+        let keepalive = self.config.http2_keepalive;
+        ::tokio::spawn(drive(Arc::clone(&shared), stream, rx, keepalive));
         Ok(Http2Connection { shared })
     }
 }
@@ -396,41 +400,74 @@ impl Drop for Http2Response {
 }
 
 /// The connection's task: sends what waits, receives and sorts frames, until nothing
-/// holds the connection any more or it fails.
-async fn drive(shared: Arc<Shared>, stream: Arc<Socket>, mut rx: AsyncRecvTransport<Arc<Socket>>) {
+/// holds the connection any more or it fails (a server silent past `keepalive` twice over,
+/// a `PING` in between, included).
+async fn drive(
+    shared: Arc<Shared>,
+    stream: Arc<Socket>,
+    mut rx: AsyncRecvTransport<Arc<Socket>>,
+    keepalive: Option<Duration>,
+) {
     let mut out = Out {
         stream: &stream,
         rx: &mut rx,
         ended: false,
     };
-    if let Err(e) = run(&shared, &mut out).await {
+    if let Err(e) = run(&shared, &mut out, keepalive).await {
         shared.lock().fail_io(&e);
         // The `GOAWAY` of a connection error, if there is one; the socket closes anyway.
         let _ = send(&shared, &mut out).await;
     }
 }
 
-async fn run(shared: &Shared, out: &mut Out<'_>) -> Result<(), Error> {
+/// What woke the connection's task.
+enum Woken {
+    Received(Result<usize, TransportError>),
+    Told,
+    Silence,
+}
+
+async fn run(shared: &Shared, out: &mut Out<'_>, keepalive: Option<Duration>) -> Result<(), Error> {
+    // When the server was last heard from, and whether a `PING` asks it since.
+    let (mut heard, mut pinged) = (Instant::now(), false);
     loop {
         send(shared, out).await?;
         if shared.lock().finished() {
             return send(shared, out).await;
         }
         let at_least = out.rx.data().len() + 1;
-        let filled = ::tokio::select! {
-            filled = out.rx.fill(at_least) => Some(filled),
-            () = shared.wake.notified() => None,
+        let silence = keepalive.map(|k| heard + if pinged { k * 2 } else { k });
+        let woken = ::tokio::select! {
+            filled = out.rx.fill(at_least) => Woken::Received(filled),
+            () = shared.wake.notified() => Woken::Told,
+            () = until(silence) => Woken::Silence,
         };
-        match filled {
-            Some(Ok(0)) => return Err(Error::Closed),
-            Some(Err(e)) => return Err(e.into()),
-            Some(Ok(_)) | None => {}
+        match woken {
+            Woken::Received(Ok(0)) => return Err(Error::Closed),
+            Woken::Received(filled) => {
+                filled?;
+                (heard, pinged) = (Instant::now(), false);
+            }
+            Woken::Told => {}
+            Woken::Silence if pinged => return Err(Error::Timeout(Phase::Request)),
+            Woken::Silence => {
+                shared.lock().ping();
+                pinged = true;
+            }
         }
         // What came now, or while a send waited for room.
         if !out.rx.data().is_empty() {
             let used = shared.lock().receive(out.rx.data())?;
             out.rx.consume(used);
         }
+    }
+}
+
+/// Sleeps until `deadline`; forever without one.
+async fn until(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => ::tokio::time::sleep_until(deadline.into()).await,
+        None => std::future::pending().await,
     }
 }
 

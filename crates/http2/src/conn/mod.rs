@@ -585,6 +585,12 @@ impl Connection {
         self.streams.len() < self.peer_max_streams as usize
     }
 
+    /// Queues a `PING` carrying `data`, to learn whether the peer is still there: its
+    /// acknowledgement is a frame like any other, so whatever arrives next says so.
+    pub fn ping(&mut self, data: [u8; 8]) {
+        frame::encode_ping(&mut self.out, false, data);
+    }
+
     /// Whether a header block is half received: `HEADERS` came without `END_HEADERS` and
     /// its `CONTINUATION` frames are awaited (no other frame may come meanwhile).
     #[must_use]
