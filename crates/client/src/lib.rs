@@ -61,8 +61,11 @@
 //! them by stream (module `mux`), each request waits only for its own
 //! answer, and each body is copied out of the ring frame by frame (the other
 //! streams' frames follow in the same ring), given back to flow control as it
-//! is read. Request bodies go whole or streamed from a source as the
-//! server's windows take them; response bodies are decoded when asked.
+//! is read. Request bodies go whole, streamed from a source as the server's
+//! windows take them, or piece by piece while the response is read (full
+//! duplex, as gRPC's streaming calls: `send_duplex`); response bodies are
+//! decoded when asked; an optional keepalive `PING`s a silent server
+//! ([`ClientConfig::http2_keepalive`]).
 //!
 //! With a [`CookieJar`] ([`blocking::Client::with_cookies`], [`tokio::Client::with_cookies`])
 //! a client keeps the cookies answers set and sends them back where they belong.

@@ -235,6 +235,31 @@ impl Mux {
         slot.wait(cx, failed)
     }
 
+    /// `stream`'s body is not sent to its end: the server is told to drop the stream
+    /// (`CANCEL`) unless it reset it already, and a response not yet whole fails with
+    /// that. What stopped the body: the server's reset, or `NO_ERROR` when its answer
+    /// ended first (it wants no more).
+    pub(crate) fn stop_sending(&mut self, stream: StreamId) -> ErrorCode {
+        let Some(slot) = self.streams.get_mut(&stream) else {
+            return ErrorCode::CANCEL;
+        };
+        if let Some(code) = slot.reset {
+            return code;
+        }
+        let ended = slot.ended;
+        if !ended {
+            slot.reset = Some(ErrorCode::CANCEL);
+            slot.wake();
+        }
+        self.conn.reset_stream(stream, ErrorCode::CANCEL);
+        self.wake_waiting();
+        if ended {
+            ErrorCode::NO_ERROR
+        } else {
+            ErrorCode::CANCEL
+        }
+    }
+
     /// The exchange on `stream` is given up before its end: the server is told to stop.
     pub(crate) fn cancel(&mut self, stream: StreamId) {
         if let Some(slot) = self.streams.remove(&stream) {

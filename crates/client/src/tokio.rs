@@ -34,7 +34,7 @@ use crate::{
 
 mod shared_h2;
 
-pub use shared_h2::{Http2Connection, Http2Response};
+pub use shared_h2::{Http2Answer, Http2Connection, Http2Response, Http2Upload};
 
 /// A streamed body's source, as the async client reads it.
 type BodySource<'s> = Source<'s, dyn AsyncRead + Unpin + Send + 's>;

@@ -781,3 +781,181 @@ async fn a_keepalive_tells_a_silent_server_from_a_live_one() {
     assert!(conn.is_open());
     assert_eq!(shared(&conn, "GET", &url, b"").await.unwrap(), first);
 }
+
+/// An HTTP/2 server that answers each request at once and echoes its body as it comes,
+/// piece by piece, ending when the request does.
+fn duplex_echo() -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    thread::spawn(move || {
+        for sock in listener.incoming() {
+            let mut sock = sock.unwrap();
+            thread::spawn(move || {
+                let mut conn = Connection::server(ringwire_http2::Config::default());
+                let (mut input, mut chunk) = (Vec::new(), vec![0u8; 16 << 10]);
+                loop {
+                    let mut used = 0;
+                    loop {
+                        let (n, event) = conn.recv(&input[used..]).expect("a valid client");
+                        used += n;
+                        match event {
+                            Some(Event::Request { stream, .. }) => {
+                                conn.send_response(stream, 200, [], false).unwrap();
+                            }
+                            Some(Event::Data {
+                                stream,
+                                data,
+                                end_stream,
+                            }) => {
+                                let echo = Bytes::copy_from_slice(data);
+                                conn.release(stream, echo.len());
+                                let _ = conn.send_data(stream, echo, end_stream);
+                            }
+                            None if n == 0 => break,
+                            _ => {}
+                        }
+                    }
+                    input.drain(..used);
+                    while !conn.transmit().is_empty() {
+                        if sock.write_all(conn.transmit()).is_err() {
+                            return;
+                        }
+                        conn.advance(conn.transmit().len());
+                    }
+                    match sock.read(&mut chunk) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => input.extend_from_slice(&chunk[..n]),
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// Full duplex on a shared connection: each piece comes back before the next goes (a
+/// client that sent the whole body first would wait forever), and a body past every
+/// window goes from one task while another reads its echo.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_duplex_exchange_reads_while_it_sends() {
+    let url = Url::parse(&format!("http://{}/echo", duplex_echo())).unwrap();
+    let client = async_client(Http2::Off, None);
+    let conn = client.http2_connection(&url).await.unwrap();
+    let mut buffer = RequestBuffer::new().unwrap();
+    let head = buffer.request("POST", &url).unwrap().headers().unwrap();
+    let request = head.body_stream(None).unwrap();
+    let (mut upload, answer) = conn.send_duplex(&mut buffer, &request).await.unwrap();
+    let mut response = answer.response().await.unwrap();
+    assert_eq!(response.status(), 200);
+    for i in 0..5 {
+        let piece = format!("piece {i}");
+        upload.send(piece.as_bytes()).await.unwrap();
+        let mut echo = Vec::new();
+        while echo.len() < piece.len() {
+            echo.extend_from_slice(response.chunk().await.unwrap().unwrap());
+        }
+        assert_eq!(echo, piece.as_bytes());
+    }
+    upload.finish();
+    assert!(response.chunk().await.unwrap().is_none());
+
+    let body = Arc::new(pattern(3 << 20));
+    let request = buffer
+        .request("POST", &url)
+        .unwrap()
+        .headers()
+        .unwrap()
+        .body_stream(None)
+        .unwrap();
+    let (mut upload, answer) = conn.send_duplex(&mut buffer, &request).await.unwrap();
+    let sending = {
+        let body = body.clone();
+        tokio::spawn(async move {
+            upload.send(&body).await.unwrap();
+            upload.finish();
+        })
+    };
+    let echo = answer.response().await.unwrap().bytes().await.unwrap();
+    sending.await.unwrap();
+    assert!(echo == *body, "the echo differs");
+
+    // An upload given up resets its stream: the response half learns.
+    let request = buffer
+        .request("POST", &url)
+        .unwrap()
+        .headers()
+        .unwrap()
+        .body_stream(None)
+        .unwrap();
+    let (upload, answer) = conn.send_duplex(&mut buffer, &request).await.unwrap();
+    let mut response = answer.response().await.unwrap();
+    drop(upload);
+    let failed = response.chunk().await.map(|c| c.map(<[u8]>::to_vec));
+    assert!(
+        matches!(failed, Err(Error::Http2Reset(code)) if code == ErrorCode::CANCEL),
+        "{failed:?}"
+    );
+    assert!(conn.is_open());
+}
+
+/// Refuses every request at its head, the body unread, but for small ones, which it sums.
+#[derive(Debug)]
+struct Refuse;
+
+impl ringwire_server::Handler for Refuse {
+    fn streams_body(&self, _: &ringwire_http1::Request<'_>) -> bool {
+        true
+    }
+
+    async fn call(&self, request: &ringwire_server::Request<'_>) -> ringwire_server::Response {
+        match request.header("content-length") {
+            Some(b"5") => Sum.call(request).await,
+            _ => ringwire_server::Response::new(413),
+        }
+    }
+}
+
+/// A streamed upload the server refuses at its head stops, its answer read; the shared
+/// connection goes on, the refused stream closed rather than left half open.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_upload_stops_and_the_connection_goes_on() {
+    let config = ringwire_server::ServerConfig {
+        addr: "127.0.0.1:0".parse().unwrap(),
+        http2: Some(ringwire_http2::Config {
+            max_concurrent_streams: 1,
+            ..ringwire_http2::Config::default()
+        }),
+        ..ringwire_server::ServerConfig::default()
+    };
+    let server = ringwire_server::Server::bind(config).unwrap();
+    let url = Url::parse(&format!("http://{}/sum", server.local_addr())).unwrap();
+    thread::spawn(move || {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        runtime.block_on(server.serve(Refuse)).unwrap();
+    });
+    let conn = async_client(Http2::Off, None)
+        .http2_connection(&url)
+        .await
+        .unwrap();
+    let body = pattern(3 << 20);
+    let mut buffer = RequestBuffer::new().unwrap();
+    // One stream at a time: each request waits for the one before to close (a stream
+    // left half open would hold the next until the server's own body timeout).
+    let refused = async {
+        for _ in 0..3 {
+            let head = buffer.request("PUT", &url).unwrap().headers().unwrap();
+            let request = head.body_stream(None).unwrap();
+            let mut response = conn
+                .send_streamed(&mut buffer, &request, &body[..])
+                .await
+                .unwrap();
+            assert_eq!(response.status(), 413);
+            response.bytes().await.unwrap();
+        }
+        shared(&conn, "PUT", &url, b"small").await.unwrap()
+    };
+    let answer = tokio::time::timeout(Duration::from_secs(5), refused)
+        .await
+        .expect("a refused stream was left open");
+    assert!(answer.starts_with(b"5 "), "{answer:?}");
+}

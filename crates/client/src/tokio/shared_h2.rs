@@ -107,7 +107,7 @@ impl Http2Connection {
         let deadline = self.shared.request_timeout.map(|t| Instant::now() + t);
         let (head, body) = buffer.bytes(request)?;
         let response = self.open(request, head, Some(body), deadline).await?;
-        self.answer(response, request).await
+        response.arrived(request.decompresses()).await
     }
 
     /// Sends `request`, its body read from `source` as it goes (see
@@ -137,6 +137,9 @@ impl Http2Connection {
         loop {
             let room = poll_fn(|cx| self.shared.lock().poll_send_room(cx, stream));
             let Some(room) = within(deadline, room).await? else {
+                // Answered (or reset) first: the rest is not sent.
+                self.shared.lock().stop_sending(stream);
+                self.shared.wake.notify_one();
                 break;
             };
             let scratch = buffer.scratch();
@@ -159,7 +162,37 @@ impl Http2Connection {
                 break;
             }
         }
-        self.answer(response, request).await
+        response.arrived(request.decompresses()).await
+    }
+
+    /// Opens a stream for `request` whose body goes piece by piece through the
+    /// [`Http2Upload`] while the response is read through the [`Http2Answer`]: both at
+    /// once, from two tasks if need be (full duplex, as gRPC's streaming calls are). The
+    /// head goes at once; keeping to the length it announces, if any, is the caller's part.
+    ///
+    /// # Errors
+    ///
+    /// As [`send`](Self::send), for the stream's opening.
+    pub async fn send_duplex(
+        &self,
+        buffer: &mut RequestBuffer,
+        request: &StreamedRequest<'_>,
+    ) -> Result<(Http2Upload, Http2Answer), Error> {
+        let deadline = self.shared.request_timeout.map(|t| Instant::now() + t);
+        let request = request.request();
+        let (head, _) = buffer.bytes(request)?;
+        let response = self.open(request, head, None, deadline).await?;
+        let upload = Http2Upload {
+            shared: Arc::clone(&self.shared),
+            stream: response.stream,
+            deadline,
+            ended: false,
+        };
+        let answer = Http2Answer {
+            response,
+            decompress: request.decompresses(),
+        };
+        Ok((upload, answer))
     }
 
     /// Opens a stream for `request` (its `head`, and its `body` unless streamed), within
@@ -186,23 +219,6 @@ impl Http2Connection {
             decoder: None,
             feeding: false,
         })
-    }
-
-    /// `response` once its head came, decoding its body if `request` asked.
-    async fn answer(
-        &self,
-        mut response: Http2Response,
-        request: &Request<'_>,
-    ) -> Result<Http2Response, Error> {
-        let stream = response.stream;
-        let head = poll_fn(|cx| self.shared.lock().poll_head(cx, stream));
-        let head = within(response.deadline, head).await?;
-        if request.decompresses() {
-            let limit = self.shared.max_decoded_body_len;
-            response.decoder = Decoder::for_response(&head.view(), limit);
-        }
-        response.head = Some(head);
-        Ok(response)
     }
 
     /// Whether the connection takes new requests: it has not failed, and the server has
@@ -249,6 +265,82 @@ pub struct Http2Response {
     feeding: bool,
 }
 
+/// The sending half of a full-duplex exchange ([`Http2Connection::send_duplex`]): the
+/// request body, piece by piece, as the server's windows take it. Dropped before
+/// [`finish`](Self::finish), it resets the stream.
+#[derive(Debug)]
+pub struct Http2Upload {
+    shared: Arc<Shared>,
+    stream: StreamId,
+    deadline: Option<Instant>,
+    /// The body's end was sent, or the stream stopped.
+    ended: bool,
+}
+
+impl Http2Upload {
+    /// Sends `piece` of the body, waiting for the server's windows as needed.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Http2Reset`] when the stream takes no more: reset by the server (its
+    /// code), or its answer ended first (`NO_ERROR`; the stream is then closed); the
+    /// connection's failure; [`Error::Timeout`].
+    pub async fn send(&mut self, mut piece: &[u8]) -> Result<(), Error> {
+        while !piece.is_empty() && !self.ended {
+            let (shared, stream) = (&self.shared, self.stream);
+            let room = poll_fn(|cx| shared.lock().poll_send_room(cx, stream));
+            let Some(room) = within(self.deadline, room).await? else {
+                self.ended = true;
+                let code = self.shared.lock().stop_sending(self.stream);
+                self.shared.wake.notify_one();
+                return Err(Error::Http2Reset(code));
+            };
+            let n = room.min(piece.len());
+            self.shared
+                .lock()
+                .send_piece(self.stream, &piece[..n], false);
+            self.shared.wake.notify_one();
+            piece = &piece[n..];
+        }
+        Ok(())
+    }
+
+    /// Ends the body.
+    pub fn finish(mut self) {
+        self.ended = true;
+        self.shared.lock().send_piece(self.stream, &[], true);
+        self.shared.wake.notify_one();
+    }
+}
+
+impl Drop for Http2Upload {
+    fn drop(&mut self) {
+        if !self.ended {
+            self.shared.lock().stop_sending(self.stream);
+            self.shared.wake.notify_one();
+        }
+    }
+}
+
+/// The receiving half of a full-duplex exchange ([`Http2Connection::send_duplex`]):
+/// the response, once its head comes. Dropped first, it resets the stream.
+#[derive(Debug)]
+pub struct Http2Answer {
+    response: Http2Response,
+    decompress: bool,
+}
+
+impl Http2Answer {
+    /// The response, once its head came.
+    ///
+    /// # Errors
+    ///
+    /// As [`Http2Connection::send`]'s wait for the head.
+    pub async fn response(self) -> Result<Http2Response, Error> {
+        self.response.arrived(self.decompress).await
+    }
+}
+
 /// What [`Http2Response::chunk`] hands out.
 enum Next {
     Piece,
@@ -283,6 +375,20 @@ impl Http2Response {
     #[must_use]
     pub fn trailers(&self) -> &Trailers {
         &self.trailers
+    }
+
+    /// This response once its head came, its body decoded if `decompress` (the request
+    /// asked).
+    async fn arrived(mut self, decompress: bool) -> Result<Self, Error> {
+        let (shared, stream) = (&self.shared, self.stream);
+        let head = poll_fn(|cx| shared.lock().poll_head(cx, stream));
+        let head = within(self.deadline, head).await?;
+        if decompress {
+            let limit = self.shared.max_decoded_body_len;
+            self.decoder = Decoder::for_response(&head.view(), limit);
+        }
+        self.head = Some(head);
+        Ok(self)
     }
 
     /// The content coding the body is decoded from: `Some` when the request asked
