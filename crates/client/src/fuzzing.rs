@@ -146,6 +146,7 @@ pub fn h2_shared(setup: u8, server: &[u8]) {
     let give_up = setup & 0x80 != 0;
     let mut buf = Vec::new();
     let mut trailers = Trailers::new();
+    let mut body = Vec::new();
     for next in server.chunks(piece) {
         buf.extend_from_slice(next);
         while !mux.transmit().is_empty() {
@@ -188,10 +189,11 @@ pub fn h2_shared(setup: u8, server: &[u8]) {
                 }
                 continue;
             }
-            while let Poll::Ready(next) = mux.poll_chunk(&mut cx, *stream, &mut trailers) {
+            while let Poll::Ready(next) = mux.poll_chunk(&mut cx, *stream, &mut body, &mut trailers)
+            {
                 match next {
-                    Ok(Some(_)) => {}
-                    Ok(None) | Err(_) => {
+                    Ok(true) => assert!(!body.is_empty(), "an empty piece of body"),
+                    Ok(false) | Err(_) => {
                         *ended = true;
                         break;
                     }

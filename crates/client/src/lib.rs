@@ -59,9 +59,9 @@
 //! [`tokio::Client::http2_connection`] opens one that tasks share
 //! ([`tokio::Http2Connection`]): a task of its own reads the frames and sorts
 //! them by stream (module `mux`), each request waits only for its own
-//! answer, and each body is copied out of the ring frame by frame (the other
-//! streams' frames follow in the same ring), given back to flow control as it
-//! is read. Request bodies go whole, streamed from a source as the server's
+//! answer, and each body is copied out of the ring once as its frames come
+//! (the other streams' frames follow in the same ring) into buffers the
+//! connection reuses, given back to flow control as it is read. Request bodies go whole, streamed from a source as the server's
 //! windows take them, or piece by piece while the response is read (full
 //! duplex, as gRPC's streaming calls: `send_duplex`); response bodies are
 //! decoded when asked; an optional keepalive `PING`s a silent server

@@ -4,14 +4,15 @@
 //! Unlike a connection that carries one exchange at a time ([`crate::h2`]), whose body is
 //! read in place in the receive ring, a stream here cannot borrow the ring: the frames of
 //! the other streams follow its own, and the ring moves on under them. Each `DATA` frame's
-//! bytes are copied out once, into the stream's queue, and handed out from there; the
-//! server may send as much again only once they are taken, so a reader that lags slows
-//! its own stream rather than filling memory.
+//! bytes are copied out once, appended to the stream's buffer, and handed out by swapping
+//! that buffer with the reader's; the server may send as much again only once they are
+//! taken, so a reader that lags slows its own stream rather than filling memory. Heads
+//! and buffers go back to the connection when their exchange ends, for the next one:
+//! once warm, an exchange allocates nothing.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::task::{Context, Poll, Waker};
 
-use bytes::Bytes;
 use ringwire_http1::{Method, RequestParser, ResponseParser, Status};
 use ringwire_http2::frame::StreamId;
 use ringwire_http2::{Connection, ErrorCode, Event};
@@ -27,6 +28,13 @@ pub(crate) struct Head {
 }
 
 impl Head {
+    fn new(limits: ringwire_http1::Limits) -> Head {
+        Head {
+            text: Vec::new(),
+            parsed: ResponseParser::new(limits),
+        }
+    }
+
     /// The head's view.
     pub(crate) fn view(&self) -> ringwire_http1::Response<'_> {
         self.parsed.head().view(&self.text)
@@ -37,7 +45,8 @@ impl Head {
 #[derive(Debug, Default)]
 struct Slot {
     head: Option<Head>,
-    data: VecDeque<Bytes>,
+    /// Body bytes not yet taken.
+    data: Vec<u8>,
     /// The body has ended (`END_STREAM`, or trailers).
     ended: bool,
     trailers: Option<Trailers>,
@@ -88,11 +97,18 @@ impl Failure {
     }
 }
 
+/// Spare heads and buffers kept for the next exchanges, at most.
+const SPARES: usize = 16;
+
+/// A buffer that grew past this goes rather than waits as a spare.
+const SPARE_CAPACITY: usize = 64 << 10;
+
 /// What one frame meant, owned, so the connection can be used again before acting on it.
 enum Seen {
     Nothing,
-    Head(StreamId, Vec<u8>, bool),
-    Data(StreamId, Bytes, bool),
+    Head(StreamId, Head, bool),
+    /// Body bytes of a stream no longer awaited.
+    Orphan(StreamId, usize),
     Trailers(StreamId, Trailers),
     Reset(StreamId, ErrorCode),
     GoAway(StreamId),
@@ -114,6 +130,8 @@ pub(crate) struct Mux {
     going_away: bool,
     /// Handles to the connection still held: with none and no stream open, it closes.
     handles: usize,
+    spare_heads: Vec<Head>,
+    spare_buffers: Vec<Vec<u8>>,
 }
 
 impl Mux {
@@ -128,6 +146,8 @@ impl Mux {
             failed: None,
             going_away: false,
             handles: 1,
+            spare_heads: Vec::new(),
+            spare_buffers: Vec::new(),
         }
     }
 
@@ -157,7 +177,11 @@ impl Mux {
         if let Some(body) = body.filter(|b| !b.is_empty()) {
             send_all(&mut self.conn, stream, body, true).map_err(refused)?;
         }
-        self.streams.insert(stream, Slot::default());
+        let slot = Slot {
+            data: self.spare_buffer(),
+            ..Slot::default()
+        };
+        self.streams.insert(stream, slot);
         Poll::Ready(Ok(stream))
     }
 
@@ -209,28 +233,32 @@ impl Mux {
         slot.wait(cx, failed)
     }
 
-    /// The next piece of `stream`'s body (`None` at its end, its trailers then in
-    /// `trailers`); the server may send as much again.
+    /// The body bytes of `stream` that came since the last call, swapped into `out`
+    /// (`false` at the body's end, its trailers then in `trailers`); the server may send
+    /// as much again.
     pub(crate) fn poll_chunk(
         &mut self,
         cx: &mut Context<'_>,
         stream: StreamId,
+        out: &mut Vec<u8>,
         trailers: &mut Trailers,
-    ) -> Poll<Result<Option<Bytes>, Error>> {
+    ) -> Poll<Result<bool, Error>> {
+        out.clear();
         let failed = self.failed;
         let Some(slot) = self.streams.get_mut(&stream) else {
-            return Poll::Ready(Ok(None));
+            return Poll::Ready(Ok(false));
         };
-        if let Some(piece) = slot.data.pop_front() {
-            self.conn.release(stream, piece.len());
-            return Poll::Ready(Ok(Some(piece)));
+        if !slot.data.is_empty() {
+            std::mem::swap(&mut slot.data, out);
+            self.conn.release(stream, out.len());
+            return Poll::Ready(Ok(true));
         }
         if slot.ended {
             if let Some(fields) = slot.trailers.take() {
                 *trailers = fields;
             }
-            self.streams.remove(&stream);
-            return Poll::Ready(Ok(None));
+            self.remove(stream);
+            return Poll::Ready(Ok(false));
         }
         slot.wait(cx, failed)
     }
@@ -262,12 +290,39 @@ impl Mux {
 
     /// The exchange on `stream` is given up before its end: the server is told to stop.
     pub(crate) fn cancel(&mut self, stream: StreamId) {
-        if let Some(slot) = self.streams.remove(&stream) {
-            if !slot.ended && slot.reset.is_none() {
-                self.conn.reset_stream(stream, ErrorCode::CANCEL);
-            }
+        if self
+            .streams
+            .get(&stream)
+            .is_some_and(|slot| !slot.ended && slot.reset.is_none())
+        {
+            self.conn.reset_stream(stream, ErrorCode::CANCEL);
         }
+        self.remove(stream);
         self.wake_waiting();
+    }
+
+    /// Forgets `stream`, keeping its buffers for the next exchanges.
+    fn remove(&mut self, stream: StreamId) {
+        if let Some(slot) = self.streams.remove(&stream) {
+            self.recycle(slot.head, slot.data);
+        }
+    }
+
+    /// A buffer for an exchange's body: a spare one if there is one.
+    pub(crate) fn spare_buffer(&mut self) -> Vec<u8> {
+        self.spare_buffers.pop().unwrap_or_default()
+    }
+
+    /// `head` and `buffer`, done with, kept for the next exchanges (a few, and not a
+    /// buffer that grew large).
+    pub(crate) fn recycle(&mut self, head: Option<Head>, mut buffer: Vec<u8>) {
+        if let Some(head) = head.filter(|_| self.spare_heads.len() < SPARES) {
+            self.spare_heads.push(head);
+        }
+        if buffer.capacity() <= SPARE_CAPACITY && self.spare_buffers.len() < SPARES {
+            buffer.clear();
+            self.spare_buffers.push(buffer);
+        }
     }
 
     /// Handles the frames at the front of `data`: how many bytes they took. An `Err`
@@ -304,15 +359,25 @@ impl Mux {
                 fields,
                 end_stream,
             }) => {
-                let mut text = Vec::new();
-                fields.write_http1_response(status, &mut text);
-                Seen::Head(stream, text, end_stream)
+                let limits = self.limits;
+                let mut head = self.spare_heads.pop().unwrap_or_else(|| Head::new(limits));
+                head.text.clear();
+                fields.write_http1_response(status, &mut head.text);
+                Seen::Head(stream, head, end_stream)
             }
             Some(Event::Data {
                 stream,
                 data,
                 end_stream,
-            }) => Seen::Data(stream, Bytes::copy_from_slice(data), end_stream),
+            }) => match self.streams.get_mut(&stream) {
+                Some(slot) => {
+                    slot.data.extend_from_slice(data);
+                    slot.ended |= end_stream;
+                    slot.wake();
+                    Seen::Nothing
+                }
+                None => Seen::Orphan(stream, data.len()),
+            },
             Some(Event::Trailers { stream, fields }) => {
                 let mut trailers = Trailers::new();
                 for (name, value) in fields.iter() {
@@ -331,39 +396,24 @@ impl Mux {
     fn apply(&mut self, seen: Seen) {
         match seen {
             Seen::Nothing => {}
-            Seen::Head(stream, text, end) => {
-                let mut parsed = ResponseParser::new(self.limits);
-                let head = match parsed.parse(&text, Method::Get) {
-                    Ok(Status::Complete(..)) => Ok(Head { text, parsed }),
-                    // Fields HTTP/2 allows and HTTP/1.1 does not: the server's fault.
-                    _ => Err(()),
-                };
-                match head {
-                    Ok(head) => self.deliver(stream, |slot| {
+            Seen::Head(stream, mut head, end) => {
+                let Head { text, parsed } = &mut head;
+                // Fields HTTP/2 allows and HTTP/1.1 does not: the server's fault.
+                if matches!(parsed.parse(text, Method::Get), Ok(Status::Complete(..))) {
+                    self.deliver(stream, |slot| {
                         slot.head = Some(head);
                         slot.ended = end;
-                    }),
-                    Err(()) => {
-                        self.conn.reset_stream(stream, ErrorCode::PROTOCOL_ERROR);
-                        self.deliver(stream, |slot| {
-                            slot.reset = Some(ErrorCode::PROTOCOL_ERROR);
-                        })
-                    }
-                };
-            }
-            Seen::Data(stream, piece, end) => {
-                let len = piece.len();
-                let known = self.deliver(stream, |slot| {
-                    if !piece.is_empty() {
-                        slot.data.push_back(piece);
-                    }
-                    slot.ended |= end;
-                });
-                if !known {
-                    // A stream given up: its bytes count for nothing.
-                    self.conn.release(stream, len);
+                    });
+                } else {
+                    self.recycle(Some(head), Vec::new());
+                    self.conn.reset_stream(stream, ErrorCode::PROTOCOL_ERROR);
+                    self.deliver(stream, |slot| {
+                        slot.reset = Some(ErrorCode::PROTOCOL_ERROR);
+                    });
                 }
             }
+            // A stream given up: its bytes count for nothing.
+            Seen::Orphan(stream, len) => self.conn.release(stream, len),
             Seen::Trailers(stream, trailers) => {
                 self.deliver(stream, |slot| {
                     slot.trailers = Some(trailers);

@@ -310,3 +310,44 @@ fn json_answers_are_read_in_place_with_no_allocation_once_warm() {
     assert_eq!(counted, Some(0));
     assert_eq!(client.idle_connections(&url), 1);
 }
+
+/// A shared HTTP/2 connection too: the request's task and the connection's (on the same
+/// runtime thread, so both are counted) allocate nothing per exchange once warm.
+#[test]
+fn shared_h2_requests_allocate_nothing_once_warm() {
+    let addr = common::ringwire(Echo);
+    let url = Url::parse(&format!("http://{addr}/orders")).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut buffer = RequestBuffer::new().unwrap();
+    let client = async_client::Client::default();
+    let counted = runtime.block_on(async {
+        let conn = client.http2_connection(&url).await.unwrap();
+        let mut counted = None;
+        for round in 0..300 {
+            if round == 200 {
+                COUNT.with(|c| c.set(Some(0)));
+            }
+            let request = buffer
+                .request("POST", &url)
+                .unwrap()
+                .headers()
+                .unwrap()
+                .header("content-type", "application/json")
+                .unwrap()
+                .body(BODY)
+                .unwrap();
+            let mut response = conn.send(&mut buffer, &request).await.unwrap();
+            assert_eq!(response.status(), 200);
+            while response.chunk().await.unwrap().is_some() {}
+            drop(response);
+            if round == 299 {
+                counted = COUNT.with(|c| c.replace(None));
+            }
+        }
+        counted
+    });
+    assert_eq!(counted, Some(0));
+}

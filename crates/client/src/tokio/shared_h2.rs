@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 
 use ::tokio::io::AsyncRead;
 use ::tokio::sync::Notify;
-use bytes::{Buf as _, Bytes};
 use ringwire_http2::frame::StreamId;
 use ringwire_io::tokio::{AsyncRecvTransport, AsyncStream as _};
 use ringwire_io::TransportError;
@@ -26,8 +25,9 @@ use crate::{
 /// its own response ([`Client::http2_connection`]). Clones share the connection, which
 /// closes (with a `GOAWAY`) once every clone and every response is dropped.
 ///
-/// Its responses' bodies are copied out of the receive ring, frame by frame, since the
-/// other streams' frames follow in the same ring (see [`Http2Response::chunk`]); the
+/// Its responses' bodies are copied out of the receive ring once, as their frames come,
+/// since the other streams' frames follow in the same ring (see [`Http2Response::chunk`];
+/// the buffers are reused, so a warm connection allocates nothing per exchange); the
 /// client's own requests ([`Client::send`]) read theirs in place, one exchange at a time
 /// per connection. Requests here go as they are, but for decoding the bodies of those
 /// that ask ([`HeaderBuilder::decompress`](crate::HeaderBuilder::decompress)): no
@@ -206,6 +206,7 @@ impl Http2Connection {
     ) -> Result<Http2Response, Error> {
         let opening = poll_fn(|cx| self.shared.lock().poll_open(cx, request.url(), head, body));
         let stream = within(deadline, opening).await?;
+        let body = self.shared.lock().spare_buffer();
         self.shared.wake.notify_one();
         // Dropped before its end (given up, or failed), it resets the stream.
         Ok(Http2Response {
@@ -215,7 +216,8 @@ impl Http2Connection {
             trailers: Trailers::new(),
             deadline,
             finished: false,
-            piece: Bytes::new(),
+            body,
+            at: 0,
             decoder: None,
             feeding: false,
         })
@@ -257,11 +259,13 @@ pub struct Http2Response {
     deadline: Option<Instant>,
     /// The body was read to its end.
     finished: bool,
-    /// The last piece of body taken.
-    piece: Bytes,
+    /// The body bytes taken last.
+    body: Vec<u8>,
+    /// How far into `body` the decoder has read.
+    at: usize,
     /// Undoes the body's coding, when the request asked.
     decoder: Option<Decoder>,
-    /// The decoder has more of `piece` (or of its own output) to give.
+    /// The decoder has more of `body` (or of its own output) to give.
     feeding: bool,
 }
 
@@ -399,9 +403,9 @@ impl Http2Response {
         self.decoder.as_ref().map(Decoder::encoding)
     }
 
-    /// The next piece of body, valid until the next call: as one `DATA` frame brought it
-    /// (copied out of the receive ring when it arrived), or decoded (at most 64 KiB a
-    /// piece) when [`decoding`](Self::decoding); `None` at the end of the body.
+    /// The next piece of body, valid until the next call: all that arrived since the last
+    /// (copied out of the receive ring as it came), or decoded (at most 64 KiB a piece)
+    /// when [`decoding`](Self::decoding); `None` at the end of the body.
     ///
     /// # Errors
     ///
@@ -411,9 +415,9 @@ impl Http2Response {
     pub async fn chunk(&mut self) -> Result<Option<&[u8]>, Error> {
         let next = loop {
             if let (Some(decoder), true) = (self.decoder.as_mut(), self.feeding) {
-                match decoder.feed(&self.piece)? {
+                match decoder.feed(&self.body[self.at..])? {
                     None => self.feeding = false,
-                    Some(used) => self.piece.advance(used),
+                    Some(used) => self.at += used,
                 }
                 if !decoder.output().is_empty() {
                     break Next::Decoded;
@@ -421,14 +425,14 @@ impl Http2Response {
                 continue;
             }
             match self.take().await? {
-                Some(piece) => {
-                    self.piece = piece;
+                true => {
+                    self.at = 0;
                     self.feeding = self.decoder.is_some();
                     if !self.feeding {
                         break Next::Piece;
                     }
                 }
-                None => {
+                false => {
                     if let Some(decoder) = &self.decoder {
                         decoder.finish()?;
                     }
@@ -437,21 +441,22 @@ impl Http2Response {
             }
         };
         Ok(match next {
-            Next::Piece => Some(&self.piece),
+            Next::Piece => Some(&self.body),
             Next::Decoded => self.decoder.as_ref().map(Decoder::output),
             Next::End => None,
         })
     }
 
-    /// The next piece of body as it arrived.
-    async fn take(&mut self) -> Result<Option<Bytes>, Error> {
+    /// The body bytes that arrived since the last call, into `body`; `false` at its end.
+    async fn take(&mut self) -> Result<bool, Error> {
         if self.finished {
-            return Ok(None);
+            return Ok(false);
         }
-        let (shared, stream, trailers) = (&self.shared, self.stream, &mut self.trailers);
+        let (shared, stream) = (&self.shared, self.stream);
+        let (body, trailers) = (&mut self.body, &mut self.trailers);
         let next = poll_fn(|cx| {
             let mut mux = shared.lock();
-            let next = mux.poll_chunk(cx, stream, trailers);
+            let next = mux.poll_chunk(cx, stream, body, trailers);
             // A `WINDOW_UPDATE` for what was taken, or the stream's end.
             if next.is_ready() && !mux.transmit().is_empty() {
                 shared.wake.notify_one();
@@ -459,7 +464,7 @@ impl Http2Response {
             next
         });
         let next = within(self.deadline, next).await?;
-        self.finished = next.is_none();
+        self.finished = !next;
         Ok(next)
     }
 
@@ -498,10 +503,12 @@ impl Http2Response {
 
 impl Drop for Http2Response {
     fn drop(&mut self) {
+        let mut mux = self.shared.lock();
         if !self.finished {
-            self.shared.lock().cancel(self.stream);
+            mux.cancel(self.stream);
             self.shared.wake.notify_one();
         }
+        mux.recycle(self.head.take(), std::mem::take(&mut self.body));
     }
 }
 
