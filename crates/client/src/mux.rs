@@ -214,7 +214,12 @@ impl Mux {
     /// Sends `piece` of `stream`'s streamed body (within [`poll_send_room`](Self::poll_send_room)),
     /// ending the stream with it if `end`; `false` when the stream takes no more.
     pub(crate) fn send_piece(&mut self, stream: StreamId, piece: &[u8], end: bool) -> bool {
-        send_all(&mut self.conn, stream, piece, end).is_ok()
+        let sent = send_all(&mut self.conn, stream, piece, end).is_ok();
+        if end {
+            // A stream the server had ended already closes here: room for a request.
+            self.wake_waiting();
+        }
+        sent
     }
 
     /// The final head of `stream`'s response, once it came (interim heads are passed over).
