@@ -319,12 +319,13 @@ impl Mux {
     }
 
     /// `head` and `buffer`, done with, kept for the next exchanges (a few, and not a
-    /// buffer that grew large).
+    /// buffer that never held anything or grew large).
     pub(crate) fn recycle(&mut self, head: Option<Head>, mut buffer: Vec<u8>) {
         if let Some(head) = head.filter(|_| self.spare_heads.len() < SPARES) {
             self.spare_heads.push(head);
         }
-        if buffer.capacity() <= SPARE_CAPACITY && self.spare_buffers.len() < SPARES {
+        let worth = (1..=SPARE_CAPACITY).contains(&buffer.capacity());
+        if worth && self.spare_buffers.len() < SPARES {
             buffer.clear();
             self.spare_buffers.push(buffer);
         }

@@ -254,6 +254,8 @@ async fn the_tokio_client_too_by_alpn_and_with_prior_knowledge() {
 #[derive(Clone, Copy)]
 enum Act {
     Answer,
+    /// The answer, then a `GOAWAY`: no request after this one.
+    AnswerAndGoAway,
     Reset(ErrorCode),
     /// A head announcing 10 bytes, 5 of them, then the connection closed.
     CutShort,
@@ -338,6 +340,10 @@ fn respond(conn: &mut Connection, stream: StreamId, act: Act) -> bool {
                 .unwrap();
             conn.send_data(stream, Bytes::from_static(b"0123456789"), true)
                 .unwrap();
+        }
+        Act::AnswerAndGoAway => {
+            respond(conn, stream, Act::Answer);
+            conn.go_away();
         }
         Act::Reset(code) => conn.reset_stream(stream, code),
         Act::CutShort => {
@@ -958,4 +964,32 @@ async fn a_refused_upload_stops_and_the_connection_goes_on() {
         .await
         .expect("a refused stream was left open");
     assert!(answer.starts_with(b"5 "), "{answer:?}");
+}
+
+/// A server going away: the shared connection says it is no longer open, and a request
+/// sent after is refused at once (`REFUSED_STREAM`, for the caller to send elsewhere).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shared_connection_the_server_leaves_refuses_new_requests() {
+    let (addr, _) = scripted(|_| Act::AnswerAndGoAway);
+    let url = Url::parse(&format!("http://{addr}/")).unwrap();
+    let conn = async_client(Http2::Off, None)
+        .http2_connection(&url)
+        .await
+        .unwrap();
+    assert_eq!(
+        shared(&conn, "GET", &url, b"").await.unwrap(),
+        b"0123456789"
+    );
+    for _ in 0..200 {
+        if !conn.is_open() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(!conn.is_open(), "the GOAWAY went unnoticed");
+    let refused = shared(&conn, "GET", &url, b"").await;
+    assert!(
+        matches!(refused, Err(Error::Http2Reset(code)) if code == ErrorCode::REFUSED_STREAM),
+        "{refused:?}"
+    );
 }
