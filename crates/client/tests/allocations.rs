@@ -195,6 +195,35 @@ fn async_h2_requests_allocate_nothing_once_warm() {
     async_round_trips(async_client::Client::new(config), &url);
 }
 
+/// Allocations on this thread over 100 rounds of `round`, after 200 to warm up (as the
+/// blocking test).
+async fn counted_rounds(mut round: impl AsyncFnMut()) -> Option<usize> {
+    let mut counted = None;
+    for i in 0..300 {
+        if i == 200 {
+            COUNT.with(|c| c.set(Some(0)));
+        }
+        round().await;
+        if i == 299 {
+            counted = COUNT.with(|c| c.replace(None));
+        }
+    }
+    counted
+}
+
+/// The JSON order, written into `buffer`.
+fn order<'a>(buffer: &mut RequestBuffer, url: &'a Url) -> ringwire_client::Request<'a> {
+    buffer
+        .request("POST", url)
+        .unwrap()
+        .headers()
+        .unwrap()
+        .header("content-type", "application/json")
+        .unwrap()
+        .body(BODY)
+        .unwrap()
+}
+
 fn async_round_trips(client: async_client::Client, url: &Url) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -202,32 +231,12 @@ fn async_round_trips(client: async_client::Client, url: &Url) {
         .unwrap();
     let mut buffer = RequestBuffer::new().unwrap();
     // One `block_on` for all of it: tokio boxes a large future it is given.
-    let counted = runtime.block_on(async {
-        let mut counted = None;
-        // Warm for 200 rounds, as the blocking test, then 100 counted.
-        for round in 0..300 {
-            if round == 200 {
-                COUNT.with(|c| c.set(Some(0)));
-            }
-            let request = buffer
-                .request("POST", url)
-                .unwrap()
-                .headers()
-                .unwrap()
-                .header("content-type", "application/json")
-                .unwrap()
-                .body(BODY)
-                .unwrap();
-            let mut response = client.send(&mut buffer, &request).await.unwrap();
-            assert_eq!(response.status(), 200);
-            while response.chunk().await.unwrap().is_some() {}
-            drop(response);
-            if round == 299 {
-                counted = COUNT.with(|c| c.replace(None));
-            }
-        }
-        counted
-    });
+    let counted = runtime.block_on(counted_rounds(async || {
+        let request = order(&mut buffer, url);
+        let mut response = client.send(&mut buffer, &request).await.unwrap();
+        assert_eq!(response.status(), 200);
+        while response.chunk().await.unwrap().is_some() {}
+    }));
     assert_eq!(counted, Some(0));
     assert_eq!(client.idle_connections(url), 1);
 }
@@ -325,29 +334,13 @@ fn shared_h2_requests_allocate_nothing_once_warm() {
     let client = async_client::Client::default();
     let counted = runtime.block_on(async {
         let conn = client.http2_connection(&url).await.unwrap();
-        let mut counted = None;
-        for round in 0..300 {
-            if round == 200 {
-                COUNT.with(|c| c.set(Some(0)));
-            }
-            let request = buffer
-                .request("POST", &url)
-                .unwrap()
-                .headers()
-                .unwrap()
-                .header("content-type", "application/json")
-                .unwrap()
-                .body(BODY)
-                .unwrap();
+        counted_rounds(async || {
+            let request = order(&mut buffer, &url);
             let mut response = conn.send(&mut buffer, &request).await.unwrap();
             assert_eq!(response.status(), 200);
             while response.chunk().await.unwrap().is_some() {}
-            drop(response);
-            if round == 299 {
-                counted = COUNT.with(|c| c.replace(None));
-            }
-        }
-        counted
+        })
+        .await
     });
     assert_eq!(counted, Some(0));
 }

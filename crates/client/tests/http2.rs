@@ -259,6 +259,8 @@ enum Act {
     Reset(ErrorCode),
     /// A head announcing 10 bytes, 5 of them, then the connection closed.
     CutShort,
+    /// A head at once, then the body echoed piece by piece as it comes, ending with it.
+    Echo,
 }
 
 /// An HTTP/2 server on cleartext that acts on each connection's requests
@@ -291,15 +293,25 @@ fn serve(mut sock: TcpStream, act: Act) {
             let ended = match event {
                 Some(Event::Request {
                     stream, end_stream, ..
-                }) => end_stream.then_some(stream),
+                }) => {
+                    if let Act::Echo = act {
+                        conn.send_response(stream, 200, [], false).unwrap();
+                    }
+                    end_stream.then_some(stream)
+                }
                 Some(Event::Data {
                     stream,
                     end_stream,
                     data,
                 }) => {
-                    let len = data.len();
-                    conn.release(stream, len);
-                    end_stream.then_some(stream)
+                    let piece = Bytes::copy_from_slice(data);
+                    conn.release(stream, piece.len());
+                    if let Act::Echo = act {
+                        let _ = conn.send_data(stream, piece, end_stream);
+                        None
+                    } else {
+                        end_stream.then_some(stream)
+                    }
                 }
                 None if n == 0 => break,
                 _ => None,
@@ -346,6 +358,8 @@ fn respond(conn: &mut Connection, stream: StreamId, act: Act) -> bool {
             conn.go_away();
         }
         Act::Reset(code) => conn.reset_stream(stream, code),
+        // A request with no body: nothing to echo.
+        Act::Echo => conn.send_data(stream, Bytes::new(), true).unwrap(),
         Act::CutShort => {
             conn.send_response(stream, 200, length.iter().copied(), false)
                 .unwrap();
@@ -417,6 +431,35 @@ fn a_reset_stream_and_a_body_cut_short_are_errors() {
     assert_eq!(client.idle_connections(&url), 0);
 }
 
+/// ringwire's server on cleartext HTTP/2 (prior knowledge) with `h2`'s settings,
+/// answering with `handler` on a runtime of its own; the URL of `path` on it.
+fn h2c_server(
+    h2: ringwire_http2::Config,
+    handler: impl ringwire_server::Handler,
+    path: &str,
+) -> Url {
+    let config = ringwire_server::ServerConfig {
+        addr: "127.0.0.1:0".parse().unwrap(),
+        http2: Some(h2),
+        ..ringwire_server::ServerConfig::default()
+    };
+    let server = ringwire_server::Server::bind(config).unwrap();
+    let url = Url::parse(&format!("http://{}{path}", server.local_addr())).unwrap();
+    thread::spawn(move || {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        runtime.block_on(server.serve(handler)).unwrap();
+    });
+    url
+}
+
+/// A body's length and checksum, as [`Sum`] answers them.
+fn summed(body: &[u8]) -> String {
+    let sum = body
+        .iter()
+        .fold(0u64, |s, &b| s.wrapping_mul(31) + u64::from(b));
+    format!("{} {sum}", body.len())
+}
+
 /// Counts and checksums the body it reads as it arrives.
 #[derive(Debug)]
 struct Sum;
@@ -455,28 +498,13 @@ impl ringwire_server::Handler for Sum {
 #[test]
 fn streamed_bodies_framed_in_place_or_copied_arrive_whole() {
     let body = pattern(3 << 20);
-    let expected = {
-        let sum = body
-            .iter()
-            .fold(0u64, |s, &b| s.wrapping_mul(31) + u64::from(b));
-        format!("{} {sum}", body.len())
-    };
+    let expected = summed(&body);
     for frame in [16 << 10, 1 << 20] {
         let h2 = ringwire_http2::Config {
             max_frame_size: frame,
             ..ringwire_http2::Config::default()
         };
-        let config = ringwire_server::ServerConfig {
-            addr: "127.0.0.1:0".parse().unwrap(),
-            http2: Some(h2),
-            ..ringwire_server::ServerConfig::default()
-        };
-        let server = ringwire_server::Server::bind(config).unwrap();
-        let url = Url::parse(&format!("http://{}/sum", server.local_addr())).unwrap();
-        thread::spawn(move || {
-            let runtime = tokio::runtime::Runtime::new().unwrap();
-            runtime.block_on(server.serve(Sum)).unwrap();
-        });
+        let url = h2c_server(h2, Sum, "/sum");
         let blocking = client(Http2::PriorKnowledge, None);
         let tokio_client = async_client(Http2::PriorKnowledge, None);
         let runtime = tokio::runtime::Runtime::new().unwrap();
@@ -498,6 +526,20 @@ fn streamed_bodies_framed_in_place_or_copied_arrive_whole() {
             });
             assert_eq!(answer, expected, "{frame} {len:?}");
         }
+    }
+}
+
+/// A shared connection to `url`'s origin from a client of the tests' settings.
+async fn connect_shared(url: &Url) -> ringwire_client::tokio::Http2Connection {
+    let client = async_client(Http2::Off, None);
+    client.http2_connection(url).await.unwrap()
+}
+
+/// A server's HTTP/2 settings with at most `streams` at once.
+fn stream_limit(streams: u32) -> ringwire_http2::Config {
+    ringwire_http2::Config {
+        max_concurrent_streams: streams,
+        ..ringwire_http2::Config::default()
     }
 }
 
@@ -587,24 +629,8 @@ async fn one_shared_connection_carries_many_exchanges_at_once() {
 /// The server's limit on concurrent streams holds requests back until streams close.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn requests_past_the_servers_stream_limit_wait_their_turn() {
-    let config = ringwire_server::ServerConfig {
-        addr: "127.0.0.1:0".parse().unwrap(),
-        http2: Some(ringwire_http2::Config {
-            max_concurrent_streams: 2,
-            ..ringwire_http2::Config::default()
-        }),
-        ..ringwire_server::ServerConfig::default()
-    };
-    let server = ringwire_server::Server::bind(config).unwrap();
-    let url = Url::parse(&format!("http://{}/slow/200", server.local_addr())).unwrap();
-    thread::spawn(move || {
-        let runtime = tokio::runtime::Runtime::new().unwrap();
-        runtime.block_on(server.serve(Echo)).unwrap();
-    });
-    let conn = async_client(Http2::Off, None)
-        .http2_connection(&url)
-        .await
-        .unwrap();
+    let url = h2c_server(stream_limit(2), Echo, "/slow/200");
+    let conn = connect_shared(&url).await;
     // The server's SETTINGS first.
     shared(&conn, "GET", &url, b"").await.unwrap();
     let start = std::time::Instant::now();
@@ -674,23 +700,9 @@ async fn streams_end_alone_and_the_connection_with_its_last_holder() {
 /// length fails its own request alone.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn streamed_bodies_share_a_connection_too() {
-    let server = ringwire_server::Server::bind(ringwire_server::ServerConfig {
-        addr: "127.0.0.1:0".parse().unwrap(),
-        ..ringwire_server::ServerConfig::default()
-    })
-    .unwrap();
-    let url = Url::parse(&format!("http://{}/sum", server.local_addr())).unwrap();
-    thread::spawn(move || {
-        let runtime = tokio::runtime::Runtime::new().unwrap();
-        runtime.block_on(server.serve(Sum)).unwrap();
-    });
+    let url = h2c_server(ringwire_http2::Config::default(), Sum, "/sum");
     let body = Arc::new(pattern(3 << 20));
-    let expected = {
-        let sum = body
-            .iter()
-            .fold(0u64, |s, &b| s.wrapping_mul(31) + u64::from(b));
-        format!("{} {sum}", body.len())
-    };
+    let expected = summed(&body);
     let client = async_client(Http2::Off, None);
     let conn = client.http2_connection(&url).await.unwrap();
     let uploads: Vec<_> = [Some(body.len() as u64), None, Some(body.len() as u64), None]
@@ -736,14 +748,7 @@ async fn streamed_bodies_share_a_connection_too() {
         .send_streamed(&mut buffer, &request, &b"after"[..])
         .await
         .unwrap();
-    assert_eq!(
-        response.text().await.unwrap(),
-        format!("5 {}", {
-            b"after"
-                .iter()
-                .fold(0u64, |s, &b| s.wrapping_mul(31) + u64::from(b))
-        })
-    );
+    assert_eq!(response.text().await.unwrap(), summed(b"after"));
 }
 
 /// With a keepalive, a shared connection to a server that went silent fails its exchanges
@@ -788,63 +793,13 @@ async fn a_keepalive_tells_a_silent_server_from_a_live_one() {
     assert_eq!(shared(&conn, "GET", &url, b"").await.unwrap(), first);
 }
 
-/// An HTTP/2 server that answers each request at once and echoes its body as it comes,
-/// piece by piece, ending when the request does.
-fn duplex_echo() -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    thread::spawn(move || {
-        for sock in listener.incoming() {
-            let mut sock = sock.unwrap();
-            thread::spawn(move || {
-                let mut conn = Connection::server(ringwire_http2::Config::default());
-                let (mut input, mut chunk) = (Vec::new(), vec![0u8; 16 << 10]);
-                loop {
-                    let mut used = 0;
-                    loop {
-                        let (n, event) = conn.recv(&input[used..]).expect("a valid client");
-                        used += n;
-                        match event {
-                            Some(Event::Request { stream, .. }) => {
-                                conn.send_response(stream, 200, [], false).unwrap();
-                            }
-                            Some(Event::Data {
-                                stream,
-                                data,
-                                end_stream,
-                            }) => {
-                                let echo = Bytes::copy_from_slice(data);
-                                conn.release(stream, echo.len());
-                                let _ = conn.send_data(stream, echo, end_stream);
-                            }
-                            None if n == 0 => break,
-                            _ => {}
-                        }
-                    }
-                    input.drain(..used);
-                    while !conn.transmit().is_empty() {
-                        if sock.write_all(conn.transmit()).is_err() {
-                            return;
-                        }
-                        conn.advance(conn.transmit().len());
-                    }
-                    match sock.read(&mut chunk) {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => input.extend_from_slice(&chunk[..n]),
-                    }
-                }
-            });
-        }
-    });
-    addr
-}
-
 /// Full duplex on a shared connection: each piece comes back before the next goes (a
 /// client that sent the whole body first would wait forever), and a body past every
 /// window goes from one task while another reads its echo.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_duplex_exchange_reads_while_it_sends() {
-    let url = Url::parse(&format!("http://{}/echo", duplex_echo())).unwrap();
+    let (addr, _) = scripted(|_| Act::Echo);
+    let url = Url::parse(&format!("http://{addr}/echo")).unwrap();
     let client = async_client(Http2::Off, None);
     let conn = client.http2_connection(&url).await.unwrap();
     let mut buffer = RequestBuffer::new().unwrap();
@@ -925,24 +880,8 @@ impl ringwire_server::Handler for Refuse {
 /// connection goes on, the refused stream closed rather than left half open.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_upload_stops_and_the_connection_goes_on() {
-    let config = ringwire_server::ServerConfig {
-        addr: "127.0.0.1:0".parse().unwrap(),
-        http2: Some(ringwire_http2::Config {
-            max_concurrent_streams: 1,
-            ..ringwire_http2::Config::default()
-        }),
-        ..ringwire_server::ServerConfig::default()
-    };
-    let server = ringwire_server::Server::bind(config).unwrap();
-    let url = Url::parse(&format!("http://{}/sum", server.local_addr())).unwrap();
-    thread::spawn(move || {
-        let runtime = tokio::runtime::Runtime::new().unwrap();
-        runtime.block_on(server.serve(Refuse)).unwrap();
-    });
-    let conn = async_client(Http2::Off, None)
-        .http2_connection(&url)
-        .await
-        .unwrap();
+    let url = h2c_server(stream_limit(1), Refuse, "/sum");
+    let conn = connect_shared(&url).await;
     let body = pattern(3 << 20);
     let mut buffer = RequestBuffer::new().unwrap();
     // One stream at a time: each request waits for the one before to close (a stream
@@ -972,10 +911,7 @@ async fn a_refused_upload_stops_and_the_connection_goes_on() {
 async fn a_shared_connection_the_server_leaves_refuses_new_requests() {
     let (addr, _) = scripted(|_| Act::AnswerAndGoAway);
     let url = Url::parse(&format!("http://{addr}/")).unwrap();
-    let conn = async_client(Http2::Off, None)
-        .http2_connection(&url)
-        .await
-        .unwrap();
+    let conn = connect_shared(&url).await;
     assert_eq!(
         shared(&conn, "GET", &url, b"").await.unwrap(),
         b"0123456789"
