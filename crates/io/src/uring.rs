@@ -312,11 +312,9 @@ impl Driver {
         // SAFETY: the address is boxed and kept in the slot until the completion (dropping it
         // is what the completion does), and the socket stays open until then.
         if let Err(e) = unsafe { self.push(&connect) } {
-            // Nothing was queued: the slot goes back at once.
-            self.cancel(conn.slot)?;
-            self.free_if_done(conn.slot);
-            // Its `Closed` is no one's: the caller never had the connection.
-            self.ready.pop_back();
+            // Nothing was queued: the slot goes back at once, with no `Closed` for a
+            // connection the caller never had.
+            drop(self.release(conn.slot));
             return Err(e.into());
         }
         self.slots[conn.slot as usize].connecting = Some(target);
@@ -627,10 +625,18 @@ impl Driver {
 
     /// Frees a closing slot once nothing is in flight: the socket closes, the rings go back.
     fn free_if_done(&mut self, index: u32) {
-        let slot = &mut self.slots[index as usize];
+        let slot = &self.slots[index as usize];
         if !slot.closing || slot.in_flight() {
             return;
         }
+        let (conn, rx, tx) = self.release(index);
+        self.ready.push_back(Event::Closed { conn, rx, tx });
+    }
+
+    /// Frees slot `index` for the next connection (nothing of it in flight): its socket
+    /// closed, the connection it held and its rings handed back.
+    fn release(&mut self, index: u32) -> (Conn, Ring, Ring) {
+        let slot = &mut self.slots[index as usize];
         let conn = Conn {
             slot: index,
             generation: slot.generation,
@@ -641,7 +647,7 @@ impl Driver {
         let rx = std::mem::replace(&mut slot.rx, Ring::empty());
         let tx = std::mem::replace(&mut slot.tx, Ring::empty());
         self.free.push(index);
-        self.ready.push_back(Event::Closed { conn, rx, tx });
+        (conn, rx, tx)
     }
 
     /// The slot of `conn` if it is open (not closed, not closing).
