@@ -903,6 +903,20 @@ async fn a_refused_upload_stops_and_the_connection_goes_on() {
         .await
         .expect("a refused stream was left open");
     assert!(answer.starts_with(b"5 "), "{answer:?}");
+
+    // A duplex upload refused so: this piece fails, and every later one.
+    let head = buffer.request("PUT", &url).unwrap().headers().unwrap();
+    let request = head.body_stream(None).unwrap();
+    let (mut upload, answer) = conn.send_duplex(&mut buffer, &request).await.unwrap();
+    let response = answer.response().await.unwrap();
+    assert_eq!(response.status(), 413);
+    for piece in [&body[..], b"more"] {
+        let refused = upload.send(piece).await;
+        assert!(
+            matches!(refused, Err(Error::Http2Reset(code)) if code == ErrorCode::NO_ERROR),
+            "{refused:?}"
+        );
+    }
 }
 
 /// A server going away: the shared connection says it is no longer open, and a request

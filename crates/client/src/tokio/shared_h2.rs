@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use ::tokio::io::AsyncRead;
 use ::tokio::sync::Notify;
 use ringwire_http2::frame::StreamId;
+use ringwire_http2::ErrorCode;
 use ringwire_io::tokio::{AsyncRecvTransport, AsyncStream as _};
 use ringwire_io::TransportError;
 use ringwire_ring::Ring;
@@ -187,6 +188,7 @@ impl Http2Connection {
             stream: response.stream,
             deadline,
             ended: false,
+            stopped: None,
         };
         let answer = Http2Answer {
             response,
@@ -279,6 +281,8 @@ pub struct Http2Upload {
     deadline: Option<Instant>,
     /// The body's end was sent, or the stream stopped.
     ended: bool,
+    /// Why the stream took no more, once it did: every later piece fails with it.
+    stopped: Option<ErrorCode>,
 }
 
 impl Http2Upload {
@@ -287,17 +291,20 @@ impl Http2Upload {
     /// # Errors
     ///
     /// [`Error::Http2Reset`] when the stream takes no more: reset by the server (its
-    /// code), or its answer ended first (`NO_ERROR`; the stream is then closed); the
-    /// connection's failure; [`Error::Timeout`].
+    /// code), or its answer ended first (`NO_ERROR`; the stream is then closed), for this
+    /// piece and every later one; the connection's failure; [`Error::Timeout`].
     pub async fn send(&mut self, mut piece: &[u8]) -> Result<(), Error> {
-        while !piece.is_empty() && !self.ended {
+        while !piece.is_empty() {
+            if let Some(code) = self.stopped {
+                return Err(Error::Http2Reset(code));
+            }
             let (shared, stream) = (&self.shared, self.stream);
             let room = poll_fn(|cx| shared.lock().poll_send_room(cx, stream));
             let Some(room) = within(self.deadline, room).await? else {
                 self.ended = true;
-                let code = self.shared.lock().stop_sending(self.stream);
+                self.stopped = Some(self.shared.lock().stop_sending(self.stream));
                 self.shared.wake.notify_one();
-                return Err(Error::Http2Reset(code));
+                continue;
             };
             let n = room.min(piece.len());
             self.shared
