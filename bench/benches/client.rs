@@ -126,8 +126,7 @@ impl Round for RingBlocking {
     }
 }
 
-/// ringwire's tokio client (`S`: the client, or a shared HTTP/2 connection), one request
-/// at a time.
+/// ringwire's tokio client, one request at a time.
 struct RingAsync<S> {
     name: &'static str,
     runtime: tokio::runtime::Runtime,
@@ -142,23 +141,6 @@ impl RingAsync<std::sync::Arc<ring_async::Client>> {
             name,
             runtime: runtime(),
             sender: std::sync::Arc::new(ring_async::Client::new(config)),
-            buffer: RequestBuffer::new().unwrap(),
-            url,
-        }
-    }
-}
-
-impl RingAsync<ring_async::Http2Connection> {
-    /// ringwire's shared HTTP/2 connection: its connection's task sorts the frames, the
-    /// request's task waits for its stream.
-    fn shared(url: Url, config: ClientConfig) -> Self {
-        let runtime = runtime();
-        let client = ring_async::Client::new(config);
-        let sender = runtime.block_on(client.http2_connection(&url)).unwrap();
-        RingAsync {
-            name: "ringwire shared h2",
-            runtime,
-            sender,
             buffer: RequestBuffer::new().unwrap(),
             url,
         }
@@ -365,6 +347,10 @@ fn clients(addr: SocketAddr) -> Vec<Box<dyn Round>> {
         http2: Http2::PriorKnowledge,
         ..ClientConfig::default()
     };
+    let own_h2 = ClientConfig {
+        http2_multiplex: false,
+        ..h2
+    };
     vec![
         Box::new(RingBlocking {
             name: "ringwire blocking",
@@ -400,8 +386,10 @@ fn clients(addr: SocketAddr) -> Vec<Box<dyn Round>> {
             buffer: RequestBuffer::new().unwrap(),
             url: url.clone(),
         }),
+        // On the origin's shared connection (its task sorts the frames, the request's
+        // task waits for its stream), and on a connection of its own.
         Box::new(RingAsync::new("ringwire tokio h2", url.clone(), h2)),
-        Box::new(RingAsync::shared(url, h2)),
+        Box::new(RingAsync::new("ringwire tokio h2 (own)", url, own_h2)),
         Box::new(HyperH2 {
             runtime: runtime(),
             addr,
@@ -573,8 +561,9 @@ fn ring_spread(sender: impl RingSend, url: Url) -> Spread {
     })
 }
 
-/// The HTTP/2 clients that multiplex, and ringwire's client, whose HTTP/2 connections
-/// carry one exchange at a time (it opens one per exchange under way).
+/// The HTTP/2 clients that multiplex: ringwire's client (on the origin's shared
+/// connection), a shared connection it opened, and the client with connections of its
+/// own that carry one exchange at a time (it opens one per exchange under way).
 fn spreads(addr: SocketAddr, runtime: &tokio::runtime::Runtime) -> Vec<(&'static str, Spread)> {
     let url = Url::parse(&format!("http://{addr}/orders")).unwrap();
     let h2 = ClientConfig {
@@ -584,7 +573,12 @@ fn spreads(addr: SocketAddr, runtime: &tokio::runtime::Runtime) -> Vec<(&'static
     let client = std::sync::Arc::new(ring_async::Client::new(h2));
     let shared = runtime.block_on(client.http2_connection(&url)).unwrap();
     let ringwire_shared = ring_spread(shared, url.clone());
-    let ringwire_pooled = ring_spread(client, url);
+    let ringwire_client = ring_spread(client, url.clone());
+    let own = ClientConfig {
+        http2_multiplex: false,
+        ..h2
+    };
+    let ringwire_own = ring_spread(std::sync::Arc::new(ring_async::Client::new(own)), url);
     let sender = runtime.block_on(hyper_h2_connect(addr));
     let uri: hyper::Uri = format!("http://{addr}/orders").parse().unwrap();
     let hyper: Spread = Box::new(move |runtime, per_task| {
@@ -630,8 +624,9 @@ fn spreads(addr: SocketAddr, runtime: &tokio::runtime::Runtime) -> Vec<(&'static
         })
     });
     vec![
+        ("ringwire tokio h2", ringwire_client),
         ("ringwire shared h2", ringwire_shared),
-        ("ringwire tokio h2 (pool)", ringwire_pooled),
+        ("ringwire tokio h2 (own)", ringwire_own),
         ("hyper (conn::http2) h2", hyper),
         ("reqwest h2", reqwest),
     ]

@@ -908,7 +908,51 @@ pub struct Response<'c> {
 }
 
 impl Response<'_> {
-    crate::shared_api::response_accessors!();
+    /// The status code.
+    #[must_use]
+    pub fn status(&self) -> u16 {
+        self.reader.status()
+    }
+
+    /// The protocol the response came over.
+    #[must_use]
+    pub fn protocol(&self) -> crate::Protocol {
+        self.reader.protocol()
+    }
+
+    /// The head, in place in the receive ring (over HTTP/2, rewritten as an
+    /// HTTP/1.1 head with no reason phrase): there until the body is read
+    /// (`None` after the first [`chunk`](Self::chunk)).
+    #[must_use]
+    pub fn head(&self) -> Option<ringwire_http1::Response<'_>> {
+        let conn = self.conn.as_ref()?;
+        self.reader.head(&conn.proto, conn.rx.data())
+    }
+
+    /// The first field named `name`, while the head is in the ring.
+    #[must_use]
+    pub fn header(&self, name: &str) -> Option<&[u8]> {
+        self.head()?.header(name)
+    }
+
+    /// The trailer fields the body ended with: empty until [`chunk`](Self::chunk) has
+    /// returned `None` (or the whole body was read otherwise), and for a body without any.
+    /// A chunked HTTP/1.1 body or an HTTP/2 stream may have them (gRPC's `grpc-status`).
+    #[must_use]
+    pub fn trailers(&self) -> &crate::Trailers {
+        self.reader.trailers()
+    }
+
+    /// The content coding the body is decoded from: `Some` when the
+    /// request asked for it
+    /// ([`HeaderBuilder::decompress`](crate::HeaderBuilder::decompress)) and the
+    /// response's `content-encoding` is one the client undoes; the head
+    /// still says what the server sent (`content-encoding`, and a
+    /// `content-length` of the encoded bytes).
+    #[must_use]
+    pub fn decoding(&self) -> Option<crate::Encoding> {
+        self.reader.encoding()
+    }
 
     /// The next piece of body, in place in the receive ring: valid until
     /// the next call. `None` at the end of the body.

@@ -50,6 +50,15 @@ pub struct ClientConfig {
     /// within as long again, the connection is taken for dead and its exchanges fail,
     /// instead of waiting for a server that vanished (`None`, the default: never).
     pub http2_keepalive: Option<Duration>,
+    /// Whether the [`tokio::Client`](crate::tokio::Client)'s requests to an origin that
+    /// speaks HTTP/2 share one connection, many at once (`true`, the default, as browsers
+    /// and reqwest do): a whole-body request goes on a stream of the origin's shared
+    /// connection ([`Http2Connection`](crate::tokio::Http2Connection)), whose bodies
+    /// are copied out of the ring once as their frames come. Streamed bodies and
+    /// `100-continue` take a connection of their own, as do all requests when `false`:
+    /// one exchange at a time per connection, the body read in place in the ring, more
+    /// connections when tasks send at once. The blocking client never shares.
+    pub http2_multiplex: bool,
     /// Each connection's receive ring. Bodies stream through it, so it
     /// must only hold the largest head (or trailer section), and a JSON
     /// answer read whole in place (`Response::json`; a larger one is
@@ -93,6 +102,7 @@ impl Default for ClientConfig {
             max_decoded_body_len: Self::DEFAULT_MAX_DECODED_BODY_LEN,
             http2: Http2::Off,
             http2_keepalive: None,
+            http2_multiplex: true,
             rx: Self::DEFAULT_RX,
         }
     }

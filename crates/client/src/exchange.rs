@@ -37,6 +37,14 @@ impl Failure {
         Failure { error, retryable }
     }
 
+    /// An exchange on a shared HTTP/2 connection failed before its answer: a fresh
+    /// connection may retry it if the connection failed under it (it may have died
+    /// while it idled), as a pooled one's, or the server refused it.
+    pub(crate) fn shared(error: Error) -> Failure {
+        let retryable = unprocessed(&error) || matches!(error, Error::Io(_) | Error::Closed);
+        Failure { error, retryable }
+    }
+
     /// Whether `request` may go again on a fresh connection: when it is
     /// idempotent, or when the server said it never processed it.
     pub(crate) fn may_retry(&self, request: &Request<'_>) -> bool {
@@ -770,9 +778,14 @@ impl Reader {
         }
     }
 
-    /// Whether the head is still at the front of the ring.
-    pub(crate) fn head_in_ring(&self) -> bool {
-        self.head_len > 0
+    /// The head, while it is still at the front of the ring's unread `data`, as `proto`
+    /// reads it.
+    pub(crate) fn head<'d>(
+        &self,
+        proto: &'d Proto,
+        data: &'d [u8],
+    ) -> Option<ringwire_http1::Response<'d>> {
+        (self.head_len > 0).then(|| proto.head(data))
     }
 
     /// The content coding the body is decoded from, if it is.

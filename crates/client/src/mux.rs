@@ -487,15 +487,20 @@ impl Mux {
         self.handles += 1;
     }
 
-    /// A handle to the connection was dropped.
-    pub(crate) fn let_go(&mut self) {
+    /// A handle to the connection was dropped: whether nothing holds it any more.
+    pub(crate) fn let_go(&mut self) -> bool {
         self.handles -= 1;
+        self.unheld()
     }
 
-    /// Nothing holds the connection any more and no exchange is under way: it may close,
-    /// with a `GOAWAY` first.
+    /// No handle holds the connection and no exchange is under way.
+    pub(crate) fn unheld(&self) -> bool {
+        self.handles == 0 && self.streams.is_empty()
+    }
+
+    /// [`unheld`](Self::unheld): the connection may close, with a `GOAWAY` first.
     pub(crate) fn finished(&mut self) -> bool {
-        let done = self.handles == 0 && self.streams.is_empty();
+        let done = self.unheld();
         if done {
             self.conn.go_away();
         }

@@ -45,7 +45,7 @@ struct Idle<C> {
 }
 
 /// How often a sweep runs at most.
-const SWEEP_EVERY: Duration = Duration::from_secs(1);
+pub(crate) const SWEEP_EVERY: Duration = Duration::from_secs(1);
 
 /// How long a connection idles before it gives back its memory, as the server's warm
 /// period: exchanges back to back keep their pages (a large answer would fault them in

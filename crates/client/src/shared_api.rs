@@ -1,12 +1,12 @@
 //! What the blocking and the tokio client spell alike in their public API: the client's
-//! builder methods and a response's accessors. The two differ in `async` only elsewhere,
-//! so they cannot share one type; each module expands these macros in its own `impl`, over
-//! fields of the same names.
+//! builder methods. The two differ in `async` only elsewhere, so they cannot share one
+//! type; each module expands the macro in its own `impl`, over fields of the same names.
 
 /// [`Client`](crate::blocking::Client)'s and [`Client`](crate::tokio::Client)'s
-/// constructors and builder methods.
+/// constructors and builder methods; a client's own fields, with their initial values,
+/// as arguments.
 macro_rules! client_builders {
-    () => {
+    ($($field:ident: $value:expr),* $(,)?) => {
         /// A client as `config` says.
         #[must_use]
         pub fn new(config: $crate::ClientConfig) -> Self {
@@ -27,6 +27,7 @@ macro_rules! client_builders {
                 unix: None,
                 cookies: None,
                 authorize: $crate::redirect::Authorizer::default(),
+                $($field: $value,)*
             }
         }
 
@@ -100,58 +101,4 @@ macro_rules! client_builders {
     };
 }
 
-/// A response's accessors to its status, protocol, head, trailers and coding, over its
-/// `reader` and its connection's `rx` and `proto`.
-macro_rules! response_accessors {
-    () => {
-        /// The status code.
-        #[must_use]
-        pub fn status(&self) -> u16 {
-            self.reader.status()
-        }
-
-        /// The protocol the response came over.
-        #[must_use]
-        pub fn protocol(&self) -> $crate::Protocol {
-            self.reader.protocol()
-        }
-
-        /// The head, in place in the receive ring (over HTTP/2, rewritten as an
-        /// HTTP/1.1 head with no reason phrase): there until the body is read
-        /// (`None` after the first [`chunk`](Self::chunk)).
-        #[must_use]
-        pub fn head(&self) -> Option<ringwire_http1::Response<'_>> {
-            let conn = self.conn.as_ref()?;
-            self.reader
-                .head_in_ring()
-                .then(|| conn.proto.head(conn.rx.data()))
-        }
-
-        /// The first field named `name`, while the head is in the ring.
-        #[must_use]
-        pub fn header(&self, name: &str) -> Option<&[u8]> {
-            self.head()?.header(name)
-        }
-
-        /// The trailer fields the body ended with: empty until [`chunk`](Self::chunk) has
-        /// returned `None` (or the whole body was read otherwise), and for a body without any.
-        /// A chunked HTTP/1.1 body or an HTTP/2 stream may have them (gRPC's `grpc-status`).
-        #[must_use]
-        pub fn trailers(&self) -> &$crate::Trailers {
-            self.reader.trailers()
-        }
-
-        /// The content coding the body is decoded from: `Some` when the
-        /// request asked for it
-        /// ([`HeaderBuilder::decompress`](crate::HeaderBuilder::decompress)) and the
-        /// response's `content-encoding` is one the client undoes; the head
-        /// still says what the server sent (`content-encoding`, and a
-        /// `content-length` of the encoded bytes).
-        #[must_use]
-        pub fn decoding(&self) -> Option<$crate::Encoding> {
-            self.reader.encoding()
-        }
-    };
-}
-
-pub(crate) use {client_builders, response_accessors};
+pub(crate) use client_builders;

@@ -28,12 +28,13 @@ use crate::tls::Tls;
 use crate::tunnel::{first_address, Step, Tunnel};
 use crate::url::{Origin, Scheme};
 use crate::{
-    ClientConfig, CookieJar, Error, Http2, Phase, Proxies, Proxy, Request, RequestBuffer,
+    ClientConfig, CookieJar, Error, Http2, Phase, Protocol, Proxies, Proxy, Request, RequestBuffer,
     StreamedRequest, Url,
 };
 
 mod shared_h2;
 
+use shared_h2::Multiplexed;
 pub use shared_h2::{Http2Answer, Http2Connection, Http2Response, Http2Upload};
 
 /// A streamed body's source, as the async client reads it.
@@ -54,6 +55,8 @@ pub struct Client {
     cookies: Option<Arc<CookieJar>>,
     /// The `authorization` of a redirect to another origin.
     authorize: Authorizer,
+    /// The shared HTTP/2 connections of origins that speak it.
+    multiplexed: Multiplexed,
 }
 
 impl Default for Client {
@@ -72,6 +75,18 @@ struct Connection {
     origin: Origin,
     /// The proxy an `http://` request goes to in absolute-form, if it goes through one.
     forward: Option<Proxy>,
+}
+
+/// The connection an exchange goes on.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "on the stack for a moment; boxing it would allocate per exchange"
+)]
+enum Via {
+    /// A stream of a shared HTTP/2 connection.
+    Shared(Http2Connection),
+    /// A connection of its own.
+    Own(Connection),
 }
 
 /// What [`Client::send_traced`] is shown of an exchange, in order.
@@ -96,7 +111,7 @@ impl Keyed for Connection {
 }
 
 impl Client {
-    crate::shared_api::client_builders!();
+    crate::shared_api::client_builders!(multiplexed: Multiplexed::default());
 
     /// Sends `request` (written into `buffer`) and reads the response head,
     /// following redirects when [`ClientConfig::max_redirects`] allows.
@@ -276,30 +291,72 @@ impl Client {
         trace: &mut (dyn FnMut(Trace<'_>) + Send),
     ) -> Result<Response<'_>, Error> {
         let origin = request.url().origin();
-        let pooled = self.pool.take(origin, |c| is_quiet(c.stream.get_ref()));
-        let mut attempts = Attempts::new(pooled.is_some());
-        let mut conn = match pooled {
-            Some(conn) => conn,
-            None => self.connect(origin, deadline, trace).await?,
+        let shares = self.config.http2_multiplex && source.is_none() && !request.expects_continue();
+        let kept = shares.then(|| self.multiplexed.get(origin, self.config.idle_timeout));
+        let reused = match kept.flatten() {
+            Some(shared) => Some(Via::Shared(shared)),
+            None => self
+                .pool
+                .take(origin, |c| is_quiet(c.stream.get_ref()))
+                .map(Via::Own),
         };
+        let mut attempts = Attempts::new(reused.is_some());
+        let mut next = reused;
         loop {
-            let attempt = self
-                .round_trip(
-                    conn,
-                    buffer,
-                    request,
-                    deadline,
-                    source.as_deref_mut(),
-                    trace,
-                )
-                .await;
+            let via = match next.take() {
+                Some(via) => via,
+                None => self.open(origin, shares, deadline, trace).await?,
+            };
+            let attempt = match via {
+                Via::Shared(shared) => {
+                    let sent = self.send_shared(shared, buffer, request, deadline, trace);
+                    sent.await.map_err(Failure::shared)
+                }
+                Via::Own(conn) => {
+                    let source = source.as_deref_mut();
+                    let sent = self.round_trip(conn, buffer, request, deadline, source, trace);
+                    sent.await
+                }
+            };
             match attempt {
                 Ok(response) => return Ok(response),
                 Err(f) if attempts.again(&f, request) && source_rewound(source.as_deref_mut()) => {}
                 Err(f) => return Err(f.error),
             }
-            conn = self.connect(origin, deadline, trace).await?;
         }
+    }
+
+    /// A new connection to `origin`: shared from now on if it speaks HTTP/2 and `shares`.
+    async fn open(
+        &self,
+        origin: &Origin,
+        shares: bool,
+        deadline: Option<Instant>,
+        trace: &mut (dyn FnMut(Trace<'_>) + Send),
+    ) -> Result<Via, Error> {
+        let mut conn = self.connect(origin, deadline, trace).await?;
+        if !shares || conn.proto.h2().is_none() {
+            return Ok(Via::Own(conn));
+        }
+        let shared = Http2Connection::start(&self.config, conn.stream, conn.rx);
+        self.multiplexed.keep(origin, &shared);
+        Ok(Via::Shared(shared))
+    }
+
+    /// Sends `request` on a stream of the `shared` connection.
+    async fn send_shared(
+        &self,
+        shared: Http2Connection,
+        buffer: &mut RequestBuffer,
+        request: &Request<'_>,
+        deadline: Option<Instant>,
+        trace: &mut (dyn FnMut(Trace<'_>) + Send),
+    ) -> Result<Response<'_>, Error> {
+        let (head, _) = buffer.bytes(request)?;
+        trace(Trace::Protocol(Protocol::Http2));
+        trace(Trace::Request(head));
+        let response = shared.send_within(buffer, request, deadline).await?;
+        Ok(Response::new(Exchange::Shared(response)))
     }
 
     async fn connect(
@@ -516,14 +573,12 @@ impl Client {
                     trip.filled(filled)?;
                 }
                 Next::Final(reader) => {
-                    return Ok(Response {
+                    return Ok(Response::new(Exchange::Own(Own {
                         client: self,
                         conn: Some(conn),
                         reader,
                         deadline,
-                        #[cfg(feature = "json")]
-                        collected: Vec::new(),
-                    })
+                    })))
                 }
             }
         }
@@ -759,40 +814,196 @@ async fn send(tcp: &TcpStream, bytes: &[u8]) -> Result<(), Error> {
     Ok(())
 }
 
-/// A response whose head has arrived; the body is read from the
-/// connection's receive ring as it comes.
+/// A response whose head has arrived; the body is read as it comes: in place in the
+/// connection's receive ring, or, on a stream of a shared HTTP/2 connection
+/// ([`ClientConfig::http2_multiplex`]), copied out of it once as its frames come.
 ///
-/// Dropping it returns the connection to the pool if the body was read to
-/// its end and the server keeps it open; otherwise the connection closes.
+/// Dropping it returns a connection of its own to the pool if the body was read to its end
+/// and the server keeps it open; otherwise the connection closes (a shared connection's
+/// stream is reset instead).
 #[derive(Debug)]
 pub struct Response<'c> {
-    client: &'c Client,
-    /// `None` once the body is done and the connection went back.
-    conn: Option<Connection>,
-    reader: Reader,
-    deadline: Option<Instant>,
+    exchange: Exchange<'c>,
     /// The body, when [`json`](Self::json) had to collect it.
     #[cfg(feature = "json")]
     collected: Vec<u8>,
 }
 
-impl Response<'_> {
-    crate::shared_api::response_accessors!();
+#[derive(Debug)]
+enum Exchange<'c> {
+    /// On a connection of its own.
+    Own(Own<'c>),
+    /// On a stream of a shared HTTP/2 connection.
+    Shared(Http2Response),
+}
 
-    /// The next piece of body, in place in the receive ring: valid until
-    /// the next call. `None` at the end of the body.
+/// An exchange on a connection of its own, the body read in place.
+#[derive(Debug)]
+struct Own<'c> {
+    client: &'c Client,
+    /// `None` once the body is done and the connection went back.
+    conn: Option<Connection>,
+    reader: Reader,
+    deadline: Option<Instant>,
+}
+
+impl<'c> Response<'c> {
+    fn new(exchange: Exchange<'c>) -> Self {
+        Response {
+            exchange,
+            #[cfg(feature = "json")]
+            collected: Vec::new(),
+        }
+    }
+
+    /// The status code.
+    #[must_use]
+    pub fn status(&self) -> u16 {
+        match &self.exchange {
+            Exchange::Own(own) => own.reader.status(),
+            Exchange::Shared(shared) => shared.status(),
+        }
+    }
+
+    /// The protocol the response came over.
+    #[must_use]
+    pub fn protocol(&self) -> Protocol {
+        match &self.exchange {
+            Exchange::Own(own) => own.reader.protocol(),
+            Exchange::Shared(_) => Protocol::Http2,
+        }
+    }
+
+    /// The head (over HTTP/2, rewritten as an HTTP/1.1 head with no reason phrase): in
+    /// place in the receive ring until the body is read (`None` after the first
+    /// [`chunk`](Self::chunk)) on a connection of its own, kept on a shared one.
+    #[must_use]
+    pub fn head(&self) -> Option<ringwire_http1::Response<'_>> {
+        match &self.exchange {
+            Exchange::Own(own) => {
+                let conn = own.conn.as_ref()?;
+                own.reader.head(&conn.proto, conn.rx.data())
+            }
+            Exchange::Shared(shared) => Some(shared.head()),
+        }
+    }
+
+    /// The first field named `name`, while the head is there.
+    #[must_use]
+    pub fn header(&self, name: &str) -> Option<&[u8]> {
+        self.head()?.header(name)
+    }
+
+    /// The trailer fields the body ended with: empty until [`chunk`](Self::chunk) has
+    /// returned `None` (or the whole body was read otherwise), and for a body without any.
+    /// A chunked HTTP/1.1 body or an HTTP/2 stream may have them (gRPC's `grpc-status`).
+    #[must_use]
+    pub fn trailers(&self) -> &crate::Trailers {
+        match &self.exchange {
+            Exchange::Own(own) => own.reader.trailers(),
+            Exchange::Shared(shared) => shared.trailers(),
+        }
+    }
+
+    /// The content coding the body is decoded from: `Some` when the request asked for it
+    /// ([`HeaderBuilder::decompress`](crate::HeaderBuilder::decompress)) and the response's
+    /// `content-encoding` is one the client undoes; the head still says what the server
+    /// sent (`content-encoding`, and a `content-length` of the encoded bytes).
+    #[must_use]
+    pub fn decoding(&self) -> Option<crate::Encoding> {
+        match &self.exchange {
+            Exchange::Own(own) => own.reader.encoding(),
+            Exchange::Shared(shared) => shared.decoding(),
+        }
+    }
+
+    /// The next piece of body, valid until the next call: in place in the receive ring,
+    /// or all that came since the last call on a shared connection. `None` at the end of
+    /// the body.
     ///
-    /// A body being decoded ([`decoding`](Self::decoding)) comes out
-    /// decoded instead, from a buffer the response keeps for it (at most
-    /// 64 KiB a piece).
+    /// A body being decoded ([`decoding`](Self::decoding)) comes out decoded instead,
+    /// from a buffer the response keeps for it (at most 64 KiB a piece).
     ///
     /// # Errors
     ///
-    /// Malformed framing, a body over the limit, the deadline, or the
-    /// connection failing; for a body being decoded,
-    /// [`Error::Decompress`] and [`Error::DecodedBodyTooLarge`]. The
-    /// connection is then closed.
+    /// Malformed framing, a body over the limit, the deadline, the stream reset
+    /// ([`Error::Http2Reset`]) or the connection failing; for a body being decoded,
+    /// [`Error::Decompress`] and [`Error::DecodedBodyTooLarge`]. A connection of its own
+    /// is then closed.
     pub async fn chunk(&mut self) -> Result<Option<&[u8]>, Error> {
+        match &mut self.exchange {
+            Exchange::Own(own) => own.chunk().await,
+            Exchange::Shared(shared) => shared.chunk().await,
+        }
+    }
+
+    /// The whole body, collected.
+    ///
+    /// # Errors
+    ///
+    /// As [`chunk`](Self::chunk).
+    pub async fn bytes(&mut self) -> Result<Vec<u8>, Error> {
+        let mut out = Vec::new();
+        while let Some(chunk) = self.chunk().await? {
+            out.extend_from_slice(chunk);
+        }
+        Ok(out)
+    }
+
+    /// The whole body as text (invalid UTF-8 replaced).
+    ///
+    /// # Errors
+    ///
+    /// As [`chunk`](Self::chunk).
+    pub async fn text(&mut self) -> Result<String, Error> {
+        Ok(String::from_utf8_lossy(&self.bytes().await?).into_owned())
+    }
+
+    /// The whole body as JSON, deserialised into `T`, which may borrow from it (`&str`
+    /// fields, `#[serde(borrow)]`): deserialised where it lies in the receive ring when it
+    /// came over HTTP/1.1 on a connection of its own with a length the ring can hold, not
+    /// decoded (no copy); otherwise collected first. The connection goes back to the pool
+    /// when the response is dropped.
+    ///
+    /// # Errors
+    ///
+    /// As [`chunk`](Self::chunk); [`Error::Json`] for a body that is not JSON, or not
+    /// the JSON `T` reads.
+    #[cfg(feature = "json")]
+    pub async fn json<'r, T: serde::Deserialize<'r>>(&'r mut self) -> Result<T, Error> {
+        serde_json::from_slice(self.whole().await?).map_err(Error::Json)
+    }
+
+    /// The whole body in one slice: in place when [`Own::whole_in_ring`] can; else collected.
+    #[cfg(feature = "json")]
+    async fn whole(&mut self) -> Result<&[u8], Error> {
+        let in_ring = match &mut self.exchange {
+            Exchange::Own(own) => own.whole_in_ring().await?,
+            Exchange::Shared(_) => false,
+        };
+        if in_ring {
+            return Ok(self.chunk().await?.unwrap_or_default());
+        }
+        self.collected = self.bytes().await?;
+        Ok(&self.collected)
+    }
+
+    /// Reads and drops a short body so the connection can be reused; a
+    /// long one closes the connection instead.
+    async fn discard(mut self) {
+        let mut left = DISCARD_LIMIT;
+        while left > 0 {
+            match self.chunk().await {
+                Ok(Some(chunk)) => left = left.saturating_sub(chunk.len()),
+                Ok(None) | Err(_) => return,
+            }
+        }
+    }
+}
+
+impl Own<'_> {
+    /// As [`Response::chunk`].
+    async fn chunk(&mut self) -> Result<Option<&[u8]>, Error> {
         let piece = loop {
             let Some(conn) = self.conn.as_mut() else {
                 return Ok(None);
@@ -837,72 +1048,23 @@ impl Response<'_> {
         Ok(())
     }
 
-    /// The whole body in one slice: where it lies in the receive ring when it comes framed
-    /// by a length the ring can hold, undecoded, over HTTP/1.1; else collected.
+    /// Whether the whole body is in the receive ring, in one piece the next
+    /// [`chunk`](Self::chunk) gives, after reading it there: when it comes framed by a
+    /// length the ring can hold, undecoded, over HTTP/1.1.
     #[cfg(feature = "json")]
-    async fn whole(&mut self) -> Result<&[u8], Error> {
+    async fn whole_in_ring(&mut self) -> Result<bool, Error> {
         let max = self.conn.as_ref().map_or(0, |c| c.rx.ring().max_capacity());
-        if let Some(len) = self.reader.whole_len().filter(|&len| len <= max) {
-            while let Some(conn) = self.conn.as_mut() {
-                conn.rx.consume(self.reader.take_consumed());
-                if conn.rx.data().len() >= len {
-                    break;
-                }
-                self.fill(len).await?;
+        let Some(len) = self.reader.whole_len().filter(|&len| len <= max) else {
+            return Ok(false);
+        };
+        while let Some(conn) = self.conn.as_mut() {
+            conn.rx.consume(self.reader.take_consumed());
+            if conn.rx.data().len() >= len {
+                break;
             }
-            return Ok(self.chunk().await?.unwrap_or_default());
+            self.fill(len).await?;
         }
-        self.collected = self.bytes().await?;
-        Ok(&self.collected)
-    }
-
-    /// The whole body, collected.
-    ///
-    /// # Errors
-    ///
-    /// As [`chunk`](Self::chunk).
-    pub async fn bytes(&mut self) -> Result<Vec<u8>, Error> {
-        let mut out = Vec::new();
-        while let Some(chunk) = self.chunk().await? {
-            out.extend_from_slice(chunk);
-        }
-        Ok(out)
-    }
-
-    /// The whole body as text (invalid UTF-8 replaced).
-    ///
-    /// # Errors
-    ///
-    /// As [`chunk`](Self::chunk).
-    pub async fn text(&mut self) -> Result<String, Error> {
-        Ok(String::from_utf8_lossy(&self.bytes().await?).into_owned())
-    }
-
-    /// The whole body as JSON, deserialised into `T`, which may borrow from it (`&str`
-    /// fields, `#[serde(borrow)]`): deserialised where it lies in the receive ring when it
-    /// came with a length the ring can hold, over HTTP/1.1 and not decoded (no copy);
-    /// otherwise collected first. The connection goes back to the pool when the response
-    /// is dropped.
-    ///
-    /// # Errors
-    ///
-    /// As [`chunk`](Self::chunk); [`Error::Json`] for a body that is not JSON, or not
-    /// the JSON `T` reads.
-    #[cfg(feature = "json")]
-    pub async fn json<'r, T: serde::Deserialize<'r>>(&'r mut self) -> Result<T, Error> {
-        serde_json::from_slice(self.whole().await?).map_err(Error::Json)
-    }
-
-    /// Reads and drops a short body so the connection can be reused; a
-    /// long one closes the connection instead.
-    async fn discard(mut self) {
-        let mut left = DISCARD_LIMIT;
-        while left > 0 {
-            match self.chunk().await {
-                Ok(Some(chunk)) => left = left.saturating_sub(chunk.len()),
-                Ok(None) | Err(_) => return,
-            }
-        }
+        Ok(true)
     }
 
     /// Returns the connection to the pool if it can carry another request.
@@ -915,7 +1077,7 @@ impl Response<'_> {
     }
 }
 
-impl Drop for Response<'_> {
+impl Drop for Own<'_> {
     fn drop(&mut self) {
         if let Some(conn) = self.conn.as_mut() {
             if let Some(n) = self.reader.finish_in_place(conn.rx.data()) {

@@ -170,7 +170,9 @@ fn streamed_round_trips(client: &blocking::Client, url: &Url) {
 fn async_requests_allocate_nothing_once_warm() {
     let addr = common::ringwire(Echo);
     let url = Url::parse(&format!("http://{addr}/orders")).unwrap();
-    async_round_trips(async_client::Client::default(), &url);
+    let client = async_client::Client::default();
+    async_round_trips(&client, &url);
+    assert_eq!(client.idle_connections(&url), 1);
 }
 
 #[test]
@@ -178,21 +180,31 @@ fn async_https_requests_allocate_nothing_once_warm() {
     let (addr, cert) = common::ringwire_tls(Echo);
     let url = Url::parse(&format!("https://localhost:{}/orders", addr.port())).unwrap();
     let tls = ringwire_tls::ClientConfig::default().add_root_pem(&cert);
-    async_round_trips(
-        async_client::Client::with_tls(ClientConfig::default(), tls),
-        &url,
-    );
+    let client = async_client::Client::with_tls(ClientConfig::default(), tls);
+    async_round_trips(&client, &url);
+    assert_eq!(client.idle_connections(&url), 1);
 }
 
 #[test]
 fn async_h2_requests_allocate_nothing_once_warm() {
     let addr = common::ringwire(Echo);
     let url = Url::parse(&format!("http://{addr}/orders")).unwrap();
+    // On the origin's shared connection (a connection a round would allocate)...
     let config = ClientConfig {
         http2: Http2::PriorKnowledge,
         ..ClientConfig::default()
     };
-    async_round_trips(async_client::Client::new(config), &url);
+    let client = async_client::Client::new(config);
+    async_round_trips(&client, &url);
+    assert_eq!(client.idle_connections(&url), 0);
+    // ... and each on a connection of its own.
+    let config = ClientConfig {
+        http2_multiplex: false,
+        ..config
+    };
+    let client = async_client::Client::new(config);
+    async_round_trips(&client, &url);
+    assert_eq!(client.idle_connections(&url), 1);
 }
 
 /// Allocations on this thread over 100 rounds of `round`, after 200 to warm up (as the
@@ -224,7 +236,8 @@ fn order<'a>(buffer: &mut RequestBuffer, url: &'a Url) -> ringwire_client::Reque
         .unwrap()
 }
 
-fn async_round_trips(client: async_client::Client, url: &Url) {
+/// Rounds of [`order`] sent by `client` allocate nothing once warm.
+fn async_round_trips(client: &async_client::Client, url: &Url) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -238,7 +251,6 @@ fn async_round_trips(client: async_client::Client, url: &Url) {
         while response.chunk().await.unwrap().is_some() {}
     }));
     assert_eq!(counted, Some(0));
-    assert_eq!(client.idle_connections(url), 1);
 }
 
 /// A JSON answer, as a REST API sends it: with a `content-length`.

@@ -165,8 +165,9 @@ fn a_server_that_declines_h2_is_spoken_to_in_http1() {
 
 /// The tokio client's exchanges over HTTP/2 to `base`: the same as
 /// [`exchanges`] but redirects (the redirect logic is the drivers' shared
-/// part).
-async fn async_exchanges(client: &AsyncClient, base: &str) {
+/// part), on the origin's shared connection if `multiplexed`, else on one
+/// pooled.
+async fn async_exchanges(client: &AsyncClient, base: &str, multiplexed: bool) {
     let mut buffer = RequestBuffer::new().unwrap();
     let url = |path: &str| Url::parse(&format!("{base}{path}")).unwrap();
     let mut peers = Vec::new();
@@ -197,7 +198,10 @@ async fn async_exchanges(client: &AsyncClient, base: &str) {
         }
     }
     assert_eq!(peers[0], peers[1], "one connection");
-    assert_eq!(client.idle_connections(&url("/")), 1);
+    assert_eq!(
+        client.idle_connections(&url("/")),
+        usize::from(!multiplexed)
+    );
 
     let expecting = url("/expecting");
     let request = buffer
@@ -214,8 +218,15 @@ async fn async_exchanges(client: &AsyncClient, base: &str) {
 }
 
 fn async_client(http2: Http2, cert: Option<&[u8]>) -> AsyncClient {
+    async_client_sharing(http2, true, cert)
+}
+
+/// [`async_client`], its requests to an HTTP/2 origin on a shared connection if
+/// `multiplex`.
+fn async_client_sharing(http2: Http2, multiplex: bool, cert: Option<&[u8]>) -> AsyncClient {
     let config = ClientConfig {
         http2,
+        http2_multiplex: multiplex,
         expect_continue_timeout: Duration::from_millis(100),
         request_timeout: Some(Duration::from_secs(20)),
         ..ClientConfig::default()
@@ -226,14 +237,18 @@ fn async_client(http2: Http2, cert: Option<&[u8]>) -> AsyncClient {
 
 #[tokio::test]
 async fn the_tokio_client_too_by_alpn_and_with_prior_knowledge() {
-    let (addr, cert) = common::ringwire_h2(Echo);
-    let client = async_client(Http2::Negotiate, Some(&cert));
-    async_exchanges(&client, &format!("https://localhost:{}", addr.port())).await;
-    let addr = common::ringwire(Echo);
-    let client = async_client(Http2::PriorKnowledge, None);
-    async_exchanges(&client, &format!("http://{addr}")).await;
+    let (tls, cert) = common::ringwire_h2(Echo);
+    let cleartext = common::ringwire(Echo);
+    for multiplex in [true, false] {
+        let client = async_client_sharing(Http2::Negotiate, multiplex, Some(&cert));
+        let base = format!("https://localhost:{}", tls.port());
+        async_exchanges(&client, &base, multiplex).await;
+        let client = async_client_sharing(Http2::PriorKnowledge, multiplex, None);
+        async_exchanges(&client, &format!("http://{cleartext}"), multiplex).await;
+    }
 
     // Refused unprocessed: sent again, even a POST.
+    let client = async_client(Http2::PriorKnowledge, None);
     let (addr, accepted) = scripted(|n| {
         if n == 0 {
             Act::Reset(ErrorCode::REFUSED_STREAM)
@@ -942,4 +957,102 @@ async fn a_shared_connection_the_server_leaves_refuses_new_requests() {
         matches!(refused, Err(Error::Http2Reset(code)) if code == ErrorCode::REFUSED_STREAM),
         "{refused:?}"
     );
+}
+
+/// `GET url` with `client`, and the whole answer.
+async fn get(client: &AsyncClient, url: &Url) -> Result<Vec<u8>, Error> {
+    let mut buffer = RequestBuffer::new().unwrap();
+    let request = buffer.request("GET", url)?.headers()?.finish()?;
+    client.send(&mut buffer, &request).await?.bytes().await
+}
+
+/// The client's own requests to an origin that speaks HTTP/2 go on one connection at
+/// once: its streams, up to the server's limit (past it, they wait their turn); with
+/// `http2_multiplex` off, each takes a connection of its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_clients_requests_to_an_h2_origin_share_its_connection() {
+    let url = h2c_server(stream_limit(2), Echo, "/peer");
+    for multiplex in [true, false] {
+        let client = Arc::new(async_client_sharing(Http2::PriorKnowledge, multiplex, None));
+        let first = get(&client, &url).await.unwrap();
+        let tasks: Vec<_> = (0..16)
+            .map(|_| {
+                let (client, url) = (client.clone(), url.clone());
+                tokio::spawn(async move { get(&client, &url).await.unwrap() })
+            })
+            .collect();
+        let mut same = 0;
+        for task in tasks {
+            same += usize::from(task.await.unwrap() == first);
+        }
+        if multiplex {
+            assert_eq!(same, 16, "every request on the first one's connection");
+            assert_eq!(client.idle_connections(&url), 0);
+        } else {
+            assert!(same < 16, "tasks at once on one connection of its own");
+            assert!(client.idle_connections(&url) > 1);
+        }
+    }
+    // Two at a time: four rounds of 200 ms.
+    let slow = url.join("/slow/200").unwrap();
+    let client = Arc::new(async_client(Http2::PriorKnowledge, None));
+    get(&client, &slow).await.unwrap();
+    let start = std::time::Instant::now();
+    let tasks: Vec<_> = (0..8)
+        .map(|_| {
+            let (client, slow) = (client.clone(), slow.clone());
+            tokio::spawn(async move { get(&client, &slow).await.unwrap() })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap();
+    }
+    let took = start.elapsed();
+    assert!(took >= Duration::from_millis(750), "{took:?}");
+}
+
+/// A shared connection the server leaves (`GOAWAY`), or the client's idle timeout
+/// passes, is replaced by a new one; a request the server refused on it goes again there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_clients_shared_connection_is_replaced_when_it_goes() {
+    let (addr, accepted) = scripted(|_| Act::AnswerAndGoAway);
+    let url = Url::parse(&format!("http://{addr}/")).unwrap();
+    let client = async_client(Http2::PriorKnowledge, None);
+    for _ in 0..3 {
+        assert_eq!(get(&client, &url).await.unwrap(), b"0123456789");
+    }
+    assert_eq!(accepted.load(Ordering::SeqCst), 3);
+
+    let (addr, accepted) = scripted(|_| Act::Answer);
+    let url = Url::parse(&format!("http://{addr}/")).unwrap();
+    let config = ClientConfig {
+        http2: Http2::PriorKnowledge,
+        idle_timeout: Duration::from_millis(100),
+        ..ClientConfig::default()
+    };
+    let client = AsyncClient::new(config);
+    get(&client, &url).await.unwrap();
+    get(&client, &url).await.unwrap();
+    assert_eq!(accepted.load(Ordering::SeqCst), 1);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    get(&client, &url).await.unwrap();
+    assert_eq!(accepted.load(Ordering::SeqCst), 2);
+}
+
+/// A client used from one runtime after another: the shared connection begun on the
+/// first ended with it, and the next request opens another instead of waiting on it.
+#[test]
+fn a_client_outlives_the_runtime_its_shared_connection_began_on() {
+    let (addr, accepted) = scripted(|_| Act::Answer);
+    let url = Url::parse(&format!("http://{addr}/")).unwrap();
+    let client = async_client(Http2::PriorKnowledge, None);
+    for _ in 0..2 {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let answer = runtime.block_on(get(&client, &url));
+        assert_eq!(answer.unwrap(), b"0123456789");
+    }
+    assert_eq!(accepted.load(Ordering::SeqCst), 2);
 }

@@ -2,6 +2,7 @@
 //! connection's frames into the ring and sorts them by stream ([`Mux`]); each request's
 //! task waits only for its own stream.
 
+use std::collections::HashMap;
 use std::future::poll_fn;
 use std::io::{self, IoSlice};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -18,8 +19,11 @@ use ringwire_tls::MaybeTls;
 
 use super::{read_source, within, Client, Out, Socket};
 use crate::mux::{Head, Mux};
+use crate::pool::SWEEP_EVERY;
+use crate::url::Origin;
 use crate::{
-    Decoder, Encoding, Error, Phase, Request, RequestBuffer, StreamedRequest, Trailers, Url,
+    ClientConfig, Decoder, Encoding, Error, Phase, Request, RequestBuffer, StreamedRequest,
+    Trailers, Url,
 };
 
 /// An HTTP/2 connection that many tasks send requests on at once, each waiting only for
@@ -55,6 +59,72 @@ impl Shared {
     }
 }
 
+/// The client's own shared connections ([`ClientConfig::http2_multiplex`]): one per
+/// origin known to speak HTTP/2, while it takes requests and until it has gone unused for
+/// the client's idle timeout (those of other origins are swept at most once a second).
+#[derive(Debug, Default)]
+pub(super) struct Multiplexed {
+    state: Mutex<Kept>,
+}
+
+#[derive(Debug, Default)]
+struct Kept {
+    by_origin: HashMap<Origin, Used>,
+    swept: Option<Instant>,
+}
+
+#[derive(Debug)]
+struct Used {
+    conn: Http2Connection,
+    last: Instant,
+}
+
+impl Used {
+    fn usable(&self, now: Instant, idle_timeout: Duration) -> bool {
+        self.conn.is_open() && now.duration_since(self.last) < idle_timeout
+    }
+}
+
+impl Multiplexed {
+    /// `origin`'s connection, if it has one that takes requests.
+    pub(super) fn get(&self, origin: &Origin, idle_timeout: Duration) -> Option<Http2Connection> {
+        let mut kept = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let now = Instant::now();
+        if kept
+            .swept
+            .is_none_or(|at| now.duration_since(at) >= SWEEP_EVERY)
+        {
+            // A connection let go here stays open until its exchanges under way end.
+            kept.by_origin
+                .retain(|_, used| used.usable(now, idle_timeout));
+            kept.swept = Some(now);
+        }
+        let used = kept.by_origin.get_mut(origin)?;
+        if used.usable(now, idle_timeout) {
+            used.last = now;
+            return Some(used.conn.clone());
+        }
+        kept.by_origin.remove(origin);
+        None
+    }
+
+    /// Keeps `conn` as `origin`'s, unless it has an open one already (both opened at once).
+    pub(super) fn keep(&self, origin: &Origin, conn: &Http2Connection) {
+        let mut kept = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if !kept
+            .by_origin
+            .get(origin)
+            .is_some_and(|used| used.conn.is_open())
+        {
+            let used = Used {
+                conn: conn.clone(),
+                last: Instant::now(),
+            };
+            kept.by_origin.insert(origin.clone(), used);
+        }
+    }
+}
+
 impl Client {
     /// Opens an HTTP/2 connection to `url`'s origin that many tasks can send requests on
     /// at once ([`Http2Connection::send`]): `https://` asks for `h2` by ALPN, `http://`
@@ -76,19 +146,33 @@ impl Client {
         }
         let stream = Arc::new(stream);
         let rx = AsyncRecvTransport::with_ring(Ring::new(self.config.rx)?, Arc::clone(&stream));
-        let shared = Arc::new(Shared {
-            mux: Mutex::new(Mux::new(&self.config)),
-            wake: Notify::new(),
-            request_timeout: self.config.request_timeout,
-            max_decoded_body_len: self.config.max_decoded_body_len,
-        });
-        let keepalive = self.config.http2_keepalive;
-        ::tokio::spawn(drive(Arc::clone(&shared), stream, rx, keepalive));
-        Ok(Http2Connection { shared })
+        Ok(Http2Connection::start(&self.config, stream, rx))
     }
 }
 
 impl Http2Connection {
+    /// Starts the connection's task on `stream`, which `rx` receives from: a connection
+    /// that has sent nothing yet.
+    pub(super) fn start(
+        config: &ClientConfig,
+        stream: Arc<Socket>,
+        rx: AsyncRecvTransport<Arc<Socket>>,
+    ) -> Http2Connection {
+        let shared = Arc::new(Shared {
+            mux: Mutex::new(Mux::new(config)),
+            wake: Notify::new(),
+            request_timeout: config.request_timeout,
+            max_decoded_body_len: config.max_decoded_body_len,
+        });
+        ::tokio::spawn(drive(
+            Arc::clone(&shared),
+            stream,
+            rx,
+            config.http2_keepalive,
+        ));
+        Http2Connection { shared }
+    }
+
     /// Sends `request` (written into `buffer`, which is free again once this returns) on
     /// a stream of its own and waits for its response's head, within the client's request
     /// timeout. While the server's limit on concurrent streams is reached, the request
@@ -106,6 +190,16 @@ impl Http2Connection {
         request: &Request<'_>,
     ) -> Result<Http2Response, Error> {
         let deadline = self.shared.request_timeout.map(|t| Instant::now() + t);
+        self.send_within(buffer, request, deadline).await
+    }
+
+    /// [`send`](Self::send), within `deadline`.
+    pub(super) async fn send_within(
+        &self,
+        buffer: &mut RequestBuffer,
+        request: &Request<'_>,
+        deadline: Option<Instant>,
+    ) -> Result<Http2Response, Error> {
         let (head, body) = buffer.bytes(request)?;
         let response = self.open(request, head, Some(body), deadline).await?;
         response.arrived(request.decompresses()).await
@@ -244,8 +338,9 @@ impl Clone for Http2Connection {
 
 impl Drop for Http2Connection {
     fn drop(&mut self) {
-        self.shared.lock().let_go();
-        self.shared.wake.notify_one();
+        if self.shared.lock().let_go() {
+            self.shared.wake.notify_one();
+        }
     }
 }
 
@@ -464,8 +559,9 @@ impl Http2Response {
         let next = poll_fn(|cx| {
             let mut mux = shared.lock();
             let next = mux.poll_chunk(cx, stream, body, trailers);
-            // A `WINDOW_UPDATE` for what was taken, or the stream's end.
-            if next.is_ready() && !mux.transmit().is_empty() {
+            // A `WINDOW_UPDATE` for what was taken, the stream's end, or the connection's
+            // (its last stream done after its last handle went).
+            if next.is_ready() && (!mux.transmit().is_empty() || mux.unheld()) {
                 shared.wake.notify_one();
             }
             next
@@ -528,6 +624,7 @@ async fn drive(
     mut rx: AsyncRecvTransport<Arc<Socket>>,
     keepalive: Option<Duration>,
 ) {
+    let _ended = Ended(&shared);
     let mut out = Out {
         stream: &stream,
         rx: &mut rx,
@@ -537,6 +634,17 @@ async fn drive(
         shared.lock().fail_io(&e);
         // The `GOAWAY` of a connection error, if there is one; the socket closes anyway.
         let _ = send(&shared, &mut out).await;
+    }
+}
+
+/// Ends the connection's exchanges when its task ends, however it does: dropped
+/// unfinished with its runtime (a client used from one runtime after another), the
+/// connection is not left to wait for a task that is gone.
+struct Ended<'s>(&'s Shared);
+
+impl Drop for Ended<'_> {
+    fn drop(&mut self) {
+        self.0.lock().fail_io(&Error::Closed);
     }
 }
 
