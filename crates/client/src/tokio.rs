@@ -34,7 +34,7 @@ use crate::{
 
 mod shared_h2;
 
-use shared_h2::Multiplexed;
+use shared_h2::{Found, Multiplexed};
 pub use shared_h2::{Http2Answer, Http2Connection, Http2Response, Http2Upload};
 
 /// A streamed body's source, as the async client reads it.
@@ -291,26 +291,46 @@ impl Client {
         trace: &mut (dyn FnMut(Trace<'_>) + Send),
     ) -> Result<Response<'_>, Error> {
         let origin = request.url().origin();
-        let shares = self.config.http2_multiplex && source.is_none() && !request.expects_continue();
-        let kept = shares.then(|| self.multiplexed.get(origin, self.config.idle_timeout));
-        let reused = match kept.flatten() {
-            Some(shared) => Some(Via::Shared(shared)),
-            None => self
-                .pool
-                .take(origin, |c| is_quiet(c.stream.get_ref()))
-                .map(Via::Own),
-        };
-        let mut attempts = Attempts::new(reused.is_some());
-        let mut next = reused;
+        let shares = self.config.http2 != Http2::Off
+            && self.config.http2_multiplex
+            && source.is_none()
+            && !request.expects_continue();
+        let mut attempts: Option<Attempts> = None;
+        // The shared connection an attempt failed on: not the one to try again on.
+        let mut failed: Option<Http2Connection> = None;
         loop {
-            let via = match next.take() {
-                Some(via) => via,
-                None => self.open(origin, shares, deadline, trace).await?,
+            let found = match shares {
+                true => {
+                    let h2c = self.config.http2 == Http2::PriorKnowledge;
+                    let idle = self.config.idle_timeout;
+                    self.multiplexed.find(origin, h2c, idle).await
+                }
+                false => Found::Dial(None),
             };
+            // The first attempt may go on a pooled connection; one tried again, on a fresh
+            // one (or on the origin's shared one, dialed since).
+            let (via, reused) = match found {
+                Found::Shared(shared) if !failed.as_ref().is_some_and(|f| f.is(&shared)) => {
+                    (Via::Shared(shared), true)
+                }
+                Found::Dial(None) if attempts.is_none() => {
+                    match self.pool.take(origin, |c| is_quiet(c.stream.get_ref())) {
+                        Some(conn) => (Via::Own(conn), true),
+                        None => (self.open(origin, shares, deadline, trace).await?, false),
+                    }
+                }
+                // A dial for all is dropped once its connection is kept: the others go on.
+                _dialing => (self.open(origin, shares, deadline, trace).await?, false),
+            };
+            let attempts = attempts.get_or_insert_with(|| Attempts::new(reused));
             let attempt = match via {
                 Via::Shared(shared) => {
-                    let sent = self.send_shared(shared, buffer, request, deadline, trace);
-                    sent.await.map_err(Failure::shared)
+                    let sent = self.send_shared(&shared, buffer, request, deadline, trace);
+                    let sent = sent.await;
+                    if sent.is_err() {
+                        failed = Some(shared);
+                    }
+                    sent.map_err(Failure::shared)
                 }
                 Via::Own(conn) => {
                     let source = source.as_deref_mut();
@@ -346,7 +366,7 @@ impl Client {
     /// Sends `request` on a stream of the `shared` connection.
     async fn send_shared(
         &self,
-        shared: Http2Connection,
+        shared: &Http2Connection,
         buffer: &mut RequestBuffer,
         request: &Request<'_>,
         deadline: Option<Instant>,

@@ -1056,3 +1056,39 @@ fn a_client_outlives_the_runtime_its_shared_connection_began_on() {
     }
     assert_eq!(accepted.load(Ordering::SeqCst), 2);
 }
+
+/// Requests to an origin known to speak HTTP/2 (here by prior knowledge) that has no
+/// connection wait for one task's dial instead of each dialing its own; when that dial
+/// fails, each fails (or dials) on its own rather than wait on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_at_once_to_an_h2_origin_wait_for_one_dial() {
+    let (addr, accepted) = scripted(|_| Act::Answer);
+    let url = Url::parse(&format!("http://{addr}/")).unwrap();
+    let client = Arc::new(async_client(Http2::PriorKnowledge, None));
+    let tasks: Vec<_> = (0..16)
+        .map(|_| {
+            let (client, url) = (client.clone(), url.clone());
+            tokio::spawn(async move { get(&client, &url).await })
+        })
+        .collect();
+    for task in tasks {
+        assert_eq!(task.await.unwrap().unwrap(), b"0123456789");
+    }
+    assert_eq!(accepted.load(Ordering::SeqCst), 1);
+
+    let nobody = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let url = Url::parse(&format!("http://{nobody}/")).unwrap();
+    let tasks: Vec<_> = (0..8)
+        .map(|_| {
+            let (client, url) = (client.clone(), url.clone());
+            tokio::spawn(async move { get(&client, &url).await })
+        })
+        .collect();
+    for task in tasks {
+        let failed = task.await.unwrap();
+        assert!(matches!(failed, Err(Error::Connect { .. })), "{failed:?}");
+    }
+}

@@ -20,7 +20,7 @@ use ringwire_tls::MaybeTls;
 use super::{read_source, within, Client, Out, Socket};
 use crate::mux::{Head, Mux};
 use crate::pool::SWEEP_EVERY;
-use crate::url::Origin;
+use crate::url::{Origin, Scheme};
 use crate::{
     ClientConfig, Decoder, Encoding, Error, Phase, Request, RequestBuffer, StreamedRequest,
     Trailers, Url,
@@ -60,8 +60,10 @@ impl Shared {
 }
 
 /// The client's own shared connections ([`ClientConfig::http2_multiplex`]): one per
-/// origin known to speak HTTP/2, while it takes requests and until it has gone unused for
-/// the client's idle timeout (those of other origins are swept at most once a second).
+/// origin known to speak HTTP/2 (one did, or prior knowledge says so), while it takes
+/// requests and until it has gone unused for the client's idle timeout (what is known of
+/// other origins is swept at most once a second). When such an origin has no connection,
+/// one task dials it and the others wait for that one, rather than each dialing its own.
 #[derive(Debug, Default)]
 pub(super) struct Multiplexed {
     state: Mutex<Kept>,
@@ -69,58 +71,122 @@ pub(super) struct Multiplexed {
 
 #[derive(Debug, Default)]
 struct Kept {
-    by_origin: HashMap<Origin, Used>,
+    by_origin: HashMap<Origin, Known>,
     swept: Option<Instant>,
 }
 
+/// An origin known to speak HTTP/2.
 #[derive(Debug)]
-struct Used {
-    conn: Http2Connection,
+struct Known {
+    /// Its connection, while it has one.
+    conn: Option<Http2Connection>,
+    /// When a request last went to it.
     last: Instant,
+    /// Set while a task dials it: the others wait for the connection.
+    dialing: Option<Arc<Notify>>,
 }
 
-impl Used {
-    fn usable(&self, now: Instant, idle_timeout: Duration) -> bool {
-        self.conn.is_open() && now.duration_since(self.last) < idle_timeout
-    }
+/// How a request reaches an origin ([`Multiplexed::find`]).
+pub(super) enum Found<'m> {
+    /// On its shared connection.
+    Shared(Http2Connection),
+    /// On a connection the caller dials: kept for the others if it speaks HTTP/2, and
+    /// awaited by them while the [`Dialing`] lives.
+    Dial(Option<Dialing<'m>>),
+}
+
+/// The task dialing an origin for all; dropped (the connection kept, or the dial failed),
+/// it lets the waiting ones go on.
+pub(super) struct Dialing<'m> {
+    kept: &'m Multiplexed,
+    origin: Origin,
 }
 
 impl Multiplexed {
-    /// `origin`'s connection, if it has one that takes requests.
-    pub(super) fn get(&self, origin: &Origin, idle_timeout: Duration) -> Option<Http2Connection> {
-        let mut kept = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        let now = Instant::now();
-        if kept
-            .swept
-            .is_none_or(|at| now.duration_since(at) >= SWEEP_EVERY)
-        {
-            // A connection let go here stays open until its exchanges under way end.
-            kept.by_origin
-                .retain(|_, used| used.usable(now, idle_timeout));
-            kept.swept = Some(now);
+    fn lock(&self) -> MutexGuard<'_, Kept> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// How a request reaches `origin` (`h2c`: the client speaks HTTP/2 to `http://`
+    /// origins with prior knowledge), waiting for another task's dial at most once: a dial
+    /// that failed leaves each waiting task to dial its own.
+    pub(super) async fn find(
+        &self,
+        origin: &Origin,
+        h2c: bool,
+        idle_timeout: Duration,
+    ) -> Found<'_> {
+        let mut waited = false;
+        loop {
+            let dialed = {
+                let mut kept = self.lock();
+                let now = Instant::now();
+                if kept
+                    .swept
+                    .is_none_or(|at| now.duration_since(at) >= SWEEP_EVERY)
+                {
+                    // A connection let go here stays open until its exchanges end.
+                    let live = |known: &mut Known| {
+                        known.dialing.is_some() || now.duration_since(known.last) < idle_timeout
+                    };
+                    kept.by_origin.retain(|_, known| live(known));
+                    kept.swept = Some(now);
+                }
+                let prior = h2c && origin.scheme() == Scheme::Http;
+                let known = match kept.by_origin.get_mut(origin) {
+                    Some(known) => known,
+                    None if prior => kept.by_origin.entry(origin.clone()).or_insert(Known {
+                        conn: None,
+                        last: now,
+                        dialing: None,
+                    }),
+                    None => return Found::Dial(None),
+                };
+                if now.duration_since(known.last) >= idle_timeout {
+                    known.conn = None;
+                }
+                known.last = now;
+                known.conn = known.conn.take().filter(Http2Connection::is_open);
+                if let Some(conn) = &known.conn {
+                    return Found::Shared(conn.clone());
+                }
+                match &known.dialing {
+                    _ if waited => return Found::Dial(None),
+                    // Created under the lock: the dialer's wake-up cannot come before it.
+                    Some(dialing) => Arc::clone(dialing).notified_owned(),
+                    None => {
+                        known.dialing = Some(Arc::new(Notify::new()));
+                        let origin = origin.clone();
+                        return Found::Dial(Some(Dialing { kept: self, origin }));
+                    }
+                }
+            };
+            dialed.await;
+            waited = true;
         }
-        let used = kept.by_origin.get_mut(origin)?;
-        if used.usable(now, idle_timeout) {
-            used.last = now;
-            return Some(used.conn.clone());
-        }
-        kept.by_origin.remove(origin);
-        None
     }
 
     /// Keeps `conn` as `origin`'s, unless it has an open one already (both opened at once).
     pub(super) fn keep(&self, origin: &Origin, conn: &Http2Connection) {
-        let mut kept = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        if !kept
-            .by_origin
-            .get(origin)
-            .is_some_and(|used| used.conn.is_open())
-        {
-            let used = Used {
-                conn: conn.clone(),
-                last: Instant::now(),
-            };
-            kept.by_origin.insert(origin.clone(), used);
+        let mut kept = self.lock();
+        let known = kept.by_origin.entry(origin.clone()).or_insert(Known {
+            conn: None,
+            last: Instant::now(),
+            dialing: None,
+        });
+        if !known.conn.as_ref().is_some_and(Http2Connection::is_open) {
+            known.conn = Some(conn.clone());
+        }
+    }
+}
+
+impl Drop for Dialing<'_> {
+    fn drop(&mut self) {
+        let mut kept = self.kept.lock();
+        let dialing = kept.by_origin.get_mut(&self.origin);
+        if let Some(dialing) = dialing.and_then(|known| known.dialing.take()) {
+            drop(kept);
+            dialing.notify_waiters();
         }
     }
 }
@@ -317,6 +383,11 @@ impl Http2Connection {
             decoder: None,
             feeding: false,
         })
+    }
+
+    /// Whether `other` is a handle to the same connection.
+    pub(super) fn is(&self, other: &Http2Connection) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
     }
 
     /// Whether the connection takes new requests: it has not failed, and the server has
