@@ -44,8 +44,9 @@ pub struct ClientConfig {
     pub max_decoded_body_len: u64,
     /// Whether to speak HTTP/2 ([`Http2::Off`] by default).
     pub http2: Http2,
-    /// How long a shared HTTP/2 connection
-    /// ([`Client::http2_connection`](crate::tokio::Client::http2_connection)) may go
+    /// How long a shared HTTP/2 connection (the tokio client's own, see
+    /// [`http2_multiplex`](Self::http2_multiplex), or one from
+    /// [`Client::http2_connection`](crate::tokio::Client::http2_connection)) may go
     /// without hearing from the server before it sends a `PING`; if nothing comes back
     /// within as long again, the connection is taken for dead and its exchanges fail,
     /// instead of waiting for a server that vanished (`None`, the default: never).

@@ -48,16 +48,18 @@
 //!
 //! HTTP/2 when [`ClientConfig::http2`] says so:
 //! offered to `https://` servers by ALPN, or spoken from the start over
-//! cleartext ([`Http2::PriorKnowledge`]). A connection carries one exchange
-//! at a time, as an HTTP/1.1 one does; the response head is viewed as an
-//! HTTP/1.1 head ([`blocking::Response::protocol`] tells them apart) and
-//! the body is read in place from the `DATA` frames in the ring. A request
-//! the server refused unprocessed (`REFUSED_STREAM`, or left out by a
+//! cleartext ([`Http2::PriorKnowledge`]). The blocking client's connection
+//! carries one exchange at a time, as an HTTP/1.1 one does; the response head
+//! is viewed as an HTTP/1.1 head ([`blocking::Response::protocol`] tells them
+//! apart) and the body is read in place from the `DATA` frames in the ring. A
+//! request the server refused unprocessed (`REFUSED_STREAM`, or left out by a
 //! `GOAWAY`) is sent again on a fresh connection, even a `POST`.
 //!
-//! For many exchanges at once on one HTTP/2 connection,
-//! [`tokio::Client::http2_connection`] opens one that tasks share
-//! ([`tokio::Http2Connection`]): a task of its own reads the frames and sorts
+//! The tokio client's requests to an HTTP/2 origin share one connection, many
+//! at once ([`ClientConfig::http2_multiplex`]; streamed bodies and
+//! `100-continue` take one of their own, as every request does with it off);
+//! [`tokio::Client::http2_connection`] opens such a connection for the caller
+//! to hold ([`tokio::Http2Connection`]): a task of its own reads the frames and sorts
 //! them by stream (module `mux`), each request waits only for its own
 //! answer, and each body is copied out of the ring once as its frames come
 //! (the other streams' frames follow in the same ring) into buffers the

@@ -32,12 +32,13 @@ use crate::{
 ///
 /// Its responses' bodies are copied out of the receive ring once, as their frames come,
 /// since the other streams' frames follow in the same ring (see [`Http2Response::chunk`];
-/// the buffers are reused, so a warm connection allocates nothing per exchange); the
-/// client's own requests ([`Client::send`]) read theirs in place, one exchange at a time
-/// per connection. Requests here go as they are, but for decoding the bodies of those
-/// that ask ([`HeaderBuilder::decompress`](crate::HeaderBuilder::decompress)): no
-/// redirects or cookies, and a request refused by a `GOAWAY` fails with `REFUSED_STREAM`
-/// for the caller to send again on a new connection.
+/// the buffers are reused, so a warm connection allocates nothing per exchange). The
+/// client keeps one such connection per HTTP/2 origin for its own requests
+/// ([`ClientConfig::http2_multiplex`]), which get its cookies, redirects and retries;
+/// requests sent here go as they are, but for decoding the bodies of those that ask
+/// ([`HeaderBuilder::decompress`](crate::HeaderBuilder::decompress)), and a request refused
+/// by a `GOAWAY` fails with `REFUSED_STREAM` for the caller to send again on a new
+/// connection.
 #[derive(Debug)]
 pub struct Http2Connection {
     shared: Arc<Shared>,
