@@ -966,6 +966,25 @@ async fn get(client: &AsyncClient, url: &Url) -> Result<Vec<u8>, Error> {
     client.send(&mut buffer, &request).await?.bytes().await
 }
 
+/// `GET url` from `n` tasks at once with `client`: their answers.
+async fn gets_at_once(
+    client: &Arc<AsyncClient>,
+    url: &Url,
+    n: usize,
+) -> Vec<Result<Vec<u8>, Error>> {
+    let tasks: Vec<_> = (0..n)
+        .map(|_| {
+            let (client, url) = (client.clone(), url.clone());
+            tokio::spawn(async move { get(&client, &url).await })
+        })
+        .collect();
+    let mut answers = Vec::new();
+    for task in tasks {
+        answers.push(task.await.unwrap());
+    }
+    answers
+}
+
 /// The client's own requests to an origin that speaks HTTP/2 go on one connection at
 /// once: its streams, up to the server's limit (past it, they wait their turn); with
 /// `http2_multiplex` off, each takes a connection of its own.
@@ -975,16 +994,11 @@ async fn the_clients_requests_to_an_h2_origin_share_its_connection() {
     for multiplex in [true, false] {
         let client = Arc::new(async_client_sharing(Http2::PriorKnowledge, multiplex, None));
         let first = get(&client, &url).await.unwrap();
-        let tasks: Vec<_> = (0..16)
-            .map(|_| {
-                let (client, url) = (client.clone(), url.clone());
-                tokio::spawn(async move { get(&client, &url).await.unwrap() })
-            })
-            .collect();
-        let mut same = 0;
-        for task in tasks {
-            same += usize::from(task.await.unwrap() == first);
-        }
+        let answers = gets_at_once(&client, &url, 16).await;
+        let same = answers
+            .iter()
+            .filter(|a| *a.as_ref().unwrap() == first)
+            .count();
         if multiplex {
             assert_eq!(same, 16, "every request on the first one's connection");
             assert_eq!(client.idle_connections(&url), 0);
@@ -998,14 +1012,8 @@ async fn the_clients_requests_to_an_h2_origin_share_its_connection() {
     let client = Arc::new(async_client(Http2::PriorKnowledge, None));
     get(&client, &slow).await.unwrap();
     let start = std::time::Instant::now();
-    let tasks: Vec<_> = (0..8)
-        .map(|_| {
-            let (client, slow) = (client.clone(), slow.clone());
-            tokio::spawn(async move { get(&client, &slow).await.unwrap() })
-        })
-        .collect();
-    for task in tasks {
-        task.await.unwrap();
+    for answer in gets_at_once(&client, &slow, 8).await {
+        answer.unwrap();
     }
     let took = start.elapsed();
     assert!(took >= Duration::from_millis(750), "{took:?}");
@@ -1065,14 +1073,8 @@ async fn requests_at_once_to_an_h2_origin_wait_for_one_dial() {
     let (addr, accepted) = scripted(|_| Act::Answer);
     let url = Url::parse(&format!("http://{addr}/")).unwrap();
     let client = Arc::new(async_client(Http2::PriorKnowledge, None));
-    let tasks: Vec<_> = (0..16)
-        .map(|_| {
-            let (client, url) = (client.clone(), url.clone());
-            tokio::spawn(async move { get(&client, &url).await })
-        })
-        .collect();
-    for task in tasks {
-        assert_eq!(task.await.unwrap().unwrap(), b"0123456789");
+    for answer in gets_at_once(&client, &url, 16).await {
+        assert_eq!(answer.unwrap(), b"0123456789");
     }
     assert_eq!(accepted.load(Ordering::SeqCst), 1);
 
@@ -1081,14 +1083,7 @@ async fn requests_at_once_to_an_h2_origin_wait_for_one_dial() {
         .local_addr()
         .unwrap();
     let url = Url::parse(&format!("http://{nobody}/")).unwrap();
-    let tasks: Vec<_> = (0..8)
-        .map(|_| {
-            let (client, url) = (client.clone(), url.clone());
-            tokio::spawn(async move { get(&client, &url).await })
-        })
-        .collect();
-    for task in tasks {
-        let failed = task.await.unwrap();
+    for failed in gets_at_once(&client, &url, 8).await {
         assert!(matches!(failed, Err(Error::Connect { .. })), "{failed:?}");
     }
 }
