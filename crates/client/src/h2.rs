@@ -398,10 +398,7 @@ impl H2 {
                 }
             }
             Some(Event::Trailers { stream, fields }) if Some(stream) == ours => {
-                self.trailers = Trailers::new();
-                for (name, value) in fields.iter() {
-                    self.trailers.push(name, value);
-                }
+                self.trailers = Trailers::of(fields.iter());
                 Seen::Trailers
             }
             Some(Event::Reset { stream, code, .. }) if Some(stream) == ours => Seen::Reset(code),

@@ -385,11 +385,7 @@ impl Mux {
                 None => Seen::Orphan(stream, data.len()),
             },
             Some(Event::Trailers { stream, fields }) => {
-                let mut trailers = Trailers::new();
-                for (name, value) in fields.iter() {
-                    trailers.push(name, value);
-                }
-                Seen::Trailers(stream, trailers)
+                Seen::Trailers(stream, Trailers::of(fields.iter()))
             }
             Some(Event::Reset { stream, code, .. }) => Seen::Reset(stream, code),
             Some(Event::GoAway { last_stream, .. }) => Seen::GoAway(last_stream),

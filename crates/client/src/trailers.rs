@@ -21,6 +21,15 @@ impl Trailers {
         }
     }
 
+    /// Trailers of `fields`, names and values, in order.
+    pub(crate) fn of<'f>(fields: impl IntoIterator<Item = (&'f [u8], &'f [u8])>) -> Trailers {
+        let mut trailers = Trailers::new();
+        for (name, value) in fields {
+            trailers.push(name, value);
+        }
+        trailers
+    }
+
     pub(crate) fn push(&mut self, name: &[u8], value: &[u8]) {
         self.bytes.extend_from_slice(name);
         let name_end = self.bytes.len();
