@@ -356,3 +356,57 @@ fn shared_h2_requests_allocate_nothing_once_warm() {
     });
     assert_eq!(counted, Some(0));
 }
+
+/// Reads a request's body as it comes and answers with its length.
+struct Drain;
+
+impl ringwire_server::Handler for Drain {
+    fn streams_body(&self, _: &ringwire_http1::Request<'_>) -> bool {
+        true
+    }
+
+    async fn call(&self, request: &ringwire_server::Request<'_>) -> ringwire_server::Response {
+        let Some(mut reader) = request.body_reader() else {
+            return ringwire_server::Response::new(400);
+        };
+        let (mut len, mut piece) = (0, vec![0; 1 << 16]);
+        while let Ok(n @ 1..) = reader.read(&mut piece).await {
+            len += n;
+        }
+        ringwire_server::Response::text(len.to_string())
+    }
+}
+
+/// A body larger than the server's windows, sent on the shared connection the client keeps
+/// for the origin, goes out of the send ring as they open: not copied aside to wait.
+#[test]
+fn large_bodies_on_a_shared_connection_allocate_nothing_once_warm() {
+    const LEN: usize = 1 << 20;
+    let addr = common::ringwire(Drain);
+    let url = Url::parse(&format!("http://{addr}/upload")).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut buffer = RequestBuffer::new().unwrap();
+    buffer.reserve(LEN).unwrap();
+    let body = vec![7; LEN];
+    let config = ClientConfig {
+        http2: Http2::PriorKnowledge,
+        ..ClientConfig::default()
+    };
+    let client = async_client::Client::new(config);
+    let (expected, mut answer) = (LEN.to_string(), Vec::with_capacity(64));
+    let counted = runtime.block_on(counted_rounds(async || {
+        let request = buffer.request("POST", &url).unwrap().headers().unwrap();
+        let request = request.body(&body).unwrap();
+        let mut response = client.send(&mut buffer, &request).await.unwrap();
+        answer.clear();
+        while let Some(piece) = response.chunk().await.unwrap() {
+            answer.extend_from_slice(piece);
+        }
+        assert_eq!(answer, expected.as_bytes());
+    }));
+    assert_eq!(counted, Some(0));
+    assert_eq!(client.idle_connections(&url), 0, "on the shared connection");
+}

@@ -217,6 +217,11 @@ impl Client {
     }
 }
 
+/// The largest request body sent with its head, as far as the windows take it and the
+/// rest copied to wait for them: the initial window of a stream (RFC 9113 section 6.9.2).
+/// A larger one goes as the windows open.
+const WHOLE_BODY: usize = 65_535;
+
 impl Http2Connection {
     /// Starts the connection's task on `stream`, which `rx` receives from: a connection
     /// that has sent nothing yet.
@@ -268,8 +273,57 @@ impl Http2Connection {
         deadline: Option<Instant>,
     ) -> Result<Http2Response, Error> {
         let (head, body) = buffer.bytes(request)?;
-        let response = self.open(request, head, Some(body), deadline).await?;
+        // A body the windows may not take at once goes as they open, from where it lies,
+        // rather than copied aside to wait.
+        let whole = body.len() <= WHOLE_BODY;
+        let response = self
+            .open(request, head, whole.then_some(body), deadline)
+            .await?;
+        if !whole {
+            self.upload(response.stream, body, deadline).await?;
+        }
         response.arrived(request.decompresses()).await
+    }
+
+    /// Sends `body` on `stream` as the server's windows take it; an answer (or a reset)
+    /// that comes first stops it.
+    async fn upload(
+        &self,
+        stream: StreamId,
+        mut body: &[u8],
+        deadline: Option<Instant>,
+    ) -> Result<(), Error> {
+        while let Some(room) = self.room(stream, deadline).await? {
+            let (piece, rest) = body.split_at(room.min(body.len()));
+            body = rest;
+            if !self.send_piece(stream, piece, body.is_empty()) || body.is_empty() {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// How much of its body `stream` takes now, waiting for the server's windows; `None`
+    /// once it takes no more (answered or reset first), the rest then not sent.
+    async fn room(
+        &self,
+        stream: StreamId,
+        deadline: Option<Instant>,
+    ) -> Result<Option<usize>, Error> {
+        let room = poll_fn(|cx| self.shared.lock().poll_send_room(cx, stream));
+        let room = within(deadline, room).await?;
+        if room.is_none() {
+            self.shared.lock().stop_sending(stream);
+            self.shared.wake.notify_one();
+        }
+        Ok(room)
+    }
+
+    /// Sends `piece` of `stream`'s body, ending it if `end`: whether the stream takes more.
+    fn send_piece(&self, stream: StreamId, piece: &[u8], end: bool) -> bool {
+        let more = self.shared.lock().send_piece(stream, piece, end);
+        self.shared.wake.notify_one();
+        more
     }
 
     /// Sends `request`, its body read from `source` as it goes (see
@@ -296,14 +350,7 @@ impl Http2Connection {
         let response = self.open(request, head, None, deadline).await?;
         let stream = response.stream;
         let mut sent = 0u64;
-        loop {
-            let room = poll_fn(|cx| self.shared.lock().poll_send_room(cx, stream));
-            let Some(room) = within(deadline, room).await? else {
-                // Answered (or reset) first: the rest is not sent.
-                self.shared.lock().stop_sending(stream);
-                self.shared.wake.notify_one();
-                break;
-            };
+        while let Some(room) = self.room(stream, deadline).await? {
             let scratch = buffer.scratch();
             let left = len.map_or(u64::MAX, |len| len - sent);
             let want = room
@@ -318,9 +365,7 @@ impl Http2Connection {
                 return Err(Error::BodySourceEnded { sent, expected });
             }
             let end = n == 0 || len == Some(sent);
-            let more = self.shared.lock().send_piece(stream, &scratch[..n], end);
-            self.shared.wake.notify_one();
-            if end || !more {
+            if !self.send_piece(stream, &scratch[..n], end) || end {
                 break;
             }
         }
