@@ -285,8 +285,9 @@ fn async_client(nginx: &Nginx, http2: Http2) {
     });
 }
 
-/// Large files and small answers at once on one shared HTTP/2 connection to nginx: every
-/// body whole and alike, every answer from the same connection.
+/// Large files and small answers at once on one shared HTTP/2 connection to nginx, held by
+/// the caller and the client's own: every body whole and alike, every answer from the
+/// same connection.
 async fn shared_h2(nginx: &Nginx, client: &async_client::Client) {
     let conn = client.http2_connection(&nginx.url("/")).await.unwrap();
     let tasks: Vec<_> = ["/big.bin", "/conn"]
@@ -309,6 +310,25 @@ async fn shared_h2(nginx: &Nginx, client: &async_client::Client) {
     for task in tasks {
         bodies.push(task.await.unwrap());
     }
+    files_and_serials(&bodies);
+    let paths = ["/big.bin", "/conn"].iter().cycle().take(8);
+    let bodies = futures_util::future::join_all(paths.map(|path| async move {
+        let url = nginx.url(path);
+        let mut buffer = RequestBuffer::new().unwrap();
+        let request = buffer.request("GET", &url).unwrap().headers().unwrap();
+        let request = request.finish().unwrap();
+        let mut response = client.send(&mut buffer, &request).await.unwrap();
+        assert_eq!(
+            (response.status(), response.protocol()),
+            (200, Protocol::Http2)
+        );
+        response.bytes().await.unwrap()
+    }));
+    files_and_serials(&bodies.await);
+}
+
+/// `bodies` are four of the same file and four serials of the same connection.
+fn files_and_serials(bodies: &[Vec<u8>]) {
     let (files, serials): (Vec<_>, Vec<_>) = bodies.iter().partition(|b| b.len() == FILE_LEN);
     assert_eq!((files.len(), serials.len()), (4, 4));
     assert!(files.iter().all(|f| f == &files[0]), "the files differ");
