@@ -8,6 +8,7 @@
 use std::io::Read;
 use std::net::TcpListener;
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 mod common;
 
@@ -99,6 +100,13 @@ impl Nginx {
     }}"
         );
         let process = ringwire_testkit::Nginx::start(&dir, &http, port, None);
+        // Started once its TCP port answers; its sockets are opened one after another, so
+        // the Unix one may not be there yet.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::os::unix::net::UnixStream::connect(dir.join("nginx.sock")).is_err() {
+            assert!(Instant::now() < deadline, "no Unix socket");
+            std::thread::sleep(Duration::from_millis(20));
+        }
         Nginx {
             process,
             dir,
