@@ -44,7 +44,7 @@ impl Head {
 /// What has arrived for one stream and not yet been taken.
 #[derive(Debug, Default)]
 struct Slot {
-    head: Option<Head>,
+    head: Option<Box<Head>>,
     /// Body bytes not yet taken.
     data: Vec<u8>,
     /// The body has ended (`END_STREAM`, or trailers).
@@ -106,7 +106,7 @@ const SPARE_CAPACITY: usize = 64 << 10;
 /// What one frame meant, owned, so the connection can be used again before acting on it.
 enum Seen {
     Nothing,
-    Head(StreamId, Head, bool),
+    Head(StreamId, Box<Head>, bool),
     /// Body bytes of a stream no longer awaited.
     Orphan(StreamId, usize),
     Trailers(StreamId, Trailers),
@@ -130,7 +130,11 @@ pub(crate) struct Mux {
     going_away: bool,
     /// Handles to the connection still held: with none and no stream open, it closes.
     handles: usize,
-    spare_heads: Vec<Head>,
+    #[expect(
+        clippy::vec_box,
+        reason = "a head is handed out boxed: its moves, a pointer's, are in every exchange"
+    )]
+    spare_heads: Vec<Box<Head>>,
     spare_buffers: Vec<Vec<u8>>,
 }
 
@@ -227,7 +231,7 @@ impl Mux {
         &mut self,
         cx: &mut Context<'_>,
         stream: StreamId,
-    ) -> Poll<Result<Head, Error>> {
+    ) -> Poll<Result<Box<Head>, Error>> {
         let failed = self.failed;
         let Some(slot) = self.streams.get_mut(&stream) else {
             return Poll::Ready(Err(Error::Closed));
@@ -320,7 +324,7 @@ impl Mux {
 
     /// `head` and `buffer`, done with, kept for the next exchanges (a few, and not a
     /// buffer that never held anything or grew large).
-    pub(crate) fn recycle(&mut self, head: Option<Head>, mut buffer: Vec<u8>) {
+    pub(crate) fn recycle(&mut self, head: Option<Box<Head>>, mut buffer: Vec<u8>) {
         if let Some(head) = head.filter(|_| self.spare_heads.len() < SPARES) {
             self.spare_heads.push(head);
         }
@@ -366,7 +370,10 @@ impl Mux {
                 end_stream,
             }) => {
                 let limits = self.limits;
-                let mut head = self.spare_heads.pop().unwrap_or_else(|| Head::new(limits));
+                let mut head = self
+                    .spare_heads
+                    .pop()
+                    .unwrap_or_else(|| Box::new(Head::new(limits)));
                 head.text.clear();
                 fields.write_http1_response(status, &mut head.text);
                 Seen::Head(stream, head, end_stream)
@@ -399,7 +406,7 @@ impl Mux {
         match seen {
             Seen::Nothing => {}
             Seen::Head(stream, mut head, end) => {
-                let Head { text, parsed } = &mut head;
+                let Head { text, parsed } = &mut *head;
                 // Fields HTTP/2 allows and HTTP/1.1 does not: the server's fault.
                 if matches!(parsed.parse(text, Method::Get), Ok(Status::Complete(..))) {
                     self.deliver(stream, |slot| {

@@ -22,6 +22,17 @@ pub(crate) trait Keyed {
     fn cool(&mut self);
 }
 
+/// A boxed connection (kept so, as a pool's moves are then a pointer's) knows too.
+impl<C: Keyed> Keyed for Box<C> {
+    fn origin(&self) -> &Origin {
+        (**self).origin()
+    }
+
+    fn cool(&mut self) {
+        (**self).cool();
+    }
+}
+
 /// Idle connections of type `C`, most recently used last.
 #[derive(Debug)]
 pub(crate) struct Pool<C> {

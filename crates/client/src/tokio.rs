@@ -45,7 +45,7 @@ type BodySource<'s> = Source<'s, dyn AsyncRead + Unpin + Send + 's>;
 #[derive(Debug)]
 pub struct Client {
     pub(crate) config: ClientConfig,
-    pool: Pool<Connection>,
+    pool: Pool<Box<Connection>>,
     tls: Tls,
     proxies: Proxies,
     pinned: Pinned,
@@ -78,15 +78,11 @@ struct Connection {
 }
 
 /// The connection an exchange goes on.
-#[expect(
-    clippy::large_enum_variant,
-    reason = "on the stack for a moment; boxing it would allocate per exchange"
-)]
 enum Via {
     /// A stream of a shared HTTP/2 connection.
     Shared(Http2Connection),
     /// A connection of its own.
-    Own(Connection),
+    Own(Box<Connection>),
 }
 
 /// What [`Client::send_traced`] is shown of an exchange, in order.
@@ -384,7 +380,7 @@ impl Client {
         origin: &Origin,
         deadline: Option<Instant>,
         trace: &mut (dyn FnMut(Trace<'_>) + Send),
-    ) -> Result<Connection, Error> {
+    ) -> Result<Box<Connection>, Error> {
         let limit = match (self.config.connect_timeout, deadline) {
             (limit, None) => limit,
             (limit, Some(d)) => Some(remaining(d)?.min(limit.unwrap_or(Duration::MAX))),
@@ -405,13 +401,13 @@ impl Client {
             MaybeTls::Plain(_) => self.config.http2 == Http2::PriorKnowledge,
         };
         let ring = Ring::new(self.config.rx)?;
-        Ok(Connection {
+        Ok(Box::new(Connection {
             rx: AsyncRecvTransport::with_ring(ring, Arc::clone(&stream)),
             stream,
             proto: Proto::new(http2, &self.config),
             origin: origin.clone(),
             forward: forward.cloned(),
-        })
+        }))
     }
 
     /// A stream to `origin`: TCP (through a tunnel if a proxy is on the way) or the client's
@@ -487,7 +483,7 @@ impl Client {
 
     async fn round_trip(
         &self,
-        mut conn: Connection,
+        mut conn: Box<Connection>,
         buffer: &mut RequestBuffer,
         request: &Request<'_>,
         deadline: Option<Instant>,
@@ -862,7 +858,7 @@ enum Exchange<'c> {
 struct Own<'c> {
     client: &'c Client,
     /// `None` once the body is done and the connection went back.
-    conn: Option<Connection>,
+    conn: Option<Box<Connection>>,
     reader: Reader,
     deadline: Option<Instant>,
 }

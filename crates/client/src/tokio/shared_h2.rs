@@ -468,7 +468,7 @@ pub struct Http2Response {
     shared: Arc<Shared>,
     stream: StreamId,
     /// `None` only while [`Http2Connection::send`] waits for it.
-    head: Option<Head>,
+    head: Option<Box<Head>>,
     trailers: Trailers,
     deadline: Option<Instant>,
     /// The body was read to its end.
@@ -478,7 +478,7 @@ pub struct Http2Response {
     /// How far into `body` the decoder has read.
     at: usize,
     /// Undoes the body's coding, when the request asked.
-    decoder: Option<Decoder>,
+    decoder: Option<Box<Decoder>>,
     /// The decoder has more of `body` (or of its own output) to give.
     feeding: bool,
 }
@@ -608,7 +608,7 @@ impl Http2Response {
         let head = within(self.deadline, head).await?;
         if decompress {
             let limit = self.shared.max_decoded_body_len;
-            self.decoder = Decoder::for_response(&head.view(), limit);
+            self.decoder = Decoder::for_response(&head.view(), limit).map(Box::new);
         }
         self.head = Some(head);
         Ok(self)
@@ -619,7 +619,7 @@ impl Http2Response {
     /// `content-encoding` is one the client undoes.
     #[must_use]
     pub fn decoding(&self) -> Option<Encoding> {
-        self.decoder.as_ref().map(Decoder::encoding)
+        self.decoder.as_deref().map(Decoder::encoding)
     }
 
     /// The next piece of body, valid until the next call: all that arrived since the last
@@ -661,7 +661,7 @@ impl Http2Response {
         };
         Ok(match next {
             Next::Piece => Some(&self.body),
-            Next::Decoded => self.decoder.as_ref().map(Decoder::output),
+            Next::Decoded => self.decoder.as_deref().map(Decoder::output),
             Next::End => None,
         })
     }
