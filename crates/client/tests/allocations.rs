@@ -357,32 +357,12 @@ fn shared_h2_requests_allocate_nothing_once_warm() {
     assert_eq!(counted, Some(0));
 }
 
-/// Reads a request's body as it comes and answers with its length.
-struct Drain;
-
-impl ringwire_server::Handler for Drain {
-    fn streams_body(&self, _: &ringwire_http1::Request<'_>) -> bool {
-        true
-    }
-
-    async fn call(&self, request: &ringwire_server::Request<'_>) -> ringwire_server::Response {
-        let Some(mut reader) = request.body_reader() else {
-            return ringwire_server::Response::new(400);
-        };
-        let (mut len, mut piece) = (0, vec![0; 1 << 16]);
-        while let Ok(n @ 1..) = reader.read(&mut piece).await {
-            len += n;
-        }
-        ringwire_server::Response::text(len.to_string())
-    }
-}
-
 /// A body larger than the server's windows, sent on the shared connection the client keeps
 /// for the origin, goes out of the send ring as they open: not copied aside to wait.
 #[test]
 fn large_bodies_on_a_shared_connection_allocate_nothing_once_warm() {
     const LEN: usize = 1 << 20;
-    let addr = common::ringwire(Drain);
+    let addr = common::ringwire(common::Sum);
     let url = Url::parse(&format!("http://{addr}/upload")).unwrap();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -396,7 +376,7 @@ fn large_bodies_on_a_shared_connection_allocate_nothing_once_warm() {
         ..ClientConfig::default()
     };
     let client = async_client::Client::new(config);
-    let (expected, mut answer) = (LEN.to_string(), Vec::with_capacity(64));
+    let (expected, mut answer) = (common::summed(&body), Vec::with_capacity(64));
     let counted = runtime.block_on(counted_rounds(async || {
         let request = buffer.request("POST", &url).unwrap().headers().unwrap();
         let request = request.body(&body).unwrap();

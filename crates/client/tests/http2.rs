@@ -14,7 +14,7 @@ use std::thread;
 use std::time::Duration;
 
 use bytes::Bytes;
-use common::Echo;
+use common::{summed, Echo, Sum};
 use ringwire_client::blocking::Client;
 use ringwire_client::tokio::Client as AsyncClient;
 use ringwire_client::{ClientConfig, Error, Http2, Protocol, RequestBuffer, Url};
@@ -465,45 +465,6 @@ fn h2c_server(
         runtime.block_on(server.serve(handler)).unwrap();
     });
     url
-}
-
-/// A body's length and checksum, as [`Sum`] answers them.
-fn summed(body: &[u8]) -> String {
-    let sum = body
-        .iter()
-        .fold(0u64, |s, &b| s.wrapping_mul(31) + u64::from(b));
-    format!("{} {sum}", body.len())
-}
-
-/// Counts and checksums the body it reads as it arrives.
-#[derive(Debug)]
-struct Sum;
-
-impl ringwire_server::Handler for Sum {
-    fn streams_body(&self, _: &ringwire_http1::Request<'_>) -> bool {
-        true
-    }
-
-    async fn call(&self, request: &ringwire_server::Request<'_>) -> ringwire_server::Response {
-        let Some(mut reader) = request.body_reader() else {
-            return ringwire_server::Response::new(400);
-        };
-        let (mut len, mut sum) = (0u64, 0u64);
-        let mut buf = vec![0; 1 << 16];
-        loop {
-            match reader.read(&mut buf).await {
-                Ok(0) => break,
-                Ok(n) => {
-                    len += n as u64;
-                    sum = buf[..n]
-                        .iter()
-                        .fold(sum, |s, &b| s.wrapping_mul(31) + u64::from(b));
-                }
-                Err(_) => return ringwire_server::Response::new(400),
-            }
-        }
-        ringwire_server::Response::text(format!("{len} {sum}"))
-    }
 }
 
 /// A streamed body over HTTP/2, each piece framed in place when the server's frames are

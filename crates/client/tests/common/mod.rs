@@ -603,3 +603,42 @@ impl<R: std::io::Read + Unpin> tokio::io::AsyncRead for Ready<R> {
         std::task::Poll::Ready(Ok(()))
     }
 }
+
+/// A body's length and checksum, as [`Sum`] answers them.
+pub fn summed(body: &[u8]) -> String {
+    let sum = body
+        .iter()
+        .fold(0u64, |s, &b| s.wrapping_mul(31) + u64::from(b));
+    format!("{} {sum}", body.len())
+}
+
+/// Counts and checksums the body it reads as it arrives.
+#[derive(Debug)]
+pub struct Sum;
+
+impl Handler for Sum {
+    fn streams_body(&self, _: &ringwire_http1::Request<'_>) -> bool {
+        true
+    }
+
+    async fn call(&self, request: &Request<'_>) -> Response {
+        let Some(mut reader) = request.body_reader() else {
+            return Response::new(400);
+        };
+        let (mut len, mut sum) = (0u64, 0u64);
+        let mut buf = vec![0; 1 << 16];
+        loop {
+            match reader.read(&mut buf).await {
+                Ok(0) => break,
+                Ok(n) => {
+                    len += n as u64;
+                    sum = buf[..n]
+                        .iter()
+                        .fold(sum, |s, &b| s.wrapping_mul(31) + u64::from(b));
+                }
+                Err(_) => return Response::new(400),
+            }
+        }
+        Response::text(format!("{len} {sum}"))
+    }
+}
