@@ -176,9 +176,9 @@ pub fn h2_shared(setup: u8, server: &[u8]) {
             }
             if !*headed {
                 match mux.poll_head(&mut cx, *stream) {
-                    Poll::Ready(Ok(head)) => {
+                    Poll::Ready(Ok((head, interim))) => {
                         let _ = head.view().status();
-                        *headed = true;
+                        *headed = !interim;
                         if give_up && n == 0 {
                             mux.cancel(*stream);
                             *ended = true;

@@ -44,6 +44,9 @@ impl Head {
 /// What has arrived for one stream and not yet been taken.
 #[derive(Debug, Default)]
 struct Slot {
+    /// Interim (`1xx`) heads not yet taken, in order.
+    #[expect(clippy::vec_box, reason = "handed out boxed, as final heads are")]
+    interim: Vec<Box<Head>>,
     head: Option<Box<Head>>,
     /// Body bytes not yet taken.
     data: Vec<u8>,
@@ -103,10 +106,24 @@ const SPARES: usize = 16;
 /// A buffer that grew past this goes rather than waits as a spare.
 const SPARE_CAPACITY: usize = 64 << 10;
 
+/// A head of `status` and `fields` as HTTP/1.1 text, in `spare` if there is one.
+fn head_of(
+    spare: Option<Box<Head>>,
+    limits: ringwire_http1::Limits,
+    status: u16,
+    fields: &ringwire_http2::Fields<'_>,
+) -> Box<Head> {
+    let mut head = spare.unwrap_or_else(|| Box::new(Head::new(limits)));
+    head.text.clear();
+    fields.write_http1_response(status, &mut head.text);
+    head
+}
+
 /// What one frame meant, owned, so the connection can be used again before acting on it.
 enum Seen {
     Nothing,
     Head(StreamId, Box<Head>, bool),
+    Interim(StreamId, Box<Head>),
     /// Body bytes of a stream no longer awaited.
     Orphan(StreamId, usize),
     Trailers(StreamId, Trailers),
@@ -226,18 +243,22 @@ impl Mux {
         sent
     }
 
-    /// The final head of `stream`'s response, once it came (interim heads are passed over).
+    /// The next head of `stream`'s response, once it came: interim ones (`true`) first,
+    /// then the final one.
     pub(crate) fn poll_head(
         &mut self,
         cx: &mut Context<'_>,
         stream: StreamId,
-    ) -> Poll<Result<Box<Head>, Error>> {
+    ) -> Poll<Result<(Box<Head>, bool), Error>> {
         let failed = self.failed;
         let Some(slot) = self.streams.get_mut(&stream) else {
             return Poll::Ready(Err(Error::Closed));
         };
+        if !slot.interim.is_empty() {
+            return Poll::Ready(Ok((slot.interim.remove(0), true)));
+        }
         if let Some(head) = slot.head.take() {
-            return Poll::Ready(Ok(head));
+            return Poll::Ready(Ok((head, false)));
         }
         slot.wait(cx, failed)
     }
@@ -369,15 +390,17 @@ impl Mux {
                 fields,
                 end_stream,
             }) => {
-                let limits = self.limits;
-                let mut head = self
-                    .spare_heads
-                    .pop()
-                    .unwrap_or_else(|| Box::new(Head::new(limits)));
-                head.text.clear();
-                fields.write_http1_response(status, &mut head.text);
+                let head = head_of(self.spare_heads.pop(), self.limits, status, &fields);
                 Seen::Head(stream, head, end_stream)
             }
+            Some(Event::Interim {
+                stream,
+                status,
+                fields,
+            }) => Seen::Interim(
+                stream,
+                head_of(self.spare_heads.pop(), self.limits, status, &fields),
+            ),
             Some(Event::Data {
                 stream,
                 data,
@@ -396,7 +419,7 @@ impl Mux {
             }
             Some(Event::Reset { stream, code, .. }) => Seen::Reset(stream, code),
             Some(Event::GoAway { last_stream, .. }) => Seen::GoAway(last_stream),
-            // Interim heads, and what the connection answers itself.
+            // What the connection answers itself.
             Some(_) => Seen::Nothing,
         };
         Ok((n, seen))
@@ -405,22 +428,8 @@ impl Mux {
     fn apply(&mut self, seen: Seen) {
         match seen {
             Seen::Nothing => {}
-            Seen::Head(stream, mut head, end) => {
-                let Head { text, parsed } = &mut *head;
-                // Fields HTTP/2 allows and HTTP/1.1 does not: the server's fault.
-                if matches!(parsed.parse(text, Method::Get), Ok(Status::Complete(..))) {
-                    self.deliver(stream, |slot| {
-                        slot.head = Some(head);
-                        slot.ended = end;
-                    });
-                } else {
-                    self.recycle(Some(head), Vec::new());
-                    self.conn.reset_stream(stream, ErrorCode::PROTOCOL_ERROR);
-                    self.deliver(stream, |slot| {
-                        slot.reset = Some(ErrorCode::PROTOCOL_ERROR);
-                    });
-                }
-            }
+            Seen::Head(stream, head, end) => self.head_came(stream, head, Some(end)),
+            Seen::Interim(stream, head) => self.head_came(stream, head, None),
             // A stream given up: its bytes count for nothing.
             Seen::Orphan(stream, len) => self.conn.release(stream, len),
             Seen::Trailers(stream, trailers) => {
@@ -442,6 +451,28 @@ impl Mux {
                     }
                 }
             }
+        }
+    }
+
+    /// A head of `stream` came: its final one (`end`: no body follows), or with `None`
+    /// an interim one.
+    fn head_came(&mut self, stream: StreamId, mut head: Box<Head>, end: Option<bool>) {
+        let Head { text, parsed } = &mut *head;
+        // Fields HTTP/2 allows and HTTP/1.1 does not: the server's fault.
+        if matches!(parsed.parse(text, Method::Get), Ok(Status::Complete(..))) {
+            self.deliver(stream, |slot| match end {
+                Some(end) => {
+                    slot.head = Some(head);
+                    slot.ended = end;
+                }
+                None => slot.interim.push(head),
+            });
+        } else {
+            self.recycle(Some(head), Vec::new());
+            self.conn.reset_stream(stream, ErrorCode::PROTOCOL_ERROR);
+            self.deliver(stream, |slot| {
+                slot.reset = Some(ErrorCode::PROTOCOL_ERROR);
+            });
         }
     }
 

@@ -34,7 +34,7 @@ use crate::{
 
 mod shared_h2;
 
-use shared_h2::{Found, Multiplexed};
+use shared_h2::{Found, Interim, Multiplexed};
 pub use shared_h2::{Http2Answer, Http2Connection, Http2Response, Http2Upload};
 
 /// A streamed body's source, as the async client reads it.
@@ -371,7 +371,9 @@ impl Client {
         let (head, _) = buffer.bytes(request)?;
         trace(Trace::Protocol(Protocol::Http2));
         trace(Trace::Request(head));
-        let response = shared.send_within(buffer, request, deadline).await?;
+        let interim: Interim<'_> = &mut |head| trace(Trace::Interim(head));
+        let response = shared.send_within(buffer, request, deadline, interim);
+        let response = response.await?;
         Ok(Response::new(Exchange::Shared(response)))
     }
 

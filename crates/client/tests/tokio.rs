@@ -367,4 +367,25 @@ async fn a_traced_exchange_shows_each_step() {
             "answer 200"
         ]
     );
+
+    // The same on the origin's shared HTTP/2 connection.
+    let (addr, cert) = common::ringwire_h2(ringwire_server::handler_fn(hinting));
+    let tls = ringwire_tls::ClientConfig::default().add_root_pem(&cert);
+    let config = ClientConfig {
+        http2: ringwire_client::Http2::Negotiate,
+        ..ClientConfig::default()
+    };
+    let client = Arc::new(Client::with_tls(config, tls));
+    let url = format!("https://localhost:{}/", addr.port());
+    let events = traced(Arc::clone(&client), url.clone()).await;
+    assert_eq!(
+        events[events.len() - 4..],
+        ["Http2", "GET / HTTP/1.1", "interim 103", "answer 200"],
+        "{events:?}"
+    );
+    let again = traced(client, url).await;
+    assert_eq!(
+        again,
+        ["Http2", "GET / HTTP/1.1", "interim 103", "answer 200"]
+    );
 }

@@ -60,6 +60,9 @@ impl Shared {
     }
 }
 
+/// What is shown each interim (`1xx`) head of a response, as it comes.
+pub(super) type Interim<'i> = &'i mut (dyn FnMut(ringwire_http1::Response<'_>) + Send);
+
 /// The client's own shared connections ([`ClientConfig::http2_multiplex`]): one per
 /// origin known to speak HTTP/2 (one did, or prior knowledge says so), while it takes
 /// requests and until it has gone unused for the client's idle timeout (what is known of
@@ -262,15 +265,17 @@ impl Http2Connection {
         request: &Request<'_>,
     ) -> Result<Http2Response, Error> {
         let deadline = self.shared.request_timeout.map(|t| Instant::now() + t);
-        self.send_within(buffer, request, deadline).await
+        self.send_within(buffer, request, deadline, &mut |_| {})
+            .await
     }
 
-    /// [`send`](Self::send), within `deadline`.
+    /// [`send`](Self::send), within `deadline`, showing `interim` each interim head.
     pub(super) async fn send_within(
         &self,
         buffer: &mut RequestBuffer,
         request: &Request<'_>,
         deadline: Option<Instant>,
+        interim: Interim<'_>,
     ) -> Result<Http2Response, Error> {
         let (head, body) = buffer.bytes(request)?;
         // A body the windows may not take at once goes as they open, from where it lies,
@@ -282,7 +287,7 @@ impl Http2Connection {
         if !whole {
             self.upload(response.stream, body, deadline).await?;
         }
-        response.arrived(request.decompresses()).await
+        response.arrived(request.decompresses(), interim).await
     }
 
     /// Sends `body` on `stream` as the server's windows take it; an answer (or a reset)
@@ -369,7 +374,7 @@ impl Http2Connection {
                 break;
             }
         }
-        response.arrived(request.decompresses()).await
+        response.arrived(request.decompresses(), &mut |_| {}).await
     }
 
     /// Opens a stream for `request` whose body goes piece by piece through the
@@ -560,7 +565,7 @@ impl Http2Answer {
     ///
     /// As [`Http2Connection::send`]'s wait for the head.
     pub async fn response(self) -> Result<Http2Response, Error> {
-        self.response.arrived(self.decompress).await
+        self.response.arrived(self.decompress, &mut |_| {}).await
     }
 }
 
@@ -600,12 +605,20 @@ impl Http2Response {
         &self.trailers
     }
 
-    /// This response once its head came, its body decoded if `decompress` (the request
-    /// asked).
-    async fn arrived(mut self, decompress: bool) -> Result<Self, Error> {
-        let (shared, stream) = (&self.shared, self.stream);
-        let head = poll_fn(|cx| shared.lock().poll_head(cx, stream));
-        let head = within(self.deadline, head).await?;
+    /// This response once its final head came, each interim head before it shown to
+    /// `interim`; its body decoded if `decompress` (the request asked).
+    async fn arrived(mut self, decompress: bool, interim: Interim<'_>) -> Result<Self, Error> {
+        let head = loop {
+            let (shared, stream) = (&self.shared, self.stream);
+            let head = poll_fn(|cx| shared.lock().poll_head(cx, stream));
+            match within(self.deadline, head).await? {
+                (head, false) => break head,
+                (head, true) => {
+                    interim(head.view());
+                    self.shared.lock().recycle(Some(head), Vec::new());
+                }
+            }
+        };
         if decompress {
             let limit = self.shared.max_decoded_body_len;
             self.decoder = Decoder::for_response(&head.view(), limit).map(Box::new);
