@@ -48,6 +48,14 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
+/// A runtime on this thread, so that every task it runs is counted.
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
 /// Allocations `f` makes on this thread.
 fn allocations(f: impl FnOnce()) -> usize {
     COUNT.with(|c| c.set(Some(0)));
@@ -238,10 +246,7 @@ fn order<'a>(buffer: &mut RequestBuffer, url: &'a Url) -> ringwire_client::Reque
 
 /// Rounds of [`order`] sent by `client` allocate nothing once warm.
 fn async_round_trips(client: &async_client::Client, url: &Url) {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = runtime();
     let mut buffer = RequestBuffer::new().unwrap();
     // One `block_on` for all of it: tokio boxes a large future it is given.
     let counted = runtime.block_on(counted_rounds(async || {
@@ -307,10 +312,7 @@ fn json_answers_are_read_in_place_with_no_allocation_once_warm() {
     assert_eq!(client.idle_connections(&url), 1);
 
     let client = async_client::Client::default();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = runtime();
     let counted = runtime.block_on(async {
         let mut counted = None;
         for round in 0..300 {
@@ -338,10 +340,7 @@ fn json_answers_are_read_in_place_with_no_allocation_once_warm() {
 fn shared_h2_requests_allocate_nothing_once_warm() {
     let addr = common::ringwire(Echo);
     let url = Url::parse(&format!("http://{addr}/orders")).unwrap();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = runtime();
     let mut buffer = RequestBuffer::new().unwrap();
     let client = async_client::Client::default();
     let counted = runtime.block_on(async {
@@ -364,10 +363,7 @@ fn large_bodies_on_a_shared_connection_allocate_nothing_once_warm() {
     const LEN: usize = 1 << 20;
     let addr = common::ringwire(common::Sum);
     let url = Url::parse(&format!("http://{addr}/upload")).unwrap();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = runtime();
     let mut buffer = RequestBuffer::new().unwrap();
     buffer.reserve(LEN).unwrap();
     let body = vec![7; LEN];
