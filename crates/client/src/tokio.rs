@@ -351,7 +351,11 @@ impl Client {
         trace: &mut (dyn FnMut(Trace<'_>) + Send),
     ) -> Result<Via, Error> {
         let mut conn = self.connect(origin, deadline, trace).await?;
-        if !shares || conn.proto.h2().is_none() {
+        if !shares {
+            return Ok(Via::Own(conn));
+        }
+        if conn.proto.h2().is_none() {
+            self.multiplexed.forget(origin);
             return Ok(Via::Own(conn));
         }
         let shared = Http2Connection::start(&self.config, conn.stream, conn.rx);

@@ -9,7 +9,7 @@ mod common;
 use std::io::{Read as _, Write as _};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
@@ -1047,4 +1047,83 @@ async fn requests_at_once_to_an_h2_origin_wait_for_one_dial() {
     for failed in gets_at_once(&client, &url, 8).await {
         assert!(matches!(failed, Err(Error::Connect { .. })), "{failed:?}");
     }
+}
+
+/// A port that forwards each connection to one of two servers (an origin's server
+/// replaced behind its address), counting what each was given.
+struct Balancer {
+    addr: SocketAddr,
+    /// Which server new connections go to.
+    to: Arc<AtomicUsize>,
+    accepted: Arc<[AtomicUsize; 2]>,
+    /// Both ends of every connection forwarded, to end them.
+    forwarded: Arc<Mutex<Vec<TcpStream>>>,
+}
+
+impl Balancer {
+    fn new(servers: [SocketAddr; 2]) -> Balancer {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let balancer = Balancer {
+            addr: listener.local_addr().unwrap(),
+            to: Arc::default(),
+            accepted: Arc::default(),
+            forwarded: Arc::default(),
+        };
+        let (to, accepted) = (balancer.to.clone(), balancer.accepted.clone());
+        let forwarded = balancer.forwarded.clone();
+        thread::spawn(move || {
+            for client in listener.incoming() {
+                let client = client.unwrap();
+                let to = to.load(Ordering::SeqCst);
+                accepted[to].fetch_add(1, Ordering::SeqCst);
+                let server = TcpStream::connect(servers[to]).unwrap();
+                let mut forwarded = forwarded.lock().unwrap();
+                forwarded.extend([client.try_clone().unwrap(), server.try_clone().unwrap()]);
+                for (mut from, mut into) in [
+                    (client.try_clone().unwrap(), server.try_clone().unwrap()),
+                    (server, client),
+                ] {
+                    thread::spawn(move || {
+                        let _ = std::io::copy(&mut from, &mut into);
+                        let _ = into.shutdown(std::net::Shutdown::Write);
+                    });
+                }
+            }
+        });
+        balancer
+    }
+
+    /// Sends new connections to server `to`, ending those forwarded so far.
+    fn switch(&self, to: usize) {
+        self.to.store(to, Ordering::SeqCst);
+        for stream in self.forwarded.lock().unwrap().drain(..) {
+            let _ = stream.shutdown(std::net::Shutdown::Both);
+        }
+    }
+
+    fn accepted(&self) -> [usize; 2] {
+        let accepted = |i: usize| self.accepted[i].load(Ordering::SeqCst);
+        [accepted(0), accepted(1)]
+    }
+}
+
+/// An origin that spoke HTTP/2, then HTTP/1.1 only (its server replaced): once a
+/// connection to it says so, its requests go to pooled HTTP/1.1 connections again,
+/// rather than each dial a new one for the others to wait on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_origin_that_stops_speaking_h2_gets_the_pool_back() {
+    let identity = common::localhost();
+    let balancer = Balancer::new([
+        common::ringwire_offering(Echo, &identity, &[b"h2", b"http/1.1"]),
+        common::ringwire_offering(Echo, &identity, &[b"http/1.1"]),
+    ]);
+    let url = Url::parse(&format!("https://localhost:{}/", balancer.addr.port())).unwrap();
+    let client = Arc::new(async_client(Http2::Negotiate, Some(&identity.0)));
+    get(&client, &url).await.unwrap();
+    balancer.switch(1);
+    for _ in 0..4 {
+        get(&client, &url).await.unwrap();
+    }
+    assert_eq!(balancer.accepted(), [1, 1]);
+    assert_eq!(client.idle_connections(&url), 1);
 }

@@ -90,6 +90,12 @@ struct Known {
     dialing: Option<Arc<Notify>>,
 }
 
+impl Known {
+    fn has_open(&self) -> bool {
+        self.conn.as_ref().is_some_and(Http2Connection::is_open)
+    }
+}
+
 /// How a request reaches an origin ([`Multiplexed::find`]).
 pub(super) enum Found<'m> {
     /// On its shared connection.
@@ -178,8 +184,28 @@ impl Multiplexed {
             last: Instant::now(),
             dialing: None,
         });
-        if !known.conn.as_ref().is_some_and(Http2Connection::is_open) {
+        if !known.has_open() {
             known.conn = Some(conn.clone());
+        }
+    }
+
+    /// Forgets `origin` once a connection to it spoke HTTP/1.1, unless it has an open
+    /// HTTP/2 one: its requests go to the pool again rather than each dial for all.
+    pub(super) fn forget(&self, origin: &Origin) {
+        let mut kept = self.lock();
+        if kept
+            .by_origin
+            .get(origin)
+            .is_some_and(|known| !known.has_open())
+        {
+            if let Some(Known {
+                dialing: Some(dialing),
+                ..
+            }) = kept.by_origin.remove(origin)
+            {
+                drop(kept);
+                dialing.notify_waiters();
+            }
         }
     }
 }

@@ -22,22 +22,37 @@ pub fn ringwire(handler: impl Handler) -> SocketAddr {
 /// Starts `handler` on a ringwire HTTPS server on a loopback port, with a
 /// self-signed certificate for localhost; returns the certificate too.
 pub fn ringwire_tls(handler: impl Handler) -> (SocketAddr, Vec<u8>) {
-    let (cert, key) = ringwire_tls::self_signed(&["localhost"]).expect("certificate");
-    let config = ringwire_tls::ServerConfig::from_pem(&cert, &key)
-        .expect("PEM")
-        .alpn(&[b"http/1.1"]);
-    let acceptor = ringwire_tls::TlsAcceptor::new(&config).expect("acceptor");
-    (serve(handler, Some(acceptor)), cert)
+    let identity = localhost();
+    (
+        ringwire_offering(handler, &identity, &[b"http/1.1"]),
+        identity.0,
+    )
 }
 
 /// As [`ringwire_tls`], offering `h2` before `http/1.1` by ALPN.
 pub fn ringwire_h2(handler: impl Handler) -> (SocketAddr, Vec<u8>) {
-    let (cert, key) = ringwire_tls::self_signed(&["localhost"]).expect("certificate");
-    let config = ringwire_tls::ServerConfig::from_pem(&cert, &key)
+    let identity = localhost();
+    let alpn: &[&[u8]] = &[b"h2", b"http/1.1"];
+    (ringwire_offering(handler, &identity, alpn), identity.0)
+}
+
+/// A self-signed certificate for localhost and its key, in PEM.
+pub fn localhost() -> (Vec<u8>, Vec<u8>) {
+    ringwire_tls::self_signed(&["localhost"]).expect("certificate")
+}
+
+/// Starts `handler` on a ringwire HTTPS server on a loopback port, with the
+/// certificate and key of `identity`, offering `alpn`.
+pub fn ringwire_offering(
+    handler: impl Handler,
+    (cert, key): &(Vec<u8>, Vec<u8>),
+    alpn: &[&[u8]],
+) -> SocketAddr {
+    let config = ringwire_tls::ServerConfig::from_pem(cert, key)
         .expect("PEM")
-        .alpn(&[b"h2", b"http/1.1"]);
+        .alpn(alpn);
     let acceptor = ringwire_tls::TlsAcceptor::new(&config).expect("acceptor");
-    (serve(handler, Some(acceptor)), cert)
+    serve(handler, Some(acceptor))
 }
 
 /// Serves `handler` on a free port, over TLS through `tls` if given.
