@@ -563,7 +563,8 @@ fn ring_spread(sender: impl RingSend, url: Url) -> Spread {
 
 /// The HTTP/2 clients that multiplex: ringwire's client (on the origin's shared
 /// connection), a shared connection it opened, and the client with connections of its
-/// own that carry one exchange at a time (it opens one per exchange under way).
+/// own that carry one exchange at a time (it opens one per exchange under way); the
+/// client again with a keepalive.
 fn spreads(addr: SocketAddr, runtime: &tokio::runtime::Runtime) -> Vec<(&'static str, Spread)> {
     let url = Url::parse(&format!("http://{addr}/orders")).unwrap();
     let h2 = ClientConfig {
@@ -574,6 +575,13 @@ fn spreads(addr: SocketAddr, runtime: &tokio::runtime::Runtime) -> Vec<(&'static
     let shared = runtime.block_on(client.http2_connection(&url)).unwrap();
     let ringwire_shared = ring_spread(shared, url.clone());
     let ringwire_client = ring_spread(client, url.clone());
+    // A keepalive's clock runs on every frame the connection reads.
+    let keepalive = ClientConfig {
+        http2_keepalive: Some(Duration::from_secs(30)),
+        ..h2
+    };
+    let keepalive = std::sync::Arc::new(ring_async::Client::new(keepalive));
+    let ringwire_keepalive = ring_spread(keepalive, url.clone());
     let own = ClientConfig {
         http2_multiplex: false,
         ..h2
@@ -626,6 +634,7 @@ fn spreads(addr: SocketAddr, runtime: &tokio::runtime::Runtime) -> Vec<(&'static
     vec![
         ("ringwire tokio h2", ringwire_client),
         ("ringwire shared h2", ringwire_shared),
+        ("ringwire tokio h2 keepalive", ringwire_keepalive),
         ("ringwire tokio h2 (own)", ringwire_own),
         ("hyper (conn::http2) h2", hyper),
         ("reqwest h2", reqwest),

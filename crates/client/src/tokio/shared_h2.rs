@@ -5,11 +5,13 @@
 use std::collections::HashMap;
 use std::future::poll_fn;
 use std::io::{self, IoSlice};
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use ::tokio::io::AsyncRead;
 use ::tokio::sync::Notify;
+use ::tokio::time::Sleep;
 use ringwire_http2::frame::StreamId;
 use ringwire_http2::ErrorCode;
 use ringwire_io::tokio::{AsyncRecvTransport, AsyncStream as _};
@@ -812,31 +814,40 @@ enum Woken {
 }
 
 async fn run(shared: &Shared, out: &mut Out<'_>, keepalive: Option<Duration>) -> Result<(), Error> {
-    // When the server was last heard from, and whether a `PING` asks it since.
-    let (mut heard, mut pinged) = (Instant::now(), false);
+    // Whether a `PING` asks the server since it was last heard from.
+    let mut pinged = false;
+    // How long the server may stay silent: one timer, put later as frames come (tokio
+    // just notes a later deadline), rather than a new one registered at every wake.
+    let mut silence = std::pin::pin!(::tokio::time::sleep(keepalive.unwrap_or(Duration::MAX)));
+    let wait_from_now = |silence: Pin<&mut Sleep>| {
+        if let Some(quiet) = keepalive {
+            silence.reset(::tokio::time::Instant::now() + quiet);
+        }
+    };
     loop {
         send(shared, out).await?;
         if shared.lock().finished() {
             return send(shared, out).await;
         }
         let at_least = out.rx.data().len() + 1;
-        let silence = keepalive.map(|k| heard + if pinged { k * 2 } else { k });
         let woken = ::tokio::select! {
             filled = out.rx.fill(at_least) => Woken::Received(filled),
             () = shared.wake.notified() => Woken::Told,
-            () = until(silence) => Woken::Silence,
+            () = &mut silence, if keepalive.is_some() => Woken::Silence,
         };
         match woken {
             Woken::Received(Ok(0)) => return Err(Error::Closed),
             Woken::Received(filled) => {
                 filled?;
-                (heard, pinged) = (Instant::now(), false);
+                pinged = false;
+                wait_from_now(silence.as_mut());
             }
             Woken::Told => {}
             Woken::Silence if pinged => return Err(Error::Timeout(Phase::Request)),
             Woken::Silence => {
                 shared.lock().ping();
                 pinged = true;
+                wait_from_now(silence.as_mut());
             }
         }
         // What came now, or while a send waited for room.
@@ -844,14 +855,6 @@ async fn run(shared: &Shared, out: &mut Out<'_>, keepalive: Option<Duration>) ->
             let used = shared.lock().receive(out.rx.data())?;
             out.rx.consume(used);
         }
-    }
-}
-
-/// Sleeps until `deadline`; forever without one.
-async fn until(deadline: Option<Instant>) {
-    match deadline {
-        Some(deadline) => ::tokio::time::sleep_until(deadline.into()).await,
-        None => std::future::pending().await,
     }
 }
 
