@@ -3,6 +3,10 @@
 use super::table::{Table, ENTRY_OVERHEAD, STATIC, STATIC_LEN};
 use super::{huffman, integer, DecodeError, Field};
 
+/// The scratch room [`Decoder::reserve_table`] gives at once: a field's name and value,
+/// as long as most fields are.
+const FIELD_ROOM: usize = 256;
+
 /// Decodes header blocks from one peer; one per connection and direction.
 ///
 /// Fields are handed to a callback as slices: of the block itself for plain literal strings,
@@ -55,10 +59,19 @@ impl Decoder {
         }
     }
 
-    /// Gives the dynamic table its whole room now (our own bound, `max_table_size`), so
-    /// that filling it later allocates nothing.
+    /// Gives the dynamic table its whole room now (our own bound, `max_table_size`), and
+    /// the scratch buffer room for a usual field, so that filling them later allocates
+    /// nothing: a field that names an entry of the table copies that name into the scratch
+    /// before its value (a new `date` naming the last one), which a warm-up with only
+    /// the first `date` would not have seen.
     pub fn reserve_table(&mut self) {
         self.table.reserve_full();
+        self.scratch.reserve(FIELD_ROOM);
+    }
+
+    #[cfg(test)]
+    pub(super) fn scratch_capacity(&self) -> usize {
+        self.scratch.capacity()
     }
 
     /// Changes the bound on the peer's table size, once the `SETTINGS` frame that announces

@@ -293,3 +293,32 @@ fn encoder_never_indexes_sensitive() {
     assert_eq!(fields, [(b"password".to_vec(), b"secret".to_vec(), true)]);
     assert_eq!(table(&d), (vec![], 0));
 }
+
+#[test]
+fn a_reserved_decoder_decodes_usual_fields_in_the_room_it_was_given() {
+    // A warm-up sees the first answers' fields; later ones (each second's `date`, a field
+    // named afresh with a longer value) must fit the room given at once too.
+    let mut encoder = Encoder::new();
+    let mut decoder = Decoder::new(4096);
+    decoder.reserve_table();
+    let room = decoder.scratch_capacity();
+    let trace = "0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331";
+    for second in 0..5 {
+        let date = format!("Sun, 29 Nov 2026 06:40:0{second} GMT");
+        let mut fields = vec![(":status", "200"), ("date", date.as_str())];
+        if second > 2 {
+            fields.push(("x-cloud-trace-context", trace));
+        }
+        let mut block = vec![];
+        encoder.encode(
+            fields.iter().map(|(n, v)| Field {
+                name: n.as_bytes(),
+                value: v.as_bytes(),
+                sensitive: false,
+            }),
+            &mut block,
+        );
+        assert_eq!(decode(&mut decoder, &block), plain(&fields));
+        assert_eq!(decoder.scratch_capacity(), room, "second {second}");
+    }
+}
