@@ -307,6 +307,63 @@ fn a_get_with_end_stream_gets_its_response_exactly() {
     });
 }
 
+/// An extended `CONNECT` (RFC 8441) goes only to a server whose `SETTINGS` welcomed it;
+/// answered `200`, its stream carries the protocol's bytes both ways.
+#[test]
+fn an_extended_connect_waits_for_the_servers_word_and_opens_a_tunnel() {
+    let connect = |client: &mut Connection| {
+        let fields = bytes_of(&[("sec-websocket-version", "13")]);
+        client.send_extended_connect(b"websocket", b"https", b"example.com", b"/chat", fields)
+    };
+    let welcoming = Config {
+        enable_connect_protocol: true,
+        ..Config::default()
+    };
+    let mut client = Connection::client(Config::default());
+    assert_eq!(connect(&mut client), Err(SendError::NoExtendedConnect));
+    assert!(!client.has_peer_settings());
+    run_with(Config::default(), Config::default(), |p| {
+        assert!(p.client.has_peer_settings() && !p.client.peer_extended_connect());
+        assert_eq!(connect(&mut p.client), Err(SendError::NoExtendedConnect));
+    });
+    run_with(Config::default(), welcoming, |p| {
+        let id = connect(&mut p.client).unwrap();
+        let (_, server) = p.pump();
+        let request = [
+            (":method", "CONNECT"),
+            (":protocol", "websocket"),
+            (":scheme", "https"),
+            (":authority", "example.com"),
+            (":path", "/chat"),
+            ("sec-websocket-version", "13"),
+        ];
+        assert_eq!(server, [Ev::request(1, &request, false)]);
+        p.server.send_response(id, 200, NONE, false).unwrap();
+        p.client
+            .send_data(id, Bytes::from_static(b"ping"), false)
+            .unwrap();
+        let (client, server) = p.pump();
+        assert_eq!(
+            client,
+            [Ev::Response {
+                stream: 1,
+                status: 200,
+                fields: vec![],
+                end_stream: false
+            }]
+        );
+        assert_eq!(server, [Ev::data(1, b"ping", false)]);
+        p.server
+            .send_data(id, Bytes::from_static(b"pong"), true)
+            .unwrap();
+        p.client.send_data(id, Bytes::new(), true).unwrap();
+        let (client, server) = p.pump();
+        assert_eq!(split_body(&client, 1).1, b"pong");
+        assert_eq!(split_body(&server, 1), (vec![], vec![], true));
+        assert_eq!((p.client.open_streams(), p.server.open_streams()), (0, 0));
+    });
+}
+
 #[test]
 fn a_response_without_a_body_ends_the_stream_on_both_sides() {
     run(|p| {

@@ -37,6 +37,57 @@ impl Connection {
         fields: impl IntoIterator<Item = (&'f [u8], &'f [u8])>,
         end_stream: bool,
     ) -> Result<StreamId, SendError> {
+        let pseudo: &[(&[u8], &[u8])] = if method == b"CONNECT" {
+            &[(b":method", method), (b":authority", authority)]
+        } else {
+            &[
+                (b":method", method),
+                (b":scheme", scheme),
+                (b":authority", authority),
+                (b":path", path),
+            ]
+        };
+        self.open_request(pseudo, fields, end_stream, method == b"HEAD")
+    }
+
+    /// Opens the next stream with an extended `CONNECT` (RFC 8441) for `protocol`
+    /// (`websocket`, say) at `path`: the stream then carries that protocol's bytes both
+    /// ways as `DATA`, once a `2xx` answers. `fields` as in
+    /// [`send_request`](Self::send_request).
+    ///
+    /// # Errors
+    ///
+    /// [`SendError::NoExtendedConnect`] until the server's `SETTINGS` said it takes
+    /// them; otherwise as [`send_request`](Self::send_request).
+    pub fn send_extended_connect<'f>(
+        &mut self,
+        protocol: &[u8],
+        scheme: &[u8],
+        authority: &[u8],
+        path: &[u8],
+        fields: impl IntoIterator<Item = (&'f [u8], &'f [u8])>,
+    ) -> Result<StreamId, SendError> {
+        if !self.peer_extended_connect && self.failed.is_none() {
+            return Err(SendError::NoExtendedConnect);
+        }
+        let pseudo: &[(&[u8], &[u8])] = &[
+            (b":method", b"CONNECT"),
+            (b":protocol", protocol),
+            (b":scheme", scheme),
+            (b":authority", authority),
+            (b":path", path),
+        ];
+        self.open_request(pseudo, fields, false, false)
+    }
+
+    /// Opens the next stream with a request head of `pseudo`-header fields and `fields`.
+    fn open_request<'f>(
+        &mut self,
+        pseudo: &[(&[u8], &[u8])],
+        fields: impl IntoIterator<Item = (&'f [u8], &'f [u8])>,
+        end_stream: bool,
+        head_request: bool,
+    ) -> Result<StreamId, SendError> {
         if self.failed.is_some() {
             return Err(SendError::ConnectionFailed);
         }
@@ -58,16 +109,6 @@ impl Connection {
             return Err(SendError::StreamIdsExhausted);
         }
         let id = StreamId::new(next);
-        let pseudo: &[(&[u8], &[u8])] = if method == b"CONNECT" {
-            &[(b":method", method), (b":authority", authority)]
-        } else {
-            &[
-                (b":method", method),
-                (b":scheme", scheme),
-                (b":authority", authority),
-                (b":path", path),
-            ]
-        };
         let size = self.stage_block(pseudo, fields);
         if size > self.peer_max_header_list as usize {
             return Err(SendError::HeaderListTooLarge {
@@ -78,7 +119,7 @@ impl Connection {
         self.last_stream = next;
         let stream = self.open_stream(id);
         stream.head_sent = true;
-        stream.head_request = method == b"HEAD";
+        stream.head_request = head_request;
         self.send_block(id, end_stream);
         Ok(id)
     }

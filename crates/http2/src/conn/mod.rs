@@ -213,6 +213,9 @@ pub enum SendError {
     },
     /// An informational head whose status is not `1xx`, or is `101`.
     NotInformational(u16),
+    /// An extended `CONNECT` to a server that has not said it takes them (RFC 8441
+    /// section 3), or whose `SETTINGS` have not come yet.
+    NoExtendedConnect,
     /// Body bytes one `DATA` frame cannot carry now
     /// ([`Connection::send_data_in_place`]).
     NoRoom {
@@ -241,6 +244,9 @@ impl fmt::Display for SendError {
             }
             SendError::NoRoom { len, room } => {
                 write!(f, "{len} bytes in one DATA frame where {room} fit now")
+            }
+            SendError::NoExtendedConnect => {
+                f.write_str("the server has not said it takes extended CONNECT")
             }
         }
     }
@@ -332,6 +338,8 @@ pub struct Connection {
     peer_max_header_list: u32,
     /// The server welcomes extended `CONNECT`s (RFC 8441).
     peer_extended_connect: bool,
+    /// The peer's first `SETTINGS` came.
+    peer_settings: bool,
     /// What we may still send on the connection, and what the peer may.
     send_window: i64,
     recv_window: i64,
@@ -420,6 +428,7 @@ impl Connection {
             peer_max_streams: u32::MAX,
             peer_max_header_list: u32::MAX,
             peer_extended_connect: false,
+            peer_settings: false,
             send_window: i64::from(DEFAULT_WINDOW),
             recv_window: i64::from(connection_window),
             unacked: 0,
@@ -569,6 +578,13 @@ impl Connection {
     #[must_use]
     pub fn peer_extended_connect(&self) -> bool {
         self.peer_extended_connect
+    }
+
+    /// Whether the peer's `SETTINGS` came: until they do, what it allows beyond the
+    /// protocol's defaults (extended `CONNECT`, say) is not known.
+    #[must_use]
+    pub fn has_peer_settings(&self) -> bool {
+        self.peer_settings
     }
 
     /// The number of open streams.
@@ -744,6 +760,7 @@ impl Connection {
                 for (id, value) in settings.iter() {
                     self.apply_setting(id, value)?;
                 }
+                self.peer_settings = true;
                 frame::encode_settings_ack(&mut self.out);
                 self.flush_all();
                 Ok(None)
