@@ -544,7 +544,7 @@ fn a_refused_upgrade_is_tried_again_after_a_pause_and_reported_once() {
     // Those the run ended while they waited for their answer were not
     // counted by the bench.
     assert!((tries..=tries + 2).contains(&accepted), "{}", report(&out));
-    let cause = "tries: handshake: WebSocket handshake: status 404 instead of 101";
+    let cause = "tries: handshake: WebSocket handshake: upgrade refused with status 404";
     assert_eq!(report(&out).matches(cause).count(), 1, "{}", report(&out));
 }
 

@@ -2,6 +2,7 @@
 //! server checks an upgrade request and writes the 101; the client writes the request and
 //! checks the 101. The bytes after either head belong to the WebSocket reader.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -28,7 +29,7 @@ pub enum HandshakeError {
     UnsupportedVersion,
     /// Server: `Sec-WebSocket-Key` is missing or not 16 bytes in base64.
     InvalidKey,
-    /// Client: the response status is not 101.
+    /// Client: the response status is not 101 (over HTTP/2, not `2xx`).
     NotSwitching(u16),
     /// Client: `Sec-WebSocket-Accept` is missing or does not match the key.
     AcceptMismatch,
@@ -58,7 +59,9 @@ impl fmt::Display for HandshakeError {
             }
             HandshakeError::UnsupportedVersion => f.write_str("Sec-WebSocket-Version is not 13"),
             HandshakeError::InvalidKey => f.write_str("invalid Sec-WebSocket-Key"),
-            HandshakeError::NotSwitching(status) => write!(f, "status {status} instead of 101"),
+            HandshakeError::NotSwitching(status) => {
+                write!(f, "upgrade refused with status {status}")
+            }
             HandshakeError::AcceptMismatch => f.write_str("Sec-WebSocket-Accept does not match"),
             HandshakeError::UnexpectedProtocol => f.write_str("subprotocol not offered"),
             HandshakeError::Extensions(err) => err.fmt(f),
@@ -246,6 +249,9 @@ pub struct Offer<'a> {
     pub deflate: Option<DeflateConfig>,
 }
 
+/// A request field of [`ClientHandshake::extended_connect_fields`]: name and value.
+pub type Field<'a> = (&'a str, Cow<'a, [u8]>);
+
 /// Client side: a fresh key, the request carrying it, and the check of the answer.
 #[derive(Debug, Clone)]
 pub struct ClientHandshake {
@@ -372,6 +378,62 @@ impl ClientHandshake {
         if accept != Some(accept_key(self.key.as_bytes()).as_bytes()) {
             return Err(HandshakeError::AcceptMismatch);
         }
+        self.agreed(response)
+    }
+
+    /// The fields of an extended `CONNECT` that opens the WebSocket over HTTP/2 (RFC 8441
+    /// section 5): those of [`write_request`](Self::write_request) but the key, `host`
+    /// (the `:authority`), `upgrade` and `connection`, which HTTP/2 has no use for.
+    ///
+    /// # Errors
+    ///
+    /// [`EncodeError::InvalidHeaderName`] for a field the handshake writes itself.
+    pub fn extended_connect_fields(&self) -> Result<Vec<Field<'_>>, EncodeError> {
+        let mut fields = vec![("sec-websocket-version", Cow::Borrowed(VERSION))];
+        if !self.protocols.is_empty() {
+            fields.push((
+                "sec-websocket-protocol",
+                self.protocols.join(", ").into_bytes().into(),
+            ));
+        }
+        if let Some(deflate) = &self.deflate {
+            fields.push((
+                "sec-websocket-extensions",
+                deflate.offer().into_bytes().into(),
+            ));
+        }
+        for (name, value) in &self.headers {
+            if MANAGED_HEADERS.iter().any(|m| name.eq_ignore_ascii_case(m)) {
+                return Err(EncodeError::InvalidHeaderName);
+            }
+            fields.push((name, Cow::Borrowed(value.as_bytes())));
+        }
+        Ok(fields)
+    }
+
+    /// Checks the server's answer to the extended `CONNECT` of
+    /// [`extended_connect_fields`](Self::extended_connect_fields): a `2xx` opens the
+    /// WebSocket (RFC 8441 section 5; no key to check), with the same checks of the
+    /// subprotocol and extensions as [`verify`](Self::verify).
+    ///
+    /// # Errors
+    ///
+    /// [`HandshakeError::NotSwitching`] for another status; the others as
+    /// [`verify`](Self::verify).
+    pub fn verify_extended_connect(
+        &self,
+        response: &Response<'_>,
+    ) -> Result<Negotiated, HandshakeError> {
+        if !(200..300).contains(&response.status()) {
+            return Err(HandshakeError::NotSwitching(response.status()));
+        }
+        self.agreed(response)
+    }
+
+    /// What the answer agreed to: the subprotocol and extensions it chose among those
+    /// offered, and its cookies.
+    fn agreed(&self, response: &Response<'_>) -> Result<Negotiated, HandshakeError> {
+        let headers = response.headers();
         let chosen: Vec<&[u8]> = tokens(headers.get_all("sec-websocket-protocol")).collect();
         let protocol = match chosen[..] {
             [] => None,
