@@ -232,3 +232,55 @@ fn client_refuses_a_bad_answer() {
         Some("v1")
     );
 }
+
+#[test]
+fn over_http2_the_client_asks_without_a_key_and_takes_a_2xx() {
+    let client = ClientHandshake::new(&["v1", "v2"], Some(DeflateConfig::default()))
+        .unwrap()
+        .with_headers(&[("origin", "https://app.example")]);
+    let fields = client.extended_connect_fields().unwrap();
+    let names: Vec<&str> = fields.iter().map(|(name, _)| *name).collect();
+    assert_eq!(
+        names,
+        [
+            "sec-websocket-version",
+            "sec-websocket-protocol",
+            "sec-websocket-extensions",
+            "origin"
+        ]
+    );
+    assert_eq!(&*fields[1].1, b"v1, v2");
+    let managed = ClientHandshake::new(&[], None)
+        .unwrap()
+        .with_headers(&[("Sec-WebSocket-Key", "x")]);
+    assert!(managed.extended_connect_fields().is_err());
+
+    let verdict = |raw: &str| {
+        let mut parser = ResponseParser::default();
+        let Status::Complete(resp, _) = parser.parse(raw.as_bytes(), Method::Get).unwrap() else {
+            panic!("partial response");
+        };
+        client.verify_extended_connect(&resp)
+    };
+    // No key, so no accept to check; the upgrade's 101 is no answer here.
+    let agreed = verdict(
+        "HTTP/1.1 200 \r\nsec-websocket-protocol: v2\r\n\
+         sec-websocket-extensions: permessage-deflate\r\nset-cookie: a=1\r\n\r\n",
+    )
+    .unwrap();
+    assert_eq!(agreed.protocol.as_deref(), Some("v2"));
+    assert!(agreed.deflate.is_some());
+    assert_eq!(agreed.set_cookies, ["a=1"]);
+    assert_eq!(
+        verdict("HTTP/1.1 101 \r\nupgrade: websocket\r\nconnection: upgrade\r\n\r\n"),
+        Err(HandshakeError::NotSwitching(101))
+    );
+    assert_eq!(
+        verdict("HTTP/1.1 404 \r\ncontent-length: 0\r\n\r\n"),
+        Err(HandshakeError::NotSwitching(404))
+    );
+    assert_eq!(
+        verdict("HTTP/1.1 200 \r\nsec-websocket-protocol: v3\r\n\r\n"),
+        Err(HandshakeError::UnexpectedProtocol)
+    );
+}
