@@ -107,6 +107,9 @@ pub enum Error {
     /// The server chose HTTP/1.1 by ALPN where only HTTP/2 would do (a connection shared
     /// by many exchanges: [`Client::http2_connection`](crate::tokio::Client::http2_connection)).
     NotHttp2,
+    /// The HTTP/2 server has not said it takes extended `CONNECT`s (RFC 8441), so it
+    /// cannot carry a WebSocket on a stream.
+    NoExtendedConnect,
     /// A request head HTTP/2 cannot carry as it was written (a `host`
     /// HTTP/2's `:authority` cannot hold).
     Http2Request(ringwire_http1::Error),
@@ -262,6 +265,9 @@ impl fmt::Display for Error {
             Error::UnexpectedUpgrade => f.write_str("unexpected 101 Switching Protocols"),
             Error::NotHttp2 => {
                 f.write_str("the server does not speak HTTP/2 (ALPN chose http/1.1)")
+            }
+            Error::NoExtendedConnect => {
+                f.write_str("the HTTP/2 server takes no WebSocket (no extended CONNECT)")
             }
             Error::TooManyRedirects { max } => write!(f, "maximum ({max}) redirects followed"),
             Error::InvalidLocation(e) => write!(f, "redirect to an invalid location: {e}"),

@@ -73,7 +73,8 @@
 //! a client keeps the cookies answers set and sends them back where they belong.
 //!
 //! With the `ws` feature, `ws://` and `wss://` too: `tokio::Client::websocket` opens a
-//! WebSocket on the client's connection and TLS settings (module `ws`).
+//! WebSocket on a connection of its own, with the client's TLS settings (module `ws`), and
+//! `tokio::Http2Connection::websocket` one on a stream of an HTTP/2 connection (RFC 8441).
 
 #![forbid(unsafe_code)]
 

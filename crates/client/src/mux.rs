@@ -11,11 +11,17 @@
 //! once warm, an exchange allocates nothing.
 
 use std::collections::HashMap;
+#[cfg(feature = "ws")]
+use std::io::{self, IoSlice};
 use std::task::{Context, Poll, Waker};
 
 use ringwire_http1::{Method, RequestParser, ResponseParser, Status};
 use ringwire_http2::frame::StreamId;
+#[cfg(feature = "ws")]
+use ringwire_http2::SendError;
 use ringwire_http2::{Connection, ErrorCode, Event};
+#[cfg(feature = "ws")]
+use ringwire_ws::handshake::Field;
 
 use crate::h2::{client_connection, head_parser, open, refused, send_all};
 use crate::{ClientConfig, Error, Phase, Trailers, Url};
@@ -183,27 +189,78 @@ impl Mux {
         head: &[u8],
         body: Option<&[u8]>,
     ) -> Poll<Result<StreamId, Error>> {
-        if let Some(failure) = self.failed {
-            return Poll::Ready(Err(failure.error()));
-        }
-        if self.going_away {
-            return Poll::Ready(Err(Error::Http2Reset(ErrorCode::REFUSED_STREAM)));
-        }
-        if !self.conn.has_stream_room() {
-            self.waiting.push(cx.waker().clone());
-            return Poll::Pending;
+        if let Err(waiting) = self.may_open(cx) {
+            return waiting;
         }
         let end = body.is_some_and(<[u8]>::is_empty);
         let stream = open(&mut self.conn, &mut self.request, url, head, end)?;
         if let Some(body) = body.filter(|b| !b.is_empty()) {
             send_all(&mut self.conn, stream, body, true).map_err(refused)?;
         }
+        Poll::Ready(Ok(self.opened(stream)))
+    }
+
+    /// Opens a stream with an extended `CONNECT` for `protocol` at `url` (RFC 8441),
+    /// with `fields`: a tunnel for that protocol once a `2xx` answers. Pending until the
+    /// server's `SETTINGS` came (they say whether it takes these), and while its limit on
+    /// concurrent streams is reached.
+    #[cfg(feature = "ws")]
+    pub(crate) fn poll_open_tunnel(
+        &mut self,
+        cx: &mut Context<'_>,
+        url: &Url,
+        protocol: &[u8],
+        fields: &[Field<'_>],
+    ) -> Poll<Result<StreamId, Error>> {
+        if let Err(waiting) = self.may_open(cx) {
+            return waiting;
+        }
+        if !self.conn.has_peer_settings() {
+            self.waiting.push(cx.waker().clone());
+            return Poll::Pending;
+        }
+        let stream = self.conn.send_extended_connect(
+            protocol,
+            url.origin().scheme().as_str().as_bytes(),
+            url.authority().as_bytes(),
+            url.target().as_bytes(),
+            fields
+                .iter()
+                .map(|(name, value)| (name.as_bytes(), &**value)),
+        );
+        let stream = stream.map_err(|e| match e {
+            SendError::NoExtendedConnect => Error::NoExtendedConnect,
+            e => refused(e),
+        })?;
+        Poll::Ready(Ok(self.opened(stream)))
+    }
+
+    /// `Ok` when a stream may open now; else why not, or pending while the server's
+    /// limit on concurrent streams is reached.
+    fn may_open<T>(&mut self, cx: &Context<'_>) -> Result<(), Poll<Result<T, Error>>> {
+        if let Some(failure) = self.failed {
+            return Err(Poll::Ready(Err(failure.error())));
+        }
+        if self.going_away {
+            return Err(Poll::Ready(Err(Error::Http2Reset(
+                ErrorCode::REFUSED_STREAM,
+            ))));
+        }
+        if !self.conn.has_stream_room() {
+            self.waiting.push(cx.waker().clone());
+            return Err(Poll::Pending);
+        }
+        Ok(())
+    }
+
+    /// `stream`, just opened, awaited from now on.
+    fn opened(&mut self, stream: StreamId) -> StreamId {
         let slot = Slot {
             data: self.spare_buffer(),
             ..Slot::default()
         };
         self.streams.insert(stream, slot);
-        Poll::Ready(Ok(stream))
+        stream
     }
 
     /// How much of a streamed body the server's windows take on `stream` now; pending
@@ -293,6 +350,83 @@ impl Mux {
         slot.wait(cx, failed)
     }
 
+    /// Ready once `stream` has bytes to read, has ended, or failed (a tunnel's
+    /// readiness: [`try_read`](Self::try_read) then says which).
+    #[cfg(feature = "ws")]
+    pub(crate) fn poll_readable(&mut self, cx: &Context<'_>, stream: StreamId) -> Poll<()> {
+        let failed = self.failed.is_some();
+        match self.streams.get_mut(&stream) {
+            Some(slot) if slot.data.is_empty() && !slot.ended && slot.reset.is_none() => {
+                if failed {
+                    return Poll::Ready(());
+                }
+                slot.waker = Some(cx.waker().clone());
+                Poll::Pending
+            }
+            _ => Poll::Ready(()),
+        }
+    }
+
+    /// Copies what came of `stream`'s bytes into `buf` (a tunnel's read): `Ok(0)` once
+    /// the server ended its side, `WouldBlock` while nothing waits. The server may send
+    /// as much again.
+    #[cfg(feature = "ws")]
+    pub(crate) fn try_read(&mut self, stream: StreamId, buf: &mut [u8]) -> io::Result<usize> {
+        let failed = self.failed;
+        let Some(slot) = self.streams.get_mut(&stream) else {
+            return Err(io::ErrorKind::NotConnected.into());
+        };
+        if !slot.data.is_empty() {
+            let n = buf.len().min(slot.data.len());
+            buf[..n].copy_from_slice(&slot.data[..n]);
+            slot.data.drain(..n);
+            self.conn.release(stream, n);
+            return Ok(n);
+        }
+        if slot.ended {
+            return Ok(0);
+        }
+        let failed = slot
+            .reset
+            .map(Error::Http2Reset)
+            .or(failed.map(Failure::error));
+        match failed {
+            Some(error) => Err(io::Error::other(error)),
+            None => Err(io::ErrorKind::WouldBlock.into()),
+        }
+    }
+
+    /// Sends what `bufs` hold on `stream` as far as the server's windows take it now (a
+    /// tunnel's write): `WouldBlock` when they take nothing.
+    #[cfg(feature = "ws")]
+    pub(crate) fn try_write(
+        &mut self,
+        stream: StreamId,
+        bufs: &[IoSlice<'_>],
+    ) -> io::Result<usize> {
+        if let Some(failure) = self.failed {
+            return Err(io::Error::other(failure.error()));
+        }
+        let Some(slot) = self.streams.get(&stream) else {
+            return Err(io::ErrorKind::NotConnected.into());
+        };
+        if let Some(code) = slot.reset {
+            let reset = Error::Http2Reset(code);
+            return Err(io::Error::new(io::ErrorKind::BrokenPipe, reset));
+        }
+        let room = self.conn.send_capacity(stream);
+        if room == 0 && bufs.iter().any(|b| !b.is_empty()) {
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
+        let mut written = 0;
+        for buf in bufs {
+            let piece = &buf[..buf.len().min(room - written)];
+            send_all(&mut self.conn, stream, piece, false).map_err(io::Error::other)?;
+            written += piece.len();
+        }
+        Ok(written)
+    }
+
     /// `stream`'s body is not sent to its end: the server is told to drop the stream
     /// (`CANCEL`) unless it reset it already, and a response not yet whole fails with
     /// that. What stopped the body: the server's reset, or `NO_ERROR` when its answer
@@ -320,13 +454,10 @@ impl Mux {
 
     /// The exchange on `stream` is given up before its end: the server is told to stop.
     pub(crate) fn cancel(&mut self, stream: StreamId) {
-        if self
-            .streams
-            .get(&stream)
-            .is_some_and(|slot| !slot.ended && slot.reset.is_none())
-        {
-            self.conn.reset_stream(stream, ErrorCode::CANCEL);
-        }
+        // Also when only the server's side ended: ours is left open otherwise, and the
+        // stream counts against the server's limit. One both sides ended, or the server
+        // reset, has left the connection: nothing is sent for it.
+        self.conn.reset_stream(stream, ErrorCode::CANCEL);
         self.remove(stream);
         self.wake_waiting();
     }

@@ -34,6 +34,8 @@ use crate::{
 
 mod shared_h2;
 
+#[cfg(feature = "ws")]
+pub use shared_h2::Http2Tunnel;
 use shared_h2::{Found, Interim, Multiplexed};
 pub use shared_h2::{Http2Answer, Http2Connection, Http2Response, Http2Upload};
 

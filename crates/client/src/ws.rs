@@ -1,7 +1,10 @@
 //! WebSocket clients (`ws://`, `wss://`, feature `ws`) on this client's connections: TCP, TLS
 //! with the client's settings (roots, verification, the TLS library), then the upgrade, all
 //! within its connect timeout; from the tokio client ([`Client::websocket`]) or the blocking one
-//! ([`blocking::Client::websocket`]).
+//! ([`blocking::Client::websocket`]). Or on a stream of an HTTP/2 connection, beside its
+//! other streams, where the server takes RFC 8441's extended `CONNECT`
+//! ([`Http2Connection::websocket`]): one connection for everything, at the price of a copy
+//! each way per message (a connection of its own reads messages where they land).
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), ringwire_client::Error> {
@@ -19,7 +22,9 @@
 //! # }
 //! ```
 
-use ringwire_ws::handshake::Offer;
+use ringwire_ws::handshake::{ClientHandshake, Offer};
+use ringwire_ws::Role;
+use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -27,18 +32,22 @@ use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport, AsyncStream};
 use ringwire_io::{NetStream, RecvTransport, SendTransport, TransportConfig};
 use ringwire_tls::TlsHalf;
 
-pub use ringwire_ws::handshake::Negotiated;
+pub use ringwire_ws::handshake::{HandshakeError, Negotiated};
 pub use ringwire_ws::socket::{SocketError, WebSocket};
 pub use ringwire_ws::{CloseCode, DeflateConfig, Limits, Message};
 
 use crate::cookie;
 pub use crate::stream::Stream;
-use crate::tokio::{Client, Socket};
+use crate::tokio::{Client, Http2Connection, Http2Tunnel, Socket};
 use crate::url::{Scheme, Url, UrlError};
 use crate::{blocking, CookieJar, Error, Phase};
 
 /// A WebSocket on a connection of its own, as [`Client::websocket`] opens it.
 pub type ClientWebSocket = WebSocket<Arc<Socket>>;
+
+/// A WebSocket on a stream of an HTTP/2 connection, as [`Http2Connection::websocket`]
+/// opens it.
+pub type Http2WebSocket = WebSocket<Http2Tunnel>;
 
 /// A `ws://` or `wss://` URL: the host, port and target of the `http://` or `https://` URL of
 /// the same place.
@@ -195,6 +204,51 @@ impl Client {
         }?;
         keep_cookies(self.cookies(), url, &opened.1);
         Ok(opened)
+    }
+}
+
+impl Http2Connection {
+    /// Opens a WebSocket on a stream of this connection (RFC 8441: an extended `CONNECT`
+    /// for `websocket`), beside its other streams, within the client's request timeout:
+    /// the server must have said it takes them. `url`'s origin should be the
+    /// connection's. Messages cost a copy each way more than on a connection of its own
+    /// (see [`Http2Tunnel`]).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NoExtendedConnect`] when the server takes none; [`Error::WebSocket`]
+    /// when it refuses this one or answers it wrongly (a
+    /// [`HandshakeError`] inside, as for
+    /// an upgrade: `NotSwitching` holds a status other than `2xx`); the connection's
+    /// failure; [`Error::ManagedHeader`] for a field the handshake writes itself;
+    /// [`Error::Timeout`].
+    pub async fn websocket(
+        &self,
+        url: &WsUrl,
+        options: &WsOptions<'_>,
+    ) -> Result<(Http2WebSocket, Negotiated), Error> {
+        options.check()?;
+        let refused = |e| Error::WebSocket(SocketError::Handshake(e));
+        let handshake = ClientHandshake::new(options.protocols, options.deflate)
+            .map_err(|e| Error::WebSocket(io::Error::other(e).into()))?
+            .with_headers(options.headers);
+        let fields = handshake
+            .extended_connect_fields()
+            .map_err(|_| Error::ManagedHeader("sec-websocket-*"))?;
+        let deadline = self.request_deadline();
+        let (tunnel, head) = self.tunnel(&url.0, b"websocket", &fields, deadline).await?;
+        let negotiated = handshake
+            .verify_extended_connect(&head.view())
+            .map_err(refused)?;
+        let level = options.deflate.map_or(1, |d| d.level);
+        let deflate = negotiated.deflate.as_ref().map(|p| (p, level));
+        let conn = ringwire_ws::Connection::new(Role::Client, options.limits, deflate)
+            .map_err(|e| Error::WebSocket(io::Error::other(e).into()))?;
+        let rx = AsyncRecvTransport::new(options.transport, tunnel.clone())?;
+        let tx = AsyncSendTransport::new(options.transport, tunnel)?;
+        let mut socket = WebSocket::from_parts(rx, tx, conn);
+        socket.keepalive(options.keepalive);
+        Ok((socket, negotiated))
     }
 }
 

@@ -5,10 +5,13 @@
 mod common;
 
 use ringwire_client::blocking;
-use ringwire_client::tokio::Client;
-use ringwire_client::ws::{CloseCode, Message, WsOptions, WsUrl};
-use ringwire_client::{ClientConfig, Error, Http2};
-use ringwire_server::Router;
+use ringwire_client::tokio::{Client, Http2Connection};
+use ringwire_client::ws::{
+    CloseCode, HandshakeError, Message, SocketError, WebSocket, WsOptions, WsUrl,
+};
+use ringwire_client::{ClientConfig, Error, Http2, RequestBuffer, Url};
+use ringwire_io::tokio::AsyncStream;
+use ringwire_server::{Router, ServerConfig};
 
 /// Echoes messages on `/echo`; anything else is a plain 404.
 fn router() -> Router {
@@ -25,16 +28,33 @@ fn h2_offered() -> ClientConfig {
 
 async fn echo_and_close(client: &Client, url: &str) {
     let url = WsUrl::parse(url).unwrap();
-    let (mut socket, negotiated) = client.websocket(&url, &WsOptions::default()).await.unwrap();
+    let (socket, negotiated) = client.websocket(&url, &WsOptions::default()).await.unwrap();
     assert!(
         negotiated.deflate.is_some(),
         "the server takes the deflate offer"
     );
+    echoes_then_closes(socket).await;
+}
+
+/// Messages both ways on `socket` (one larger than every flow-control window), then the
+/// closing handshake.
+async fn echoes_then_closes(mut socket: WebSocket<impl AsyncStream>) {
     let big = "x".repeat(200_000);
+    // Bytes no deflate shrinks (xorshift), so that they fill the windows.
+    let mut x = 0x9E37_79B9_7F4A_7C15_u64;
+    let random: Vec<u8> = (0..300_000)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
     for message in [
         Message::Text("over the ring"),
         Message::Binary(&[0, 1, 2, 255]),
         Message::Text(&big),
+        Message::Binary(&random),
     ] {
         socket.send(&message).await.unwrap();
         let (echo, _) = socket.recv().await.expect("open").expect("echo");
@@ -554,5 +574,133 @@ fn a_cookie_set_by_the_upgrade_is_kept() {
         };
         assert_eq!(set_cookies, ["ticket=42; Path=/; HttpOnly"]);
         both_echo(&url("/members"), &options, &tokio_client, &blocking_client);
+    }
+}
+
+/// `GET url` on `conn`: the status.
+async fn get(conn: &Http2Connection, url: &Url) -> u16 {
+    let mut buffer = RequestBuffer::new().unwrap();
+    let request = buffer
+        .request("GET", url)
+        .unwrap()
+        .headers()
+        .unwrap()
+        .finish()
+        .unwrap();
+    let mut response = conn.send(&mut buffer, &request).await.unwrap();
+    response.bytes().await.unwrap();
+    response.status()
+}
+
+/// WebSockets on streams of one HTTP/2 connection (RFC 8441's extended `CONNECT`), over
+/// TLS (`h2` by ALPN) and cleartext (prior knowledge): two at once beside plain requests,
+/// each with messages larger than every flow-control window both ways and a closing
+/// handshake; a refused one is the upgrade's error, and the connection goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn websockets_on_streams_of_an_http2_connection() {
+    let (tls, cert) = common::ringwire_h2(router());
+    let trusted = ringwire_tls::ClientConfig::default().add_root_pem(&cert);
+    let tls_client = Client::with_tls(h2_offered(), trusted);
+    let plain = common::ringwire(router());
+    let prior = Client::new(ClientConfig {
+        http2: Http2::PriorKnowledge,
+        ..ClientConfig::default()
+    });
+    let places = [
+        (
+            &tls_client,
+            format!("localhost:{}", tls.port()),
+            "https",
+            "wss",
+        ),
+        (&prior, plain.to_string(), "http", "ws"),
+    ];
+    for (client, authority, http, ws) in places {
+        let base = Url::parse(&format!("{http}://{authority}/")).unwrap();
+        let conn = client.http2_connection(&base).await.unwrap();
+        let url = WsUrl::parse(&format!("{ws}://{authority}/echo")).unwrap();
+        let options = WsOptions::default();
+        let plain = WsOptions {
+            deflate: None,
+            ..WsOptions::default()
+        };
+        let (first, second) =
+            tokio::join!(conn.websocket(&url, &options), conn.websocket(&url, &plain));
+        let ((first, deflated), (second, not)) = (first.unwrap(), second.unwrap());
+        assert!(deflated.deflate.is_some() && not.deflate.is_none());
+        assert_eq!(get(&conn, &base).await, 404);
+        tokio::join!(echoes_then_closes(first), echoes_then_closes(second));
+
+        let nowhere = WsUrl::parse(&format!("{ws}://{authority}/nowhere")).unwrap();
+        let refused = conn.websocket(&nowhere, &options).await.unwrap_err();
+        assert!(
+            matches!(
+                refused,
+                Error::WebSocket(SocketError::Handshake(HandshakeError::NotSwitching(404)))
+            ),
+            "{refused}"
+        );
+        // A socket dropped while open resets its stream alone.
+        drop(conn.websocket(&url, &options).await.unwrap());
+        assert_eq!(get(&conn, &base).await, 404);
+        assert!(conn.is_open());
+    }
+}
+
+/// A server whose `SETTINGS` do not welcome extended `CONNECT` gets no WebSocket on its
+/// HTTP/2 connection: a clear error, and the connection goes on.
+#[tokio::test]
+async fn an_http2_server_without_extended_connect_is_told_apart() {
+    let config = ServerConfig {
+        http2: Some(ringwire_http2::Config::default()),
+        ..ServerConfig::default()
+    };
+    let plain = common::serve_with(config, router(), None);
+    let client = Client::new(ClientConfig {
+        http2: Http2::PriorKnowledge,
+        ..ClientConfig::default()
+    });
+    let base = Url::parse(&format!("http://{plain}/")).unwrap();
+    let conn = client.http2_connection(&base).await.unwrap();
+    let url = WsUrl::parse(&format!("ws://{plain}/echo")).unwrap();
+    let refused = conn
+        .websocket(&url, &WsOptions::default())
+        .await
+        .unwrap_err();
+    assert!(matches!(refused, Error::NoExtendedConnect), "{refused}");
+    assert_eq!(get(&conn, &base).await, 404);
+}
+
+/// WebSockets on an HTTP/2 connection whose server takes two streams at once: each one
+/// closed or dropped gives its stream back, so that one after another they keep opening.
+#[tokio::test]
+async fn websockets_on_http2_give_their_streams_back() {
+    let config = ServerConfig {
+        http2: Some(ringwire_http2::Config {
+            max_concurrent_streams: 2,
+            enable_connect_protocol: true,
+            ..ringwire_http2::Config::default()
+        }),
+        ..ServerConfig::default()
+    };
+    let plain = common::serve_with(config, router(), None);
+    let client = Client::new(ClientConfig {
+        http2: Http2::PriorKnowledge,
+        request_timeout: Some(std::time::Duration::from_secs(5)),
+        ..ClientConfig::default()
+    });
+    let base = Url::parse(&format!("http://{plain}/")).unwrap();
+    let conn = client.http2_connection(&base).await.unwrap();
+    let url = WsUrl::parse(&format!("ws://{plain}/echo")).unwrap();
+    let options = WsOptions::default();
+    for round in 0..3 {
+        let (mut closed, _) = conn.websocket(&url, &options).await.expect("opens");
+        closed.close(CloseCode::NORMAL, "done").await.unwrap();
+        while closed.recv().await.is_some() {}
+        drop(closed);
+        let (mut dropped, _) = conn.websocket(&url, &options).await.expect("opens");
+        dropped.send(&Message::Text("and gone")).await.unwrap();
+        drop(dropped);
+        assert_eq!(get(&conn, &base).await, 404, "round {round}");
     }
 }

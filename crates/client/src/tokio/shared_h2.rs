@@ -19,6 +19,9 @@ use ringwire_io::TransportError;
 use ringwire_ring::Ring;
 use ringwire_tls::MaybeTls;
 
+#[cfg(feature = "ws")]
+mod tunnel;
+
 use super::{read_source, within, Client, Out, Socket};
 use crate::mux::{Head, Mux};
 use crate::pool::SWEEP_EVERY;
@@ -27,6 +30,8 @@ use crate::{
     ClientConfig, Decoder, Encoding, Error, Phase, Request, RequestBuffer, StreamedRequest,
     Trailers, Url,
 };
+#[cfg(feature = "ws")]
+pub use tunnel::Http2Tunnel;
 
 /// An HTTP/2 connection that many tasks send requests on at once, each waiting only for
 /// its own response ([`Client::http2_connection`]). Clones share the connection, which
@@ -292,7 +297,7 @@ impl Http2Connection {
         buffer: &mut RequestBuffer,
         request: &Request<'_>,
     ) -> Result<Http2Response, Error> {
-        let deadline = self.shared.request_timeout.map(|t| Instant::now() + t);
+        let deadline = self.request_deadline();
         self.send_within(buffer, request, deadline, &mut |_| {})
             .await
     }
@@ -376,7 +381,7 @@ impl Http2Connection {
         request: &StreamedRequest<'_>,
         mut source: impl AsyncRead + Unpin + Send,
     ) -> Result<Http2Response, Error> {
-        let deadline = self.shared.request_timeout.map(|t| Instant::now() + t);
+        let deadline = self.request_deadline();
         let request = request.request();
         let len = request.streamed().flatten();
         let (head, _) = buffer.bytes(request)?;
@@ -418,7 +423,7 @@ impl Http2Connection {
         buffer: &mut RequestBuffer,
         request: &StreamedRequest<'_>,
     ) -> Result<(Http2Upload, Http2Answer), Error> {
-        let deadline = self.shared.request_timeout.map(|t| Instant::now() + t);
+        let deadline = self.request_deadline();
         let request = request.request();
         let (head, _) = buffer.bytes(request)?;
         let response = self.open(request, head, None, deadline).await?;
@@ -462,6 +467,11 @@ impl Http2Connection {
             decoder: None,
             feeding: false,
         })
+    }
+
+    /// When a request sent now must have its answer, by the client's request timeout.
+    pub(crate) fn request_deadline(&self) -> Option<Instant> {
+        self.shared.request_timeout.map(|t| Instant::now() + t)
     }
 
     /// Whether `other` is a handle to the same connection.

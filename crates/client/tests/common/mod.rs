@@ -57,9 +57,18 @@ pub fn ringwire_offering(
 
 /// Serves `handler` on a free port, over TLS through `tls` if given.
 pub fn serve(handler: impl Handler, tls: Option<ringwire_tls::TlsAcceptor>) -> SocketAddr {
+    serve_with(ServerConfig::default(), handler, tls)
+}
+
+/// [`serve`] with `config`, but on a free loopback port.
+pub fn serve_with(
+    config: ServerConfig,
+    handler: impl Handler,
+    tls: Option<ringwire_tls::TlsAcceptor>,
+) -> SocketAddr {
     let config = ServerConfig {
         addr: "127.0.0.1:0".parse().expect("addr"),
-        ..ServerConfig::default()
+        ..config
     };
     let mut server = Server::bind(config).expect("bind");
     if let Some(acceptor) = tls {
