@@ -75,6 +75,47 @@ impl Client for Ringwire {
     }
 }
 
+/// ringwire-client's WebSocket on a stream of an HTTP/2 connection (RFC 8441, prior
+/// knowledge), as `Http2Connection::websocket` opens it; the connection's task runs on
+/// the same runtime.
+pub(crate) struct RingwireHttp2(ringwire_client::ws::Http2WebSocket);
+
+impl RingwireHttp2 {
+    pub(crate) fn connect(runtime: &Runtime, addr: SocketAddr) -> Self {
+        let client = ringwire_client::tokio::Client::new(ringwire_client::ClientConfig {
+            http2: ringwire_client::Http2::PriorKnowledge,
+            ..ringwire_client::ClientConfig::default()
+        });
+        let base = ringwire_client::Url::parse(&format!("http://{addr}/")).expect("url");
+        let url = ringwire_client::ws::WsUrl::parse(&format!("ws://{addr}/")).expect("url");
+        let options = ringwire_client::ws::WsOptions {
+            deflate: None,
+            transport: config(),
+            ..ringwire_client::ws::WsOptions::default()
+        };
+        runtime.block_on(async {
+            let conn = client.http2_connection(&base).await.expect("connection");
+            let (socket, _) = conn.websocket(&url, &options).await.expect("extended CONNECT");
+            RingwireHttp2(socket)
+        })
+    }
+}
+
+impl Client for RingwireHttp2 {
+    fn echo(&mut self, runtime: &Runtime, payload: &mut [u8], n: usize) {
+        let socket = &mut self.0;
+        runtime.block_on(tokio::task::unconstrained(async {
+            for _ in 0..n {
+                socket.send(&Message::Binary(payload)).await.expect("send");
+                match socket.recv().await {
+                    Some(Ok((Message::Binary(echo), _))) => assert_eq!(echo.len(), payload.len()),
+                    other => panic!("ringwire over HTTP/2: {other:?}"),
+                }
+            }
+        }));
+    }
+}
+
 /// ringwire-ws's blocking socket (no runtime).
 pub(crate) struct RingwireBlocking(
     ringwire_ws::blocking::WebSocket<&'static std::net::TcpStream, &'static std::net::TcpStream>,

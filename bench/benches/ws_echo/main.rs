@@ -3,7 +3,8 @@
 //! 1. **Each library's own client, one connection**: the client sends a
 //!    message and waits for its echo from its own library's server, `n`
 //!    times in a row (40 B, 1 KiB, 64 KiB); ringwire's blocking client is
-//!    measured against ringwire's server as well.
+//!    measured against ringwire's server as well, and ringwire-client's
+//!    socket on a stream of an HTTP/2 connection (RFC 8441).
 //! 2. **One load generator, 1 and 64 connections** (`load.rs`): the same
 //!    cheap client in front of every server, each connection echoing in a
 //!    loop, all connections at once (40 B and 1 KiB).
@@ -19,9 +20,11 @@
 //!    echoing beside 127 quiet ones (a connection's default stream limit),
 //!    what a page holding many sockets costs the one that talks.
 //!
-//! Both report messages per second and the server's CPU time per message,
+//! All report messages per second and the server's CPU time per message,
 //! from the scheduler's accounting of the server's own threads (steady where
-//! the rate swings with the machine's load).
+//! the rate swings with the machine's load), and the bench thread's: the
+//! client's (every client runs on it, the async ones on its current-thread
+//! runtime) or the load generator's.
 //!
 //! Not criterion: on a shared machine, load that comes and goes would fall
 //! on whichever library criterion measured at the time. Here each round
@@ -39,7 +42,9 @@ mod servers;
 
 use std::time::{Duration, Instant};
 
-use clients::{Client, FastWebSockets, Nexus, Ringwire, RingwireBlocking, Sockudo, Tungstenite};
+use clients::{
+    Client, FastWebSockets, Nexus, Ringwire, RingwireBlocking, RingwireHttp2, Sockudo, Tungstenite,
+};
 use load::{Frames, H2Load, Load};
 use servers::Running;
 
@@ -160,6 +165,11 @@ fn own_clients(runtime: &tokio::runtime::Runtime, servers: &[Running]) {
             Box::new(RingwireBlocking::connect(ringwire.addr)),
         ),
         (
+            "ringwire, HTTP/2 stream",
+            *ringwire,
+            Box::new(RingwireHttp2::connect(runtime, ringwire.addr)),
+        ),
+        (
             "tokio-tungstenite",
             *tungstenite,
             Box::new(Tungstenite::connect(runtime, tungstenite.addr)),
@@ -223,42 +233,65 @@ fn shared_client(
     }
 }
 
-/// Wall time and server CPU time of one run.
-fn measure(server: Running, run: impl FnOnce()) -> (Duration, Duration) {
-    let cpu = server.cpu_time();
-    let start = Instant::now();
-    run();
-    (start.elapsed(), server.cpu_time() - cpu)
+/// What one run took: wall time, the server's CPU time and the calling thread's (the
+/// client's, or the load generator's).
+struct Run {
+    wall: Duration,
+    server: Duration,
+    client: Duration,
 }
 
-/// Per contender, sorted: messages per second, and server CPU per message.
+fn measure(server: Running, run: impl FnOnce()) -> Run {
+    let (server_cpu, client_cpu) = (server.cpu_time(), thread_cpu());
+    let start = Instant::now();
+    run();
+    Run {
+        wall: start.elapsed(),
+        server: server.cpu_time() - server_cpu,
+        client: thread_cpu() - client_cpu,
+    }
+}
+
+/// The calling thread's CPU time, from the scheduler's accounting.
+fn thread_cpu() -> Duration {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
+    let nanos = stat.split_whitespace().next().and_then(|n| n.parse().ok());
+    Duration::from_nanos(nanos.unwrap_or(0))
+}
+
+/// Per contender, sorted: messages per second, and server and client CPU per message.
 struct Results {
     rates: Vec<f64>,
     cpu_ns: Vec<f64>,
+    client_ns: Vec<f64>,
 }
 
 /// [`ROUNDS`] rounds, each running every contender in turn once.
-fn rounds(
-    contenders: usize,
-    n: usize,
-    mut run: impl FnMut(usize) -> (Duration, Duration),
-) -> Vec<Results> {
+fn rounds(contenders: usize, n: usize, mut run: impl FnMut(usize) -> Run) -> Vec<Results> {
     let mut results: Vec<Results> = (0..contenders)
         .map(|_| Results {
             rates: Vec::with_capacity(ROUNDS),
             cpu_ns: Vec::with_capacity(ROUNDS),
+            client_ns: Vec::with_capacity(ROUNDS),
         })
         .collect();
+    let per_message = |d: Duration| d.as_nanos() as f64 / n as f64;
     for _ in 0..ROUNDS {
         for (i, result) in results.iter_mut().enumerate() {
-            let (wall, cpu) = run(i);
+            let Run {
+                wall,
+                server,
+                client,
+            } = run(i);
             result.rates.push(n as f64 / wall.as_secs_f64());
-            result.cpu_ns.push(cpu.as_nanos() as f64 / n as f64);
+            result.cpu_ns.push(per_message(server));
+            result.client_ns.push(per_message(client));
         }
     }
     for result in &mut results {
         result.rates.sort_by(f64::total_cmp);
         result.cpu_ns.sort_by(f64::total_cmp);
+        result.client_ns.sort_by(f64::total_cmp);
     }
     results
 }
@@ -266,18 +299,18 @@ fn rounds(
 fn header() {
     println!(
         "| message | library | median msg/s | min-max msg/s | vs ringwire | \
-         server CPU per message | vs ringwire |"
+         server CPU per message | vs ringwire | client CPU per message |"
     );
-    println!("|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|");
 }
 
 fn report<'a>(size: &str, names: impl Iterator<Item = &'a str>, results: &[Results]) {
     let median = |v: &[f64]| v[ROUNDS / 2];
     let (rate0, cpu0) = (median(&results[0].rates), median(&results[0].cpu_ns));
     for (name, r) in names.zip(results) {
-        let (rate, cpu) = (median(&r.rates), median(&r.cpu_ns));
+        let (rate, cpu, client) = (median(&r.rates), median(&r.cpu_ns), median(&r.client_ns));
         println!(
-            "| {size} | {name} | {rate:.0} | {:.0}-{:.0} | {:.2}x | {cpu:.0} ns | {:.2}x |",
+            "| {size} | {name} | {rate:.0} | {:.0}-{:.0} | {:.2}x | {cpu:.0} ns | {:.2}x | {client:.0} ns |",
             r.rates[0],
             r.rates[ROUNDS - 1],
             rate / rate0,
