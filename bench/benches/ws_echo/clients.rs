@@ -95,7 +95,10 @@ impl RingwireHttp2 {
         };
         runtime.block_on(async {
             let conn = client.http2_connection(&base).await.expect("connection");
-            let (socket, _) = conn.websocket(&url, &options).await.expect("extended CONNECT");
+            let (socket, _) = conn
+                .websocket(&url, &options)
+                .await
+                .expect("extended CONNECT");
             RingwireHttp2(socket)
         })
     }
