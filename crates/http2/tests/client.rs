@@ -1150,6 +1150,12 @@ fn a_first_server_frame_other_than_settings_is_a_protocol_error() {
     // A server sends no magic preface: the client takes it for a broken frame header.
     let mut f = Fake::raw(false);
     assert!(f.feed(PREFACE).is_err());
+    // An HTTP/1.1 server's answer to the preface: no HTTP/2 server, not an overlong frame.
+    for split in [false, true] {
+        let mut f = Fake::raw(split);
+        let answer = b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n";
+        f.send_fails(answer, ErrorCode::PROTOCOL_ERROR, Violation::Preface);
+    }
 }
 
 #[test]

@@ -641,6 +641,12 @@ impl Connection {
         let Some(header) = FrameHeader::parse(buf) else {
             return Ok((0, None));
         };
+        // The peer's first frame is its SETTINGS (section 3.4), checked before the length:
+        // what else comes first (an HTTP/1.1 server's answer, say) is no HTTP/2 peer.
+        if !self.settings && (header.kind != frame::kind::SETTINGS || header.has(frame::flags::ACK))
+        {
+            return Err(self.fail(ErrorCode::PROTOCOL_ERROR, Violation::Preface));
+        }
         if header.len > self.config.max_frame_size {
             let violation = Violation::FrameTooLarge {
                 len: header.len,
@@ -652,12 +658,7 @@ impl Connection {
         let Some(payload) = buf.get(HEADER_LEN..end) else {
             return Ok((0, None));
         };
-        if !self.settings {
-            if header.kind != frame::kind::SETTINGS || header.has(frame::flags::ACK) {
-                return Err(self.fail(ErrorCode::PROTOCOL_ERROR, Violation::Preface));
-            }
-            self.settings = true;
-        }
+        self.settings = true;
         let frame = match Frame::parse(header, payload) {
             Ok(frame) => frame,
             Err(error) => {
