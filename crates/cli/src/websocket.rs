@@ -1,6 +1,7 @@
 //! `ringwire ws URL`: lines from stdin go out as messages (text, or binary
 //! with `-b`); what arrives is written to stdout as it came, one message per
-//! line. `ws://` or `wss://` (TLS, certificates checked unless `-k`).
+//! line. `ws://` or `wss://` (TLS, certificates checked unless `-k`), on a
+//! connection of its own or, with `--http2`, on a stream of an HTTP/2 one.
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -10,8 +11,9 @@ use std::time::Duration;
 
 use clap::Args;
 use ringwire_client::tokio::Client;
-use ringwire_client::ws::{CloseCode, DeflateConfig, Limits, Message, WsOptions, WsUrl};
-use ringwire_client::{ClientConfig, UrlError};
+use ringwire_client::ws::{CloseCode, DeflateConfig, Limits, Message, WebSocket, WsOptions, WsUrl};
+use ringwire_client::{ClientConfig, Http2, UrlError};
+use ringwire_io::tokio::AsyncStream;
 use ringwire_ws::State;
 use tokio::io::AsyncBufReadExt as _;
 
@@ -44,6 +46,10 @@ pub(crate) struct WsArgs {
     /// Do not offer permessage-deflate.
     #[arg(long)]
     no_deflate: bool,
+    /// Open the WebSocket on a stream of an HTTP/2 connection (RFC 8441's extended
+    /// CONNECT): `h2` by ALPN for wss://, prior knowledge for ws://.
+    #[arg(long)]
+    http2: bool,
     /// Send each stdin line as a binary message (any bytes), not as text.
     #[arg(short, long)]
     binary: bool,
@@ -92,7 +98,16 @@ async fn session(args: &WsArgs) -> Result<(), String> {
         e => format!("invalid URL {:?}: {e}", args.url),
     })?;
     // Connecting (TCP, TLS, the upgrade) within the client's default 10 s.
-    let client = Client::with_tls(ClientConfig::default(), args.tls.config()?);
+    let http2 = match (args.http2, url.is_tls()) {
+        (false, _) => Http2::Off,
+        (true, true) => Http2::Negotiate,
+        (true, false) => Http2::PriorKnowledge,
+    };
+    let config = ClientConfig {
+        http2,
+        ..ClientConfig::default()
+    };
+    let client = Client::with_tls(config, args.tls.config()?);
     let mut client = args.route.route(
         client,
         Client::with_proxies,
@@ -128,14 +143,26 @@ async fn session(args: &WsArgs) -> Result<(), String> {
             max_message_len: max,
         };
     }
-    let (mut socket, _) = client
-        .websocket(&url, &options)
-        .await
-        .map_err(|e| match e {
-            // The upgrade's refusal names the URL; connection and TLS errors name the peer.
-            ringwire_client::Error::WebSocket(_) => format!("{}: {}", args.url, line(e)),
-            e => line(e),
-        })?;
+    // The upgrade's refusal names the URL; connection and TLS errors name the peer.
+    let failed = |e| match e {
+        ringwire_client::Error::WebSocket(_) => format!("{}: {}", args.url, line(e)),
+        e => line(e),
+    };
+    if args.http2 {
+        let (socket, _) = client
+            .websocket_http2(&url, &options)
+            .await
+            .map_err(failed)?;
+        converse(socket, args.binary).await
+    } else {
+        let (socket, _) = client.websocket(&url, &options).await.map_err(failed)?;
+        converse(socket, args.binary).await
+    }
+}
+
+/// Stdin's lines out on `socket` (binary messages if `binary`), what arrives to stdout,
+/// until either side closes.
+async fn converse(mut socket: WebSocket<impl AsyncStream>, binary: bool) -> Result<(), String> {
     let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).split(b'\n');
     let mut stdin_open = true;
     let mut number = 0;
@@ -158,7 +185,7 @@ async fn session(args: &WsArgs) -> Result<(), String> {
                 Ok(Some(_)) if socket.state() != State::Open => stdin_open = false,
                 Ok(Some(line)) => {
                     number += 1;
-                    let message = outgoing(&line, args.binary, number)?;
+                    let message = outgoing(&line, binary, number)?;
                     socket.send(&message).await.map_err(|e| e.to_string())?;
                 }
                 Err(e) => return Err(format!("cannot read stdin: {e}")),

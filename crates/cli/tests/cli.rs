@@ -403,6 +403,24 @@ fn ringwire_ws_talks_to_ringwire_serve() {
         String::from_utf8_lossy(&refused.stderr),
         "ringwire: the upgrade header is set by the client, not by hand\n"
     );
+    // On a stream of an HTTP/2 connection (prior knowledge), as the server allows.
+    echo_lines(&["--http2", &url]);
+}
+
+/// `ringwire ws --http2` over TLS (`h2` by ALPN); a server that speaks HTTP/1.1 only is
+/// told apart.
+#[test]
+fn ringwire_ws_over_http2() {
+    let server = serve(&["--addr", "127.0.0.1:0", "--self-signed"]);
+    let port = server.addr.rsplit_once(':').expect("port").1;
+    echo_lines(&["-k", "--http2", &format!("wss://localhost:{port}/ws/echo")]);
+    let old = serve(&["--addr", "127.0.0.1:0", "--no-http2"]);
+    let refused = run(&["ws", "--http2", &format!("ws://{}/ws/echo", old.addr)]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&refused.stderr),
+        "ringwire: HTTP/2 PROTOCOL_ERROR: the connection did not start with the HTTP/2 preface\n"
+    );
 }
 
 #[test]

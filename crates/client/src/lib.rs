@@ -74,7 +74,8 @@
 //!
 //! With the `ws` feature, `ws://` and `wss://` too: `tokio::Client::websocket` opens a
 //! WebSocket on a connection of its own, with the client's TLS settings (module `ws`), and
-//! `tokio::Http2Connection::websocket` one on a stream of an HTTP/2 connection (RFC 8441).
+//! `tokio::Client::websocket_http2` one on a stream of the origin's shared HTTP/2 connection
+//! (RFC 8441; `tokio::Http2Connection::websocket` on a connection held).
 
 #![forbid(unsafe_code)]
 

@@ -344,6 +344,32 @@ impl Client {
         }
     }
 
+    /// `origin`'s shared HTTP/2 connection, the one kept or a new one (then kept):
+    /// [`Error::NotHttp2`] when the server chose HTTP/1.1 (that connection pooled).
+    #[cfg(feature = "ws")]
+    pub(crate) async fn shared_connection(
+        &self,
+        origin: &Origin,
+    ) -> Result<Http2Connection, Error> {
+        let h2c = self.config.http2 == Http2::PriorKnowledge;
+        // Held while dialing: the others wait for this connection.
+        let _dialing = match self
+            .multiplexed
+            .find(origin, h2c, self.config.idle_timeout)
+            .await
+        {
+            Found::Shared(conn) => return Ok(conn),
+            Found::Dial(dialing) => dialing,
+        };
+        match self.open(origin, true, None, &mut |_| {}).await? {
+            Via::Shared(conn) => Ok(conn),
+            Via::Own(conn) => {
+                self.pool.put(conn);
+                Err(Error::NotHttp2)
+            }
+        }
+    }
+
     /// A new connection to `origin`: shared from now on if it speaks HTTP/2 and `shares`.
     async fn open(
         &self,

@@ -123,7 +123,18 @@ impl Default for WsOptions<'_> {
     }
 }
 
-impl WsOptions<'_> {
+impl<'a> WsOptions<'a> {
+    /// These options with `headers` instead.
+    fn with_headers<'h>(&self, headers: &'h [(&'h str, &'h str)]) -> WsOptions<'h>
+    where
+        'a: 'h,
+    {
+        WsOptions {
+            headers,
+            ..self.clone()
+        }
+    }
+
     /// Refuses a field the handshake writes itself, before anything is sent.
     fn check(&self) -> Result<(), Error> {
         for (name, _) in self.headers {
@@ -187,10 +198,7 @@ impl Client {
     ) -> Result<(ClientWebSocket, Negotiated), Error> {
         let cookie = cookie::merged(self.cookies(), &url.0, options.headers);
         let fields = with_cookie(options.headers, cookie.as_deref());
-        let options = &WsOptions {
-            headers: &fields,
-            ..options.clone()
-        };
+        let options = &options.with_headers(&fields);
         let open = async {
             // No `h2` offered: a WebSocket needs HTTP/1.1's upgrade.
             let stream = Arc::new(self.dial(url.0.origin(), None, false, &mut |_| {}).await?);
@@ -202,6 +210,32 @@ impl Client {
                 .map_err(|_| Error::Timeout(Phase::Connect))?,
             None => open.await,
         }?;
+        keep_cookies(self.cookies(), url, &opened.1);
+        Ok(opened)
+    }
+
+    /// Opens a WebSocket on a stream of the origin's shared HTTP/2 connection (RFC 8441),
+    /// as a browser does once a page came over HTTP/2: the connection this client's
+    /// requests to the origin share ([`ClientConfig::http2_multiplex`](crate::ClientConfig)),
+    /// or a new one (then shared). Needs [`ClientConfig::http2`](crate::ClientConfig): `h2`
+    /// offered by ALPN for `wss://`, prior knowledge for `ws://`. The jar's cookies go and
+    /// come as with [`websocket`](Self::websocket); see
+    /// [`Http2Connection::websocket`] for the rest, and for what a stream costs.
+    ///
+    /// # Errors
+    ///
+    /// As [`websocket`](Self::websocket); [`Error::NotHttp2`] when the server chose
+    /// HTTP/1.1, [`Error::NoExtendedConnect`] when it takes no WebSocket over HTTP/2.
+    pub async fn websocket_http2(
+        &self,
+        url: &WsUrl,
+        options: &WsOptions<'_>,
+    ) -> Result<(Http2WebSocket, Negotiated), Error> {
+        let cookie = cookie::merged(self.cookies(), &url.0, options.headers);
+        let fields = with_cookie(options.headers, cookie.as_deref());
+        let options = &options.with_headers(&fields);
+        let conn = self.shared_connection(url.0.origin()).await?;
+        let opened = conn.websocket(url, options).await?;
         keep_cookies(self.cookies(), url, &opened.1);
         Ok(opened)
     }

@@ -704,3 +704,77 @@ async fn websockets_on_http2_give_their_streams_back() {
         assert_eq!(get(&conn, &base).await, 404, "round {round}");
     }
 }
+
+/// The client's own WebSocket over HTTP/2 goes on the origin's shared connection (the one
+/// its requests took), with the jar's cookies both ways; a server that chose HTTP/1.1 is
+/// told apart, its connection pooled for what comes next.
+#[tokio::test]
+async fn the_clients_websocket_over_http2_shares_the_origins_connection_and_jar() {
+    use std::sync::atomic::{AtomicU16, Ordering};
+    use std::sync::Arc;
+    // The port of the connection the last `/members` socket came on.
+    static MEMBER_PORT: AtomicU16 = AtomicU16::new(0);
+    async fn welcome(request: &ringwire_server::Request<'_>) -> ringwire_server::Response {
+        let upgrade = ringwire_server::ws::echo(request).await;
+        upgrade.header("set-cookie", "ticket=42; Path=/")
+    }
+    async fn members(request: &ringwire_server::Request<'_>) -> ringwire_server::Response {
+        MEMBER_PORT.store(request.peer().map_or(0, |p| p.port()), Ordering::SeqCst);
+        match request.cookie("ticket") {
+            Some(b"42") => ringwire_server::ws::echo(request).await,
+            _ => ringwire_server::Response::new(401),
+        }
+    }
+    async fn peer(request: &ringwire_server::Request<'_>) -> ringwire_server::Response {
+        let port = request.peer().map_or(0, |p| p.port());
+        ringwire_server::Response::text(port.to_string())
+    }
+    let router = || {
+        Router::new()
+            .get("/welcome", welcome)
+            .get("/members", members)
+            .get("/peer", peer)
+    };
+    let addr = common::ringwire(router());
+    let jar = Arc::new(ringwire_client::CookieJar::new());
+    let client = Client::new(ClientConfig {
+        http2: Http2::PriorKnowledge,
+        ..ClientConfig::default()
+    })
+    .with_cookies(jar);
+    let mut buffer = RequestBuffer::new().unwrap();
+    let url = Url::parse(&format!("http://{addr}/peer")).unwrap();
+    let request = buffer.request("GET", &url).unwrap().headers().unwrap();
+    let request = request.finish().unwrap();
+    let port = client
+        .send(&mut buffer, &request)
+        .await
+        .unwrap()
+        .text()
+        .await;
+    let ws = |path: &str| WsUrl::parse(&format!("ws://{addr}{path}")).unwrap();
+    let options = WsOptions::default();
+    let (_, agreed) = client
+        .websocket_http2(&ws("/welcome"), &options)
+        .await
+        .unwrap();
+    assert_eq!(agreed.set_cookies, ["ticket=42; Path=/"]);
+    let (socket, _) = client
+        .websocket_http2(&ws("/members"), &options)
+        .await
+        .unwrap();
+    assert_eq!(
+        port.unwrap(),
+        MEMBER_PORT.load(Ordering::SeqCst).to_string()
+    );
+    echoes_then_closes(socket).await;
+    assert_eq!(client.idle_connections(&url), 0);
+
+    let (tls, cert) = common::ringwire_tls(router());
+    let trusted = ringwire_tls::ClientConfig::default().add_root_pem(&cert);
+    let client = Client::with_tls(h2_offered(), trusted);
+    let url = WsUrl::parse(&format!("wss://localhost:{}/welcome", tls.port())).unwrap();
+    let refused = client.websocket_http2(&url, &options).await.unwrap_err();
+    assert!(matches!(refused, Error::NotHttp2), "{refused}");
+    assert_eq!(client.idle_connections(url.http()), 1);
+}
