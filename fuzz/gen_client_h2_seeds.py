@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes fuzz/seeds/client_h2/ and client_h2_shared/: a setup byte, then what a server sends
-(on stream 1; on streams 1, 3, 5 and 7 for the shared connection)."""
+(on stream 1; on streams 1, 3, 5 and 7 for the shared connection, a tunnel's among them)."""
 import os
 import struct
 
@@ -47,6 +47,12 @@ shared = {
     "given-up": bytes([1 | 1 << 2 | 0x80]) + settings
     + frame(HEADERS, END_HEADERS, 1, ok + length5) + frame(HEADERS, END_HEADERS, 3, ok + length5)
     + frame(DATA, END_STREAM, 1, b"hello") + frame(DATA, END_STREAM, 3, b"hello"),
+    # A GET on stream 1 and a tunnel (an extended CONNECT, opened once the SETTINGS allow
+    # it) on stream 3: answered 200, a WebSocket frame down it, then both ended; 16-byte pieces.
+    "tunnel": bytes([0 | 2 << 2 | 0x40])
+    + frame(SETTINGS, 0, 0, struct.pack(">HI", 8, 1)) + frame(SETTINGS, ACK, 0)
+    + frame(HEADERS, END_HEADERS, 3, ok) + frame(DATA, 0, 3, b"\x82\x02hi")
+    + frame(HEADERS, END_HEADERS | END_STREAM, 1, ok) + frame(DATA, END_STREAM, 3, b""),
 }
 here = os.path.dirname(os.path.abspath(__file__))
 for target, written in (("client_h2", seeds), ("client_h2_shared", shared)):

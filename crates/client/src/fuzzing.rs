@@ -141,6 +141,12 @@ pub fn h2_shared(setup: u8, server: &[u8]) {
             Poll::Ready(Err(_)) | Poll::Pending => return,
         }
     }
+    #[cfg(feature = "ws")]
+    let mut tunnel = if setup & 0x40 != 0 {
+        Tunnel::Opening
+    } else {
+        Tunnel::Done
+    };
     let mut upload = if streams.len() == 4 { BODY.len() } else { 0 };
     let piece = 1 << (2 * ((setup >> 2) & 7));
     let give_up = setup & 0x80 != 0;
@@ -157,6 +163,8 @@ pub fn h2_shared(setup: u8, server: &[u8]) {
         };
         assert!(used <= buf.len(), "used bytes it was not given");
         buf.drain(..used);
+        #[cfg(feature = "ws")]
+        tunnel.step(&mut mux, &mut cx, &url);
         if upload > 0 {
             match mux.poll_send_room(&mut cx, streams[3].0) {
                 Poll::Ready(Ok(Some(room))) => {
@@ -199,6 +207,43 @@ pub fn h2_shared(setup: u8, server: &[u8]) {
                     }
                 }
             }
+        }
+    }
+}
+
+/// A tunnel beside [`h2_shared`]'s exchanges (its setup's bit `0x40`): an extended
+/// `CONNECT`, opened once the server's `SETTINGS` allow, then read and written as a
+/// WebSocket on it would be.
+#[cfg(feature = "ws")]
+enum Tunnel {
+    Opening,
+    Open(ringwire_http2::frame::StreamId),
+    Done,
+}
+
+#[cfg(feature = "ws")]
+impl Tunnel {
+    fn step(&mut self, mux: &mut Mux, cx: &mut Context<'_>, url: &Url) {
+        match *self {
+            Tunnel::Opening => match mux.poll_open_tunnel(cx, url, b"websocket", &[]) {
+                Poll::Ready(Ok(stream)) => *self = Tunnel::Open(stream),
+                Poll::Ready(Err(_)) => *self = Tunnel::Done,
+                Poll::Pending => {}
+            },
+            Tunnel::Open(stream) => {
+                let mut buf = [0; 512];
+                let _ = mux.poll_readable(cx, stream);
+                loop {
+                    match mux.try_read(stream, &mut buf) {
+                        Ok(0) => break *self = Tunnel::Done,
+                        Ok(n) => assert!(n <= buf.len(), "read past the buffer"),
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                        Err(_) => break *self = Tunnel::Done,
+                    }
+                }
+                let _ = mux.try_write(stream, &[std::io::IoSlice::new(b"\x81\x04ping")]);
+            }
+            Tunnel::Done => {}
         }
     }
 }
