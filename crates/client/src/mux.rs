@@ -465,6 +465,10 @@ impl Mux {
     /// Forgets `stream`, keeping its buffers for the next exchanges.
     fn remove(&mut self, stream: StreamId) {
         if let Some(slot) = self.streams.remove(&stream) {
+            // Interim heads never taken too (an exchange given up before its answer).
+            for head in slot.interim {
+                self.recycle(Some(head), Vec::new());
+            }
             self.recycle(slot.head, slot.data);
         }
     }
