@@ -258,80 +258,86 @@ fn async_round_trips(client: &async_client::Client, url: &Url) {
     assert_eq!(counted, Some(0));
 }
 
-/// A JSON answer, as a REST API sends it: with a `content-length`.
-struct Quote;
+/// JSON answers (feature `json`).
+#[cfg(feature = "json")]
+mod json {
+    use super::*;
 
-impl ringwire_server::Handler for Quote {
-    async fn call(&self, _: &ringwire_server::Request<'_>) -> ringwire_server::Response {
-        ringwire_server::Response::new(200)
-            .header("content-type", "application/json")
-            .body(BODY)
+    /// A JSON answer, as a REST API sends it: with a `content-length`.
+    struct Quote;
+
+    impl ringwire_server::Handler for Quote {
+        async fn call(&self, _: &ringwire_server::Request<'_>) -> ringwire_server::Response {
+            ringwire_server::Response::new(200)
+                .header("content-type", "application/json")
+                .body(BODY)
+        }
     }
-}
 
-/// [`BODY`] read with its strings borrowed.
-#[derive(serde::Deserialize)]
-struct Order<'a> {
-    symbol: &'a str,
-    side: &'a str,
-    qty: u32,
-    price: &'a str,
-    client_id: &'a str,
-}
-
-fn check(order: &Order<'_>) {
-    assert_eq!(
-        (
-            order.symbol,
-            order.side,
-            order.qty,
-            order.price,
-            order.client_id
-        ),
-        ("RING", "buy", 100, "12.50", "c-000001")
-    );
-}
-
-#[test]
-fn json_answers_are_read_in_place_with_no_allocation_once_warm() {
-    let addr = common::ringwire(Quote);
-    let url = Url::parse(&format!("http://{addr}/quote")).unwrap();
-    let client = blocking::Client::default();
-    let mut buffer = RequestBuffer::new().unwrap();
-    let mut round_trip = || {
-        let request = buffer.request("GET", &url).unwrap().headers().unwrap();
-        let request = request.finish().unwrap();
-        let mut response = client.send(&mut buffer, &request).unwrap();
-        check(&response.json::<Order<'_>>().unwrap());
-    };
-    for _ in 0..200 {
-        round_trip();
+    /// [`BODY`] read with its strings borrowed.
+    #[derive(serde::Deserialize)]
+    struct Order<'a> {
+        symbol: &'a str,
+        side: &'a str,
+        qty: u32,
+        price: &'a str,
+        client_id: &'a str,
     }
-    assert_eq!(allocations(|| (0..100).for_each(|_| round_trip())), 0);
-    // Each response, dropped after its JSON was read, gave its connection back.
-    assert_eq!(client.idle_connections(&url), 1);
 
-    let client = async_client::Client::default();
-    let runtime = runtime();
-    let counted = runtime.block_on(async {
-        let mut counted = None;
-        for round in 0..300 {
-            if round == 200 {
-                COUNT.with(|c| c.set(Some(0)));
-            }
+    fn check(order: &Order<'_>) {
+        assert_eq!(
+            (
+                order.symbol,
+                order.side,
+                order.qty,
+                order.price,
+                order.client_id
+            ),
+            ("RING", "buy", 100, "12.50", "c-000001")
+        );
+    }
+
+    #[test]
+    fn json_answers_are_read_in_place_with_no_allocation_once_warm() {
+        let addr = common::ringwire(Quote);
+        let url = Url::parse(&format!("http://{addr}/quote")).unwrap();
+        let client = blocking::Client::default();
+        let mut buffer = RequestBuffer::new().unwrap();
+        let mut round_trip = || {
             let request = buffer.request("GET", &url).unwrap().headers().unwrap();
             let request = request.finish().unwrap();
-            let mut response = client.send(&mut buffer, &request).await.unwrap();
-            check(&response.json::<Order<'_>>().await.unwrap());
-            drop(response);
-            if round == 299 {
-                counted = COUNT.with(|c| c.replace(None));
-            }
+            let mut response = client.send(&mut buffer, &request).unwrap();
+            check(&response.json::<Order<'_>>().unwrap());
+        };
+        for _ in 0..200 {
+            round_trip();
         }
-        counted
-    });
-    assert_eq!(counted, Some(0));
-    assert_eq!(client.idle_connections(&url), 1);
+        assert_eq!(allocations(|| (0..100).for_each(|_| round_trip())), 0);
+        // Each response, dropped after its JSON was read, gave its connection back.
+        assert_eq!(client.idle_connections(&url), 1);
+
+        let client = async_client::Client::default();
+        let runtime = runtime();
+        let counted = runtime.block_on(async {
+            let mut counted = None;
+            for round in 0..300 {
+                if round == 200 {
+                    COUNT.with(|c| c.set(Some(0)));
+                }
+                let request = buffer.request("GET", &url).unwrap().headers().unwrap();
+                let request = request.finish().unwrap();
+                let mut response = client.send(&mut buffer, &request).await.unwrap();
+                check(&response.json::<Order<'_>>().await.unwrap());
+                drop(response);
+                if round == 299 {
+                    counted = COUNT.with(|c| c.replace(None));
+                }
+            }
+            counted
+        });
+        assert_eq!(counted, Some(0));
+        assert_eq!(client.idle_connections(&url), 1);
+    }
 }
 
 /// A shared HTTP/2 connection too: the request's task and the connection's (on the same
