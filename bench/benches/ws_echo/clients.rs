@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 
 use bytes::Bytes;
 use futures_util::{SinkExt as _, StreamExt as _};
-use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport};
+use ringwire_io::tokio::{AsyncRecvTransport, AsyncSendTransport, AsyncStream};
 use ringwire_io::{Duplex, TransportConfig};
 use ringwire_ws::{Limits, Message};
 use tokio::io::AsyncWriteExt as _;
@@ -62,17 +62,26 @@ impl Ringwire {
 
 impl Client for Ringwire {
     fn echo(&mut self, runtime: &Runtime, payload: &mut [u8], n: usize) {
-        let socket = &mut self.0;
-        runtime.block_on(tokio::task::unconstrained(async {
-            for _ in 0..n {
-                socket.send(&Message::Binary(payload)).await.expect("send");
-                match socket.recv().await {
-                    Some(Ok((Message::Binary(echo), _))) => assert_eq!(echo.len(), payload.len()),
-                    other => panic!("ringwire: {other:?}"),
-                }
-            }
-        }));
+        ringwire_echo(&mut self.0, runtime, payload, n);
     }
+}
+
+/// `n` round trips on ringwire-ws's tokio socket, over whatever stream it runs on.
+fn ringwire_echo(
+    socket: &mut ringwire_ws::socket::WebSocket<impl AsyncStream>,
+    runtime: &Runtime,
+    payload: &[u8],
+    n: usize,
+) {
+    runtime.block_on(tokio::task::unconstrained(async {
+        for _ in 0..n {
+            socket.send(&Message::Binary(payload)).await.expect("send");
+            match socket.recv().await {
+                Some(Ok((Message::Binary(echo), _))) => assert_eq!(echo.len(), payload.len()),
+                other => panic!("ringwire: {other:?}"),
+            }
+        }
+    }));
 }
 
 /// ringwire-client's WebSocket on a stream of an HTTP/2 connection (RFC 8441, prior
@@ -106,16 +115,7 @@ impl RingwireHttp2 {
 
 impl Client for RingwireHttp2 {
     fn echo(&mut self, runtime: &Runtime, payload: &mut [u8], n: usize) {
-        let socket = &mut self.0;
-        runtime.block_on(tokio::task::unconstrained(async {
-            for _ in 0..n {
-                socket.send(&Message::Binary(payload)).await.expect("send");
-                match socket.recv().await {
-                    Some(Ok((Message::Binary(echo), _))) => assert_eq!(echo.len(), payload.len()),
-                    other => panic!("ringwire over HTTP/2: {other:?}"),
-                }
-            }
-        }));
+        ringwire_echo(&mut self.0, runtime, payload, n);
     }
 }
 

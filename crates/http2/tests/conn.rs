@@ -1234,15 +1234,6 @@ fn an_unknown_pseudo_header_is_malformed() {
 
 // --- Extended CONNECT (RFC 8441) ----------------------------------------------------------
 
-const WEBSOCKET: &[(&str, &str)] = &[
-    (":method", "CONNECT"),
-    (":protocol", "websocket"),
-    (":scheme", "https"),
-    (":authority", "example.com"),
-    (":path", "/chat"),
-    ("sec-websocket-version", "13"),
-];
-
 fn extended() -> Config {
     Config {
         enable_connect_protocol: true,

@@ -204,3 +204,13 @@ pub fn data(stream: u32, bytes: &[u8], end_stream: bool) -> Vec<u8> {
     frame::encode_data(&mut out, sid(stream), bytes, end_stream);
     out
 }
+
+/// An extended `CONNECT` for a WebSocket (RFC 8441) as the server sees it.
+pub const WEBSOCKET: &[(&str, &str)] = &[
+    (":method", "CONNECT"),
+    (":protocol", "websocket"),
+    (":scheme", "https"),
+    (":authority", "example.com"),
+    (":path", "/chat"),
+    ("sec-websocket-version", "13"),
+];
