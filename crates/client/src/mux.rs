@@ -10,6 +10,8 @@
 //! and buffers go back to the connection when their exchange ends, for the next one:
 //! once warm, an exchange allocates nothing.
 
+#[cfg(feature = "ws")]
+use std::borrow::Cow;
 use std::collections::HashMap;
 #[cfg(feature = "ws")]
 use std::io::{self, IoSlice};
@@ -20,8 +22,6 @@ use ringwire_http2::frame::StreamId;
 #[cfg(feature = "ws")]
 use ringwire_http2::SendError;
 use ringwire_http2::{Connection, ErrorCode, Event};
-#[cfg(feature = "ws")]
-use ringwire_ws::handshake::Field;
 
 use crate::h2::{client_connection, head_parser, open, refused, send_all};
 use crate::{ClientConfig, Error, Phase, Trailers, Url};
@@ -210,7 +210,7 @@ impl Mux {
         cx: &mut Context<'_>,
         url: &Url,
         protocol: &[u8],
-        fields: &[Field<'_>],
+        fields: &[(&str, Cow<'_, [u8]>)],
     ) -> Poll<Result<StreamId, Error>> {
         if let Err(waiting) = self.may_open(cx) {
             return waiting;

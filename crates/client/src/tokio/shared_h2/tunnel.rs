@@ -6,6 +6,7 @@
 //! ring) and the protocol copies it again into its own; what the protocol writes is framed
 //! into the connection's send buffer.
 
+use std::borrow::Cow;
 use std::future::poll_fn;
 use std::io::{self, IoSlice};
 use std::sync::Arc;
@@ -13,7 +14,6 @@ use std::time::Instant;
 
 use ringwire_http2::frame::StreamId;
 use ringwire_io::tokio::AsyncStream;
-use ringwire_ws::handshake::Field;
 
 use super::{within, Http2Connection};
 use crate::mux::Head;
@@ -46,7 +46,7 @@ impl Http2Connection {
         &self,
         url: &Url,
         protocol: &[u8],
-        fields: &[Field<'_>],
+        fields: &[(&str, Cow<'_, [u8]>)],
         deadline: Option<Instant>,
     ) -> Result<(Http2Tunnel, Box<Head>), Error> {
         let shared = &self.shared;
