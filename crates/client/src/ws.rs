@@ -3,8 +3,9 @@
 //! within its connect timeout; from the tokio client ([`Client::websocket`]) or the blocking one
 //! ([`blocking::Client::websocket`]). Or on a stream of an HTTP/2 connection, beside its
 //! other streams, where the server takes RFC 8441's extended `CONNECT`
-//! ([`Http2Connection::websocket`]): one connection for everything, at the price of a copy
-//! each way per message (a connection of its own reads messages where they land).
+//! ([`Client::websocket_http2`], [`Http2Connection::websocket`]): one connection for
+//! everything, at the price of copies (a connection of its own reads messages where they
+//! land).
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), ringwire_client::Error> {
@@ -245,24 +246,22 @@ impl Http2Connection {
     /// Opens a WebSocket on a stream of this connection (RFC 8441: an extended `CONNECT`
     /// for `websocket`), beside its other streams, within the client's request timeout:
     /// the server must have said it takes them. `url`'s origin should be the
-    /// connection's. Messages cost a copy each way more than on a connection of its own
-    /// (see [`Http2Tunnel`]).
+    /// connection's. Messages are copied on their way, twice in and once out, where a
+    /// connection of its own reads them where they land (see [`Http2Tunnel`]).
     ///
     /// # Errors
     ///
     /// [`Error::NoExtendedConnect`] when the server takes none; [`Error::WebSocket`]
-    /// when it refuses this one or answers it wrongly (a
-    /// [`HandshakeError`] inside, as for
-    /// an upgrade: `NotSwitching` holds a status other than `2xx`); the connection's
-    /// failure; [`Error::ManagedHeader`] for a field the handshake writes itself;
-    /// [`Error::Timeout`].
+    /// when it refuses this one or answers it wrongly (a [`HandshakeError`] inside, as
+    /// for an upgrade: `NotSwitching` holds a status other than `2xx`); the
+    /// connection's failure; [`Error::ManagedHeader`] for a field the handshake writes
+    /// itself; [`Error::Timeout`].
     pub async fn websocket(
         &self,
         url: &WsUrl,
         options: &WsOptions<'_>,
     ) -> Result<(Http2WebSocket, Negotiated), Error> {
         options.check()?;
-        let refused = |e| Error::WebSocket(SocketError::Handshake(e));
         let handshake = ClientHandshake::new(options.protocols, options.deflate)
             .map_err(|e| Error::WebSocket(io::Error::other(e).into()))?
             .with_headers(options.headers);
@@ -273,7 +272,7 @@ impl Http2Connection {
         let (tunnel, head) = self.tunnel(&url.0, b"websocket", &fields, deadline).await?;
         let negotiated = handshake
             .verify_extended_connect(&head.view())
-            .map_err(refused)?;
+            .map_err(|e| Error::WebSocket(SocketError::Handshake(e)))?;
         let level = options.deflate.map_or(1, |d| d.level);
         let deflate = negotiated.deflate.as_ref().map(|p| (p, level));
         let conn = ringwire_ws::Connection::new(Role::Client, options.limits, deflate)

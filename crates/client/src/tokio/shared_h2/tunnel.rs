@@ -1,10 +1,11 @@
 //! A stream of a shared HTTP/2 connection as a byte stream both ways, opened by an
 //! extended `CONNECT` (RFC 8441): what a WebSocket over HTTP/2 runs on.
 //!
-//! Each way costs a copy more than a connection of its own: the connection's task copies
-//! the stream's `DATA` out of its receive ring (the other streams' frames follow in that
-//! ring) and the protocol copies it again into its own; what the protocol writes is framed
-//! into the connection's send buffer.
+//! The stream's bytes are copied where a connection of its own reads them in place: the
+//! connection's task copies the stream's `DATA` out of its receive ring (the other
+//! streams' frames follow in that ring), and a read copies it again into the protocol's
+//! ring; what the protocol writes is copied as it is framed into the connection's send
+//! buffer.
 
 use std::borrow::Cow;
 use std::future::poll_fn;
