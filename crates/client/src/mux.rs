@@ -396,6 +396,23 @@ impl Mux {
         }
     }
 
+    /// Ready once `stream` takes bytes (the server's windows opened), or takes no more at
+    /// all (reset, ended on this side, the connection failed: the write then says why). A
+    /// tunnel's writability, which unlike [`poll_send_room`](Self::poll_send_room) does not
+    /// end with the server's side.
+    #[cfg(feature = "ws")]
+    pub(crate) fn poll_writable(&mut self, cx: &Context<'_>, stream: StreamId) -> Poll<()> {
+        let reset = self
+            .streams
+            .get(&stream)
+            .is_none_or(|slot| slot.reset.is_some());
+        if reset || !self.conn.can_send(stream) || self.conn.send_capacity(stream) > 0 {
+            return Poll::Ready(());
+        }
+        self.waiting.push(cx.waker().clone());
+        Poll::Pending
+    }
+
     /// Sends what `bufs` hold on `stream` as far as the server's windows take it now (a
     /// tunnel's write): `WouldBlock` when they take nothing.
     #[cfg(feature = "ws")]
@@ -413,6 +430,9 @@ impl Mux {
         if let Some(code) = slot.reset {
             let reset = Error::Http2Reset(code);
             return Err(io::Error::new(io::ErrorKind::BrokenPipe, reset));
+        }
+        if !self.conn.can_send(stream) {
+            return Err(io::ErrorKind::BrokenPipe.into());
         }
         let room = self.conn.send_capacity(stream);
         if room == 0 && bufs.iter().any(|b| !b.is_empty()) {
@@ -689,5 +709,54 @@ impl Mux {
     /// The first `n` bytes waiting to be sent went out.
     pub(crate) fn advance(&mut self, n: usize) {
         self.conn.advance(n);
+    }
+}
+
+#[cfg(all(test, feature = "ws"))]
+mod tests {
+    use std::io::IoSlice;
+    use std::task::{Context, Waker};
+
+    use ringwire_http2::frame::{self, setting};
+
+    use super::Mux;
+    use crate::{ClientConfig, Url};
+
+    /// A tunnel the server ended its side of still sends as windows open: its writability
+    /// waits for them (a socket writing on would otherwise spin), and ends with this side.
+    #[test]
+    fn a_tunnel_waits_for_window_after_the_server_ended_its_side() {
+        let mut mux = Mux::new(&ClientConfig::default());
+        let url = Url::parse("http://example.com/chat").unwrap();
+        let cx = &mut Context::from_waker(Waker::noop());
+        let mut server = Vec::new();
+        let welcome = [
+            (setting::ENABLE_CONNECT_PROTOCOL, 1),
+            (setting::INITIAL_WINDOW_SIZE, 4),
+        ];
+        frame::encode_settings(&mut server, &welcome);
+        assert_eq!(mux.receive(&server).unwrap(), server.len());
+        let stream = match mux.poll_open_tunnel(cx, &url, b"websocket", &[]) {
+            std::task::Poll::Ready(Ok(stream)) => stream,
+            other => panic!("{other:?}"),
+        };
+        // `:status 200` (static index 8), then the server's last bytes.
+        let mut answer = Vec::new();
+        frame::encode_headers(&mut answer, stream, &[0x88], false, 16_384);
+        frame::encode_data(&mut answer, stream, b"bye", true);
+        assert_eq!(mux.receive(&answer).unwrap(), answer.len());
+        assert_eq!(mux.try_write(stream, &[IoSlice::new(b"hello")]).unwrap(), 4);
+        assert!(
+            mux.poll_writable(cx, stream).is_pending(),
+            "no window: wait"
+        );
+        let mut window = Vec::new();
+        frame::encode_window_update(&mut window, stream, 10);
+        assert_eq!(mux.receive(&window).unwrap(), window.len());
+        assert!(mux.poll_writable(cx, stream).is_ready());
+        assert_eq!(mux.try_write(stream, &[IoSlice::new(b"o")]).unwrap(), 1);
+        mux.send_piece(stream, &[], true);
+        assert!(mux.poll_writable(cx, stream).is_ready());
+        assert!(mux.try_write(stream, &[IoSlice::new(b"x")]).is_err());
     }
 }

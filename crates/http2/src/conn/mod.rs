@@ -573,6 +573,17 @@ impl Connection {
         }
     }
 
+    /// Whether this side may still send on `stream`: open, its end neither sent nor queued
+    /// (whatever the windows allow now: [`send_capacity`](Self::send_capacity)).
+    #[must_use]
+    pub fn can_send(&self, stream: StreamId) -> bool {
+        self.failed.is_none()
+            && self
+                .streams
+                .get(&stream.get())
+                .is_some_and(|s| s.head_sent && !s.end_queued && s.state != State::HalfClosedLocal)
+    }
+
     /// Whether the peer (a server) said it takes extended `CONNECT`s (RFC 8441): a client
     /// may then open WebSockets on this connection.
     #[must_use]

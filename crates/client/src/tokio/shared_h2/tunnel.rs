@@ -96,12 +96,10 @@ impl AsyncStream for Http2Tunnel {
     }
 
     async fn writable(&self) -> io::Result<()> {
+        // A stream that takes no more says why at the write.
         let (shared, stream) = (&self.0.conn.shared, self.0.stream);
-        match poll_fn(|cx| shared.lock().poll_send_room(cx, stream)).await {
-            // A stream that takes no more says why at the write.
-            Ok(_) => Ok(()),
-            Err(e) => Err(io::Error::other(e)),
-        }
+        poll_fn(|cx| shared.lock().poll_writable(cx, stream)).await;
+        Ok(())
     }
 
     fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
