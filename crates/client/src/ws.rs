@@ -269,10 +269,12 @@ impl Http2Connection {
             .extended_connect_fields()
             .map_err(|_| Error::ManagedHeader("sec-websocket-*"))?;
         let deadline = self.request_deadline();
-        let (tunnel, head) = self.tunnel(&url.0, b"websocket", &fields, deadline).await?;
-        let negotiated = handshake
-            .verify_extended_connect(&head.view())
-            .map_err(|e| Error::WebSocket(SocketError::Handshake(e)))?;
+        let accept = |head: ringwire_http1::Response<'_>| {
+            let verified = handshake.verify_extended_connect(&head);
+            verified.map_err(|e| Error::WebSocket(SocketError::Handshake(e)))
+        };
+        let opened = self.tunnel(&url.0, b"websocket", &fields, deadline, accept);
+        let (tunnel, negotiated) = opened.await?;
         let level = options.deflate.map_or(1, |d| d.level);
         let deflate = negotiated.deflate.as_ref().map(|p| (p, level));
         let conn = ringwire_ws::Connection::new(Role::Client, options.limits, deflate)

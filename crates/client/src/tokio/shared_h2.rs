@@ -65,6 +65,26 @@ impl Shared {
         // A panic while the lock was held left nothing half done that matters here.
         self.mux.lock().unwrap_or_else(PoisonError::into_inner)
     }
+
+    /// `stream`'s final head once it came, within `deadline`; each interim head before it
+    /// shown to `interim`, then kept for the next exchanges.
+    async fn final_head(
+        &self,
+        stream: StreamId,
+        deadline: Option<Instant>,
+        interim: Interim<'_>,
+    ) -> Result<Box<Head>, Error> {
+        loop {
+            let head = poll_fn(|cx| self.lock().poll_head(cx, stream));
+            match within(deadline, head).await? {
+                (head, false) => return Ok(head),
+                (head, true) => {
+                    interim(head.view());
+                    self.lock().recycle(Some(head), Vec::new());
+                }
+            }
+        }
+    }
 }
 
 /// What is shown each interim (`1xx`) head of a response, as it comes.
@@ -646,17 +666,10 @@ impl Http2Response {
     /// This response once its final head came, each interim head before it shown to
     /// `interim`; its body decoded if `decompress` (the request asked).
     async fn arrived(mut self, decompress: bool, interim: Interim<'_>) -> Result<Self, Error> {
-        let head = loop {
-            let (shared, stream) = (&self.shared, self.stream);
-            let head = poll_fn(|cx| shared.lock().poll_head(cx, stream));
-            match within(self.deadline, head).await? {
-                (head, false) => break head,
-                (head, true) => {
-                    interim(head.view());
-                    self.shared.lock().recycle(Some(head), Vec::new());
-                }
-            }
-        };
+        let head = self
+            .shared
+            .final_head(self.stream, self.deadline, interim)
+            .await?;
         if decompress {
             let limit = self.shared.max_decoded_body_len;
             self.decoder = Decoder::for_response(&head.view(), limit).map(Box::new);

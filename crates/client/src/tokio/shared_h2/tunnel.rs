@@ -17,7 +17,6 @@ use ringwire_http2::frame::StreamId;
 use ringwire_io::tokio::AsyncStream;
 
 use super::{within, Http2Connection};
-use crate::mux::Head;
 use crate::{Error, Url};
 
 /// A stream of an [`Http2Connection`] that carries a protocol's bytes both ways (what
@@ -41,15 +40,16 @@ impl Drop for Ends {
 
 impl Http2Connection {
     /// Opens a tunnel for `protocol` to `url` with the request's `fields`, within
-    /// `deadline`: the tunnel and the answer's head, whatever its status (the caller
-    /// judges it; the tunnel dropped resets the stream).
-    pub(crate) async fn tunnel(
+    /// `deadline`, once `accept` takes the answer's head (what it makes of it comes back
+    /// beside the tunnel; refused, the tunnel is dropped, which resets the stream).
+    pub(crate) async fn tunnel<T>(
         &self,
         url: &Url,
         protocol: &[u8],
         fields: &[(&str, Cow<'_, [u8]>)],
         deadline: Option<Instant>,
-    ) -> Result<(Http2Tunnel, Box<Head>), Error> {
+        accept: impl FnOnce(ringwire_http1::Response<'_>) -> Result<T, Error>,
+    ) -> Result<(Http2Tunnel, T), Error> {
         let shared = &self.shared;
         let open = poll_fn(|cx| shared.lock().poll_open_tunnel(cx, url, protocol, fields));
         let stream = within(deadline, open).await?;
@@ -58,14 +58,10 @@ impl Http2Connection {
             conn: self.clone(),
             stream,
         }));
-        let head = loop {
-            let head = poll_fn(|cx| shared.lock().poll_head(cx, stream));
-            match within(deadline, head).await? {
-                (head, false) => break head,
-                (interim, true) => shared.lock().recycle(Some(interim), Vec::new()),
-            }
-        };
-        Ok((tunnel, head))
+        let head = shared.final_head(stream, deadline, &mut |_| {}).await?;
+        let accepted = accept(head.view());
+        shared.lock().recycle(Some(head), Vec::new());
+        Ok((tunnel, accepted?))
     }
 }
 
