@@ -84,7 +84,10 @@ pub struct ConsumerConfig {
     /// How often a member tells the coordinator it is alive (a third of the session timeout,
     /// as Kafka's clients). A task on the runtime sends the heartbeats, so the consumer may
     /// take its time with what it polled; a caller that blocks the runtime's threads holds
-    /// them up.
+    /// them up. A poll that finds no heartbeat answered for one and a half intervals (the
+    /// process was stopped, or the runtime busy) beats first and hands out nothing until
+    /// the answer says the member is still in the group: a member dropped meanwhile does not
+    /// hand out records of partitions that are others' now.
     pub heartbeat_interval: Duration,
     /// A member whose consumer is not [`poll`](Consumer::poll)ed for this long is taken for
     /// stuck and leaves the group, so that the others take its partitions; its next poll
@@ -831,6 +834,9 @@ impl Consumer {
         if m.modern.is_some() {
             return self.keep_modern_membership().await;
         }
+        if let Some(heartbeat) = &m.heartbeat {
+            heartbeat.confirm().await;
+        }
         match m.heartbeat.as_ref().and_then(Heartbeat::news) {
             Some(News::Rebalance(e)) => drop(self.note_group_error::<()>(Err(e))),
             Some(News::Left) => m.forget(),
@@ -1067,6 +1073,7 @@ impl Consumer {
         let Some(running) = member else {
             return self.join_modern().await;
         };
+        running.confirm().await;
         match running.news() {
             // Owned by others now: nothing to commit. The task is joining again.
             Some(modern_group::News::Lost) => self.drop_assignment().await?,

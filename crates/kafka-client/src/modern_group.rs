@@ -21,7 +21,7 @@ use ringwire_kafka::{ApiKey, ErrorCode};
 use crate::cluster::Cluster;
 use crate::coordinator::Coordinator;
 use crate::group::Assignment;
-use crate::heartbeat::{lock, until};
+use crate::heartbeat::{confirm, lock, until, Pulse};
 use crate::{ClientError, Connection};
 
 /// Why a broker refuses the protocol: it is too old, or (Kafka 3.7 to 3.9) it was not turned on.
@@ -134,6 +134,9 @@ struct Shared {
 #[derive(Debug)]
 struct State {
     epoch: i32,
+    /// How often the coordinator wants a beat.
+    interval: Duration,
+    pulse: Pulse,
     polled: Instant,
     /// Partitions to own now, not yet taken up by the consumer.
     target: Option<Assignment>,
@@ -151,6 +154,7 @@ impl Member {
         cluster: Arc<Cluster>,
         who: Identity,
     ) -> Result<Member, ClientError> {
+        let pulse = Pulse::new();
         let beat = match beat(&coordinator, &who, JOIN_EPOCH, Some(Vec::new())).await {
             Err(ClientError::Kafka { api, code, .. }) if code == ErrorCode::UNSUPPORTED_VERSION => {
                 return Err(ClientError::Kafka {
@@ -168,6 +172,8 @@ impl Member {
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
                 epoch: beat.epoch,
+                interval: beat.interval,
+                pulse,
                 polled: Instant::now(),
                 target,
                 owned: None,
@@ -180,7 +186,6 @@ impl Member {
             Arc::clone(&coordinator),
             cluster,
             who.clone(),
-            beat.interval,
             Arc::clone(&shared),
         ));
         Ok(Member {
@@ -222,6 +227,24 @@ impl Member {
     pub(crate) fn owns(&self, owned: Vec<([u8; 16], Vec<i32>)>) {
         self.state().owned = Some(owned);
         self.shared.nudge.notify_one();
+    }
+
+    /// Makes sure the member is still in the group, if it may not be (see [`confirm`]).
+    pub(crate) async fn confirm(&self) {
+        let every = self.state().interval;
+        let state = || {
+            let state = self.state();
+            (state.pulse, state.news.is_some())
+        };
+        let shared = &self.shared;
+        confirm(
+            &shared.arrived,
+            &shared.nudge,
+            every,
+            self.task.is_finished(),
+            state,
+        )
+        .await;
     }
 
     /// Waits until the task has news or a target (at once if it has).
@@ -359,7 +382,6 @@ async fn beating(
     coordinator: Arc<Coordinator>,
     cluster: Arc<Cluster>,
     who: Identity,
-    mut interval: Duration,
     shared: Arc<Shared>,
 ) {
     let tell = |state: &mut State, news| {
@@ -367,6 +389,7 @@ async fn beating(
         shared.arrived.notify_one();
     };
     loop {
+        let interval = lock(&shared.state).interval;
         tokio::select! {
             () = tokio::time::sleep(interval) => {}
             () = shared.nudge.notified() => {}
@@ -386,6 +409,7 @@ async fn beating(
             let _ = beat(&coordinator, &who, LEAVE_EPOCH, None).await;
             return tell(&mut lock(&shared.state), News::Left);
         }
+        let sent = Instant::now();
         let answer = beat(&coordinator, &who, epoch, owned.clone()).await;
         let named = match &answer {
             Ok(Beat {
@@ -395,12 +419,14 @@ async fn beating(
             _ => None,
         };
         let mut state = lock(&shared.state);
+        state.pulse.answered(sent, answer.is_ok());
+        shared.arrived.notify_one();
         match (answer, named) {
             (Ok(_), Some(Err(e))) => tell(&mut state, News::Failed(e)),
             (Ok(beat), named) => {
                 state.epoch = beat.epoch;
                 if !beat.interval.is_zero() {
-                    interval = beat.interval;
+                    state.interval = beat.interval;
                 }
                 if let Some(Ok(target)) = named {
                     state.target = Some(target);

@@ -3,7 +3,7 @@
 //! share a topic's partitions and take them over as others leave, ringwire's and
 //! librdkafka's in one group.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::pin::Pin;
 use std::time::{Duration, Instant};
@@ -443,6 +443,87 @@ pub(crate) fn a_member_that_vanishes_is_replaced(bootstrap: &str) {
         x.leave().await.unwrap();
         y.leave().await.unwrap();
     });
+}
+
+/// Members silent past their session (their runtime blocked, heartbeats and all) are
+/// dropped by the coordinator while records wait for them. Each hears so before its next
+/// poll hands anything out (a member's Fetch would still be answered), joins again, and
+/// every record is handed out once.
+pub(crate) fn members_dropped_while_paused_hand_out_nothing_twice(bootstrap: &str) {
+    let mut conn = connect(bootstrap);
+    let topic = unique("group-paused");
+    let group = unique("paused");
+    create(&mut conn, &topic, 2, &[]);
+    let config = ConsumerConfig {
+        session_timeout: Duration::from_secs(2),
+        ..member(&group)
+    };
+    runtime().block_on(async {
+        let mut a = Consumer::connect(bootstrap, config.clone()).await.unwrap();
+        a.subscribe(&[&topic], Reset::Earliest).await.unwrap();
+        let mut b = Consumer::connect(bootstrap, config).await.unwrap();
+        join_beside(&mut b, &topic, &mut [&mut a]).await;
+        let generation = |c: &Consumer| c.member().map(|(_, generation)| generation);
+        let before = generation(&a);
+        let mut producer = connect_async(bootstrap).await;
+        for partition in 0..2 {
+            let record = one_record(b"after");
+            producer
+                .produce(&topic, partition, &record, Acks::Leader)
+                .await
+                .unwrap();
+        }
+        std::thread::sleep(Duration::from_secs(4));
+
+        let got = RefCell::new(Vec::new());
+        let done = [Cell::new(false), Cell::new(false)];
+        let rejoined = |c: &Consumer| {
+            generation(c).is_some_and(|g| Some(g) != before)
+                && c.assignment().len() == 1
+                && c.assignment()
+                    .iter()
+                    .all(|(_, p)| c.position(&topic, *p) == Some(1))
+        };
+        tokio::join!(
+            poll_until_all(&mut a, &done, 0, &rejoined, &got),
+            poll_until_all(&mut b, &done, 1, &rejoined, &got)
+        );
+        let mut all = got.into_inner();
+        all.sort();
+        assert_eq!(all, ["0:after", "1:after"]);
+        a.leave().await.unwrap();
+        b.leave().await.unwrap();
+    });
+}
+
+/// Polls `consumer` until `ready` held for every member of `done` (its own `done[me]`),
+/// adding what it hands out to `got` as `partition:value`.
+async fn poll_until_all(
+    consumer: &mut Consumer,
+    done: &[Cell<bool>],
+    me: usize,
+    ready: &impl Fn(&Consumer) -> bool,
+    got: &RefCell<Vec<String>>,
+) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        done[me].set(ready(consumer));
+        if done.iter().all(Cell::get) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "stuck at {:?}",
+            consumer.assignment()
+        );
+        consumer
+            .poll(|_, partition, r| {
+                let value = String::from_utf8_lossy(r.value.unwrap_or_default());
+                got.borrow_mut().push(format!("{partition}:{value}"));
+            })
+            .await
+            .unwrap();
+    }
 }
 
 pub(crate) fn a_topic_created_after_subscribing_is_shared(bootstrap: &str) {

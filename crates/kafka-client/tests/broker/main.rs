@@ -1106,6 +1106,10 @@ const TESTS: &[Test] = &[
         groups::a_member_that_vanishes_is_replaced,
     ),
     (
+        "members_dropped_while_paused_hand_out_nothing_twice",
+        groups::members_dropped_while_paused_hand_out_nothing_twice,
+    ),
+    (
         "a_topic_created_after_subscribing_is_shared",
         groups::a_topic_created_after_subscribing_is_shared,
     ),
