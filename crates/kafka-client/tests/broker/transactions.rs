@@ -66,8 +66,9 @@ pub(crate) fn committed_transactions_are_read_and_aborted_ones_are_not(bootstrap
             matches!(outside, Err(ClientError::TransactionState(_))),
             "{outside:?}"
         );
-        // Connections once the first round has opened them (the group's coordinator's
-        // included): the later rounds open none.
+        // Connections once the first round has opened them (the group's coordinator's and
+        // the leader's, whose sender connects when the first records go, which may be after
+        // `send_offsets_to_transaction`): the later rounds open none.
         let mut known = None;
         for (round, commit) in [(0, true), (1, false), (2, true)] {
             producer.begin_transaction().unwrap();
@@ -90,13 +91,6 @@ pub(crate) fn committed_transactions_are_read_and_aborted_ones_are_not(bootstrap
                 .send_offsets_to_transaction(&GroupMetadata::standalone(&group), &offsets)
                 .await
                 .unwrap();
-            match &known {
-                None => known = Some(super::sockets()),
-                Some(known) => {
-                    let opened: Vec<_> = super::sockets().difference(known).copied().collect();
-                    assert_eq!(opened, [], "round {round} connected again");
-                }
-            }
             if commit {
                 // While it commits, records and a second commit are refused (polled in
                 // order on this one thread: the commit has begun when they are asked).
@@ -117,6 +111,13 @@ pub(crate) fn committed_transactions_are_read_and_aborted_ones_are_not(bootstrap
                 );
             } else {
                 producer.abort_transaction().await.unwrap();
+            }
+            match &known {
+                None => known = Some(super::sockets()),
+                Some(known) => {
+                    let opened: Vec<_> = super::sockets().difference(known).copied().collect();
+                    assert_eq!(opened, [], "round {round} connected again");
+                }
             }
         }
         let ended = producer.commit_transaction().await;
