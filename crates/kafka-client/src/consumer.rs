@@ -105,6 +105,17 @@ pub struct ConsumerConfig {
     /// out since the last [`commit`](Consumer::commit) are handed out again to the partition's
     /// next owner (at least once).
     pub commit_on_rebalance: bool,
+    /// Commits the positions (what [`poll`](Consumer::poll) handed out) this often, from a
+    /// poll, and on [`leave`](Consumer::leave) and before a rebalance as
+    /// [`commit_on_rebalance`](Self::commit_on_rebalance) does: Kafka's `enable.auto.commit`
+    /// with `auto.commit.interval.ms` (on, 5 s, in Java's consumer). What a poll handed out is
+    /// committed by a later poll, so a consumer done with each record before its next poll
+    /// handles every record at least once across restarts and rebalances; only positions
+    /// that moved since their last commit are sent. A commit the group refuses while it
+    /// rebalances, or one that fails on the way, is left for the next interval. `None`, the
+    /// default: commits are the caller's ([`commit`](Consumer::commit),
+    /// [`commit_offsets`](Consumer::commit_offsets)).
+    pub auto_commit: Option<Duration>,
     /// Where a partition goes on from when its position is out of its log's range (records
     /// deleted by retention while the consumer was away, or a [`seek`](Consumer::seek) past
     /// the end): Kafka's `auto.offset.reset`, `Latest` by default as there. `None`: the
@@ -152,6 +163,7 @@ impl Default for ConsumerConfig {
             rebalance_timeout: Duration::from_secs(60),
             metadata_max_age: Duration::from_secs(300),
             commit_on_rebalance: false,
+            auto_commit: None,
             offset_reset: Some(Reset::Latest),
             group_protocol: GroupProtocol::Classic,
             group_remote_assignor: None,
@@ -289,6 +301,8 @@ struct Assigned {
     sought: bool,
     /// Not fetched until resumed ([`pause`](Consumer::pause)).
     paused: bool,
+    /// The offset this consumer last committed for the partition, if any.
+    committed: Option<i64>,
 }
 
 /// One leader's connection and the Fetch in flight on it, if any.
@@ -312,6 +326,8 @@ pub struct Consumer {
     coordinator: Option<Arc<Coordinator>>,
     /// The group membership [`subscribe`](Consumer::subscribe) began.
     membership: Option<Membership>,
+    /// When a poll commits next, with [`ConsumerConfig::auto_commit`].
+    next_auto_commit: Instant,
 }
 
 /// A member of the group: what it subscribed to, and who it is in the current generation.
@@ -393,6 +409,7 @@ impl Consumer {
             .group
             .clone()
             .map(|group| Arc::new(Coordinator::new(group, GROUP, Arc::clone(&cluster))));
+        let next_auto_commit = Instant::now() + config.auto_commit.unwrap_or_default();
         Ok(Consumer {
             cluster,
             config,
@@ -402,6 +419,7 @@ impl Consumer {
             scratch: Vec::new(),
             coordinator,
             membership: None,
+            next_auto_commit,
         })
     }
 
@@ -421,14 +439,17 @@ impl Consumer {
         partition: i32,
         start: Start,
     ) -> Result<(), ClientError> {
-        let offset = match start {
-            Start::At(offset) => offset,
-            Start::Earliest => self.log_offset(topic, partition, EARLIEST).await?,
-            Start::Latest => self.log_offset(topic, partition, LATEST).await?,
-            Start::Committed(reset) => match self.committed(topic, partition).await? {
-                Some(offset) => offset,
-                None => self.log_offset(topic, partition, reset.timestamp()).await?,
-            },
+        let committed = match start {
+            Start::Committed(_) => self.committed(topic, partition).await?,
+            _ => None,
+        };
+        let offset = match (start, committed) {
+            (_, Some(offset)) | (Start::At(offset), _) => offset,
+            (Start::Earliest, _) => self.log_offset(topic, partition, EARLIEST).await?,
+            (Start::Latest, _) => self.log_offset(topic, partition, LATEST).await?,
+            (Start::Committed(reset), None) => {
+                self.log_offset(topic, partition, reset.timestamp()).await?
+            }
         };
         self.assigned
             .retain(|a| !(a.partition == partition && *a.topic == *topic));
@@ -447,6 +468,7 @@ impl Consumer {
             end: None,
             sought: false,
             paused: false,
+            committed,
         });
         Ok(())
     }
@@ -561,14 +583,51 @@ impl Consumer {
     /// hand out) for [`ConsumerConfig::group`]: a consumer of that group started with
     /// [`Start::Committed`] goes on from there.
     pub async fn commit(&mut self) -> Result<(), ClientError> {
+        self.commit_positions(|_| true).await
+    }
+
+    /// Commits the positions of the assigned partitions `pick` chooses.
+    async fn commit_positions(
+        &mut self,
+        pick: impl Fn(&Assigned) -> bool,
+    ) -> Result<(), ClientError> {
         let positions: Vec<(Arc<str>, i32, i64)> = self
             .assigned
             .iter()
+            .filter(|a| pick(a))
             .map(|a| (Arc::clone(&a.topic), a.partition, a.position))
             .collect();
         let offsets: Vec<(&str, i32, i64)> =
             positions.iter().map(|(t, p, o)| (&**t, *p, *o)).collect();
         self.commit_offsets(&offsets).await
+    }
+
+    /// Whether positions are committed before a rebalance and on leaving.
+    fn commits_on_rebalance(&self) -> bool {
+        self.config.commit_on_rebalance || self.config.auto_commit.is_some()
+    }
+
+    /// With [`ConsumerConfig::auto_commit`], once its interval passed, commits the positions
+    /// that moved since their last commit.
+    async fn auto_commit(&mut self) -> Result<(), ClientError> {
+        let Some(every) = self.config.auto_commit else {
+            return Ok(());
+        };
+        let now = Instant::now();
+        if self.coordinator.is_none() || now < self.next_auto_commit {
+            return Ok(());
+        }
+        self.next_auto_commit = now + every;
+        let moved = |a: &Assigned| a.committed != Some(a.position);
+        if !self.assigned.iter().any(moved) {
+            return Ok(());
+        }
+        match self.commit_positions(moved).await {
+            // The group moves on (the poll joins again) or the way failed: the next
+            // interval commits what moved by then.
+            Err(e) if e.is_rebalance() || e.is_transient() => Ok(()),
+            committed => committed,
+        }
     }
 
     /// Commits, for [`ConsumerConfig::group`], each `(topic, partition, offset)`: the offset is
@@ -628,6 +687,13 @@ impl Consumer {
             if retries < STALE_RETRIES && commit_again(&committed, sent, now) {
                 retries += 1;
                 continue;
+            }
+            if committed.is_ok() {
+                for &(topic, partition, offset) in &offsets {
+                    if let Some(a) = find(&mut self.assigned, topic, partition) {
+                        a.committed = Some(offset);
+                    }
+                }
             }
             return self.note_group_error(committed);
         }
@@ -752,7 +818,7 @@ impl Consumer {
     /// ([`group_instance_id`](ConsumerConfig::group_instance_id)) leaves for good too: drop it
     /// instead when it is coming back.
     pub async fn leave(&mut self) -> Result<(), ClientError> {
-        if self.config.commit_on_rebalance && !self.assigned.is_empty() {
+        if self.commits_on_rebalance() && !self.assigned.is_empty() {
             match self.commit().await {
                 // The group moved on without this member: nothing of it to commit.
                 Err(e) if !e.is_rebalance() => return Err(e),
@@ -900,7 +966,7 @@ impl Consumer {
         }
         let deadline =
             Instant::now() + self.config.rebalance_timeout + self.config.client.request_timeout;
-        if self.config.commit_on_rebalance
+        if self.commits_on_rebalance()
             && !self.assigned.is_empty()
             && self
                 .membership
@@ -1041,7 +1107,7 @@ impl Consumer {
             }
             None => unreachable!("a member of the consumer protocol"),
         };
-        if self.config.commit_on_rebalance && !self.assigned.is_empty() {
+        if self.commits_on_rebalance() && !self.assigned.is_empty() {
             // Best effort, as before a classic join.
             let _ = self.commit().await;
         }
@@ -1117,18 +1183,10 @@ impl Consumer {
                 .iter()
                 .any(|(topic, partitions)| *topic == *a.topic && partitions.contains(&a.partition))
         };
-        let revoked: Vec<(Arc<str>, i32, i64)> = self
-            .assigned
-            .iter()
-            .filter(|a| !kept(a))
-            .map(|a| (Arc::clone(&a.topic), a.partition, a.position))
-            .collect();
-        if !revoked.is_empty() {
-            if self.config.commit_on_rebalance {
-                let offsets: Vec<(&str, i32, i64)> =
-                    revoked.iter().map(|(t, p, o)| (&**t, *p, *o)).collect();
+        if self.assigned.iter().any(|a| !kept(a)) {
+            if self.commits_on_rebalance() {
                 // Best effort: a member fenced meanwhile can no longer commit.
-                let _ = self.commit_offsets(&offsets).await;
+                let _ = self.commit_positions(|a| !kept(a)).await;
             }
             // Fetch answers in flight may hold records of the partitions dropped: they go,
             // and the kept partitions fetch again from their positions.
@@ -1269,6 +1327,7 @@ impl Consumer {
         if let Some(membership) = &self.membership {
             membership.polled();
         }
+        self.auto_commit().await?;
         let mut handed = false;
         let mut retried = false;
         loop {

@@ -445,6 +445,61 @@ pub(crate) fn a_member_that_vanishes_is_replaced(bootstrap: &str) {
     });
 }
 
+/// `auto_commit`: a poll commits what earlier polls handed out once the interval passed,
+/// `leave` commits too, and the group's next member goes on from there.
+pub(crate) fn auto_commit_commits_what_polls_handed_out(bootstrap: &str) {
+    let mut conn = connect(bootstrap);
+    let topic = unique("group-auto");
+    create(&mut conn, &topic, 1, &[]);
+    for i in 0..10 {
+        let value = format!("{i}");
+        conn.produce(&topic, 0, &one_record(value.as_bytes()), Acks::Leader)
+            .unwrap();
+    }
+    let every_poll = unique("auto-every");
+    let hourly = unique("auto-hourly");
+    let config = |group: &str, every: u64| ConsumerConfig {
+        auto_commit: Some(Duration::from_secs(every)),
+        commit_on_rebalance: false,
+        ..member(group)
+    };
+    runtime().block_on(async {
+        // Every poll commits where the polls before it got to: the one after the last
+        // record commits past it.
+        let mut a = Consumer::connect(bootstrap, config(&every_poll, 0))
+            .await
+            .unwrap();
+        a.subscribe(&[&topic], Reset::Earliest).await.unwrap();
+        assert_eq!(consume_to(&mut a, &topic, &[(0, 10)]).await.len(), 10);
+        let before = a.committed(&topic, 0).await.unwrap();
+        assert!(before.is_some_and(|offset| offset < 10), "{before:?}");
+        a.poll(|_, _, _| {}).await.unwrap();
+        assert_eq!(a.committed(&topic, 0).await.unwrap(), Some(10));
+
+        // Not due within the hour: nothing committed until the member leaves.
+        let mut b = Consumer::connect(bootstrap, config(&hourly, 3600))
+            .await
+            .unwrap();
+        b.subscribe(&[&topic], Reset::Earliest).await.unwrap();
+        assert_eq!(consume_to(&mut b, &topic, &[(0, 10)]).await.len(), 10);
+        b.poll(|_, _, _| {}).await.unwrap();
+        assert_eq!(b.committed(&topic, 0).await.unwrap(), None);
+        b.leave().await.unwrap();
+        assert_eq!(b.committed(&topic, 0).await.unwrap(), Some(10));
+        a.leave().await.unwrap();
+    });
+    conn.produce(&topic, 0, &one_record(b"later"), Acks::Leader)
+        .unwrap();
+    runtime().block_on(async {
+        let mut c = Consumer::connect(bootstrap, config(&every_poll, 0))
+            .await
+            .unwrap();
+        c.subscribe(&[&topic], Reset::Earliest).await.unwrap();
+        assert_eq!(consume_to(&mut c, &topic, &[(0, 11)]).await, ["0:later"]);
+        c.leave().await.unwrap();
+    });
+}
+
 /// Members silent past their session (their runtime blocked, heartbeats and all) are
 /// dropped by the coordinator while records wait for them. Each hears so before its next
 /// poll hands anything out (a member's Fetch would still be answered), joins again, and

@@ -1106,6 +1106,10 @@ const TESTS: &[Test] = &[
         groups::a_member_that_vanishes_is_replaced,
     ),
     (
+        "auto_commit_commits_what_polls_handed_out",
+        groups::auto_commit_commits_what_polls_handed_out,
+    ),
+    (
         "members_dropped_while_paused_hand_out_nothing_twice",
         groups::members_dropped_while_paused_hand_out_nothing_twice,
     ),
