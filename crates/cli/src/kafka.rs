@@ -85,6 +85,10 @@ enum KafkaCommand {
         /// committed nothing).
         #[arg(long)]
         from_beginning: bool,
+        /// Start at the first record stamped at or after this time, in milliseconds since
+        /// the Unix epoch (`date +%s%3N`), as kcat's `-o s@MS`; at the end where none is.
+        #[arg(long, value_name = "MS", conflicts_with_all = ["from_beginning", "group"])]
+        from_time: Option<i64>,
         /// Consume as a member of this consumer group, as kcat -G does: the group's members
         /// share the partitions, each read from where the group committed; what is printed
         /// is committed as it goes.
@@ -314,6 +318,7 @@ async fn command(args: &KafkaArgs) -> Result<(), String> {
         KafkaCommand::Consume {
             topic,
             from_beginning,
+            from_time,
             group,
             properties,
             count,
@@ -326,16 +331,16 @@ async fn command(args: &KafkaArgs) -> Result<(), String> {
                 key_delimiter: key_delimiter.as_deref().map(str::as_bytes),
                 null: if *null { b"NULL" } else { b"" },
             };
-            let reset = if *from_beginning {
-                Reset::Earliest
-            } else {
-                Reset::Latest
+            let from = match (from_time, from_beginning) {
+                (Some(ms), _) => Start::Time(*ms),
+                (None, true) => Start::Earliest,
+                (None, false) => Start::Latest,
             };
             let until = Until {
                 count: *count,
                 at_end: *exit_at_end,
             };
-            consume(bootstrap, topic, config, reset, until, &format).await
+            consume(bootstrap, topic, config, from, until, &format).await
         }
     }
 }
@@ -598,15 +603,15 @@ fn member_config(
 }
 
 /// Prints `topic`'s records until `until` says. As a member of `config`'s group if it has
-/// one: its share of the partitions, each from where the group committed (else from
-/// `reset`), committing the offset past each record printed after every answer and before
-/// it stops, then leaving the group unless it is a static member; without, every partition
-/// from `reset`.
+/// one: its share of the partitions, each from where the group committed (else from the
+/// end `from` names), committing the offset past each record printed after every answer
+/// and before it stops, then leaving the group unless it is a static member; without, every
+/// partition from `from`.
 async fn consume(
     bootstrap: &str,
     topic: &str,
     config: ConsumerConfig,
-    reset: Reset,
+    from: Start,
     until: Until,
     format: &Format<'_>,
 ) -> Result<(), String> {
@@ -623,10 +628,15 @@ async fn consume(
     let mut consumer = Consumer::connect(bootstrap, config)
         .await
         .map_err(|e| not_connected(bootstrap, &e))?;
-    let joined = match (&group, reset) {
-        (Some(_), reset) if pattern => consumer.subscribe_pattern(topic, reset).await,
-        (Some(_), reset) => consumer.subscribe(&[topic], reset).await,
-        (None, reset) => consumer.assign(topic, reset.into()).await.map(drop),
+    // A group member starts where its group committed, else at the end `from` names.
+    let reset = match from {
+        Start::Earliest => Reset::Earliest,
+        _ => Reset::Latest,
+    };
+    let joined = match &group {
+        Some(_) if pattern => consumer.subscribe_pattern(topic, reset).await,
+        Some(_) => consumer.subscribe(&[topic], reset).await,
+        None => consumer.assign(topic, from).await.map(drop),
     };
     joined.map_err(|e| format!("topic {topic}: {}", line(e)))?;
     let mut left = until.count.unwrap_or(usize::MAX);

@@ -277,6 +277,7 @@ fn creates_produces_and_consumes_against_a_real_broker() {
     };
     assert_eq!(partition_of("keyed one"), partition_of("keyed two"));
 
+    from_a_time(b, &format!("{topic}-time"));
     read_committed_as_kcat(&broker, &format!("{topic}-txn"));
     produce_in_a_transaction(b, &format!("{topic}-ptxn"));
     ends_quietly_when_its_reader_leaves(b, &format!("{topic}-pipe"));
@@ -288,6 +289,25 @@ fn creates_produces_and_consumes_against_a_real_broker() {
     over_tls(&broker, &format!("{topic}-tls"));
     with_a_client_certificate(&broker, &format!("{topic}-mtls"));
     with_sasl(&broker, &format!("{topic}-sasl"));
+}
+
+/// `consume --from-time MS`: the records stamped from then on, none before.
+fn from_a_time(b: &str, topic: &str) {
+    kafka(b, &["topics", "create", topic, "--partitions", "1"], b"");
+    kafka(b, &["produce", topic], b"before 1\nbefore 2\n");
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis()
+        .to_string();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    kafka(b, &["produce", topic], b"after 1\nafter 2\n");
+    let since = kafka(b, &["consume", topic, "--from-time", &now, "-e"], b"");
+    assert_eq!(sorted_lines(&since.stdout), ["after 1", "after 2"]);
+    let later = (now.parse::<i64>().unwrap() + 60_000).to_string();
+    let none = kafka(b, &["consume", topic, "--from-time", &later, "-e"], b"");
+    assert!(none.stdout.is_empty());
 }
 
 /// Kafka's own Java producer commits a transaction and aborts one; `consume -X

@@ -210,6 +210,9 @@ pub enum Start {
     Latest,
     /// This offset.
     At(i64),
+    /// The first record stamped at or after this time, in milliseconds since the Unix epoch
+    /// (Java's `offsetsForTimes`, kcat's `-o s@`); after the newest record if none is.
+    Time(i64),
     /// Where [`ConsumerConfig::group`] committed; where `Reset` says if it committed nothing
     /// for the partition.
     Committed(Reset),
@@ -447,6 +450,12 @@ impl Consumer {
             (_, Some(offset)) | (Start::At(offset), _) => offset,
             (Start::Earliest, _) => self.log_offset(topic, partition, EARLIEST).await?,
             (Start::Latest, _) => self.log_offset(topic, partition, LATEST).await?,
+            // Before the epoch, ListOffsets' -1 and -2 would mean the log's ends.
+            (Start::Time(ms), _) => match self.log_offset(topic, partition, ms.max(0)).await? {
+                // No record that late.
+                -1 => self.log_offset(topic, partition, LATEST).await?,
+                offset => offset,
+            },
             (Start::Committed(reset), None) => {
                 self.log_offset(topic, partition, reset.timestamp()).await?
             }

@@ -261,7 +261,7 @@ pub(crate) fn sockets() -> std::collections::BTreeSet<u64> {
         .collect()
 }
 
-fn now_ms() -> i64 {
+pub(crate) fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
@@ -1213,6 +1213,7 @@ const TESTS: &[Test] = &[
         pipelined::producer_and_consumer_pipeline_many_partitions,
     ),
     ("seek_rewinds_and_skips", pipelined::seek_rewinds_and_skips),
+    ("start_at_a_time", pipelined::start_at_a_time),
     (
         "pause_holds_a_partition_back",
         pipelined::pause_holds_a_partition_back,

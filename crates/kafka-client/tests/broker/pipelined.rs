@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use ringwire_kafka::api::list_offsets::LATEST;
 use ringwire_kafka::api::produce::Acks;
-use ringwire_kafka::record::Compression;
+use ringwire_kafka::record::{BatchEncoder, BatchOptions, Compression, NewRecord};
 use ringwire_kafka::ErrorCode;
 use ringwire_kafka_client::{
     ClientError, Consumer, ConsumerConfig, Delivery, Isolation, Producer, ProducerConfig,
@@ -538,6 +538,54 @@ pub(crate) fn seek_rewinds_and_skips(bootstrap: &str) {
             matches!(err, ClientError::NotAssigned { partition: 1, .. }),
             "{err}"
         );
+    });
+}
+
+/// `Start::Time`: the first record stamped at or after the time, within a batch or at its
+/// start; past the newest record, the end of the log.
+pub(crate) fn start_at_a_time(bootstrap: &str) {
+    let mut conn = connect(bootstrap);
+    let topic = unique("start-time");
+    create(&mut conn, &topic, 1, &[]);
+    // Two batches: records stamped t, t+1 s, t+2 s, then t+3 s.
+    let t = super::now_ms() - 60_000;
+    let record = |i: i64, value| NewRecord {
+        timestamp: t + 1000 * i,
+        key: None,
+        value: Some(value),
+        headers: &[],
+    };
+    let batches = [
+        vec![record(0, b"a"), record(1, b"b"), record(2, b"c")],
+        vec![record(3, b"d")],
+    ];
+    for batch in &batches {
+        let mut bytes = Vec::new();
+        BatchEncoder::new()
+            .encode(&BatchOptions::default(), batch, &mut bytes)
+            .unwrap();
+        conn.produce(&topic, 0, &bytes, Acks::Leader).unwrap();
+    }
+    runtime().block_on(async {
+        for (at, first) in [
+            (t - 5000, 0),
+            (t, 0),
+            (t + 1, 1),
+            (t + 2000, 2),
+            (t + 2500, 3),
+            (t + 3000, 3),
+            (t + 3001, 4),
+            (-1, 0),
+        ] {
+            let mut consumer = Consumer::connect(bootstrap, quick_consumer(None))
+                .await
+                .unwrap();
+            consumer
+                .assign_partition(&topic, 0, Start::Time(at))
+                .await
+                .unwrap();
+            assert_eq!(consumer.position(&topic, 0), Some(first), "at {at}, t {t}");
+        }
     });
 }
 
