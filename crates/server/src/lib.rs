@@ -61,6 +61,7 @@ mod handler;
 mod informational;
 mod listen;
 pub mod middleware;
+pub mod multipart;
 mod pace;
 pub mod proxy_protocol;
 mod request;

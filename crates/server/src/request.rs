@@ -246,6 +246,23 @@ impl<'a> Request<'a> {
         serde_json::from_slice(self.body)
     }
 
+    /// The `multipart/form-data` fields of the [`body`](Self::body) (a browser's form, `curl
+    /// -F`, file uploads), read in place: names and data are slices of the body. Within
+    /// the default [`Limits`](crate::multipart::Limits); a handler that streams its body
+    /// reads it with [`Multipart`](crate::multipart::Multipart) instead.
+    ///
+    /// # Errors
+    ///
+    /// [`MultipartError::NotMultipart`](crate::multipart::MultipartError) for a request
+    /// whose `content-type` is not `multipart/form-data` with a boundary (a `415` or `400`
+    /// to answer); the other errors come from the fields, each a `400`.
+    pub fn multipart(
+        &self,
+    ) -> Result<crate::multipart::Fields<'a>, crate::multipart::MultipartError> {
+        let content_type = self.head.header("content-type").unwrap_or_default();
+        crate::multipart::Fields::new(content_type, self.body, crate::multipart::Limits::default())
+    }
+
     /// The path parameters of the route that matched (none outside a
     /// [`Router`](crate::Router)).
     pub fn params(&self) -> &'a Params<'a> {

@@ -1,0 +1,205 @@
+//! `multipart/form-data` uploads from curl (`-F`), over HTTP/1.1 (a length, chunked) and
+//! HTTP/2: read whole in place with `Request::multipart`, and as the body arrives with
+//! `Multipart` fed by a `BodyReader` (an upload larger than the server buffers); bad
+//! bodies answered 400.
+
+mod common;
+
+use std::fmt::Write as _;
+
+use common::{curl_text, start};
+use ringwire_server::multipart::{Event, Limits, Multipart, PartHead};
+use ringwire_server::{handler_fn, streaming, Request, Response, ServerConfig};
+
+/// FNV-1a, to compare data without sending it back.
+fn fnv(data: &[u8], mut hash: u64) -> u64 {
+    for &b in data {
+        hash = (hash ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+    }
+    hash
+}
+
+const FNV_START: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// One line per field: name, file name, type, length, hash.
+fn line(
+    out: &mut String,
+    name: &str,
+    file: Option<&str>,
+    kind: Option<&str>,
+    len: usize,
+    hash: u64,
+) {
+    let _ = writeln!(
+        out,
+        "{name}|{}|{}|{len}|{hash:x}",
+        file.unwrap_or("-"),
+        kind.unwrap_or("-")
+    );
+}
+
+async fn buffered(request: &Request<'_>) -> Response {
+    let fields = match request.multipart() {
+        Ok(fields) => fields,
+        Err(e) => return Response::text(format!("{e}\n")).status_code(400),
+    };
+    let body = request.body().as_ptr_range();
+    let mut out = String::new();
+    for field in fields {
+        let field = match field {
+            Ok(field) => field,
+            Err(e) => return Response::text(format!("{e}\n")).status_code(400),
+        };
+        let h = &field.head;
+        let len = field.data.len();
+        line(
+            &mut out,
+            h.name,
+            h.filename,
+            h.content_type,
+            len,
+            fnv(field.data, FNV_START),
+        );
+        // In place: the data is a slice of the body.
+        assert!(len == 0 || body.contains(&field.data.as_ptr()));
+    }
+    Response::text(out)
+}
+
+async fn streamed(request: &Request<'_>) -> Response {
+    let content_type = request.head().header("content-type").unwrap_or_default();
+    let mut reader = match Multipart::new(content_type, Limits::default()) {
+        Ok(reader) => reader,
+        Err(e) => return Response::text(format!("{e}\n")).status_code(400),
+    };
+    let mut body = request.body_reader().expect("a streamed body");
+    let (mut pending, mut chunk) = (Vec::new(), vec![0; 16 << 10]);
+    let mut out = String::new();
+    let mut field: Option<Seen> = None;
+    let mut eof = false;
+    loop {
+        let (used, event) = match reader.next(&pending, eof) {
+            Ok(step) => step,
+            Err(e) => return Response::text(format!("{e}\n")).status_code(400),
+        };
+        let ended = matches!(event, Some(Event::End));
+        match event {
+            None => {
+                pending.drain(..used);
+                let n = body.read(&mut chunk).await.expect("the body");
+                eof = n == 0;
+                pending.extend_from_slice(&chunk[..n]);
+                continue;
+            }
+            Some(Event::Data(data)) => {
+                let f = field.as_mut().expect("data in a part");
+                f.len += data.len();
+                f.hash = fnv(data, f.hash);
+            }
+            Some(Event::Part(head)) => {
+                if let Some(f) = field.replace(Seen::new(&head)) {
+                    f.line(&mut out);
+                }
+            }
+            Some(Event::End) => {
+                if let Some(f) = field.take() {
+                    f.line(&mut out);
+                }
+            }
+        }
+        pending.drain(..used);
+        if ended {
+            return Response::text(out);
+        }
+    }
+}
+
+/// A field read as it arrives: its head, and its data's length and hash so far.
+struct Seen {
+    name: String,
+    file: Option<String>,
+    kind: Option<String>,
+    len: usize,
+    hash: u64,
+}
+
+impl Seen {
+    fn new(head: &PartHead<'_>) -> Seen {
+        Seen {
+            name: head.name.to_owned(),
+            file: head.filename.map(str::to_owned),
+            kind: head.content_type.map(str::to_owned),
+            len: 0,
+            hash: FNV_START,
+        }
+    }
+
+    fn line(&self, out: &mut String) {
+        let (file, kind) = (self.file.as_deref(), self.kind.as_deref());
+        line(out, &self.name, file, kind, self.len, self.hash);
+    }
+}
+
+#[test]
+fn curl_uploads_are_read_whole_and_as_they_arrive() {
+    let dir = tempfile::tempdir().unwrap();
+    // 3 MiB of bytes that are not text, CR and LF and dashes among them.
+    let data: Vec<u8> = (0..3u32 << 20)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    let file = dir.path().join("data.bin");
+    std::fs::write(&file, &data).unwrap();
+    let expected = format!(
+        "title|-|-|11|{:x}\nempty|-|-|0|{:x}\nupload|data.bin|application/x-test|{}|{:x}\n",
+        fnv(b"hello world", FNV_START),
+        FNV_START,
+        data.len(),
+        fnv(&data, FNV_START),
+    );
+    let upload = format!("upload=@{};type=application/x-test", file.display());
+    let form = ["-F", "title=hello world", "-F", "empty=", "-F", &upload];
+
+    let whole = start(ServerConfig::default(), handler_fn(buffered));
+    let arriving = start(ServerConfig::default(), streaming(handler_fn(streamed)));
+    for addr in [whole, arriving] {
+        let url = format!("http://{addr}/upload");
+        for extra in [
+            &[][..],
+            &["-H", "transfer-encoding: chunked"],
+            &["--http2-prior-knowledge"],
+        ] {
+            let got = curl_text(&[&form[..], extra, &[&url]].concat());
+            assert_eq!(got, expected, "{addr} {extra:?}");
+        }
+    }
+}
+
+#[test]
+fn bad_bodies_are_answered_400() {
+    let whole = start(ServerConfig::default(), handler_fn(buffered));
+    let arriving = start(ServerConfig::default(), streaming(handler_fn(streamed)));
+    let cut = "--b\r\ncontent-disposition: form-data; name=a\r\n\r\nno end";
+    for addr in [whole, arriving] {
+        let url = format!("http://{addr}/upload");
+        let post = |kind: &str, body: &str| {
+            let header = format!("content-type: {kind}");
+            curl_text(&[
+                "-w",
+                "%{http_code}",
+                "-H",
+                &header,
+                "--data-binary",
+                body,
+                &url,
+            ])
+        };
+        assert_eq!(
+            post("text/plain", "x"),
+            "not multipart/form-data with a boundary\n400"
+        );
+        assert_eq!(
+            post("multipart/form-data; boundary=b", cut),
+            "multipart body ended before its closing delimiter\n400"
+        );
+    }
+}

@@ -1,0 +1,88 @@
+//! `server_multipart`: `multipart/form-data` bodies (they come from the network), read
+//! whole with `Fields` and in pieces with `Multipart`: neither may panic, and both must
+//! find the same fields (name, file name, type, data) and the same error.
+//!
+//! Input: a byte setting the piece size (1 to 64) and the limits, then the body. The
+//! boundary is `b` when the size byte is even, else `--x`.
+
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use ringwire_server::multipart::{Event, Fields, Limits, Multipart, MultipartError};
+
+type Field = (String, Option<String>, Option<String>, Vec<u8>);
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&setup, body)) = data.split_first() else {
+        return;
+    };
+    let content_type: &[u8] = if setup % 2 == 0 {
+        b"multipart/form-data; boundary=b"
+    } else {
+        b"multipart/form-data; boundary=\"--x\""
+    };
+    let limits = Limits {
+        max_parts: 1 + usize::from(setup >> 5),
+        max_head: 16 + usize::from(setup & 0x3f) * 4,
+    };
+    let piece = 1 + usize::from(setup & 0x3f);
+    let whole = whole(content_type, body, limits);
+    let pieces = in_pieces(content_type, body, limits, piece);
+    assert_eq!(whole, pieces, "pieces of {piece}");
+});
+
+fn whole(content_type: &[u8], body: &[u8], limits: Limits) -> Result<Vec<Field>, MultipartError> {
+    Fields::new(content_type, body, limits)?
+        .map(|f| {
+            let f = f?;
+            Ok((
+                f.head.name.to_owned(),
+                f.head.filename.map(str::to_owned),
+                f.head.content_type.map(str::to_owned),
+                f.data.to_vec(),
+            ))
+        })
+        .collect()
+}
+
+fn in_pieces(
+    content_type: &[u8],
+    body: &[u8],
+    limits: Limits,
+    piece: usize,
+) -> Result<Vec<Field>, MultipartError> {
+    let mut reader = Multipart::new(content_type, limits)?;
+    let (mut pending, mut fields) = (Vec::new(), Vec::<Field>::new());
+    let mut given = 0;
+    loop {
+        let eof = given == body.len();
+        let (used, event) = reader.next(&pending, eof)?;
+        assert!(used <= pending.len());
+        match event {
+            Some(Event::Part(h)) => fields.push((
+                h.name.to_owned(),
+                h.filename.map(str::to_owned),
+                h.content_type.map(str::to_owned),
+                Vec::new(),
+            )),
+            Some(Event::Data(d)) => {
+                assert!(!d.is_empty());
+                fields
+                    .last_mut()
+                    .expect("data in a part")
+                    .3
+                    .extend_from_slice(d);
+            }
+            Some(Event::End) => return Ok(fields),
+            None if eof => return Ok(fields),
+            None => {
+                let next = (given + piece).min(body.len());
+                pending.drain(..used);
+                pending.extend_from_slice(&body[given..next]);
+                given = next;
+                continue;
+            }
+        }
+        pending.drain(..used);
+    }
+}
