@@ -539,9 +539,16 @@ pub(crate) fn members_dropped_while_paused_hand_out_nothing_twice(bootstrap: &st
                     .iter()
                     .all(|(_, p)| c.position(&topic, *p) == Some(1))
         };
+        let all = || done.iter().all(Cell::get);
         tokio::join!(
-            poll_until_all(&mut a, &done, 0, &rejoined, &got),
-            poll_until_all(&mut b, &done, 1, &rejoined, &got)
+            poll_until(&mut a, &got, |c| {
+                done[0].set(rejoined(c));
+                all()
+            }),
+            poll_until(&mut b, &got, |c| {
+                done[1].set(rejoined(c));
+                all()
+            })
         );
         let mut all = got.into_inner();
         all.sort();
@@ -551,24 +558,21 @@ pub(crate) fn members_dropped_while_paused_hand_out_nothing_twice(bootstrap: &st
     });
 }
 
-/// Polls `consumer` until `ready` held for every member of `done` (its own `done[me]`),
-/// adding what it hands out to `got` as `partition:value`.
-async fn poll_until_all(
+/// Polls `consumer` until `done` says so (checked before each poll), adding what it hands
+/// out to `got` as `partition:value`.
+pub(crate) async fn poll_until(
     consumer: &mut Consumer,
-    done: &[Cell<bool>],
-    me: usize,
-    ready: &impl Fn(&Consumer) -> bool,
     got: &RefCell<Vec<String>>,
+    done: impl Fn(&Consumer) -> bool,
 ) {
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        done[me].set(ready(consumer));
-        if done.iter().all(Cell::get) {
+        if done(consumer) {
             return;
         }
         assert!(
             Instant::now() < deadline,
-            "stuck at {:?}",
+            "stuck with {:?}",
             consumer.assignment()
         );
         consumer

@@ -12,7 +12,7 @@ use ringwire_kafka::api::create_topics::NewTopic;
 use ringwire_kafka::api::produce::Acks;
 use ringwire_kafka_client::{Consumer, ConsumerConfig, GroupProtocol, Reset};
 
-use super::groups::{connect_async, produce};
+use super::groups::{connect_async, poll_until, produce};
 use super::{connect, create, runtime, script, unique};
 
 /// A member of `group` on the consumer protocol that commits what it gives up.
@@ -23,33 +23,6 @@ fn member(group: &str) -> ConsumerConfig {
         max_wait: Duration::from_millis(200),
         commit_on_rebalance: true,
         ..ConsumerConfig::default()
-    }
-}
-
-/// Polls `consumer` until `done` says so (checked before each poll), adding what it hands
-/// out to `got` as `partition:value`.
-async fn poll_until(
-    consumer: &mut Consumer,
-    got: &RefCell<Vec<String>>,
-    done: impl Fn(&Consumer) -> bool,
-) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if done(consumer) {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "stuck with {:?}",
-            consumer.assignment()
-        );
-        consumer
-            .poll(|_, partition, r| {
-                let value = String::from_utf8_lossy(r.value.unwrap_or_default());
-                got.borrow_mut().push(format!("{partition}:{value}"));
-            })
-            .await
-            .unwrap();
     }
 }
 
