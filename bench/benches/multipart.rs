@@ -57,38 +57,24 @@ fn ringwire_whole(content_type: &[u8], body: &[u8]) -> usize {
     total
 }
 
-/// The same, by `Multipart` fed `PIECE`s where they lie, as `BodyReader::with_chunk` lends
-/// them: only the bytes a piece ends with that could begin a delimiter (or a part's head cut
-/// by the piece's end) are kept in `pending` for the next.
-fn ringwire_pieces(content_type: &[u8], body: &[u8], pending: &mut Vec<u8>) -> usize {
+/// The same, by `Multipart::feed` given `PIECE`s where they lie, as `Multipart::read` gives
+/// it what `BodyReader::with_chunk` lends.
+fn ringwire_pieces(content_type: &[u8], body: &[u8], carry: &mut Vec<u8>) -> usize {
     let mut reader = Multipart::new(content_type, Limits::default()).unwrap();
-    pending.clear();
+    carry.clear();
     let mut total = 0;
+    let mut count = |event: Event<'_>| match event {
+        Event::Part(head) => {
+            black_box(head.name);
+        }
+        Event::Data(data) => total += black_box(data).len(),
+        Event::End => {}
+    };
     let mut pieces = body.chunks(PIECE).peekable();
     while let Some(piece) = pieces.next() {
         let eof = pieces.peek().is_none();
-        let joined = !pending.is_empty();
-        if joined {
-            pending.extend_from_slice(piece);
-        }
-        let buf: &[u8] = if joined { pending } else { piece };
-        let mut at = 0;
-        loop {
-            let (used, event) = reader.next(&buf[at..], eof).unwrap();
-            at += used;
-            match event {
-                Some(Event::Part(head)) => {
-                    black_box(head.name);
-                }
-                Some(Event::Data(data)) => total += black_box(data).len(),
-                Some(Event::End) => return total,
-                None => break,
-            }
-        }
-        if joined {
-            pending.drain(..at);
-        } else {
-            pending.extend_from_slice(&piece[at..]);
+        if reader.feed(carry, piece, eof, &mut count).unwrap() {
+            break;
         }
     }
     total

@@ -1,6 +1,6 @@
 //! `server_multipart`: `multipart/form-data` bodies (they come from the network), read
-//! whole with `Fields` and in pieces with `Multipart`: neither may panic, and both must
-//! find the same fields (name, file name, type, data) and the same error.
+//! whole with `Fields` and in pieces with `Multipart::feed`: neither may panic, and both
+//! must find the same fields (name, file name, type, data) and the same error.
 //!
 //! Input: a byte setting the piece size (1 to 64) and the limits, then the body. The
 //! boundary is `b` when the size byte is even, else `--x`.
@@ -52,37 +52,33 @@ fn in_pieces(
     piece: usize,
 ) -> Result<Vec<Field>, MultipartError> {
     let mut reader = Multipart::new(content_type, limits)?;
-    let (mut pending, mut fields) = (Vec::new(), Vec::<Field>::new());
-    let mut given = 0;
-    loop {
-        let eof = given == body.len();
-        let (used, event) = reader.next(&pending, eof)?;
-        assert!(used <= pending.len());
-        match event {
-            Some(Event::Part(h)) => fields.push((
-                h.name.to_owned(),
-                h.filename.map(str::to_owned),
-                h.content_type.map(str::to_owned),
-                Vec::new(),
-            )),
-            Some(Event::Data(d)) => {
-                assert!(!d.is_empty());
-                fields
-                    .last_mut()
-                    .expect("data in a part")
-                    .3
-                    .extend_from_slice(d);
-            }
-            Some(Event::End) => return Ok(fields),
-            None if eof => return Ok(fields),
-            None => {
-                let next = (given + piece).min(body.len());
-                pending.drain(..used);
-                pending.extend_from_slice(&body[given..next]);
-                given = next;
-                continue;
-            }
+    let (mut carry, mut fields) = (Vec::new(), Vec::<Field>::new());
+    let mut on_event = |event: Event<'_>| match event {
+        Event::Part(h) => fields.push((
+            h.name.to_owned(),
+            h.filename.map(str::to_owned),
+            h.content_type.map(str::to_owned),
+            Vec::new(),
+        )),
+        Event::Data(d) => {
+            assert!(!d.is_empty());
+            fields
+                .last_mut()
+                .expect("data in a part")
+                .3
+                .extend_from_slice(d);
         }
-        pending.drain(..used);
+        Event::End => {}
+    };
+    let mut pieces = body.chunks(piece).peekable();
+    if pieces.peek().is_none() {
+        reader.feed(&mut carry, &[], true, &mut on_event)?;
     }
+    while let Some(bytes) = pieces.next() {
+        let eof = pieces.peek().is_none();
+        if reader.feed(&mut carry, bytes, eof, &mut on_event)? {
+            break;
+        }
+    }
+    Ok(fields)
 }

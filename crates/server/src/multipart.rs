@@ -3,8 +3,9 @@
 //! each part's head and data borrowed from the bytes it was given, so a file part is never
 //! copied by the reader. [`Request::multipart`](crate::Request::multipart) reads a
 //! buffered body's fields in place; a handler that [streams its
-//! body](crate::Handler::streams_body) feeds [`Multipart`] as the body arrives, of any size,
-//! keeping only the bytes it was not told to consume.
+//! body](crate::Handler::streams_body) reads it with [`Multipart::read`] as it arrives, of any
+//! size, each piece where the connection lends it (only the few bytes a piece ends with that
+//! could begin a delimiter are kept for the next).
 //!
 //! Strict where it matters and bounded: the boundary is the request's own (RFC 2046's
 //! characters, 1 to 70 of them), a part's head must be whole within [`Limits::max_head`]
@@ -53,6 +54,9 @@ pub enum MultipartError {
     TooManyParts,
     /// The body ended before its closing delimiter.
     Truncated,
+    /// The body could not be read ([`Multipart::read`]): the client sent malformed framing,
+    /// went away or sent too slowly.
+    Body(std::io::ErrorKind),
 }
 
 impl fmt::Display for MultipartError {
@@ -65,6 +69,7 @@ impl fmt::Display for MultipartError {
             Self::HeadTooLarge => "multipart part head too large",
             Self::TooManyParts => "too many multipart parts",
             Self::Truncated => "multipart body ended before its closing delimiter",
+            Self::Body(kind) => return write!(f, "multipart body not read: {kind}"),
         })
     }
 }
@@ -244,6 +249,78 @@ impl Multipart {
                     return Ok((consumed + safe, data));
                 }
                 State::Done => return Ok((buf.len(), None)),
+            }
+        }
+    }
+
+    /// Feeds `piece`, the body's next bytes (`eof`: its last), after the bytes `carry` kept
+    /// of the pieces before, reading the piece where it lies when `carry` is empty (the
+    /// usual case); `on_event` gets every event they complete. Keeps in `carry` what the
+    /// next piece must follow: the few bytes that could begin a delimiter, or a part's head
+    /// the piece cut. Returns whether the body ended (its closing delimiter read).
+    ///
+    /// # Errors
+    ///
+    /// As [`next`](Self::next).
+    pub fn feed(
+        &mut self,
+        carry: &mut Vec<u8>,
+        piece: &[u8],
+        eof: bool,
+        on_event: &mut impl FnMut(Event<'_>),
+    ) -> Result<bool, MultipartError> {
+        let joined = !carry.is_empty();
+        if joined {
+            carry.extend_from_slice(piece);
+        }
+        let buf: &[u8] = if joined { carry } else { piece };
+        let mut at = 0;
+        let ended = loop {
+            let (used, event) = self.next(&buf[at..], eof)?;
+            at += used;
+            match event {
+                Some(Event::End) => {
+                    on_event(Event::End);
+                    break true;
+                }
+                Some(event) => on_event(event),
+                None => break false,
+            }
+        };
+        if joined {
+            carry.drain(..at);
+        } else {
+            carry.extend_from_slice(&piece[at..]);
+        }
+        Ok(ended)
+    }
+
+    /// Reads a streamed body (a handler's [`BodyReader`](crate::BodyReader)) to its closing
+    /// delimiter, each piece where the connection lends it ([`feed`](Self::feed));
+    /// `on_event` gets every event. What follows the closing delimiter is left unread.
+    ///
+    /// # Errors
+    ///
+    /// As [`next`](Self::next), or [`MultipartError::Body`].
+    pub async fn read(
+        &mut self,
+        body: &mut crate::BodyReader<'_>,
+        mut on_event: impl FnMut(Event<'_>),
+    ) -> Result<(), MultipartError> {
+        let mut carry = Vec::new();
+        loop {
+            let fed = body
+                .with_chunk(|piece| self.feed(&mut carry, piece, false, &mut on_event))
+                .await
+                .map_err(|e| MultipartError::Body(e.kind()))?;
+            match fed {
+                Some(Ok(true)) => return Ok(()),
+                Some(Ok(false)) => {}
+                Some(Err(e)) => return Err(e),
+                None => {
+                    self.feed(&mut carry, &[], true, &mut on_event)?;
+                    return Ok(());
+                }
             }
         }
     }
@@ -590,6 +667,40 @@ epilogue";
                         Some(Err(None)) => ended = true,
                     }
                 }
+            }
+            assert!(ended, "pieces of {size}");
+            assert_eq!(fields, expected(), "pieces of {size}");
+        }
+    }
+
+    /// `feed`: the body in pieces of every size, read where they lie, only what a piece
+    /// leaves over carried to the next.
+    #[test]
+    fn fed_pieces_of_any_size_give_the_same_fields() {
+        for size in 1..=BODY.len() {
+            let mut reader = Multipart::new(TYPE, Limits::default()).unwrap();
+            let (mut carry, mut fields, mut ended) = (Vec::new(), Vec::<Seen>::new(), false);
+            let mut on_event = |event: Event<'_>| match event {
+                Event::Part(h) => fields.push((
+                    h.name.to_owned(),
+                    h.filename.map(str::to_owned),
+                    h.content_type.map(str::to_owned),
+                    Vec::new(),
+                )),
+                Event::Data(d) => fields.last_mut().unwrap().3.extend_from_slice(d),
+                Event::End => ended = true,
+            };
+            let mut pieces = BODY.chunks(size).peekable();
+            while let Some(piece) = pieces.next() {
+                let eof = pieces.peek().is_none();
+                if reader.feed(&mut carry, piece, eof, &mut on_event).unwrap() {
+                    break;
+                }
+                assert!(
+                    carry.len() < 200,
+                    "pieces of {size}: {} carried",
+                    carry.len()
+                );
             }
             assert!(ended, "pieces of {size}");
             assert_eq!(fields, expected(), "pieces of {size}");

@@ -248,8 +248,11 @@ impl<'a> Request<'a> {
 
     /// The `multipart/form-data` fields of the [`body`](Self::body) (a browser's form, `curl
     /// -F`, file uploads), read in place: names and data are slices of the body. Within
-    /// the default [`Limits`](crate::multipart::Limits); a handler that streams its body
-    /// reads it with [`Multipart`](crate::multipart::Multipart) instead.
+    /// the default [`Limits`](crate::multipart::Limits) ([`Fields::new`] takes others); a
+    /// handler that streams its body reads it with
+    /// [`Multipart::read`](crate::multipart::Multipart::read) instead.
+    ///
+    /// [`Fields::new`]: crate::multipart::Fields::new
     ///
     /// # Errors
     ///

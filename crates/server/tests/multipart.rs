@@ -1,7 +1,6 @@
 //! `multipart/form-data` uploads from curl (`-F`), over HTTP/1.1 (a length, chunked) and
 //! HTTP/2: read whole in place with `Request::multipart`, and as the body arrives with
-//! `Multipart` fed by a `BodyReader` (an upload larger than the server buffers); bad
-//! bodies answered 400.
+//! `Multipart::read` over a `BodyReader` (an upload of any size); bad bodies answered 400.
 
 mod common;
 
@@ -73,44 +72,30 @@ async fn streamed(request: &Request<'_>) -> Response {
         Err(e) => return Response::text(format!("{e}\n")).status_code(400),
     };
     let mut body = request.body_reader().expect("a streamed body");
-    let (mut pending, mut chunk) = (Vec::new(), vec![0; 16 << 10]);
     let mut out = String::new();
     let mut field: Option<Seen> = None;
-    let mut eof = false;
-    loop {
-        let (used, event) = match reader.next(&pending, eof) {
-            Ok(step) => step,
-            Err(e) => return Response::text(format!("{e}\n")).status_code(400),
-        };
-        let ended = matches!(event, Some(Event::End));
-        match event {
-            None => {
-                pending.drain(..used);
-                let n = body.read(&mut chunk).await.expect("the body");
-                eof = n == 0;
-                pending.extend_from_slice(&chunk[..n]);
-                continue;
-            }
-            Some(Event::Data(data)) => {
-                let f = field.as_mut().expect("data in a part");
-                f.len += data.len();
-                f.hash = fnv(data, f.hash);
-            }
-            Some(Event::Part(head)) => {
+    let read = reader
+        .read(&mut body, |event| match event {
+            Event::Part(head) => {
                 if let Some(f) = field.replace(Seen::new(&head)) {
                     f.line(&mut out);
                 }
             }
-            Some(Event::End) => {
+            Event::Data(data) => {
+                let f = field.as_mut().expect("data in a part");
+                f.len += data.len();
+                f.hash = fnv(data, f.hash);
+            }
+            Event::End => {
                 if let Some(f) = field.take() {
                     f.line(&mut out);
                 }
             }
-        }
-        pending.drain(..used);
-        if ended {
-            return Response::text(out);
-        }
+        })
+        .await;
+    match read {
+        Ok(()) => Response::text(out),
+        Err(e) => Response::text(format!("{e}\n")).status_code(400),
     }
 }
 
