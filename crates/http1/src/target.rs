@@ -185,6 +185,18 @@ pub struct QueryPairs<'a> {
     rest: Option<&'a [u8]>,
 }
 
+impl<'a> QueryPairs<'a> {
+    /// The pairs of `encoded`, a query or an `application/x-www-form-urlencoded` body (an
+    /// HTML form's), decoded on demand as [`Target::query_pairs`] decodes a query's.
+    #[must_use]
+    #[inline]
+    pub fn new(encoded: &'a [u8]) -> Self {
+        QueryPairs {
+            rest: Some(encoded),
+        }
+    }
+}
+
 impl<'a> Iterator for QueryPairs<'a> {
     type Item = (PercentDecoded<'a>, PercentDecoded<'a>);
 

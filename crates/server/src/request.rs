@@ -8,6 +8,7 @@ use std::sync::Arc;
 use crate::Socket;
 
 use ringwire_http1::encode::FieldBlock;
+use ringwire_http1::target::QueryPairs;
 
 use crate::body_reader::{BodyReader, Inflow, RequestBody};
 use crate::informational::{InformationalError, Sink};
@@ -244,6 +245,18 @@ impl<'a> Request<'a> {
     #[cfg(feature = "json")]
     pub fn json<T: serde::Deserialize<'a>>(&self) -> Result<T, serde_json::Error> {
         serde_json::from_slice(self.body)
+    }
+
+    /// The `name=value` pairs of an HTML form's body (`application/x-www-form-urlencoded`,
+    /// what a `<form method=post>` and `curl -d` send), in order, each decoded only when read
+    /// (`+` a space, `%XX` a byte) and borrowed from the [`body`](Self::body) while it needs no
+    /// decoding; `None` for a request of another content type.
+    pub fn form(&self) -> Option<QueryPairs<'a>> {
+        let content_type = self.head.header("content-type")?;
+        let essence = content_type.split(|&b| b == b';').next()?.trim_ascii();
+        essence
+            .eq_ignore_ascii_case(b"application/x-www-form-urlencoded")
+            .then(|| QueryPairs::new(self.body))
     }
 
     /// The `multipart/form-data` fields of the [`body`](Self::body) (a browser's form, `curl

@@ -1,6 +1,8 @@
-//! `multipart/form-data` uploads from curl (`-F`), over HTTP/1.1 (a length, chunked) and
-//! HTTP/2: read whole in place with `Request::multipart`, and as the body arrives with
-//! `Multipart::read` over a `BodyReader` (an upload of any size); bad bodies answered 400.
+//! Form bodies from curl, over HTTP/1.1 (a length, chunked) and HTTP/2: URL-encoded ones
+//! (`-d`, `--data-urlencode`) read in place with `Request::form`; `multipart/form-data`
+//! uploads (`-F`) read whole in place with `Request::multipart`, and as the body arrives
+//! with `Multipart::read` over a `BodyReader` (an upload of any size); bad bodies
+//! answered 400.
 
 mod common;
 
@@ -187,4 +189,49 @@ fn bad_bodies_are_answered_400() {
             "multipart body ended before its closing delimiter\n400"
         );
     }
+}
+
+async fn url_encoded(request: &Request<'_>) -> Response {
+    let Some(pairs) = request.form() else {
+        return Response::text("not a form\n").status_code(415);
+    };
+    let body = request.body().as_ptr_range();
+    let mut out = String::new();
+    for (name, value) in pairs {
+        let in_place = !value.is_encoded() && body.contains(&value.raw().as_ptr());
+        let (name, value) = (name.to_str().unwrap(), value.to_str().unwrap());
+        let _ = writeln!(
+            out,
+            "{name}={value} {}",
+            if in_place { "in place" } else { "decoded" }
+        );
+    }
+    Response::text(out)
+}
+
+#[test]
+fn url_encoded_forms_are_read_in_place() {
+    let addr = start(ServerConfig::default(), handler_fn(url_encoded));
+    let url = format!("http://{addr}/form");
+    let expected = "plain=tea in place\nspaced=caf\u{e9} & cream decoded\nempty= in place\n";
+    for extra in [
+        &[][..],
+        &["-H", "transfer-encoding: chunked"],
+        &["--http2-prior-knowledge"],
+    ] {
+        let form = [
+            "-d",
+            "plain=tea",
+            "--data-urlencode",
+            "spaced=caf\u{e9} & cream",
+            "-d",
+            "empty=",
+            "-d",
+            "",
+        ];
+        let got = curl_text(&[&form[..], extra, &[&url]].concat());
+        assert_eq!(got, expected, "{extra:?}");
+    }
+    let json = curl_text(&["-w", "%{http_code}", "--json", "{}", &url]);
+    assert_eq!(json, "not a form\n415");
 }
