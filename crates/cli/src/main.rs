@@ -10,6 +10,7 @@ mod netrc;
 mod request;
 mod serve;
 mod signal;
+mod upload;
 mod websocket;
 mod write_out;
 

@@ -9,9 +9,12 @@ use std::time::Duration;
 
 use clap::{ArgGroup, Args, ValueEnum};
 use ringwire_http1::encode::FieldBlock;
+use ringwire_http1::Method;
 use ringwire_server::files::{Dotfiles, EmbeddedSite, StaticFiles};
 use ringwire_server::middleware::{AccessLog, Compress};
-use ringwire_server::{ws, Handler, Router, Server, ServerConfig, Threading, Timeouts};
+use ringwire_server::{
+    handler_fn, streaming, ws, Handler, Router, Server, ServerConfig, Threading, Timeouts,
+};
 use ringwire_tls::{ClientAuth, TlsAcceptor, TlsError};
 
 use crate::logger;
@@ -114,22 +117,29 @@ enum Runtime {
 
 const INDEX: &[u8] = include_bytes!("../site/index.html");
 const WS_PAGE: &[u8] = include_bytes!("../site/ws.html");
+const UPLOAD_PAGE: &[u8] = include_bytes!("../site/upload.html");
 
 /// What ALPN offers, HTTP/2 first (unless `--no-http2`).
 const ALPN: &[&[u8]] = &[b"h2", b"http/1.1"];
 
-/// The built-in site: pages, and a WebSocket echo at `/ws/echo`.
+/// The built-in site: pages, a WebSocket echo at `/ws/echo`, and `/upload`, which reads a
+/// form's fields and files as they arrive.
 fn demo_site() -> Router {
     let pages = EmbeddedSite::new()
         .page("/", "text/html; charset=utf-8", INDEX)
         .page("/index.html", "text/html; charset=utf-8", INDEX)
         .page("/ws.html", "text/html; charset=utf-8", WS_PAGE)
+        .page("/upload.html", "text/html; charset=utf-8", UPLOAD_PAGE)
         .page(
             "/hello",
             "text/plain; charset=utf-8",
             b"Hello from ringwire!\n",
         );
-    Router::new().get("/ws/echo", ws::echo).fallback(pages)
+    let upload = streaming(handler_fn(crate::upload::upload));
+    Router::new()
+        .get("/ws/echo", ws::echo)
+        .route(Method::Post, "/upload", upload)
+        .fallback(pages)
 }
 
 pub(crate) fn run(args: ServeArgs) -> ExitCode {

@@ -2,6 +2,8 @@
 //! page, which echoes text and binary messages from 0 B to 4 MiB through
 //! `/ws/echo` with permessage-deflate, then reports by fetching
 //! `/hello?selftest=...`; the test reads the verdict from the access log.
+//! Its upload page likewise sends a form with a 3 MiB file as the browser
+//! encodes it (`multipart/form-data`) and checks what the server read.
 //! Over `http://` and `ws://`, and over `https://` and `wss://` with a
 //! certificate from a CA made for the test and trusted in the browser's own
 //! certificate store: there the page comes over HTTP/2, and the WebSocket over
@@ -38,11 +40,24 @@ fn chromium() -> &'static str {
 
 #[test]
 fn a_browser_echoes_messages_up_to_4_mib_with_compression() {
-    let verdict = echo_in_browser(&[], None);
+    let verdict = self_test_in_browser("ws.html", &[], None);
     assert!(verdict.contains("selftest=pass"), "{verdict}");
     assert!(verdict.contains("permessage-deflate"), "{verdict}");
     assert!(
         verdict.contains("\"GET /ws/echo HTTP/1.1\" 101"),
+        "{verdict}"
+    );
+}
+
+/// A form with a text field, a 3 MiB file and an empty field, as Chromium encodes it, read
+/// by the demo site's `/upload` as it arrives: every field's size and checksum as the page
+/// computed them.
+#[test]
+fn a_browser_uploads_a_form_with_a_file() {
+    let verdict = self_test_in_browser("upload.html", &[], None);
+    assert!(verdict.contains("selftest=pass"), "{verdict}");
+    assert!(
+        verdict.contains("\"POST /upload HTTP/1.1\" 200"),
         "{verdict}"
     );
 }
@@ -99,7 +114,7 @@ fn a_browser_echoes_over_wss_trusting_a_generated_ca() {
         "--tls-key",
         key.to_str().expect("path"),
     ];
-    let verdict = echo_in_browser(&serve_args, Some(&home));
+    let verdict = self_test_in_browser("ws.html", &serve_args, Some(&home));
     let _ = std::fs::remove_dir_all(&dir);
     assert!(verdict.contains("selftest=pass"), "{verdict}");
     assert!(verdict.contains("permessage-deflate"), "{verdict}");
@@ -130,8 +145,8 @@ fn certutil(args: &[&str]) {
 
 /// Runs `ringwire serve` with `serve_args`, points Chromium (with `HOME`
 /// at `home`, whose NSS database it trusts, when given) at the self-test
-/// page, and returns the verdict line from the access log.
-fn echo_in_browser(serve_args: &[&str], home: Option<&std::path::Path>) -> String {
+/// of `page`, and returns the verdict line from the access log.
+fn self_test_in_browser(page: &str, serve_args: &[&str], home: Option<&std::path::Path>) -> String {
     let browser = chromium();
     let mut server = Command::new(BIN)
         .args(["serve", "--addr", "127.0.0.1:0", "--log"])
@@ -160,7 +175,7 @@ fn echo_in_browser(serve_args: &[&str], home: Option<&std::path::Path>) -> Strin
         }
     };
     let profile = std::env::temp_dir().join(format!(
-        "ringwire-chromium-{}-{}",
+        "ringwire-chromium-{}-{}-{page}",
         std::process::id(),
         serve_args.len()
     ));
@@ -180,7 +195,7 @@ fn echo_in_browser(serve_args: &[&str], home: Option<&std::path::Path>) -> Strin
             "--disable-sync",
             &format!("--user-data-dir={}", profile.display()),
         ])
-        .arg(format!("{url}ws.html?selftest"))
+        .arg(format!("{url}{page}?selftest"))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
