@@ -1266,6 +1266,24 @@ fn forms_as_curl_sends_them() {
         text(&ours.stdout)
     );
     assert!(text(&ours.stdout).contains("|renamed.bin|application/octet-stream|"));
+    // `ringwire serve`'s demo `/upload` reads the same fields as Python's email package:
+    // names, file names, types and sizes.
+    let demo = serve(&["--addr", "127.0.0.1:0"]);
+    let upload = format!("http://{}/upload", demo.addr);
+    let read = get(&[&args[..], &[upload.as_str()]].concat());
+    assert!(read.status.success(), "{}", text(&read.stderr));
+    let read: Vec<String> = text(&read.stdout)
+        .lines()
+        .map(|line| line.split('\t').take(4).collect::<Vec<_>>().join("|"))
+        .collect();
+    let python: Vec<String> = text(&ours.stdout)
+        .lines()
+        .map(|line| {
+            let (head, hex) = line.rsplit_once('|').unwrap();
+            format!("{head}|{}", hex.len() / 2)
+        })
+        .collect();
+    assert_eq!(read, python);
 
     // A file far larger than the send ring goes as it is read, as curl sends it.
     let big = dir.join("big.bin");
