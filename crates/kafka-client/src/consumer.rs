@@ -450,12 +450,7 @@ impl Consumer {
             (_, Some(offset)) | (Start::At(offset), _) => offset,
             (Start::Earliest, _) => self.log_offset(topic, partition, EARLIEST).await?,
             (Start::Latest, _) => self.log_offset(topic, partition, LATEST).await?,
-            // Before the epoch, ListOffsets' -1 and -2 would mean the log's ends.
-            (Start::Time(ms), _) => match self.log_offset(topic, partition, ms.max(0)).await? {
-                // No record that late.
-                -1 => self.log_offset(topic, partition, LATEST).await?,
-                offset => offset,
-            },
+            (Start::Time(ms), _) => self.offset_at(topic, partition, time(ms)).await?,
             (Start::Committed(reset), None) => {
                 self.log_offset(topic, partition, reset.timestamp()).await?
             }
@@ -540,10 +535,24 @@ impl Consumer {
         Ok(a)
     }
 
-    /// The offset of a partition's log at `at` (`EARLIEST` or `LATEST`), asked of its leader;
-    /// asked again (the leaders looked up anew) while the cluster says it is moving or
-    /// electing that leader, as it does for a moment after the topic is created, up to the
-    /// request timeout.
+    /// The offset of a partition's log at `at`: [`log_offset`](Self::log_offset)'s, and for a
+    /// time with no record that late, the log's end.
+    async fn offset_at(
+        &mut self,
+        topic: &str,
+        partition: i32,
+        at: i64,
+    ) -> Result<i64, ClientError> {
+        match self.log_offset(topic, partition, at).await? {
+            -1 if at >= 0 => self.log_offset(topic, partition, LATEST).await,
+            offset => Ok(offset),
+        }
+    }
+
+    /// The offset of a partition's log at `at` (`EARLIEST`, `LATEST` or a time), asked of its
+    /// leader; asked again (the leaders looked up anew) while the cluster says it is moving
+    /// or electing that leader, as it does for a moment after the topic is created, up to
+    /// the request timeout.
     async fn log_offset(
         &mut self,
         topic: &str,
@@ -1526,20 +1535,38 @@ impl Consumer {
         }
         if let Some(reset) = self.config.offset_reset {
             for (topic, partition) in out_of_range {
-                self.reset_position(&topic, partition, reset).await?;
+                self.move_to(&topic, partition, reset.timestamp()).await?;
             }
         }
         Ok(delivered)
     }
 
-    /// Moves a partition whose position is out of its log's range to where `reset` says.
-    async fn reset_position(
+    /// Moves an assigned partition to the first record stamped at or after `ms`
+    /// (milliseconds since the Unix epoch), or to its log's end if none is: where
+    /// [`Start::Time`] starts, to handle records again from a point in time. Asks the
+    /// partition's leader; records of a Fetch in flight are dropped, as by
+    /// [`seek`](Self::seek).
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::NotAssigned`]: the consumer does not read the partition; or the
+    /// leader's refusal.
+    pub async fn seek_to_time(
         &mut self,
         topic: &str,
         partition: i32,
-        reset: Reset,
+        ms: i64,
     ) -> Result<(), ClientError> {
-        let offset = self.log_offset(topic, partition, reset.timestamp()).await?;
+        if self.partition(topic, partition).is_none() {
+            return Err(not_assigned(topic, partition));
+        }
+        self.move_to(topic, partition, time(ms)).await
+    }
+
+    /// Moves an assigned partition to [`offset_at`](Self::offset_at) `at`: where a position
+    /// out of the log's range goes, and [`seek_to_time`](Self::seek_to_time).
+    async fn move_to(&mut self, topic: &str, partition: i32, at: i64) -> Result<(), ClientError> {
+        let offset = self.offset_at(topic, partition, at).await?;
         // Asking dropped the leader's Fetch in flight, answers of other partitions with it.
         for a in &mut self.assigned {
             a.fetching = a.position;
@@ -1661,6 +1688,12 @@ async fn group_news(membership: Option<&Membership>) {
         Some(m) => m.news().await,
         None => std::future::pending().await,
     }
+}
+
+/// `ms` as a ListOffsets time: one before the epoch is the epoch (-1 and -2 name the log's
+/// ends there).
+fn time(ms: i64) -> i64 {
+    ms.max(0)
 }
 
 fn not_assigned(topic: &str, partition: i32) -> ClientError {

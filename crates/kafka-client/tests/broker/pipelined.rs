@@ -542,7 +542,7 @@ pub(crate) fn seek_rewinds_and_skips(bootstrap: &str) {
 }
 
 /// `Start::Time`: the first record stamped at or after the time, within a batch or at its
-/// start; past the newest record, the end of the log.
+/// start; past the newest record, the end of the log. `seek_to_time` moves there later.
 pub(crate) fn start_at_a_time(bootstrap: &str) {
     let mut conn = connect(bootstrap);
     let topic = unique("start-time");
@@ -586,6 +586,28 @@ pub(crate) fn start_at_a_time(bootstrap: &str) {
                 .unwrap();
             assert_eq!(consumer.position(&topic, 0), Some(first), "at {at}, t {t}");
         }
+        // `seek_to_time` on a partition read to its end: back to a time, its records again.
+        let mut consumer = Consumer::connect(bootstrap, quick_consumer(None))
+            .await
+            .unwrap();
+        consumer.assign(&topic, Start::Earliest).await.unwrap();
+        let mut got = Vec::new();
+        let read_to_end = async |c: &mut Consumer, got: &mut Vec<String>| {
+            while c.position(&topic, 0) < Some(4) {
+                c.poll(|_, _, r| got.push(String::from_utf8_lossy(r.value.unwrap()).into()))
+                    .await
+                    .unwrap();
+            }
+        };
+        read_to_end(&mut consumer, &mut got).await;
+        consumer.seek_to_time(&topic, 0, t + 1500).await.unwrap();
+        assert_eq!(consumer.position(&topic, 0), Some(2));
+        read_to_end(&mut consumer, &mut got).await;
+        assert_eq!(got, ["a", "b", "c", "d", "c", "d"]);
+        consumer.seek_to_time(&topic, 0, t + 9000).await.unwrap();
+        assert_eq!(consumer.position(&topic, 0), Some(4));
+        let err = consumer.seek_to_time(&topic, 1, t).await.unwrap_err();
+        assert!(matches!(err, ClientError::NotAssigned { .. }), "{err}");
     });
 }
 
