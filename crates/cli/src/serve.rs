@@ -118,6 +118,7 @@ enum Runtime {
 const INDEX: &[u8] = include_bytes!("../site/index.html");
 const WS_PAGE: &[u8] = include_bytes!("../site/ws.html");
 const UPLOAD_PAGE: &[u8] = include_bytes!("../site/upload.html");
+const SITE_CSS: &[u8] = include_bytes!("../site/site.css");
 
 /// What ALPN offers, HTTP/2 first (unless `--no-http2`).
 const ALPN: &[&[u8]] = &[b"h2", b"http/1.1"];
@@ -130,6 +131,7 @@ fn demo_site() -> Router {
         .page("/index.html", "text/html; charset=utf-8", INDEX)
         .page("/ws.html", "text/html; charset=utf-8", WS_PAGE)
         .page("/upload.html", "text/html; charset=utf-8", UPLOAD_PAGE)
+        .page("/site.css", "text/css; charset=utf-8", SITE_CSS)
         .page(
             "/hello",
             "text/plain; charset=utf-8",
