@@ -10,7 +10,7 @@ use ringwire_server::files::EmbeddedSite;
 use ringwire_server::middleware::{AccessLog, Compress};
 use ringwire_server::{Request, Response, Router, ServerConfig, Upgraded};
 
-static PAGE: &str = include_str!("../../cli/site/index.html");
+static PAGE: &str = include_str!("../../cli/site/ws.html");
 
 fn site() -> EmbeddedSite {
     EmbeddedSite::new()
