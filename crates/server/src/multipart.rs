@@ -254,10 +254,11 @@ impl Multipart {
     }
 
     /// Feeds `piece`, the body's next bytes (`eof`: its last), after the bytes `carry` kept
-    /// of the pieces before, reading the piece where it lies when `carry` is empty (the
-    /// usual case); `on_event` gets every event they complete. Keeps in `carry` what the
-    /// next piece must follow: the few bytes that could begin a delimiter, or a part's head
-    /// the piece cut. Returns whether the body ended (its closing delimiter read).
+    /// of the pieces before; `on_event` gets every event they complete. Carried bytes are
+    /// joined with only as much of the piece as settles them (a delimiter's length, more
+    /// for a head the piece before cut), and the rest of the piece is read where it lies.
+    /// Keeps in `carry` what the next piece must follow. Returns whether the body ended
+    /// (its closing delimiter read).
     ///
     /// # Errors
     ///
@@ -265,34 +266,59 @@ impl Multipart {
     pub fn feed(
         &mut self,
         carry: &mut Vec<u8>,
-        piece: &[u8],
+        mut piece: &[u8],
         eof: bool,
         on_event: &mut impl FnMut(Event<'_>),
     ) -> Result<bool, MultipartError> {
-        let joined = !carry.is_empty();
-        if joined {
-            carry.extend_from_slice(piece);
+        while !carry.is_empty() {
+            let carried = carry.len();
+            let take = piece.len().min(carried.max(SHORT));
+            carry.extend_from_slice(&piece[..take]);
+            let (at, ended) = self.events(carry, eof && take == piece.len(), on_event)?;
+            if ended {
+                carry.clear();
+                return Ok(true);
+            }
+            if at >= carried {
+                // Past the carried bytes: the piece is read in place from there.
+                carry.clear();
+                piece = &piece[at - carried..];
+                break;
+            }
+            carry.drain(..at);
+            piece = &piece[take..];
+            if piece.is_empty() {
+                return Ok(false);
+            }
         }
-        let buf: &[u8] = if joined { carry } else { piece };
+        let (at, ended) = self.events(piece, eof, on_event)?;
+        if !ended {
+            carry.extend_from_slice(&piece[at..]);
+        }
+        Ok(ended)
+    }
+
+    /// Every event `buf` completes, to `on_event`: how much of `buf` they took, and whether
+    /// the body ended.
+    fn events(
+        &mut self,
+        buf: &[u8],
+        eof: bool,
+        on_event: &mut impl FnMut(Event<'_>),
+    ) -> Result<(usize, bool), MultipartError> {
         let mut at = 0;
-        let ended = loop {
+        loop {
             let (used, event) = self.next(&buf[at..], eof)?;
             at += used;
             match event {
                 Some(Event::End) => {
                     on_event(Event::End);
-                    break true;
+                    return Ok((at, true));
                 }
                 Some(event) => on_event(event),
-                None => break false,
+                None => return Ok((at, false)),
             }
-        };
-        if joined {
-            carry.drain(..at);
-        } else {
-            carry.extend_from_slice(&piece[at..]);
         }
-        Ok(ended)
     }
 
     /// Reads a streamed body (a handler's [`BodyReader`](crate::BodyReader)) to its closing
