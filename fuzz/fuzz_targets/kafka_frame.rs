@@ -19,12 +19,17 @@ use ringwire_kafka::api::add_partitions_to_txn::{
     AddPartitionsToTxnRequest, AddPartitionsToTxnResponse,
 };
 use ringwire_kafka::api::api_versions::{ApiVersionsRequest, ApiVersionsResponse};
+use ringwire_kafka::api::consumer_group_describe::{
+    ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse,
+};
 use ringwire_kafka::api::consumer_group_heartbeat::{
     ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse,
 };
 use ringwire_kafka::api::consumer_protocol;
 use ringwire_kafka::api::create_topics::{CreateTopicsRequest, CreateTopicsResponse};
+use ringwire_kafka::api::delete_groups::{DeleteGroupsRequest, DeleteGroupsResponse};
 use ringwire_kafka::api::delete_topics::{DeleteTopicsRequest, DeleteTopicsResponse};
+use ringwire_kafka::api::describe_groups::{DescribeGroupsRequest, DescribeGroupsResponse};
 use ringwire_kafka::api::end_txn::{EndTxnRequest, EndTxnResponse};
 use ringwire_kafka::api::fetch::{FetchRequest, FetchResponse};
 use ringwire_kafka::api::find_coordinator::{FindCoordinatorRequest, FindCoordinatorResponse};
@@ -32,6 +37,7 @@ use ringwire_kafka::api::heartbeat::{HeartbeatRequest, HeartbeatResponse};
 use ringwire_kafka::api::init_producer_id::{InitProducerIdRequest, InitProducerIdResponse};
 use ringwire_kafka::api::join_group::{JoinGroupRequest, JoinGroupResponse};
 use ringwire_kafka::api::leave_group::{LeaveGroupRequest, LeaveGroupResponse};
+use ringwire_kafka::api::list_groups::{ListGroupsRequest, ListGroupsResponse};
 use ringwire_kafka::api::list_offsets::{ListOffsetsRequest, ListOffsetsResponse};
 use ringwire_kafka::api::metadata::{MetadataRequest, MetadataResponse};
 use ringwire_kafka::api::offset_commit::{OffsetCommitRequest, OffsetCommitResponse};
@@ -159,6 +165,30 @@ fn queue(c: &mut Correlator, key: ApiKey, version: i16) {
             &ConsumerGroupHeartbeatRequest::beat("g", "m", 1),
             version,
         ),
+        ApiKey::DescribeGroups => send(
+            c,
+            &DescribeGroupsRequest {
+                groups: &["g"],
+                include_authorized_operations: false,
+            },
+            version,
+        ),
+        ApiKey::ListGroups => send(c, &ListGroupsRequest::default(), version),
+        ApiKey::DeleteGroups => send(
+            c,
+            &DeleteGroupsRequest {
+                groups_names: &["g"],
+            },
+            version,
+        ),
+        ApiKey::ConsumerGroupDescribe => send(
+            c,
+            &ConsumerGroupDescribeRequest {
+                group_ids: &["g"],
+                include_authorized_operations: false,
+            },
+            version,
+        ),
         ApiKey::Heartbeat => send(
             c,
             &HeartbeatRequest {
@@ -253,6 +283,23 @@ fn decode(frame: &ResponseFrame<'_>) {
             if let Ok(sync) = frame.decode::<SyncGroupResponse<'_>>() {
                 drop(consumer_protocol::decode_assignment(sync.assignment));
             }
+        }
+        ApiKey::DescribeGroups => {
+            if let Ok(described) = frame.decode::<DescribeGroupsResponse<'_>>() {
+                for member in described.groups.iter().flat_map(|g| &g.members) {
+                    drop(consumer_protocol::decode_subscription(
+                        member.member_metadata,
+                    ));
+                    drop(consumer_protocol::decode_assignment(
+                        member.member_assignment,
+                    ));
+                }
+            }
+        }
+        ApiKey::ListGroups => drop(frame.decode::<ListGroupsResponse<'_>>()),
+        ApiKey::DeleteGroups => drop(frame.decode::<DeleteGroupsResponse<'_>>()),
+        ApiKey::ConsumerGroupDescribe => {
+            drop(frame.decode::<ConsumerGroupDescribeResponse<'_>>());
         }
         ApiKey::Heartbeat => drop(frame.decode::<HeartbeatResponse>()),
         ApiKey::ConsumerGroupHeartbeat => {

@@ -53,6 +53,8 @@ const KNOWN: &[(i16, &str, bool)] = &[
     (52, "TRANSACTION_COORDINATOR_FENCED", false),
     (53, "TRANSACTIONAL_ID_AUTHORIZATION_FAILED", false),
     (59, "UNKNOWN_PRODUCER_ID", false),
+    (68, "NON_EMPTY_GROUP", false),
+    (69, "GROUP_ID_NOT_FOUND", false),
     (56, "KAFKA_STORAGE_ERROR", true),
     (58, "SASL_AUTHENTICATION_FAILED", false),
     (74, "FENCED_LEADER_EPOCH", true),
@@ -120,6 +122,10 @@ impl ErrorCode {
     pub const FENCED_MEMBER_EPOCH: ErrorCode = ErrorCode(110);
     /// A KIP-848 member committed with an epoch older than its current one.
     pub const STALE_MEMBER_EPOCH: ErrorCode = ErrorCode(113);
+    /// A group that does not exist (or, to ConsumerGroupDescribe, is not of its protocol).
+    pub const GROUP_ID_NOT_FOUND: ErrorCode = ErrorCode(69);
+    /// A group still has members, so it cannot be deleted.
+    pub const NON_EMPTY_GROUP: ErrorCode = ErrorCode(68);
 
     /// `Ok` for 0, the code as an error otherwise.
     pub fn check(self) -> Result<(), ErrorCode> {

@@ -10,6 +10,9 @@ use ringwire_kafka::api::add_partitions_to_txn::{
     AddPartitionsToTxnRequest, AddPartitionsToTxnResponse, AddPartitionsToTxnTopic,
 };
 use ringwire_kafka::api::api_versions::{ApiVersionsRequest, ApiVersionsResponse};
+use ringwire_kafka::api::consumer_group_describe::{
+    ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse,
+};
 use ringwire_kafka::api::consumer_group_heartbeat::{
     AssignedPartitions, ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse,
     TopicPartitions,
@@ -18,7 +21,9 @@ use ringwire_kafka::api::consumer_protocol::{
     decode_assignment, decode_subscription, encode_assignment, encode_subscription,
 };
 use ringwire_kafka::api::create_topics::{CreateTopicsRequest, CreateTopicsResponse, NewTopic};
+use ringwire_kafka::api::delete_groups::{DeleteGroupsRequest, DeleteGroupsResponse};
 use ringwire_kafka::api::delete_topics::{DeleteTopicsRequest, DeleteTopicsResponse};
+use ringwire_kafka::api::describe_groups::{DescribeGroupsRequest, DescribeGroupsResponse};
 use ringwire_kafka::api::end_txn::{EndTxnRequest, EndTxnResponse};
 use ringwire_kafka::api::fetch::{FetchPartition, FetchRequest, FetchResponse, FetchTopic};
 use ringwire_kafka::api::find_coordinator::{
@@ -28,6 +33,7 @@ use ringwire_kafka::api::heartbeat::{HeartbeatRequest, HeartbeatResponse};
 use ringwire_kafka::api::init_producer_id::{InitProducerIdRequest, InitProducerIdResponse};
 use ringwire_kafka::api::join_group::{JoinGroupProtocol, JoinGroupRequest, JoinGroupResponse};
 use ringwire_kafka::api::leave_group::{LeaveGroupRequest, LeaveGroupResponse};
+use ringwire_kafka::api::list_groups::{ListGroupsRequest, ListGroupsResponse};
 use ringwire_kafka::api::list_offsets::{
     ListOffsetsPartition, ListOffsetsRequest, ListOffsetsResponse, ListOffsetsTopic,
 };
@@ -1661,5 +1667,251 @@ fn sasl_handshake_and_authenticate_against_kafka_protocol() {
         assert_eq!(ours.error_message, Some("Invalid username or password"));
         assert_eq!(ours.auth_bytes, b"server-final");
         assert_eq!(ours.session_lifetime_ms, resp.session_lifetime_ms);
+    }
+}
+
+#[test]
+fn list_groups_against_kafka_protocol() {
+    for version in ApiKey::ListGroups.versions() {
+        let request = ListGroupsRequest {
+            states_filter: &["Stable", "Empty"],
+            types_filter: &["consumer"],
+        };
+        let (_, req) = round_trip_request::<_, kp::ListGroupsRequest>(&request, version);
+        let states: Vec<&str> = req.states_filter.iter().map(|s| s.as_str()).collect();
+        let types: Vec<&str> = req.types_filter.iter().map(|s| s.as_str()).collect();
+        let want_states: &[&str] = if version >= 4 {
+            &["Stable", "Empty"]
+        } else {
+            &[]
+        };
+        let want_types: &[&str] = if version >= 5 { &["consumer"] } else { &[] };
+        assert_eq!((&states[..], &types[..]), (want_states, want_types));
+
+        let mut resp = kp::ListGroupsResponse::default();
+        resp.throttle_time_ms = if version >= 1 { 4 } else { 0 };
+        for (id, state, kind) in [
+            ("billing", "Stable", "classic"),
+            ("audit", "Empty", "consumer"),
+        ] {
+            let mut group = kp::list_groups_response::ListedGroup::default();
+            group.group_id = kp::GroupId(s(id));
+            group.protocol_type = s("consumer");
+            group.group_state = s(state);
+            group.group_type = s(kind);
+            resp.groups.push(group);
+        }
+        let body = encode_response(&resp, version);
+        let ours: ListGroupsResponse<'_> = decode_response(&body, version);
+        assert_eq!(
+            (ours.throttle_time_ms, ours.error_code),
+            (if version >= 1 { 4 } else { 0 }, ErrorCode::NONE)
+        );
+        let got: Vec<_> = ours
+            .groups
+            .iter()
+            .map(|g| (g.group_id, g.protocol_type, g.group_state, g.group_type))
+            .collect();
+        let state = |v| (version >= 4).then_some(v);
+        let kind = |v| (version >= 5).then_some(v);
+        assert_eq!(
+            got,
+            [
+                ("billing", "consumer", state("Stable"), kind("classic")),
+                ("audit", "consumer", state("Empty"), kind("consumer")),
+            ]
+        );
+    }
+}
+
+/// DescribeGroups at every version kafka-protocol knows (0-5), and v6, which adds an error
+/// message after each group's error code, as v5 with that field put in.
+#[test]
+fn describe_groups_against_kafka_protocol() {
+    for version in ApiKey::DescribeGroups.versions() {
+        let theirs = version.min(5);
+        let request = DescribeGroupsRequest {
+            groups: &["billing", "audit"],
+            include_authorized_operations: true,
+        };
+        if version <= 5 {
+            let (_, req) = round_trip_request::<_, kp::DescribeGroupsRequest>(&request, version);
+            let groups: Vec<&str> = req.groups.iter().map(|g| g.0.as_str()).collect();
+            assert_eq!(groups, ["billing", "audit"]);
+            assert_eq!(req.include_authorized_operations, version >= 3);
+        }
+
+        let subscription = encode_subscription(&["orders"]).unwrap();
+        let assignment = encode_assignment(&[("orders", &[0, 2])]).unwrap();
+        let mut member = kp::describe_groups_response::DescribedGroupMember::default();
+        member.member_id = s("m-1");
+        member.group_instance_id = (theirs >= 4).then(|| s("pod-1"));
+        member.client_id = s("ringwire");
+        member.client_host = s("/127.0.0.1");
+        member.member_metadata = Bytes::from(subscription);
+        member.member_assignment = Bytes::from(assignment);
+        let mut group = kp::describe_groups_response::DescribedGroup::default();
+        group.group_id = kp::GroupId(s("billing"));
+        group.group_state = s("Stable");
+        group.protocol_type = s("consumer");
+        group.protocol_data = s("range");
+        group.members = vec![member];
+        group.authorized_operations = if theirs >= 3 { 0x0f } else { i32::MIN };
+        let mut resp = kp::DescribeGroupsResponse::default();
+        resp.groups = vec![group];
+        let mut body = encode_response(&resp, theirs);
+        if version == 6 {
+            // Throttle time (4), one group (1), its error code (2), then "gone".
+            body.splice(7..7, [5, b'g', b'o', b'n', b'e']);
+        }
+        let ours: DescribeGroupsResponse<'_> = decode_response(&body, version);
+        let [g] = &ours.groups[..] else {
+            panic!("one group")
+        };
+        assert_eq!(g.error_message, (version >= 6).then_some("gone"));
+        assert_eq!(
+            (g.group_id, g.group_state, g.protocol_type, g.protocol_data),
+            ("billing", "Stable", "consumer", "range")
+        );
+        assert_eq!(
+            g.authorized_operations,
+            if version >= 3 { 0x0f } else { i32::MIN }
+        );
+        let [m] = &g.members[..] else {
+            panic!("one member")
+        };
+        assert_eq!(
+            (m.member_id, m.group_instance_id, m.client_id, m.client_host),
+            (
+                "m-1",
+                (version >= 4).then_some("pod-1"),
+                "ringwire",
+                "/127.0.0.1"
+            )
+        );
+        assert_eq!(decode_subscription(m.member_metadata).unwrap(), ["orders"]);
+        assert_eq!(
+            decode_assignment(m.member_assignment).unwrap(),
+            [("orders", vec![0, 2])]
+        );
+    }
+}
+
+/// ConsumerGroupDescribe v0 against kafka-protocol, and v1, which adds each member's type
+/// after its target assignment, as v0 with that byte put in.
+#[test]
+fn consumer_group_describe_against_kafka_protocol() {
+    use kp::consumer_group_describe_response as cgd;
+    let request = ConsumerGroupDescribeRequest {
+        group_ids: &["billing"],
+        include_authorized_operations: false,
+    };
+    let (_, req) = round_trip_request::<_, kp::ConsumerGroupDescribeRequest>(&request, 0);
+    let ids: Vec<&str> = req.group_ids.iter().map(|g| g.0.as_str()).collect();
+    assert_eq!(
+        (&ids[..], req.include_authorized_operations),
+        (&["billing"][..], false)
+    );
+
+    let id = [3; 16];
+    let partitions = |list: Vec<i32>| {
+        let mut named = cgd::TopicPartitions::default();
+        named.topic_id = uuid::Uuid::from_bytes(id);
+        named.topic_name = topic("orders");
+        named.partitions = list;
+        let mut assignment = cgd::Assignment::default();
+        assignment.topic_partitions.push(named);
+        assignment
+    };
+    let mut member = cgd::Member::default();
+    member.member_id = s("m-1");
+    member.instance_id = Some(s("pod-1"));
+    member.member_epoch = 7;
+    member.client_id = s("ringwire");
+    member.client_host = s("/127.0.0.1");
+    member.subscribed_topic_names = vec![topic("orders")];
+    member.assignment = partitions(vec![0]);
+    member.target_assignment = partitions(vec![0, 1]);
+    let mut group = cgd::DescribedGroup::default();
+    group.group_id = kp::GroupId(s("billing"));
+    group.group_state = s("Reconciling");
+    group.group_epoch = 8;
+    group.assignment_epoch = 8;
+    group.assignor_name = s("uniform");
+    group.members = vec![member];
+    let mut resp = kp::ConsumerGroupDescribeResponse::default();
+    resp.groups = vec![group];
+    let v0 = encode_response(&resp, 0);
+    // The member's tags come before the group's operations (4), tags (1) and the answer's (1).
+    let mut v1 = v0.clone();
+    v1.insert(v0.len() - 7, 1);
+    for (version, body, member_type) in [(0, &v0, -1), (1, &v1, 1)] {
+        let ours: ConsumerGroupDescribeResponse<'_> = decode_response(body, version);
+        let [g] = &ours.groups[..] else {
+            panic!("one group")
+        };
+        assert_eq!(
+            (g.error_code, g.group_id, g.group_state, g.group_epoch),
+            (ErrorCode::NONE, "billing", "Reconciling", 8)
+        );
+        assert_eq!(
+            (g.assignor_name, g.authorized_operations),
+            ("uniform", i32::MIN)
+        );
+        let [m] = &g.members[..] else {
+            panic!("one member")
+        };
+        assert_eq!(
+            (m.member_id, m.instance_id, m.rack_id, m.member_epoch),
+            ("m-1", Some("pod-1"), None, 7)
+        );
+        assert_eq!((m.client_id, m.client_host), ("ringwire", "/127.0.0.1"));
+        assert_eq!(
+            (&m.subscribed_topic_names[..], m.subscribed_topic_regex),
+            (&["orders"][..], None)
+        );
+        let owned: Vec<_> = m
+            .assignment
+            .iter()
+            .map(|t| (t.topic_id, t.topic_name, t.partitions.clone()))
+            .collect();
+        assert_eq!(owned, [(id, "orders", vec![0])]);
+        assert_eq!(m.target_assignment[0].partitions, [0, 1]);
+        assert_eq!(m.member_type, member_type);
+    }
+}
+
+#[test]
+fn delete_groups_against_kafka_protocol() {
+    for version in ApiKey::DeleteGroups.versions() {
+        let request = DeleteGroupsRequest {
+            groups_names: &["billing", "audit"],
+        };
+        let (_, req) = round_trip_request::<_, kp::DeleteGroupsRequest>(&request, version);
+        let names: Vec<&str> = req.groups_names.iter().map(|g| g.0.as_str()).collect();
+        assert_eq!(names, ["billing", "audit"]);
+
+        let mut resp = kp::DeleteGroupsResponse::default();
+        resp.throttle_time_ms = 2;
+        for (id, code) in [("billing", 0), ("audit", 68)] {
+            let mut result = kp::delete_groups_response::DeletableGroupResult::default();
+            result.group_id = kp::GroupId(s(id));
+            result.error_code = code;
+            resp.results.push(result);
+        }
+        let body = encode_response(&resp, version);
+        let ours: DeleteGroupsResponse<'_> = decode_response(&body, version);
+        let got: Vec<_> = ours
+            .results
+            .iter()
+            .map(|r| (r.group_id, r.error_code))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("billing", ErrorCode::NONE),
+                ("audit", ErrorCode::NON_EMPTY_GROUP)
+            ]
+        );
     }
 }

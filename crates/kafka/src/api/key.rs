@@ -29,6 +29,10 @@ pub enum ApiKey {
     LeaveGroup = 13,
     /// SyncGroup (14).
     SyncGroup = 14,
+    /// DescribeGroups (15).
+    DescribeGroups = 15,
+    /// ListGroups (16).
+    ListGroups = 16,
     /// SaslHandshake (17).
     SaslHandshake = 17,
     /// ApiVersions (18).
@@ -49,13 +53,17 @@ pub enum ApiKey {
     TxnOffsetCommit = 28,
     /// SaslAuthenticate (36).
     SaslAuthenticate = 36,
+    /// DeleteGroups (42).
+    DeleteGroups = 42,
     /// ConsumerGroupHeartbeat (68).
     ConsumerGroupHeartbeat = 68,
+    /// ConsumerGroupDescribe (69).
+    ConsumerGroupDescribe = 69,
 }
 
 impl ApiKey {
     /// Every API this crate implements.
-    pub const ALL: [ApiKey; 22] = [
+    pub const ALL: [ApiKey; 26] = [
         ApiKey::Produce,
         ApiKey::Fetch,
         ApiKey::ListOffsets,
@@ -67,6 +75,8 @@ impl ApiKey {
         ApiKey::Heartbeat,
         ApiKey::LeaveGroup,
         ApiKey::SyncGroup,
+        ApiKey::DescribeGroups,
+        ApiKey::ListGroups,
         ApiKey::SaslHandshake,
         ApiKey::ApiVersions,
         ApiKey::CreateTopics,
@@ -77,7 +87,9 @@ impl ApiKey {
         ApiKey::EndTxn,
         ApiKey::TxnOffsetCommit,
         ApiKey::SaslAuthenticate,
+        ApiKey::DeleteGroups,
         ApiKey::ConsumerGroupHeartbeat,
+        ApiKey::ConsumerGroupDescribe,
     ];
 
     /// The wire value.
@@ -119,6 +131,8 @@ impl ApiKey {
             ApiKey::Heartbeat => 0..=4,
             ApiKey::LeaveGroup => 0..=5,
             ApiKey::SyncGroup => 0..=5,
+            ApiKey::DescribeGroups => 0..=6,
+            ApiKey::ListGroups => 0..=5,
             ApiKey::SaslHandshake => 1..=1,
             ApiKey::ApiVersions => 0..=4,
             ApiKey::CreateTopics => 2..=7,
@@ -129,8 +143,11 @@ impl ApiKey {
             ApiKey::EndTxn => 0..=3,
             ApiKey::TxnOffsetCommit => 0..=3,
             ApiKey::SaslAuthenticate => 0..=2,
+            ApiKey::DeleteGroups => 0..=2,
             // 0 (Kafka 3.7+) takes the id a member chooses too; 1 requires one.
             ApiKey::ConsumerGroupHeartbeat => 0..=1,
+            // 1 (Kafka 4.0+) tells each member's protocol.
+            ApiKey::ConsumerGroupDescribe => 0..=1,
         }
     }
 
@@ -149,6 +166,8 @@ impl ApiKey {
             ApiKey::Heartbeat => 4,
             ApiKey::LeaveGroup => 4,
             ApiKey::SyncGroup => 4,
+            ApiKey::DescribeGroups => 5,
+            ApiKey::ListGroups => 3,
             // Never flexible.
             ApiKey::SaslHandshake => i16::MAX,
             ApiKey::ApiVersions => 3,
@@ -159,8 +178,8 @@ impl ApiKey {
             | ApiKey::AddOffsetsToTxn
             | ApiKey::EndTxn
             | ApiKey::TxnOffsetCommit => 3,
-            ApiKey::SaslAuthenticate => 2,
-            ApiKey::ConsumerGroupHeartbeat => 0,
+            ApiKey::SaslAuthenticate | ApiKey::DeleteGroups => 2,
+            ApiKey::ConsumerGroupHeartbeat | ApiKey::ConsumerGroupDescribe => 0,
         }
     }
 
