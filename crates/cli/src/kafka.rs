@@ -20,6 +20,8 @@ use tokio::io::AsyncReadExt as _;
 
 use crate::request::{line, TlsArgs};
 
+mod groups;
+
 #[derive(Debug, Args)]
 pub(crate) struct KafkaArgs {
     /// A broker to start from.
@@ -127,6 +129,11 @@ enum KafkaCommand {
         topic: String,
         #[arg(short = 'G', long, value_name = "GROUP")]
         group: String,
+    },
+    /// List, describe and delete consumer groups.
+    Groups {
+        #[command(subcommand)]
+        command: groups::GroupsCommand,
     },
     /// Manage topics.
     Topics {
@@ -301,6 +308,7 @@ async fn command(args: &KafkaArgs) -> Result<(), String> {
             let config = producer_config(client, *compression, properties)?;
             produce(bootstrap, config, topic, records).await
         }
+        KafkaCommand::Groups { command } => groups::run(bootstrap, client, command).await,
         KafkaCommand::Lag { topic, group } => {
             let lags = lag(bootstrap, client, topic, group).await?;
             let mut out = String::from("PARTITION\tCOMMITTED\tEND\tLAG\n");

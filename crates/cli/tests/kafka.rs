@@ -752,10 +752,36 @@ fn a_group_goes_on_where_it_stopped(b: &str, topic: &str) {
     interrupted_member_leaves(b, topic);
     // A group that never committed has no lag to tell.
     let lag = kafka(b, &["lag", topic, "-G", "nobody"], b"");
-    assert_eq!(
-        String::from_utf8_lossy(&lag.stdout),
-        "PARTITION\tCOMMITTED\tEND\tLAG\n0\t-\t10\t-\n1\t-\t7\t-\n"
+    let none_committed = "PARTITION\tCOMMITTED\tEND\tLAG\n0\t-\t10\t-\n1\t-\t7\t-\n";
+    assert_eq!(String::from_utf8_lossy(&lag.stdout), none_committed);
+    groups_listed_described_and_deleted(b, topic, &group, none_committed);
+}
+
+/// `groups`: the members gone, `group` is listed and described as empty; deleting it takes
+/// its committed offsets with it (`lag` then prints `none_committed`).
+fn groups_listed_described_and_deleted(b: &str, topic: &str, group: &str, none_committed: &str) {
+    let listed = String::from_utf8(kafka(b, &["groups", "list"], b"").stdout).unwrap();
+    assert!(
+        listed.starts_with("GROUP\tTYPE\tPROTOCOL\tSTATE\n"),
+        "{listed}"
     );
+    let line = format!("{group}\tclassic\tconsumer\tEmpty");
+    assert!(listed.lines().any(|l| l == line), "{listed}");
+    let described = kafka(b, &["groups", "describe", group], b"");
+    assert_eq!(
+        String::from_utf8_lossy(&described.stdout),
+        format!(
+            "GROUP\tTYPE\tSTATE\tASSIGNOR\tMEMBERS\n{group}\tclassic\tEmpty\t-\t0\n\n\
+             MEMBER\tINSTANCE\tCLIENT\tHOST\tTOPICS\tASSIGNMENT\tTARGET\n"
+        )
+    );
+    kafka(b, &["groups", "delete", group], b"");
+    let listed = String::from_utf8(kafka(b, &["groups", "list"], b"").stdout).unwrap();
+    assert!(!listed.contains(group), "{listed}");
+    let lag = kafka(b, &["lag", topic, "-G", group], b"");
+    assert_eq!(String::from_utf8_lossy(&lag.stdout), none_committed);
+    let gone = kafka_fails(b, &["groups", "describe", group]);
+    assert!(gone.contains("GROUP_ID_NOT_FOUND"), "{gone}");
 }
 
 /// A `consume -G` stopped by Ctrl-C commits what it printed and leaves its group: the next

@@ -48,6 +48,11 @@ impl Cluster {
         self.map().brokers.get(&node).cloned()
     }
 
+    /// Every broker's address, as the last refresh said.
+    pub(crate) fn broker_addresses(&self) -> Vec<String> {
+        self.map().brokers.values().cloned().collect()
+    }
+
     /// The leader of a partition, when known.
     pub(crate) fn leader(&self, topic: &str, partition: i32) -> Option<i32> {
         let map = self.map();

@@ -8,11 +8,13 @@
 //!   before the records of the last are handed out; partitions assigned by the caller or
 //!   shared by a consumer group's members; offsets committed to and read from the group's
 //!   coordinator.
+//! - [`Admin`]: consumer groups listed, described and deleted.
 //! - [`Connection`]: one broker, any request, as many in flight as the caller likes;
 //!   [`blocking::Connection`] runs it without a runtime.
 //!
 //! The protocol itself, without I/O, is `ringwire-kafka`.
 
+pub mod admin;
 pub mod blocking;
 mod cluster;
 mod connection;
@@ -31,6 +33,7 @@ mod scram;
 #[doc(hidden)]
 pub mod fuzzing;
 
+pub use admin::Admin;
 pub use connection::{ClientConfig, Connection, Isolation, DEFAULT_RX_RING, DEFAULT_RX_RING_MAX};
 pub use consumer::{Consumer, ConsumerConfig, GroupMetadata, GroupProtocol, Reset, Start};
 pub use error::ClientError;

@@ -162,7 +162,7 @@ pub(crate) async fn produce(
 }
 
 /// A member config for `group` that heartbeats often, so rebalances are noticed quickly.
-fn member(group: &str) -> ConsumerConfig {
+pub(crate) fn member(group: &str) -> ConsumerConfig {
     ConsumerConfig {
         heartbeat_interval: Duration::from_millis(200),
         max_wait: Duration::from_millis(200),
@@ -183,7 +183,11 @@ async fn keep_polling(consumer: &mut Consumer, done: &Cell<bool>) -> usize {
 /// Subscribes `joining` to `topic` while every one of `members` keeps polling (a join waits
 /// for the group's members to join again, which they do from poll, each on its own): how
 /// many records the members handed out meanwhile.
-async fn join_beside(joining: &mut Consumer, topic: &str, members: &mut [&mut Consumer]) -> usize {
+pub(crate) async fn join_beside(
+    joining: &mut Consumer,
+    topic: &str,
+    members: &mut [&mut Consumer],
+) -> usize {
     let done = Cell::new(false);
     let (joined, records) = tokio::join!(
         async {

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+mod admin;
 mod groups;
 mod idempotent;
 mod modern_groups;
@@ -1156,6 +1157,10 @@ const TESTS: &[Test] = &[
     (
         "a_classic_group_takes_in_a_consumer_protocol_member",
         modern_groups::a_classic_group_takes_in_a_consumer_protocol_member,
+    ),
+    (
+        "groups_are_listed_described_and_deleted",
+        admin::groups_are_listed_described_and_deleted,
     ),
     ("create_topics_and_metadata", create_topics_and_metadata),
     (

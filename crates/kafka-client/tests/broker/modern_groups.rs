@@ -16,7 +16,7 @@ use super::groups::{connect_async, poll_until, produce};
 use super::{connect, create, runtime, script, unique};
 
 /// A member of `group` on the consumer protocol that commits what it gives up.
-fn member(group: &str) -> ConsumerConfig {
+pub(crate) fn member(group: &str) -> ConsumerConfig {
     ConsumerConfig {
         group: Some(group.to_owned()),
         group_protocol: GroupProtocol::Consumer,
@@ -28,7 +28,7 @@ fn member(group: &str) -> ConsumerConfig {
 
 /// Whether the broker runs the consumer protocol (Kafka 4.x does; 3.9, which `.ci/run` tests
 /// too, does not unless told to): a member of a new group joins, or is refused saying why.
-async fn protocol_offered(bootstrap: &str, topic: &str) -> bool {
+pub(crate) async fn protocol_offered(bootstrap: &str, topic: &str) -> bool {
     let mut probe = Consumer::connect(bootstrap, member(&unique("probe")))
         .await
         .unwrap();

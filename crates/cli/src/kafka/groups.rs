@@ -1,0 +1,139 @@
+//! `ringwire kafka groups`: a cluster's consumer groups listed, one described member by
+//! member, empty ones deleted (what `kafka-consumer-groups.sh --list`, `--describe
+//! --members --verbose` and `--delete` do).
+
+use std::io::{self, Write};
+
+use clap::Subcommand;
+use ringwire_kafka_client::admin::{GroupDescription, MemberDescription};
+use ringwire_kafka_client::{Admin, ClientConfig, GroupProtocol};
+
+use super::not_connected;
+use crate::request::line;
+
+#[derive(Debug, Subcommand)]
+pub(super) enum GroupsCommand {
+    /// Print every group of the cluster, tab-separated: its id, type (`classic` or
+    /// `consumer`), protocol type (`consumer` for consumer groups) and state, by id.
+    List,
+    /// Print a group: its protocol, state, assignor and member count, then each member (id,
+    /// static instance id, client id, host, topics, the partitions it owns and, on the
+    /// consumer protocol, those it is moving to).
+    Describe { group: String },
+    /// Delete groups without members, with their committed offsets.
+    Delete {
+        #[arg(required = true)]
+        groups: Vec<String>,
+    },
+}
+
+pub(super) async fn run(
+    bootstrap: &str,
+    client: &ClientConfig,
+    command: &GroupsCommand,
+) -> Result<(), String> {
+    let admin = Admin::connect(bootstrap, client.clone())
+        .await
+        .map_err(|e| not_connected(bootstrap, &e))?;
+    let out = match command {
+        GroupsCommand::List => {
+            let groups = admin
+                .list_groups()
+                .await
+                .map_err(|e| format!("cannot list groups: {}", line(e)))?;
+            let mut out = String::from("GROUP\tTYPE\tPROTOCOL\tSTATE\n");
+            for g in groups {
+                let known = |v: Option<&str>| dash(v.unwrap_or_default()).to_owned();
+                out.push_str(&format!(
+                    "{}\t{}\t{}\t{}\n",
+                    g.group_id,
+                    known(g.group_type.as_deref()),
+                    dash(&g.protocol_type),
+                    known(g.state.as_deref()),
+                ));
+            }
+            out
+        }
+        GroupsCommand::Describe { group } => {
+            let described = admin
+                .describe_group(group)
+                .await
+                .map_err(|e| format!("group {group}: {}", line(e)))?;
+            describe(&described)
+        }
+        GroupsCommand::Delete { groups } => {
+            for group in groups {
+                admin
+                    .delete_group(group)
+                    .await
+                    .map_err(|e| format!("cannot delete group {group}: {}", line(e)))?;
+            }
+            String::new()
+        }
+    };
+    io::stdout()
+        .write_all(out.as_bytes())
+        .map_err(|e| format!("cannot write: {}", line(e)))
+}
+
+fn describe(g: &GroupDescription) -> String {
+    let protocol = match g.protocol {
+        GroupProtocol::Classic => "classic",
+        GroupProtocol::Consumer => "consumer",
+    };
+    let mut out = format!(
+        "GROUP\tTYPE\tSTATE\tASSIGNOR\tMEMBERS\n{}\t{protocol}\t{}\t{}\t{}\n\n\
+         MEMBER\tINSTANCE\tCLIENT\tHOST\tTOPICS\tASSIGNMENT\tTARGET\n",
+        g.group_id,
+        g.state,
+        dash(&g.assignor),
+        g.members.len(),
+    );
+    for m in &g.members {
+        out.push_str(&member(m));
+    }
+    out
+}
+
+/// One member's line.
+fn member(m: &MemberDescription) -> String {
+    let mut topics = m.topics.join(",");
+    if let Some(regex) = &m.topic_regex {
+        topics.push_str(if topics.is_empty() { "" } else { "," });
+        topics.push_str(regex);
+    }
+    let target = m
+        .target_assignment
+        .as_deref()
+        .map_or("-".into(), partitions);
+    format!(
+        "{}\t{}\t{}\t{}\t{}\t{}\t{target}\n",
+        m.member_id,
+        dash(m.instance_id.as_deref().unwrap_or_default()),
+        dash(&m.client_id),
+        m.client_host,
+        dash(&topics),
+        partitions(&m.assignment),
+    )
+}
+
+/// `topic:0,1 other:3`, or `-` for none.
+fn partitions(topics: &[(String, Vec<i32>)]) -> String {
+    let named: Vec<String> = topics
+        .iter()
+        .map(|(topic, partitions)| {
+            let list: Vec<String> = partitions.iter().map(i32::to_string).collect();
+            format!("{topic}:{}", list.join(","))
+        })
+        .collect();
+    dash(&named.join(" ")).to_owned()
+}
+
+/// `-` for an empty field, so every line has its columns.
+fn dash(field: &str) -> &str {
+    if field.is_empty() {
+        "-"
+    } else {
+        field
+    }
+}
