@@ -757,8 +757,8 @@ fn a_group_goes_on_where_it_stopped(b: &str, topic: &str) {
     groups_listed_described_and_deleted(b, topic, &group, none_committed);
 }
 
-/// `groups`: the members gone, `group` is listed and described as empty; deleting it takes
-/// its committed offsets with it (`lag` then prints `none_committed`).
+/// `groups`: the members gone, `group` is listed and described as empty, its offsets move;
+/// deleting it takes its committed offsets with it (`lag` then prints `none_committed`).
 fn groups_listed_described_and_deleted(b: &str, topic: &str, group: &str, none_committed: &str) {
     let listed = String::from_utf8(kafka(b, &["groups", "list"], b"").stdout).unwrap();
     assert!(
@@ -774,6 +774,27 @@ fn groups_listed_described_and_deleted(b: &str, topic: &str, group: &str, none_c
             "GROUP\tTYPE\tSTATE\tASSIGNOR\tMEMBERS\n{group}\tclassic\tEmpty\t-\t0\n\n\
              MEMBER\tINSTANCE\tCLIENT\tHOST\tTOPICS\tASSIGNMENT\tTARGET\n"
         )
+    );
+    // `reset` prints where the group would start, and moves it there with --execute.
+    let reset = |args: &[&str]| {
+        let mut all = vec!["groups", "reset", group, topic];
+        all.extend_from_slice(args);
+        String::from_utf8(kafka(b, &all, b"").stdout).unwrap()
+    };
+    let lag_now = || String::from_utf8(kafka(b, &["lag", topic, "-G", group], b"").stdout);
+    let before = lag_now().unwrap();
+    assert_eq!(
+        reset(&["--to-earliest"]),
+        "PARTITION\tNEW-OFFSET\n0\t0\n1\t0\n"
+    );
+    assert_eq!(lag_now().unwrap(), before);
+    assert_eq!(
+        reset(&["--to-offset", "4", "--execute"]),
+        "PARTITION\tNEW-OFFSET\n0\t4\n1\t4\n"
+    );
+    assert_eq!(
+        lag_now().unwrap(),
+        "PARTITION\tCOMMITTED\tEND\tLAG\n0\t4\t10\t6\n1\t4\t7\t3\n"
     );
     kafka(b, &["groups", "delete", group], b"");
     let listed = String::from_utf8(kafka(b, &["groups", "list"], b"").stdout).unwrap();

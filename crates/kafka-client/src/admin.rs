@@ -1,6 +1,6 @@
 //! Consumer groups as an operator sees them (Java's `kafka-consumer-groups.sh`): every group
-//! of the cluster, one group's members with what each subscribed to and owns, and the removal
-//! of groups no one uses any more.
+//! of the cluster, one group's members with what each subscribed to and owns, its offsets
+//! moved while it is stopped, and the removal of groups no one uses any more.
 
 use std::sync::Arc;
 
@@ -19,7 +19,9 @@ use ringwire_kafka::{ApiKey, ErrorCode};
 
 use crate::cluster::Cluster;
 use crate::coordinator::Coordinator;
-use crate::{ClientConfig, ClientError, Connection, GroupProtocol};
+use crate::{
+    ClientConfig, ClientError, Connection, Consumer, ConsumerConfig, GroupProtocol, Start,
+};
 
 /// A cluster's consumer groups, reached through any of its brokers.
 #[derive(Debug)]
@@ -122,6 +124,65 @@ impl Admin {
                 (conn, deleted)
             })
             .await
+    }
+
+    /// Where `group` would start on each partition of `topic` from `to` (`Start::Committed`:
+    /// where it committed, else where the reset says), by partition: what
+    /// [`commit_offsets`](Self::commit_offsets) would commit to move the group there
+    /// (Java's `kafka-consumer-groups.sh --reset-offsets` without `--execute`).
+    pub async fn offsets(
+        &self,
+        group: &str,
+        topic: &str,
+        to: Start,
+    ) -> Result<Vec<(i32, i64)>, ClientError> {
+        let mut consumer = self.consumer(group);
+        let partitions = consumer.assign(topic, to).await?;
+        Ok((0..)
+            .take(partitions)
+            .filter_map(|p| Some((p, consumer.position(topic, p)?)))
+            .collect())
+    }
+
+    /// Commits `offsets` (partition, offset) of `topic` for `group`, which must have no
+    /// members (they would commit over it): moves where the group goes on when it starts
+    /// again. A group with members is refused with `NON_EMPTY_GROUP`, as DeleteGroups would
+    /// refuse it.
+    pub async fn commit_offsets(
+        &self,
+        group: &str,
+        topic: &str,
+        offsets: &[(i32, i64)],
+    ) -> Result<(), ClientError> {
+        match self.describe_group(group).await {
+            Ok(g) if !g.members.is_empty() => {
+                return Err(ClientError::Kafka {
+                    api: ApiKey::OffsetCommit,
+                    code: ErrorCode::NON_EMPTY_GROUP,
+                    message: Some(format!(
+                        "group {group} is {} with {} members: stop them first",
+                        g.state,
+                        g.members.len()
+                    )),
+                })
+            }
+            Ok(_) => {}
+            Err(ClientError::Kafka { code, .. }) if code == ErrorCode::GROUP_ID_NOT_FOUND => {}
+            Err(e) => return Err(e),
+        }
+        let offsets: Vec<(&str, i32, i64)> = offsets.iter().map(|&(p, o)| (topic, p, o)).collect();
+        self.consumer(group).commit_offsets(&offsets).await
+    }
+
+    /// A consumer of `group` that is not a member (it assigns partitions and commits as
+    /// one that assigns its own).
+    fn consumer(&self, group: &str) -> Consumer {
+        let config = ConsumerConfig {
+            client: self.cluster.config.clone(),
+            group: Some(group.to_owned()),
+            ..ConsumerConfig::default()
+        };
+        Consumer::on(Arc::clone(&self.cluster), config)
     }
 
     fn coordinator(&self, group: &str) -> Coordinator {

@@ -408,12 +408,17 @@ impl Consumer {
     /// Connects to the cluster through `bootstrap` (`HOST:PORT[,HOST:PORT...]`).
     pub async fn connect(bootstrap: &str, config: ConsumerConfig) -> Result<Self, ClientError> {
         let cluster = Arc::new(Cluster::connect(bootstrap, config.client.clone()).await?);
+        Ok(Consumer::on(cluster, config))
+    }
+
+    /// A consumer on a cluster already reached.
+    pub(crate) fn on(cluster: Arc<Cluster>, config: ConsumerConfig) -> Self {
         let coordinator = config
             .group
             .clone()
             .map(|group| Arc::new(Coordinator::new(group, GROUP, Arc::clone(&cluster))));
         let next_auto_commit = Instant::now() + config.auto_commit.unwrap_or_default();
-        Ok(Consumer {
+        Consumer {
             cluster,
             config,
             assigned: Vec::new(),
@@ -423,7 +428,7 @@ impl Consumer {
             coordinator,
             membership: None,
             next_auto_commit,
-        })
+        }
     }
 
     /// Consumes every partition of `topic` from `start`: how many it has (numbered from 0).

@@ -1,12 +1,13 @@
 //! `ringwire kafka groups`: a cluster's consumer groups listed, one described member by
-//! member, empty ones deleted (what `kafka-consumer-groups.sh --list`, `--describe
-//! --members --verbose` and `--delete` do).
+//! member, a stopped one's offsets moved, empty ones deleted (what
+//! `kafka-consumer-groups.sh --list`, `--describe --members --verbose`, `--reset-offsets` and
+//! `--delete` do).
 
 use std::io::{self, Write};
 
-use clap::Subcommand;
+use clap::{Args, Subcommand};
 use ringwire_kafka_client::admin::{GroupDescription, MemberDescription};
-use ringwire_kafka_client::{Admin, ClientConfig, GroupProtocol};
+use ringwire_kafka_client::{Admin, ClientConfig, GroupProtocol, Start};
 
 use super::not_connected;
 use crate::request::line;
@@ -20,11 +21,51 @@ pub(super) enum GroupsCommand {
     /// static instance id, client id, host, topics, the partitions it owns and, on the
     /// consumer protocol, those it is moving to).
     Describe { group: String },
+    /// Move a stopped group's offsets on every partition of a topic: print where it would
+    /// start, and commit that with --execute (as `kafka-consumer-groups.sh --reset-offsets`).
+    Reset {
+        group: String,
+        topic: String,
+        #[command(flatten)]
+        to: ResetTo,
+        /// Commit the new offsets (without it, only print them).
+        #[arg(long)]
+        execute: bool,
+    },
     /// Delete groups without members, with their committed offsets.
     Delete {
         #[arg(required = true)]
         groups: Vec<String>,
     },
+}
+
+/// Where `groups reset` moves the group to: one of the four.
+#[derive(Debug, Args)]
+#[group(required = true, multiple = false)]
+pub(super) struct ResetTo {
+    /// The oldest record kept.
+    #[arg(long)]
+    to_earliest: bool,
+    /// After the newest record.
+    #[arg(long)]
+    to_latest: bool,
+    /// This offset.
+    #[arg(long, value_name = "OFFSET")]
+    to_offset: Option<i64>,
+    /// The first record stamped at or after this time (ms since the epoch).
+    #[arg(long, value_name = "MS")]
+    to_time: Option<i64>,
+}
+
+impl ResetTo {
+    fn start(&self) -> Start {
+        match (self.to_offset, self.to_time) {
+            (Some(offset), _) => Start::At(offset),
+            (_, Some(ms)) => Start::Time(ms),
+            _ if self.to_earliest => Start::Earliest,
+            _ => Start::Latest,
+        }
+    }
 }
 
 pub(super) async fn run(
@@ -60,6 +101,31 @@ pub(super) async fn run(
                 .await
                 .map_err(|e| format!("group {group}: {}", line(e)))?;
             describe(&described)
+        }
+        GroupsCommand::Reset {
+            group,
+            topic,
+            to,
+            execute,
+        } => {
+            let failed = |e| format!("group {group}, topic {topic}: {}", line(e));
+            let offsets = admin
+                .offsets(group, topic, to.start())
+                .await
+                .map_err(failed)?;
+            if *execute {
+                admin
+                    .commit_offsets(group, topic, &offsets)
+                    .await
+                    .map_err(failed)?;
+            } else {
+                eprintln!("ringwire: not committed: --execute commits these offsets");
+            }
+            let mut out = String::from("PARTITION\tNEW-OFFSET\n");
+            for (partition, offset) in offsets {
+                out.push_str(&format!("{partition}\t{offset}\n"));
+            }
+            out
         }
         GroupsCommand::Delete { groups } => {
             for group in groups {

@@ -1,13 +1,16 @@
 //! Consumer groups as an operator sees them: listed across the cluster, described by their
 //! coordinator (a classic group's members with their decoded subscriptions and assignments, a
-//! consumer-protocol group's with what they own and move to), and deleted once empty.
+//! consumer-protocol group's with what they own and move to), their offsets moved and the
+//! groups deleted once empty.
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use ringwire_kafka::ErrorCode;
 use ringwire_kafka_client::admin::{GroupDescription, MemberDescription};
-use ringwire_kafka_client::{Admin, ClientConfig, ClientError, Consumer, GroupProtocol, Reset};
+use ringwire_kafka_client::{
+    Admin, ClientConfig, ClientError, Consumer, GroupProtocol, Reset, Start,
+};
 
 use super::groups::{join_beside, member};
 use super::modern_groups::{self, protocol_offered};
@@ -108,17 +111,33 @@ pub(crate) fn groups_are_listed_described_and_deleted(bootstrap: &str) {
             "{mine:?}"
         );
 
-        // Not while it has members; once they left, the group and its offsets go.
-        let refused = admin.delete_group(&classic).await.unwrap_err();
-        assert!(
-            matches!(refused, ClientError::Kafka { code, .. } if code == ErrorCode::NON_EMPTY_GROUP),
-            "{refused}"
-        );
+        // Not while it has members: neither its offsets moved nor the group deleted.
+        let non_empty = |refused: ClientError| {
+            assert!(
+                matches!(refused, ClientError::Kafka { code, .. } if code == ErrorCode::NON_EMPTY_GROUP),
+                "{refused}"
+            );
+        };
+        non_empty(admin.commit_offsets(&classic, &topic, &[(0, 1)]).await.unwrap_err());
+        non_empty(admin.delete_group(&classic).await.unwrap_err());
         a.leave().await.unwrap();
         b.leave().await.unwrap();
         describe_until(&admin, &classic, |g| g.state == "Empty" && g.members.is_empty()).await;
+
+        // Stopped, its offsets move; then the group and its offsets go.
+        let latest = admin.offsets(&classic, &topic, Start::Latest).await.unwrap();
+        assert_eq!(latest, [(0, 0), (1, 0)]);
+        admin
+            .commit_offsets(&classic, &topic, &[(0, 3), (1, 5)])
+            .await
+            .unwrap();
+        let committed = Start::Committed(Reset::Earliest);
+        let moved = admin.offsets(&classic, &topic, committed).await.unwrap();
+        assert_eq!(moved, [(0, 3), (1, 5)]);
         admin.delete_group(&classic).await.unwrap();
         gone(admin.describe_group(&classic).await);
+        let forgotten = admin.offsets(&classic, &topic, committed).await.unwrap();
+        assert_eq!(forgotten, [(0, 0), (1, 0)]);
         let listed = admin.list_groups().await.unwrap();
         assert!(listed.iter().all(|g| g.group_id != classic), "{listed:?}");
 
