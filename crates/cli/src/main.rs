@@ -3,6 +3,7 @@
 
 mod bench;
 mod cookies;
+mod events;
 mod get;
 mod kafka;
 mod logger;

@@ -118,19 +118,21 @@ enum Runtime {
 const INDEX: &[u8] = include_bytes!("../site/index.html");
 const WS_PAGE: &[u8] = include_bytes!("../site/ws.html");
 const UPLOAD_PAGE: &[u8] = include_bytes!("../site/upload.html");
+const EVENTS_PAGE: &[u8] = include_bytes!("../site/events.html");
 const SITE_CSS: &[u8] = include_bytes!("../site/site.css");
 
 /// What ALPN offers, HTTP/2 first (unless `--no-http2`).
 const ALPN: &[&[u8]] = &[b"h2", b"http/1.1"];
 
-/// The built-in site: pages, a WebSocket echo at `/ws/echo`, and `/upload`, which reads a
-/// form's fields and files as they arrive.
+/// The built-in site: pages, a WebSocket echo at `/ws/echo`, server-sent events at
+/// `/events`, and `/upload`, which reads a form's fields and files as they arrive.
 fn demo_site() -> Router {
     let pages = EmbeddedSite::new()
         .page("/", "text/html; charset=utf-8", INDEX)
         .page("/index.html", "text/html; charset=utf-8", INDEX)
         .page("/ws.html", "text/html; charset=utf-8", WS_PAGE)
         .page("/upload.html", "text/html; charset=utf-8", UPLOAD_PAGE)
+        .page("/events.html", "text/html; charset=utf-8", EVENTS_PAGE)
         .page("/site.css", "text/css; charset=utf-8", SITE_CSS)
         .page(
             "/hello",
@@ -140,6 +142,7 @@ fn demo_site() -> Router {
     let upload = streaming(handler_fn(crate::upload::upload));
     Router::new()
         .get("/ws/echo", ws::echo)
+        .get("/events", crate::events::events)
         .route(Method::Post, "/upload", upload)
         .fallback(pages)
 }

@@ -3,7 +3,8 @@
 //! `/ws/echo` with permessage-deflate, then reports by fetching
 //! `/hello?selftest=...`; the test reads the verdict from the access log.
 //! Its upload page likewise sends a form with a 3 MiB file as the browser
-//! encodes it (`multipart/form-data`) and checks what the server read.
+//! encodes it (`multipart/form-data`) and checks what the server read, and its
+//! events page reads 1,000 server-sent events through `EventSource`.
 //! Over `http://` and `ws://`, and over `https://` and `wss://` with a
 //! certificate from a CA made for the test and trusted in the browser's own
 //! certificate store: there the page comes over HTTP/2, and the WebSocket over
@@ -58,6 +59,18 @@ fn a_browser_uploads_a_form_with_a_file() {
     assert!(verdict.contains("selftest=pass"), "{verdict}");
     assert!(
         verdict.contains("\"POST /upload HTTP/1.1\" 200"),
+        "{verdict}"
+    );
+}
+
+/// 1,000 server-sent events sent at once, read by Chromium's `EventSource`: each once, in
+/// order, its two data lines and its id intact.
+#[test]
+fn a_browser_reads_server_sent_events() {
+    let verdict = self_test_in_browser("events.html", &[], None);
+    assert!(verdict.contains("selftest=pass"), "{verdict}");
+    assert!(
+        verdict.contains("\"GET /events?n=1000 HTTP/1.1\" 200"),
         "{verdict}"
     );
 }

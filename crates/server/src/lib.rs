@@ -55,6 +55,7 @@ mod clock;
 mod config;
 mod conn;
 mod date;
+pub mod events;
 pub mod files;
 mod h2;
 mod handler;
