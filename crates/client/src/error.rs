@@ -169,6 +169,9 @@ pub enum Error {
     /// (`Response::json`: serde's words, with the line and column).
     #[cfg(feature = "json")]
     Json(serde_json::Error),
+    /// A body read as server-sent events ([`Response::events`](crate::tokio::Response::events))
+    /// broke the reader's limits.
+    EventStream(ringwire_sse::ParseError),
 }
 
 /// Which deadline passed.
@@ -275,6 +278,7 @@ impl fmt::Display for Error {
             Error::WebSocket(e) => write!(f, "WebSocket {e}"),
             #[cfg(feature = "json")]
             Error::Json(e) => write!(f, "JSON: {e}"),
+            Error::EventStream(e) => write!(f, "event stream: {e}"),
         }
     }
 }
@@ -294,8 +298,15 @@ impl std::error::Error for Error {
             Error::WebSocket(e) => Some(e),
             #[cfg(feature = "json")]
             Error::Json(e) => Some(e),
+            Error::EventStream(e) => Some(e),
             _ => None,
         }
+    }
+}
+
+impl From<ringwire_sse::ParseError> for Error {
+    fn from(e: ringwire_sse::ParseError) -> Self {
+        Error::EventStream(e)
     }
 }
 

@@ -3,6 +3,7 @@
 
 use std::future::Future;
 use std::io::{self, IoSlice};
+use std::ops::Range;
 use std::os::fd::AsFd as _;
 use std::path::Path;
 use std::sync::Arc;
@@ -32,8 +33,10 @@ use crate::{
     StreamedRequest, Url,
 };
 
+mod events;
 mod shared_h2;
 
+pub use events::Events;
 #[cfg(feature = "ws")]
 pub use shared_h2::Http2Tunnel;
 use shared_h2::{Found, Interim, Multiplexed};
@@ -628,6 +631,7 @@ impl Client {
                         conn: Some(conn),
                         reader,
                         deadline,
+                        handed: None,
                     })))
                 }
             }
@@ -895,6 +899,9 @@ struct Own<'c> {
     conn: Option<Box<Connection>>,
     reader: Reader,
     deadline: Option<Instant>,
+    /// Where the piece the last `chunk` handed out lies (`None`: decoded output), while
+    /// it is there to hand out again.
+    handed: Option<Option<Range<usize>>>,
 }
 
 impl<'c> Response<'c> {
@@ -987,6 +994,21 @@ impl<'c> Response<'c> {
         }
     }
 
+    /// The piece the last [`chunk`](Self::chunk) handed out, again.
+    fn handed(&self) -> Option<&[u8]> {
+        match &self.exchange {
+            Exchange::Own(own) => own.handed(),
+            Exchange::Shared(shared) => shared.handed(),
+        }
+    }
+
+    /// The body from here on read as server-sent events (`text/event-stream`): an event
+    /// that arrives whole in one piece is read where it lies, in the receive ring or the
+    /// shared connection's buffer, as [`Events::next`] says.
+    pub fn events(&mut self) -> Events<'_, 'c> {
+        Events::new(self, ringwire_sse::Limits::default())
+    }
+
     /// The whole body, collected.
     ///
     /// # Errors
@@ -1054,6 +1076,7 @@ impl<'c> Response<'c> {
 impl Own<'_> {
     /// As [`Response::chunk`].
     async fn chunk(&mut self) -> Result<Option<&[u8]>, Error> {
+        self.handed = None;
         let piece = loop {
             let Some(conn) = self.conn.as_mut() else {
                 return Ok(None);
@@ -1074,9 +1097,14 @@ impl Own<'_> {
                 }
             }
         };
-        // Taken apart from the loop so the borrow it returns ends there.
+        self.handed = Some(piece);
+        Ok(self.handed())
+    }
+
+    /// The piece the last [`chunk`](Self::chunk) handed out, again.
+    fn handed(&self) -> Option<&[u8]> {
         let data = self.conn.as_ref().map(|conn| conn.rx.data());
-        Ok(self.reader.piece(data, piece))
+        self.reader.piece(data, self.handed.clone()?)
     }
 
     /// One read into the ring, once it has room for `at_least` unread bytes (what the

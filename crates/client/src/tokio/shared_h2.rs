@@ -486,6 +486,7 @@ impl Http2Connection {
             at: 0,
             decoder: None,
             feeding: false,
+            handed: Next::End,
         })
     }
 
@@ -544,6 +545,8 @@ pub struct Http2Response {
     decoder: Option<Box<Decoder>>,
     /// The decoder has more of `body` (or of its own output) to give.
     feeding: bool,
+    /// What the last [`chunk`](Self::chunk) handed out (`End`: nothing).
+    handed: Next,
 }
 
 /// The sending half of a full-duplex exchange ([`Http2Connection::send_duplex`]): the
@@ -628,6 +631,7 @@ impl Http2Answer {
 }
 
 /// What [`Http2Response::chunk`] hands out.
+#[derive(Debug, Clone, Copy)]
 enum Next {
     Piece,
     Decoded,
@@ -696,6 +700,7 @@ impl Http2Response {
     /// [`Error::Timeout`]; for a body being decoded, [`Error::Decompress`] and
     /// [`Error::DecodedBodyTooLarge`].
     pub async fn chunk(&mut self) -> Result<Option<&[u8]>, Error> {
+        self.handed = Next::End;
         let next = loop {
             if let (Some(decoder), true) = (self.decoder.as_mut(), self.feeding) {
                 match decoder.feed(&self.body[self.at..])? {
@@ -723,11 +728,17 @@ impl Http2Response {
                 }
             }
         };
-        Ok(match next {
+        self.handed = next;
+        Ok(self.handed())
+    }
+
+    /// The piece the last [`chunk`](Self::chunk) handed out, again.
+    pub(crate) fn handed(&self) -> Option<&[u8]> {
+        match self.handed {
             Next::Piece => Some(&self.body),
             Next::Decoded => self.decoder.as_deref().map(Decoder::output),
             Next::End => None,
-        })
+        }
     }
 
     /// The body bytes that arrived since the last call, into `body`; `false` at its end.
