@@ -90,12 +90,6 @@ struct State {
     started: bool,
 }
 
-impl Default for Edge {
-    fn default() -> Self {
-        Edge::START
-    }
-}
-
 /// Where a field's value lies.
 #[derive(Debug, Clone, Copy)]
 enum Part<'t> {

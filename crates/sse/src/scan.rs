@@ -20,6 +20,12 @@ impl Edge {
     };
 }
 
+impl Default for Edge {
+    fn default() -> Self {
+        Edge::START
+    }
+}
+
 /// Scans `bytes`, which follow `edge`: the length up to and including the line terminator of
 /// the blank line that ends the event, if `bytes` hold it. `edge` is left where `bytes` end
 /// (or just past that terminator).
