@@ -2,8 +2,9 @@
 //! whole with `Fields` and in pieces with `Multipart::feed`: neither may panic, and both
 //! must find the same fields (name, file name, type, data) and the same error.
 //!
-//! Input: a byte setting the piece size (1 to 64) and the limits, then the body. The
-//! boundary is `b` when the size byte is even, else `--x`.
+//! Input: a byte setting the piece size (1 to 64) and the limits (with bit 6, small bounds on
+//! each field's and file's data), then the body. The boundary is `b` when the size byte is
+//! even, else `--x`.
 
 #![no_main]
 
@@ -21,9 +22,17 @@ fuzz_target!(|data: &[u8]| {
     } else {
         b"multipart/form-data; boundary=\"--x\""
     };
+    // With bit 6, small bounds on a part's data too.
+    let (max_field_len, max_file_len) = if setup & 0x40 == 0 {
+        (u64::MAX, u64::MAX)
+    } else {
+        (u64::from(setup & 0x1f) * 4, u64::from(setup >> 7) * 64 + 8)
+    };
     let limits = Limits {
         max_parts: 1 + usize::from(setup >> 5),
         max_head: 16 + usize::from(setup & 0x3f) * 4,
+        max_field_len,
+        max_file_len,
     };
     let piece = 1 + usize::from(setup & 0x3f);
     let whole = whole(content_type, body, limits);

@@ -26,7 +26,7 @@ pub(crate) async fn upload(request: &Request<'_>) -> Response {
     let (mut reader, Some(mut body)) = (
         match Multipart::new(content_type, Limits::default()) {
             Ok(reader) => reader,
-            Err(e) => return Response::text(format!("{e}\n")).status_code(400),
+            Err(e) => return Response::text(format!("{e}\n")).status_code(e.status()),
         },
         request.body_reader(),
     ) else {
@@ -69,6 +69,6 @@ pub(crate) async fn upload(request: &Request<'_>) -> Response {
         .await;
     match read {
         Ok(()) => Response::text(out),
-        Err(e) => Response::text(format!("{e}\n")).status_code(400),
+        Err(e) => Response::text(format!("{e}\n")).status_code(e.status()),
     }
 }

@@ -23,6 +23,12 @@ pub struct Limits {
     pub max_parts: usize,
     /// Bytes of one part's head: its header lines and the empty line after them.
     pub max_head: usize,
+    /// Bytes of one field's data: a part without a file name, which a handler most likely
+    /// keeps in memory (Go's `net/http` keeps 10 MB of them in all).
+    pub max_field_len: u64,
+    /// Bytes of one file's data: a part with a file name, which a handler reading it as it
+    /// arrives may write anywhere. No bound by default: the body's is the server's.
+    pub max_file_len: u64,
 }
 
 impl Default for Limits {
@@ -30,12 +36,14 @@ impl Default for Limits {
         Limits {
             max_parts: 1000,
             max_head: 8 << 10,
+            max_field_len: 1 << 20,
+            max_file_len: u64::MAX,
         }
     }
 }
 
-/// Why a body is not the `multipart/form-data` its request says it is: each a `400 Bad
-/// Request` to answer.
+/// Why a body is not the `multipart/form-data` its request says it is, or is more of it than
+/// the limits take: the status to answer is [`status`](Self::status).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MultipartError {
     /// The request's `content-type` is not `multipart/form-data`, or has no `boundary`.
@@ -52,6 +60,9 @@ pub enum MultipartError {
     HeadTooLarge,
     /// More parts than [`Limits::max_parts`].
     TooManyParts,
+    /// A field's data longer than [`Limits::max_field_len`], or a file's than
+    /// [`Limits::max_file_len`].
+    PartTooLarge,
     /// The body ended before its closing delimiter.
     Truncated,
     /// The body could not be read ([`Multipart::read`]): the client sent malformed framing,
@@ -68,9 +79,22 @@ impl fmt::Display for MultipartError {
             Self::MalformedHead => "malformed multipart part head",
             Self::HeadTooLarge => "multipart part head too large",
             Self::TooManyParts => "too many multipart parts",
+            Self::PartTooLarge => "multipart part too large",
             Self::Truncated => "multipart body ended before its closing delimiter",
             Self::Body(kind) => return write!(f, "multipart body not read: {kind}"),
         })
+    }
+}
+
+impl MultipartError {
+    /// The status to answer: `413 Content Too Large` for more than the limits take, `400 Bad
+    /// Request` for the rest.
+    #[must_use]
+    pub fn status(&self) -> u16 {
+        match self {
+            Self::TooManyParts | Self::PartTooLarge => 413,
+            _ => 400,
+        }
     }
 }
 
@@ -113,6 +137,8 @@ pub struct Multipart {
     parts: usize,
     /// Bytes of a head already searched for its end, when it comes in pieces.
     head_scanned: usize,
+    /// How much more data the part being read may have.
+    part_left: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -153,6 +179,7 @@ impl Multipart {
             state: State::Preamble(false),
             parts: 0,
             head_scanned: 0,
+            part_left: 0,
         })
     }
 
@@ -229,12 +256,17 @@ impl Multipart {
                         return Err(MultipartError::TooManyParts);
                     }
                     let part = part_head(head)?;
+                    self.part_left = match part.filename {
+                        Some(_) => self.limits.max_file_len,
+                        None => self.limits.max_field_len,
+                    };
                     self.state = State::Data;
                     return Ok((consumed + len, Some(Event::Part(part))));
                 }
                 State::Data => {
                     if let Some(at) = self.find_delimiter(rest) {
                         if at > 0 {
+                            self.take_data(at)?;
                             return Ok((consumed + at, Some(Event::Data(&rest[..at]))));
                         }
                         consumed += self.delimiter.len();
@@ -242,15 +274,28 @@ impl Multipart {
                         continue;
                     }
                     if eof {
+                        // Too large is known before cut short, however the body came.
+                        self.take_data(rest.len())?;
                         return Err(MultipartError::Truncated);
                     }
                     let safe = self.held_back(rest);
+                    self.take_data(safe)?;
                     let data = (safe > 0).then(|| Event::Data(&rest[..safe]));
                     return Ok((consumed + safe, data));
                 }
                 State::Done => return Ok((buf.len(), None)),
             }
         }
+    }
+
+    /// Counts `len` bytes of the part's data against its limit.
+    fn take_data(&mut self, len: usize) -> Result<(), MultipartError> {
+        let len = u64::try_from(len).unwrap_or(u64::MAX);
+        self.part_left = self
+            .part_left
+            .checked_sub(len)
+            .ok_or(MultipartError::PartTooLarge)?;
+        Ok(())
     }
 
     /// Feeds `piece`, the body's next bytes (`eof`: its last), after the bytes `carry` kept
@@ -677,6 +722,52 @@ epilogue";
         );
     }
 
+    /// A field's data over `max_field_len`, or a file's over `max_file_len`: 413, read whole
+    /// or fed in pieces of any size, also when the body is cut short after it.
+    #[test]
+    fn parts_over_their_limits_are_refused() {
+        // Field `a` has 1 byte, `b` none; file `f` 46.
+        let limits = |field: u64, file: u64| Limits {
+            max_field_len: field,
+            max_file_len: file,
+            ..Limits::default()
+        };
+        let cut = &BODY[..BODY.len() - 60];
+        for (body, field, file, refused) in [
+            (BODY, 1, 46, false),
+            (BODY, 0, 46, true),
+            (BODY, 1, 45, true),
+            (cut, 1, 30, true),
+        ] {
+            let whole = Fields::new(TYPE, body, limits(field, file))
+                .unwrap()
+                .find_map(Result::err);
+            let want = refused.then_some(MultipartError::PartTooLarge);
+            let want = want.or((body == cut).then_some(MultipartError::Truncated));
+            assert_eq!(whole, want, "{field} {file}");
+            for size in 1..=body.len() {
+                let mut reader = Multipart::new(TYPE, limits(field, file)).unwrap();
+                let mut carry = Vec::new();
+                let mut pieces = body.chunks(size).peekable();
+                let mut fed = None;
+                while let Some(piece) = pieces.next() {
+                    let eof = pieces.peek().is_none();
+                    match reader.feed(&mut carry, piece, eof, &mut |_| {}) {
+                        Ok(true) => break,
+                        Ok(false) => {}
+                        Err(e) => {
+                            fed = Some(e);
+                            break;
+                        }
+                    }
+                }
+                assert_eq!(fed, want, "{field} {file}, pieces of {size}");
+            }
+        }
+        assert_eq!(MultipartError::PartTooLarge.status(), 413);
+        assert_eq!(MultipartError::Truncated.status(), 400);
+    }
+
     /// The body fed in pieces of every size, the unconsumed bytes kept and given again.
     #[test]
     fn pieces_of_any_size_give_the_same_fields() {
@@ -872,6 +963,7 @@ epilogue";
         let limits = Limits {
             max_parts: 3,
             max_head: 100,
+            ..Limits::default()
         };
         for (body, error) in cases {
             let whole = Fields::new(t, body.as_bytes(), limits)
