@@ -547,6 +547,7 @@ impl Client {
                         conn: Some(conn),
                         reader,
                         deadline,
+                        handed: None,
                         #[cfg(feature = "json")]
                         collected: Vec::new(),
                     })
@@ -902,12 +903,15 @@ pub struct Response<'c> {
     conn: Option<Connection>,
     reader: Reader,
     deadline: Option<Instant>,
+    /// Where the piece the last `chunk` handed out lies (`None`: decoded output), while
+    /// it is there to hand out again.
+    handed: Option<Option<std::ops::Range<usize>>>,
     /// The body, when [`json`](Self::json) had to collect it.
     #[cfg(feature = "json")]
     collected: Vec<u8>,
 }
 
-impl Response<'_> {
+impl<'c> Response<'c> {
     /// The status code.
     #[must_use]
     pub fn status(&self) -> u16 {
@@ -968,6 +972,7 @@ impl Response<'_> {
     /// [`Error::Decompress`] and [`Error::DecodedBodyTooLarge`]. The
     /// connection is then closed.
     pub fn chunk(&mut self) -> Result<Option<&[u8]>, Error> {
+        self.handed = None;
         let piece = loop {
             let Some(conn) = self.conn.as_mut() else {
                 return Ok(None);
@@ -988,9 +993,24 @@ impl Response<'_> {
                 }
             }
         };
-        // Taken apart from the loop so the borrow it returns ends there.
+        self.handed = Some(piece);
+        Ok(self.handed())
+    }
+
+    /// The piece the last [`chunk`](Self::chunk) handed out, again.
+    fn handed(&self) -> Option<&[u8]> {
         let data = self.conn.as_ref().map(|conn| conn.rx.data());
-        Ok(self.reader.piece(data, piece))
+        self.reader.piece(data, self.handed.clone()?)
+    }
+
+    /// The body from here on read as server-sent events (`text/event-stream`): an event
+    /// that arrives whole in one piece is read where it lies in the receive ring, as
+    /// [`Events::next`] says.
+    pub fn events(&mut self) -> Events<'_, 'c> {
+        Events {
+            response: self,
+            cursor: crate::events::Cursor::new(ringwire_sse::Limits::default()),
+        }
     }
 
     /// One read into the ring, once it has room for `at_least` unread bytes; the end of
@@ -1100,4 +1120,44 @@ impl Drop for Response<'_> {
             self.release();
         }
     }
+}
+
+/// The events of a response ([`Response::events`]).
+#[derive(Debug)]
+pub struct Events<'r, 'c> {
+    response: &'r mut Response<'c>,
+    cursor: crate::events::Cursor,
+}
+
+impl Events<'_, '_> {
+    /// The next event, valid until the next call; `None` at the end of the body (where an
+    /// event without its blank line is dropped, as browsers drop it). An event whole in one
+    /// piece of the body borrows it; one cut between pieces is joined from a copy of its
+    /// start.
+    ///
+    /// # Errors
+    ///
+    /// As [`Response::chunk`], and [`Error::EventStream`] for an event over the limit.
+    #[allow(clippy::should_implement_trait)] // Not an `Iterator`: each event borrows the reader.
+    pub fn next(&mut self) -> Result<Option<ringwire_sse::Message<'_>>, Error> {
+        use polonius_the_crab::prelude::*;
+        let mut this = self;
+        loop {
+            // As the tokio driver's: a message borrows the piece, the loop must not.
+            polonius!(
+                |this| -> Result<Option<ringwire_sse::Message<'polonius>>, Error> {
+                    match this.cursor.step(this.response.handed()) {
+                        Ok(None) => {}
+                        found => polonius_return!(found),
+                    }
+                }
+            );
+            this.cursor.next_piece();
+            if this.response.chunk()?.is_none() {
+                return Ok(None);
+            }
+        }
+    }
+
+    crate::events::stream_state!();
 }

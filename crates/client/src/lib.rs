@@ -85,6 +85,7 @@ mod connect;
 mod cookie;
 mod decompress;
 mod error;
+mod events;
 mod exchange;
 mod form;
 #[cfg(fuzzing)]

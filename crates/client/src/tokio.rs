@@ -1006,7 +1006,7 @@ impl<'c> Response<'c> {
     /// that arrives whole in one piece is read where it lies, in the receive ring or the
     /// shared connection's buffer, as [`Events::next`] says.
     pub fn events(&mut self) -> Events<'_, 'c> {
-        Events::new(self, ringwire_sse::Limits::default())
+        Events::new(self)
     }
 
     /// The whole body, collected.

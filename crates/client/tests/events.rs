@@ -1,7 +1,7 @@
-//! Server-sent events read by the tokio client: from ringwire's server (`Response::events`)
-//! over HTTP/1.1 (a chunked body, each event a chunk), HTTP/2 with prior knowledge and over
-//! TLS (the origin's shared connection), and from a raw server that writes its stream a byte
-//! at a time, so every event is cut everywhere.
+//! Server-sent events read by both clients: from ringwire's server (`Response::events`)
+//! over HTTP/1.1 (a chunked body, each event a chunk), HTTP/2 with prior knowledge and (the
+//! tokio client's shared connection) over TLS, and from a raw server that writes its stream a
+//! byte at a time, so every event is cut everywhere.
 
 mod common;
 
@@ -125,4 +125,41 @@ async fn events_cut_everywhere_are_joined() {
     .map(|(e, d, i)| ((*e).into(), (*d).into(), (*i).into()))
     .collect();
     assert_eq!((got, retry), (want, Some(20)));
+}
+
+/// The blocking client: the same events from ringwire's server over both protocols, and
+/// from the raw server that cuts them everywhere.
+#[test]
+fn the_blocking_client_too() {
+    let addr = ringwire(Router::new().get("/ticks", ticks));
+    let read = |client: &ringwire_client::blocking::Client, url: &str| {
+        let mut buffer = RequestBuffer::new().expect("buffer");
+        let url = Url::parse(url).expect("url");
+        let request = buffer.request("GET", &url).and_then(|r| r.headers());
+        let request = request.and_then(|r| r.finish()).expect("request");
+        let mut response = client.send(&mut buffer, &request).expect("answer");
+        let mut events = response.events();
+        let mut got: Got = Vec::new();
+        while let Some(m) = events.next().expect("events") {
+            got.push((m.event.into(), m.data.into(), m.last_event_id.into()));
+        }
+        (got, events.retry())
+    };
+    for http2 in [Http2::Off, Http2::PriorKnowledge] {
+        let client = ringwire_client::blocking::Client::new(config(http2));
+        let got = read(&client, &format!("http://{addr}/ticks"));
+        assert_eq!(got, (want(), Some(1500)), "{http2:?}");
+    }
+    let raw = Raw::start(|_| {
+        let stream = "data: a\r\ndata: b\r\n\r\nid: 9\rdata: c\n\n";
+        let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n";
+        let answer = format!("{head}content-length: {}\r\n\r\n{stream}", stream.len());
+        Reply::Trickle(answer.into_bytes())
+    });
+    let client = ringwire_client::blocking::Client::new(config(Http2::Off));
+    let want: Got = vec![
+        ("message".into(), "a\nb".into(), String::new()),
+        ("message".into(), "c".into(), "9".into()),
+    ];
+    assert_eq!(read(&client, &raw.url("/")), (want, None));
 }
