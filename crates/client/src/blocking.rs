@@ -1161,3 +1161,100 @@ impl Events<'_, '_> {
 
     crate::events::stream_state!();
 }
+
+/// An event stream that reconnects, as browsers' `EventSource` does
+/// ([`Client::event_source`]); as [`tokio::EventSource`](crate::tokio::EventSource), its
+/// waits sleeping the thread.
+#[derive(Debug)]
+pub struct EventSource<'c> {
+    client: &'c Client,
+    plan: crate::events::Plan,
+    buffer: RequestBuffer,
+    response: Option<Response<'c>>,
+    cursor: crate::events::Cursor,
+}
+
+impl Client {
+    /// The events of `url` ([`EventSource`]); nothing is sent before the first
+    /// [`next`](EventSource::next).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Url`]; a request buffer that cannot be mapped ([`Error::Ring`]).
+    pub fn event_source(&self, url: &str) -> Result<EventSource<'_>, Error> {
+        Ok(EventSource {
+            client: self,
+            plan: crate::events::Plan::new(crate::Url::parse(url)?),
+            buffer: RequestBuffer::new()?,
+            response: None,
+            cursor: crate::events::Cursor::new(ringwire_sse::Limits::default()),
+        })
+    }
+}
+
+impl EventSource<'_> {
+    /// The next event, valid until the next call, reconnecting as often as it takes;
+    /// `None` once the server answered `204` (and ever after).
+    ///
+    /// # Errors
+    ///
+    /// As [`tokio::EventSource::next`](crate::tokio::EventSource::next).
+    #[allow(clippy::should_implement_trait)] // Not an `Iterator`: each event borrows the source.
+    pub fn next(&mut self) -> Result<Option<ringwire_sse::Message<'_>>, Error> {
+        use polonius_the_crab::prelude::*;
+        let mut this = self;
+        loop {
+            if this.plan.is_done() || this.cursor.is_broken() {
+                this.response = None;
+                return Ok(None);
+            }
+            if this.response.is_none() {
+                if let Some(wait) = this.plan.take_wait() {
+                    std::thread::sleep(wait);
+                }
+                if let Err(e) = this.open() {
+                    this.plan.failed(e, this.cursor.parser())?;
+                }
+                continue;
+            }
+            // As `Events::next`: a message borrows the piece, the loop must not.
+            polonius!(
+                |this| -> Result<Option<ringwire_sse::Message<'polonius>>, Error> {
+                    let handed = this.response.as_ref().and_then(Response::handed);
+                    match this.cursor.step(handed) {
+                        Ok(None) => {}
+                        found => polonius_return!(found),
+                    }
+                }
+            );
+            this.cursor.next_piece();
+            let Some(response) = this.response.as_mut() else {
+                continue;
+            };
+            let ended = match response.chunk() {
+                Ok(Some(_)) => continue,
+                Ok(None) => None,
+                Err(e) => Some(e),
+            };
+            this.response = None;
+            this.plan.ended(ended, this.cursor.parser());
+        }
+    }
+
+    /// Asks for the stream; keeps the response if it is one.
+    fn open(&mut self) -> Result<(), Error> {
+        let last_event_id = self.cursor.parser().last_event_id();
+        let request = self.plan.request(&mut self.buffer, last_event_id)?;
+        let response = self.client.send(&mut self.buffer, &request)?;
+        if self
+            .plan
+            .opened(response.status(), response.header("content-type"))?
+        {
+            self.cursor.restart();
+            self.response = Some(response);
+        }
+        Ok(())
+    }
+
+    crate::events::source_api!();
+}

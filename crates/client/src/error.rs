@@ -172,6 +172,15 @@ pub enum Error {
     /// A body read as server-sent events ([`Response::events`](crate::tokio::Response::events))
     /// broke the reader's limits.
     EventStream(ringwire_sse::ParseError),
+    /// An event source's answer is not a stream of events: a status other than `200`, or
+    /// another `content-type` than `text/event-stream`. It does not reconnect, as browsers
+    /// do not.
+    NotEventStream {
+        /// The answer's status.
+        status: u16,
+        /// Its `content-type`, if it had one.
+        content_type: Option<String>,
+    },
 }
 
 /// Which deadline passed.
@@ -279,6 +288,16 @@ impl fmt::Display for Error {
             #[cfg(feature = "json")]
             Error::Json(e) => write!(f, "JSON: {e}"),
             Error::EventStream(e) => write!(f, "event stream: {e}"),
+            Error::NotEventStream {
+                status,
+                content_type,
+            } => {
+                write!(f, "not an event stream: status {status}")?;
+                match content_type {
+                    Some(t) => write!(f, ", content-type {t}"),
+                    None => f.write_str(", no content-type"),
+                }
+            }
         }
     }
 }

@@ -36,7 +36,7 @@ use crate::{
 mod events;
 mod shared_h2;
 
-pub use events::Events;
+pub use events::{EventSource, Events};
 #[cfg(feature = "ws")]
 pub use shared_h2::Http2Tunnel;
 use shared_h2::{Found, Interim, Multiplexed};

@@ -5,12 +5,13 @@
 
 mod common;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::{ringwire, ringwire_h2, Raw, Reply};
 use ringwire_client::tokio::Client;
-use ringwire_client::{ClientConfig, Http2, RequestBuffer, Url};
+use ringwire_client::{ClientConfig, Error, Http2, RequestBuffer, Url};
 use ringwire_server::events::Event;
 use ringwire_server::{Request, Response, Router};
 
@@ -162,4 +163,183 @@ fn the_blocking_client_too() {
         ("message".into(), "c".into(), "9".into()),
     ];
     assert_eq!(read(&client, &raw.url("/")), (want, None));
+}
+
+/// A raw server whose stream stops three ways: its first answer ends (close-delimited) with
+/// an event cut short, which is dropped; its second breaks off inside its chunked body; its
+/// third is `204`, no more. Each stream asks for 50 ms between reconnections.
+fn resumable_raw() -> Raw {
+    let served = AtomicUsize::new(0);
+    Raw::start(move |_| {
+        let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream; charset=utf-8\r\n";
+        let answer = match served.fetch_add(1, Ordering::SeqCst) {
+            0 => format!("{head}\r\nretry: 50\nid: 1\ndata: one\n\nid: 2\ndata: two\n\ndata: cut"),
+            1 => {
+                let event = "retry: 50\nid: 3\ndata: three\n\n";
+                format!(
+                    "{head}transfer-encoding: chunked\r\n\r\n{:x}\r\n{event}\r\n",
+                    event.len()
+                )
+            }
+            _ => "HTTP/1.1 204 No Content\r\n\r\n".to_owned(),
+        };
+        Reply::SendAndClose(answer.into_bytes())
+    })
+}
+
+/// What [`resumable_raw`] gives, and the `Last-Event-ID` of each request it had.
+fn check_resumed(raw: &Raw, got: &Got, elapsed: Duration) {
+    let want: Got = [("one", "1"), ("two", "2"), ("three", "3")]
+        .iter()
+        .map(|(d, i)| ("message".into(), (*d).into(), (*i).into()))
+        .collect();
+    assert_eq!(got, &want);
+    let requests = raw.requests();
+    let last_ids: Vec<Option<&str>> = requests
+        .iter()
+        .map(|r| r.lines().find_map(|l| l.strip_prefix("last-event-id: ")))
+        .collect();
+    assert_eq!(last_ids, [None, Some("2"), Some("3")]);
+    for request in &requests {
+        assert!(request.starts_with("GET /events HTTP/1.1\r\n"), "{request}");
+        assert!(request.contains("\r\naccept: text/event-stream\r\n"));
+        assert!(request.contains("\r\ncache-control: no-cache\r\n"));
+        assert!(request.contains("\r\nauthorization: Bearer t\r\n"));
+    }
+    assert!(elapsed >= Duration::from_millis(100), "{elapsed:?}");
+}
+
+#[tokio::test]
+async fn an_event_source_resumes_where_its_stream_stopped() {
+    let raw = resumable_raw();
+    let client = Client::new(config(Http2::Off));
+    let source = client.event_source(&raw.url("/events")).expect("source");
+    let mut source = source.header("authorization", "Bearer t");
+    let started = Instant::now();
+    let mut got: Got = Vec::new();
+    let mut errors = Vec::new();
+    while let Some(m) = source.next().await.expect("events") {
+        got.push((m.event.into(), m.data.into(), m.last_event_id.into()));
+        errors.push(source.last_error().map(ToString::to_string));
+    }
+    check_resumed(&raw, &got, started.elapsed());
+    // The first stream ended by the server's choice, the second broke off.
+    assert_eq!(errors, [None, None, None]);
+    let broke = source.last_error().map(ToString::to_string);
+    let broke = broke.expect("the second stream broke");
+    assert!(broke.contains("before its last chunk"), "{broke}");
+    assert_eq!((source.reconnects(), source.last_event_id()), (2, "3"));
+    assert!(source.next().await.expect("done").is_none());
+    assert_eq!(raw.connections(), 3);
+}
+
+#[test]
+fn a_blocking_event_source_too() {
+    let raw = resumable_raw();
+    let client = ringwire_client::blocking::Client::new(config(Http2::Off));
+    let source = client.event_source(&raw.url("/events")).expect("source");
+    let mut source = source.header("authorization", "Bearer t");
+    let started = Instant::now();
+    let mut got: Got = Vec::new();
+    while let Some(m) = source.next().expect("events") {
+        got.push((m.event.into(), m.data.into(), m.last_event_id.into()));
+    }
+    check_resumed(&raw, &got, started.elapsed());
+    assert!(source.next().expect("done").is_none());
+}
+
+/// Counts from the `Last-Event-ID` asked for: two events a stream, `204` past 6.
+async fn counting(request: &Request<'_>) -> Response {
+    let last = request.head().header("last-event-id");
+    let from: u32 = last
+        .and_then(|id| std::str::from_utf8(id).ok()?.parse().ok())
+        .unwrap_or(0);
+    if from >= 6 {
+        return Response::new(204);
+    }
+    let (events, response) = Response::events(4);
+    tokio::spawn(async move {
+        for n in from + 1..=from + 2 {
+            let id = n.to_string();
+            let event = Event::new(&id).id(&id).retry(10);
+            if events.send(event).await.is_err() {
+                return;
+            }
+        }
+    });
+    response
+}
+
+/// From ringwire's server, over HTTP/1.1 and over streams of one shared HTTP/2 connection.
+#[tokio::test]
+async fn an_event_source_resumes_on_ringwire_over_both_protocols() {
+    let addr = ringwire(Router::new().get("/count", counting));
+    for http2 in [Http2::Off, Http2::PriorKnowledge] {
+        let client = Client::new(config(http2));
+        let mut source = client
+            .event_source(&format!("http://{addr}/count"))
+            .expect("source");
+        let mut got = Vec::new();
+        while let Some(m) = source.next().await.expect("events") {
+            assert_eq!(m.data, m.last_event_id);
+            got.push(m.data.to_owned());
+            assert!(got.len() <= 6, "{got:?}");
+        }
+        assert_eq!(got, ["1", "2", "3", "4", "5", "6"], "{http2:?}");
+        assert_eq!(source.reconnects(), 3, "{http2:?}");
+    }
+}
+
+#[tokio::test]
+async fn an_event_source_stops_at_an_answer_that_is_no_stream() {
+    for (answer, status, content_type) in [
+        (
+            "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\n\r\n",
+            200,
+            Some("text/plain"),
+        ),
+        ("HTTP/1.1 503 Unavailable\r\n\r\n", 503, None),
+    ] {
+        let raw = Raw::start(move |_| Reply::SendAndClose(answer.as_bytes().to_vec()));
+        let client = Client::new(config(Http2::Off));
+        let mut source = client.event_source(&raw.url("/")).expect("source");
+        match source.next().await {
+            Err(Error::NotEventStream {
+                status: s,
+                content_type: t,
+            }) => assert_eq!((s, t.as_deref()), (status, content_type)),
+            other => panic!(
+                "{answer}: {:?}",
+                other.map(|m| m.map(|m| m.data.to_owned()))
+            ),
+        }
+        assert!(source.next().await.expect("ended").is_none());
+        assert_eq!((raw.connections(), source.reconnects()), (1, 0));
+    }
+}
+
+/// Nothing listens: each attempt fails, the waits double from the reconnection time, and
+/// the source gives up after the attempts allowed.
+#[tokio::test]
+async fn an_event_source_backs_off_and_gives_up() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let client = Client::new(config(Http2::Off));
+    let source = client
+        .event_source(&format!("http://127.0.0.1:{port}/"))
+        .expect("source");
+    let mut source = source.retry(Duration::from_millis(40)).max_attempts(3);
+    let started = Instant::now();
+    let failed = source.next().await.map(|m| m.map(|m| m.data.to_owned()));
+    assert!(matches!(failed, Err(Error::Connect { .. })), "{failed:?}");
+    // Waits of 40 and 80 ms between the three attempts.
+    assert!(
+        started.elapsed() >= Duration::from_millis(120),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(source.reconnects(), 2);
+    assert!(source.next().await.expect("ended").is_none());
 }

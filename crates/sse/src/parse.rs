@@ -222,6 +222,16 @@ impl Parser {
         self.state.retry
     }
 
+    /// Starts on the stream a reconnection opened: the part of an event the old one cut is
+    /// dropped (never dispatched), and the new stream's own byte order mark is skipped; the
+    /// last event id and the reconnection time last, as a reconnecting client keeps them.
+    pub fn restart(&mut self) {
+        self.carry.clear();
+        self.held.clear();
+        self.edge = Edge::START;
+        self.state.started = false;
+    }
+
     /// Whether part of an event is waiting for its end: at the end of the body, that part
     /// is dropped (an event is only dispatched by its blank line).
     #[must_use]
@@ -386,6 +396,25 @@ mod tests {
             events(b"data:test\n\ndata: test\n\n"),
             got(&[("message", "test", ""), ("message", "test", "")])
         );
+    }
+
+    #[test]
+    fn a_restarted_stream_drops_the_cut_event_and_keeps_id_and_retry() {
+        let mut parser = Parser::default();
+        let first: &[&[u8]] = &[b"retry: 40\nid: 3\ndata: a\n\ndata: cut sho", b"rt\n"];
+        assert_eq!(
+            feed(&mut parser, first).unwrap(),
+            got(&[("message", "a", "3")])
+        );
+        assert!(parser.is_partial());
+        parser.restart();
+        assert!(!parser.is_partial());
+        let second: &[&[u8]] = &[b"\xef\xbb\xbfdata: b\n\n"];
+        assert_eq!(
+            feed(&mut parser, second).unwrap(),
+            got(&[("message", "b", "3")])
+        );
+        assert_eq!((parser.retry(), parser.last_event_id()), (Some(40), "3"));
     }
 
     #[test]

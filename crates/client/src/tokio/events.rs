@@ -1,11 +1,12 @@
-//! A response body read as server-sent events, event by event, in place.
+//! Server-sent events, event by event, in place: one response's body ([`Events`]), or a
+//! stream that reconnects as browsers' `EventSource` does ([`EventSource`]).
 
 use polonius_the_crab::prelude::*;
 use ringwire_sse::{Limits, Message};
 
-use super::Response;
-use crate::events::{stream_state, Cursor};
-use crate::Error;
+use super::{Client, Response};
+use crate::events::{source_api, stream_state, Cursor, Plan};
+use crate::{Error, RequestBuffer, Url};
 
 /// The events of a response ([`Response::events`]).
 #[derive(Debug)]
@@ -49,4 +50,108 @@ impl<'r, 'c> Events<'r, 'c> {
     }
 
     stream_state!();
+}
+
+/// An event stream that reconnects, as browsers' `EventSource` does
+/// ([`Client::event_source`]): when the stream ends or the connection fails, it waits the
+/// reconnection time (the stream's `retry`, else [`retry`](Self::retry)'s) and asks again,
+/// with `Last-Event-ID` set to the last id the stream gave, so the server can go on where
+/// it stopped. An answer other than `200 text/event-stream` ends it
+/// ([`Error::NotEventStream`]), a `204` ends it quietly.
+///
+/// Each request runs under [`ClientConfig::request_timeout`](crate::ClientConfig) like any
+/// other, so a client with one reconnects that often: streams are best read by a client
+/// without it.
+#[derive(Debug)]
+pub struct EventSource<'c> {
+    client: &'c Client,
+    plan: Plan,
+    buffer: RequestBuffer,
+    response: Option<Response<'c>>,
+    cursor: Cursor,
+}
+
+impl Client {
+    /// The events of `url` ([`EventSource`]); nothing is sent before the first
+    /// [`next`](EventSource::next).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Url`]; a request buffer that cannot be mapped ([`Error::Ring`]).
+    pub fn event_source(&self, url: &str) -> Result<EventSource<'_>, Error> {
+        Ok(EventSource {
+            client: self,
+            plan: Plan::new(Url::parse(url)?),
+            buffer: RequestBuffer::new()?,
+            response: None,
+            cursor: Cursor::new(Limits::default()),
+        })
+    }
+}
+
+impl EventSource<'_> {
+    /// The next event, valid until the next call, reconnecting as often as it takes (see
+    /// [`EventSource`]); `None` once the server answered `204` (and ever after).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotEventStream`]; the request's own errors ([`Error::Encode`] for a field
+    /// of [`header`](Self::header), say), a TLS verdict on the server, and an event over
+    /// the limits ([`Error::EventStream`]), none of which another attempt mends; after
+    /// [`max_attempts`](Self::max_attempts) failed in a row, the last one's error. The
+    /// source then ends: later calls return `None`.
+    pub async fn next(&mut self) -> Result<Option<Message<'_>>, Error> {
+        let mut this = self;
+        loop {
+            if this.plan.is_done() || this.cursor.is_broken() {
+                this.response = None;
+                return Ok(None);
+            }
+            if this.response.is_none() {
+                if let Some(wait) = this.plan.take_wait() {
+                    ::tokio::time::sleep(wait).await;
+                }
+                if let Err(e) = this.open().await {
+                    this.plan.failed(e, this.cursor.parser())?;
+                }
+                continue;
+            }
+            // As `Events::next`: a message borrows the piece, the loop must not.
+            polonius!(|this| -> Result<Option<Message<'polonius>>, Error> {
+                let handed = this.response.as_ref().and_then(Response::handed);
+                match this.cursor.step(handed) {
+                    Ok(None) => {}
+                    found => polonius_return!(found),
+                }
+            });
+            this.cursor.next_piece();
+            let Some(response) = this.response.as_mut() else {
+                continue;
+            };
+            let ended = match response.chunk().await {
+                Ok(Some(_)) => continue,
+                Ok(None) => None,
+                Err(e) => Some(e),
+            };
+            this.response = None;
+            this.plan.ended(ended, this.cursor.parser());
+        }
+    }
+
+    /// Asks for the stream; keeps the response if it is one.
+    async fn open(&mut self) -> Result<(), Error> {
+        let last_event_id = self.cursor.parser().last_event_id();
+        let request = self.plan.request(&mut self.buffer, last_event_id)?;
+        let response = self.client.send(&mut self.buffer, &request).await?;
+        if self
+            .plan
+            .opened(response.status(), response.header("content-type"))?
+        {
+            self.cursor.restart();
+            self.response = Some(response);
+        }
+        Ok(())
+    }
+
+    source_api!();
 }
