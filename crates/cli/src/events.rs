@@ -1,6 +1,7 @@
 //! The demo site's `GET /events`: server-sent events. A `tick` every second, numbered, with
-//! the server's clock on a second data line, for as long as the client listens; with `?n=N`,
-//! N ticks at once and then a `done` event, which the events page's self-test counts.
+//! the server's clock on a second data line, for as long as the client listens (a client
+//! that reconnects goes on after the `Last-Event-ID` it sends); with `?n=N`, N ticks at once
+//! and then a `done` event, which the events page's self-test counts.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -22,12 +23,16 @@ pub(crate) async fn events(request: &Request<'_>) -> Response {
         Some(_) => return Response::text(format!("n: at most {MAX_TICKS}\n")).status_code(400),
         None => None,
     };
+    let resumed = request
+        .head()
+        .header("last-event-id")
+        .and_then(|id| std::str::from_utf8(id).ok()?.parse::<u64>().ok());
     let (sender, response) = Response::events(16);
     tokio::spawn(async move {
         // Ends when the client leaves (or the count is out).
         let _ = match count {
             Some(n) => burst(&sender, n).await,
-            None => every_second(&sender).await,
+            None => every_second(&sender, resumed.unwrap_or(0)).await,
         };
     });
     response
@@ -50,13 +55,16 @@ async fn burst(sender: &EventSender, n: u64) -> Result<(), SendError> {
     sender.send(Event::new("bye").event("done")).await
 }
 
-async fn every_second(sender: &EventSender) -> Result<(), SendError> {
+/// Ticks after number `last`, until the client leaves (noticed between ticks).
+async fn every_second(sender: &EventSender, last: u64) -> Result<(), SendError> {
     // Browsers reconnect after 3 s by default; 1 s suits a clock.
     sender.send(Event::new("hello").retry(1000)).await?;
     let mut ticks = tokio::time::interval(Duration::from_secs(1));
-    for i in 1.. {
-        ticks.tick().await;
-        tick(sender, i).await?;
+    for i in last + 1.. {
+        tokio::select! {
+            _ = ticks.tick() => tick(sender, i).await?,
+            () = sender.closed() => break,
+        }
     }
     Ok(())
 }

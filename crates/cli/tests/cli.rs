@@ -116,6 +116,19 @@ fn serves_the_demo_site_on_a_free_port() {
     assert!(page.contains("href=\"/hello\""), "{page}");
     let hello = curl(&format!("http://{}/hello", server.addr));
     assert_eq!(hello, "Hello from ringwire!\n");
+
+    // The clock of `/events` goes on after the id a reconnecting client names.
+    let out = Command::new("curl")
+        .args(["--silent", "--no-buffer", "--max-time", "1.5"])
+        .args(["-H", "last-event-id: 41"])
+        .arg(format!("http://{}/events", server.addr))
+        .output()
+        .expect("curl is installed");
+    let events = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        events.starts_with("retry: 1000\ndata: hello\n\nevent: tick\nid: 42\ndata: 42\n"),
+        "{events}"
+    );
 }
 
 /// `--unix PATH`: the demo site on a Unix socket, for curl's `--unix-socket`; the file is

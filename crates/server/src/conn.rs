@@ -54,6 +54,7 @@ const LINGER_TIME: Duration = Duration::from_secs(2);
 const LINGER_BYTES: usize = 16 << 20;
 
 type Tx<'s> = AsyncSendTransport<&'s Socket>;
+type Rx<'s> = AsyncRecvTransport<&'s Socket>;
 
 /// How the request loop ended.
 pub(crate) enum Close {
@@ -437,7 +438,7 @@ async fn lease<H: Handler>(
 /// ([`Close::Idle`]) or the connection must end.
 async fn requests<H: Handler>(
     (stream, client): (&Socket, Option<SocketAddr>),
-    rx: &mut AsyncRecvTransport<&Socket>,
+    rx: &mut Rx<'_>,
     tx: &mut Tx<'_>,
     timer: &mut Timer,
     shared: &Shared<H>,
@@ -664,7 +665,7 @@ async fn requests<H: Handler>(
                 http10: false,
                 is_head: false,
             };
-            write_response(tx, &mut response, framing).await?;
+            write_response(tx, rx, &mut response, framing).await?;
             tx.flush().await?;
             // What follows the request is the new protocol's.
             rx.consume(total);
@@ -680,7 +681,7 @@ async fn requests<H: Handler>(
             is_head,
         };
         timer.enter(Phase::Writing);
-        let keep_alive = write_response(tx, &mut response, framing).await?;
+        let keep_alive = write_response(tx, rx, &mut response, framing).await?;
         rx.consume(total);
         if !keep_alive {
             tx.shutdown_write().await?;
@@ -701,7 +702,7 @@ fn informing<'a>(request: Request<'a>, sink: &'a dyn Sink, http10: bool) -> Requ
 
 /// Receives more of a body; `None` when the sweeper found it too slow.
 async fn fill_body(
-    rx: &mut AsyncRecvTransport<&Socket>,
+    rx: &mut Rx<'_>,
     at_least: usize,
     timer: &Timer,
 ) -> Result<Option<usize>, TransportError> {
@@ -723,7 +724,7 @@ enum Stop {
 /// progress for the body-rate limit: the body's bytes as they came on the
 /// wire, `dropped` of them (a chunked body's framing) no longer in the ring.
 async fn more_body(
-    rx: &mut AsyncRecvTransport<&Socket>,
+    rx: &mut Rx<'_>,
     at_least: usize,
     timer: &Timer,
     head_len: usize,
@@ -800,6 +801,7 @@ struct Framing {
 /// HTTP/1.0 client ends with the connection.
 async fn write_response(
     tx: &mut Tx<'_>,
+    rx: &mut Rx<'_>,
     // By reference: a `Response` is a few hundred bytes, and moving it into
     // this future's state was a measurable copy per pipelined request.
     response: &mut Response,
@@ -844,7 +846,7 @@ async fn write_response(
         _ if !send_body => {}
         // The head and any pipelined answers before it, then `sendfile`.
         Body::File(file) if !file.is_empty() => crate::sendfile::send_file(tx, &file).await?,
-        Body::Stream(stream) => send_stream(tx, stream, !framing.http10).await?,
+        Body::Stream(stream) => send_stream(tx, rx, stream, !framing.http10).await?,
         body => {
             let body = body.as_slice();
             if body.len() > COPY_BODY_MAX {
@@ -859,9 +861,13 @@ async fn write_response(
 
 /// Sends a streamed body as it is produced: chunked, or as it is (HTTP/1.0,
 /// delimited by the close). Queued bytes go out whenever the stream has to
-/// wait, so a slow producer's chunks are not held back.
+/// wait, so a slow producer's chunks are not held back; while it waits, a
+/// client that hangs up ends the answer at once, so its producer learns it
+/// then (`BodySender::closed`), not at its next chunk (an event stream's
+/// may be hours away).
 async fn send_stream(
     tx: &mut Tx<'_>,
+    rx: &mut Rx<'_>,
     stream: BodyStream,
     chunked: bool,
 ) -> Result<(), TransportError> {
@@ -871,7 +877,10 @@ async fn send_stream(
             Poll::Ready(next) => next,
             Poll::Pending => {
                 tx.flush().await?;
-                poll_fn(|cx| stream.as_mut().poll_next(cx)).await
+                tokio::select! {
+                    next = poll_fn(|cx| stream.as_mut().poll_next(cx)) => next,
+                    gone = hung_up(rx) => return Err(gone),
+                }
             }
         };
         let data = match next {
@@ -910,6 +919,23 @@ async fn send_stream(
         tx.write(b"\r\n").await?;
     }
     Ok(())
+}
+
+/// Reads what the client sends while its answer waits (pipelined requests stay in the ring
+/// for their turn) until it hangs up: the error the answer ends with. Once the ring is full
+/// it stops reading, and waits no more on the client.
+async fn hung_up(rx: &mut Rx<'_>) -> TransportError {
+    loop {
+        let unread = rx.data().len();
+        if unread >= rx.ring().capacity() {
+            return std::future::pending().await;
+        }
+        match rx.fill(unread + 1).await {
+            Ok(0) => return TransportError::Io(std::io::ErrorKind::ConnectionAborted.into()),
+            Ok(_) => {}
+            Err(e) => return e,
+        }
+    }
 }
 
 fn encode_head(

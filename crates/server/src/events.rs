@@ -66,6 +66,12 @@ impl EventSender {
         Ok(self.0.send(bytes).await?)
     }
 
+    /// Waits until the client is gone (see [`BodySender::closed`]): for a task that waits on
+    /// something else between events, to stop as soon as no one listens.
+    pub async fn closed(&self) {
+        self.0.closed().await;
+    }
+
     /// Sends a comment, which clients skip: keeps an idle stream's connection from being
     /// closed by proxies that time out silent ones.
     ///

@@ -523,6 +523,14 @@ impl BodySender {
         self.0.send(Ok(frame)).await.map_err(|_| BodyClosed)
     }
 
+    /// Waits until the connection is gone: the client hung up (noticed as soon as it does
+    /// while the body waits for its next chunk) or the answer ended otherwise. For a
+    /// producer that waits on something else between chunks (a channel, a timer), to stop
+    /// then rather than at its next send.
+    pub async fn closed(&self) {
+        self.0.closed().await;
+    }
+
     /// Ends the body as failed: the connection closes without the last
     /// chunk, so the client knows the body is incomplete.
     pub async fn fail(self, error: io::Error) {
