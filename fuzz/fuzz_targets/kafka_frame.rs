@@ -26,14 +26,24 @@ use ringwire_kafka::api::consumer_group_heartbeat::{
     ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse,
 };
 use ringwire_kafka::api::consumer_protocol;
+use ringwire_kafka::api::create_partitions::{
+    CreatePartitionsRequest, CreatePartitionsResponse, NewPartitions,
+};
 use ringwire_kafka::api::create_topics::{CreateTopicsRequest, CreateTopicsResponse};
 use ringwire_kafka::api::delete_groups::{DeleteGroupsRequest, DeleteGroupsResponse};
 use ringwire_kafka::api::delete_topics::{DeleteTopicsRequest, DeleteTopicsResponse};
+use ringwire_kafka::api::describe_configs::{
+    DescribeConfigsRequest, DescribeConfigsResource, DescribeConfigsResponse, ResourceType,
+};
 use ringwire_kafka::api::describe_groups::{DescribeGroupsRequest, DescribeGroupsResponse};
 use ringwire_kafka::api::end_txn::{EndTxnRequest, EndTxnResponse};
 use ringwire_kafka::api::fetch::{FetchRequest, FetchResponse};
 use ringwire_kafka::api::find_coordinator::{FindCoordinatorRequest, FindCoordinatorResponse};
 use ringwire_kafka::api::heartbeat::{HeartbeatRequest, HeartbeatResponse};
+use ringwire_kafka::api::incremental_alter_configs::{
+    AlterConfigsResource, AlterableConfig, ConfigOperation, IncrementalAlterConfigsRequest,
+    IncrementalAlterConfigsResponse,
+};
 use ringwire_kafka::api::init_producer_id::{InitProducerIdRequest, InitProducerIdResponse};
 use ringwire_kafka::api::join_group::{JoinGroupRequest, JoinGroupResponse};
 use ringwire_kafka::api::leave_group::{LeaveGroupRequest, LeaveGroupResponse};
@@ -181,6 +191,48 @@ fn queue(c: &mut Correlator, key: ApiKey, version: i16) {
             },
             version,
         ),
+        ApiKey::DescribeConfigs => send(
+            c,
+            &DescribeConfigsRequest {
+                resources: &[DescribeConfigsResource {
+                    resource_type: ResourceType::TOPIC,
+                    resource_name: "t",
+                    configuration_keys: None,
+                }],
+                include_synonyms: true,
+                include_documentation: false,
+            },
+            version,
+        ),
+        ApiKey::IncrementalAlterConfigs => send(
+            c,
+            &IncrementalAlterConfigsRequest {
+                resources: &[AlterConfigsResource {
+                    resource_type: ResourceType::TOPIC,
+                    resource_name: "t",
+                    configs: &[AlterableConfig {
+                        name: "retention.ms",
+                        operation: ConfigOperation::Set,
+                        value: Some("1"),
+                    }],
+                }],
+                validate_only: false,
+            },
+            version,
+        ),
+        ApiKey::CreatePartitions => send(
+            c,
+            &CreatePartitionsRequest {
+                topics: &[NewPartitions {
+                    name: "t",
+                    count: 2,
+                    assignments: None,
+                }],
+                timeout_ms: 1,
+                validate_only: false,
+            },
+            version,
+        ),
         ApiKey::ConsumerGroupDescribe => send(
             c,
             &ConsumerGroupDescribeRequest {
@@ -298,6 +350,11 @@ fn decode(frame: &ResponseFrame<'_>) {
         }
         ApiKey::ListGroups => drop(frame.decode::<ListGroupsResponse<'_>>()),
         ApiKey::DeleteGroups => drop(frame.decode::<DeleteGroupsResponse<'_>>()),
+        ApiKey::DescribeConfigs => drop(frame.decode::<DescribeConfigsResponse<'_>>()),
+        ApiKey::IncrementalAlterConfigs => {
+            drop(frame.decode::<IncrementalAlterConfigsResponse<'_>>());
+        }
+        ApiKey::CreatePartitions => drop(frame.decode::<CreatePartitionsResponse<'_>>()),
         ApiKey::ConsumerGroupDescribe => {
             drop(frame.decode::<ConsumerGroupDescribeResponse<'_>>());
         }

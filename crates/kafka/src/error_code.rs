@@ -41,9 +41,12 @@ const KNOWN: &[(i16, &str, bool)] = &[
     (36, "TOPIC_ALREADY_EXISTS", false),
     (37, "INVALID_PARTITIONS", false),
     (38, "INVALID_REPLICATION_FACTOR", false),
+    (39, "INVALID_REPLICA_ASSIGNMENT", false),
+    (40, "INVALID_CONFIG", false),
     (41, "NOT_CONTROLLER", true),
     (42, "INVALID_REQUEST", false),
     (43, "UNSUPPORTED_FOR_MESSAGE_FORMAT", false),
+    (44, "POLICY_VIOLATION", false),
     (45, "OUT_OF_ORDER_SEQUENCE_NUMBER", false),
     (46, "DUPLICATE_SEQUENCE_NUMBER", false),
     (47, "INVALID_PRODUCER_EPOCH", false),
@@ -78,6 +81,10 @@ const KNOWN: &[(i16, &str, bool)] = &[
 impl ErrorCode {
     /// No error.
     pub const NONE: ErrorCode = ErrorCode(0);
+    /// A topic's new partition count is not more than it has (CreatePartitions).
+    pub const INVALID_PARTITIONS: ErrorCode = ErrorCode(37);
+    /// A configuration entry that does not exist, or a value it does not take.
+    pub const INVALID_CONFIG: ErrorCode = ErrorCode(40);
     /// The topic or partition does not exist (yet: it is retriable while metadata propagates).
     pub const UNKNOWN_TOPIC_OR_PARTITION: ErrorCode = ErrorCode(3);
     /// The request named a version the broker does not serve.

@@ -20,9 +20,16 @@ use ringwire_kafka::api::consumer_group_heartbeat::{
 use ringwire_kafka::api::consumer_protocol::{
     decode_assignment, decode_subscription, encode_assignment, encode_subscription,
 };
+use ringwire_kafka::api::create_partitions::{
+    CreatePartitionsRequest, CreatePartitionsResponse, NewPartitions,
+};
 use ringwire_kafka::api::create_topics::{CreateTopicsRequest, CreateTopicsResponse, NewTopic};
 use ringwire_kafka::api::delete_groups::{DeleteGroupsRequest, DeleteGroupsResponse};
 use ringwire_kafka::api::delete_topics::{DeleteTopicsRequest, DeleteTopicsResponse};
+use ringwire_kafka::api::describe_configs::{
+    ConfigSource, ConfigSynonym, DescribeConfigsRequest, DescribeConfigsResource,
+    DescribeConfigsResponse, ResourceType,
+};
 use ringwire_kafka::api::describe_groups::{DescribeGroupsRequest, DescribeGroupsResponse};
 use ringwire_kafka::api::end_txn::{EndTxnRequest, EndTxnResponse};
 use ringwire_kafka::api::fetch::{FetchPartition, FetchRequest, FetchResponse, FetchTopic};
@@ -30,6 +37,10 @@ use ringwire_kafka::api::find_coordinator::{
     FindCoordinatorRequest, FindCoordinatorResponse, GROUP,
 };
 use ringwire_kafka::api::heartbeat::{HeartbeatRequest, HeartbeatResponse};
+use ringwire_kafka::api::incremental_alter_configs::{
+    AlterConfigsResource, AlterableConfig, ConfigOperation, IncrementalAlterConfigsRequest,
+    IncrementalAlterConfigsResponse,
+};
 use ringwire_kafka::api::init_producer_id::{InitProducerIdRequest, InitProducerIdResponse};
 use ringwire_kafka::api::join_group::{JoinGroupProtocol, JoinGroupRequest, JoinGroupResponse};
 use ringwire_kafka::api::leave_group::{LeaveGroupRequest, LeaveGroupResponse};
@@ -1911,6 +1922,311 @@ fn delete_groups_against_kafka_protocol() {
             [
                 ("billing", ErrorCode::NONE),
                 ("audit", ErrorCode::NON_EMPTY_GROUP)
+            ]
+        );
+    }
+}
+
+#[test]
+fn describe_configs_against_kafka_protocol() {
+    use kp::describe_configs_response as dc;
+    for version in ApiKey::DescribeConfigs.versions() {
+        let request = DescribeConfigsRequest {
+            resources: &[
+                DescribeConfigsResource {
+                    resource_type: ResourceType::TOPIC,
+                    resource_name: "orders",
+                    configuration_keys: None,
+                },
+                DescribeConfigsResource {
+                    resource_type: ResourceType::BROKER,
+                    resource_name: "1",
+                    configuration_keys: Some(&["log.retention.ms", "num.io.threads"]),
+                },
+            ],
+            include_synonyms: true,
+            include_documentation: true,
+        };
+        let (_, req) = round_trip_request::<_, kp::DescribeConfigsRequest>(&request, version);
+        let got: Vec<_> = req
+            .resources
+            .iter()
+            .map(|r| {
+                let keys = r.configuration_keys.as_ref();
+                let keys = keys.map(|k| k.iter().map(|k| k.to_string()).collect::<Vec<_>>());
+                (r.resource_type, r.resource_name.to_string(), keys)
+            })
+            .collect();
+        let keys = vec!["log.retention.ms".to_owned(), "num.io.threads".to_owned()];
+        assert_eq!(
+            got,
+            [
+                (2, "orders".to_owned(), None),
+                (4, "1".to_owned(), Some(keys))
+            ]
+        );
+        assert!(req.include_synonyms);
+        assert_eq!(req.include_documentation, version >= 3);
+
+        let mut entry = dc::DescribeConfigsResourceResult::default();
+        entry.name = s("retention.ms");
+        entry.value = Some(s("600000"));
+        entry.config_source = 1;
+        entry.config_type = 5;
+        entry.documentation = Some(s("How long a log is kept."));
+        for (name, source) in [("retention.ms", 1), ("log.retention.hours", 5)] {
+            let mut synonym = dc::DescribeConfigsSynonym::default();
+            synonym.name = s(name);
+            synonym.value = Some(s("x"));
+            synonym.source = source;
+            entry.synonyms.push(synonym);
+        }
+        let mut secret = dc::DescribeConfigsResourceResult::default();
+        secret.name = s("sasl.jaas.config");
+        secret.value = None;
+        secret.read_only = true;
+        secret.is_sensitive = true;
+        secret.config_source = 5;
+        let mut topic = dc::DescribeConfigsResult::default();
+        topic.resource_type = 2;
+        topic.resource_name = s("orders");
+        topic.configs = vec![entry, secret];
+        let mut missing = dc::DescribeConfigsResult::default();
+        missing.error_code = 3;
+        missing.error_message = Some(s("no such topic"));
+        missing.resource_type = 2;
+        missing.resource_name = s("gone");
+        let mut resp = kp::DescribeConfigsResponse::default();
+        resp.throttle_time_ms = 3;
+        resp.results = vec![topic, missing];
+        let body = encode_response(&resp, version);
+        let ours: DescribeConfigsResponse<'_> = decode_response(&body, version);
+        assert_eq!(ours.throttle_time_ms, 3);
+        let [topic, missing] = &ours.results[..] else {
+            panic!("two results")
+        };
+        assert_eq!(
+            (topic.error_code, topic.resource_type, topic.resource_name),
+            (ErrorCode::NONE, ResourceType::TOPIC, "orders")
+        );
+        let [entry, secret] = &topic.configs[..] else {
+            panic!("two entries")
+        };
+        assert_eq!(
+            (entry.name, entry.value, entry.config_source),
+            (
+                "retention.ms",
+                Some("600000"),
+                ConfigSource::DYNAMIC_TOPIC_CONFIG
+            )
+        );
+        assert_eq!(entry.config_source.name(), "DYNAMIC_TOPIC_CONFIG");
+        let (config_type, documentation) = if version >= 3 {
+            (5, Some("How long a log is kept."))
+        } else {
+            (0, None)
+        };
+        assert_eq!(
+            (entry.config_type, entry.documentation),
+            (config_type, documentation)
+        );
+        assert_eq!(
+            entry.synonyms,
+            [
+                ConfigSynonym {
+                    name: "retention.ms",
+                    value: Some("x"),
+                    source: ConfigSource::DYNAMIC_TOPIC_CONFIG,
+                },
+                ConfigSynonym {
+                    name: "log.retention.hours",
+                    value: Some("x"),
+                    source: ConfigSource::STATIC_BROKER_CONFIG,
+                }
+            ]
+        );
+        assert_eq!(
+            (secret.value, secret.read_only, secret.is_sensitive),
+            (None, true, true)
+        );
+        assert_eq!(secret.config_source.name(), "STATIC_BROKER_CONFIG");
+        assert_eq!(
+            (
+                missing.error_code,
+                missing.error_message,
+                missing.resource_name
+            ),
+            (
+                ErrorCode::UNKNOWN_TOPIC_OR_PARTITION,
+                Some("no such topic"),
+                "gone"
+            )
+        );
+        assert!(missing.configs.is_empty());
+    }
+}
+
+#[test]
+fn incremental_alter_configs_against_kafka_protocol() {
+    for version in ApiKey::IncrementalAlterConfigs.versions() {
+        let configs = [
+            AlterableConfig {
+                name: "retention.ms",
+                operation: ConfigOperation::Set,
+                value: Some("86400000"),
+            },
+            AlterableConfig {
+                name: "cleanup.policy",
+                operation: ConfigOperation::Append,
+                value: Some("compact"),
+            },
+            AlterableConfig {
+                name: "segment.bytes",
+                operation: ConfigOperation::Delete,
+                value: None,
+            },
+        ];
+        let request = IncrementalAlterConfigsRequest {
+            resources: &[AlterConfigsResource {
+                resource_type: ResourceType::TOPIC,
+                resource_name: "orders",
+                configs: &configs,
+            }],
+            validate_only: true,
+        };
+        let (_, req) =
+            round_trip_request::<_, kp::IncrementalAlterConfigsRequest>(&request, version);
+        assert!(req.validate_only);
+        let [resource] = &req.resources[..] else {
+            panic!("one resource")
+        };
+        assert_eq!(
+            (resource.resource_type, &*resource.resource_name),
+            (2, "orders")
+        );
+        let got: Vec<_> = resource
+            .configs
+            .iter()
+            .map(|c| {
+                (
+                    c.name.to_string(),
+                    c.config_operation,
+                    c.value.as_deref().map(str::to_owned),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("retention.ms".to_owned(), 0, Some("86400000".to_owned())),
+                ("cleanup.policy".to_owned(), 2, Some("compact".to_owned())),
+                ("segment.bytes".to_owned(), 1, None),
+            ]
+        );
+
+        let mut resp = kp::IncrementalAlterConfigsResponse::default();
+        resp.throttle_time_ms = 1;
+        for (name, code, message) in [("orders", 0, None), ("audit", 40, Some("bad value"))] {
+            let mut result =
+                kp::incremental_alter_configs_response::AlterConfigsResourceResponse::default();
+            result.error_code = code;
+            result.error_message = message.map(s);
+            result.resource_type = 2;
+            result.resource_name = s(name);
+            resp.responses.push(result);
+        }
+        let body = encode_response(&resp, version);
+        let ours: IncrementalAlterConfigsResponse<'_> = decode_response(&body, version);
+        let got: Vec<_> = ours
+            .responses
+            .iter()
+            .map(|r| {
+                (
+                    r.resource_name,
+                    r.resource_type,
+                    r.error_code,
+                    r.error_message,
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("orders", ResourceType::TOPIC, ErrorCode::NONE, None),
+                (
+                    "audit",
+                    ResourceType::TOPIC,
+                    ErrorCode::INVALID_CONFIG,
+                    Some("bad value")
+                ),
+            ]
+        );
+        assert_eq!(ErrorCode::INVALID_CONFIG.name(), Some("INVALID_CONFIG"));
+    }
+}
+
+#[test]
+fn create_partitions_against_kafka_protocol() {
+    for version in ApiKey::CreatePartitions.versions() {
+        let request = CreatePartitionsRequest {
+            topics: &[
+                NewPartitions {
+                    name: "orders",
+                    count: 6,
+                    assignments: None,
+                },
+                NewPartitions {
+                    name: "audit",
+                    count: 3,
+                    assignments: Some(&[&[1, 2], &[2, 3]]),
+                },
+            ],
+            timeout_ms: 30_000,
+            validate_only: false,
+        };
+        let (_, req) = round_trip_request::<_, kp::CreatePartitionsRequest>(&request, version);
+        assert_eq!((req.timeout_ms, req.validate_only), (30_000, false));
+        let got: Vec<_> = req
+            .topics
+            .iter()
+            .map(|t| {
+                let assignments = t.assignments.as_ref().map(|a| {
+                    a.iter()
+                        .map(|a| a.broker_ids.iter().map(|b| b.0).collect::<Vec<_>>())
+                        .collect::<Vec<_>>()
+                });
+                (t.name.0.to_string(), t.count, assignments)
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("orders".to_owned(), 6, None),
+                ("audit".to_owned(), 3, Some(vec![vec![1, 2], vec![2, 3]])),
+            ]
+        );
+
+        let mut resp = kp::CreatePartitionsResponse::default();
+        resp.throttle_time_ms = 4;
+        for (name, code, message) in [("orders", 0, None), ("audit", 37, Some("not more"))] {
+            let mut result = kp::create_partitions_response::CreatePartitionsTopicResult::default();
+            result.name = topic(name);
+            result.error_code = code;
+            result.error_message = message.map(s);
+            resp.results.push(result);
+        }
+        let body = encode_response(&resp, version);
+        let ours: CreatePartitionsResponse<'_> = decode_response(&body, version);
+        let got: Vec<_> = ours
+            .results
+            .iter()
+            .map(|r| (r.name, r.error_code, r.error_message))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("orders", ErrorCode::NONE, None),
+                ("audit", ErrorCode::INVALID_PARTITIONS, Some("not more")),
             ]
         );
     }

@@ -51,10 +51,16 @@ pub enum ApiKey {
     EndTxn = 26,
     /// TxnOffsetCommit (28).
     TxnOffsetCommit = 28,
+    /// DescribeConfigs (32).
+    DescribeConfigs = 32,
     /// SaslAuthenticate (36).
     SaslAuthenticate = 36,
+    /// CreatePartitions (37).
+    CreatePartitions = 37,
     /// DeleteGroups (42).
     DeleteGroups = 42,
+    /// IncrementalAlterConfigs (44).
+    IncrementalAlterConfigs = 44,
     /// ConsumerGroupHeartbeat (68).
     ConsumerGroupHeartbeat = 68,
     /// ConsumerGroupDescribe (69).
@@ -63,7 +69,7 @@ pub enum ApiKey {
 
 impl ApiKey {
     /// Every API this crate implements.
-    pub const ALL: [ApiKey; 26] = [
+    pub const ALL: [ApiKey; 29] = [
         ApiKey::Produce,
         ApiKey::Fetch,
         ApiKey::ListOffsets,
@@ -86,8 +92,11 @@ impl ApiKey {
         ApiKey::AddOffsetsToTxn,
         ApiKey::EndTxn,
         ApiKey::TxnOffsetCommit,
+        ApiKey::DescribeConfigs,
         ApiKey::SaslAuthenticate,
+        ApiKey::CreatePartitions,
         ApiKey::DeleteGroups,
+        ApiKey::IncrementalAlterConfigs,
         ApiKey::ConsumerGroupHeartbeat,
         ApiKey::ConsumerGroupDescribe,
     ];
@@ -144,6 +153,10 @@ impl ApiKey {
             ApiKey::TxnOffsetCommit => 0..=3,
             ApiKey::SaslAuthenticate => 0..=2,
             ApiKey::DeleteGroups => 0..=2,
+            // Kafka 4.x dropped v0.
+            ApiKey::DescribeConfigs => 1..=4,
+            ApiKey::CreatePartitions => 0..=3,
+            ApiKey::IncrementalAlterConfigs => 0..=1,
             // 0 (Kafka 3.7+) takes the id a member chooses too; 1 requires one.
             ApiKey::ConsumerGroupHeartbeat => 0..=1,
             // 1 (Kafka 4.0+) tells each member's protocol.
@@ -178,7 +191,9 @@ impl ApiKey {
             | ApiKey::AddOffsetsToTxn
             | ApiKey::EndTxn
             | ApiKey::TxnOffsetCommit => 3,
-            ApiKey::SaslAuthenticate | ApiKey::DeleteGroups => 2,
+            ApiKey::SaslAuthenticate | ApiKey::DeleteGroups | ApiKey::CreatePartitions => 2,
+            ApiKey::DescribeConfigs => 4,
+            ApiKey::IncrementalAlterConfigs => 1,
             ApiKey::ConsumerGroupHeartbeat | ApiKey::ConsumerGroupDescribe => 0,
         }
     }
