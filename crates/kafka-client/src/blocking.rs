@@ -3,6 +3,8 @@
 
 use ringwire_kafka::api::api_versions::{ApiVersionsResponse, Negotiated};
 use ringwire_kafka::api::create_topics::NewTopic;
+use ringwire_kafka::api::describe_configs::{ConfigEntry, ResourceType};
+use ringwire_kafka::api::incremental_alter_configs::AlterableConfig;
 use ringwire_kafka::api::metadata::MetadataResponse;
 use ringwire_kafka::api::offset_commit::OffsetCommitRequest;
 use ringwire_kafka::api::produce::Acks;
@@ -90,6 +92,34 @@ impl Connection {
     /// [`crate::Connection::delete_topic`].
     pub fn delete_topic(&mut self, name: &str) -> Result<(), ClientError> {
         self.runtime.block_on(self.inner.delete_topic(name))
+    }
+
+    /// [`crate::Connection::create_partitions`].
+    pub fn create_partitions(&mut self, topic: &str, count: i32) -> Result<(), ClientError> {
+        self.runtime
+            .block_on(self.inner.create_partitions(topic, count))
+    }
+
+    /// [`crate::Connection::describe_configs`].
+    pub fn describe_configs<T>(
+        &mut self,
+        resource_type: ResourceType,
+        name: &str,
+        handle: impl FnOnce(&[ConfigEntry<'_>]) -> T,
+    ) -> Result<T, ClientError> {
+        self.runtime
+            .block_on(self.inner.describe_configs(resource_type, name, handle))
+    }
+
+    /// [`crate::Connection::alter_configs`].
+    pub fn alter_configs(
+        &mut self,
+        resource_type: ResourceType,
+        name: &str,
+        changes: &[AlterableConfig<'_>],
+    ) -> Result<(), ClientError> {
+        self.runtime
+            .block_on(self.inner.alter_configs(resource_type, name, changes))
     }
 
     /// [`crate::Connection::init_producer_id`].

@@ -11,12 +11,23 @@ use ringwire_kafka::api::add_partitions_to_txn::{
     AddPartitionsToTxnRequest, AddPartitionsToTxnResponse, AddPartitionsToTxnTopic,
 };
 use ringwire_kafka::api::api_versions::{ApiVersionsRequest, ApiVersionsResponse, Negotiated};
+use ringwire_kafka::api::create_partitions::{
+    CreatePartitionsRequest, CreatePartitionsResponse, NewPartitions,
+};
 use ringwire_kafka::api::create_topics::{CreateTopicsRequest, CreateTopicsResponse, NewTopic};
 use ringwire_kafka::api::delete_topics::{DeleteTopicsRequest, DeleteTopicsResponse};
+use ringwire_kafka::api::describe_configs::{
+    ConfigEntry, DescribeConfigsRequest, DescribeConfigsResource, DescribeConfigsResponse,
+    ResourceType,
+};
 use ringwire_kafka::api::end_txn::{EndTxnRequest, EndTxnResponse};
 use ringwire_kafka::api::fetch::{FetchPartition, FetchRequest, FetchResponse, FetchTopic};
 use ringwire_kafka::api::find_coordinator::{
     self, FindCoordinatorRequest, FindCoordinatorResponse,
+};
+use ringwire_kafka::api::incremental_alter_configs::{
+    AlterConfigsResource, AlterableConfig, IncrementalAlterConfigsRequest,
+    IncrementalAlterConfigsResponse,
 };
 use ringwire_kafka::api::init_producer_id::{InitProducerIdRequest, InitProducerIdResponse};
 use ringwire_kafka::api::list_offsets::{
@@ -568,6 +579,84 @@ impl Connection {
             let response = frame.decode::<DeleteTopicsResponse<'_>>()?;
             response.topics.iter().try_for_each(|t| {
                 ClientError::check_said(ApiKey::DeleteTopics, t.error_code, t.error_message)
+            })
+        })
+        .await
+    }
+
+    /// Gives `topic` `count` partitions in all (more than it has: `INVALID_PARTITIONS`
+    /// otherwise), the controller placing the new ones. Records with keys then hash to other
+    /// partitions than before.
+    pub async fn create_partitions(&mut self, topic: &str, count: i32) -> Result<(), ClientError> {
+        let request = CreatePartitionsRequest {
+            topics: &[NewPartitions {
+                name: topic,
+                count,
+                assignments: None,
+            }],
+            timeout_ms: 30_000,
+            validate_only: false,
+        };
+        self.call(&request, |frame| {
+            let response = frame.decode::<CreatePartitionsResponse<'_>>()?;
+            response.results.iter().try_for_each(|t| {
+                ClientError::check_said(ApiKey::CreatePartitions, t.error_code, t.error_message)
+            })
+        })
+        .await
+    }
+
+    /// The configuration of a resource (a topic, by name, from any broker; a broker, by id,
+    /// from that broker), passed to `handle` borrowed: every entry, with where its value
+    /// comes from ([`ConfigEntry::config_source`]).
+    pub async fn describe_configs<T>(
+        &mut self,
+        resource_type: ResourceType,
+        name: &str,
+        handle: impl FnOnce(&[ConfigEntry<'_>]) -> T,
+    ) -> Result<T, ClientError> {
+        let request = DescribeConfigsRequest {
+            resources: &[DescribeConfigsResource {
+                resource_type,
+                resource_name: name,
+                configuration_keys: None,
+            }],
+            include_synonyms: false,
+            include_documentation: false,
+        };
+        self.call(&request, |frame| {
+            let response = frame.decode::<DescribeConfigsResponse<'_>>()?;
+            let result = response.results.first();
+            let result = result.ok_or(ClientError::MissingResource)?;
+            let (code, message) = (result.error_code, result.error_message);
+            ClientError::check_said(ApiKey::DescribeConfigs, code, message)?;
+            Ok(handle(&result.configs))
+        })
+        .await
+    }
+
+    /// Changes single entries of a resource's configuration (set, delete, append to or
+    /// subtract from a list), the others left as they are (`INVALID_CONFIG` for an unknown
+    /// entry or a value it does not take, and then nothing changes).
+    pub async fn alter_configs(
+        &mut self,
+        resource_type: ResourceType,
+        name: &str,
+        changes: &[AlterableConfig<'_>],
+    ) -> Result<(), ClientError> {
+        let request = IncrementalAlterConfigsRequest {
+            resources: &[AlterConfigsResource {
+                resource_type,
+                resource_name: name,
+                configs: changes,
+            }],
+            validate_only: false,
+        };
+        self.call(&request, |frame| {
+            let response = frame.decode::<IncrementalAlterConfigsResponse<'_>>()?;
+            response.responses.iter().try_for_each(|r| {
+                let api = ApiKey::IncrementalAlterConfigs;
+                ClientError::check_said(api, r.error_code, r.error_message)
             })
         })
         .await

@@ -56,6 +56,9 @@ pub enum ClientError {
     },
     /// The response does not mention the partition asked about.
     MissingPartition,
+    /// The response does not mention the resource (a topic's or a broker's configuration)
+    /// asked about.
+    MissingResource,
     /// No bootstrap address or known broker answered.
     NoBroker,
     /// The cluster names no leader for the partition (yet).
@@ -304,6 +307,7 @@ impl fmt::Display for ClientError {
                 }
             }
             Self::MissingPartition => f.write_str("response does not mention the partition"),
+            Self::MissingResource => f.write_str("response does not mention the resource"),
             Self::NoBroker => f.write_str("no broker answered"),
             Self::NoLeader { topic, partition } => {
                 write!(f, "no leader for {topic}/{partition}")

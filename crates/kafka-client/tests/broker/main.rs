@@ -17,6 +17,7 @@ mod modern_groups;
 mod paused;
 mod pipelined;
 mod tls;
+mod topics;
 mod transactions;
 
 use ringwire_io::{RingConfig, TransportConfig};
@@ -1163,6 +1164,10 @@ const TESTS: &[Test] = &[
         admin::groups_are_listed_described_and_deleted,
     ),
     ("create_topics_and_metadata", create_topics_and_metadata),
+    (
+        "topic_configs_and_partitions_change",
+        topics::configs_and_partitions_change,
+    ),
     (
         "produce_and_fetch_every_codec_and_ack",
         produce_and_fetch_every_codec_and_ack,
