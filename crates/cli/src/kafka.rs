@@ -9,7 +9,6 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Subcommand, ValueEnum};
-use ringwire_kafka::api::create_topics::NewTopic;
 use ringwire_kafka::api::produce::Acks;
 use ringwire_kafka::record::{Compression, Record};
 use ringwire_kafka_client::{
@@ -21,6 +20,7 @@ use tokio::io::AsyncReadExt as _;
 use crate::request::{line, TlsArgs};
 
 mod groups;
+mod topics;
 
 #[derive(Debug, Args)]
 pub(crate) struct KafkaArgs {
@@ -138,35 +138,7 @@ enum KafkaCommand {
     /// Manage topics.
     Topics {
         #[command(subcommand)]
-        command: TopicsCommand,
-    },
-}
-
-#[derive(Debug, Subcommand)]
-enum TopicsCommand {
-    /// Create a topic.
-    Create {
-        name: String,
-        #[arg(long, default_value_t = 1)]
-        partitions: i32,
-        /// Replicas per partition [default: the broker's].
-        #[arg(long)]
-        replication_factor: Option<i16>,
-        /// A topic setting, as kafka-topics.sh takes it (repeatable):
-        /// `--config cleanup.policy=compact`.
-        #[arg(long = "config", value_name = "NAME=VALUE", value_parser = topic_config)]
-        configs: Vec<(String, String)>,
-    },
-    /// Delete topics.
-    Delete {
-        #[arg(required = true)]
-        names: Vec<String>,
-    },
-    /// Print each topic and its partition count, tab-separated, by name.
-    List {
-        /// Internal topics too (`__consumer_offsets`, ...).
-        #[arg(long)]
-        internal: bool,
+        command: topics::TopicsCommand,
     },
 }
 
@@ -237,61 +209,7 @@ async fn command(args: &KafkaArgs) -> Result<(), String> {
     }
     let client = &client;
     match &args.command {
-        KafkaCommand::Topics {
-            command:
-                TopicsCommand::Create {
-                    name,
-                    partitions,
-                    replication_factor,
-                    configs,
-                },
-        } => {
-            let configs: Vec<(&str, Option<&str>)> = configs
-                .iter()
-                .map(|(name, value)| (name.as_str(), Some(value.as_str())))
-                .collect();
-            let mut conn = connect(bootstrap, client).await?;
-            conn.create_topic(NewTopic {
-                name,
-                num_partitions: *partitions,
-                replication_factor: replication_factor.unwrap_or(-1),
-                configs: &configs,
-            })
-            .await
-            .map_err(|e| format!("cannot create {name}: {}", line(e)))
-        }
-        KafkaCommand::Topics {
-            command: TopicsCommand::Delete { names },
-        } => {
-            let mut conn = connect(bootstrap, client).await?;
-            for name in names {
-                conn.delete_topic(name)
-                    .await
-                    .map_err(|e| format!("cannot delete {name}: {}", line(e)))?;
-            }
-            Ok(())
-        }
-        KafkaCommand::Topics {
-            command: TopicsCommand::List { internal },
-        } => {
-            let mut conn = connect(bootstrap, client).await?;
-            let mut topics = conn
-                .metadata(None, |m| {
-                    m.topics
-                        .iter()
-                        .filter(|t| *internal || !t.is_internal)
-                        .filter_map(|t| Some((t.name?.to_owned(), t.partitions.len())))
-                        .collect::<Vec<_>>()
-                })
-                .await
-                .map_err(|e| format!("cannot list topics: {}", line(e)))?;
-            topics.sort();
-            let out: String = topics
-                .iter()
-                .map(|(name, partitions)| format!("{name}\t{partitions}\n"))
-                .collect();
-            io::stdout().write_all(out.as_bytes()).map_err(line)
-        }
+        KafkaCommand::Topics { command } => topics::run(bootstrap, client, command).await,
         KafkaCommand::Produce {
             topic,
             key,

@@ -400,11 +400,12 @@ fn produce_in_a_transaction(b: &str, topic: &str) {
 /// second delete is one line with the broker's error.
 fn topics_are_listed_and_deleted(b: &str, topic: &str) {
     kafka(b, &["topics", "create", topic, "--partitions", "3"], b"");
+    topics_are_described_and_altered(b, topic);
     let listed = |args: &[&str]| {
         let out = kafka(b, args, b"");
         String::from_utf8(out.stdout).unwrap()
     };
-    let line = format!("{topic}\t3\n");
+    let line = format!("{topic}\t5\n");
     assert!(listed(&["topics", "list"]).contains(&line));
     assert!(!listed(&["topics", "list"]).contains("__consumer_offsets"));
     assert!(listed(&["topics", "list", "--internal"]).contains("__consumer_offsets\t"));
@@ -420,6 +421,60 @@ fn topics_are_listed_and_deleted(b: &str, topic: &str) {
             && refused.contains("UNKNOWN_TOPIC"),
         "{refused}"
     );
+}
+
+/// `topics describe`, `configs` and `alter` on a topic of 3 partitions: settings made and
+/// deleted, partitions added; fewer partitions or an unknown setting refused in one line.
+fn topics_are_described_and_altered(b: &str, topic: &str) {
+    let text = |args: &[&str]| String::from_utf8(kafka(b, args, b"").stdout).unwrap();
+    let described = |configs: &str, partitions: u32| {
+        let mut want = format!(
+            "TOPIC\tPARTITIONS\tREPLICATION\tCONFIGS\n{topic}\t{partitions}\t1\t{configs}\n\n\
+             PARTITION\tLEADER\tREPLICAS\tISR\n"
+        );
+        let leader = text(&["topics", "describe", topic]);
+        let leader = leader.lines().nth(4).and_then(|l| l.split('\t').nth(1));
+        let leader = leader.expect("a partition line").to_owned();
+        for p in 0..partitions {
+            want.push_str(&format!("{p}\t{leader}\t{leader}\t{leader}\n"));
+        }
+        want
+    };
+    assert_eq!(text(&["topics", "describe", topic]), described("", 3));
+    let alter = ["topics", "alter", topic, "--partitions", "5"];
+    let settings = [
+        "--config",
+        "retention.ms=600000",
+        "--config",
+        "cleanup.policy=compact",
+    ];
+    kafka(b, &[&alter[..], &settings[..]].concat(), b"");
+    assert_eq!(
+        text(&["topics", "describe", topic]),
+        described("cleanup.policy=compact,retention.ms=600000", 5)
+    );
+    let configs = text(&["topics", "configs", topic]);
+    assert!(configs.starts_with("NAME\tVALUE\tSOURCE\n"), "{configs}");
+    assert!(
+        configs.contains("\nretention.ms\t600000\tDYNAMIC_TOPIC_CONFIG\n"),
+        "{configs}"
+    );
+    assert!(configs.contains("\nsegment.bytes\t"), "{configs}");
+    kafka(
+        b,
+        &["topics", "alter", topic, "--delete-config", "retention.ms"],
+        b"",
+    );
+    assert_eq!(
+        text(&["topics", "describe", topic]),
+        described("cleanup.policy=compact", 5)
+    );
+    let fewer = kafka_fails(b, &["topics", "alter", topic, "--partitions", "4"]);
+    assert!(fewer.contains("INVALID_PARTITIONS"), "{fewer}");
+    let unknown = kafka_fails(b, &["topics", "alter", topic, "--config", "no.such=1"]);
+    assert!(unknown.contains("INVALID_CONFIG"), "{unknown}");
+    let missing = kafka_fails(b, &["topics", "describe", &format!("{topic}-none")]);
+    assert!(missing.contains("UNKNOWN_TOPIC_OR_PARTITION"), "{missing}");
 }
 
 /// `--sasl USER:PASSWORD` (or the password from $RINGWIRE_KAFKA_PASSWORD) at the broker's
