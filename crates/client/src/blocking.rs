@@ -1201,44 +1201,7 @@ impl EventSource<'_> {
     /// As [`tokio::EventSource::next`](crate::tokio::EventSource::next).
     #[allow(clippy::should_implement_trait)] // Not an `Iterator`: each event borrows the source.
     pub fn next(&mut self) -> Result<Option<ringwire_sse::Message<'_>>, Error> {
-        use polonius_the_crab::prelude::*;
-        let mut this = self;
-        loop {
-            if this.plan.is_done() || this.cursor.is_broken() {
-                this.response = None;
-                return Ok(None);
-            }
-            if this.response.is_none() {
-                if let Some(wait) = this.plan.take_wait() {
-                    std::thread::sleep(wait);
-                }
-                if let Err(e) = this.open() {
-                    this.plan.failed(e, this.cursor.parser())?;
-                }
-                continue;
-            }
-            // As `Events::next`: a message borrows the piece, the loop must not.
-            polonius!(
-                |this| -> Result<Option<ringwire_sse::Message<'polonius>>, Error> {
-                    let handed = this.response.as_ref().and_then(Response::handed);
-                    match this.cursor.step(handed) {
-                        Ok(None) => {}
-                        found => polonius_return!(found),
-                    }
-                }
-            );
-            this.cursor.next_piece();
-            let Some(response) = this.response.as_mut() else {
-                continue;
-            };
-            let ended = match response.chunk() {
-                Ok(Some(_)) => continue,
-                Ok(None) => None,
-                Err(e) => Some(e),
-            };
-            this.response = None;
-            this.plan.ended(ended, this.cursor.parser());
-        }
+        crate::events::source_next!(self, std::thread::sleep)
     }
 
     /// Asks for the stream; keeps the response if it is one.

@@ -312,3 +312,49 @@ macro_rules! source_api {
     };
 }
 pub(crate) use source_api;
+
+/// The body of both drivers' `EventSource::next`: `$sleep` waits out a reconnection time, and
+/// the tokio driver passes `await`, which every call that waits then takes.
+macro_rules! source_next {
+    ($source:expr, $sleep:path $(, $aw:tt)?) => {{
+        use polonius_the_crab::prelude::*;
+        let mut this = $source;
+        loop {
+            if this.plan.is_done() || this.cursor.is_broken() {
+                this.response = None;
+                return Ok(None);
+            }
+            if this.response.is_none() {
+                if let Some(wait) = this.plan.take_wait() {
+                    $sleep(wait)$(.$aw)?;
+                }
+                if let Err(e) = this.open()$(.$aw)? {
+                    this.plan.failed(e, this.cursor.parser())?;
+                }
+                continue;
+            }
+            // As `Events::next`: a message borrows the piece, the loop must not.
+            polonius!(
+                |this| -> Result<Option<ringwire_sse::Message<'polonius>>, crate::Error> {
+                    let handed = this.response.as_ref().and_then(|r| r.handed());
+                    match this.cursor.step(handed) {
+                        Ok(None) => {}
+                        found => polonius_return!(found),
+                    }
+                }
+            );
+            this.cursor.next_piece();
+            let Some(response) = this.response.as_mut() else {
+                continue;
+            };
+            let ended = match response.chunk()$(.$aw)? {
+                Ok(Some(_)) => continue,
+                Ok(None) => None,
+                Err(e) => Some(e),
+            };
+            this.response = None;
+            this.plan.ended(ended, this.cursor.parser());
+        }
+    }};
+}
+pub(crate) use source_next;

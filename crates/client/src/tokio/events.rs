@@ -5,7 +5,7 @@ use polonius_the_crab::prelude::*;
 use ringwire_sse::{Limits, Message};
 
 use super::{Client, Response};
-use crate::events::{source_api, stream_state, Cursor, Plan};
+use crate::events::{source_api, source_next, stream_state, Cursor, Plan};
 use crate::{Error, RequestBuffer, Url};
 
 /// The events of a response ([`Response::events`]).
@@ -101,41 +101,7 @@ impl EventSource<'_> {
     /// [`max_attempts`](Self::max_attempts) failed in a row, the last one's error. The
     /// source then ends: later calls return `None`.
     pub async fn next(&mut self) -> Result<Option<Message<'_>>, Error> {
-        let mut this = self;
-        loop {
-            if this.plan.is_done() || this.cursor.is_broken() {
-                this.response = None;
-                return Ok(None);
-            }
-            if this.response.is_none() {
-                if let Some(wait) = this.plan.take_wait() {
-                    ::tokio::time::sleep(wait).await;
-                }
-                if let Err(e) = this.open().await {
-                    this.plan.failed(e, this.cursor.parser())?;
-                }
-                continue;
-            }
-            // As `Events::next`: a message borrows the piece, the loop must not.
-            polonius!(|this| -> Result<Option<Message<'polonius>>, Error> {
-                let handed = this.response.as_ref().and_then(Response::handed);
-                match this.cursor.step(handed) {
-                    Ok(None) => {}
-                    found => polonius_return!(found),
-                }
-            });
-            this.cursor.next_piece();
-            let Some(response) = this.response.as_mut() else {
-                continue;
-            };
-            let ended = match response.chunk().await {
-                Ok(Some(_)) => continue,
-                Ok(None) => None,
-                Err(e) => Some(e),
-            };
-            this.response = None;
-            this.plan.ended(ended, this.cursor.parser());
-        }
+        source_next!(self, ::tokio::time::sleep, await)
     }
 
     /// Asks for the stream; keeps the response if it is one.
