@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand, ValueEnum};
 use ringwire_kafka::api::produce::Acks;
-use ringwire_kafka::record::{Compression, Record};
+use ringwire_kafka::record::Compression;
 use ringwire_kafka_client::{
     ClientConfig, ClientError, Connection, Consumer, ConsumerConfig, GroupProtocol, Isolation,
     Producer, ProducerConfig, ProducerRecord, Reset, Sasl, Start, TokenSource,
@@ -18,7 +18,9 @@ use ringwire_kafka_client::{
 use tokio::io::AsyncReadExt as _;
 
 use crate::request::{line, TlsArgs};
+use format::Format;
 
+mod format;
 mod groups;
 mod topics;
 
@@ -116,8 +118,15 @@ enum KafkaCommand {
         exit_at_end: bool,
         /// Print each record's key (a null one as nothing), then DELIM, then its value (as
         /// kcat -K); `-K $'\t'` puts a tab between them.
-        #[arg(short = 'K', long, value_name = "DELIM")]
+        #[arg(short = 'K', long, value_name = "DELIM", conflicts_with = "format")]
         key_delimiter: Option<String>,
+        /// Print each record as kcat's -f FORMAT does: `%s` value, `%S` its length (-1 for
+        /// null), `%R` that length as a big-endian 32-bit integer, `%k` key, `%K` its
+        /// length, `%T` timestamp (ms), `%h` headers (`n=v,...`), `%t` topic, `%p`
+        /// partition, `%o` offset, `%%`; `\n`, `\r`, `\t` and `\xHH` escapes. Nothing ends
+        /// a record but what FORMAT writes: `-f '%o %s\n'`.
+        #[arg(short = 'f', long, value_name = "FORMAT")]
+        format: Option<String>,
         /// Print a null key or value as NULL, not as nothing (as kcat -Z), so that it
         /// differs from an empty one.
         #[arg(short = 'Z', long)]
@@ -250,12 +259,13 @@ async fn command(args: &KafkaArgs) -> Result<(), String> {
             count,
             exit_at_end,
             key_delimiter,
+            format,
             null,
         } => {
             let config = member_config(client, group.as_deref(), properties)?;
-            let format = Format {
-                key_delimiter: key_delimiter.as_deref().map(str::as_bytes),
-                null: if *null { b"NULL" } else { b"" },
+            let format = match format {
+                Some(format) => Format::parse(format, *null)?,
+                None => Format::lines(key_delimiter.as_deref(), *null),
             };
             let from = match (from_time, from_beginning) {
                 (Some(ms), _) => Start::Time(*ms),
@@ -539,7 +549,7 @@ async fn consume(
     config: ConsumerConfig,
     from: Start,
     until: Until,
-    format: &Format<'_>,
+    format: &Format,
 ) -> Result<(), String> {
     let group = config.group.clone();
     let comes_back = config.group_instance_id.is_some();
@@ -586,7 +596,7 @@ async fn consume(
                     if left == 0 || failed.is_some() {
                         return;
                     }
-                    if let Err(e) = format.print(&mut out, &record) {
+                    if let Err(e) = format.print(&mut out, topic, partition, &record) {
                         failed = Some(e);
                         return;
                     }
@@ -670,26 +680,6 @@ async fn commit(consumer: &mut Consumer, printed: &mut Offsets) -> Result<(), St
             Ok(())
         }
         Err(e) => Err(format!("commit to the group: {}", line(e))),
-    }
-}
-
-/// How `consume` prints a record.
-struct Format<'a> {
-    /// Print the key, then this, before the value.
-    key_delimiter: Option<&'a [u8]>,
-    /// What a null key or value prints as.
-    null: &'static [u8],
-}
-
-impl Format<'_> {
-    /// One record's line: its value, after its key and the delimiter when there is one.
-    fn print(&self, out: &mut impl Write, record: &Record<'_>) -> io::Result<()> {
-        if let Some(delimiter) = self.key_delimiter {
-            out.write_all(record.key.unwrap_or(self.null))?;
-            out.write_all(delimiter)?;
-        }
-        out.write_all(record.value.unwrap_or(self.null))?;
-        out.write_all(b"\n")
     }
 }
 

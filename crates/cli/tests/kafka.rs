@@ -282,6 +282,7 @@ fn creates_produces_and_consumes_against_a_real_broker() {
     produce_in_a_transaction(b, &format!("{topic}-ptxn"));
     ends_quietly_when_its_reader_leaves(b, &format!("{topic}-pipe"));
     tombstones_on_a_compacted_topic(b, &format!("{topic}-compacted"));
+    formats_records_as_kcat(b, &format!("{topic}-format"));
     a_group_goes_on_where_it_stopped(b, &format!("{topic}-group"));
     a_consumer_protocol_group_goes_on(b, &format!("{topic}-modern"));
     a_member_whose_reader_stalls_leaves(b, &format!("{topic}-stall"));
@@ -394,6 +395,48 @@ fn produce_in_a_transaction(b: &str, topic: &str) {
     assert_eq!(ours.stdout, theirs);
     let refused = kafka_fails(b, &["produce", topic, "-X", "retries=3"]);
     assert!(refused.contains("unknown property retries"), "{refused}");
+}
+
+/// `consume -f FORMAT` prints what kcat's `-f` prints for the same records (keys, headers
+/// from kcat, one of them null, a null key and a null value), every token and
+/// escape in one format; an unknown token is refused.
+fn formats_records_as_kcat(b: &str, topic: &str) {
+    kafka(b, &["topics", "create", topic, "--partitions", "2"], b"");
+    let produce = |args: &[&str], stdin: &[u8]| {
+        let mut child = Command::new("kcat")
+            .args(["-P", "-b", b, "-t", topic])
+            .args(args)
+            .stdin(Stdio::piped())
+            .spawn()
+            .expect("kcat is installed");
+        child.stdin.take().unwrap().write_all(stdin).unwrap();
+        assert!(child.wait().unwrap().success());
+    };
+    // No empty value: kcat -Z prints one as NULL too, where ringwire tells them apart.
+    produce(
+        &["-p", "0", "-K:", "-H", "h1=a", "-H", "h2"],
+        b"k1:one\nk2:two\n",
+    );
+    // A null value (kcat -P drops an empty line even with -Z), and no key.
+    kafka(
+        b,
+        &["produce", topic, "--partition", "1", "-Z"],
+        b"\nplain\n",
+    );
+    let format = "%t/%p@%o [%k|%K] [%s|%S] {%h} %T %R\\x41\\x7e\\t%%\\n";
+    for null in [false, true] {
+        let mut ours = vec!["consume", topic, "--from-beginning", "-e", "-f", format];
+        let mut theirs = vec!["-C", "-b", b, "-t", topic, "-e", "-q", "-f", format];
+        if null {
+            ours.push("-Z");
+            theirs.push("-Z");
+        }
+        let ours = sorted_lines(&kafka(b, &ours, b"").stdout);
+        assert_eq!(ours.len(), 4, "{ours:?}");
+        assert_eq!(ours, sorted_lines(&kcat(&theirs)), "-Z: {null}");
+    }
+    let refused = kafka_fails(b, &["consume", topic, "-e", "-f", "%s %Q"]);
+    assert!(refused.contains("unsupported formatter %Q"), "{refused}");
 }
 
 /// `topics list` shows a topic with its partitions until `topics delete` deletes it; a
