@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand, ValueEnum};
 use ringwire_kafka::api::produce::Acks;
-use ringwire_kafka::record::Compression;
+use ringwire_kafka::record::{Compression, Header};
 use ringwire_kafka_client::{
     ClientConfig, ClientError, Connection, Consumer, ConsumerConfig, GroupProtocol, Isolation,
     Producer, ProducerConfig, ProducerRecord, Reset, Sasl, Start, TokenSource,
@@ -61,6 +61,14 @@ enum KafkaCommand {
         /// as Java's producer does: murmur2 of the key).
         #[arg(long)]
         key: Option<String>,
+        /// Split each line at the first DELIM into its key and its value, as kcat -K: (a
+        /// line without one is a value with no key).
+        #[arg(short = 'K', long, value_name = "DELIM", conflicts_with = "key")]
+        key_delimiter: Option<String>,
+        /// A header on every record, as kcat -H (repeatable): `NAME=VALUE`, or `NAME` for a
+        /// null value.
+        #[arg(short = 'H', long = "header", value_name = "NAME=VALUE")]
+        headers: Vec<String>,
         /// The partition [default: from the key, else 0].
         #[arg(long)]
         partition: Option<i32>,
@@ -222,13 +230,33 @@ async fn command(args: &KafkaArgs) -> Result<(), String> {
         KafkaCommand::Produce {
             topic,
             key,
+            key_delimiter,
+            headers,
             partition,
             compression,
             null,
             properties,
         } => {
+            let headers: Vec<Header<'_>> = headers
+                .iter()
+                .map(|header| match header.split_once('=') {
+                    Some((key, value)) => Header {
+                        key,
+                        value: Some(value.as_bytes()),
+                    },
+                    None => Header {
+                        key: header,
+                        value: None,
+                    },
+                })
+                .collect();
+            if key_delimiter.as_deref() == Some("") {
+                return Err("-K: an empty delimiter splits nothing".into());
+            }
             let records = Records {
                 key: key.as_deref(),
+                key_delimiter: key_delimiter.as_deref().map(str::as_bytes),
+                headers: &headers,
                 partition: *partition,
                 empty_is_null: *null,
             };
@@ -284,6 +312,9 @@ async fn command(args: &KafkaArgs) -> Result<(), String> {
 /// What `produce` makes of each stdin line besides its value.
 struct Records<'a> {
     key: Option<&'a str>,
+    /// Splits a line into its key and its value.
+    key_delimiter: Option<&'a [u8]>,
+    headers: &'a [Header<'a>],
     partition: Option<i32>,
     /// An empty line is a null value.
     empty_is_null: bool,
@@ -402,12 +433,19 @@ async fn send_lines(producer: &Producer, topic: &str, records: Records<'_>) -> R
                 .unwrap_or(text)
                 .split(|&b| b == b'\n');
             let batch = lines.map(|line| {
-                let mut record = ProducerRecord::new(topic, line);
-                if records.empty_is_null && line.is_empty() {
+                let (key, value) = match records.key_delimiter {
+                    Some(delimiter) => match memchr::memmem::find(line, delimiter) {
+                        Some(at) => (Some(&line[..at]), &line[at + delimiter.len()..]),
+                        None => (None, line),
+                    },
+                    None => (records.key.map(str::as_bytes), line),
+                };
+                let mut record = ProducerRecord::new(topic, value).headers(records.headers);
+                if records.empty_is_null && value.is_empty() {
                     record.value = None;
                 }
-                if let Some(key) = records.key {
-                    record = record.key(key.as_bytes());
+                if let Some(key) = key {
+                    record = record.key(key);
                 }
                 if let Some(partition) = records.partition {
                     record = record.partition(partition);

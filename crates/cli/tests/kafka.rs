@@ -283,6 +283,7 @@ fn creates_produces_and_consumes_against_a_real_broker() {
     ends_quietly_when_its_reader_leaves(b, &format!("{topic}-pipe"));
     tombstones_on_a_compacted_topic(b, &format!("{topic}-compacted"));
     formats_records_as_kcat(b, &format!("{topic}-format"));
+    produces_keys_and_headers_as_kcat(b, &format!("{topic}-keyed"));
     a_group_goes_on_where_it_stopped(b, &format!("{topic}-group"));
     a_consumer_protocol_group_goes_on(b, &format!("{topic}-modern"));
     a_member_whose_reader_stalls_leaves(b, &format!("{topic}-stall"));
@@ -437,6 +438,32 @@ fn formats_records_as_kcat(b: &str, topic: &str) {
     }
     let refused = kafka_fails(b, &["consume", topic, "-e", "-f", "%s %Q"]);
     assert!(refused.contains("unsupported formatter %Q"), "{refused}");
+}
+
+/// `produce -K DELIM -H NAME=VALUE -H NAME` makes the records kcat -P makes of the same lines
+/// with the same flags (a line without the delimiter a value without a key; a header without
+/// `=` a null one), as kcat reads both back.
+fn produces_keys_and_headers_as_kcat(b: &str, topic: &str) {
+    kafka(b, &["topics", "create", topic, "--partitions", "2"], b"");
+    let lines = b"k1:one\nnokey\nk3:x:y\n";
+    let flags = ["-K", ":", "-H", "h1=a", "-H", "h2"];
+    let ours = [&["produce", topic, "--partition", "0"][..], &flags[..]].concat();
+    kafka(b, &ours, lines);
+    let mut kcat_p = Command::new("kcat")
+        .args(["-P", "-b", b, "-t", topic, "-p", "1"])
+        .args(flags)
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("kcat is installed");
+    kcat_p.stdin.take().unwrap().write_all(lines).unwrap();
+    assert!(kcat_p.wait().unwrap().success());
+    let read = |partition: &str| {
+        let args = ["-C", "-b", b, "-t", topic, "-p", partition, "-e", "-q"];
+        String::from_utf8(kcat(&[&args[..], &["-f", "%k|%K|%s|%h\\n"]].concat())).unwrap()
+    };
+    let want = "k1|2|one|h1=a,h2=NULL\n|-1|nokey|h1=a,h2=NULL\nk3|2|x:y|h1=a,h2=NULL\n";
+    assert_eq!(read("0"), want);
+    assert_eq!(read("1"), want);
 }
 
 /// `topics list` shows a topic with its partitions until `topics delete` deletes it; a
