@@ -91,13 +91,24 @@ impl Admin {
         })
     }
 
-    /// Every group of the cluster, by id: each broker lists the groups it coordinates.
+    /// Every group of the cluster, by id: each broker lists the groups it coordinates, all
+    /// of them asked at once.
     pub async fn list_groups(&self) -> Result<Vec<GroupListing>, ClientError> {
         self.cluster.refresh(&[]).await?;
-        let mut groups = Vec::new();
+        let mut asked = tokio::task::JoinSet::new();
         for address in self.cluster.broker_addresses() {
-            let mut conn = Connection::connect(&address, &self.cluster.config).await?;
-            conn.list_groups(&mut groups).await?;
+            let config = self.cluster.config.clone();
+            asked.spawn(async move {
+                let mut groups = Vec::new();
+                let mut conn = Connection::connect(&address, &config).await?;
+                conn.list_groups(&mut groups).await?;
+                Ok::<_, ClientError>(groups)
+            });
+        }
+        let mut groups = Vec::new();
+        while let Some(listed) = asked.join_next().await {
+            let listed = listed.map_err(|e| ClientError::Broken(e.to_string()))?;
+            groups.extend(listed?);
         }
         groups.sort_by(|a, b| a.group_id.cmp(&b.group_id));
         Ok(groups)
