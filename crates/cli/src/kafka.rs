@@ -101,6 +101,19 @@ enum KafkaCommand {
         /// the Unix epoch (`date +%s%3N`), as kcat's `-o s@MS`; at the end where none is.
         #[arg(long, value_name = "MS", conflicts_with_all = ["from_beginning", "group"])]
         from_time: Option<i64>,
+        /// Start at this offset, or with -N that many before the end of each partition
+        /// read (kcat's `-o N` and `-o -N`: `-o -10` the last ten).
+        #[arg(
+            short = 'o',
+            long,
+            value_name = "OFFSET",
+            allow_negative_numbers = true,
+            conflicts_with_all = ["from_beginning", "from_time", "group"]
+        )]
+        offset: Option<i64>,
+        /// Read only this partition (kcat -p).
+        #[arg(short = 'p', long, value_name = "P", conflicts_with = "group")]
+        partition: Option<i32>,
         /// Consume as a member of this consumer group, as kcat -G does: the group's members
         /// share the partitions, each read from where the group committed; what is printed
         /// is committed as it goes.
@@ -282,6 +295,8 @@ async fn command(args: &KafkaArgs) -> Result<(), String> {
             topic,
             from_beginning,
             from_time,
+            offset,
+            partition,
             group,
             properties,
             count,
@@ -295,16 +310,23 @@ async fn command(args: &KafkaArgs) -> Result<(), String> {
                 Some(format) => Format::parse(format, *null)?,
                 None => Format::lines(key_delimiter.as_deref(), *null),
             };
-            let from = match (from_time, from_beginning) {
-                (Some(ms), _) => Start::Time(*ms),
-                (None, true) => Start::Earliest,
-                (None, false) => Start::Latest,
+            let from = match (offset, from_time, from_beginning) {
+                (Some(n @ 0..), ..) => Start::At(*n),
+                (Some(n), ..) => Start::BeforeEnd(n.unsigned_abs()),
+                (None, Some(ms), _) => Start::Time(*ms),
+                (None, None, true) => Start::Earliest,
+                (None, None, false) => Start::Latest,
             };
             let until = Until {
                 count: *count,
                 at_end: *exit_at_end,
             };
-            consume(bootstrap, topic, config, from, until, &format).await
+            let read = Read {
+                topic,
+                partition: *partition,
+                from,
+            };
+            consume(bootstrap, read, config, until, &format).await
         }
     }
 }
@@ -581,14 +603,26 @@ fn member_config(
 /// end `from` names), committing the offset past each record printed after every answer
 /// and before it stops, then leaving the group unless it is a static member; without, every
 /// partition from `from`.
+/// What `consume` reads, from where.
+struct Read<'a> {
+    topic: &'a str,
+    /// One partition, else all.
+    partition: Option<i32>,
+    from: Start,
+}
+
 async fn consume(
     bootstrap: &str,
-    topic: &str,
+    read: Read<'_>,
     config: ConsumerConfig,
-    from: Start,
     until: Until,
     format: &Format,
 ) -> Result<(), String> {
+    let Read {
+        topic,
+        partition,
+        from,
+    } = read;
     let group = config.group.clone();
     let comes_back = config.group_instance_id.is_some();
     // A topic starting with `^` is a pattern, as kcat reads one; the coordinator resolves it.
@@ -610,7 +644,10 @@ async fn consume(
     let joined = match &group {
         Some(_) if pattern => consumer.subscribe_pattern(topic, reset).await,
         Some(_) => consumer.subscribe(&[topic], reset).await,
-        None => consumer.assign(topic, from).await.map(drop),
+        None => match partition {
+            Some(partition) => consumer.assign_partition(topic, partition, from).await,
+            None => consumer.assign(topic, from).await.map(drop),
+        },
     };
     joined.map_err(|e| format!("topic {topic}: {}", line(e)))?;
     let mut left = until.count.unwrap_or(usize::MAX);

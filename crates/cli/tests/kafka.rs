@@ -278,6 +278,7 @@ fn creates_produces_and_consumes_against_a_real_broker() {
     assert_eq!(partition_of("keyed one"), partition_of("keyed two"));
 
     from_a_time(b, &format!("{topic}-time"));
+    from_an_offset(b, &format!("{topic}-offset"));
     read_committed_as_kcat(&broker, &format!("{topic}-txn"));
     produce_in_a_transaction(b, &format!("{topic}-ptxn"));
     ends_quietly_when_its_reader_leaves(b, &format!("{topic}-pipe"));
@@ -310,6 +311,28 @@ fn from_a_time(b: &str, topic: &str) {
     let later = (now.parse::<i64>().unwrap() + 60_000).to_string();
     let none = kafka(b, &["consume", topic, "--from-time", &later, "-e"], b"");
     assert!(none.stdout.is_empty());
+}
+
+/// `consume -o N` starts at offset N, `-o -N` N before each partition's end (never before
+/// its start), `-p P` reads one partition, as kcat's `-o` and `-p`.
+fn from_an_offset(b: &str, topic: &str) {
+    kafka(b, &["topics", "create", topic, "--partitions", "2"], b"");
+    kafka(b, &["produce", topic, "--partition", "0"], b"a\nb\nc\nd\n");
+    kafka(b, &["produce", topic, "--partition", "1"], b"x\ny\n");
+    let read = |args: &[&str]| {
+        let args = [&["consume", topic, "-e"][..], args].concat();
+        sorted_lines(&kafka(b, &args, b"").stdout)
+    };
+    assert_eq!(read(&["-p", "0", "-o", "2"]), ["c", "d"]);
+    assert_eq!(read(&["-o", "1"]), ["b", "c", "d", "y"]);
+    assert_eq!(read(&["-o", "-1"]), ["d", "y"]);
+    assert_eq!(read(&["-o", "-3", "-p", "1"]), ["x", "y"]);
+    assert_eq!(read(&["-p", "1", "--from-beginning"]), ["x", "y"]);
+    // A group member starts where its group committed: no offset of its own.
+    let refused = run_kafka(b, &["consume", topic, "-o", "-1", "-G", "g"], b"");
+    assert_eq!(refused.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(said.contains("cannot be used with"), "{said}");
 }
 
 /// Kafka's own Java producer commits a transaction and aborts one; `consume -X

@@ -210,6 +210,10 @@ pub enum Start {
     Latest,
     /// This offset.
     At(i64),
+    /// This many offsets before the end of the log, or its oldest record kept if it holds
+    /// fewer: about the last records (kcat's `-o -N`; a transaction's markers and a
+    /// compacted log's gaps take offsets too).
+    BeforeEnd(u64),
     /// The first record stamped at or after this time, in milliseconds since the Unix epoch
     /// (Java's `offsetsForTimes`, kcat's `-o s@`); after the newest record if none is.
     Time(i64),
@@ -455,6 +459,11 @@ impl Consumer {
             (_, Some(offset)) | (Start::At(offset), _) => offset,
             (Start::Earliest, _) => self.log_offset(topic, partition, EARLIEST).await?,
             (Start::Latest, _) => self.log_offset(topic, partition, LATEST).await?,
+            (Start::BeforeEnd(n), _) => {
+                let end = self.log_offset(topic, partition, LATEST).await?;
+                let oldest = self.log_offset(topic, partition, EARLIEST).await?;
+                end.saturating_sub_unsigned(n).max(oldest)
+            }
             (Start::Time(ms), _) => self.offset_at(topic, partition, time(ms)).await?,
             (Start::Committed(reset), None) => {
                 self.log_offset(topic, partition, reset.timestamp()).await?
