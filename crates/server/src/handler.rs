@@ -115,6 +115,84 @@ where
     }
 }
 
+/// An `async fn(&Request<'_>, &S) -> Response`: a handler that reads state of the
+/// application's (a database pool, a cache, settings), for any lifetime of the request.
+/// A closure cannot be one (its future would borrow the request, which a closure's return
+/// type cannot say); an `async fn` item is, as with [`HandlerFn`].
+pub trait StatefulFn<'a, S: 'a>: Send + Sync + 'static {
+    /// The function's future for requests that live for `'a`.
+    type Future: Future<Output = Response> + Send + 'a;
+
+    /// Calls the function.
+    fn call(&self, request: &'a Request<'a>, state: &'a S) -> Self::Future;
+}
+
+impl<'a, S: 'a, F, Fut> StatefulFn<'a, S> for F
+where
+    F: Fn(&'a Request<'a>, &'a S) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Response> + Send + 'a,
+{
+    type Future = Fut;
+
+    fn call(&self, request: &'a Request<'a>, state: &'a S) -> Fut {
+        self(request, state)
+    }
+}
+
+/// A [`Handler`] that calls `f` with each request and `state`, which it keeps: share it
+/// between routes as an `Arc`.
+///
+/// ```
+/// use std::sync::atomic::{AtomicU64, Ordering};
+/// use std::sync::Arc;
+///
+/// use ringwire_http1::Method;
+/// use ringwire_server::{with_state, Request, Response, Router};
+///
+/// struct App {
+///     hits: AtomicU64,
+/// }
+///
+/// async fn hit(_: &Request<'_>, app: &Arc<App>) -> Response {
+///     let n = app.hits.fetch_add(1, Ordering::Relaxed) + 1;
+///     Response::text(format!("hit {n}\n"))
+/// }
+///
+/// async fn hits(_: &Request<'_>, app: &Arc<App>) -> Response {
+///     Response::text(format!("{}\n", app.hits.load(Ordering::Relaxed)))
+/// }
+///
+/// let app = Arc::new(App { hits: AtomicU64::new(0) });
+/// let router = Router::new()
+///     .route(Method::Post, "/hit", with_state(Arc::clone(&app), hit))
+///     .route(Method::Get, "/hits", with_state(app, hits));
+/// # let _ = router;
+/// ```
+pub fn with_state<S, F>(state: S, f: F) -> WithState<S, F>
+where
+    S: Send + Sync + 'static,
+    F: for<'a> StatefulFn<'a, S>,
+{
+    WithState { state, f }
+}
+
+/// The [`Handler`] [`with_state`] makes.
+#[derive(Debug, Clone)]
+pub struct WithState<S, F> {
+    state: S,
+    f: F,
+}
+
+impl<S, F> Handler for WithState<S, F>
+where
+    S: Send + Sync + 'static,
+    F: for<'a> StatefulFn<'a, S>,
+{
+    fn call<'a>(&'a self, request: &'a Request<'a>) -> impl Future<Output = Response> + Send + 'a {
+        StatefulFn::call(&self.f, request, &self.state)
+    }
+}
+
 /// A boxed future, as a type-erased handler returns.
 pub(crate) type BoxFuture<'a> = Pin<Box<dyn Future<Output = Response> + Send + 'a>>;
 

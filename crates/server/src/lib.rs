@@ -81,7 +81,10 @@ pub mod ws;
 
 pub use body_reader::{BodyReader, RequestBody};
 pub use config::ServerConfig;
-pub use handler::{handler_fn, streaming, FnHandler, Handler, HandlerFn, Streaming};
+pub use handler::{
+    handler_fn, streaming, with_state, FnHandler, Handler, HandlerFn, StatefulFn, Streaming,
+    WithState,
+};
 pub use informational::InformationalError;
 pub use request::{Protocol, Request};
 pub use response::{Body, BodyClosed, BodyFrame, BodySender, BodyStream, FileBody, Response};

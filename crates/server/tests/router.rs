@@ -3,12 +3,15 @@
 
 mod common;
 
+use std::collections::BTreeMap;
 use std::io;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
 use common::{curl_text, raw, start};
-use ringwire_server::{Body, Request, Response, Router, ServerConfig};
+use ringwire_http1::Method;
+use ringwire_server::{with_state, Body, Request, Response, Router, ServerConfig};
 
 async fn user(request: &Request<'_>) -> Response {
     let name = request.params().decoded("name").expect("routed");
@@ -106,6 +109,92 @@ fn routes_by_method_and_path_with_parameters() {
     );
     assert!(out.starts_with("HTTP/1.1 200 "), "{out}");
     assert!(out.ends_with("\r\n\r\n"), "{out}");
+}
+
+/// An application's state, shared by its routes.
+#[derive(Default)]
+struct Store {
+    items: Mutex<BTreeMap<String, String>>,
+}
+
+/// `PUT /items/:name`: keeps the body under the name; `201` when it is new.
+async fn put_item(request: &Request<'_>, store: &Arc<Store>) -> Response {
+    let name = request.param("name").expect("routed").to_owned();
+    let body = String::from_utf8_lossy(request.body()).into_owned();
+    let mut items = store.items.lock().unwrap();
+    match items.insert(name, body) {
+        None => Response::new(201),
+        Some(_) => Response::new(204),
+    }
+}
+
+/// `GET /items/:name`: what was kept, or `404`.
+async fn get_item(request: &Request<'_>, store: &Arc<Store>) -> Response {
+    let name = request.param("name").expect("routed");
+    let found = store.items.lock().unwrap().get(name).cloned();
+    found.map_or_else(|| Response::new(404), Response::text)
+}
+
+/// `GET /items`: every name, with how many there are.
+async fn list_items(_: &Request<'_>, store: &Arc<Store>) -> Response {
+    let items = store.items.lock().unwrap();
+    let names: Vec<&str> = items.keys().map(String::as_str).collect();
+    Response::text(format!("{} {}\n", items.len(), names.join(",")))
+}
+
+#[test]
+fn handlers_share_the_applications_state() {
+    let store = Arc::new(Store::default());
+    let router = Router::new()
+        .route(
+            Method::Put,
+            "/items/:name",
+            with_state(Arc::clone(&store), put_item),
+        )
+        .route(
+            Method::Get,
+            "/items/:name",
+            with_state(Arc::clone(&store), get_item),
+        )
+        .route(
+            Method::Get,
+            "/items",
+            with_state(Arc::clone(&store), list_items),
+        );
+    let addr = start(ServerConfig::default(), router);
+    let base = format!("http://{addr}/items");
+    let put = |name: &str, body: &str| {
+        let url = format!("{base}/{name}");
+        curl_text(&[
+            "-X",
+            "PUT",
+            "-d",
+            body,
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code}",
+            &url,
+        ])
+    };
+    assert_eq!(put("a", "one"), "201");
+    assert_eq!(put("b", "two"), "201");
+    assert_eq!(put("a", "uno"), "204");
+    assert_eq!(curl_text(&[&format!("{base}/a")]), "uno");
+    assert_eq!(curl_text(&[&base]), "2 a,b\n");
+    let missing = curl_text(&[
+        "-o",
+        "/dev/null",
+        "-w",
+        "%{http_code}",
+        &format!("{base}/c"),
+    ]);
+    assert_eq!(missing, "404");
+    // The state is the application's own: what the handlers did is there.
+    assert_eq!(
+        store.items.lock().unwrap().get("b").map(String::as_str),
+        Some("two")
+    );
 }
 
 #[test]
