@@ -54,6 +54,7 @@ mod body_reader;
 mod clock;
 mod config;
 mod conn;
+pub mod cookie;
 mod date;
 pub mod events;
 pub mod files;

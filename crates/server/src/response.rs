@@ -318,6 +318,21 @@ impl Response {
         self
     }
 
+    /// Adds a `set-cookie` field for `cookie`. One that cannot be set as it is (see
+    /// [`CookieError`](crate::cookie::CookieError); check it first with
+    /// [`SetCookie::to_field`](crate::cookie::SetCookie::to_field) when its parts come from
+    /// a request) turns the response into a `500`, logged, as an invalid field does.
+    #[must_use]
+    pub fn cookie(self, cookie: &crate::cookie::SetCookie<'_>) -> Self {
+        match cookie.to_field() {
+            Ok(field) => self.header("set-cookie", field),
+            Err(e) => {
+                log::error!("a handler's cookie cannot be set: {e}");
+                Response::new(500)
+            }
+        }
+    }
+
     /// Adds fields encoded and checked once ([`FieldBlock`]), for answers
     /// sent many times: they are written with one copy.
     #[must_use]

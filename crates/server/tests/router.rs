@@ -11,6 +11,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use common::{curl_text, raw, start};
 use ringwire_http1::Method;
+use ringwire_server::cookie::{SameSite, SetCookie};
 use ringwire_server::{with_state, Body, Request, Response, Router, ServerConfig};
 
 async fn user(request: &Request<'_>) -> Response {
@@ -195,6 +196,72 @@ fn handlers_share_the_applications_state() {
         store.items.lock().unwrap().get("b").map(String::as_str),
         Some("two")
     );
+}
+
+/// `/login?as=NAME`: a session cookie for NAME and a preference; a NAME that would add an
+/// attribute is refused (`500`), nothing set.
+async fn login(request: &Request<'_>) -> Response {
+    let pairs = request.head().target().query_pairs();
+    let name = pairs
+        .filter(|(key, _)| key.eq_str("as"))
+        .find_map(|(_, value)| value.to_str().ok().map(|v| v.into_owned()))
+        .unwrap_or_default();
+    let session = SetCookie::new("session", &name)
+        .path("/")
+        .http_only()
+        .same_site(SameSite::Lax);
+    let theme = SetCookie::new("theme", "dark").max_age(Duration::from_secs(86_400));
+    Response::text("in\n").cookie(&session).cookie(&theme)
+}
+
+/// `/logout`: the session cookie removed.
+async fn logout(_: &Request<'_>) -> Response {
+    Response::text("out\n").cookie(&SetCookie::removal("session").path("/"))
+}
+
+/// `/whoami`: the cookies the request carries.
+async fn whoami(request: &Request<'_>) -> Response {
+    let cookie = |name| String::from_utf8_lossy(request.cookie(name).unwrap_or(b"-")).into_owned();
+    Response::text(format!("{} {}\n", cookie("session"), cookie("theme")))
+}
+
+/// Cookies set by handlers, kept and sent back by curl's cookie engine, removed again; one
+/// whose value would add an attribute is a `500`.
+#[test]
+fn cookies_set_kept_by_curl_and_removed() {
+    let router = Router::new()
+        .get("/login", login)
+        .get("/logout", logout)
+        .get("/whoami", whoami);
+    let addr = start(ServerConfig::default(), router);
+    let base = format!("http://{addr}");
+    let login = curl_text(&["-i", &format!("{base}/login?as=ada")]);
+    assert!(
+        login.contains("\r\nset-cookie: session=ada; Path=/; HttpOnly; SameSite=Lax\r\n"),
+        "{login}"
+    );
+    assert!(
+        login.contains("\r\nset-cookie: theme=dark; Max-Age=86400\r\n"),
+        "{login}"
+    );
+    let jar = std::env::temp_dir().join(format!("ringwire-cookies-{}", std::process::id()));
+    let jar = jar.to_str().unwrap();
+    let with_jar = |path: &str| curl_text(&["-b", jar, "-c", jar, &format!("{base}{path}")]);
+    let _ = std::fs::remove_file(jar);
+    assert_eq!(with_jar("/whoami"), "- -\n");
+    assert_eq!(with_jar("/login?as=ada"), "in\n");
+    assert_eq!(with_jar("/whoami"), "ada dark\n");
+    assert_eq!(with_jar("/logout"), "out\n");
+    assert_eq!(with_jar("/whoami"), "- dark\n");
+    let _ = std::fs::remove_file(jar);
+    let injected = curl_text(&[
+        "-o",
+        "/dev/null",
+        "-w",
+        "%{http_code}",
+        &format!("{base}/login?as=x%3B%20Domain%3Devil.com"),
+    ]);
+    assert_eq!(injected, "500");
 }
 
 #[test]
