@@ -13,11 +13,8 @@ const MAX_TICKS: u64 = 100_000;
 
 pub(crate) async fn events(request: &Request<'_>) -> Response {
     let count = request
-        .head()
-        .target()
-        .query_pairs()
-        .find(|(name, _)| name.eq_str("n"))
-        .and_then(|(_, n)| n.to_str().ok()?.parse::<u64>().ok());
+        .query("n")
+        .and_then(|n| n.to_str().ok()?.parse::<u64>().ok());
     let count = match count {
         Some(n) if n <= MAX_TICKS => Some(n),
         Some(_) => return Response::text(format!("n: at most {MAX_TICKS}\n")).status_code(400),

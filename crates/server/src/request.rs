@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::Socket;
 
 use ringwire_http1::encode::FieldBlock;
-use ringwire_http1::target::QueryPairs;
+use ringwire_http1::target::{PercentDecoded, QueryPairs};
 
 use crate::body_reader::{BodyReader, Inflow, RequestBody};
 use crate::informational::{InformationalError, Sink};
@@ -289,6 +289,15 @@ impl<'a> Request<'a> {
     /// [`Params::decoded`] for the decoded form.
     pub fn param(&self, name: &str) -> Option<&'a str> {
         self.params.get(name)
+    }
+
+    /// The first query parameter named `name` (`?page=2&q=caf%C3%A9`), form-decoded on
+    /// demand (`+` a space; `to_str` borrows the target when nothing is encoded).
+    pub fn query(&self, name: &str) -> Option<PercentDecoded<'a>> {
+        self.head
+            .target()
+            .query_pairs()
+            .find_map(|(key, value)| key.eq_str(name).then_some(value))
     }
 
     /// The value of the cookie `name` the request carries (its `cookie` fields split at

@@ -21,12 +21,9 @@ static NOTICED: Mutex<Vec<String>> = Mutex::new(Vec::new());
 /// `?tag=T`: one event, then nothing until the client leaves, which is noted as `T`.
 async fn lonely(request: &Request<'_>) -> Response {
     let tag = request
-        .head()
-        .target()
-        .query_pairs()
-        .find(|(name, _)| name.eq_str("tag"))
-        .and_then(|(_, tag)| tag.to_str().ok().map(|t| t.into_owned()))
-        .unwrap_or_default();
+        .query("tag")
+        .and_then(|t| Some(t.to_str().ok()?.into_owned()));
+    let tag = tag.unwrap_or_default();
     let (events, response) = Response::events(4);
     tokio::spawn(async move {
         if events.send(Event::new("hello")).await.is_ok() {

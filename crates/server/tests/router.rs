@@ -201,11 +201,8 @@ fn handlers_share_the_applications_state() {
 /// `/login?as=NAME`: a session cookie for NAME and a preference; a NAME that would add an
 /// attribute is refused (`500`), nothing set.
 async fn login(request: &Request<'_>) -> Response {
-    let pairs = request.head().target().query_pairs();
-    let name = pairs
-        .filter(|(key, _)| key.eq_str("as"))
-        .find_map(|(_, value)| value.to_str().ok().map(|v| v.into_owned()))
-        .unwrap_or_default();
+    let name = request.query("as").and_then(|v| v.to_str().ok());
+    let name = name.unwrap_or_default();
     let session = SetCookie::new("session", &name)
         .path("/")
         .http_only()
