@@ -11,7 +11,7 @@ use clap::{ArgGroup, Args, ValueEnum};
 use ringwire_http1::encode::FieldBlock;
 use ringwire_http1::Method;
 use ringwire_server::files::{Dotfiles, EmbeddedSite, StaticFiles};
-use ringwire_server::middleware::{AccessLog, Compress};
+use ringwire_server::middleware::{AccessLog, Compress, Cors};
 use ringwire_server::{
     handler_fn, streaming, ws, Handler, Router, Server, ServerConfig, Threading, Timeouts,
 };
@@ -62,6 +62,11 @@ pub(crate) struct ServeArgs {
     /// `--header 'Cache-Control: no-store'`. Framing fields are refused.
     #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
     headers: Vec<String>,
+    /// Let pages of this origin call the server from a browser (CORS: preflights
+    /// answered, answers marked), `https://app.example.com` as the browser names it;
+    /// repeatable; `*` for any origin.
+    #[arg(long, value_name = "ORIGIN")]
+    cors: Vec<String>,
     /// Seconds a request head may take to arrive, from its first byte
     /// (checked once a second: a slow client goes within two more).
     #[arg(long, value_name = "SECS", default_value_t = Timeouts::DEFAULT_HEAD.as_secs(),
@@ -119,6 +124,7 @@ const INDEX: &[u8] = include_bytes!("../site/index.html");
 const WS_PAGE: &[u8] = include_bytes!("../site/ws.html");
 const UPLOAD_PAGE: &[u8] = include_bytes!("../site/upload.html");
 const EVENTS_PAGE: &[u8] = include_bytes!("../site/events.html");
+const CORS_PAGE: &[u8] = include_bytes!("../site/cors.html");
 const SITE_CSS: &[u8] = include_bytes!("../site/site.css");
 
 /// What ALPN offers, HTTP/2 first (unless `--no-http2`).
@@ -133,6 +139,7 @@ fn demo_site() -> Router {
         .page("/ws.html", "text/html; charset=utf-8", WS_PAGE)
         .page("/upload.html", "text/html; charset=utf-8", UPLOAD_PAGE)
         .page("/events.html", "text/html; charset=utf-8", EVENTS_PAGE)
+        .page("/cors.html", "text/html; charset=utf-8", CORS_PAGE)
         .page("/site.css", "text/css; charset=utf-8", SITE_CSS)
         .page(
             "/hello",
@@ -251,9 +258,13 @@ fn serve(args: ServeArgs) -> Result<(), String> {
         Some(_) => format!("ringwire: serving {what} on {place} ({scheme}://localhost/ there)\n"),
         None => format!("ringwire: serving {what} on {scheme}://{place}/\n"),
     };
+    let added = Added {
+        fields,
+        cors: args.cors.clone(),
+    };
     let result = match files {
-        Some(files) => run_site(server, files, fields, banner, reload),
-        None => run_site(server, demo_site(), fields, banner, reload),
+        Some(files) => run_site(server, files, added, banner, reload),
+        None => run_site(server, demo_site(), added, banner, reload),
     };
     result.map_err(|e| format!("server failed: {e}"))
 }
@@ -382,21 +393,55 @@ fn save_new(path: &Path, bytes: &[u8]) -> std::io::Result<Temporary> {
     Ok(saved)
 }
 
+/// What the flags add to every site: `--header`'s fields, `--cors`'s origins.
+struct Added {
+    fields: Option<FieldBlock>,
+    cors: Vec<String>,
+}
+
 /// Serves `site` with compression and the access log (which costs nothing
-/// unless `--log` turned it on), `fields` added to its answers, printing `banner`
+/// unless `--log` turned it on), what `added` says added, printing `banner`
 /// once signals are caught; `reload`'s acceptor reads its certificate again on SIGHUP.
 fn run_site<H: Handler>(
     server: Server,
     site: H,
-    fields: Option<FieldBlock>,
+    added: Added,
     banner: String,
     reload: Option<(TlsAcceptor, ServeArgs)>,
 ) -> std::io::Result<()> {
-    let site = AccessLog::new(Compress::new(WithFields {
+    let site = Compress::new(WithFields {
         inner: site,
-        fields,
-    }));
-    server.run(site, shutdown_signal(banner, reload))
+        fields: added.fields,
+    });
+    let origins: Vec<&str> = added.cors.iter().map(String::as_str).collect();
+    let site = match &origins[..] {
+        [] => Crossing::Off(site),
+        _ if origins.contains(&"*") => Crossing::On(Cors::any(site)),
+        _ => Crossing::On(Cors::origins(site, &origins)),
+    };
+    server.run(AccessLog::new(site), shutdown_signal(banner, reload))
+}
+
+/// A site, with CORS (`--cors`) or without.
+enum Crossing<H> {
+    Off(H),
+    On(Cors<H>),
+}
+
+impl<H: Handler> Handler for Crossing<H> {
+    fn streams_body(&self, request: &ringwire_http1::Request<'_>) -> bool {
+        match self {
+            Crossing::Off(site) => site.streams_body(request),
+            Crossing::On(site) => site.streams_body(request),
+        }
+    }
+
+    async fn call(&self, request: &ringwire_server::Request<'_>) -> ringwire_server::Response {
+        match self {
+            Crossing::Off(site) => site.call(request).await,
+            Crossing::On(site) => site.call(request).await,
+        }
+    }
 }
 
 /// The `--header` flags, encoded and checked once; `None` without any.

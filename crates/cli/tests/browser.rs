@@ -3,8 +3,9 @@
 //! `/ws/echo` with permessage-deflate, then reports by fetching
 //! `/hello?selftest=...`; the test reads the verdict from the access log.
 //! Its upload page likewise sends a form with a 3 MiB file as the browser
-//! encodes it (`multipart/form-data`) and checks what the server read, and its
-//! events page reads 1,000 server-sent events through `EventSource`.
+//! encodes it (`multipart/form-data`) and checks what the server read, its
+//! events page reads 1,000 server-sent events through `EventSource`, and its
+//! CORS page calls the server under its other name.
 //! Over `http://` and `ws://`, and over `https://` and `wss://` with a
 //! certificate from a CA made for the test and trusted in the browser's own
 //! certificate store: there the page comes over HTTP/2, and the WebSocket over
@@ -73,6 +74,21 @@ fn a_browser_reads_server_sent_events() {
         verdict.contains("\"GET /events?n=1000 HTTP/1.1\" 200"),
         "{verdict}"
     );
+}
+
+/// A page that calls the server under its other name (another origin): with `--cors '*'`
+/// Chromium makes the plain request and the preflighted one (its `OPTIONS` answered `204`)
+/// and shows the page the answers; without it, it keeps them from the page.
+#[test]
+fn a_browser_calls_across_origins_only_with_cors() {
+    let verdict = self_test_in_browser("cors.html", &["--cors", "*"], None);
+    assert!(verdict.contains("selftest=pass"), "{verdict}");
+    assert!(
+        verdict.contains("\"OPTIONS /hello HTTP/1.1\" 204"),
+        "{verdict}"
+    );
+    let verdict = self_test_in_browser("cors.html", &[], None);
+    assert!(verdict.contains("selftest=blocked"), "{verdict}");
 }
 
 /// Over `wss://` with a certificate signed by a CA made for the test and trusted by the

@@ -1,13 +1,14 @@
-//! The access log and compression middleware, against curl.
+//! The access log, compression and CORS middleware, against curl.
 
 mod common;
 
 use std::io::{Read as _, Write as _};
 use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
 
 use common::{curl, curl_text, start};
 use ringwire_server::files::EmbeddedSite;
-use ringwire_server::middleware::{AccessLog, Compress};
+use ringwire_server::middleware::{AccessLog, Compress, Cors};
 use ringwire_server::{Request, Response, Router, ServerConfig, Upgraded};
 
 static PAGE: &str = include_str!("../../cli/site/ws.html");
@@ -203,4 +204,116 @@ fn the_access_log_has_a_line_per_request() {
 /// Upgrades to a protocol that ends at once.
 async fn upgrade(_: &Request<'_>) -> Response {
     Response::upgrade("x", |_: Upgraded<'_>| Box::pin(async {}))
+}
+
+/// The head of curl's answer to `args`, lower-cased, its lines without their CRLF.
+fn head_of(args: &[&str]) -> Vec<String> {
+    let out = curl_text(&[&["-s", "-D", "-", "-o", "/dev/null"][..], args].concat());
+    out.lines()
+        .map(|l| l.trim_end().to_ascii_lowercase())
+        .filter(|l| !l.starts_with("date:"))
+        .collect()
+}
+
+/// The CORS fields of a head, in order.
+fn cors_fields(head: &[String]) -> Vec<&str> {
+    head.iter()
+        .map(String::as_str)
+        .filter(|l| l.starts_with("access-control-") || l.starts_with("vary:"))
+        .collect()
+}
+
+async fn items(_: &Request<'_>) -> Response {
+    Response::text("a,b\n").header("x-total", "2")
+}
+
+/// Named origins with credentials: a preflight answered for an allowed origin with what it
+/// may do, and for another with nothing; answers marked for the allowed origin only; a
+/// request without `Origin` untouched.
+#[test]
+fn cors_answers_preflights_and_marks_answers_for_allowed_origins() {
+    let api = Router::new().get("/items", items);
+    let cors = Cors::origins(api, &["http://app.test"])
+        .allow_methods(&["GET", "PUT"])
+        .expose_headers(&["x-total"])
+        .allow_credentials()
+        .max_age(Duration::from_secs(600));
+    let addr = start(ServerConfig::default(), cors);
+    let url = format!("http://{addr}/items");
+    let preflight = |origin: &str| {
+        head_of(&[
+            "-X",
+            "OPTIONS",
+            "-H",
+            &format!("origin: {origin}"),
+            "-H",
+            "access-control-request-method: PUT",
+            "-H",
+            "access-control-request-headers: x-token, content-type",
+            &url,
+        ])
+    };
+    let allowed = preflight("http://app.test");
+    assert_eq!(allowed[0], "http/1.1 204 no content");
+    assert_eq!(
+        cors_fields(&allowed),
+        [
+            "vary: origin, access-control-request-method, access-control-request-headers",
+            "access-control-allow-origin: http://app.test",
+            "access-control-allow-credentials: true",
+            "access-control-allow-methods: get, put",
+            "access-control-allow-headers: x-token, content-type",
+            "access-control-max-age: 600",
+        ]
+    );
+    let other = preflight("http://evil.test");
+    assert_eq!(other[0], "http/1.1 204 no content");
+    assert_eq!(
+        cors_fields(&other),
+        ["vary: origin, access-control-request-method, access-control-request-headers"]
+    );
+
+    let get = |origin: Option<&str>| {
+        let header = origin.map(|o| format!("origin: {o}")).unwrap_or_default();
+        head_of(&["-H", &header, &url])
+    };
+    assert_eq!(
+        cors_fields(&get(Some("http://app.test"))),
+        [
+            "vary: origin",
+            "access-control-allow-origin: http://app.test",
+            "access-control-allow-credentials: true",
+            "access-control-expose-headers: x-total",
+        ]
+    );
+    assert_eq!(
+        cors_fields(&get(Some("http://evil.test"))),
+        ["vary: origin"]
+    );
+    let plain = get(None);
+    assert_eq!(plain[0], "http/1.1 200 ok");
+    assert!(cors_fields(&plain).is_empty(), "{plain:?}");
+    // The body is the handler's whatever the origin.
+    let body = curl_text(&["-H", "origin: http://evil.test", &url]);
+    assert_eq!(body, "a,b\n");
+}
+
+/// Any origin: `*`, nothing to vary on; naming no origins and allowing credentials is a
+/// programming error.
+#[test]
+fn cors_for_any_origin() {
+    let addr = start(
+        ServerConfig::default(),
+        Cors::any(Router::new().get("/items", items)),
+    );
+    let head = head_of(&[
+        "-H",
+        "origin: http://elsewhere.test",
+        &format!("http://{addr}/items"),
+    ]);
+    assert_eq!(cors_fields(&head), ["access-control-allow-origin: *"]);
+    let credentials = std::panic::catch_unwind(|| {
+        Cors::any(Router::new().get("/items", items)).allow_credentials()
+    });
+    assert!(credentials.is_err());
 }

@@ -1,4 +1,4 @@
-//! Handlers that wrap handlers: an access log and response compression.
+//! Handlers that wrap handlers: an access log, response compression and CORS.
 //!
 //! ```
 //! use ringwire_server::middleware::{AccessLog, Compress};
@@ -11,6 +11,7 @@
 
 pub(crate) mod access_log;
 pub(crate) mod compress;
+pub(crate) mod cors;
 
 #[cfg(fuzzing)]
 #[doc(hidden)]
@@ -18,3 +19,4 @@ pub use compress::fuzzing;
 
 pub use access_log::AccessLog;
 pub use compress::{Compress, Encoding};
+pub use cors::Cors;
