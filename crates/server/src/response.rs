@@ -303,6 +303,17 @@ impl Response {
             .body(body)
     }
 
+    /// A redirect to `location` (a path or a URL): `status` is `301` or `308` for a move for
+    /// good, `302` or `307` for now (`307` and `308` keep the request's method and body),
+    /// `303` to answer a `POST` with a page to `GET`. Another status is a `500`, logged.
+    pub fn redirect(status: u16, location: &str) -> Self {
+        if !matches!(status, 301..=303 | 307 | 308) {
+            log::error!("a handler's redirect has status {status}, not 301-303, 307 or 308");
+            return Response::new(500);
+        }
+        Response::new(status).header("location", location.to_owned())
+    }
+
     /// Sets the status.
     #[must_use]
     pub fn status_code(mut self, status: u16) -> Self {

@@ -261,6 +261,43 @@ fn cookies_set_kept_by_curl_and_removed() {
     assert_eq!(injected, "500");
 }
 
+async fn moved(_: &Request<'_>) -> Response {
+    Response::redirect(308, "/users/1/moved")
+}
+
+async fn misdirected(_: &Request<'_>) -> Response {
+    Response::redirect(200, "/users/1/moved")
+}
+
+/// curl follows a redirect where it leads; a redirect with a status that is not one is a
+/// `500`.
+#[test]
+fn redirects_lead_where_they_say() {
+    let router = router().get("/old", moved).get("/bad", misdirected);
+    let addr = start(ServerConfig::default(), router);
+    let followed = curl_text(&[
+        "-L",
+        "-w",
+        "%{num_redirects}",
+        &format!("http://{addr}/old"),
+    ]);
+    assert_eq!(followed, "user 1 named moved\n1");
+    let head = raw(
+        addr,
+        b"GET /old HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n",
+    );
+    assert!(head.starts_with("HTTP/1.1 308 "), "{head}");
+    assert!(head.contains("\r\nlocation: /users/1/moved\r\n"), "{head}");
+    let bad = curl_text(&[
+        "-o",
+        "/dev/null",
+        "-w",
+        "%{http_code}",
+        &format!("http://{addr}/bad"),
+    ]);
+    assert_eq!(bad, "500");
+}
+
 #[test]
 fn a_fallback_answers_what_no_route_matches() {
     let addr = start(
