@@ -1,7 +1,9 @@
 //! `sse_parse`: server-sent events from arbitrary bytes. Nothing may panic; the stream reads
 //! the same (the same events, then the same error if any) whole and cut in three pieces at
 //! the points the first two bytes give; no event's type or data holds a CR, and no type a LF;
-//! an event read from one piece, without a carry, lies in that piece.
+//! an event read from one piece, without a carry, lies in that piece; a parser restarted
+//! after the first cut (a reconnection) reads the rest as a fresh one does, but for the last
+//! event id it keeps.
 
 #![no_main]
 
@@ -14,7 +16,10 @@ const LIMITS: Limits = Limits { max_event_len: 512 };
 type Events = Vec<(String, String, String)>;
 
 fn read(pieces: &[&[u8]]) -> (Events, Option<ParseError>) {
-    let mut parser = Parser::new(LIMITS);
+    read_with(&mut Parser::new(LIMITS), pieces)
+}
+
+fn read_with(parser: &mut Parser, pieces: &[&[u8]]) -> (Events, Option<ParseError>) {
     let mut got = Vec::new();
     for piece in pieces {
         let mut rest = *piece;
@@ -53,4 +58,14 @@ fuzz_target!(|data: &[u8]| {
     let whole = read(&[stream]);
     let split = read(&[&stream[..a], &stream[a..b], &stream[b..]]);
     assert_eq!(whole, split);
+
+    let mut parser = Parser::new(LIMITS);
+    read_with(&mut parser, &[&stream[..a]]);
+    parser.restart();
+    let without_ids = |(events, error): (Events, Option<ParseError>)| {
+        let events: Vec<_> = events.into_iter().map(|(e, d, _)| (e, d)).collect();
+        (events, error)
+    };
+    let resumed = without_ids(read_with(&mut parser, &[&stream[a..]]));
+    assert_eq!(resumed, without_ids(read(&[&stream[a..]])));
 });

@@ -126,7 +126,7 @@ pub(crate) struct Plan {
 }
 
 /// The wait before a reconnection when the stream names none, as browsers wait.
-pub(crate) const DEFAULT_RETRY: Duration = Duration::from_secs(3);
+const DEFAULT_RETRY: Duration = Duration::from_secs(3);
 
 /// The longest wait that failing attempts double the reconnection time to (unless the
 /// stream asks for longer).
