@@ -93,6 +93,18 @@ enum Armed {
 impl Client {
     crate::shared_api::client_builders!();
 
+    /// `GET url`, as [`tokio::Client::get`](crate::tokio::Client::get).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Url`]; as [`send`](Self::send).
+    pub fn get(&self, url: &str) -> Result<Response<'_>, Error> {
+        let url = crate::Url::parse(url)?;
+        let mut buffer = RequestBuffer::new()?;
+        let request = buffer.request("GET", &url)?.headers()?.finish()?;
+        self.send(&mut buffer, &request)
+    }
+
     /// Sends `request` (written into `buffer`) and reads the response head,
     /// following redirects when [`ClientConfig::max_redirects`] allows.
     ///

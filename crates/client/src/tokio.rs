@@ -114,6 +114,29 @@ impl Keyed for Connection {
 impl Client {
     crate::shared_api::client_builders!(multiplexed: Multiplexed::default());
 
+    /// `GET url`: the shortest way to an answer. The request is written into a buffer made
+    /// for it (a ring mapped and unmapped); a caller sending many keeps a [`RequestBuffer`]
+    /// and writes each with its builder for [`send`](Self::send), fields and bodies too.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), ringwire_client::Error> {
+    /// let client = ringwire_client::tokio::Client::default();
+    /// let mut response = client.get("https://example.com/").await?;
+    /// println!("{} {}", response.status(), response.text().await?);
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Url`]; as [`send`](Self::send).
+    pub async fn get(&self, url: &str) -> Result<Response<'_>, Error> {
+        let url = Url::parse(url)?;
+        let mut buffer = RequestBuffer::new()?;
+        let request = buffer.request("GET", &url)?.headers()?.finish()?;
+        self.send(&mut buffer, &request).await
+    }
+
     /// Sends `request` (written into `buffer`) and reads the response head,
     /// following redirects when [`ClientConfig::max_redirects`] allows.
     ///

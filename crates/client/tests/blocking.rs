@@ -14,10 +14,7 @@ use ringwire_http1::Error as WireError;
 
 /// One GET: the status and the body as text.
 fn get(client: &Client, url: &str) -> Result<(u16, String), Error> {
-    let url = Url::parse(url)?;
-    let mut buffer = RequestBuffer::new()?;
-    let request = buffer.request("GET", &url)?.headers()?.finish()?;
-    let mut response = client.send(&mut buffer, &request)?;
+    let mut response = client.get(url)?;
     Ok((response.status(), response.text()?))
 }
 

@@ -10,10 +10,7 @@ use ringwire_client::tokio::Client;
 use ringwire_client::{ClientConfig, Error, Phase, RequestBuffer, Url};
 
 async fn get(client: &Client, url: &str) -> Result<(u16, String), Error> {
-    let url = Url::parse(url)?;
-    let mut buffer = RequestBuffer::new()?;
-    let request = buffer.request("GET", &url)?.headers()?.finish()?;
-    let mut response = client.send(&mut buffer, &request).await?;
+    let mut response = client.get(url).await?;
     Ok((response.status(), response.text().await?))
 }
 
