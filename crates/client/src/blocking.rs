@@ -1216,20 +1216,5 @@ impl EventSource<'_> {
         crate::events::source_next!(self, std::thread::sleep)
     }
 
-    /// Asks for the stream; keeps the response if it is one.
-    fn open(&mut self) -> Result<(), Error> {
-        let last_event_id = self.cursor.parser().last_event_id();
-        let request = self.plan.request(&mut self.buffer, last_event_id)?;
-        let response = self.client.send(&mut self.buffer, &request)?;
-        if self
-            .plan
-            .opened(response.status(), response.header("content-type"))?
-        {
-            self.cursor.restart();
-            self.response = Some(response);
-        }
-        Ok(())
-    }
-
     crate::events::source_api!();
 }

@@ -328,7 +328,26 @@ macro_rules! source_next {
                 if let Some(wait) = this.plan.take_wait() {
                     $sleep(wait)$(.$aw)?;
                 }
-                if let Err(e) = this.open()$(.$aw)? {
+                // Ask for the stream; keep the response if it is one.
+                let opened = 'open: {
+                    let last_event_id = this.cursor.parser().last_event_id();
+                    let request = match this.plan.request(&mut this.buffer, last_event_id) {
+                        Ok(request) => request,
+                        Err(e) => break 'open Err(e),
+                    };
+                    let response = match this.client.send(&mut this.buffer, &request)$(.$aw)? {
+                        Ok(response) => response,
+                        Err(e) => break 'open Err(e),
+                    };
+                    let content_type = response.header("content-type");
+                    this.plan.opened(response.status(), content_type).map(|stream| {
+                        if stream {
+                            this.cursor.restart();
+                            this.response = Some(response);
+                        }
+                    })
+                };
+                if let Err(e) = opened {
                     this.plan.failed(e, this.cursor.parser())?;
                 }
                 continue;

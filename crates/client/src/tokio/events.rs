@@ -104,20 +104,5 @@ impl EventSource<'_> {
         source_next!(self, ::tokio::time::sleep, await)
     }
 
-    /// Asks for the stream; keeps the response if it is one.
-    async fn open(&mut self) -> Result<(), Error> {
-        let last_event_id = self.cursor.parser().last_event_id();
-        let request = self.plan.request(&mut self.buffer, last_event_id)?;
-        let response = self.client.send(&mut self.buffer, &request).await?;
-        if self
-            .plan
-            .opened(response.status(), response.header("content-type"))?
-        {
-            self.cursor.restart();
-            self.response = Some(response);
-        }
-        Ok(())
-    }
-
     source_api!();
 }
