@@ -965,6 +965,23 @@ fn groups_listed_described_and_deleted(b: &str, topic: &str, group: &str, none_c
         lag_now().unwrap(),
         "PARTITION\tCOMMITTED\tEND\tLAG\n0\t4\t10\t6\n1\t4\t7\t3\n"
     );
+    // Shifted from the commits, within each partition's log.
+    assert_eq!(
+        reset(&["--shift-by", "5"]),
+        "PARTITION\tNEW-OFFSET\n0\t9\n1\t7\n"
+    );
+    assert_eq!(
+        reset(&["--shift-by", "-6"]),
+        "PARTITION\tNEW-OFFSET\n0\t0\n1\t0\n"
+    );
+    assert_eq!(
+        reset(&["--shift-by", "-1", "--execute"]),
+        "PARTITION\tNEW-OFFSET\n0\t3\n1\t3\n"
+    );
+    assert_eq!(
+        lag_now().unwrap(),
+        "PARTITION\tCOMMITTED\tEND\tLAG\n0\t3\t10\t7\n1\t3\t7\t4\n"
+    );
     kafka(b, &["groups", "delete", group], b"");
     let listed = String::from_utf8(kafka(b, &["groups", "list"], b"").stdout).unwrap();
     assert!(!listed.contains(group), "{listed}");

@@ -7,7 +7,7 @@ use std::io::{self, Write};
 
 use clap::{Args, Subcommand};
 use ringwire_kafka_client::admin::{GroupDescription, MemberDescription};
-use ringwire_kafka_client::{Admin, ClientConfig, GroupProtocol, Start};
+use ringwire_kafka_client::{Admin, ClientConfig, GroupProtocol, Reset, Start};
 
 use super::not_connected;
 use crate::request::line;
@@ -55,6 +55,11 @@ pub(super) struct ResetTo {
     /// The first record stamped at or after this time (ms since the epoch).
     #[arg(long, value_name = "MS")]
     to_time: Option<i64>,
+    /// N records on from where the group committed (back with -N), within the log: a
+    /// replay of the last hundred is `--shift-by -100` (where nothing was committed, from
+    /// the log's end).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    shift_by: Option<i64>,
 }
 
 impl ResetTo {
@@ -109,10 +114,11 @@ pub(super) async fn run(
             execute,
         } => {
             let failed = |e| format!("group {group}, topic {topic}: {}", line(e));
-            let offsets = admin
-                .offsets(group, topic, to.start())
-                .await
-                .map_err(failed)?;
+            let offsets = match to.shift_by {
+                Some(n) => shifted(&admin, group, topic, n).await,
+                None => admin.offsets(group, topic, to.start()).await,
+            };
+            let offsets = offsets.map_err(failed)?;
             if *execute {
                 admin
                     .commit_offsets(group, topic, &offsets)
@@ -140,6 +146,35 @@ pub(super) async fn run(
     io::stdout()
         .write_all(out.as_bytes())
         .map_err(|e| format!("cannot write: {}", line(e)))
+}
+
+/// Each partition's committed offset (its end where none is) moved by `n`, kept within the
+/// log (Java's `--shift-by`).
+async fn shifted(
+    admin: &Admin,
+    group: &str,
+    topic: &str,
+    n: i64,
+) -> Result<Vec<(i32, i64)>, ringwire_kafka_client::ClientError> {
+    let committed = admin
+        .offsets(group, topic, Start::Committed(Reset::Latest))
+        .await?;
+    let earliest = admin.offsets(group, topic, Start::Earliest).await?;
+    let latest = admin.offsets(group, topic, Start::Latest).await?;
+    let of = |offsets: &[(i32, i64)], partition| {
+        offsets
+            .iter()
+            .find(|(p, _)| *p == partition)
+            .map(|(_, o)| *o)
+    };
+    Ok(committed
+        .iter()
+        .map(|&(partition, at)| {
+            let first = of(&earliest, partition).unwrap_or(0);
+            let end = of(&latest, partition).unwrap_or(at).max(first);
+            (partition, at.saturating_add(n).clamp(first, end))
+        })
+        .collect())
 }
 
 fn describe(g: &GroupDescription) -> String {
