@@ -32,6 +32,10 @@ pub(crate) struct ServeArgs {
     /// served either way).
     #[arg(long, requires = "directory")]
     dotfiles: bool,
+    /// A single-page app: a page navigation to a path that names no file (and has no
+    /// extension) gets the directory's index.html, so the app's own routes load.
+    #[arg(long, requires = "directory")]
+    spa: bool,
     /// Address to listen on (port 0 picks a free port). A listening socket passed by
     /// systemd's socket activation (LISTEN_FDS, or systemfd) is served instead, TCP or Unix.
     #[arg(long, default_value = "127.0.0.1:8080")]
@@ -191,7 +195,8 @@ fn serve(args: ServeArgs) -> Result<(), String> {
                     Dotfiles::Serve
                 } else {
                     Dotfiles::Hide
-                }),
+                })
+                .single_page_app(args.spa),
         ),
         None => None,
     };

@@ -69,6 +69,8 @@ pub struct StaticFiles {
     cache: Arc<FileCache>,
     dotfiles: Dotfiles,
     precompressed: bool,
+    /// Page navigations to paths that name no file get the root's `index.html`.
+    spa: bool,
 }
 
 /// The precompressed forms looked for beside a file, by the suffix added to its name.
@@ -115,6 +117,7 @@ impl StaticFiles {
             cache: Arc::new(FileCache::new(DEFAULT_CACHE_TTL, DEFAULT_CACHE_ENTRIES)),
             dotfiles: Dotfiles::default(),
             precompressed: true,
+            spa: false,
         })
     }
 
@@ -157,6 +160,16 @@ impl StaticFiles {
             self.cache = Arc::new(self.cache.emptied());
             self.dotfiles = dotfiles;
         }
+        self
+    }
+
+    /// Answers a page navigation (a `GET` or `HEAD` that accepts `text/html`) to a path
+    /// that names no file, and whose last segment has no extension, with the root's
+    /// `index.html`, `200`: a single-page app whose script routes `/settings/profile` itself
+    /// loads at that address, while a missing `app.js` is still `404`.
+    #[must_use]
+    pub fn single_page_app(mut self, on: bool) -> Self {
+        self.spa = on;
         self
     }
 
@@ -648,8 +661,49 @@ impl Handler for StaticFiles {
         if !matches!(request.method(), Method::Get | Method::Head) {
             return status(405).header("allow", "GET, HEAD");
         }
-        self.serve(request).await
+        let response = self.serve(request).await;
+        if response.status() == 404 && self.spa && is_navigation(request) {
+            return self.app_page(request).await;
+        }
+        response
     }
+}
+
+impl StaticFiles {
+    /// The root's `index.html`, for a navigation that named no file.
+    async fn app_page(&self, request: &Request<'_>) -> Response {
+        const KEY: &[u8] = b"/index.html";
+        if let Some(response) = self.cache.with(KEY, |entry| answer(entry, request)) {
+            return response;
+        }
+        let index = tokio::fs::canonicalize(self.root.join("index.html")).await;
+        let opened = match index {
+            Ok(index) if index.starts_with(&self.root) && !self.hides_resolved(&index) => {
+                self.open(&index).await
+            }
+            _ => return status(404),
+        };
+        match opened {
+            Ok(entry) => {
+                let entry = Arc::new(entry);
+                let response = answer(&entry, request);
+                self.cache.insert(KEY.to_vec(), entry);
+                response
+            }
+            Err(_) => status(404),
+        }
+    }
+}
+
+/// Whether `request` is a browser's page navigation to a route rather than a file: it
+/// accepts HTML, and its path's last segment has no extension.
+fn is_navigation(request: &Request<'_>) -> bool {
+    let accepts_html = request
+        .header("accept")
+        .is_some_and(|accept| memchr::memmem::find(accept, b"text/html").is_some());
+    let path = request.target().path();
+    let last = path.rsplit(|&b| b == b'/').next().unwrap_or_default();
+    accepts_html && !last.contains(&b'.')
 }
 
 /// A fixed map of paths to pages compiled into the program (for example

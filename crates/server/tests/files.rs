@@ -433,3 +433,58 @@ fn embedded_pages() {
     );
     assert_eq!(statuses(&put), [405], "{put}");
 }
+
+/// A single-page app: navigations to routes that name no file get the root's index page,
+/// while a missing asset, a request that does not take HTML and a file that exists are
+/// answered as ever.
+#[test]
+fn a_single_page_app_gets_its_page_at_every_route() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    fs::write(dir.path().join("index.html"), "<div id=app></div>\n").expect("write");
+    fs::write(dir.path().join("app.js"), "route()\n").expect("write");
+    let files = StaticFiles::new(dir.path().to_owned())
+        .expect("root")
+        .single_page_app(true);
+    let addr = start(ServerConfig::default(), files);
+    let html = "accept: text/html,application/xhtml+xml,*/*;q=0.8";
+    let navigate = |path: &str| {
+        curl_text(&[
+            "-s",
+            "-H",
+            html,
+            "-w",
+            " %{http_code}",
+            &format!("http://{addr}{path}"),
+        ])
+    };
+    for route in ["/settings/profile", "/settings", "/a%20b"] {
+        assert_eq!(navigate(route), "<div id=app></div>\n 200", "{route}");
+    }
+    assert_eq!(navigate("/app.js"), "route()\n 200");
+    assert!(navigate("/missing.js").ends_with(" 404"));
+    let fetched = curl_text(&[
+        "-s",
+        "-o",
+        "/dev/null",
+        "-w",
+        "%{http_code}",
+        &format!("http://{addr}/settings"),
+    ]);
+    assert_eq!(fetched, "404");
+    // Off, the route is not found.
+    let plain = start(
+        ServerConfig::default(),
+        StaticFiles::new(dir.path().to_owned()).expect("root"),
+    );
+    let off = curl_text(&[
+        "-s",
+        "-H",
+        html,
+        "-o",
+        "/dev/null",
+        "-w",
+        "%{http_code}",
+        &format!("http://{plain}/settings"),
+    ]);
+    assert_eq!(off, "404");
+}
