@@ -328,6 +328,8 @@ fn from_an_offset(b: &str, topic: &str) {
     assert_eq!(read(&["-o", "-1"]), ["d", "y"]);
     assert_eq!(read(&["-o", "-3", "-p", "1"]), ["x", "y"]);
     assert_eq!(read(&["-p", "1", "--from-beginning"]), ["x", "y"]);
+    let missing = kafka_fails(b, &["consume", topic, "-p", "2", "-e"]);
+    assert!(missing.contains("has no partition 2"), "{missing}");
     // A group member starts where its group committed: no offset of its own.
     let refused = run_kafka(b, &["consume", topic, "-o", "-1", "-G", "g"], b"");
     assert_eq!(refused.status.code(), Some(2));
@@ -562,8 +564,22 @@ fn topics_are_described_and_altered(b: &str, topic: &str) {
         text(&["topics", "describe", topic]),
         described("cleanup.policy=compact", 5)
     );
-    let fewer = kafka_fails(b, &["topics", "alter", topic, "--partitions", "4"]);
+    // A refused partition count changes no setting either.
+    let fewer = [
+        "topics",
+        "alter",
+        topic,
+        "--partitions",
+        "4",
+        "--config",
+        "retention.ms=1",
+    ];
+    let fewer = kafka_fails(b, &fewer);
     assert!(fewer.contains("INVALID_PARTITIONS"), "{fewer}");
+    assert_eq!(
+        text(&["topics", "describe", topic]),
+        described("cleanup.policy=compact", 5)
+    );
     let unknown = kafka_fails(b, &["topics", "alter", topic, "--config", "no.such=1"]);
     assert!(unknown.contains("INVALID_CONFIG"), "{unknown}");
     let missing = kafka_fails(b, &["topics", "describe", &format!("{topic}-none")]);

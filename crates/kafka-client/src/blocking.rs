@@ -95,9 +95,14 @@ impl Connection {
     }
 
     /// [`crate::Connection::create_partitions`].
-    pub fn create_partitions(&mut self, topic: &str, count: i32) -> Result<(), ClientError> {
+    pub fn create_partitions(
+        &mut self,
+        topic: &str,
+        count: i32,
+        validate_only: bool,
+    ) -> Result<(), ClientError> {
         self.runtime
-            .block_on(self.inner.create_partitions(topic, count))
+            .block_on(self.inner.create_partitions(topic, count, validate_only))
     }
 
     /// [`crate::Connection::describe_configs`].
@@ -117,9 +122,12 @@ impl Connection {
         resource_type: ResourceType,
         name: &str,
         changes: &[AlterableConfig<'_>],
+        validate_only: bool,
     ) -> Result<(), ClientError> {
-        self.runtime
-            .block_on(self.inner.alter_configs(resource_type, name, changes))
+        let altered = self
+            .inner
+            .alter_configs(resource_type, name, changes, validate_only);
+        self.runtime.block_on(altered)
     }
 
     /// [`crate::Connection::init_producer_id`].

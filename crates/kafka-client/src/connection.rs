@@ -585,9 +585,14 @@ impl Connection {
     }
 
     /// Gives `topic` `count` partitions in all (more than it has: `INVALID_PARTITIONS`
-    /// otherwise), the controller placing the new ones. Records with keys then hash to other
-    /// partitions than before.
-    pub async fn create_partitions(&mut self, topic: &str, count: i32) -> Result<(), ClientError> {
+    /// otherwise), the controller placing the new ones; with `validate_only`, only checks
+    /// that it would. Records with keys then hash to other partitions than before.
+    pub async fn create_partitions(
+        &mut self,
+        topic: &str,
+        count: i32,
+        validate_only: bool,
+    ) -> Result<(), ClientError> {
         let request = CreatePartitionsRequest {
             topics: &[NewPartitions {
                 name: topic,
@@ -595,7 +600,7 @@ impl Connection {
                 assignments: None,
             }],
             timeout_ms: 30_000,
-            validate_only: false,
+            validate_only,
         };
         self.call(&request, |frame| {
             let response = frame.decode::<CreatePartitionsResponse<'_>>()?;
@@ -637,12 +642,14 @@ impl Connection {
 
     /// Changes single entries of a resource's configuration (set, delete, append to or
     /// subtract from a list), the others left as they are (`INVALID_CONFIG` for an unknown
-    /// entry or a value it does not take, and then nothing changes).
+    /// entry or a value it does not take, and then nothing changes); with `validate_only`,
+    /// only checks that it would.
     pub async fn alter_configs(
         &mut self,
         resource_type: ResourceType,
         name: &str,
         changes: &[AlterableConfig<'_>],
+        validate_only: bool,
     ) -> Result<(), ClientError> {
         let request = IncrementalAlterConfigsRequest {
             resources: &[AlterConfigsResource {
@@ -650,7 +657,7 @@ impl Connection {
                 resource_name: name,
                 configs: changes,
             }],
-            validate_only: false,
+            validate_only,
         };
         self.call(&request, |frame| {
             let response = frame.decode::<IncrementalAlterConfigsResponse<'_>>()?;

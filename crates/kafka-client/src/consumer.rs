@@ -451,6 +451,13 @@ impl Consumer {
         partition: i32,
         start: Start,
     ) -> Result<(), ClientError> {
+        let partitions = self.cluster.partitions(topic).await?;
+        if usize::try_from(partition).map_or(true, |p| p >= partitions) {
+            return Err(ClientError::NoPartition {
+                topic: topic.to_owned(),
+                partition,
+            });
+        }
         let committed = match start {
             Start::Committed(_) => self.committed(topic, partition).await?,
             _ => None,

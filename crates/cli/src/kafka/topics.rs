@@ -210,13 +210,18 @@ pub(super) async fn run(
                     value: None,
                 }))
                 .collect();
-            if !changes.is_empty() {
-                conn.alter_configs(ResourceType::TOPIC, name, &changes)
-                    .await
-                    .map_err(cannot)?;
-            }
-            if let Some(count) = partitions {
-                conn.create_partitions(name, *count).await.map_err(cannot)?;
+            // Both checked first, so that neither is made when the other would be refused.
+            for validate_only in [true, false] {
+                if !changes.is_empty() {
+                    conn.alter_configs(ResourceType::TOPIC, name, &changes, validate_only)
+                        .await
+                        .map_err(cannot)?;
+                }
+                if let Some(count) = partitions {
+                    conn.create_partitions(name, *count, validate_only)
+                        .await
+                        .map_err(cannot)?;
+                }
             }
             return Ok(());
         }

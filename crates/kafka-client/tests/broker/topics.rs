@@ -63,7 +63,7 @@ pub(crate) fn configs_and_partitions_change(bootstrap: &str) {
         set("retention.ms", ConfigOperation::Set, Some("86400000")),
         set("cleanup.policy", ConfigOperation::Append, Some("compact")),
     ];
-    conn.alter_configs(ResourceType::TOPIC, &topic, &changes)
+    conn.alter_configs(ResourceType::TOPIC, &topic, &changes, false)
         .expect("alter configs");
     let got = entries(&mut conn, &topic, &names);
     assert_eq!(
@@ -84,13 +84,13 @@ pub(crate) fn configs_and_partitions_change(bootstrap: &str) {
         set("no.such.entry", ConfigOperation::Set, Some("1")),
     ];
     refused(
-        conn.alter_configs(ResourceType::TOPIC, &topic, &bad),
+        conn.alter_configs(ResourceType::TOPIC, &topic, &bad, false),
         ErrorCode::INVALID_CONFIG,
     );
     assert_eq!(entries(&mut conn, &topic, &names), got);
     // Deleted, the entry falls back to the broker's value.
     let delete = [set("retention.ms", ConfigOperation::Delete, None)];
-    conn.alter_configs(ResourceType::TOPIC, &topic, &delete)
+    conn.alter_configs(ResourceType::TOPIC, &topic, &delete, false)
         .expect("delete an entry");
     let [retention] = <[_; 1]>::try_from(entries(&mut conn, &topic, &names[..1])).unwrap();
     assert_ne!(retention.2, dynamic, "{retention:?}");
@@ -112,14 +112,26 @@ pub(crate) fn configs_and_partitions_change(bootstrap: &str) {
         .expect("describe the broker");
     assert_eq!(node_id, Some(id));
 
-    conn.create_partitions(&topic, 4).expect("grow to 4");
     let partitions = |conn: &mut Connection| {
         conn.metadata(Some(&[&topic]), |m| m.topics[0].partitions.len())
             .expect("metadata")
     };
+    // Checked only: nothing changes, and what would be refused is.
+    conn.create_partitions(&topic, 8, true).expect("8 would do");
+    assert_eq!(partitions(&mut conn), 2);
+    let later = [set("retention.ms", ConfigOperation::Set, Some("1000"))];
+    conn.alter_configs(ResourceType::TOPIC, &topic, &later, true)
+        .expect("would do");
+    let [retention] = <[_; 1]>::try_from(entries(&mut conn, &topic, &names[..1])).unwrap();
+    assert_ne!(retention.1.as_deref(), Some("1000"));
+    refused(
+        conn.alter_configs(ResourceType::TOPIC, &topic, &bad, true),
+        ErrorCode::INVALID_CONFIG,
+    );
+    conn.create_partitions(&topic, 4, false).expect("grow to 4");
     assert_eq!(partitions(&mut conn), 4);
     refused(
-        conn.create_partitions(&topic, 3),
+        conn.create_partitions(&topic, 3, false),
         ErrorCode::INVALID_PARTITIONS,
     );
     assert_eq!(partitions(&mut conn), 4);
